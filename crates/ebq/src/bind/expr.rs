@@ -1,0 +1,389 @@
+//! Expression binding: sqlparser `Expr` → typed [`ScalarExpr`] / [`AggCall`].
+
+use super::{AggCall, AggFunc, BinaryOp, Binder, ScalarExpr};
+use crate::catalog::suggest_column;
+use crate::error::{Error, QueryError, Result, Span, Stage};
+use crate::parse::Expr;
+use crate::types::DataType;
+use sqlparser::ast::{
+    AccessExpr, BinaryOperator, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, Subscript,
+    UnaryOperator, Value,
+};
+
+fn span_of(e: &impl Spanned) -> Option<Span> {
+    Span::from_sql(e.span())
+}
+
+fn err(e: &impl Spanned, message: impl Into<String>) -> Error {
+    Error::query(Stage::Bind, message, span_of(e))
+}
+
+/// Aggregate function name → function, if it is one.
+fn agg_func(f: &Function) -> Option<AggFunc> {
+    match f.name.to_string().to_ascii_uppercase().as_str() {
+        "COUNT" => Some(AggFunc::Count),
+        "SUM" => Some(AggFunc::Sum),
+        "MIN" => Some(AggFunc::Min),
+        "MAX" => Some(AggFunc::Max),
+        "AVG" => Some(AggFunc::Avg),
+        _ => None,
+    }
+}
+
+/// True when `e` contains an aggregate call anywhere.
+pub(super) fn contains_aggregate(e: &Expr) -> bool {
+    match e {
+        Expr::Function(f) => {
+            agg_func(f).is_some()
+                || function_args(f).iter().any(|a| matches!(a, FunctionArgExpr::Expr(x) if contains_aggregate(x)))
+        }
+        Expr::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        Expr::UnaryOp { expr, .. } | Expr::Nested(expr) => contains_aggregate(expr),
+        _ => false,
+    }
+}
+
+fn function_args(f: &Function) -> Vec<&FunctionArgExpr> {
+    match &f.args {
+        FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(x) => x,
+                FunctionArg::Named { arg, .. } | FunctionArg::ExprNamed { arg, .. } => arg,
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+impl Binder<'_> {
+    /// Binds an expression that must be a condition (WHERE).
+    pub(super) fn condition(&self, e: &Expr, clause: &str) -> Result<ScalarExpr> {
+        let s = self.scalar(e)?;
+        if s.ty() != DataType::Bool {
+            return Err(Error::Query(
+                QueryError::new(
+                    Stage::Bind,
+                    format!("{clause} needs a true/false condition; `{e}` is {}", s.ty()),
+                    span_of(e),
+                )
+                .with_help(format!("compare it, e.g. `{e} != 0`")),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Binds `e` as an aggregate call; `Ok(None)` when it is not one.
+    pub(super) fn aggregate_call(&self, e: &Expr) -> Result<Option<AggCall>> {
+        let Expr::Function(f) = e else {
+            if contains_aggregate(e) {
+                return Err(err(
+                    e,
+                    format!(
+                        "`{e}`: expressions over aggregates are not supported yet; select the aggregates themselves"
+                    ),
+                ));
+            }
+            return Ok(None);
+        };
+        let Some(func) = agg_func(f) else {
+            if contains_aggregate(e) {
+                return Err(err(e, format!("`{e}`: functions of aggregates are not supported yet")));
+            }
+            return Ok(None);
+        };
+        if let FunctionArguments::List(list) = &f.args {
+            if list.duplicate_treatment.is_some() {
+                return Err(err(e, "DISTINCT inside aggregates is not supported yet"));
+            }
+        }
+        let args = function_args(f);
+        let arg = match (func, args.as_slice()) {
+            (AggFunc::Count, [FunctionArgExpr::Wildcard]) => None,
+            (_, [FunctionArgExpr::Expr(x)]) => {
+                if contains_aggregate(x) {
+                    return Err(err(x, "aggregates cannot be nested"));
+                }
+                let a = self.scalar(x)?;
+                if !a.ty().is_int() {
+                    return Err(err(x, format!("{func} needs an integer argument; `{x}` is {}", a.ty())));
+                }
+                Some(a)
+            }
+            _ => {
+                let want = if func == AggFunc::Count { "COUNT(*) or COUNT(expr)" } else { "one argument" };
+                return Err(err(e, format!("{func} takes {want}")));
+            }
+        };
+        // COUNT(expr) counts events: columns are never NULL.
+        let arg = if func == AggFunc::Count { None } else { arg };
+        Ok(Some(AggCall { func, arg }))
+    }
+
+    /// Binds a per-event scalar expression.
+    pub(super) fn scalar(&self, e: &Expr) -> Result<ScalarExpr> {
+        match e {
+            Expr::Identifier(id) => self.column(&[id.value.as_str()], e),
+            Expr::CompoundIdentifier(parts) => {
+                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+                self.column(&names, e)
+            }
+            Expr::CompoundFieldAccess { root, access_chain } => match (root.as_ref(), access_chain.as_slice()) {
+                (Expr::Identifier(id), [AccessExpr::Subscript(Subscript::Index { index })]) => {
+                    let i = match self.scalar(index)? {
+                        ScalarExpr::Int { value, ty } if !ty.is_signed() && value < 1 << 16 => value as u32,
+                        _ => return Err(err(index, "an array index must be a small non-negative integer literal")),
+                    };
+                    self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))
+                }
+                _ => Err(err(e, format!("`{e}` is not supported"))),
+            },
+            Expr::Value(v) => match &v.value {
+                Value::Number(n, _) => match n.parse::<u64>() {
+                    Ok(value) => Ok(ScalarExpr::Int { value, ty: DataType::U64 }),
+                    Err(_) => Err(err(e, format!("`{n}` is not an integer from 0 to 18446744073709551615"))),
+                },
+                Value::Boolean(b) => Ok(ScalarExpr::Bool(*b)),
+                Value::SingleQuotedString(_) => {
+                    Err(err(e, "a string literal can only be compared with a string column (`comm = 'dd'`)"))
+                }
+                other => Err(err(e, format!("literal `{other}` is not supported"))),
+            },
+            Expr::Nested(inner) => self.scalar(inner),
+            Expr::UnaryOp { op, expr } => {
+                let inner = self.scalar(expr)?;
+                match (op, inner) {
+                    (UnaryOperator::Not, s) if s.ty() == DataType::Bool => Ok(ScalarExpr::Not(Box::new(s))),
+                    (UnaryOperator::Minus, ScalarExpr::Int { value, .. }) if value <= 1 << 63 => {
+                        Ok(ScalarExpr::Int { value: value.wrapping_neg(), ty: DataType::I64 })
+                    }
+                    (UnaryOperator::Minus, s) if s.ty().is_int() => Ok(ScalarExpr::Neg(Box::new(s))),
+                    (UnaryOperator::Plus, s) if s.ty().is_int() => Ok(s),
+                    (op, s) => Err(err(e, format!("`{op}` cannot be applied to {}", s.ty()))),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => self.binary(e, left, op, right),
+            Expr::Like { negated, any: false, expr, pattern, escape_char: None } => {
+                let Expr::Value(v) = pattern.as_ref() else {
+                    return Err(err(pattern.as_ref(), "LIKE needs a string literal pattern"));
+                };
+                let Value::SingleQuotedString(p) = &v.value else {
+                    return Err(err(pattern.as_ref(), "LIKE needs a string literal pattern"));
+                };
+                let (lit, prefix) = match p.strip_suffix('%') {
+                    Some(stem) => (stem, true),
+                    None => (p.as_str(), false),
+                };
+                if lit.contains(['%', '_']) {
+                    return Err(Error::Query(
+                        QueryError::new(
+                            Stage::Bind,
+                            "only prefix patterns ('abc%') and exact strings are supported in LIKE",
+                            span_of(pattern.as_ref()),
+                        )
+                        .with_help("`_` and inner `%` wildcards cannot be matched in the kernel yet"),
+                    ));
+                }
+                self.string_match(expr, lit, prefix, *negated)
+            }
+            Expr::Between { expr, negated, low, high } => {
+                let x = self.scalar(expr)?;
+                let lo = self.compare(e, BinaryOp::Ge, x.clone(), self.scalar(low)?)?;
+                let hi = self.compare(e, BinaryOp::Le, x, self.scalar(high)?)?;
+                let both = ScalarExpr::Binary {
+                    op: BinaryOp::And,
+                    left: Box::new(lo),
+                    right: Box::new(hi),
+                    ty: DataType::Bool,
+                    operand_ty: DataType::Bool,
+                };
+                Ok(if *negated { ScalarExpr::Not(Box::new(both)) } else { both })
+            }
+            Expr::InList { expr, list, negated } => {
+                let x = self.scalar(expr)?;
+                let mut any: Option<ScalarExpr> = None;
+                for item in list {
+                    let eq = match item {
+                        Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)) => {
+                            self.string_match(expr, &v.value.clone().into_string().unwrap_or_default(), false, false)?
+                        }
+                        _ => self.compare(e, BinaryOp::Eq, x.clone(), self.scalar(item)?)?,
+                    };
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => ScalarExpr::Binary {
+                            op: BinaryOp::Or,
+                            left: Box::new(a),
+                            right: Box::new(eq),
+                            ty: DataType::Bool,
+                            operand_ty: DataType::Bool,
+                        },
+                    });
+                }
+                let any = any.ok_or_else(|| err(e, "IN needs at least one value"))?;
+                Ok(if *negated { ScalarExpr::Not(Box::new(any)) } else { any })
+            }
+            Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                if agg_func(f).is_some() {
+                    return Err(err(e, format!("aggregate `{e}` is not allowed here")));
+                }
+                match (name.as_str(), function_args(f).as_slice()) {
+                    ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => {
+                        match &v.value {
+                            Value::SingleQuotedString(p) => self.string_match(col, p, true, false),
+                            _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
+                        }
+                    }
+                    _ => Err(Error::Query(
+                        QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, starts_with(column, 'prefix')"),
+                    )),
+                }
+            }
+            other => Err(err(e, format!("`{other}` is not supported in ebq expressions"))),
+        }
+    }
+
+    fn column(&self, parts: &[&str], e: &Expr) -> Result<ScalarExpr> {
+        let name = match parts {
+            [name] => *name,
+            [q, name] if self.is_event_qualifier(q) => *name,
+            [q, _] => return Err(err(e, format!("unknown event alias `{q}`"))),
+            _ => return Err(err(e, format!("`{e}` is not a column"))),
+        };
+        if let Some(c) = self.lookup(name) {
+            return Ok(c);
+        }
+        let message = match self.field_column(name, None) {
+            Err(m) if self.format.field(name).is_some() => m,
+            _ => format!("unknown column `{name}` in {}", self.event_name),
+        };
+        let mut q = QueryError::new(Stage::Bind, message, span_of(e));
+        let close = suggest_column(name, &self.column_names());
+        if !close.is_empty() {
+            q = q.with_help(format!(
+                "did you mean {}?",
+                close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ));
+        } else {
+            q = q.with_help(format!("`ebq describe {}` lists the columns", self.event_name));
+        }
+        Err(Error::Query(q))
+    }
+
+    fn binary(&self, e: &Expr, left: &Expr, op: &BinaryOperator, right: &Expr) -> Result<ScalarExpr> {
+        let op = match op {
+            BinaryOperator::Plus => BinaryOp::Add,
+            BinaryOperator::Minus => BinaryOp::Sub,
+            BinaryOperator::Multiply => BinaryOp::Mul,
+            BinaryOperator::Divide => BinaryOp::Div,
+            BinaryOperator::Modulo => BinaryOp::Mod,
+            BinaryOperator::BitwiseAnd => BinaryOp::BitAnd,
+            BinaryOperator::BitwiseOr => BinaryOp::BitOr,
+            BinaryOperator::BitwiseXor => BinaryOp::BitXor,
+            BinaryOperator::PGBitwiseShiftLeft => BinaryOp::Shl,
+            BinaryOperator::PGBitwiseShiftRight => BinaryOp::Shr,
+            BinaryOperator::Eq => BinaryOp::Eq,
+            BinaryOperator::NotEq => BinaryOp::Ne,
+            BinaryOperator::Lt => BinaryOp::Lt,
+            BinaryOperator::LtEq => BinaryOp::Le,
+            BinaryOperator::Gt => BinaryOp::Gt,
+            BinaryOperator::GtEq => BinaryOp::Ge,
+            BinaryOperator::And => BinaryOp::And,
+            BinaryOperator::Or => BinaryOp::Or,
+            other => return Err(err(e, format!("operator `{other}` is not supported"))),
+        };
+        // String comparisons: column = 'literal' in either order.
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            for (col, lit) in [(left, right), (right, left)] {
+                if let Expr::Value(v) = lit {
+                    if let Value::SingleQuotedString(s) = &v.value {
+                        return self.string_match(col, s, false, op == BinaryOp::Ne);
+                    }
+                }
+            }
+        }
+        let l = self.scalar(left)?;
+        let r = self.scalar(right)?;
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                for (side, s) in [(left, &l), (right, &r)] {
+                    if s.ty() != DataType::Bool {
+                        return Err(err(
+                            side,
+                            format!(
+                                "{} needs conditions on both sides; `{side}` is {}",
+                                if op == BinaryOp::And { "AND" } else { "OR" },
+                                s.ty()
+                            ),
+                        ));
+                    }
+                }
+                Ok(ScalarExpr::Binary {
+                    op,
+                    left: Box::new(l),
+                    right: Box::new(r),
+                    ty: DataType::Bool,
+                    operand_ty: DataType::Bool,
+                })
+            }
+            _ if op.is_comparison() => self.compare(e, op, l, r),
+            _ => {
+                for (side, s) in [(left, &l), (right, &r)] {
+                    if !s.ty().is_int() {
+                        return Err(err(side, format!("`{}` needs integers; `{side}` is {}", op.c_op(), s.ty())));
+                    }
+                }
+                let ty = arithmetic_type(&l, &r);
+                Ok(ScalarExpr::Binary { op, left: Box::new(l), right: Box::new(r), ty, operand_ty: ty })
+            }
+        }
+    }
+
+    fn compare(&self, e: &Expr, op: BinaryOp, l: ScalarExpr, r: ScalarExpr) -> Result<ScalarExpr> {
+        let (lt, rt) = (l.ty(), r.ty());
+        if !(lt.is_int() && rt.is_int())
+            && !(lt == DataType::Bool && rt == DataType::Bool && matches!(op, BinaryOp::Eq | BinaryOp::Ne))
+        {
+            return Err(err(e, format!("cannot compare {lt} with {rt}")));
+        }
+        let operand_ty = if lt == DataType::Bool { DataType::Bool } else { arithmetic_type(&l, &r) };
+        Ok(ScalarExpr::Binary { op, left: Box::new(l), right: Box::new(r), ty: DataType::Bool, operand_ty })
+    }
+
+    fn string_match(&self, col: &Expr, lit: &str, prefix: bool, negated: bool) -> Result<ScalarExpr> {
+        let c = self.scalar(col)?;
+        let ScalarExpr::Column { source, ty: DataType::Str { cap } } = c else {
+            return Err(err(
+                col,
+                format!("`{col}` is {}, not a string column; only string columns compare with string literals", c.ty()),
+            ));
+        };
+        if lit.len() >= usize::from(cap) {
+            return Err(err(
+                col,
+                format!(
+                    "`{col}` holds at most {} bytes, so it can never {} the {}-byte string '{lit}'",
+                    cap - 1,
+                    if prefix { "start with" } else { "equal" },
+                    lit.len()
+                ),
+            ));
+        }
+        if lit.contains('\0') {
+            return Err(err(col, "string literals cannot contain NUL bytes"));
+        }
+        Ok(ScalarExpr::StrMatch { column: source, cap, value: lit.to_string(), prefix, negated })
+    }
+}
+
+/// Arithmetic and comparisons run in 64 bits: signed if either side is signed.
+fn arithmetic_type(l: &ScalarExpr, r: &ScalarExpr) -> DataType {
+    if l.ty().is_signed() || r.ty().is_signed() {
+        DataType::I64
+    } else {
+        DataType::U64
+    }
+}

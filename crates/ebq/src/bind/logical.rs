@@ -1,0 +1,360 @@
+//! The typed logical plan: what the query means, before deciding where each part runs.
+
+use crate::catalog::{FieldKind, SystemColumn, TracepointFormat};
+use crate::parse::{EventName, WindowKind};
+use crate::types::DataType;
+use std::fmt;
+
+/// Where a column's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ColumnSource {
+    /// A field of the tracepoint record.
+    Field {
+        /// Field name.
+        name: String,
+        /// Byte offset in the record.
+        offset: u32,
+        /// Byte size in the record.
+        size: u32,
+        /// How to read it.
+        kind: FieldKind,
+    },
+    /// A system column from a helper.
+    System(SystemColumn),
+}
+
+impl ColumnSource {
+    /// The column's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ColumnSource::Field { name, .. } => name,
+            ColumnSource::System(s) => s.name(),
+        }
+    }
+
+    /// Buffer capacity when the column is a string.
+    pub fn string_cap(&self) -> Option<u16> {
+        match self {
+            ColumnSource::System(SystemColumn::Comm) => Some(16),
+            ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
+            ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
+            _ => None,
+        }
+    }
+}
+
+/// Binary operators on scalars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (x / 0 is 0, as in BPF)
+    Div,
+    /// `%` (x % 0 is x, as in BPF)
+    Mod,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `AND`
+    And,
+    /// `OR`
+    Or,
+}
+
+impl BinaryOp {
+    /// The C operator.
+    pub fn c_op(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+
+    /// True for `= != < <= > >=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+}
+
+/// A typed scalar expression, evaluated per event.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ScalarExpr {
+    /// A column of the event.
+    Column {
+        /// Where it comes from.
+        source: ColumnSource,
+        /// Its type.
+        ty: DataType,
+    },
+    /// An integer literal; `ty` is i64 for negative values, u64 otherwise.
+    Int {
+        /// The value's bits.
+        value: u64,
+        /// Its type.
+        ty: DataType,
+    },
+    /// `TRUE` / `FALSE`.
+    Bool(bool),
+    /// An operator applied to two operands; `ty` is the result type.
+    Binary {
+        /// Operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<ScalarExpr>,
+        /// Right operand.
+        right: Box<ScalarExpr>,
+        /// Result type; for comparisons the operands are compared in `operand_ty`.
+        ty: DataType,
+        /// Type both operands are converted to before the operation.
+        operand_ty: DataType,
+    },
+    /// Logical NOT.
+    Not(Box<ScalarExpr>),
+    /// Arithmetic negation (result i64).
+    Neg(Box<ScalarExpr>),
+    /// A string column compared with a literal.
+    StrMatch {
+        /// The string-typed column.
+        column: ColumnSource,
+        /// Capacity of the column's buffer.
+        cap: u16,
+        /// The literal.
+        value: String,
+        /// True: `column` starts with `value`; false: equals it.
+        prefix: bool,
+        /// True for `!=` / `NOT LIKE`.
+        negated: bool,
+    },
+}
+
+impl ScalarExpr {
+    /// The expression's type.
+    pub fn ty(&self) -> DataType {
+        match self {
+            ScalarExpr::Column { ty, .. } | ScalarExpr::Int { ty, .. } | ScalarExpr::Binary { ty, .. } => *ty,
+            ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
+            ScalarExpr::Neg(_) => DataType::I64,
+        }
+    }
+
+    /// Calls `f` on every column the expression reads.
+    pub fn visit_columns<'a>(&'a self, f: &mut impl FnMut(&'a ColumnSource)) {
+        match self {
+            ScalarExpr::Column { source, .. } => f(source),
+            ScalarExpr::StrMatch { column, .. } => f(column),
+            ScalarExpr::Binary { left, right, .. } => {
+                left.visit_columns(f);
+                right.visit_columns(f);
+            }
+            ScalarExpr::Not(e) | ScalarExpr::Neg(e) => e.visit_columns(f),
+            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
+        }
+    }
+}
+
+impl fmt::Display for ScalarExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarExpr::Column { source, .. } => f.write_str(source.name()),
+            ScalarExpr::Int { value, ty } if ty.is_signed() => write!(f, "{}", *value as i64),
+            ScalarExpr::Int { value, .. } => write!(f, "{value}"),
+            ScalarExpr::Bool(b) => write!(f, "{b}"),
+            ScalarExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
+            ScalarExpr::Not(e) => write!(f, "NOT {e}"),
+            ScalarExpr::Neg(e) => write!(f, "-{e}"),
+            ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
+                let op = match (prefix, negated) {
+                    (false, false) => "=",
+                    (false, true) => "!=",
+                    (true, false) => "LIKE",
+                    (true, true) => "NOT LIKE",
+                };
+                let pct = if *prefix { "%" } else { "" };
+                write!(f, "{} {op} '{value}{pct}'", column.name())
+            }
+        }
+    }
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `COUNT(*)` or `COUNT(expr)` (columns are never NULL, so both count events).
+    Count,
+    /// `SUM(expr)`.
+    Sum,
+    /// `MIN(expr)`.
+    Min,
+    /// `MAX(expr)`.
+    Max,
+    /// `AVG(expr)`: SUM / COUNT, divided in user space.
+    Avg,
+}
+
+impl fmt::Display for AggFunc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AggFunc::Count => "COUNT",
+            AggFunc::Sum => "SUM",
+            AggFunc::Min => "MIN",
+            AggFunc::Max => "MAX",
+            AggFunc::Avg => "AVG",
+        })
+    }
+}
+
+/// One aggregate call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AggCall {
+    /// Which function.
+    pub func: AggFunc,
+    /// Its argument (`None` for `COUNT(*)`).
+    pub arg: Option<ScalarExpr>,
+}
+
+impl AggCall {
+    /// The result type.
+    pub fn ty(&self) -> DataType {
+        match (self.func, &self.arg) {
+            (AggFunc::Count, _) => DataType::U64,
+            (AggFunc::Avg, _) => DataType::Float,
+            (AggFunc::Sum, Some(a)) => {
+                if a.ty().is_signed() {
+                    DataType::I64
+                } else {
+                    DataType::U64
+                }
+            }
+            (_, Some(a)) => a.ty(),
+            (_, None) => DataType::U64,
+        }
+    }
+}
+
+/// What an output column of an aggregate query shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggOutput {
+    /// The i-th GROUP BY key.
+    Key(usize),
+    /// The i-th aggregate.
+    Agg(usize),
+}
+
+/// A named output column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputColumn<S> {
+    /// Column name (alias, or the expression as written).
+    pub name: String,
+    /// Column type.
+    pub ty: DataType,
+    /// Where the value comes from.
+    pub source: S,
+}
+
+/// The body of a query: per-event rows or grouped aggregates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryBody {
+    /// One output row per matching event.
+    Rows {
+        /// Output columns.
+        columns: Vec<OutputColumn<ScalarExpr>>,
+    },
+    /// One output row per group per window.
+    Aggregate {
+        /// GROUP BY keys (empty for an ungrouped aggregate).
+        keys: Vec<ScalarExpr>,
+        /// Distinct aggregate calls.
+        aggs: Vec<AggCall>,
+        /// Output columns, each a key or an aggregate.
+        columns: Vec<OutputColumn<AggOutput>>,
+    },
+}
+
+/// A window, as bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Time or count.
+    pub kind: WindowKind,
+    /// Size (ms or events).
+    pub size: u64,
+    /// Step (ms or events).
+    pub step: u64,
+}
+
+/// The event a query reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundEvent {
+    /// The event.
+    pub name: EventName,
+    /// Its record layout.
+    pub format: TracepointFormat,
+}
+
+impl BoundEvent {
+    /// The event as users write it, for comments and messages.
+    pub fn event_description(&self) -> String {
+        self.name.to_string()
+    }
+}
+
+/// A bound query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogicalPlan {
+    /// The event read.
+    pub event: BoundEvent,
+    /// WHERE, if any.
+    pub filter: Option<ScalarExpr>,
+    /// Rows or aggregates.
+    pub body: QueryBody,
+    /// WINDOW, if any.
+    pub window: Option<Window>,
+}
+
+impl LogicalPlan {
+    /// Output column names and types, in order.
+    pub fn schema(&self) -> Vec<(String, DataType)> {
+        match &self.body {
+            QueryBody::Rows { columns } => columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
+            QueryBody::Aggregate { columns, .. } => columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
+        }
+    }
+}

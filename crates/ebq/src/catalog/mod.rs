@@ -1,0 +1,135 @@
+//! The catalog: which events exist on this kernel and what columns they carry.
+//!
+//! Tracepoint layouts are read from tracefs `format` files at run time, never
+//! hard-coded: offsets and sizes differ between kernels. System columns (time,
+//! pid, …) exist on every event and are produced by BPF helpers, not read from
+//! the event record.
+//!
+//! Main types: [`Catalog`] (a tracefs root), [`TracepointFormat`] (one parsed
+//! `format` file), [`TpField`] and [`SystemColumn`]. Misspelt names get "did you
+//! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
+
+mod format;
+mod glob;
+mod lookup;
+mod suggest;
+mod system;
+#[cfg(test)]
+mod tests;
+
+pub use format::parse_format;
+pub use suggest::suggest_column;
+pub use system::SystemColumn;
+
+use std::path::PathBuf;
+
+/// How the bytes of a tracepoint field are to be read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FieldKind {
+    /// An integer (or pointer) of `size` bytes stored inline.
+    Int,
+    /// `char name[len]`: a fixed, NUL-padded character array stored inline.
+    CharArray {
+        /// Array length in bytes, terminating NUL included.
+        len: u32,
+    },
+    /// `__data_loc char[] name`: a u32 whose low 16 bits are the string's offset
+    /// from the start of the record and high 16 bits its length.
+    DataLocStr,
+    /// An array of integers (`unsigned long args[6]`): elements of `elem_size` bytes.
+    IntArray {
+        /// Size of one element in bytes (1, 2, 4 or 8).
+        elem_size: u32,
+        /// Number of elements.
+        len: u32,
+    },
+    /// Anything else (`__data_loc` of non-char, bit fields…): listed, not queryable.
+    Unsupported,
+}
+
+/// One field of a tracepoint record, straight from its `format` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TpField {
+    /// Field name (`fd`, `count`, `comm`).
+    pub name: String,
+    /// The C declaration's type as written (`unsigned int`, `char[16]`, `__data_loc char[]`).
+    pub c_type: String,
+    /// Byte offset from the start of the record (including the common header).
+    pub offset: u32,
+    /// Byte size in the record. Authoritative over `c_type` (`unsigned int fd` has size 8
+    /// at syscall tracepoints).
+    pub size: u32,
+    /// Signedness as the format file states it.
+    pub signed: bool,
+    /// How the bytes are read.
+    pub kind: FieldKind,
+}
+
+/// A parsed tracefs `format` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TracepointFormat {
+    /// Category (`syscalls`), the directory above the event.
+    pub category: String,
+    /// Event name (`sys_enter_pread64`).
+    pub name: String,
+    /// Tracepoint id from the `ID:` line.
+    pub id: u32,
+    /// Event-specific fields in record order; the `common_*` header fields are dropped
+    /// because BPF programs get them through helpers instead.
+    pub fields: Vec<TpField>,
+}
+
+impl TracepointFormat {
+    /// The field with this name, if any.
+    pub fn field(&self, name: &str) -> Option<&TpField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Size of the record up to the end of its last field.
+    pub fn record_size(&self) -> u32 {
+        self.fields.iter().map(|f| f.offset + f.size).max().unwrap_or(8)
+    }
+}
+
+/// Errors raised while reading the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// No tracefs mount was found.
+    #[error("tracefs is not mounted (looked in {looked})")]
+    NoTracefs {
+        /// The directories that were checked.
+        looked: String,
+    },
+    /// `category:name` has no `format` file.
+    #[error("unknown event `{event}`")]
+    UnknownEvent {
+        /// The event as the user wrote it.
+        event: String,
+        /// Closest existing events, best first (at most 3).
+        suggestions: Vec<String>,
+    },
+    /// The format file exists but could not be parsed.
+    #[error("cannot parse {path}: line {line}: {message}")]
+    BadFormat {
+        /// File path.
+        path: String,
+        /// 1-based line number in the format file.
+        line: usize,
+        /// What was wrong.
+        message: String,
+    },
+    /// Reading tracefs failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// File path.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// The events of one tracefs instance.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    root: PathBuf,
+}

@@ -1,0 +1,59 @@
+//! Scalar expressions as C: explicit casts to the SQL operand type at every operator.
+
+use super::local_name;
+use crate::bind::{BinaryOp, ScalarExpr};
+use crate::types::DataType;
+
+/// The C expression computing `e` from the column locals.
+pub fn c_expr(e: &ScalarExpr) -> String {
+    match e {
+        ScalarExpr::Column { source, .. } => local_name(source),
+        ScalarExpr::Int { value, ty } if ty.is_signed() => match *value as i64 {
+            i64::MIN => "(-9223372036854775807LL - 1)".into(),
+            v if v < 0 => format!("({v}LL)"),
+            v => format!("{v}LL"),
+        },
+        ScalarExpr::Int { value, .. } => format!("{value}ULL"),
+        ScalarExpr::Bool(b) => (if *b { "1" } else { "0" }).into(),
+        ScalarExpr::Not(x) => format!("(!{})", c_expr(x)),
+        ScalarExpr::Neg(x) => format!("(-(__s64){})", c_expr(x)),
+        ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
+            let (l, r) = (c_expr(left), c_expr(right));
+            let t = operand_ty.c_type();
+            let signed = operand_ty.is_signed();
+            match op {
+                BinaryOp::And | BinaryOp::Or => format!("({l} {} {r})", op.c_op()),
+                _ if *operand_ty == DataType::Bool => format!("({l} {} {r})", op.c_op()),
+                BinaryOp::Div => format!("ebq_{}div({l}, {r})", if signed { "s" } else { "u" }),
+                BinaryOp::Mod => format!("ebq_{}mod({l}, {r})", if signed { "s" } else { "u" }),
+                BinaryOp::Shl => format!("(({t})ebq_shl({l}, {r}))"),
+                BinaryOp::Shr if signed => format!("ebq_ashr({l}, {r})"),
+                BinaryOp::Shr => format!("ebq_lshr({l}, {r})"),
+                _ => format!("(({t}){l} {} ({t}){r})", op.c_op()),
+            }
+        }
+        ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
+            let local = local_name(column);
+            let mut terms: Vec<String> =
+                value.bytes().enumerate().map(|(i, b)| format!("{local}[{i}] == {}", c_char(b))).collect();
+            if !prefix {
+                terms.push(format!("{local}[{}] == 0", value.len()));
+            }
+            let all = if terms.is_empty() { "1".to_string() } else { format!("({})", terms.join(" && ")) };
+            if *negated {
+                format!("(!{all})")
+            } else {
+                all
+            }
+        }
+    }
+}
+
+/// A byte as a C character constant, comparable with a `char` buffer element.
+fn c_char(b: u8) -> String {
+    match b {
+        b'\'' | b'\\' => format!("'\\{}'", b as char),
+        0x20..=0x7e => format!("'{}'", b as char),
+        _ => format!("(char){b:#04x}"),
+    }
+}

@@ -1,0 +1,21 @@
+//! ebq: streaming SQL over Linux kernel events, compiled to eBPF.
+//!
+//! The pipeline is the architecture, one module per stage:
+//!
+//! ```text
+//! text ─parse─▶ Query ─bind(catalog)─▶ LogicalPlan ─plan─▶ PhysicalPlan (kernel + user part)
+//!      ─codegen─▶ BPF C ─runtime(clang, libbpf)─▶ running query ─▶ windows of RecordBatches ─▶ sink
+//! ```
+//!
+//! Everything before [`runtime`] is pure: no syscalls, testable without root.
+#![deny(missing_docs)]
+
+pub mod bind;
+pub mod catalog;
+pub mod codegen;
+pub mod error;
+pub mod parse;
+pub mod plan;
+pub mod types;
+
+pub use error::{Error, Result};

@@ -1,0 +1,29 @@
+//! The eBQL dialect for sqlparser's tokenizer and expression parser.
+//!
+//! Statement-level syntax (clause order, event names with `/` and `:`,
+//! `WINDOW(...)`) is handled by [`super::parse_query`]; the dialect only has to
+//! tokenize like generic SQL and treat `==` as `=` (sqlparser already does).
+
+use sqlparser::dialect::Dialect;
+
+/// eBQL: generic SQL tokens, double-quoted identifiers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EbqDialect;
+
+impl Dialect for EbqDialect {
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_ascii_alphabetic() || ch == '_'
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_ascii_alphanumeric() || ch == '_'
+    }
+
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        ch == '"'
+    }
+
+    fn supports_filter_during_aggregation(&self) -> bool {
+        false
+    }
+}

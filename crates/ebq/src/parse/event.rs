@@ -1,0 +1,154 @@
+//! Event names in their accepted spellings.
+//!
+//! ```text
+//! tracepoint:syscalls:sys_enter_read   syscalls.sys_enter_read   tracepoint/syscalls/sys_enter_read
+//! tp:syscalls:sys_enter_read           uprobe:/usr/lib/libc.so.6:read   uretprobe:/bin/x:main
+//! kprobe:vfs_read   kretprobe:vfs_read   fentry:vfs_read   fexit:vfs_read
+//! ```
+
+use std::fmt;
+
+/// Which kind of probe an event is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EventName {
+    /// A tracefs tracepoint.
+    Tracepoint {
+        /// Category directory (`syscalls`).
+        category: String,
+        /// Event name (`sys_enter_read`).
+        name: String,
+    },
+    /// A user-space function entry (`ret == false`) or return.
+    Uprobe {
+        /// Path of the executable or shared object.
+        path: String,
+        /// Symbol name.
+        symbol: String,
+        /// True for uretprobe.
+        ret: bool,
+    },
+    /// A kernel function entry or return through kprobes.
+    Kprobe {
+        /// Kernel function.
+        function: String,
+        /// True for kretprobe.
+        ret: bool,
+    },
+    /// A kernel function entry or exit through BPF trampolines.
+    Fentry {
+        /// Kernel function.
+        function: String,
+        /// True for fexit.
+        exit: bool,
+    },
+}
+
+impl fmt::Display for EventName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EventName::Tracepoint { category, name } => write!(f, "tracepoint:{category}:{name}"),
+            EventName::Uprobe { path, symbol, ret } => {
+                write!(f, "{}:{path}:{symbol}", if *ret { "uretprobe" } else { "uprobe" })
+            }
+            EventName::Kprobe { function, ret } => {
+                write!(f, "{}:{function}", if *ret { "kretprobe" } else { "kprobe" })
+            }
+            EventName::Fentry { function, exit } => {
+                write!(f, "{}:{function}", if *exit { "fexit" } else { "fentry" })
+            }
+        }
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
+}
+
+/// Parses an event name; `Err` carries a message saying which forms are accepted.
+pub fn parse_event_name(text: &str) -> Result<EventName, String> {
+    let bad = |why: &str| {
+        Err(format!(
+            "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY.NAME, \
+             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, kprobe:FUNC or fentry:FUNC"
+        ))
+    };
+    if let Some((kind, rest)) = text.split_once(':') {
+        return match kind {
+            "tracepoint" | "tp" | "t" => match rest.split_once(':') {
+                Some((c, n)) if is_ident(c) && is_ident(n) => {
+                    Ok(EventName::Tracepoint { category: c.into(), name: n.into() })
+                }
+                _ => bad("malformed tracepoint"),
+            },
+            "uprobe" | "uretprobe" | "u" | "ur" => match rest.rsplit_once(':') {
+                Some((path, sym)) if !path.is_empty() && is_ident(sym) => {
+                    Ok(EventName::Uprobe { path: path.into(), symbol: sym.into(), ret: kind.starts_with("ur") })
+                }
+                _ => bad("malformed uprobe"),
+            },
+            "kprobe" | "kretprobe" | "k" | "kr" if is_ident(rest) => {
+                Ok(EventName::Kprobe { function: rest.into(), ret: kind.starts_with("kr") })
+            }
+            "fentry" | "fexit" | "f" | "fr" if is_ident(rest) => {
+                Ok(EventName::Fentry { function: rest.into(), exit: kind == "fexit" || kind == "fr" })
+            }
+            _ => bad(&format!("unknown probe type `{kind}`")),
+        };
+    }
+    let parts: Vec<&str> = if text.contains('/') { text.split('/').collect() } else { text.split('.').collect() };
+    match parts.as_slice() {
+        ["tracepoint" | "tp", c, n] | [c, n] if is_ident(c) && is_ident(n) => {
+            Ok(EventName::Tracepoint { category: (*c).into(), name: (*n).into() })
+        }
+        _ => bad("malformed event name"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp(c: &str, n: &str) -> EventName {
+        EventName::Tracepoint { category: c.into(), name: n.into() }
+    }
+
+    #[test]
+    fn all_tracepoint_spellings_agree() {
+        for s in [
+            "tracepoint:syscalls:sys_enter_read",
+            "tp:syscalls:sys_enter_read",
+            "syscalls.sys_enter_read",
+            "tracepoint/syscalls/sys_enter_read",
+            "syscalls/sys_enter_read",
+        ] {
+            assert_eq!(parse_event_name(s).unwrap(), tp("syscalls", "sys_enter_read"), "{s}");
+        }
+    }
+
+    #[test]
+    fn probes() {
+        assert_eq!(
+            parse_event_name("uretprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:pread64").unwrap(),
+            EventName::Uprobe {
+                path: "/usr/lib/x86_64-linux-gnu/libc.so.6".into(),
+                symbol: "pread64".into(),
+                ret: true
+            }
+        );
+        assert_eq!(
+            parse_event_name("kprobe:vfs_read").unwrap(),
+            EventName::Kprobe { function: "vfs_read".into(), ret: false }
+        );
+        assert_eq!(
+            parse_event_name("fexit:vfs_read").unwrap(),
+            EventName::Fentry { function: "vfs_read".into(), exit: true }
+        );
+    }
+
+    #[test]
+    fn malformed_names_are_errors() {
+        for s in ["tracepoint:syscalls", "bogus:x", "a.b.c", "uprobe:/bin/ls:", "kprobe:", "x"] {
+            assert!(parse_event_name(s).is_err(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+use super::*;
+
+fn ok(sql: &str) -> Query {
+    parse_query(sql).unwrap_or_else(|e| panic!("{sql}: {}", e.render(sql)))
+}
+
+fn err(sql: &str) -> (String, Span) {
+    match parse_query(sql) {
+        Err(Error::Query(q)) => (q.message, q.span.expect("positioned")),
+        other => panic!("{sql}: expected a query error, got {other:?}"),
+    }
+}
+
+const EBQL_ORDER: &str = "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count)
+FROM tracepoint/syscalls/sys_enter_pread64
+GROUP BY fd, cpu
+WHERE pid == 1041370
+WINDOW(time, 1000, 1000);";
+
+const SQL_ORDER: &str = "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count)
+FROM tracepoint:syscalls:sys_enter_pread64
+WHERE pid = 1041370
+GROUP BY fd, cpu
+WINDOW(time, 1000, 1000)";
+
+#[test]
+fn ebql_and_sql_clause_orders_give_the_same_query() {
+    let a = ok(EBQL_ORDER);
+    let mut b = ok(SQL_ORDER);
+    // Spans differ (different text); everything else must not.
+    b.from.span = a.from.span;
+    b.window.as_mut().unwrap().span = a.window.unwrap().span;
+    assert_eq!(format!("{:?}", a.projection), format!("{:?}", b.projection));
+    assert_eq!(a.from, b.from);
+    assert_eq!(a.selection.as_ref().map(ToString::to_string), b.selection.as_ref().map(ToString::to_string));
+    assert_eq!(a.group_by.iter().map(ToString::to_string).collect::<Vec<_>>(), ["fd", "cpu"]);
+    assert_eq!(a.window.map(|w| (w.kind, w.size, w.step)), Some((WindowKind::Time, 1000, 1000)));
+}
+
+#[test]
+fn event_name_span_covers_the_name() {
+    let q = ok(EBQL_ORDER);
+    assert_eq!(q.from.span.start, Location { line: 2, column: 6 });
+    assert_eq!(q.from.span.end, Location { line: 2, column: 43 });
+    assert_eq!(q.from.name.to_string(), "tracepoint:syscalls:sys_enter_pread64");
+}
+
+#[test]
+fn dotted_and_quoted_event_names() {
+    assert_eq!(
+        ok("SELECT COUNT(*) FROM syscalls.sys_enter_read").from.name.to_string(),
+        "tracepoint:syscalls:sys_enter_read"
+    );
+    assert_eq!(ok("SELECT COUNT(*) FROM \"tracepoint:syscalls:sys_enter_read\" r").from.alias.as_deref(), Some("r"));
+}
+
+#[test]
+fn count_window_and_two_argument_window() {
+    let q = ok("SELECT COUNT(*) FROM syscalls.sys_enter_read WINDOW(count, 100, 100)");
+    assert_eq!(q.window.map(|w| (w.kind, w.size, w.step)), Some((WindowKind::Count, 100, 100)));
+    let q = ok("SELECT COUNT(*) FROM syscalls.sys_enter_read WINDOW(time, 500)");
+    assert_eq!(q.window.map(|w| (w.size, w.step)), Some((500, 500)));
+}
+
+#[test]
+fn join_is_parsed() {
+    let q = ok("SELECT COUNT(*) FROM syscalls.sys_enter_read e JOIN syscalls.sys_exit_read x ON e.tid = x.tid");
+    assert_eq!(q.joins.len(), 1);
+    assert_eq!(q.joins[0].event.alias.as_deref(), Some("x"));
+    assert_eq!(q.joins[0].on.to_string(), "e.tid = x.tid");
+}
+
+#[test]
+fn errors_are_positioned() {
+    let (m, s) = err("SELECT COUNT(*) FROM syscalls.sys_enter_read WHERE");
+    assert!(m.contains("Expected"), "{m}");
+    assert_eq!(s.start.line, 1);
+    let (m, s) = err("SELECT COUNT(*)\nFROM syscalls.sys_enter_read\nWHERE pid = 1 WHERE pid = 2");
+    assert_eq!(m, "WHERE appears twice");
+    assert_eq!(s.start, Location { line: 3, column: 15 });
+    let (m, _) = err("SELECT COUNT(*)");
+    assert!(m.starts_with("missing FROM"), "{m}");
+    let (m, s) = err("SELECT COUNT(*) FROM bogus:thing");
+    assert!(m.contains("unknown probe type"), "{m}");
+    assert_eq!(s.start.column, 22);
+    let (_, s) = err("SELECT 'abc FROM x.y");
+    assert_eq!(s.start.column, 8);
+    let (m, _) = err("SELECT COUNT(*) FROM a.b WINDOW(hour, 1, 1)");
+    assert!(m.starts_with("expected WINDOW("), "{m}");
+    let (m, _) = err("SELECT COUNT(*) FROM a.b WINDOW(time, 0, 1)");
+    assert!(m.contains("from 1"), "{m}");
+    let (m, _) = err("SELECT COUNT(*) FROM a.b; SELECT 1");
+    assert!(m.contains("only one query"), "{m}");
+}
+
+#[test]
+fn deep_nesting_and_huge_input_are_refused_cleanly() {
+    let deep = format!("SELECT COUNT(*) FROM a.b WHERE {}1{}", "(".repeat(500), ")".repeat(500));
+    assert!(parse_query(&deep).is_err());
+    let huge = format!("SELECT COUNT(*) FROM a.b WHERE pid = {}", "1".repeat(MAX_QUERY_BYTES));
+    assert!(parse_query(&huge).is_err());
+}
+
+#[test]
+fn split_position_reads_sqlparser_messages() {
+    let (m, at) = split_position("Expected: an expression, found: EOF at Line: 2, Column: 7");
+    assert_eq!(m, "Expected: an expression, found: EOF");
+    assert_eq!(at, Some(Location { line: 2, column: 7 }));
+}

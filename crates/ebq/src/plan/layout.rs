@@ -1,0 +1,77 @@
+//! Fixed-size C struct layouts for map keys, map values and ring-buffer records.
+//!
+//! Fields are laid out largest alignment first so the struct has no implicit
+//! padding: hash-map keys must compare bytewise, so every byte is a named field
+//! the generated code zeroes.
+
+use crate::types::DataType;
+
+/// One field of a generated struct.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructField {
+    /// C identifier.
+    pub name: String,
+    /// Field type.
+    pub ty: DataType,
+    /// Byte offset.
+    pub offset: u32,
+}
+
+/// A generated struct.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StructLayout {
+    /// Fields in memory order.
+    pub fields: Vec<StructField>,
+    /// Total size, a multiple of 8.
+    pub size: u32,
+}
+
+impl StructLayout {
+    /// Lays out `fields` (name, type); returns the layout and, for each input
+    /// field, its index in the layout.
+    pub fn new(fields: &[(String, DataType)]) -> (StructLayout, Vec<usize>) {
+        let align = |t: &DataType| match t {
+            DataType::Str { .. } => 1,
+            t => t.byte_size(),
+        };
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(align(&fields[i].1)));
+        let mut layout = StructLayout::default();
+        let mut position = vec![0; fields.len()];
+        let mut offset = 0;
+        for (slot, &i) in order.iter().enumerate() {
+            let (name, ty) = &fields[i];
+            layout.fields.push(StructField { name: name.clone(), ty: *ty, offset });
+            offset += ty.byte_size();
+            position[i] = slot;
+        }
+        let size = offset.div_ceil(8) * 8;
+        if size > offset {
+            layout.fields.push(StructField {
+                name: "__pad".into(),
+                ty: DataType::Str { cap: (size - offset) as u16 },
+                offset,
+            });
+        }
+        layout.size = size;
+        (layout, position)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_first_and_padded_to_eight() {
+        let (l, pos) = StructLayout::new(&[
+            ("cpu".into(), DataType::U32),
+            ("comm".into(), DataType::Str { cap: 16 }),
+            ("fd".into(), DataType::U64),
+        ]);
+        let names: Vec<_> = l.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
+        assert_eq!(names, [("fd", 0), ("cpu", 8), ("comm", 12), ("__pad", 28)]);
+        assert_eq!(l.size, 32);
+        assert_eq!(pos, [1, 2, 0]);
+    }
+}

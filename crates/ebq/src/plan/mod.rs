@@ -1,0 +1,325 @@
+//! Plan: [`LogicalPlan`] → [`PhysicalPlan`], the kernel/user split.
+//!
+//! The kernel part filters, projects and aggregates per event; the user part
+//! merges per-CPU values, closes windows and computes what needs division
+//! (AVG). BPF limits (stack, key and value sizes) are checked here so users
+//! get a plan error, never a verifier log.
+
+mod explain;
+mod layout;
+
+pub use layout::{StructField, StructLayout};
+
+use crate::bind::{AggFunc, AggOutput, BoundEvent, ColumnSource, LogicalPlan, QueryBody, ScalarExpr, Window};
+use crate::catalog::{Catalog, TracepointFormat};
+use crate::error::{Error, Result, Stage};
+use crate::parse::{EventName, WindowKind};
+use crate::types::DataType;
+
+/// Tunables that change the physical plan.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Maximum groups per window held in the kernel; more are counted as dropped.
+    pub max_groups: u32,
+    /// Ring buffer size for row queries (a power of two ≥ 4096).
+    pub ringbuf_bytes: u32,
+    /// Wake the reader once this many bytes are waiting (row queries); it also
+    /// polls every 50 ms, so a quiet stream is never stuck.
+    pub wakeup_bytes: u32,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions { max_groups: 10240, ringbuf_bytes: 8 << 20, wakeup_bytes: 256 << 10 }
+    }
+}
+
+/// BPF stack the generated program may use for keys, values and string locals.
+/// The kernel allows 512 bytes; the rest is left for clang's temporaries.
+pub const STACK_BUDGET: u32 = 400;
+
+/// How windows are cut in the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelWindow {
+    /// No window: one window spanning the whole run.
+    None,
+    /// Time windows: user space bumps `ebq_window` every `size_ms`.
+    Time {
+        /// Window length in milliseconds.
+        size_ms: u64,
+    },
+    /// Count windows: the kernel numbers matching events; window = number / n.
+    Count {
+        /// Events per window.
+        n: u64,
+    },
+}
+
+/// An aggregate slot in the value struct (besides the shared `count`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueSlot {
+    /// Sum, Min or Max (AVG uses a Sum slot and the count).
+    pub func: AggFunc,
+    /// The per-event argument.
+    pub arg: ScalarExpr,
+    /// Index of the slot's field in the value layout.
+    pub field: usize,
+}
+
+/// What the kernel part produces.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KernelOutput {
+    /// Per-CPU hash of groups keyed by (window, keys).
+    Aggregate {
+        /// Key struct; field 0 is `window`.
+        key: StructLayout,
+        /// For each GROUP BY key, its expression and field index in `key`.
+        key_fields: Vec<(ScalarExpr, usize)>,
+        /// Value struct; field 0 is `count`.
+        value: StructLayout,
+        /// Sum/min/max slots.
+        slots: Vec<ValueSlot>,
+        /// Map capacity.
+        max_groups: u32,
+    },
+    /// One record per matching event through a ring buffer.
+    Rows {
+        /// Record struct.
+        record: StructLayout,
+        /// For each output column, its expression and field index in `record`.
+        fields: Vec<(ScalarExpr, usize)>,
+        /// Ring buffer size.
+        ringbuf_bytes: u32,
+        /// Wake-up threshold.
+        wakeup_bytes: u32,
+    },
+}
+
+/// The kernel part of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelPlan {
+    /// The event attached to.
+    pub event: BoundEvent,
+    /// `sched:sched_process_fork`, read to follow children of `-c` commands.
+    pub fork_event: TracepointFormat,
+    /// WHERE, evaluated first.
+    pub filter: Option<ScalarExpr>,
+    /// Aggregate or rows.
+    pub output: KernelOutput,
+    /// Window cutting.
+    pub window: KernelWindow,
+}
+
+/// Where a user-visible column's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserSource {
+    /// A field of the aggregate key.
+    Key(usize),
+    /// The group's event count.
+    Count,
+    /// A value slot (index into the value layout's fields).
+    Slot(usize),
+    /// Sum slot / count.
+    Avg(usize),
+    /// A field of the row record.
+    Row(usize),
+}
+
+/// An output column and how user space computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserColumn {
+    /// Output name.
+    pub name: String,
+    /// Output type.
+    pub ty: DataType,
+    /// Source.
+    pub source: UserSource,
+}
+
+/// The user-space part of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserPlan {
+    /// Output columns in order.
+    pub columns: Vec<UserColumn>,
+}
+
+/// A query ready for code generation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhysicalPlan {
+    /// The query text.
+    pub sql: String,
+    /// Kernel part.
+    pub kernel: KernelPlan,
+    /// User part.
+    pub user: UserPlan,
+}
+
+/// Builds the physical plan.
+pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanOptions) -> Result<PhysicalPlan> {
+    if !matches!(logical.event.name, EventName::Tracepoint { .. }) {
+        return Err(Error::query(
+            Stage::Plan,
+            format!("{}: only tracepoints can be attached so far", logical.event.name),
+            None,
+        ));
+    }
+    let window = match logical.window {
+        None => KernelWindow::None,
+        Some(Window { size, step, .. }) if step != size => {
+            return Err(Error::query(Stage::Plan, format!("sliding windows (step {step} ≠ size {size}) are not supported yet; use a tumbling window WINDOW(kind, {size}, {size})"), None));
+        }
+        Some(Window { kind: WindowKind::Time, size, .. }) => KernelWindow::Time { size_ms: size },
+        Some(Window { kind: WindowKind::Count, size, .. }) => KernelWindow::Count { n: size },
+    };
+    let (output, columns) = match &logical.body {
+        QueryBody::Rows { columns } => {
+            if !options.ringbuf_bytes.is_power_of_two() || options.ringbuf_bytes < 4096 {
+                return Err(Error::query(
+                    Stage::Plan,
+                    format!("ring buffer size {} must be a power of two of at least 4096", options.ringbuf_bytes),
+                    None,
+                ));
+            }
+            let named: Vec<(String, DataType)> =
+                columns.iter().enumerate().map(|(i, c)| (c_name(&c.name, i), storage_type(c.ty))).collect();
+            let (record, pos) = StructLayout::new(&named);
+            let user = columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| UserColumn { name: c.name.clone(), ty: c.ty, source: UserSource::Row(pos[i]) })
+                .collect();
+            let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+            let out = KernelOutput::Rows {
+                record,
+                fields,
+                ringbuf_bytes: options.ringbuf_bytes,
+                wakeup_bytes: options.wakeup_bytes,
+            };
+            (out, user)
+        }
+        QueryBody::Aggregate { keys, aggs, columns } => aggregate_plan(keys, aggs, columns, options)?,
+    };
+    check_stack(logical, &output)?;
+    let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
+    Ok(PhysicalPlan {
+        sql: sql.to_string(),
+        kernel: KernelPlan { event: logical.event.clone(), fork_event, filter: logical.filter.clone(), output, window },
+        user: UserPlan { columns },
+    })
+}
+
+fn aggregate_plan(
+    keys: &[ScalarExpr],
+    aggs: &[crate::bind::AggCall],
+    columns: &[crate::bind::OutputColumn<AggOutput>],
+    options: &PlanOptions,
+) -> Result<(KernelOutput, Vec<UserColumn>)> {
+    let mut key_named = vec![("window".to_string(), DataType::U64)];
+    key_named.extend(keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
+    let (key, key_pos) = StructLayout::new(&key_named);
+    // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
+    let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
+    let mut agg_slot = vec![None; aggs.len()];
+    for (i, a) in aggs.iter().enumerate() {
+        let func = match a.func {
+            AggFunc::Count => continue,
+            AggFunc::Avg => AggFunc::Sum,
+            f => f,
+        };
+        let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
+        let j = slot_defs.iter().position(|(f, x)| *f == func && *x == arg).unwrap_or_else(|| {
+            slot_defs.push((func, arg));
+            slot_defs.len() - 1
+        });
+        agg_slot[i] = Some(j);
+    }
+    let mut value_named = vec![("count".to_string(), DataType::U64)];
+    value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
+        let ty = if a.ty().is_signed() { DataType::I64 } else { DataType::U64 };
+        (format!("{}_{j}", f.to_string().to_ascii_lowercase()), ty)
+    }));
+    let (value, value_pos) = StructLayout::new(&value_named);
+    let slots = slot_defs
+        .into_iter()
+        .enumerate()
+        .map(|(j, (func, arg))| ValueSlot { func, arg, field: value_pos[j + 1] })
+        .collect::<Vec<_>>();
+    let user = columns
+        .iter()
+        .map(|c| {
+            let source = match c.source {
+                AggOutput::Key(i) => UserSource::Key(key_pos[i + 1]),
+                AggOutput::Agg(i) => match (aggs[i].func, agg_slot[i]) {
+                    (AggFunc::Count, _) => UserSource::Count,
+                    (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
+                    (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
+                    (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
+                },
+            };
+            UserColumn { name: c.name.clone(), ty: c.ty, source }
+        })
+        .collect();
+    let key_fields = keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[i + 1])).collect();
+    if options.max_groups == 0 {
+        return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
+    }
+    Ok((KernelOutput::Aggregate { key, key_fields, value, slots, max_groups: options.max_groups }, user))
+}
+
+/// How a value is stored in keys and records: booleans as bytes, the rest as is.
+fn storage_type(ty: DataType) -> DataType {
+    match ty {
+        DataType::Bool => DataType::Int { bits: 8, signed: false },
+        t => t,
+    }
+}
+
+/// A C identifier for output column `i` named `name`.
+pub fn c_name(name: &str, i: usize) -> String {
+    let mut s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    s.truncate(32);
+    let s = s.trim_matches('_');
+    format!("c{i}_{s}")
+}
+
+/// Rejects plans whose stack needs exceed [`STACK_BUDGET`].
+fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
+    let mut strings: Vec<(String, u32)> = vec![];
+    let mut note = |c: &ColumnSource| {
+        let cap = c.string_cap().map_or(0, u32::from);
+        if cap > 0 && !strings.iter().any(|(n, _)| n == c.name()) {
+            strings.push((c.name().to_string(), cap));
+        }
+    };
+    if let Some(f) = &logical.filter {
+        f.visit_columns(&mut note);
+    }
+    let fixed = match output {
+        KernelOutput::Aggregate { key, value, key_fields, .. } => {
+            for (k, _) in key_fields {
+                k.visit_columns(&mut note);
+            }
+            key.size + value.size
+        }
+        KernelOutput::Rows { fields, .. } => {
+            for (k, _) in fields {
+                k.visit_columns(&mut note);
+            }
+            0
+        }
+    };
+    let total = fixed + strings.iter().map(|(_, c)| c).sum::<u32>();
+    if total > STACK_BUDGET {
+        let detail: Vec<String> = strings.iter().map(|(n, c)| format!("{n}: {c} B")).collect();
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "this query needs {total} bytes of BPF stack (key + value {fixed} B, strings [{}]); the budget is {STACK_BUDGET} of the kernel's 512",
+                detail.join(", ")
+            ),
+            None,
+        ));
+    }
+    Ok(())
+}

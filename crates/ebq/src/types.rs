@@ -1,0 +1,96 @@
+//! Value types shared by every stage: what a column or expression holds.
+
+use std::fmt;
+
+/// The type of a column or expression as ebq sees it.
+///
+/// Integers keep their width and signedness from the event record so results
+/// print and export with the type the kernel used; arithmetic widens to 64 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// Integer of `bits` (8, 16, 32, 64).
+    Int {
+        /// Width in bits.
+        bits: u8,
+        /// Two's complement when true.
+        signed: bool,
+    },
+    /// A truth value (the result of a comparison).
+    Bool,
+    /// A NUL-terminated string held in a fixed buffer of `cap` bytes (including the NUL).
+    Str {
+        /// Buffer capacity in bytes.
+        cap: u16,
+    },
+    /// A 64-bit float; only produced in user space (AVG).
+    Float,
+}
+
+impl DataType {
+    /// Unsigned 64-bit integer.
+    pub const U64: DataType = DataType::Int { bits: 64, signed: false };
+    /// Signed 64-bit integer.
+    pub const I64: DataType = DataType::Int { bits: 64, signed: true };
+    /// Unsigned 32-bit integer.
+    pub const U32: DataType = DataType::Int { bits: 32, signed: false };
+
+    /// An integer type from a byte size and signedness (sizes other than 1/2/4/8 become 64-bit).
+    pub fn int_of_size(size: u32, signed: bool) -> DataType {
+        let bits = match size {
+            1 => 8,
+            2 => 16,
+            4 => 32,
+            _ => 64,
+        };
+        DataType::Int { bits, signed }
+    }
+
+    /// True for integer types.
+    pub fn is_int(&self) -> bool {
+        matches!(self, DataType::Int { .. })
+    }
+
+    /// True for signed integer types.
+    pub fn is_signed(&self) -> bool {
+        matches!(self, DataType::Int { signed: true, .. })
+    }
+
+    /// Size in bytes when stored in a BPF map key/value or ring-buffer record.
+    pub fn byte_size(&self) -> u32 {
+        match self {
+            DataType::Int { bits, .. } => u32::from(*bits) / 8,
+            DataType::Bool => 1,
+            DataType::Str { cap } => u32::from(*cap),
+            DataType::Float => 8,
+        }
+    }
+
+    /// The C type used in generated BPF code.
+    pub fn c_type(&self) -> &'static str {
+        match self {
+            DataType::Int { bits: 8, signed: false } => "__u8",
+            DataType::Int { bits: 16, signed: false } => "__u16",
+            DataType::Int { bits: 32, signed: false } => "__u32",
+            DataType::Int { bits: _, signed: false } => "__u64",
+            DataType::Int { bits: 8, signed: true } => "__s8",
+            DataType::Int { bits: 16, signed: true } => "__s16",
+            DataType::Int { bits: 32, signed: true } => "__s32",
+            DataType::Int { bits: _, signed: true } => "__s64",
+            DataType::Bool => "__u8",
+            DataType::Str { .. } => "char",
+            DataType::Float => "double",
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Int { bits, signed: true } => write!(f, "i{bits}"),
+            DataType::Int { bits, signed: false } => write!(f, "u{bits}"),
+            DataType::Bool => f.write_str("bool"),
+            DataType::Str { cap } => write!(f, "string({cap})"),
+            DataType::Float => f.write_str("f64"),
+        }
+    }
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Prepares a Debian machine to build, run and test ebq, then builds the
+# workspace in release mode (target/release/ebq, target/release/ebq-workload).
+#
+# Idempotent: when every package is installed and the filesystems are mounted,
+# it touches neither apt nor mounts and only runs an (incremental) cargo build.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export PATH="${HOME:-/root}/.cargo/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() {
+    printf 'setup: error: %s\n' "$*" >&2
+    exit 1
+}
+
+# Run privileged commands directly as root, else through sudo when present.
+SUDO=()
+if [[ ${EUID:-$(id -u)} -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo -n)
+    else
+        log "not root and no sudo: installs and mounts may fail"
+    fi
+fi
+
+# --- Debian packages --------------------------------------------------------
+PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc
+    fio bpftrace hyperfine python3)
+# Commands that must be callable once the packages are in.
+CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+        missing+=("$p")
+    fi
+done
+for c in "${CMDS[@]}"; do
+    if ! command -v "$c" >/dev/null 2>&1; then
+        log "command '$c' not found"
+        # Reinstalling everything is cheap and covers whichever package owns it.
+        [[ ${#missing[@]} -gt 0 ]] || missing=("${PKGS[@]}")
+    fi
+done
+
+apt_updated=0
+apt_update() {
+    if [[ $apt_updated -eq 0 ]]; then
+        log "apt-get update"
+        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get -o DPkg::Lock::Timeout=600 update -qq </dev/null >/dev/null
+        apt_updated=1
+    fi
+}
+apt_install() {
+    apt_update
+    log "apt-get install $*"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$@" \
+        </dev/null >/dev/null
+}
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+    apt_install "${missing[@]}"
+    for c in "${CMDS[@]}"; do
+        command -v "$c" >/dev/null 2>&1 || die "command '$c' still missing after apt-get install"
+    done
+fi
+
+# --- Rust toolchain ---------------------------------------------------------
+if ! command -v cargo >/dev/null 2>&1; then
+    log "cargo not found; trying Debian's rustup package"
+    apt_update
+    if apt-cache policy rustup 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        apt_install rustup ca-certificates
+        rustup default stable >/dev/null ||
+            die "rustup is installed but 'rustup default stable' failed (no toolchain download?)"
+        rustup component add rustfmt clippy >/dev/null || true
+    fi
+    command -v cargo >/dev/null 2>&1 ||
+        die "cargo not found: install a Rust toolchain (rustup) so that ~/.cargo/bin/cargo exists"
+fi
+
+# --- Kernel filesystems -----------------------------------------------------
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
+
+if ! is_mounted /sys/kernel/tracing; then
+    log "mounting tracefs at /sys/kernel/tracing"
+    "${SUDO[@]}" mount -t tracefs nodev /sys/kernel/tracing ||
+        log "warning: could not mount tracefs; tracepoint tests will fail"
+fi
+if ! is_mounted /sys/fs/bpf; then
+    log "mounting bpffs at /sys/fs/bpf"
+    "${SUDO[@]}" mount -t bpf bpf /sys/fs/bpf ||
+        log "warning: could not mount bpffs at /sys/fs/bpf"
+fi
+
+# --- Build ------------------------------------------------------------------
+cargo build --quiet --release --workspace
+
+clang_v=$(clang --version 2>/dev/null | head -n1 | sed -E 's/.*version ([^ ]+).*/\1/')
+bpftool_v=$(bpftool version 2>/dev/null | head -n1 | awk '{print $2}')
+cargo_v=$(cargo --version 2>/dev/null | awk '{print $2}')
+echo "setup ok: clang ${clang_v:-?}, bpftool ${bpftool_v:-?}, cargo ${cargo_v:-?}, kernel $(uname -r)"
