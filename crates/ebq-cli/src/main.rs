@@ -1,1 +1,180 @@
-fn main() {}
+//! `ebq`: run SQL over kernel events from the command line.
+
+mod child;
+mod run;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ebq::catalog::SystemColumn;
+use ebq::{Engine, Error};
+use std::process::ExitCode;
+
+/// Streaming SQL over Linux kernel events, compiled to eBPF.
+#[derive(Parser, Debug)]
+#[command(name = "ebq", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show the plan, its kernel/user split and the generated BPF C.
+    Explain {
+        /// The query.
+        sql: Option<String>,
+        /// Read the query from a file.
+        #[arg(short = 'f', long = "file")]
+        file: Option<String>,
+    },
+    /// List events (tracepoints), optionally matching a glob like 'syscalls:*pread*'.
+    Events {
+        /// Glob over CATEGORY:NAME.
+        glob: Option<String>,
+    },
+    /// List an event's columns with their types.
+    Describe {
+        /// The event, e.g. syscalls.sys_enter_pread64.
+        event: String,
+    },
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// A table per window; aligned lines for streamed rows.
+    Table,
+    /// One JSON object per result row.
+    Json,
+    /// CSV with a header line.
+    Csv,
+}
+
+/// Options for running a query.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The query (or use -f).
+    sql: Option<String>,
+    /// Read the query from a file.
+    #[arg(short = 'f', long = "file")]
+    file: Option<String>,
+    /// Run this command (through /bin/sh), trace it and its descendants, exit with its status.
+    #[arg(short = 'c', long = "command")]
+    command: Option<String>,
+    /// Trace only this process (all its threads).
+    #[arg(short = 'p', long = "pid")]
+    pid: Option<u32>,
+    /// With -c or -p: trace every process anyway (still stops when the command/process ends).
+    #[arg(long)]
+    system_wide: bool,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+    /// For queries without WINDOW: print the running totals every SECS.
+    #[arg(long, value_name = "SECS")]
+    interval: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Maximum groups per window kept in the kernel (more are counted as dropped).
+    #[arg(long, default_value_t = 10240)]
+    max_groups: u32,
+    /// Ring buffer bytes for row queries (power of two).
+    #[arg(long, default_value_t = 8 << 20)]
+    ringbuf_size: u32,
+}
+
+fn read_sql(sql: Option<String>, file: Option<String>) -> Result<String, String> {
+    match (sql, file) {
+        (Some(s), None) => Ok(s),
+        (None, Some(f)) => std::fs::read(&f)
+            .map_err(|e| format!("error: cannot read {f}: {e}"))
+            .and_then(|b| String::from_utf8(b).map_err(|_| format!("error: {f} is not UTF-8 text"))),
+        (Some(_), Some(_)) => Err("error: give the query either as an argument or with -f, not both".into()),
+        (None, None) => Err("error: no query given; try `ebq 'SELECT comm, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY comm' --duration 5`".into()),
+    }
+}
+
+fn engine(args: &RunArgs) -> Result<Engine, String> {
+    let options =
+        ebq::plan::PlanOptions { max_groups: args.max_groups, ringbuf_bytes: args.ringbuf_size, ..Default::default() };
+    Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
+}
+
+fn tracefs_error(e: &Error) -> String {
+    match e {
+        Error::Catalog(ebq::catalog::CatalogError::NoTracefs { looked }) => format!(
+            "error: tracefs is not mounted (looked in {looked}); ebq reads event formats from it\n  help: mount it: `mount -t tracefs nodev /sys/kernel/tracing` (scripts/setup.sh does this)"
+        ),
+        other => format!("error: {other}"),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Explain { sql, file }) => explain(sql, file, &cli.run),
+        Some(Command::Events { glob }) => events(glob, &cli.run),
+        Some(Command::Describe { event }) => describe(&event, &cli.run),
+        None => run::run(&cli.run),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn explain(sql: Option<String>, file: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
+    let sql = read_sql(sql, file)?;
+    let engine = engine(args)?;
+    let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
+    print!("{}", prepared.explain());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
+    let engine = engine(args)?;
+    let list = engine.catalog().list(glob.as_deref()).map_err(|e| format!("error: {e}"))?;
+    for (c, n) in &list {
+        println!("tracepoint:{c}:{n}");
+    }
+    if list.is_empty() {
+        return Err(format!("error: no event matches `{}`", glob.unwrap_or_default()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
+    let engine = engine(args)?;
+    let sql = format!("SELECT COUNT(*) FROM {event}");
+    let q = ebq::parse::parse_query(&sql).map_err(|e| e.render(&sql))?;
+    let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
+    let f = &bound.event.format;
+    println!("{} (id {})", bound.event.event_description(), f.id);
+    println!("  {:<24} {:<12} {}", "column", "type", "source");
+    for field in &f.fields {
+        let ty = column_type(field);
+        println!("  {:<24} {:<12} offset {}, size {}: {}", field.name, ty, field.offset, field.size, field.c_type);
+    }
+    for s in SystemColumn::ALL {
+        println!("  {:<24} {:<12} {}", s.name(), s.data_type().to_string(), s.description());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn column_type(f: &ebq::catalog::TpField) -> String {
+    use ebq::catalog::FieldKind;
+    match &f.kind {
+        FieldKind::Int => ebq::types::DataType::int_of_size(f.size, f.signed).to_string(),
+        FieldKind::CharArray { len } => format!("string({len})"),
+        FieldKind::DataLocStr => format!("string({})", ebq::bind::DATA_LOC_STRING_CAP),
+        FieldKind::IntArray { elem_size, len } => {
+            format!("{}[{len}]", ebq::types::DataType::int_of_size(*elem_size, f.signed))
+        }
+        FieldKind::Unsupported => "unsupported".into(),
+    }
+}

@@ -13,9 +13,14 @@
 pub mod bind;
 pub mod catalog;
 pub mod codegen;
+mod engine;
 pub mod error;
 pub mod parse;
 pub mod plan;
+pub mod runtime;
+pub mod sink;
 pub mod types;
 
+pub use engine::{Engine, PreparedQuery};
 pub use error::{Error, Result};
+pub use runtime::{Output, QueryStats, RunningQuery, Scope, WindowBounds};

@@ -1,0 +1,136 @@
+//! Running a query: scope, the poll loop, signals, the final window and stats.
+
+use crate::child::spawn_held;
+use crate::{engine, read_sql, Format, RunArgs};
+use ebq::sink::{CsvSink, JsonSink, Sink, TableSink};
+use ebq::{Output, Scope};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 || *libc::__errno_location() == libc::EPERM }
+}
+
+/// Runs the query described by `args`; returns the exit code.
+pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
+    let sql = read_sql(args.sql.clone(), args.file.clone())?;
+    if args.command.is_some() && args.pid.is_some() {
+        return Err("error: -c and -p cannot be combined".into());
+    }
+    for (name, v) in [("--duration", args.duration), ("--interval", args.interval)] {
+        if v.is_some_and(|s| !(s > 0.0 && s < 1e9)) {
+            return Err(format!("error: {name} must be a positive number of seconds"));
+        }
+    }
+    if let Some(pid) = args.pid {
+        if !process_alive(pid) {
+            return Err(format!("error: no process with pid {pid}"));
+        }
+    }
+    let engine = engine(args)?;
+    let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
+    install_signal_handlers();
+
+    let mut held = match &args.command {
+        Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
+        None => None,
+    };
+    let scope = match (&held, args.pid) {
+        (_, _) if args.system_wide => Scope::All,
+        (Some(h), _) => Scope::Tracked(vec![h.id()]),
+        (None, Some(pid)) => Scope::Process(pid),
+        (None, None) => Scope::All,
+    };
+    let mut query = prepared.start(scope).map_err(|e| e.render(&sql))?;
+    let mut sink: Box<dyn Sink> = match args.format {
+        Format::Table => Box::new(TableSink::new(std::io::stdout())),
+        Format::Json => Box::new(JsonSink::new(std::io::stdout())),
+        Format::Csv => Box::new(CsvSink::new(std::io::stdout())),
+    };
+    let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
+        for o in outs {
+            if let Err(e) = sink.write(&o) {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    SIGNAL.store(libc::SIGPIPE, Ordering::SeqCst);
+                    return Ok(());
+                }
+                return Err(format!("error: writing results: {e}"));
+            }
+        }
+        Ok(())
+    };
+
+    if let Some(h) = held.as_mut() {
+        h.release();
+    }
+    let started = Instant::now();
+    let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
+    let interval = args.interval.map(Duration::from_secs_f64);
+    let mut next_snapshot = interval.map(|i| started + i);
+    let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
+        && matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. });
+    let mut child_status = None;
+    loop {
+        if SIGNAL.load(Ordering::SeqCst) != 0 {
+            break;
+        }
+        if let Some(h) = held.as_mut() {
+            if let Some(status) = h.try_wait() {
+                child_status = Some(status);
+                break;
+            }
+        }
+        if args.pid.is_some_and(|p| !process_alive(p)) {
+            break;
+        }
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        let mut wait = Duration::from_millis(100);
+        if let Some(d) = deadline {
+            wait = wait.min(d.saturating_duration_since(now));
+        }
+        let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
+        write(outs, &mut sink)?;
+        if let (Some(at), Some(i)) = (next_snapshot, interval) {
+            if windowless_aggregate && Instant::now() >= at {
+                write(vec![query.snapshot().map_err(|e| e.render(&sql))?], &mut sink)?;
+                next_snapshot = Some(at + i);
+            }
+        }
+    }
+    let outs = query.finish().map_err(|e| e.render(&sql))?;
+    let stats = query.stats().map_err(|e| e.render(&sql))?;
+    drop(query);
+    if SIGNAL.load(Ordering::SeqCst) != libc::SIGPIPE {
+        write(outs, &mut sink)?;
+    }
+    let delivered = if matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Rows { .. }) {
+        format!(", {} delivered", stats.delivered)
+    } else {
+        String::new()
+    };
+    eprintln!("ebq: {} events seen, {} matched{delivered}, {} dropped", stats.seen, stats.matched, stats.dropped);
+    if let Some(mut h) = held {
+        // Interrupted: the child got the same terminal signal; wait for it.
+        let code = child_status.unwrap_or_else(|| h.wait());
+        return Ok(ExitCode::from(code as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,81 @@
+//! The library entry point: SQL in, a running query or its explanation out.
+
+use crate::bind::{bind, LogicalPlan};
+use crate::catalog::Catalog;
+use crate::codegen::generate;
+use crate::error::Result;
+use crate::parse::parse_query;
+use crate::plan::{plan, PhysicalPlan, PlanOptions};
+use crate::runtime::{RunningQuery, Scope};
+
+/// Prepares and starts queries against this kernel's catalog.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    catalog: Catalog,
+    options: PlanOptions,
+}
+
+/// A query taken through every pure stage: ready to explain or run.
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    /// The bound query.
+    pub logical: LogicalPlan,
+    /// The kernel/user split.
+    pub physical: PhysicalPlan,
+    /// The generated BPF C.
+    pub source: String,
+}
+
+impl Engine {
+    /// An engine over the running kernel's tracefs.
+    pub fn new() -> Result<Engine> {
+        Ok(Engine::with_catalog(Catalog::open()?))
+    }
+
+    /// An engine over a given catalog (tests use fixture directories).
+    pub fn with_catalog(catalog: Catalog) -> Engine {
+        Engine { catalog, options: PlanOptions::default() }
+    }
+
+    /// Replaces the plan options.
+    pub fn with_options(mut self, options: PlanOptions) -> Engine {
+        self.options = options;
+        self
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Parses, binds, plans and generates code for `sql`.
+    pub fn prepare(&self, sql: &str) -> Result<PreparedQuery> {
+        let query = parse_query(sql)?;
+        let logical = bind(&query, &self.catalog)?;
+        let physical = plan(sql, &logical, &self.catalog, &self.options)?;
+        let source = generate(&physical);
+        Ok(PreparedQuery { logical, physical, source })
+    }
+
+    /// Prepares and starts `sql`.
+    pub fn execute(&self, sql: &str, scope: Scope) -> Result<RunningQuery> {
+        self.prepare(sql)?.start(scope)
+    }
+}
+
+impl PreparedQuery {
+    /// EXPLAIN: the plan with its kernel/user split, then the generated C.
+    pub fn explain(&self) -> String {
+        format!(
+            "Query:\n  {}\n\nPlan:\n{}\nGenerated BPF C:\n{}",
+            self.physical.sql.trim().replace('\n', "\n  "),
+            self.physical.explain().lines().map(|l| format!("  {l}\n")).collect::<String>(),
+            self.source
+        )
+    }
+
+    /// Compiles, loads and attaches the query.
+    pub fn start(&self, scope: Scope) -> Result<RunningQuery> {
+        RunningQuery::start(&self.physical, &self.source, scope)
+    }
+}

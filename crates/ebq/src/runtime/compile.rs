@@ -1,0 +1,62 @@
+//! clang: generated C → BPF object file.
+
+use super::env::{check_headers, find_clang};
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A private scratch directory, removed on drop.
+pub struct WorkDir(pub PathBuf);
+
+impl WorkDir {
+    /// Creates `$TMPDIR/ebq-<pid>-<n>`.
+    pub fn new() -> Result<WorkDir> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir =
+            std::env::temp_dir().join(format!("ebq-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| Error::Io { what: format!("create {}", dir.display()), source })?;
+        Ok(WorkDir(dir))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Include directory for `asm/types.h` on multiarch Debian.
+fn arch_include() -> Option<String> {
+    let arch = std::env::consts::ARCH;
+    let triple = match arch {
+        "x86_64" => "x86_64-linux-gnu",
+        "aarch64" => "aarch64-linux-gnu",
+        _ => return None,
+    };
+    let dir = format!("/usr/include/{triple}");
+    std::path::Path::new(&dir).exists().then_some(dir)
+}
+
+/// Compiles `source` to a BPF object and returns its bytes.
+pub fn compile(source: &str) -> Result<Vec<u8>> {
+    check_headers()?;
+    let clang = find_clang()?;
+    let dir = WorkDir::new()?;
+    let c = dir.0.join("query.bpf.c");
+    let o = dir.0.join("query.bpf.o");
+    let io = |what: String| move |source| Error::Io { what, source };
+    std::fs::write(&c, source).map_err(io(format!("write {}", c.display())))?;
+    let mut cmd = Command::new(&clang);
+    cmd.args(["-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function"]);
+    if let Some(inc) = arch_include() {
+        cmd.arg(format!("-I{inc}"));
+    }
+    cmd.arg("-c").arg(&c).arg("-o").arg(&o);
+    let out = cmd.output().map_err(io(format!("run {}", clang.display())))?;
+    if !out.status.success() {
+        return Err(Error::Compile { stderr: String::from_utf8_lossy(&out.stderr).into_owned() });
+    }
+    std::fs::read(&o).map_err(io(format!("read {}", o.display())))
+}

@@ -1,0 +1,242 @@
+//! Bytes from maps and ring buffers → typed values → Arrow record batches.
+
+use crate::bind::AggFunc;
+use crate::plan::{KernelOutput, PhysicalPlan, StructField, StructLayout, UserSource};
+use crate::types::DataType;
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder,
+    UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use std::sync::Arc;
+
+/// One decoded value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Unsigned integer.
+    U(u64),
+    /// Signed integer.
+    I(i64),
+    /// Float.
+    F(f64),
+    /// String.
+    S(String),
+    /// Boolean.
+    B(bool),
+}
+
+impl Value {
+    /// Total order for sorting output: numbers numerically, strings bytewise.
+    pub fn cmp_for_sort(&self, other: &Value) -> std::cmp::Ordering {
+        use Value::*;
+        match (self, other) {
+            (U(a), U(b)) => a.cmp(b),
+            (I(a), I(b)) => a.cmp(b),
+            (F(a), F(b)) => a.total_cmp(b),
+            (S(a), S(b)) => a.cmp(b),
+            (B(a), B(b)) => a.cmp(b),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::U(_) | Value::I(_) | Value::F(_) => 0,
+            Value::S(_) => 1,
+            Value::B(_) => 2,
+        }
+    }
+}
+
+/// Arrow type of an ebq type.
+pub fn arrow_type(ty: DataType) -> ArrowType {
+    match ty {
+        DataType::Int { bits: 8, signed: true } => ArrowType::Int8,
+        DataType::Int { bits: 16, signed: true } => ArrowType::Int16,
+        DataType::Int { bits: 32, signed: true } => ArrowType::Int32,
+        DataType::Int { signed: true, .. } => ArrowType::Int64,
+        DataType::Int { bits: 8, signed: false } => ArrowType::UInt8,
+        DataType::Int { bits: 16, signed: false } => ArrowType::UInt16,
+        DataType::Int { bits: 32, signed: false } => ArrowType::UInt32,
+        DataType::Int { signed: false, .. } => ArrowType::UInt64,
+        DataType::Bool => ArrowType::Boolean,
+        DataType::Str { .. } => ArrowType::Utf8,
+        DataType::Float => ArrowType::Float64,
+    }
+}
+
+/// The Arrow schema of a plan's output.
+pub fn schema(plan: &PhysicalPlan) -> SchemaRef {
+    Arc::new(Schema::new(
+        plan.user.columns.iter().map(|c| Field::new(&c.name, arrow_type(c.ty), false)).collect::<Vec<_>>(),
+    ))
+}
+
+fn read_u64(bytes: &[u8], offset: u32, size: u32) -> u64 {
+    let o = offset as usize;
+    match size {
+        1 => u64::from(bytes[o]),
+        2 => u64::from(u16::from_ne_bytes(bytes[o..o + 2].try_into().unwrap())),
+        4 => u64::from(u32::from_ne_bytes(bytes[o..o + 4].try_into().unwrap())),
+        _ => u64::from_ne_bytes(bytes[o..o + 8].try_into().unwrap()),
+    }
+}
+
+/// Decodes one struct field.
+pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
+    match f.ty {
+        DataType::Str { cap } => {
+            let raw = &bytes[f.offset as usize..(f.offset + u32::from(cap)) as usize];
+            let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+            Value::S(String::from_utf8_lossy(&raw[..end]).into_owned())
+        }
+        DataType::Int { bits, signed: true } => {
+            let raw = read_u64(bytes, f.offset, u32::from(bits) / 8);
+            let shift = 64 - u32::from(bits);
+            Value::I(((raw << shift) as i64) >> shift)
+        }
+        DataType::Int { bits, signed: false } => Value::U(read_u64(bytes, f.offset, u32::from(bits) / 8)),
+        DataType::Bool => Value::B(bytes[f.offset as usize] != 0),
+        DataType::Float => Value::F(f64::from_bits(read_u64(bytes, f.offset, 8))),
+    }
+}
+
+/// One group's values merged across CPUs: count plus each value field.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// Events in the group.
+    pub count: u64,
+    /// Value fields by layout index (index 0 is the count).
+    pub fields: Vec<Value>,
+}
+
+/// Merges the per-CPU copies of a value struct. CPUs that saw no event of the
+/// group (count 0) are skipped: their MIN/MAX slots were never set.
+pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[Vec<u8>]) -> Merged {
+    let count_field = &value.fields[0];
+    let mut count = 0u64;
+    let mut fields: Vec<Option<Value>> = vec![None; value.fields.len()];
+    for bytes in per_cpu {
+        let c = read_u64(bytes, count_field.offset, 8);
+        if c == 0 {
+            continue;
+        }
+        count += c;
+        for (i, f) in value.fields.iter().enumerate().skip(1) {
+            let Some(func) = funcs[i] else { continue };
+            let v = field_value(bytes, f);
+            fields[i] = Some(match (fields[i].take(), v) {
+                (None, v) => v,
+                (Some(Value::U(a)), Value::U(b)) => Value::U(match func {
+                    AggFunc::Min => a.min(b),
+                    AggFunc::Max => a.max(b),
+                    _ => a.wrapping_add(b),
+                }),
+                (Some(Value::I(a)), Value::I(b)) => Value::I(match func {
+                    AggFunc::Min => a.min(b),
+                    AggFunc::Max => a.max(b),
+                    _ => a.wrapping_add(b),
+                }),
+                (Some(a), _) => a,
+            });
+        }
+    }
+    Merged { count, fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect() }
+}
+
+/// Which function fills each value field (index 0, the count, has none).
+pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
+    match &plan.kernel.output {
+        KernelOutput::Aggregate { value, slots, .. } => {
+            let mut funcs = vec![None; value.fields.len()];
+            for s in slots {
+                funcs[s.field] = Some(s.func);
+            }
+            funcs
+        }
+        KernelOutput::Rows { .. } => vec![],
+    }
+}
+
+/// The output row of one group.
+pub fn group_row(plan: &PhysicalPlan, key_layout: &StructLayout, key: &[u8], merged: &Merged) -> Vec<Value> {
+    plan.user
+        .columns
+        .iter()
+        .map(|c| match c.source {
+            UserSource::Key(i) => field_value(key, &key_layout.fields[i]),
+            UserSource::Count => Value::U(merged.count),
+            UserSource::Slot(i) => merged.fields[i].clone(),
+            UserSource::Avg(i) => {
+                let sum = match merged.fields[i] {
+                    Value::U(u) => u as f64,
+                    Value::I(i) => i as f64,
+                    _ => 0.0,
+                };
+                Value::F(if merged.count == 0 { 0.0 } else { sum / merged.count as f64 })
+            }
+            UserSource::Row(_) => unreachable!("aggregate plans have no row fields"),
+        })
+        .collect()
+}
+
+/// The output row of one ring-buffer record.
+pub fn record_row(plan: &PhysicalPlan, record: &StructLayout, bytes: &[u8]) -> Vec<Value> {
+    plan.user
+        .columns
+        .iter()
+        .map(|c| match c.source {
+            UserSource::Row(i) => match (field_value(bytes, &record.fields[i]), c.ty) {
+                (Value::U(u), DataType::Bool) => Value::B(u != 0),
+                (v, _) => v,
+            },
+            _ => unreachable!("row plans only have row fields"),
+        })
+        .collect()
+}
+
+macro_rules! column {
+    ($builder:ty, $rows:expr, $i:expr, $pat:pat => $v:expr) => {{
+        let mut b = <$builder>::with_capacity($rows.len());
+        for r in $rows {
+            match &r[$i] {
+                $pat => b.append_value($v),
+                _ => b.append_value(Default::default()),
+            }
+        }
+        Arc::new(b.finish()) as ArrayRef
+    }};
+}
+
+/// Builds a record batch from decoded rows.
+pub fn to_batch(schema: &SchemaRef, rows: &[Vec<Value>]) -> RecordBatch {
+    let columns: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.data_type() {
+            ArrowType::Int8 => column!(Int8Builder, rows, i, Value::I(v) => *v as i8),
+            ArrowType::Int16 => column!(Int16Builder, rows, i, Value::I(v) => *v as i16),
+            ArrowType::Int32 => column!(Int32Builder, rows, i, Value::I(v) => *v as i32),
+            ArrowType::Int64 => column!(Int64Builder, rows, i, Value::I(v) => *v),
+            ArrowType::UInt8 => column!(UInt8Builder, rows, i, Value::U(v) => *v as u8),
+            ArrowType::UInt16 => column!(UInt16Builder, rows, i, Value::U(v) => *v as u16),
+            ArrowType::UInt32 => column!(UInt32Builder, rows, i, Value::U(v) => *v as u32),
+            ArrowType::UInt64 => column!(UInt64Builder, rows, i, Value::U(v) => *v),
+            ArrowType::Float64 => column!(Float64Builder, rows, i, Value::F(v) => *v),
+            ArrowType::Boolean => column!(BooleanBuilder, rows, i, Value::B(v) => *v),
+            _ => {
+                let mut b = StringBuilder::new();
+                for r in rows {
+                    match &r[i] {
+                        Value::S(s) => b.append_value(s),
+                        _ => b.append_value(""),
+                    }
+                }
+                Arc::new(b.finish()) as ArrayRef
+            }
+        })
+        .collect();
+    RecordBatch::try_new(schema.clone(), columns).expect("columns match the schema they were built from")
+}

@@ -1,0 +1,443 @@
+//! Runtime: compile, load, attach, and drive a query: the only stage that
+//! talks to the kernel.
+//!
+//! A [`RunningQuery`] owns the object, its links and its ring buffer;
+//! dropping it detaches everything (nothing is pinned).
+
+mod compile;
+mod decode;
+pub mod env;
+mod load;
+
+pub use compile::compile;
+pub use decode::{arrow_type, schema, Value};
+pub use load::Scope;
+
+use crate::error::{Error, Result};
+use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, Object, RingBuffer, RingBufferBuilder};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Which part of the stream a batch covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowBounds {
+    /// A time window (or the whole run): [start_ns, end_ns) in CLOCK_MONOTONIC.
+    Time {
+        /// First nanosecond.
+        start_ns: u64,
+        /// One past the last nanosecond.
+        end_ns: u64,
+    },
+    /// The `index`-th count window (0-based).
+    Count {
+        /// Window number.
+        index: u64,
+    },
+    /// Streamed rows: no window.
+    Rows,
+}
+
+/// A batch of results.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// What the batch covers.
+    pub window: WindowBounds,
+    /// The rows.
+    pub batch: RecordBatch,
+    /// True when this is a running snapshot of an unfinished window (`--interval`).
+    pub partial: bool,
+}
+
+/// Event accounting. For aggregates `matched = aggregated + dropped`; for rows
+/// `matched = delivered + dropped` once the ring buffer is drained.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    /// Events in scope at the probe.
+    pub seen: u64,
+    /// Events that passed WHERE.
+    pub matched: u64,
+    /// Rows received by user space (row queries).
+    pub delivered: u64,
+    /// Events lost: group map or ring buffer full.
+    pub dropped: u64,
+}
+
+/// CLOCK_MONOTONIC in ns, the clock of `bpf_ktime_get_ns`.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Waits until every BPF program that started before this call has finished.
+///
+/// Tracepoint programs run inside RCU read-side sections, so an RCU grace
+/// period (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu) means no
+/// program still holds the old window number.
+fn wait_for_inflight_programs() {
+    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+    // SAFETY: membarrier takes two integer arguments and no pointers.
+    let rc = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) };
+    if rc != 0 {
+        // nohz_full kernels refuse it; programs run for microseconds.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A loaded, attached query. Dropping it detaches everything.
+pub struct RunningQuery {
+    rows: Option<RowReader>,
+    links: Vec<Link>,
+    plan: PhysicalPlan,
+    schema: SchemaRef,
+    groups: Option<MapHandle>,
+    stats_map: MapHandle,
+    pids: MapHandle,
+    bss: Option<MapHandle>,
+    window: u64,
+    window_start_ns: u64,
+    next_flip: Option<Instant>,
+    finished: bool,
+    object: Object,
+}
+
+struct RowReader {
+    ring: RingBuffer<'static>,
+    buffer: Rc<RefCell<Vec<Vec<Value>>>>,
+    delivered: u64,
+}
+
+impl RunningQuery {
+    /// Compiles, loads and attaches `plan` (whose generated C is `source`).
+    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
+        env::check_privileges()?;
+        let object = compile(source)?;
+        Self::start_object(plan, &object, scope)
+    }
+
+    /// Loads and attaches an already compiled object.
+    pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+        let object = load::load(object, &scope)?;
+        let handle = |name: &str| -> Result<Option<MapHandle>> {
+            match object.maps().find(|m| m.name() == name) {
+                Some(m) => MapHandle::try_from(&m).map(Some).map_err(|e| Error::Io {
+                    what: format!("open map {name}"),
+                    source: std::io::Error::other(e.to_string()),
+                }),
+                None => Ok(None),
+            }
+        };
+        let missing = |name: &str| Error::Io {
+            what: format!("find map {name}"),
+            source: std::io::Error::other("not in the object"),
+        };
+        let stats_map = handle("ebq_stats")?.ok_or_else(|| missing("ebq_stats"))?;
+        let pids = handle("ebq_pids")?.ok_or_else(|| missing("ebq_pids"))?;
+        let groups = handle("ebq_groups")?;
+        let bss = object
+            .maps()
+            .find(|m| m.name().to_string_lossy().ends_with(".bss"))
+            .map(|m| MapHandle::try_from(&m))
+            .transpose()
+            .map_err(|e| Error::Io { what: "open .bss".into(), source: std::io::Error::other(e.to_string()) })?;
+        if let Scope::Tracked(tgids) = &scope {
+            for t in tgids {
+                pids.update(&t.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| Error::Io {
+                    what: format!("track pid {t}"),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            }
+        }
+        let rows = match &plan.kernel.output {
+            KernelOutput::Rows { record, .. } => {
+                let map = handle("ebq_rows")?.ok_or_else(|| missing("ebq_rows"))?;
+                let buffer: Rc<RefCell<Vec<Vec<Value>>>> = Rc::default();
+                let sink = buffer.clone();
+                let (plan_c, record_c) = (plan.clone(), record.clone());
+                let mut b = RingBufferBuilder::new();
+                b.add(&map, move |bytes: &[u8]| {
+                    if bytes.len() >= record_c.size as usize {
+                        sink.borrow_mut().push(decode::record_row(&plan_c, &record_c, bytes));
+                    }
+                    0
+                })
+                .map_err(|e| Error::Io {
+                    what: "set up the ring buffer".into(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+                let ring = b.build().map_err(|e| Error::Io {
+                    what: "set up the ring buffer".into(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+                Some(RowReader { ring, buffer, delivered: 0 })
+            }
+            KernelOutput::Aggregate { .. } => None,
+        };
+        let mut links = vec![];
+        let event = plan.kernel.event.event_description();
+        let follow = matches!(scope, Scope::Tracked(_));
+        for prog in object.progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            if name == "ebq_follow_fork" && !follow {
+                continue;
+            }
+            let what = if name == "ebq_query" { event.clone() } else { "tracepoint:sched:sched_process_fork".into() };
+            let link = prog.attach().map_err(|e| Error::Load {
+                what: format!("attach {what}"),
+                errno: match e.kind() {
+                    libbpf_rs::ErrorKind::NotFound => libc::ENOENT,
+                    libbpf_rs::ErrorKind::PermissionDenied => libc::EPERM,
+                    _ => libc::EINVAL,
+                },
+                log: String::new(),
+            })?;
+            links.push(link);
+        }
+        let next_flip = match plan.kernel.window {
+            KernelWindow::Time { size_ms } => Some(Instant::now() + Duration::from_millis(size_ms)),
+            _ => None,
+        };
+        Ok(RunningQuery {
+            rows,
+            links,
+            schema: schema(plan),
+            plan: plan.clone(),
+            groups,
+            stats_map,
+            pids,
+            bss,
+            window: 0,
+            window_start_ns: monotonic_ns(),
+            next_flip,
+            finished: false,
+            object,
+        })
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Adds a process to a `Scope::Tracked` query.
+    pub fn track_pid(&self, tgid: u32) -> Result<()> {
+        self.pids.update(&tgid.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| map_err("track pid", e))
+    }
+
+    /// Waits up to `max_wait` and returns what completed meanwhile: closed
+    /// windows, or streamed rows.
+    pub fn poll(&mut self, max_wait: Duration) -> Result<Vec<Output>> {
+        if self.finished {
+            return Ok(vec![]);
+        }
+        if let Some(r) = &mut self.rows {
+            r.ring.poll(max_wait.min(Duration::from_millis(50))).map_err(|e| map_err("poll the ring buffer", e))?;
+            r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
+            return Ok(self.take_rows());
+        }
+        match self.plan.kernel.window {
+            KernelWindow::Time { size_ms } => {
+                let flip_at = self.next_flip.expect("time windows have a flip time");
+                let now = Instant::now();
+                if now < flip_at {
+                    std::thread::sleep(max_wait.min(flip_at - now));
+                }
+                if Instant::now() < flip_at {
+                    return Ok(vec![]);
+                }
+                self.next_flip = Some(flip_at + Duration::from_millis(size_ms));
+                Ok(vec![self.flip_time_window()?])
+            }
+            KernelWindow::Count { n } => {
+                std::thread::sleep(max_wait.min(Duration::from_millis(50)));
+                let seq = self.read_bss_u64()?;
+                self.drain_count_windows(seq / n, n)
+            }
+            KernelWindow::None => {
+                std::thread::sleep(max_wait);
+                Ok(vec![])
+            }
+        }
+    }
+
+    /// The current results of a query without windows, not cleared (for `--interval`).
+    pub fn snapshot(&self) -> Result<Output> {
+        let rows = self.collect_groups(|_| true, false)?;
+        let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+        Ok(Output {
+            window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns: monotonic_ns() },
+            batch: decode::to_batch(&self.schema, &rows),
+            partial: true,
+        })
+    }
+
+    /// Detaches, then returns everything not yet returned: the last (partial)
+    /// window, or the remaining rows. Detaching first makes the totals exact.
+    pub fn finish(&mut self) -> Result<Vec<Output>> {
+        if self.finished {
+            return Ok(vec![]);
+        }
+        self.finished = true;
+        self.links.clear();
+        let end_ns = monotonic_ns();
+        wait_for_inflight_programs();
+        if let Some(r) = &mut self.rows {
+            r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
+            return Ok(self.take_rows());
+        }
+        match self.plan.kernel.window {
+            KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
+            _ => {
+                let rows = self.collect_groups(|_| true, true)?;
+                let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+                Ok(vec![Output {
+                    window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns },
+                    batch: decode::to_batch(&self.schema, &rows),
+                    partial: false,
+                }])
+            }
+        }
+    }
+
+    /// Event accounting so far.
+    pub fn stats(&self) -> Result<QueryStats> {
+        let per_cpu = self
+            .stats_map
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("read stats", e))?
+            .unwrap_or_default();
+        let mut s = QueryStats::default();
+        for v in per_cpu {
+            let at = |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap());
+            s.seen += at(0);
+            s.matched += at(1);
+            s.dropped += at(2);
+        }
+        s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
+        Ok(s)
+    }
+
+    /// The loaded object, for per-program statistics.
+    pub fn object(&self) -> &Object {
+        &self.object
+    }
+
+    fn take_rows(&mut self) -> Vec<Output> {
+        let Some(r) = &mut self.rows else { return vec![] };
+        let rows = std::mem::take(&mut *r.buffer.borrow_mut());
+        if rows.is_empty() {
+            return vec![];
+        }
+        r.delivered += rows.len() as u64;
+        vec![Output { window: WindowBounds::Rows, batch: decode::to_batch(&self.schema, &rows), partial: false }]
+    }
+
+    fn flip_time_window(&mut self) -> Result<Output> {
+        let closing = self.window;
+        self.window += 1;
+        let bss = self.bss.as_ref().expect("time-window programs have ebq_window in .bss");
+        bss.update(&0u32.to_ne_bytes(), &self.window.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("advance the window", e))?;
+        let end_ns = monotonic_ns();
+        wait_for_inflight_programs();
+        let rows = self.collect_groups(|w| w == closing, true)?;
+        let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+        let start_ns = std::mem::replace(&mut self.window_start_ns, end_ns);
+        Ok(Output {
+            window: WindowBounds::Time { start_ns, end_ns },
+            batch: decode::to_batch(&self.schema, &rows),
+            partial: false,
+        })
+    }
+
+    /// Emits count windows [self.window, upto) in order.
+    fn drain_count_windows(&mut self, upto: u64, _n: u64) -> Result<Vec<Output>> {
+        if upto <= self.window {
+            return Ok(vec![]);
+        }
+        if !self.finished {
+            wait_for_inflight_programs();
+        }
+        let rows = self.collect_groups(|w| w < upto, true)?;
+        let mut by_window: std::collections::BTreeMap<u64, Vec<Vec<Value>>> = Default::default();
+        for (w, r) in rows {
+            by_window.entry(w).or_default().push(r);
+        }
+        let last = if upto == u64::MAX { by_window.keys().next_back().map_or(self.window, |w| w + 1) } else { upto };
+        let mut out = vec![];
+        for index in self.window..last {
+            let rows = by_window.remove(&index).unwrap_or_default();
+            out.push(Output {
+                window: WindowBounds::Count { index },
+                batch: decode::to_batch(&self.schema, &rows),
+                partial: false,
+            });
+        }
+        self.window = last.max(self.window);
+        Ok(out)
+    }
+
+    /// Reads (and with `delete`, removes) the groups whose window satisfies `pick`.
+    fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<Value>)>> {
+        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.kernel.output)
+        else {
+            return Ok(vec![]);
+        };
+        let window_field = key.fields.iter().find(|f| f.name == "window").expect("keys start with the window");
+        let funcs = decode::slot_funcs(&self.plan);
+        // Collect keys first: deleting while walking a hash map restarts the walk.
+        let keys: Vec<Vec<u8>> = groups.keys().collect();
+        let mut out = vec![];
+        for k in keys {
+            let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };
+            if !pick(w) {
+                continue;
+            }
+            let Some(per_cpu) = groups.lookup_percpu(&k, MapFlags::ANY).map_err(|e| map_err("read a group", e))? else {
+                continue;
+            };
+            let merged = decode::merge_percpu(value, &funcs, &per_cpu);
+            if delete {
+                groups.delete(&k).map_err(|e| map_err("clear a group", e))?;
+            }
+            out.push((w, decode::group_row(&self.plan, key, &k, &merged)));
+        }
+        let key_columns: Vec<usize> = self
+            .plan
+            .user
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.source, crate::plan::UserSource::Key(_)))
+            .map(|(i, _)| i)
+            .collect();
+        out.sort_by(|(wa, a), (wb, b)| {
+            wa.cmp(wb).then_with(|| {
+                key_columns
+                    .iter()
+                    .map(|&i| a[i].cmp_for_sort(&b[i]))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+        });
+        Ok(out)
+    }
+
+    fn read_bss_u64(&self) -> Result<u64> {
+        let bss = self.bss.as_ref().expect("count-window programs have ebq_seq in .bss");
+        let v = bss
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("read the event sequence", e))?
+            .unwrap_or_default();
+        Ok(v.get(0..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap())))
+    }
+}
+
+fn map_err(what: &str, e: libbpf_rs::Error) -> Error {
+    Error::Io { what: what.into(), source: std::io::Error::other(e.to_string()) }
+}

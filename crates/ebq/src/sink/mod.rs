@@ -1,0 +1,60 @@
+//! Sinks: where results go. Each writes [`Output`] batches as they close.
+
+mod csv;
+mod json;
+mod table;
+
+pub use self::csv::CsvSink;
+pub use self::json::JsonSink;
+pub use self::table::TableSink;
+
+use crate::runtime::{Output, Value};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use std::io;
+
+/// A destination for query results.
+pub trait Sink {
+    /// Writes one batch.
+    fn write(&mut self, out: &Output) -> io::Result<()>;
+}
+
+/// The value at `row` of an Arrow column, for text formats.
+pub fn cell(col: &ArrayRef, row: usize) -> Value {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    match col.data_type() {
+        DataType::Int8 => Value::I(col.as_primitive::<Int8Type>().value(row).into()),
+        DataType::Int16 => Value::I(col.as_primitive::<Int16Type>().value(row).into()),
+        DataType::Int32 => Value::I(col.as_primitive::<Int32Type>().value(row).into()),
+        DataType::Int64 => Value::I(col.as_primitive::<Int64Type>().value(row)),
+        DataType::UInt8 => Value::U(col.as_primitive::<UInt8Type>().value(row).into()),
+        DataType::UInt16 => Value::U(col.as_primitive::<UInt16Type>().value(row).into()),
+        DataType::UInt32 => Value::U(col.as_primitive::<UInt32Type>().value(row).into()),
+        DataType::UInt64 => Value::U(col.as_primitive::<UInt64Type>().value(row)),
+        DataType::Float64 => Value::F(col.as_primitive::<Float64Type>().value(row)),
+        DataType::Boolean => Value::B(col.as_boolean().value(row)),
+        _ if col.is_null(row) => Value::S(String::new()),
+        _ => Value::S(col.as_string::<i32>().value(row).to_string()),
+    }
+}
+
+/// Rows of a batch as text-ready values.
+pub fn rows(batch: &RecordBatch) -> impl Iterator<Item = Vec<Value>> + '_ {
+    (0..batch.num_rows()).map(move |r| batch.columns().iter().map(|c| cell(c, r)).collect())
+}
+
+/// A value as plain text (floats with up to 3 decimals, trailing zeros dropped).
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::U(u) => u.to_string(),
+        Value::I(i) => i.to_string(),
+        Value::F(f) => {
+            let s = format!("{f:.3}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            s.to_string()
+        }
+        Value::S(s) => s.clone(),
+        Value::B(b) => b.to_string(),
+    }
+}
