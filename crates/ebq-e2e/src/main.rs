@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! ebq-workload pread --fds K --calls C1,...,CK [--size-base B] [--comm NAME]
-//!                    [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N]
+//!                    [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
 //! ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload spin --seconds S [--comm NAME]
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "\
 usage:
   ebq-workload pread --fds K --calls C1,...,CK [--size-base B] [--comm NAME]
-                     [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N]
+                     [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
   ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload spin --seconds S [--comm NAME]
@@ -259,12 +259,14 @@ struct PreadCfg {
     wait_file: Option<String>,
     threads_per_cpu: bool,
     fd_base: Option<u64>,
+    /// Microseconds to sleep after each call, to spread calls across windows.
+    gap_us: u64,
 }
 
 fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
     let f = Flags::parse(
         args,
-        &["fds", "calls", "size-base", "comm", "report", "wait-file", "fd-base"],
+        &["fds", "calls", "size-base", "comm", "report", "wait-file", "fd-base", "gap-us"],
         &["threads-per-cpu"],
     )?;
     let fds = f.u64_or("fds", None, 1, MAX_FDS)?;
@@ -283,6 +285,7 @@ fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
             Some(v) => Some(parse_u64("fd-base", v, 3, MAX_FD_BASE)?),
             None => None,
         },
+        gap_us: f.u64_or("gap-us", Some(0), 0, 10_000_000)?,
     })
 }
 
@@ -522,8 +525,17 @@ impl Drop for TempFiles {
 }
 
 /// Issues the pread64 calls with indices `range` on `fd`.
-fn do_preads(fd: libc::c_int, base: u64, range: std::ops::Range<u64>, buf: &mut [u8]) -> Result<(), Error> {
+fn do_preads(
+    fd: libc::c_int,
+    base: u64,
+    range: std::ops::Range<u64>,
+    buf: &mut [u8],
+    gap_us: u64,
+) -> Result<(), Error> {
     for j in range {
+        if gap_us > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(gap_us));
+        }
         let size = pread_size(base, j) as usize;
         // SAFETY: buf holds at least 5 * base >= size bytes.
         let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), size, 0) };
@@ -566,7 +578,7 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
                         for (&fd, &calls) in fds.iter().zip(&cfg.calls) {
                             let half = first_half(calls);
                             let range = if cpu == 0 { 0..half } else { half..calls };
-                            do_preads(fd, cfg.size_base, range.clone(), &mut buf)?;
+                            do_preads(fd, cfg.size_base, range.clone(), &mut buf, cfg.gap_us)?;
                             per_fd.push(stats_for(cfg.size_base, range));
                         }
                         Ok(CpuPart { cpu, tid: gettid(), per_fd })
@@ -581,7 +593,7 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
     } else {
         let mut buf = vec![0u8; buf_len];
         for (&fd, &calls) in fds.iter().zip(&cfg.calls) {
-            do_preads(fd, cfg.size_base, 0..calls, &mut buf)?;
+            do_preads(fd, cfg.size_base, 0..calls, &mut buf, cfg.gap_us)?;
         }
     }
     drop(files);
@@ -861,6 +873,7 @@ mod tests {
                 wait_file: Some("/tmp/go".into()),
                 threads_per_cpu: true,
                 fd_base: None,
+                gap_us: 0,
             }
         );
     }

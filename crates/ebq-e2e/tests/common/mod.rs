@@ -1,0 +1,153 @@
+//! Shared helpers for end-to-end tests: run a query around a workload with
+//! known syscall counts and read the results back as plain rows.
+#![allow(dead_code)]
+
+use ebq::runtime::Value;
+use ebq::sink::rows;
+use ebq::{Engine, Output, QueryStats, Scope};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The workload binary built with these tests.
+pub fn workload_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ebq-workload"))
+}
+
+/// The `ebq` binary of the same build profile (built by `cargo build --workspace`).
+pub fn ebq_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
+    let bin = dir.join("ebq");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --release --workspace` first (scripts/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
+/// An engine over the running kernel.
+pub fn engine() -> Engine {
+    Engine::new().expect("tracefs must be mounted (scripts/setup.sh mounts it)")
+}
+
+/// One result row: column name → value, plus `window` for windowed output.
+pub type Row = BTreeMap<String, Value>;
+
+/// Flattens outputs into rows; `__window` holds the window's index in `outs`.
+pub fn rows_of(outs: &[Output]) -> Vec<Row> {
+    let mut all = vec![];
+    for (i, o) in outs.iter().enumerate() {
+        let schema = o.batch.schema();
+        for r in rows(&o.batch) {
+            let mut row: Row = schema.fields().iter().map(|f| f.name().clone()).zip(r).collect();
+            row.insert("__window".into(), Value::U(i as u64));
+            all.push(row);
+        }
+    }
+    all
+}
+
+/// Reads an unsigned (or non-negative signed) integer cell.
+pub fn u(row: &Row, col: &str) -> u64 {
+    match row.get(col) {
+        Some(Value::U(v)) => *v,
+        Some(Value::I(v)) if *v >= 0 => *v as u64,
+        other => panic!("column {col}: expected an integer, got {other:?} in {row:?}"),
+    }
+}
+
+/// Reads a float cell.
+pub fn f(row: &Row, col: &str) -> f64 {
+    match row.get(col) {
+        Some(Value::F(v)) => *v,
+        other => panic!("column {col}: expected a float, got {other:?}"),
+    }
+}
+
+/// Reads a string cell.
+pub fn s(row: &Row, col: &str) -> String {
+    match row.get(col) {
+        Some(Value::S(v)) => v.clone(),
+        other => panic!("column {col}: expected a string, got {other:?}"),
+    }
+}
+
+/// A workload started with `--wait-file`, paused until [`Workload::go`].
+pub struct Workload {
+    pub child: Child,
+    wait_file: PathBuf,
+    report_file: PathBuf,
+}
+
+impl Workload {
+    /// Starts `ebq-workload SUBCOMMAND ARGS… --wait-file F --report R`.
+    pub fn start(args: &[&str]) -> Workload {
+        let dir = std::env::temp_dir().join(format!("ebq-e2e-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let wait_file = dir.join("go");
+        let report_file = dir.join("report.json");
+        let child = Command::new(workload_bin())
+            .args(args)
+            .arg("--wait-file")
+            .arg(&wait_file)
+            .arg("--report")
+            .arg(&report_file)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the workload");
+        Workload { child, wait_file, report_file }
+    }
+
+    /// The workload's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Lets it run.
+    pub fn go(&self) {
+        std::fs::write(&self.wait_file, b"go").unwrap();
+    }
+
+    /// Waits for it to exit successfully and returns its JSON report.
+    pub fn report(mut self) -> serde_json::Value {
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "workload failed: {status}");
+        let text = std::fs::read_to_string(&self.report_file).unwrap();
+        let _ = std::fs::remove_dir_all(self.wait_file.parent().unwrap());
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Runs `sql` (with `{pid}` replaced by the workload's pid) around a workload:
+/// attach, release the workload, poll until it exits, detach, and return
+/// every output batch, the stats and the workload's report.
+pub fn run_around(
+    sql: &str,
+    scope: impl Fn(u32) -> Scope,
+    workload: &[&str],
+) -> (Vec<Output>, QueryStats, serde_json::Value) {
+    let w = Workload::start(workload);
+    let sql = sql.replace("{pid}", &w.pid().to_string());
+    let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let mut q = prepared.start(scope(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    w.go();
+    let mut outs = vec![];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut w = w;
+    while w.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "workload did not finish");
+        outs.extend(q.poll(Duration::from_millis(20)).unwrap());
+    }
+    outs.extend(q.finish().unwrap());
+    let stats = q.stats().unwrap();
+    (outs, stats, w.report())
+}
