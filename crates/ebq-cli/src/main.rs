@@ -155,7 +155,7 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
     let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
     let f = &bound.event.format;
     println!("{} (id {})", bound.event.event_description(), f.id);
-    println!("  {:<24} {:<12} {}", "column", "type", "source");
+    println!("  {:<24} {:<12} source", "column", "type");
     for field in &f.fields {
         let ty = column_type(field);
         println!("  {:<24} {:<12} offset {}, size {}: {}", field.name, ty, field.offset, field.size, field.c_type);

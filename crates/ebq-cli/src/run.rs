@@ -78,8 +78,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     if let Some(h) = held.as_mut() {
         h.release();
     }
-    let started = Instant::now();
+    let started = query.started_at();
     let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
+    if let Some(d) = deadline {
+        query.set_deadline(d);
+    }
     let interval = args.interval.map(Duration::from_secs_f64);
     let mut next_snapshot = interval.map(|i| started + i);
     let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
@@ -99,13 +102,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             break;
         }
         let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
+        if query.is_finished() || deadline.is_some_and(|d| now >= d + Duration::from_millis(200)) {
             break;
         }
-        let mut wait = Duration::from_millis(100);
-        if let Some(d) = deadline {
-            wait = wait.min(d.saturating_duration_since(now));
-        }
+        let wait = Duration::from_millis(100);
         let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
         write(outs, &mut sink)?;
         if let (Some(at), Some(i)) = (next_snapshot, interval) {

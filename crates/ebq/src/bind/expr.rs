@@ -344,9 +344,9 @@ impl Binder<'_> {
 
     fn compare(&self, e: &Expr, op: BinaryOp, l: ScalarExpr, r: ScalarExpr) -> Result<ScalarExpr> {
         let (lt, rt) = (l.ty(), r.ty());
-        if !(lt.is_int() && rt.is_int())
-            && !(lt == DataType::Bool && rt == DataType::Bool && matches!(op, BinaryOp::Eq | BinaryOp::Ne))
-        {
+        let ints = lt.is_int() && rt.is_int();
+        let bools = lt == DataType::Bool && rt == DataType::Bool && matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+        if !(ints || bools) {
             return Err(err(e, format!("cannot compare {lt} with {rt}")));
         }
         let operand_ty = if lt == DataType::Bool { DataType::Bool } else { arithmetic_type(&l, &r) };

@@ -8,7 +8,7 @@ use std::fmt::Write;
 /// True when an integer field is naturally aligned, so `ctx->field` is a plain
 /// context load the verifier accepts. Others are read with `bpf_probe_read_kernel`.
 pub fn in_struct(offset: u32, size: u32) -> bool {
-    matches!(size, 1 | 2 | 4 | 8) && offset % size == 0 && offset >= 8
+    matches!(size, 1 | 2 | 4 | 8) && offset.is_multiple_of(size) && offset >= 8
 }
 
 /// The record struct of a tracepoint, with explicit padding and offset checks.
@@ -21,7 +21,7 @@ pub fn event_struct(name: &str, event: &str, format: &TracepointFormat) -> Strin
             FieldKind::Int if in_struct(f.offset, f.size) => {
                 format!("{} {}", DataType::int_of_size(f.size, f.signed).c_type(), f.name)
             }
-            FieldKind::DataLocStr if f.size == 4 && f.offset % 4 == 0 => format!("__u32 {}", f.name),
+            FieldKind::DataLocStr if f.size == 4 && f.offset.is_multiple_of(4) => format!("__u32 {}", f.name),
             FieldKind::CharArray { len } if f.offset >= 8 => format!("char {}[{len}]", f.name),
             FieldKind::IntArray { elem_size, len } if in_struct(f.offset, *elem_size) => {
                 format!("{} {}[{len}]", DataType::int_of_size(*elem_size, f.signed).c_type(), f.name)

@@ -102,6 +102,8 @@ pub struct RunningQuery {
     window: u64,
     window_start_ns: u64,
     next_flip: Option<Instant>,
+    started_at: Instant,
+    deadline: Option<Instant>,
     finished: bool,
     object: Object,
 }
@@ -198,8 +200,9 @@ impl RunningQuery {
             })?;
             links.push(link);
         }
+        let started_at = Instant::now();
         let next_flip = match plan.kernel.window {
-            KernelWindow::Time { size_ms } => Some(Instant::now() + Duration::from_millis(size_ms)),
+            KernelWindow::Time { size_ms } => Some(started_at + Duration::from_millis(size_ms)),
             _ => None,
         };
         Ok(RunningQuery {
@@ -214,6 +217,8 @@ impl RunningQuery {
             window: 0,
             window_start_ns: monotonic_ns(),
             next_flip,
+            started_at,
+            deadline: None,
             finished: false,
             object,
         })
@@ -222,6 +227,23 @@ impl RunningQuery {
     /// The output schema.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+
+    /// When the query was attached; time windows are cut from here.
+    pub fn started_at(&self) -> Instant {
+        self.started_at
+    }
+
+    /// Ends the query at `at`: [`poll`](Self::poll) detaches and returns the
+    /// final window then, so a duration that is a multiple of the window size
+    /// ends exactly on a window boundary.
+    pub fn set_deadline(&mut self, at: Instant) {
+        self.deadline = Some(at);
+    }
+
+    /// True once the query has detached and returned its final results.
+    pub fn is_finished(&self) -> bool {
+        self.finished
     }
 
     /// Adds a process to a `Scope::Tracked` query.
@@ -234,6 +256,18 @@ impl RunningQuery {
     pub fn poll(&mut self, max_wait: Duration) -> Result<Vec<Output>> {
         if self.finished {
             return Ok(vec![]);
+        }
+        if let Some(end) = self.deadline {
+            let now = Instant::now();
+            if now >= end {
+                return self.finish();
+            }
+            // A flip that coincides with the end is the end: detach instead.
+            let flip_first = self.next_flip.is_some_and(|f| f + Duration::from_millis(1) < end);
+            if !flip_first && self.rows.is_none() && end - now <= max_wait {
+                std::thread::sleep(end - now);
+                return self.finish();
+            }
         }
         if let Some(r) = &mut self.rows {
             r.ring.poll(max_wait.min(Duration::from_millis(50))).map_err(|e| map_err("poll the ring buffer", e))?;
@@ -283,8 +317,10 @@ impl RunningQuery {
             return Ok(vec![]);
         }
         self.finished = true;
-        self.links.clear();
+        // The window ends when detaching starts; detaching itself waits for an
+        // RCU grace period (tens of ms) during which late events still count.
         let end_ns = monotonic_ns();
+        self.links.clear();
         wait_for_inflight_programs();
         if let Some(r) = &mut self.rows {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
