@@ -38,3 +38,37 @@ fn rows_use_the_ring_buffer() {
     assert!(c.contains("bpf_ringbuf_reserve(&ebq_rows, sizeof(*r), 0)"));
     assert!(c.contains("__builtin_memcpy(r->"));
 }
+
+/// The generated C for the eBQL example, compared with a checked-in snapshot.
+/// Set EBQ_UPDATE_SNAPSHOTS=1 to rewrite it after an intended change.
+#[test]
+fn ebql_example_snapshot() {
+    let c = generate_for(
+        "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM tracepoint/syscalls/sys_enter_pread64 GROUP BY fd, cpu WHERE pid == 1041370 WINDOW(time, 1000, 1000)",
+    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/ebql_example.bpf.c");
+    if std::env::var_os("EBQ_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(path, &c).unwrap();
+    }
+    let want = std::fs::read_to_string(path).expect("snapshot exists (EBQ_UPDATE_SNAPSHOTS=1 writes it)");
+    assert_eq!(c, want, "generated C changed; review and rerun with EBQ_UPDATE_SNAPSHOTS=1");
+}
+
+/// Generated programs compile with clang (-Wall -Werror), without loading them:
+/// runs wherever clang and libbpf headers exist, root or not.
+#[test]
+fn generated_programs_compile_with_clang() {
+    for sql in [
+        "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM syscalls.sys_enter_pread64 GROUP BY fd, cpu WINDOW(time, 1000, 1000)",
+        "SELECT comm, COUNT(*), SUM(count / 3 - 1), MIN(-count % 7) FROM syscalls.sys_enter_pread64 WHERE comm LIKE 'd%' GROUP BY comm WINDOW(count, 100, 100)",
+        "SELECT time, pid, tid, uid, gid, comm, cpu, cgroup, fd, count, pos FROM syscalls.sys_enter_pread64 WHERE fd << 2 >= 8 OR NOT (pos BETWEEN -1 AND 10)",
+        "SELECT rwbs, dev, SUM(bytes) FROM block.block_rq_issue WHERE cmd = 'x' GROUP BY rwbs, dev",
+        "SELECT args[0], COUNT(*) FROM raw_syscalls.sys_enter GROUP BY args[0]",
+        "SELECT parent_comm, child_pid FROM sched.sched_process_fork WHERE parent_comm != 'bash'",
+    ] {
+        let c = generate_for(sql);
+        if let Err(e) = crate::runtime::compile(&c) {
+            panic!("{sql}\n{e}\n{c}");
+        }
+    }
+}

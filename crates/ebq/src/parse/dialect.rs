@@ -26,4 +26,9 @@ impl Dialect for EbqDialect {
     fn supports_filter_during_aggregation(&self) -> bool {
         false
     }
+
+    /// `<<` and `>>` on integers.
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        true
+    }
 }

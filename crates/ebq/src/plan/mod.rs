@@ -323,3 +323,6 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,73 @@
+use super::*;
+use crate::catalog::Catalog;
+
+fn fixtures() -> Catalog {
+    Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"))
+}
+
+fn physical(sql: &str, options: &PlanOptions) -> Result<PhysicalPlan> {
+    let cat = fixtures();
+    let q = crate::parse::parse_query(sql)?;
+    let l = crate::bind::bind(&q, &cat)?;
+    plan(sql, &l, &cat, options)
+}
+
+#[test]
+fn ebql_example_plan_prints_its_kernel_user_split() {
+    let p = physical(
+        "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM tracepoint/syscalls/sys_enter_pread64 GROUP BY fd, cpu WHERE pid == 7 WINDOW(time, 1000, 1000)",
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        p.explain(),
+        "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACEPOINT)
+[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
+[kernel] Filter     (pid == 7)
+[kernel] Aggregate  keys=[fd, cpu] values=[count, MAX(count), SUM(count)] in PERCPU_HASH ebq_groups (max 10240 groups; key 24 B, value 24 B; one lookup per event)
+[kernel] Window     tumbling time 1000 ms: user-space timer advances ebq_window, waits for in-flight programs, drains the closed window
+[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes
+[user]   Project    fd, cpu, COUNT(*), MAX(count), AVG(count) = sum / count
+"
+    );
+}
+
+#[test]
+fn avg_and_sum_of_the_same_argument_share_one_slot() {
+    let p = physical("SELECT SUM(count), AVG(count), MIN(count) FROM syscalls.sys_enter_pread64", &PlanOptions::default()).unwrap();
+    let KernelOutput::Aggregate { slots, value, .. } = &p.kernel.output else { panic!() };
+    assert_eq!(slots.len(), 2);
+    assert_eq!(value.size, 24);
+    assert_eq!(p.user.columns[0].source, UserSource::Slot(slots[0].field));
+    assert_eq!(p.user.columns[1].source, UserSource::Avg(slots[0].field));
+}
+
+#[test]
+fn key_fields_are_laid_out_largest_first() {
+    let p = physical("SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd", &PlanOptions::default()).unwrap();
+    let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
+    let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
+    assert_eq!(layout, [("window", 0), ("c2_fd", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
+}
+
+#[test]
+fn stack_budget_is_a_plan_error_not_a_verifier_error() {
+    // Each SUM of a distinct expression is one 8-byte value slot.
+    let sums = |n: usize| (0..n).map(|i| format!("SUM(count + {i})")).collect::<Vec<_>>().join(", ");
+    let fits = format!("SELECT comm, {} FROM syscalls.sys_enter_pread64 GROUP BY comm", sums(40));
+    assert!(physical(&fits, &PlanOptions::default()).is_ok());
+    let wide = format!("SELECT comm, {} FROM syscalls.sys_enter_pread64 GROUP BY comm", sums(46));
+    match physical(&wide, &PlanOptions::default()) {
+        Err(Error::Query(q)) => assert!(q.message.contains("bytes of BPF stack"), "{}", q.message),
+        other => panic!("expected a plan error, got {other:?}"),
+    }
+}
+
+#[test]
+fn sliding_windows_and_bad_ring_sizes_are_refused() {
+    let e = physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default());
+    assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("sliding windows")));
+    let opts = PlanOptions { ringbuf_bytes: 5000, ..Default::default() };
+    let e = physical("SELECT fd FROM syscalls.sys_enter_pread64", &opts);
+    assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("power of two")));
+}
