@@ -75,6 +75,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         Ok(())
     };
 
+    let who = match (&held, args.pid, args.system_wide) {
+        (_, _, true) | (None, None, _) => "all processes".to_string(),
+        (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
+        (None, Some(p), _) => format!("process {p}"),
+    };
+    eprintln!("ebq: tracing {} in {who}; Ctrl-C to stop", prepared.physical.kernel.event.event_description());
     if let Some(h) = held.as_mut() {
         h.release();
     }

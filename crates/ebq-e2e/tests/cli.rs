@@ -77,12 +77,12 @@ fn sigint_prints_the_final_window_and_detaches() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the program is attached, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !bpf_prog_names().iter().any(|n| n == "ebq_query") {
-        assert!(Instant::now() < deadline, "ebq never attached");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Wait until ebq says it is tracing, then interrupt.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    assert!(line.starts_with("ebq: tracing tracepoint:raw_syscalls:sys_enter in all processes"), "{line}");
+    std::thread::sleep(Duration::from_millis(50));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -117,19 +117,31 @@ fn bad_query_on_the_command_line_is_positioned() {
     );
 }
 
-fn bpf_prog_names() -> Vec<String> {
+/// Ids of loaded BPF programs whose name starts with `ebq_`.
+fn ebq_prog_ids() -> Vec<u64> {
     let out = Command::new("bpftool").args(["-j", "prog", "show"]).output().expect("bpftool");
     let v: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Array(vec![]));
-    v.as_array().map(|a| a.iter().filter_map(|p| p["name"].as_str().map(String::from)).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("ebq_")))
+                .filter_map(|p| p["id"].as_u64())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
-fn nothing_stays_attached_after_exit() {
-    let out = Command::new(ebq_bin())
-        .args(["--duration", "0.2", "SELECT COUNT(*) FROM raw_syscalls.sys_enter"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    // Other tests may run ebq concurrently only if run in parallel; CI runs serially.
-    assert!(!bpf_prog_names().iter().any(|n| n == "ebq_query" || n == "ebq_follow_fork"));
+fn nothing_stays_loaded_after_exit() {
+    let before = ebq_prog_ids();
+    for args in [
+        vec!["--duration", "0.2", "SELECT COUNT(*) FROM raw_syscalls.sys_enter"],
+        vec!["-c", "true", "SELECT comm, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY comm"],
+        vec!["--duration", "0.2", "SELECT pid, comm FROM syscalls.sys_enter_read"],
+    ] {
+        let out = Command::new(ebq_bin()).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+    }
+    let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
+    assert!(left.is_empty(), "programs left loaded: {left:?}");
 }

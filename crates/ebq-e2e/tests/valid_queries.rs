@@ -556,8 +556,10 @@ fn subsystem_queries() {
 #[test]
 fn table_covers_enough() {
     let all: Vec<Case> = syscall_cases().into_iter().chain(sched_cases()).chain(subsystem_cases()).collect();
-    let events: std::collections::BTreeSet<String> =
-        all.iter().map(|c| format!("{}", engine().prepare(&c.sql.replace("{comm}", "x")).unwrap().logical.event.name)).collect();
+    let events: std::collections::BTreeSet<String> = all
+        .iter()
+        .map(|c| format!("{}", engine().prepare(&c.sql.replace("{comm}", "x")).unwrap().logical.event.name))
+        .collect();
     assert!(all.len() >= 35, "{} queries", all.len());
     assert!(events.len() >= 15, "{} events: {events:?}", events.len());
 }

@@ -34,7 +34,9 @@ fn ebql_example_plan_prints_its_kernel_user_split() {
 
 #[test]
 fn avg_and_sum_of_the_same_argument_share_one_slot() {
-    let p = physical("SELECT SUM(count), AVG(count), MIN(count) FROM syscalls.sys_enter_pread64", &PlanOptions::default()).unwrap();
+    let p =
+        physical("SELECT SUM(count), AVG(count), MIN(count) FROM syscalls.sys_enter_pread64", &PlanOptions::default())
+            .unwrap();
     let KernelOutput::Aggregate { slots, value, .. } = &p.kernel.output else { panic!() };
     assert_eq!(slots.len(), 2);
     assert_eq!(value.size, 24);
@@ -44,7 +46,11 @@ fn avg_and_sum_of_the_same_argument_share_one_slot() {
 
 #[test]
 fn key_fields_are_laid_out_largest_first() {
-    let p = physical("SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd", &PlanOptions::default()).unwrap();
+    let p = physical(
+        "SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd",
+        &PlanOptions::default(),
+    )
+    .unwrap();
     let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
     assert_eq!(layout, [("window", 0), ("c2_fd", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
@@ -65,7 +71,8 @@ fn stack_budget_is_a_plan_error_not_a_verifier_error() {
 
 #[test]
 fn sliding_windows_and_bad_ring_sizes_are_refused() {
-    let e = physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default());
+    let e =
+        physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default());
     assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("sliding windows")));
     let opts = PlanOptions { ringbuf_bytes: 5000, ..Default::default() };
     let e = physical("SELECT fd FROM syscalls.sys_enter_pread64", &opts);
