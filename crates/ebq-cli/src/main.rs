@@ -104,6 +104,9 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
 
 fn tracefs_error(e: &Error) -> String {
     match e {
+        Error::Catalog(ebq::catalog::CatalogError::Io { path, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => format!(
+            "error: cannot read {path}: permission denied; tracefs is readable by root only on most systems\n  help: run ebq as root (`sudo ebq …`)"
+        ),
         Error::Catalog(ebq::catalog::CatalogError::NoTracefs { looked }) => format!(
             "error: tracefs is not mounted (looked in {looked}); ebq reads event formats from it\n  help: mount it: `mount -t tracefs nodev /sys/kernel/tracing` (scripts/setup.sh does this)"
         ),
@@ -132,20 +135,16 @@ fn explain(sql: Option<String>, file: Option<String>, args: &RunArgs) -> Result<
     let sql = read_sql(sql, file)?;
     let engine = engine(args)?;
     let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
-    print!("{}", prepared.explain());
-    Ok(ExitCode::SUCCESS)
+    emit(&prepared.explain())
 }
 
 fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
     let engine = engine(args)?;
-    let list = engine.catalog().list(glob.as_deref()).map_err(|e| format!("error: {e}"))?;
-    for (c, n) in &list {
-        println!("tracepoint:{c}:{n}");
-    }
+    let list = engine.catalog().list(glob.as_deref()).map_err(|e| tracefs_error(&e.into()))?;
     if list.is_empty() {
         return Err(format!("error: no event matches `{}`", glob.unwrap_or_default()));
     }
-    Ok(ExitCode::SUCCESS)
+    emit(&list.iter().map(|(c, n)| format!("tracepoint:{c}:{n}\n")).collect::<String>())
 }
 
 fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
@@ -154,16 +153,30 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
     let q = ebq::parse::parse_query(&sql).map_err(|e| e.render(&sql))?;
     let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
     let f = &bound.event.format;
-    println!("{} (id {})", bound.event.event_description(), f.id);
-    println!("  {:<24} {:<12} source", "column", "type");
+    let mut out =
+        format!("{} (id {})\n  {:<24} {:<12} source\n", bound.event.event_description(), f.id, "column", "type");
     for field in &f.fields {
         let ty = column_type(field);
-        println!("  {:<24} {:<12} offset {}, size {}: {}", field.name, ty, field.offset, field.size, field.c_type);
+        out += &format!(
+            "  {:<24} {:<12} offset {}, size {}: {}\n",
+            field.name, ty, field.offset, field.size, field.c_type
+        );
     }
     for s in SystemColumn::ALL {
-        println!("  {:<24} {:<12} {}", s.name(), s.data_type().to_string(), s.description());
+        out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }
-    Ok(ExitCode::SUCCESS)
+    emit(&out)
+}
+
+/// Writes to stdout; a closed pipe (`ebq events | head`) ends quietly.
+fn emit(text: &str) -> Result<ExitCode, String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(format!("error: writing to stdout: {e}")),
+    }
 }
 
 fn column_type(f: &ebq::catalog::TpField) -> String {

@@ -42,6 +42,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             return Err(format!("error: no process with pid {pid}"));
         }
     }
+    ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
     let engine = engine(args)?;
     let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
     install_signal_handlers();

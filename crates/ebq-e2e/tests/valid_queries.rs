@@ -260,11 +260,13 @@ fn syscall_cases() -> Vec<Case> {
                 assert_eq!((i(&r.rows[0], "ret"), u(&r.rows[0], "n")), (1, 2000));
             }),
         // Arithmetic of every kind, including negative literals and x / 0, x % 0.
-        // (Shifts `<<` and `>>` do not parse yet: see the report.)
+        // Shifts: logical for unsigned, arithmetic for signed, 0 past 63 bits.
         some(
             "SELECT fd, count * 2 + 1 AS c2, (fd + 100) / 3 AS q, fd % 3 AS r, -fd AS neg, fd ^ 1 AS x, fd | 8 AS o, \
-             fd & 1 AS a, fd / 0 AS d0, fd % 0 AS m0, -7 / 2 AS nd, -7 % 3 AS nm, count - 3 AS wrap \
-             FROM syscalls.sys_enter_read WHERE comm = '{comm}' AND count - 2 = -1 AND count * 1000 > 999",
+             fd & 1 AS a, fd / 0 AS d0, fd % 0 AS m0, -7 / 2 AS nd, -7 % 3 AS nm, count - 3 AS wrap, \
+             fd << 4 AS shl, (fd + 64) >> 3 AS shr, -8 >> 1 AS sar, count << 70 AS shl_far \
+             FROM syscalls.sys_enter_read WHERE comm = '{comm}' AND count - 2 = -1 AND count * 1000 > 999 \
+             AND (count << 2) >> 1 = 2",
             ReadZero,
         )
         .check(|r| {
@@ -278,6 +280,10 @@ fn syscall_cases() -> Vec<Case> {
             assert_eq!(i(row, "x"), fd ^ 1);
             assert_eq!(i(row, "o"), fd | 8);
             assert_eq!(i(row, "a"), fd & 1);
+            assert_eq!(i(row, "shl"), fd << 4);
+            assert_eq!(i(row, "shr"), (fd + 64) >> 3);
+            assert_eq!(i(row, "sar"), -4, "signed >> is arithmetic");
+            assert_eq!(i(row, "shl_far"), 0, "shifts past 63 give 0");
             assert_eq!(i(row, "d0"), 0, "x / 0 is 0");
             assert_eq!(i(row, "m0"), fd, "x % 0 is x");
             assert_eq!(i(row, "nd"), -3, "signed division truncates toward zero");
@@ -483,7 +489,7 @@ fn subsystem_cases() -> Vec<Case> {
             Pread,
         ),
         any(
-            "SELECT flags / 262144 AS idx, COUNT(*) AS n FROM timer.timer_start WHERE expires > now - 1000 GROUP BY idx",
+            "SELECT flags >> 18 AS idx, COUNT(*) AS n FROM timer.timer_start WHERE expires > now - 1000 GROUP BY idx",
             Pread,
         ),
         // Negative literal against an i32.
@@ -516,7 +522,7 @@ fn subsystem_cases() -> Vec<Case> {
         ),
         // u16 filter; dev_t split into major/minor.
         any(
-            "SELECT rwbs, dev / 1048576 AS major, dev % 1048576 AS minor, SUM(bytes) AS bytes, COUNT(*) AS n \
+            "SELECT rwbs, dev >> 20 AS major, dev & 1048575 AS minor, SUM(bytes) AS bytes, COUNT(*) AS n \
              FROM block.block_rq_issue WHERE ioprio >= 0 GROUP BY rwbs, major, minor",
             Pread,
         ),

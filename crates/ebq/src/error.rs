@@ -186,7 +186,11 @@ fn render_query_error(q: &QueryError, sql: &str) -> String {
                 };
                 let gutter = format!("{} | ", span.start.line);
                 out.push_str(&format!("{gutter}{line}\n"));
-                out.push_str(&" ".repeat(gutter.len() + (start - 1) as usize));
+                // Keep the line's tabs so the caret lines up under them.
+                let pad: String =
+                    line.chars().take((start - 1) as usize).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+                out.push_str(&" ".repeat(gutter.len()));
+                out.push_str(&pad);
                 out.push_str(&"^".repeat((end.saturating_sub(start)).max(1) as usize));
                 out.push('\n');
             }

@@ -123,6 +123,20 @@ impl Binder<'_> {
 
     /// Binds a per-event scalar expression.
     pub(super) fn scalar(&self, e: &Expr) -> Result<ScalarExpr> {
+        let depth = self.depth.get() + 1;
+        if depth > super::MAX_EXPR_DEPTH {
+            return Err(err(
+                e,
+                format!("expression nested too deeply (the limit is {} levels)", super::MAX_EXPR_DEPTH),
+            ));
+        }
+        self.depth.set(depth);
+        let bound = self.scalar_inner(e);
+        self.depth.set(depth - 1);
+        bound
+    }
+
+    fn scalar_inner(&self, e: &Expr) -> Result<ScalarExpr> {
         match e {
             Expr::Identifier(id) => self.column(&[id.value.as_str()], e),
             Expr::CompoundIdentifier(parts) => {
@@ -201,6 +215,12 @@ impl Binder<'_> {
                 Ok(if *negated { ScalarExpr::Not(Box::new(both)) } else { both })
             }
             Expr::InList { expr, list, negated } => {
+                if list.len() > super::MAX_IN_LIST {
+                    return Err(err(
+                        e,
+                        format!("IN lists hold at most {} values; this one has {}", super::MAX_IN_LIST, list.len()),
+                    ));
+                }
                 let x = self.scalar(expr)?;
                 let mut any: Option<ScalarExpr> = None;
                 for item in list {

@@ -1,6 +1,7 @@
 //! The typed logical plan: what the query means, before deciding where each part runs.
 
 use crate::catalog::{FieldKind, SystemColumn, TracepointFormat};
+use crate::error::Span;
 use crate::parse::{EventName, WindowKind};
 use crate::types::DataType;
 use std::fmt;
@@ -318,6 +319,8 @@ pub struct Window {
     pub size: u64,
     /// Step (ms or events).
     pub step: u64,
+    /// Where the WINDOW clause stands.
+    pub span: Option<Span>,
 }
 
 /// The event a query reads.
@@ -347,6 +350,8 @@ pub struct LogicalPlan {
     pub body: QueryBody,
     /// WINDOW, if any.
     pub window: Option<Window>,
+    /// The SELECT list's extent, for plan errors about the query's size.
+    pub select_span: Option<Span>,
 }
 
 impl LogicalPlan {

@@ -15,13 +15,25 @@ use crate::parse::{EventName, EventRef, Expr, Query, SelectItem};
 use crate::types::DataType;
 use sqlparser::ast::Spanned;
 
+/// Deepest expression the binder accepts; deeper ones would exhaust the
+/// binder's stack (and the verifier's patience) long before they mean anything.
+pub const MAX_EXPR_DEPTH: u32 = 256;
+
+/// Most values in one `IN (…)` list.
+pub const MAX_IN_LIST: usize = 256;
+
 /// Capacity given to `__data_loc` strings (file names, command lines): bytes incl. NUL.
 pub const DATA_LOC_STRING_CAP: u16 = 64;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     let event = bind_event(&query.from, catalog)?;
-    let binder = Binder { format: &event.format, alias: query.from.alias.clone(), event_name: &event.name };
+    let binder = Binder {
+        format: &event.format,
+        alias: query.from.alias.clone(),
+        event_name: &event.name,
+        depth: std::cell::Cell::new(0),
+    };
     unsupported_clauses(query)?;
     let filter = match &query.selection {
         Some(e) => Some(binder.condition(e, "WHERE")?),
@@ -41,10 +53,11 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
                 Some(w.span),
             ))
         }
-        Some(w) => Some(Window { kind: w.kind, size: w.size, step: w.step }),
+        Some(w) => Some(Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) }),
         None => None,
     };
-    Ok(LogicalPlan { event, filter, body, window })
+    let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
+    Ok(LogicalPlan { event, filter, body, window, select_span })
 }
 
 fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
@@ -96,6 +109,8 @@ struct Binder<'a> {
     format: &'a TracepointFormat,
     alias: Option<String>,
     event_name: &'a EventName,
+    /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
+    depth: std::cell::Cell<u32>,
 }
 
 impl Binder<'_> {

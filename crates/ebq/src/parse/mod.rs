@@ -20,6 +20,11 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 /// Queries longer than this are refused before tokenizing.
 pub const MAX_QUERY_BYTES: usize = 1 << 20;
 
+/// Queries with more tokens than this are refused before parsing: real
+/// queries have a few hundred, and a bound keeps every later stage's
+/// recursion shallow.
+pub const MAX_QUERY_TOKENS: usize = 10_000;
+
 /// A parsed eBQL query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
@@ -93,13 +98,26 @@ pub fn parse_query(sql: &str) -> Result<Query> {
         return Err(Error::query(
             Stage::Parse,
             format!("query is {} bytes; the limit is {MAX_QUERY_BYTES}", sql.len()),
-            None,
+            Some(Span { start: Location { line: 1, column: 1 }, end: Location { line: 1, column: 2 } }),
         ));
     }
     let tokens = Tokenizer::new(&EbqDialect, sql).tokenize_with_location().map_err(|e| {
         let at = Location { line: e.location.line as u32, column: e.location.column as u32 };
         Error::query(Stage::Parse, e.message, Some(Span { start: at, end: at }))
     })?;
+    let words = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).count();
+    if words > MAX_QUERY_TOKENS {
+        let at = tokens
+            .iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .nth(MAX_QUERY_TOKENS)
+            .and_then(|t| Span::from_sql(t.span));
+        return Err(Error::query(
+            Stage::Parse,
+            format!("query has {words} tokens; the limit is {MAX_QUERY_TOKENS}"),
+            at,
+        ));
+    }
     QueryParser { sql, parser: Parser::new(&EbqDialect).with_tokens_with_locations(tokens) }.query()
 }
 
@@ -305,7 +323,11 @@ impl<'a> QueryParser<'a> {
     }
 
     fn unexpected(&self, tok: &TokenWithSpan) -> Error {
-        let what = if tok.token == Token::EOF { "end of query".to_string() } else { format!("`{}`", tok.token) };
+        let what = if tok.token == Token::EOF {
+            "end of query".to_string()
+        } else {
+            format!("`{}`", tok.token.to_string().escape_debug())
+        };
         self.error_at(
             tok,
             &format!("unexpected {what}; expected FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, WINDOW or the end"),
@@ -327,7 +349,13 @@ impl<'a> QueryParser<'a> {
         let sql = self.sql;
         f(&mut self.parser).map_err(|e| {
             let (message, at) = match e {
-                ParserError::ParserError(m) | ParserError::TokenizerError(m) => split_position(&m),
+                ParserError::ParserError(m) | ParserError::TokenizerError(m) => {
+                    let (m, at) = split_position(&m);
+                    match m.strip_prefix("No infix parser for token ") {
+                        Some(op) => (format!("`{}` is not an operator ebq supports", op.escape_debug()), at),
+                        None => (m.escape_debug().to_string(), at),
+                    }
+                }
                 ParserError::RecursionLimitExceeded => {
                     ("expression nested too deeply (the limit is 50 levels)".to_string(), None)
                 }

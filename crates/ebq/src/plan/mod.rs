@@ -165,8 +165,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     }
     let window = match logical.window {
         None => KernelWindow::None,
-        Some(Window { size, step, .. }) if step != size => {
-            return Err(Error::query(Stage::Plan, format!("sliding windows (step {step} ≠ size {size}) are not supported yet; use a tumbling window WINDOW(kind, {size}, {size})"), None));
+        Some(Window { size, step, span, .. }) if step != size => {
+            return Err(Error::query(Stage::Plan, format!("sliding windows (step {step} ≠ size {size}) are not supported yet; use a tumbling window WINDOW(kind, {size}, {size})"), span));
         }
         Some(Window { kind: WindowKind::Time, size, .. }) => KernelWindow::Time { size_ms: size },
         Some(Window { kind: WindowKind::Count, size, .. }) => KernelWindow::Count { n: size },
@@ -318,7 +318,7 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
                 "this query needs {total} bytes of BPF stack (key + value {fixed} B, strings [{}]); the budget is {STACK_BUDGET} of the kernel's 512",
                 detail.join(", ")
             ),
-            None,
+            logical.select_span,
         ));
     }
     Ok(())
