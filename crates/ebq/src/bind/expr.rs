@@ -10,16 +10,16 @@ use sqlparser::ast::{
     UnaryOperator, Value,
 };
 
-fn span_of(e: &impl Spanned) -> Option<Span> {
+pub(super) fn span_of(e: &impl Spanned) -> Option<Span> {
     Span::from_sql(e.span())
 }
 
-fn err(e: &impl Spanned, message: impl Into<String>) -> Error {
+pub(super) fn err(e: &impl Spanned, message: impl Into<String>) -> Error {
     Error::query(Stage::Bind, message, span_of(e))
 }
 
 /// Aggregate function name → function, if it is one.
-fn agg_func(f: &Function) -> Option<AggFunc> {
+pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
     match f.name.to_string().to_ascii_uppercase().as_str() {
         "COUNT" => Some(AggFunc::Count),
         "SUM" => Some(AggFunc::Sum),
@@ -294,26 +294,8 @@ impl Binder<'_> {
     }
 
     fn binary(&self, e: &Expr, left: &Expr, op: &BinaryOperator, right: &Expr) -> Result<ScalarExpr> {
-        let op = match op {
-            BinaryOperator::Plus => BinaryOp::Add,
-            BinaryOperator::Minus => BinaryOp::Sub,
-            BinaryOperator::Multiply => BinaryOp::Mul,
-            BinaryOperator::Divide => BinaryOp::Div,
-            BinaryOperator::Modulo => BinaryOp::Mod,
-            BinaryOperator::BitwiseAnd => BinaryOp::BitAnd,
-            BinaryOperator::BitwiseOr => BinaryOp::BitOr,
-            BinaryOperator::BitwiseXor => BinaryOp::BitXor,
-            BinaryOperator::PGBitwiseShiftLeft => BinaryOp::Shl,
-            BinaryOperator::PGBitwiseShiftRight => BinaryOp::Shr,
-            BinaryOperator::Eq => BinaryOp::Eq,
-            BinaryOperator::NotEq => BinaryOp::Ne,
-            BinaryOperator::Lt => BinaryOp::Lt,
-            BinaryOperator::LtEq => BinaryOp::Le,
-            BinaryOperator::Gt => BinaryOp::Gt,
-            BinaryOperator::GtEq => BinaryOp::Ge,
-            BinaryOperator::And => BinaryOp::And,
-            BinaryOperator::Or => BinaryOp::Or,
-            other => return Err(err(e, format!("operator `{other}` is not supported"))),
+        let Some(op) = binary_op(op) else {
+            return Err(err(e, format!("operator `{op}` is not supported")));
         };
         // String comparisons: column = 'literal' in either order.
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
@@ -397,6 +379,31 @@ impl Binder<'_> {
         }
         Ok(ScalarExpr::StrMatch { column: source, cap, value: lit.to_string(), prefix, negated })
     }
+}
+
+/// The ebq operator for a sqlparser one.
+pub(super) fn binary_op(op: &BinaryOperator) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOperator::Plus => BinaryOp::Add,
+        BinaryOperator::Minus => BinaryOp::Sub,
+        BinaryOperator::Multiply => BinaryOp::Mul,
+        BinaryOperator::Divide => BinaryOp::Div,
+        BinaryOperator::Modulo => BinaryOp::Mod,
+        BinaryOperator::BitwiseAnd => BinaryOp::BitAnd,
+        BinaryOperator::BitwiseOr => BinaryOp::BitOr,
+        BinaryOperator::BitwiseXor => BinaryOp::BitXor,
+        BinaryOperator::PGBitwiseShiftLeft => BinaryOp::Shl,
+        BinaryOperator::PGBitwiseShiftRight => BinaryOp::Shr,
+        BinaryOperator::Eq => BinaryOp::Eq,
+        BinaryOperator::NotEq => BinaryOp::Ne,
+        BinaryOperator::Lt => BinaryOp::Lt,
+        BinaryOperator::LtEq => BinaryOp::Le,
+        BinaryOperator::Gt => BinaryOp::Gt,
+        BinaryOperator::GtEq => BinaryOp::Ge,
+        BinaryOperator::And => BinaryOp::And,
+        BinaryOperator::Or => BinaryOp::Or,
+        _ => return None,
+    })
 }
 
 /// Arithmetic and comparisons run in 64 bits: signed if either side is signed.

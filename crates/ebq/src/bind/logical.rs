@@ -231,6 +231,23 @@ pub enum AggFunc {
     Avg,
 }
 
+impl fmt::Display for PostExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PostExpr::Key { index, .. } => write!(f, "key#{index}"),
+            PostExpr::Agg { index, .. } => write!(f, "agg#{index}"),
+            PostExpr::Output { index, .. } => write!(f, "col#{index}"),
+            PostExpr::Input { index, .. } => write!(f, "in#{index}"),
+            PostExpr::Int { value, ty } if ty.is_signed() => write!(f, "{}", *value as i64),
+            PostExpr::Int { value, .. } => write!(f, "{value}"),
+            PostExpr::Float(v) => write!(f, "{v}"),
+            PostExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
+            PostExpr::Not(e) => write!(f, "NOT {e}"),
+            PostExpr::Neg(e) => write!(f, "-{e}"),
+        }
+    }
+}
+
 impl fmt::Display for AggFunc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -271,13 +288,103 @@ impl AggCall {
     }
 }
 
-/// What an output column of an aggregate query shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggOutput {
+/// An expression evaluated in user space after aggregation (or over output
+/// rows, for ORDER BY): over group keys, aggregate values and literals.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PostExpr {
     /// The i-th GROUP BY key.
-    Key(usize),
+    Key {
+        /// Key index.
+        index: usize,
+        /// Its type.
+        ty: DataType,
+    },
     /// The i-th aggregate.
-    Agg(usize),
+    Agg {
+        /// Aggregate index.
+        index: usize,
+        /// Its type.
+        ty: DataType,
+    },
+    /// The i-th output column (ORDER BY by name or position).
+    Output {
+        /// Column index.
+        index: usize,
+        /// Its type.
+        ty: DataType,
+    },
+    /// Input value `index` of the user plan (set by the planner, which maps
+    /// keys and aggregates to the values it fetches per group).
+    Input {
+        /// Input index.
+        index: usize,
+        /// Its type.
+        ty: DataType,
+    },
+    /// An integer literal (i64 for negative values, u64 otherwise).
+    Int {
+        /// The value's bits.
+        value: u64,
+        /// Its type.
+        ty: DataType,
+    },
+    /// A float literal.
+    Float(f64),
+    /// A binary operator; `ty` is the result type.
+    Binary {
+        /// Operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<PostExpr>,
+        /// Right operand.
+        right: Box<PostExpr>,
+        /// Result type.
+        ty: DataType,
+    },
+    /// Logical NOT.
+    Not(Box<PostExpr>),
+    /// Arithmetic negation.
+    Neg(Box<PostExpr>),
+}
+
+impl PostExpr {
+    /// The same expression with every node rewritten bottom-up by `f`.
+    pub fn map(self, f: &impl Fn(PostExpr) -> PostExpr) -> PostExpr {
+        let e = match self {
+            PostExpr::Binary { op, left, right, ty } => {
+                PostExpr::Binary { op, left: Box::new(left.map(f)), right: Box::new(right.map(f)), ty }
+            }
+            PostExpr::Not(e) => PostExpr::Not(Box::new(e.map(f))),
+            PostExpr::Neg(e) => PostExpr::Neg(Box::new(e.map(f))),
+            leaf => leaf,
+        };
+        f(e)
+    }
+
+    /// The expression's type.
+    pub fn ty(&self) -> DataType {
+        match self {
+            PostExpr::Key { ty, .. }
+            | PostExpr::Agg { ty, .. }
+            | PostExpr::Output { ty, .. }
+            | PostExpr::Input { ty, .. }
+            | PostExpr::Int { ty, .. }
+            | PostExpr::Binary { ty, .. } => *ty,
+            PostExpr::Float(_) => DataType::Float,
+            PostExpr::Not(_) => DataType::Bool,
+            PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
+            PostExpr::Neg(_) => DataType::I64,
+        }
+    }
+}
+
+/// One ORDER BY key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    /// What to sort by.
+    pub expr: PostExpr,
+    /// Descending when true.
+    pub desc: bool,
 }
 
 /// A named output column.
@@ -305,8 +412,10 @@ pub enum QueryBody {
         keys: Vec<ScalarExpr>,
         /// Distinct aggregate calls.
         aggs: Vec<AggCall>,
-        /// Output columns, each a key or an aggregate.
-        columns: Vec<OutputColumn<AggOutput>>,
+        /// Output columns, expressions over keys and aggregates.
+        columns: Vec<OutputColumn<PostExpr>>,
+        /// HAVING, over keys and aggregates.
+        having: Option<PostExpr>,
     },
 }
 
@@ -352,6 +461,10 @@ pub struct LogicalPlan {
     pub window: Option<Window>,
     /// The SELECT list's extent, for plan errors about the query's size.
     pub select_span: Option<Span>,
+    /// ORDER BY, applied per window (aggregates) or to all rows at the end.
+    pub order_by: Vec<SortKey>,
+    /// LIMIT: rows per window (aggregates) or in total (rows).
+    pub limit: Option<u64>,
 }
 
 impl LogicalPlan {

@@ -6,6 +6,7 @@
 
 mod expr;
 mod logical;
+mod post;
 
 pub use logical::*;
 
@@ -44,7 +45,8 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => expr::contains_aggregate(e),
             _ => false,
         });
-    let body = if is_aggregate { binder.aggregate_body(query)? } else { binder.row_body(query)? };
+    let limit = query.limit.as_ref().map(post::limit_value).transpose()?;
+    let (body, order_by) = if is_aggregate { binder.aggregate_body(query)? } else { binder.row_body(query)? };
     let window = match query.window {
         Some(w) if !is_aggregate => {
             return Err(Error::query(
@@ -57,7 +59,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         None => None,
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
-    Ok(LogicalPlan { event, filter, body, window, select_span })
+    Ok(LogicalPlan { event, filter, body, window, select_span, order_by, limit })
 }
 
 fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
@@ -92,15 +94,6 @@ fn unsupported_clauses(q: &Query) -> Result<()> {
     if let Some(j) = q.joins.first() {
         return not_yet("JOIN", Some(j.span));
     }
-    if let Some(h) = &q.having {
-        return not_yet("HAVING", Span::from_sql(h.span()));
-    }
-    if let Some(o) = q.order_by.first() {
-        return not_yet("ORDER BY", Span::from_sql(o.expr.span()));
-    }
-    if let Some(l) = &q.limit {
-        return not_yet("LIMIT", Span::from_sql(l.span()));
-    }
     Ok(())
 }
 
@@ -114,7 +107,14 @@ struct Binder<'a> {
 }
 
 impl Binder<'_> {
-    fn row_body(&self, q: &Query) -> Result<QueryBody> {
+    fn row_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey>)> {
+        if let Some(h) = &q.having {
+            return Err(Error::query(
+                Stage::Bind,
+                "HAVING needs GROUP BY or aggregates; use WHERE to filter events",
+                Span::from_sql(h.span()),
+            ));
+        }
         let mut columns = vec![];
         for item in &q.projection {
             match item {
@@ -144,10 +144,11 @@ impl Binder<'_> {
                 }
             }
         }
-        Ok(QueryBody::Rows { columns })
+        let order_by = self.order_by_rows(&q.order_by, &columns)?;
+        Ok((QueryBody::Rows { columns }, order_by))
     }
 
-    fn aggregate_body(&self, q: &Query) -> Result<QueryBody> {
+    fn aggregate_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey>)> {
         // GROUP BY may name a SELECT alias.
         let mut keys = vec![];
         for g in &q.group_by {
@@ -182,30 +183,28 @@ impl Binder<'_> {
                     ))
                 }
             };
-            let column = if let Some(call) = self.aggregate_call(e)? {
-                let ty = call.ty();
-                let i = aggs.iter().position(|a| *a == call).unwrap_or_else(|| {
-                    aggs.push(call);
-                    aggs.len() - 1
-                });
-                OutputColumn { name, ty, source: AggOutput::Agg(i) }
-            } else {
-                let s = self.scalar(e)?;
-                let Some(i) = keys.iter().position(|k| *k == s) else {
-                    return Err(Error::Query(
-                        QueryError::new(
-                            Stage::Bind,
-                            format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
-                            Span::from_sql(e.span()),
-                        )
-                        .with_help(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
-                    ));
-                };
-                OutputColumn { name, ty: s.ty(), source: AggOutput::Key(i) }
-            };
-            columns.push(column);
+            let source = self.post_expr(e, &keys, &mut aggs)?;
+            if let PostExpr::Int { .. } | PostExpr::Float(_) = source {
+                return Err(Error::query(Stage::Bind, "a constant column is not supported", Span::from_sql(e.span())));
+            }
+            columns.push(OutputColumn { name, ty: source.ty(), source });
         }
-        Ok(QueryBody::Aggregate { keys, aggs, columns })
+        let having = match &q.having {
+            Some(h) => {
+                let p = self.post_expr(h, &keys, &mut aggs)?;
+                if p.ty() != DataType::Bool {
+                    return Err(Error::query(
+                        Stage::Bind,
+                        format!("HAVING needs a true/false condition; `{h}` is {}", p.ty()),
+                        Span::from_sql(h.span()),
+                    ));
+                }
+                Some(p)
+            }
+            None => None,
+        };
+        let order_by = self.order_by_post(&q.order_by, &columns, &keys, &mut aggs)?;
+        Ok((QueryBody::Aggregate { keys, aggs, columns, having }, order_by))
     }
 
     /// Looks a bare column name up: event fields first, then system columns.

@@ -48,16 +48,57 @@ impl PhysicalPlan {
                 let _ = writeln!(s, "[user]   Decode     records → Arrow columns");
             }
         }
-        let cols: Vec<String> = self
-            .user
+        let u = &self.user;
+        let text = |e: &crate::bind::PostExpr| post_text(e, &u.input_names, &u.columns);
+        if let Some(h) = &u.having {
+            let _ = writeln!(s, "[user]   Having     {}", text(h));
+        }
+        let cols: Vec<String> = u
             .columns
             .iter()
-            .map(|c| match c.source {
-                UserSource::Avg(_) => format!("{} = sum / count", c.name),
-                _ => c.name.clone(),
+            .map(|c| match &c.expr {
+                crate::bind::PostExpr::Input { index, .. } if matches!(u.inputs[*index], UserSource::Avg(_)) => {
+                    format!("{} = sum / count", c.name)
+                }
+                crate::bind::PostExpr::Input { index, .. } if u.input_names[*index] == c.name => c.name.clone(),
+                e => format!("{} = {}", c.name, text(e)),
             })
             .collect();
         let _ = writeln!(s, "[user]   Project    {}", cols.join(", "));
+        if !u.order_by.is_empty() {
+            let keys: Vec<String> =
+                u.order_by.iter().map(|k| format!("{}{}", text(&k.expr), if k.desc { " DESC" } else { "" })).collect();
+            let scope =
+                if matches!(k.output, KernelOutput::Rows { .. }) { "all rows, at the end" } else { "each window" };
+            let _ = writeln!(s, "[user]   Sort       {} ({scope})", keys.join(", "));
+        }
+        if let Some(l) = u.limit {
+            let scope = match (&k.output, u.order_by.is_empty()) {
+                (KernelOutput::Rows { .. }, true) => "rows; the query stops when reached",
+                (KernelOutput::Rows { .. }, false) => "rows",
+                _ => "rows per window",
+            };
+            let _ = writeln!(s, "[user]   Limit      {l} {scope}");
+        }
         s
+    }
+}
+
+/// A user-space expression with its inputs and outputs named.
+fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
+    use crate::bind::PostExpr as P;
+    match e {
+        P::Input { index, .. } => inputs[*index].clone(),
+        P::Output { index, .. } => outputs[*index].name.clone(),
+        P::Key { index, .. } => format!("key#{index}"),
+        P::Agg { index, .. } => format!("agg#{index}"),
+        P::Int { value, ty } if ty.is_signed() => (*value as i64).to_string(),
+        P::Int { value, .. } => value.to_string(),
+        P::Float(v) => v.to_string(),
+        P::Binary { op, left, right, .. } => {
+            format!("({} {} {})", post_text(left, inputs, outputs), op.c_op(), post_text(right, inputs, outputs))
+        }
+        P::Not(x) => format!("NOT {}", post_text(x, inputs, outputs)),
+        P::Neg(x) => format!("-{}", post_text(x, inputs, outputs)),
     }
 }

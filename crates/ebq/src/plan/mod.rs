@@ -10,7 +10,7 @@ mod layout;
 
 pub use layout::{StructField, StructLayout};
 
-use crate::bind::{AggFunc, AggOutput, BoundEvent, ColumnSource, LogicalPlan, QueryBody, ScalarExpr, Window};
+use crate::bind::{AggFunc, BoundEvent, ColumnSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window};
 use crate::catalog::{Catalog, TracepointFormat};
 use crate::error::{Error, Result, Stage};
 use crate::parse::{EventName, WindowKind};
@@ -132,15 +132,26 @@ pub struct UserColumn {
     pub name: String,
     /// Output type.
     pub ty: DataType,
-    /// Source.
-    pub source: UserSource,
+    /// The value, over the plan's inputs.
+    pub expr: PostExpr,
 }
 
-/// The user-space part of a query.
+/// The user-space part of a query: per group (or record) fetch `inputs`,
+/// keep it if `having` holds, compute `columns`, then sort and limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserPlan {
+    /// Values read per group or record (`PostExpr::Input(i)` is `inputs[i]`).
+    pub inputs: Vec<UserSource>,
+    /// A name for each input, for EXPLAIN.
+    pub input_names: Vec<String>,
+    /// HAVING, over inputs.
+    pub having: Option<PostExpr>,
     /// Output columns in order.
     pub columns: Vec<UserColumn>,
+    /// ORDER BY, over inputs and outputs.
+    pub order_by: Vec<SortKey>,
+    /// LIMIT.
+    pub limit: Option<u64>,
 }
 
 /// A query ready for code generation.
@@ -183,12 +194,20 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             let named: Vec<(String, DataType)> =
                 columns.iter().enumerate().map(|(i, c)| (c_name(&c.name, i), storage_type(c.ty))).collect();
             let (record, pos) = StructLayout::new(&named);
-            let user = columns
+            let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+            let inputs = pos.iter().map(|&p| UserSource::Row(p)).collect();
+            let outputs = columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| UserColumn { name: c.name.clone(), ty: c.ty, source: UserSource::Row(pos[i]) })
+                .map(|(i, c)| UserColumn {
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    expr: PostExpr::Input { index: i, ty: c.ty },
+                })
                 .collect();
-            let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+            let order_by = logical.order_by.iter().map(|k| SortKey { expr: k.expr.clone(), desc: k.desc }).collect();
+            let input_names = columns.iter().map(|c| c.name.clone()).collect();
+            let user = UserPlan { inputs, input_names, having: None, columns: outputs, order_by, limit: logical.limit };
             let out = KernelOutput::Rows {
                 record,
                 fields,
@@ -197,23 +216,28 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             };
             (out, user)
         }
-        QueryBody::Aggregate { keys, aggs, columns } => aggregate_plan(keys, aggs, columns, options)?,
+        QueryBody::Aggregate { keys, aggs, columns, having } => {
+            aggregate_plan(keys, aggs, columns, having, &logical.order_by, logical.limit, options)?
+        }
     };
     check_stack(logical, &output)?;
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
     Ok(PhysicalPlan {
         sql: sql.to_string(),
         kernel: KernelPlan { event: logical.event.clone(), fork_event, filter: logical.filter.clone(), output, window },
-        user: UserPlan { columns },
+        user: columns,
     })
 }
 
 fn aggregate_plan(
     keys: &[ScalarExpr],
     aggs: &[crate::bind::AggCall],
-    columns: &[crate::bind::OutputColumn<AggOutput>],
+    columns: &[crate::bind::OutputColumn<PostExpr>],
+    having: &Option<PostExpr>,
+    order_by: &[SortKey],
+    limit: Option<u64>,
     options: &PlanOptions,
-) -> Result<(KernelOutput, Vec<UserColumn>)> {
+) -> Result<(KernelOutput, UserPlan)> {
     let mut key_named = vec![("window".to_string(), DataType::U64)];
     key_named.extend(keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
     let (key, key_pos) = StructLayout::new(&key_named);
@@ -244,21 +268,38 @@ fn aggregate_plan(
         .enumerate()
         .map(|(j, (func, arg))| ValueSlot { func, arg, field: value_pos[j + 1] })
         .collect::<Vec<_>>();
-    let user = columns
-        .iter()
-        .map(|c| {
-            let source = match c.source {
-                AggOutput::Key(i) => UserSource::Key(key_pos[i + 1]),
-                AggOutput::Agg(i) => match (aggs[i].func, agg_slot[i]) {
-                    (AggFunc::Count, _) => UserSource::Count,
-                    (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
-                    (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
-                    (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
-                },
-            };
-            UserColumn { name: c.name.clone(), ty: c.ty, source }
+    // Inputs: every key, then every aggregate.
+    let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[i + 1])).collect();
+    inputs.extend(aggs.iter().enumerate().map(|(i, a)| match (a.func, agg_slot[i]) {
+        (AggFunc::Count, _) => UserSource::Count,
+        (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
+        (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
+        (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
+    }));
+    let nkeys = keys.len();
+    let to_inputs = |e: PostExpr| {
+        e.map(&|n| match n {
+            PostExpr::Key { index, ty } => PostExpr::Input { index, ty },
+            PostExpr::Agg { index, ty } => PostExpr::Input { index: nkeys + index, ty },
+            other => other,
         })
-        .collect();
+    };
+    let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    input_names.extend(aggs.iter().map(|a| match &a.arg {
+        Some(x) => format!("{}({x})", a.func),
+        None => format!("{}(*)", a.func),
+    }));
+    let user = UserPlan {
+        inputs,
+        input_names,
+        having: having.clone().map(to_inputs),
+        columns: columns
+            .iter()
+            .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: to_inputs(c.source.clone()) })
+            .collect(),
+        order_by: order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
+        limit,
+    };
     let key_fields = keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[i + 1])).collect();
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));

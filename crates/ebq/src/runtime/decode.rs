@@ -159,12 +159,12 @@ pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
     }
 }
 
-/// The output row of one group.
-pub fn group_row(plan: &PhysicalPlan, key_layout: &StructLayout, key: &[u8], merged: &Merged) -> Vec<Value> {
+/// The user plan's inputs for one group.
+pub fn group_inputs(plan: &PhysicalPlan, key_layout: &StructLayout, key: &[u8], merged: &Merged) -> Vec<Value> {
     plan.user
-        .columns
+        .inputs
         .iter()
-        .map(|c| match c.source {
+        .map(|source| match *source {
             UserSource::Key(i) => field_value(key, &key_layout.fields[i]),
             UserSource::Count => Value::U(merged.count),
             UserSource::Slot(i) => merged.fields[i].clone(),
@@ -181,12 +181,13 @@ pub fn group_row(plan: &PhysicalPlan, key_layout: &StructLayout, key: &[u8], mer
         .collect()
 }
 
-/// The output row of one ring-buffer record.
-pub fn record_row(plan: &PhysicalPlan, record: &StructLayout, bytes: &[u8]) -> Vec<Value> {
+/// The user plan's inputs for one ring-buffer record.
+pub fn record_inputs(plan: &PhysicalPlan, record: &StructLayout, bytes: &[u8]) -> Vec<Value> {
     plan.user
-        .columns
+        .inputs
         .iter()
-        .map(|c| match c.source {
+        .zip(&plan.user.columns)
+        .map(|(source, c)| match *source {
             UserSource::Row(i) => match (field_value(bytes, &record.fields[i]), c.ty) {
                 (Value::U(u), DataType::Bool) => Value::B(u != 0),
                 (v, _) => v,

@@ -8,6 +8,7 @@ mod compile;
 mod decode;
 pub mod env;
 mod load;
+mod user;
 
 pub use compile::compile;
 pub use decode::{arrow_type, schema, Value};
@@ -112,6 +113,10 @@ struct RowReader {
     ring: RingBuffer<'static>,
     buffer: Rc<RefCell<Vec<Vec<Value>>>>,
     delivered: u64,
+    /// Rows handed out so far (LIMIT counts these).
+    emitted: u64,
+    /// With ORDER BY every row is kept until the end.
+    sorted: Vec<Vec<Value>>,
 }
 
 impl RunningQuery {
@@ -164,7 +169,7 @@ impl RunningQuery {
                 let mut b = RingBufferBuilder::new();
                 b.add(&map, move |bytes: &[u8]| {
                     if bytes.len() >= record_c.size as usize {
-                        sink.borrow_mut().push(decode::record_row(&plan_c, &record_c, bytes));
+                        sink.borrow_mut().push(decode::record_inputs(&plan_c, &record_c, bytes));
                     }
                     0
                 })
@@ -176,7 +181,7 @@ impl RunningQuery {
                     what: "set up the ring buffer".into(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
-                Some(RowReader { ring, buffer, delivered: 0 })
+                Some(RowReader { ring, buffer, delivered: 0, emitted: 0, sorted: vec![] })
             }
             KernelOutput::Aggregate { .. } => None,
         };
@@ -272,7 +277,7 @@ impl RunningQuery {
         if let Some(r) = &mut self.rows {
             r.ring.poll(max_wait.min(Duration::from_millis(50))).map_err(|e| map_err("poll the ring buffer", e))?;
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows());
+            return Ok(self.take_rows(false));
         }
         match self.plan.kernel.window {
             KernelWindow::Time { size_ms } => {
@@ -305,7 +310,7 @@ impl RunningQuery {
         let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
         Ok(Output {
             window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns: monotonic_ns() },
-            batch: decode::to_batch(&self.schema, &rows),
+            batch: self.window_batch(rows),
             partial: true,
         })
     }
@@ -324,7 +329,7 @@ impl RunningQuery {
         wait_for_inflight_programs();
         if let Some(r) = &mut self.rows {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows());
+            return Ok(self.take_rows(true));
         }
         match self.plan.kernel.window {
             KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
@@ -333,7 +338,7 @@ impl RunningQuery {
                 let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
                 Ok(vec![Output {
                     window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns },
-                    batch: decode::to_batch(&self.schema, &rows),
+                    batch: self.window_batch(rows),
                     partial: false,
                 }])
             }
@@ -363,14 +368,43 @@ impl RunningQuery {
         &self.object
     }
 
-    fn take_rows(&mut self) -> Vec<Output> {
+    /// Decoded rows → outputs. With ORDER BY rows are held until `last`.
+    fn take_rows(&mut self, last: bool) -> Vec<Output> {
         let Some(r) = &mut self.rows else { return vec![] };
         let rows = std::mem::take(&mut *r.buffer.borrow_mut());
-        if rows.is_empty() {
+        r.delivered += rows.len() as u64;
+        let user = &self.plan.user;
+        let out_rows = if user.order_by.is_empty() {
+            let left = user.limit.map_or(u64::MAX, |l| l.saturating_sub(r.emitted));
+            let mut unlimited = user.clone();
+            unlimited.limit = Some(left);
+            user::apply(&unlimited, rows, false)
+        } else {
+            r.sorted.extend(rows);
+            if !last {
+                return vec![];
+            }
+            user::apply(user, std::mem::take(&mut r.sorted), false)
+        };
+        r.emitted += out_rows.len() as u64;
+        if out_rows.is_empty() {
             return vec![];
         }
-        r.delivered += rows.len() as u64;
-        vec![Output { window: WindowBounds::Rows, batch: decode::to_batch(&self.schema, &rows), partial: false }]
+        vec![Output { window: WindowBounds::Rows, batch: decode::to_batch(&self.schema, &out_rows), partial: false }]
+    }
+
+    /// True when a row query without ORDER BY has produced its LIMIT rows:
+    /// the caller can stop early.
+    pub fn limit_reached(&self) -> bool {
+        match (&self.rows, self.plan.user.limit) {
+            (Some(r), Some(limit)) => self.plan.user.order_by.is_empty() && r.emitted >= limit,
+            _ => false,
+        }
+    }
+
+    /// Applies the user plan to one window's groups.
+    fn window_batch(&self, inputs: Vec<Vec<Value>>) -> RecordBatch {
+        decode::to_batch(&self.schema, &user::apply(&self.plan.user, inputs, true))
     }
 
     fn flip_time_window(&mut self) -> Result<Output> {
@@ -384,11 +418,7 @@ impl RunningQuery {
         let rows = self.collect_groups(|w| w == closing, true)?;
         let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
         let start_ns = std::mem::replace(&mut self.window_start_ns, end_ns);
-        Ok(Output {
-            window: WindowBounds::Time { start_ns, end_ns },
-            batch: decode::to_batch(&self.schema, &rows),
-            partial: false,
-        })
+        Ok(Output { window: WindowBounds::Time { start_ns, end_ns }, batch: self.window_batch(rows), partial: false })
     }
 
     /// Emits count windows [self.window, upto) in order.
@@ -408,11 +438,7 @@ impl RunningQuery {
         let mut out = vec![];
         for index in self.window..last {
             let rows = by_window.remove(&index).unwrap_or_default();
-            out.push(Output {
-                window: WindowBounds::Count { index },
-                batch: decode::to_batch(&self.schema, &rows),
-                partial: false,
-            });
+            out.push(Output { window: WindowBounds::Count { index }, batch: self.window_batch(rows), partial: false });
         }
         self.window = last.max(self.window);
         Ok(out)
@@ -441,26 +467,9 @@ impl RunningQuery {
             if delete {
                 groups.delete(&k).map_err(|e| map_err("clear a group", e))?;
             }
-            out.push((w, decode::group_row(&self.plan, key, &k, &merged)));
+            out.push((w, decode::group_inputs(&self.plan, key, &k, &merged)));
         }
-        let key_columns: Vec<usize> = self
-            .plan
-            .user
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.source, crate::plan::UserSource::Key(_)))
-            .map(|(i, _)| i)
-            .collect();
-        out.sort_by(|(wa, a), (wb, b)| {
-            wa.cmp(wb).then_with(|| {
-                key_columns
-                    .iter()
-                    .map(|&i| a[i].cmp_for_sort(&b[i]))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            })
-        });
+        out.sort_by_key(|(w, _)| *w);
         Ok(out)
     }
 

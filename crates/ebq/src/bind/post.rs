@@ -1,0 +1,186 @@
+//! Binding what runs in user space: expressions over aggregates, HAVING,
+//! ORDER BY and LIMIT.
+
+use super::expr::{binary_op, contains_aggregate, err, span_of};
+use super::{AggCall, BinaryOp, Binder, OutputColumn, PostExpr, ScalarExpr, SortKey};
+use crate::error::{Error, QueryError, Result, Stage};
+use crate::parse::{Expr, OrderByExpr};
+use crate::types::DataType;
+use sqlparser::ast::{UnaryOperator, Value};
+
+impl Binder<'_> {
+    /// Binds an expression over group keys and aggregates; new aggregate calls
+    /// are appended to `aggs`.
+    pub(super) fn post_expr(&self, e: &Expr, keys: &[ScalarExpr], aggs: &mut Vec<AggCall>) -> Result<PostExpr> {
+        if let Some(call) = self.aggregate_call_here(e)? {
+            let ty = call.ty();
+            let index = aggs.iter().position(|a| *a == call).unwrap_or_else(|| {
+                aggs.push(call);
+                aggs.len() - 1
+            });
+            return Ok(PostExpr::Agg { index, ty });
+        }
+        if !contains_aggregate(e) {
+            if let Ok(s) = self.scalar(e) {
+                if let Some(index) = keys.iter().position(|k| *k == s) {
+                    return Ok(PostExpr::Key { index, ty: s.ty() });
+                }
+                if let ScalarExpr::Int { value, ty } = s {
+                    return Ok(PostExpr::Int { value, ty });
+                }
+            }
+        }
+        match e {
+            Expr::Nested(inner) => self.post_expr(inner, keys, aggs),
+            Expr::Value(v) => match &v.value {
+                Value::Number(n, _) if n.contains('.') || n.contains('e') || n.contains('E') => {
+                    n.parse::<f64>().map(PostExpr::Float).map_err(|_| err(e, format!("`{n}` is not a number")))
+                }
+                _ => Err(err(e, format!("literal `{e}` cannot be used here"))),
+            },
+            Expr::UnaryOp { op, expr } => {
+                let inner = self.post_expr(expr, keys, aggs)?;
+                match op {
+                    UnaryOperator::Not if inner.ty() == DataType::Bool => Ok(PostExpr::Not(Box::new(inner))),
+                    UnaryOperator::Minus if inner.ty() != DataType::Bool => Ok(PostExpr::Neg(Box::new(inner))),
+                    UnaryOperator::Plus if inner.ty() != DataType::Bool => Ok(inner),
+                    _ => Err(err(e, format!("`{op}` cannot be applied to {}", inner.ty()))),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let Some(op) = binary_op(op) else {
+                    return Err(err(e, format!("operator `{op}` is not supported")));
+                };
+                let l = self.post_expr(left, keys, aggs)?;
+                let r = self.post_expr(right, keys, aggs)?;
+                let ty = post_type(e, op, &l, &r)?;
+                Ok(PostExpr::Binary { op, left: Box::new(l), right: Box::new(r), ty })
+            }
+            _ => Err(Error::Query(
+                QueryError::new(
+                    Stage::Bind,
+                    format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
+                    span_of(e),
+                )
+                .with_help(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
+            )),
+        }
+    }
+
+    fn aggregate_call_here(&self, e: &Expr) -> Result<Option<AggCall>> {
+        match e {
+            Expr::Function(_) => self.aggregate_call(e),
+            _ => Ok(None),
+        }
+    }
+
+    /// ORDER BY for an aggregate query: output names, positions, or expressions.
+    pub(super) fn order_by_post(
+        &self,
+        order: &[OrderByExpr],
+        columns: &[OutputColumn<PostExpr>],
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Result<Vec<SortKey>> {
+        order
+            .iter()
+            .map(|o| {
+                let expr = match output_ref(&o.expr, columns.iter().map(|c| (c.name.as_str(), c.ty)))? {
+                    Some(out) => out,
+                    None => self.post_expr(&o.expr, keys, aggs)?,
+                };
+                Ok(SortKey { expr, desc: matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc)) })
+            })
+            .collect()
+    }
+
+    /// ORDER BY for a row query: output names, positions, or expressions equal to an output.
+    pub(super) fn order_by_rows(
+        &self,
+        order: &[OrderByExpr],
+        columns: &[OutputColumn<ScalarExpr>],
+    ) -> Result<Vec<SortKey>> {
+        order
+            .iter()
+            .map(|o| {
+                let expr = match output_ref(&o.expr, columns.iter().map(|c| (c.name.as_str(), c.ty)))? {
+                    Some(out) => out,
+                    None => {
+                        let s = self.scalar(&o.expr)?;
+                        let index = columns.iter().position(|c| c.source == s).ok_or_else(|| {
+                            err(
+                                &o.expr,
+                                format!(
+                                    "ORDER BY `{}` must be one of the selected columns in a query without aggregates",
+                                    o.expr
+                                ),
+                            )
+                        })?;
+                        PostExpr::Output { index, ty: columns[index].ty }
+                    }
+                };
+                Ok(SortKey { expr, desc: matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc)) })
+            })
+            .collect()
+    }
+}
+
+/// `ORDER BY name` (an output column or alias) or `ORDER BY 2` (1-based position).
+fn output_ref<'a>(e: &Expr, columns: impl Iterator<Item = (&'a str, DataType)>) -> Result<Option<PostExpr>> {
+    let columns: Vec<(&str, DataType)> = columns.collect();
+    match e {
+        Expr::Identifier(id) => Ok(columns
+            .iter()
+            .position(|(n, _)| *n == id.value)
+            .map(|index| PostExpr::Output { index, ty: columns[index].1 })),
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => match n.parse::<usize>() {
+                Ok(p) if p >= 1 && p <= columns.len() => {
+                    Ok(Some(PostExpr::Output { index: p - 1, ty: columns[p - 1].1 }))
+                }
+                _ => Err(err(e, format!("ORDER BY position {n} is out of range: there are {} columns", columns.len()))),
+            },
+            _ => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// The result type of a user-space binary operation.
+fn post_type(e: &Expr, op: BinaryOp, l: &PostExpr, r: &PostExpr) -> Result<DataType> {
+    let (lt, rt) = (l.ty(), r.ty());
+    let numeric = |t: DataType| t.is_int() || t == DataType::Float;
+    match op {
+        BinaryOp::And | BinaryOp::Or if lt == DataType::Bool && rt == DataType::Bool => Ok(DataType::Bool),
+        BinaryOp::And | BinaryOp::Or => Err(err(e, "AND/OR need conditions on both sides")),
+        _ if op.is_comparison() && numeric(lt) && numeric(rt) => Ok(DataType::Bool),
+        _ if op.is_comparison() && matches!((lt, rt), (DataType::Str { .. }, DataType::Str { .. })) => {
+            Ok(DataType::Bool)
+        }
+        _ if op.is_comparison() => Err(err(e, format!("cannot compare {lt} with {rt}"))),
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod
+            if lt == DataType::Float || rt == DataType::Float =>
+        {
+            if numeric(lt) && numeric(rt) {
+                Ok(DataType::Float)
+            } else {
+                Err(err(e, format!("`{}` needs numbers", op.c_op())))
+            }
+        }
+        _ if lt.is_int() && rt.is_int() => {
+            Ok(if lt.is_signed() || rt.is_signed() { DataType::I64 } else { DataType::U64 })
+        }
+        _ => Err(err(e, format!("`{}` needs integers; got {lt} and {rt}", op.c_op()))),
+    }
+}
+
+/// LIMIT's value: a non-negative integer literal.
+pub(super) fn limit_value(e: &Expr) -> Result<u64> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => n.parse::<u64>().map_err(|_| err(e, "LIMIT needs a whole number from 0 to 2^64-1")),
+            _ => Err(err(e, "LIMIT needs a whole number")),
+        },
+        _ => Err(err(e, "LIMIT needs a whole number")),
+    }
+}

@@ -1,0 +1,174 @@
+//! User-space operators: HAVING, output expressions, ORDER BY, LIMIT — what
+//! the kernel cannot do, applied to each window's groups (or to rows).
+
+use super::decode::Value;
+use crate::bind::{BinaryOp, PostExpr};
+use crate::plan::{UserPlan, UserSource};
+use std::cmp::Ordering;
+
+/// Evaluates `e` over one group's inputs and (for ORDER BY) its outputs.
+pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
+    match e {
+        PostExpr::Input { index, .. } => inputs[*index].clone(),
+        PostExpr::Output { index, .. } => outputs[*index].clone(),
+        PostExpr::Key { .. } | PostExpr::Agg { .. } => unreachable!("the planner maps keys and aggregates to inputs"),
+        PostExpr::Int { value, ty } if ty.is_signed() => Value::I(*value as i64),
+        PostExpr::Int { value, .. } => Value::U(*value),
+        PostExpr::Float(v) => Value::F(*v),
+        PostExpr::Not(x) => Value::B(!truthy(&eval(x, inputs, outputs))),
+        PostExpr::Neg(x) => match eval(x, inputs, outputs) {
+            Value::F(f) => Value::F(-f),
+            v => Value::I(as_i64(&v).wrapping_neg()),
+        },
+        PostExpr::Binary { op, left, right, ty } => {
+            let l = eval(left, inputs, outputs);
+            if *op == BinaryOp::And && !truthy(&l) {
+                return Value::B(false);
+            }
+            if *op == BinaryOp::Or && truthy(&l) {
+                return Value::B(true);
+            }
+            let r = eval(right, inputs, outputs);
+            binary(*op, l, r, ty.is_signed())
+        }
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::B(true))
+}
+
+fn as_i64(v: &Value) -> i64 {
+    match v {
+        Value::U(u) => *u as i64,
+        Value::I(i) => *i,
+        Value::F(f) => *f as i64,
+        _ => 0,
+    }
+}
+
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::U(u) => *u as f64,
+        Value::I(i) => *i as f64,
+        Value::F(f) => *f,
+        _ => 0.0,
+    }
+}
+
+/// Same rules as the kernel: 64-bit wrapping, x / 0 = 0, x % 0 = x; floats when either side is one.
+fn binary(op: BinaryOp, l: Value, r: Value, signed: bool) -> Value {
+    use BinaryOp::*;
+    if op.is_comparison() {
+        let ord = match (&l, &r) {
+            (Value::S(a), Value::S(b)) => a.cmp(b),
+            (Value::F(_), _) | (_, Value::F(_)) => as_f64(&l).total_cmp(&as_f64(&r)),
+            (Value::U(a), Value::U(b)) => a.cmp(b),
+            _ => as_i64(&l).cmp(&as_i64(&r)),
+        };
+        return Value::B(match op {
+            Eq => ord == Ordering::Equal,
+            Ne => ord != Ordering::Equal,
+            Lt => ord == Ordering::Less,
+            Le => ord != Ordering::Greater,
+            Gt => ord == Ordering::Greater,
+            _ => ord != Ordering::Less,
+        });
+    }
+    if matches!(op, And | Or) {
+        return Value::B(truthy(&r));
+    }
+    if matches!(l, Value::F(_)) || matches!(r, Value::F(_)) {
+        let (a, b) = (as_f64(&l), as_f64(&r));
+        return Value::F(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mul => a * b,
+            Div if b == 0.0 => 0.0,
+            Div => a / b,
+            Mod if b == 0.0 => a,
+            _ => a % b,
+        });
+    }
+    let (a, b) = (as_i64(&l) as u64, as_i64(&r) as u64);
+    let bits = if signed {
+        let (a, b) = (a as i64, b as i64);
+        (match op {
+            Add => a.wrapping_add(b),
+            Sub => a.wrapping_sub(b),
+            Mul => a.wrapping_mul(b),
+            Div if b == 0 => 0,
+            Div => a.wrapping_div(b),
+            Mod if b == 0 => a,
+            Mod => a.wrapping_rem(b),
+            BitAnd => a & b,
+            BitOr => a | b,
+            BitXor => a ^ b,
+            Shl if (b as u64) < 64 => a << b,
+            Shr => a >> (b as u64).min(63),
+            _ => 0,
+        }) as u64
+    } else {
+        match op {
+            Add => a.wrapping_add(b),
+            Sub => a.wrapping_sub(b),
+            Mul => a.wrapping_mul(b),
+            Div if b == 0 => 0,
+            Div => a / b,
+            Mod if b == 0 => a,
+            Mod => a % b,
+            BitAnd => a & b,
+            BitOr => a | b,
+            BitXor => a ^ b,
+            Shl if b < 64 => a << b,
+            Shr if b < 64 => a >> b,
+            _ => 0,
+        }
+    };
+    if signed {
+        Value::I(bits as i64)
+    } else {
+        Value::U(bits)
+    }
+}
+
+/// Applies HAVING, computes the output columns, sorts and limits.
+///
+/// Without ORDER BY, groups are sorted by their keys so output is stable
+/// from run to run; rows keep their arrival order.
+pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -> Vec<Vec<Value>> {
+    let mut rows: Vec<(Vec<Value>, Vec<Value>)> = input_rows
+        .into_iter()
+        .filter(|inputs| user.having.as_ref().is_none_or(|h| truthy(&eval(h, inputs, &[]))))
+        .map(|inputs| {
+            let outputs = user.columns.iter().map(|c| eval(&c.expr, &inputs, &[])).collect();
+            (inputs, outputs)
+        })
+        .collect();
+    if !user.order_by.is_empty() {
+        let mut keyed: Vec<(Vec<Value>, Vec<Value>)> = rows
+            .into_iter()
+            .map(|(inputs, outputs)| {
+                let keys = user.order_by.iter().map(|k| eval(&k.expr, &inputs, &outputs)).collect();
+                (keys, outputs)
+            })
+            .collect();
+        keyed.sort_by(|(a, _), (b, _)| {
+            a.iter()
+                .zip(b)
+                .zip(&user.order_by)
+                .map(|((x, y), k)| if k.desc { y.cmp_for_sort(x) } else { x.cmp_for_sort(y) })
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        });
+        rows = keyed.into_iter().map(|(_, o)| (vec![], o)).collect();
+    } else if sort_by_keys {
+        let keys: Vec<usize> =
+            user.inputs.iter().enumerate().filter(|(_, s)| matches!(s, UserSource::Key(_))).map(|(i, _)| i).collect();
+        rows.sort_by(|(a, _), (b, _)| {
+            keys.iter().map(|&i| a[i].cmp_for_sort(&b[i])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+        });
+    }
+    let limit = user.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+    rows.into_iter().take(limit).map(|(_, o)| o).collect()
+}
