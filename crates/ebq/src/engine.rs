@@ -43,6 +43,11 @@ impl Engine {
         self
     }
 
+    /// The plan options.
+    pub fn options(&self) -> &PlanOptions {
+        &self.options
+    }
+
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog

@@ -5,6 +5,15 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::process::Command;
 
+/// A new private directory under `$TMPDIR` (the caller removes it).
+pub fn scratch_dir() -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!("ebq-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io { what: format!("create {}", dir.display()), source })?;
+    Ok(dir)
+}
+
 /// A private scratch directory, removed on drop.
 pub struct WorkDir(pub PathBuf);
 

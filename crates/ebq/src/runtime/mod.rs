@@ -8,11 +8,13 @@ mod compile;
 mod decode;
 pub mod env;
 mod load;
+mod selfstats;
 mod user;
 
-pub use compile::compile;
+pub use compile::{compile, scratch_dir};
 pub use decode::{arrow_type, schema, Value};
 pub use load::Scope;
+pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 
 use crate::error::{Error, Result};
 use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
@@ -65,6 +67,12 @@ pub struct QueryStats {
     pub delivered: u64,
     /// Events lost: group map or ring buffer full.
     pub dropped: u64,
+    /// Times the query's main program ran (0 unless BPF statistics are on).
+    pub bpf_run_cnt: u64,
+    /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).
+    pub bpf_run_time_ns: u64,
+    /// CPU time of this process since the query started (all threads, user + system).
+    pub user_cpu_ns: u64,
 }
 
 /// CLOCK_MONOTONIC in ns, the clock of `bpf_ktime_get_ns`.
@@ -104,6 +112,7 @@ pub struct RunningQuery {
     window_start_ns: u64,
     next_flip: Option<Instant>,
     started_at: Instant,
+    cpu_at_start: u64,
     deadline: Option<Instant>,
     finished: bool,
     object: Object,
@@ -223,6 +232,7 @@ impl RunningQuery {
             window_start_ns: monotonic_ns(),
             next_flip,
             started_at,
+            cpu_at_start: selfstats::process_cpu_ns(),
             deadline: None,
             finished: false,
             object,
@@ -360,12 +370,18 @@ impl RunningQuery {
             s.dropped += at(2);
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
+        if let Some(p) = self.program_stats().into_iter().find(|p| p.name == "ebq_query") {
+            s.bpf_run_cnt = p.run_cnt;
+            s.bpf_run_time_ns = p.run_time_ns;
+        }
+        s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
         Ok(s)
     }
 
-    /// The loaded object, for per-program statistics.
-    pub fn object(&self) -> &Object {
-        &self.object
+    /// Run count and time of each of the query's programs (zero unless
+    /// BPF statistics are on: see [`enable_bpf_stats`]).
+    pub fn program_stats(&self) -> Vec<ProgramStats> {
+        selfstats::program_stats(&self.object)
     }
 
     /// Decoded rows → outputs. With ORDER BY rows are held until `last`.

@@ -1,0 +1,220 @@
+//! Ahead-of-time bundles: a compiled query that runs on hosts without clang.
+//!
+//! A bundle holds the query text, the plan options, the tracefs format files
+//! it was compiled against and the BPF object. Running one re-runs the pure
+//! stages against the embedded formats (cheap and deterministic, so the plan
+//! matches the object), checks that the running kernel still has those events
+//! with the same layouts, and loads the stored object.
+//!
+//! ```text
+//! "EBQAOT1\n" | u32 header length | JSON header | u32 object length | object
+//! ```
+
+use crate::catalog::{parse_format, Catalog, TracepointFormat};
+use crate::engine::{Engine, PreparedQuery};
+use crate::error::{Error, Result};
+use crate::parse::EventName;
+use crate::plan::PlanOptions;
+use crate::runtime::{RunningQuery, Scope};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8] = b"EBQAOT1\n";
+
+/// A compiled query.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// The query text.
+    pub sql: String,
+    /// Plan options it was compiled with.
+    pub options: PlanOptions,
+    /// (category, name, format file text) of every event the object uses.
+    pub formats: Vec<(String, String, String)>,
+    /// The BPF object.
+    pub object: Vec<u8>,
+    /// The ebq version that wrote it.
+    pub ebq_version: String,
+}
+
+fn bad(path: &Path, why: impl Into<String>) -> Error {
+    Error::Io { what: format!("read bundle {}", path.display()), source: std::io::Error::other(why.into()) }
+}
+
+impl Bundle {
+    /// Compiles `sql` with clang and collects what running it needs.
+    pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
+        let prepared = engine.prepare(sql)?;
+        let object = crate::runtime::compile(&prepared.source)?;
+        let mut formats = vec![];
+        for f in [&prepared.physical.kernel.event.format, &prepared.physical.kernel.fork_event] {
+            let path = engine.catalog().root().join("events").join(&f.category).join(&f.name).join("format");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| Error::Io { what: format!("read {}", path.display()), source })?;
+            formats.push((f.category.clone(), f.name.clone(), text));
+        }
+        Ok(Bundle {
+            sql: sql.to_string(),
+            options: engine.options().clone(),
+            formats,
+            object,
+            ebq_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// The bundle as bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let header = json!({
+            "ebq_version": self.ebq_version,
+            "sql": self.sql,
+            "options": {
+                "max_groups": self.options.max_groups,
+                "ringbuf_bytes": self.options.ringbuf_bytes,
+                "wakeup_bytes": self.options.wakeup_bytes,
+            },
+            "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
+        })
+        .to_string();
+        let mut out = MAGIC.to_vec();
+        out.extend((header.len() as u32).to_le_bytes());
+        out.extend(header.as_bytes());
+        out.extend((self.object.len() as u32).to_le_bytes());
+        out.extend(&self.object);
+        out
+    }
+
+    /// Reads a bundle file.
+    pub fn read(path: &Path) -> Result<Bundle> {
+        let bytes =
+            std::fs::read(path).map_err(|source| Error::Io { what: format!("read {}", path.display()), source })?;
+        let rest = bytes.strip_prefix(MAGIC).ok_or_else(|| bad(path, "not an ebq bundle (made by `ebq compile`)"))?;
+        let (header, rest) = take_chunk(rest).ok_or_else(|| bad(path, "truncated header"))?;
+        let (object, rest) = take_chunk(rest).ok_or_else(|| bad(path, "truncated object"))?;
+        if !rest.is_empty() {
+            return Err(bad(path, "trailing bytes"));
+        }
+        let h: Value = serde_json::from_slice(header).map_err(|e| bad(path, format!("bad header: {e}")))?;
+        let text = |v: &Value, k: &str| {
+            v[k].as_str().map(str::to_string).ok_or_else(|| bad(path, format!("header lacks {k}")))
+        };
+        let num = |k: &str| {
+            h["options"][k]
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| bad(path, format!("header lacks options.{k}")))
+        };
+        let formats = h["formats"]
+            .as_array()
+            .ok_or_else(|| bad(path, "header lacks formats"))?
+            .iter()
+            .map(|f| Ok((text(f, "category")?, text(f, "name")?, text(f, "format")?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bundle {
+            sql: text(&h, "sql")?,
+            options: PlanOptions {
+                max_groups: num("max_groups")?,
+                ringbuf_bytes: num("ringbuf_bytes")?,
+                wakeup_bytes: num("wakeup_bytes")?,
+            },
+            formats,
+            object: object.to_vec(),
+            ebq_version: text(&h, "ebq_version")?,
+        })
+    }
+
+    /// Prepares the bundled query against its own formats, after checking the
+    /// running kernel (`live`) has the same events with the same layouts.
+    pub fn prepare(&self, live: &Catalog) -> Result<PreparedQuery> {
+        let dir = ScratchCatalog::new(&self.formats)?;
+        for (category, name, text) in &self.formats {
+            let compiled = parse_format(category, text).map_err(|(line, message)| Error::Io {
+                what: format!("read the bundled format of {category}:{name}"),
+                source: std::io::Error::other(format!("line {line}: {message}")),
+            })?;
+            let current = live.tracepoint(category, name).map_err(|_| Error::Environment {
+                problem: format!(
+                    "this kernel has no tracepoint {}, which the compiled query uses",
+                    EventName::Tracepoint { category: category.clone(), name: name.clone() }
+                ),
+                help: "compile the query on (or for) a kernel that has it, or run the SQL directly".into(),
+            })?;
+            check_same_layout(&compiled, &current)?;
+        }
+        Engine::with_catalog(Catalog::at(&dir.0)).with_options(self.options.clone()).prepare(&self.sql)
+    }
+
+    /// Prepares and starts the bundled query without clang.
+    pub fn start(&self, live: &Catalog, scope: Scope) -> Result<(PreparedQuery, RunningQuery)> {
+        let prepared = self.prepare(live)?;
+        crate::runtime::env::check_privileges()?;
+        let running = RunningQuery::start_object(&prepared.physical, &self.object, scope)?;
+        Ok((prepared, running))
+    }
+}
+
+fn take_chunk(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+    let rest = &bytes[4..];
+    (rest.len() >= len).then(|| rest.split_at(len))
+}
+
+/// The compiled-against layout must equal the running kernel's, field by field.
+fn check_same_layout(compiled: &TracepointFormat, current: &TracepointFormat) -> Result<()> {
+    let describe = |f: &crate::catalog::TpField| format!("{} at offset {}, size {}", f.name, f.offset, f.size);
+    for (a, b) in compiled.fields.iter().zip(&current.fields) {
+        if (&a.name, a.offset, a.size, a.signed) != (&b.name, b.offset, b.size, b.signed) {
+            return Err(Error::Environment {
+                problem: format!(
+                    "tracepoint {}:{} changed since the query was compiled: {} there, {} here",
+                    compiled.category,
+                    compiled.name,
+                    describe(a),
+                    describe(b)
+                ),
+                help: "recompile with `ebq compile` on this kernel".into(),
+            });
+        }
+    }
+    if compiled.fields.len() != current.fields.len() {
+        return Err(Error::Environment {
+            problem: format!(
+                "tracepoint {}:{} has {} fields here, {} when compiled",
+                compiled.category,
+                compiled.name,
+                current.fields.len(),
+                compiled.fields.len()
+            ),
+            help: "recompile with `ebq compile` on this kernel".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A temporary tracefs-shaped directory holding the bundled format files.
+struct ScratchCatalog(PathBuf);
+
+impl ScratchCatalog {
+    fn new(formats: &[(String, String, String)]) -> Result<ScratchCatalog> {
+        let dir = crate::runtime::scratch_dir()?;
+        let scratch = ScratchCatalog(dir);
+        for (category, name, text) in formats {
+            let valid = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid(category) || !valid(name) {
+                return Err(Error::Io {
+                    what: "read bundle".into(),
+                    source: std::io::Error::other(format!("bad event name {category}:{name}")),
+                });
+            }
+            let d = scratch.0.join("events").join(category).join(name);
+            std::fs::create_dir_all(&d)
+                .and_then(|_| std::fs::write(d.join("format"), text))
+                .map_err(|source| Error::Io { what: format!("write {}", d.display()), source })?;
+        }
+        Ok(scratch)
+    }
+}
+
+impl Drop for ScratchCatalog {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
