@@ -135,9 +135,19 @@ pub fn run_around(
     scope: impl Fn(u32) -> Scope,
     workload: &[&str],
 ) -> (Vec<Output>, QueryStats, serde_json::Value) {
+    run_around_with(&engine(), sql, scope, workload)
+}
+
+/// [`run_around`] with a given engine (for plan options such as ring buffer size).
+pub fn run_around_with(
+    engine: &Engine,
+    sql: &str,
+    scope: impl Fn(u32) -> Scope,
+    workload: &[&str],
+) -> (Vec<Output>, QueryStats, serde_json::Value) {
     let w = Workload::start(workload);
     let sql = sql.replace("{pid}", &w.pid().to_string());
-    let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     let mut q = prepared.start(scope(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     w.go();
     let mut outs = vec![];
