@@ -28,7 +28,7 @@ fi
 
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc
-    fio bpftrace hyperfine python3)
+    fio bpftrace hyperfine python3 python3-venv)
 # Commands that must be callable once the packages are in.
 CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3)
 

@@ -1,6 +1,8 @@
 //! `ebq`: run SQL over kernel events from the command line.
 
+mod analyze;
 mod child;
+mod output;
 mod run;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -20,13 +22,35 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Show the plan, its kernel/user split and the generated BPF C.
+    /// Show the plan, its kernel/user split and the generated BPF C; with
+    /// --analyze, run the query (default 5 s, or -c/-p/--duration) and report
+    /// what it cost: BPF ns per event, events/s, drops, ebq's CPU.
     Explain {
-        /// The query.
+        /// Run the query and measure it.
+        #[arg(long)]
+        analyze: bool,
+        /// The query (or -f FILE) and, with --analyze, any run options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
+    /// Compile a query ahead of time into a bundle that runs without clang.
+    Compile {
+        /// The query (or -f FILE).
         sql: Option<String>,
         /// Read the query from a file.
         #[arg(short = 'f', long = "file")]
         file: Option<String>,
+        /// Where to write the bundle.
+        #[arg(short = 'o', long = "output", value_name = "FILE.ebq")]
+        output: std::path::PathBuf,
+    },
+    /// Run a bundle made by `ebq compile` (clang is not needed), with any run options.
+    Run {
+        /// The bundle.
+        bundle: std::path::PathBuf,
+        /// Run options (-c, -p, --duration, --format …).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
     },
     /// List events (tracepoints), optionally matching a glob like 'syscalls:*pread*'.
     Events {
@@ -49,6 +73,10 @@ pub enum Format {
     Json,
     /// CSV with a header line.
     Csv,
+    /// A Parquet file (needs -o).
+    Parquet,
+    /// An Arrow IPC file (needs -o).
+    Arrow,
 }
 
 /// Options for running a query.
@@ -77,12 +105,27 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Write the results to FILE instead of stdout (required for parquet and arrow).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// With -o: start a new file every N windows (FILE.0000.ext, FILE.0001.ext, …).
+    #[arg(long, value_name = "N")]
+    rotate_windows: Option<u64>,
+    /// With -o: start a new file once the current one exceeds BYTES (e.g. 100M).
+    #[arg(long, value_name = "BYTES", value_parser = output::parse_bytes)]
+    rotate_bytes: Option<u64>,
     /// Maximum groups per window kept in the kernel (more are counted as dropped).
     #[arg(long, default_value_t = 10240)]
     max_groups: u32,
     /// Ring buffer bytes for row queries (power of two).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,
+    /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
+    #[arg(skip)]
+    pub bundle: Option<std::path::PathBuf>,
+    /// Measure and report the query's cost (`ebq explain --analyze`).
+    #[arg(skip)]
+    pub analyze: bool,
 }
 
 fn read_sql(sql: Option<String>, file: Option<String>) -> Result<String, String> {
@@ -117,7 +160,12 @@ fn tracefs_error(e: &Error) -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Explain { sql, file }) => explain(sql, file, &cli.run),
+        Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
+        Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
+        Some(Command::Run { bundle, rest }) => run_args(&rest).and_then(|mut args| {
+            args.bundle = Some(bundle);
+            run::run(&args)
+        }),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),
         None => run::run(&cli.run),
@@ -131,11 +179,48 @@ fn main() -> ExitCode {
     }
 }
 
-fn explain(sql: Option<String>, file: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
-    let sql = read_sql(sql, file)?;
-    let engine = engine(args)?;
+/// Parses run options given after a subcommand, as if they followed `ebq`.
+fn run_args(rest: &[String]) -> Result<RunArgs, String> {
+    let argv = std::iter::once("ebq".to_string()).chain(rest.iter().cloned());
+    let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    if cli.command.is_some() {
+        return Err("error: a subcommand cannot follow another".into());
+    }
+    Ok(cli.run)
+}
+
+fn explain(analyze: bool, rest: &[String]) -> Result<ExitCode, String> {
+    let mut args = run_args(rest)?;
+    if analyze {
+        if args.duration.is_none() && args.command.is_none() && args.pid.is_none() {
+            args.duration = Some(5.0);
+        }
+        args.analyze = true;
+        return run::run(&args);
+    }
+    let sql = read_sql(args.sql.clone(), args.file.clone())?;
+    let engine = engine(&args)?;
     let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
     emit(&prepared.explain())
+}
+
+fn compile(
+    sql: Option<String>,
+    file: Option<String>,
+    output: &std::path::Path,
+    args: &RunArgs,
+) -> Result<ExitCode, String> {
+    let sql = read_sql(sql, file)?;
+    let engine = engine(args)?;
+    let bundle = ebq::bundle::Bundle::compile(&engine, &sql).map_err(|e| e.render(&sql))?;
+    std::fs::write(output, bundle.to_bytes()).map_err(|e| format!("error: cannot write {}: {e}", output.display()))?;
+    eprintln!(
+        "ebq: wrote {} ({} bytes of BPF object); run it with `ebq run {}`",
+        output.display(),
+        bundle.object.len(),
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {

@@ -1,8 +1,9 @@
 //! Running a query: scope, the poll loop, signals, the final window and stats.
 
 use crate::child::spawn_held;
-use crate::{engine, read_sql, Format, RunArgs};
-use ebq::sink::{CsvSink, JsonSink, Sink, TableSink};
+use crate::output::make_sink;
+use crate::{engine, read_sql, RunArgs};
+use ebq::sink::Sink;
 use ebq::{Output, Scope};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -28,7 +29,14 @@ fn process_alive(pid: u32) -> bool {
 
 /// Runs the query described by `args`; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
-    let sql = read_sql(args.sql.clone(), args.file.clone())?;
+    let bundle = match &args.bundle {
+        Some(path) => Some(ebq::bundle::Bundle::read(path).map_err(|e| format!("error: {e}"))?),
+        None => None,
+    };
+    let sql = match &bundle {
+        Some(b) => b.sql.clone(),
+        None => read_sql(args.sql.clone(), args.file.clone())?,
+    };
     if args.command.is_some() && args.pid.is_some() {
         return Err("error: -c and -p cannot be combined".into());
     }
@@ -44,7 +52,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
     let engine = engine(args)?;
-    let prepared = engine.prepare(&sql).map_err(|e| e.render(&sql))?;
+    let prepared = match &bundle {
+        Some(b) => b.prepare(engine.catalog()),
+        None => engine.prepare(&sql),
+    }
+    .map_err(|e| e.render(&sql))?;
+    let mut sink = make_sink(args, &prepared)?;
     install_signal_handlers();
 
     let mut held = match &args.command {
@@ -57,12 +70,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (None, Some(pid)) => Scope::Process(pid),
         (None, None) => Scope::All,
     };
-    let mut query = prepared.start(scope).map_err(|e| e.render(&sql))?;
-    let mut sink: Box<dyn Sink> = match args.format {
-        Format::Table => Box::new(TableSink::new(std::io::stdout())),
-        Format::Json => Box::new(JsonSink::new(std::io::stdout())),
-        Format::Csv => Box::new(CsvSink::new(std::io::stdout())),
-    };
+    let stats_on =
+        if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
+    let mut query = match &bundle {
+        Some(b) => ebq::RunningQuery::start_object(&prepared.physical, &b.object, scope),
+        None => prepared.start(scope),
+    }
+    .map_err(|e| e.render(&sql))?;
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
@@ -109,7 +123,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             break;
         }
         let now = Instant::now();
-        if query.is_finished() || deadline.is_some_and(|d| now >= d + Duration::from_millis(200)) {
+        if query.is_finished()
+            || query.limit_reached()
+            || deadline.is_some_and(|d| now >= d + Duration::from_millis(200))
+        {
             break;
         }
         let wait = Duration::from_millis(100);
@@ -124,9 +141,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     let stats = query.stats().map_err(|e| e.render(&sql))?;
+    let programs = query.program_stats();
+    let elapsed = started.elapsed();
     drop(query);
+    drop(stats_on);
     if SIGNAL.load(Ordering::SeqCst) != libc::SIGPIPE {
         write(outs, &mut sink)?;
+        sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
     }
     let delivered = if matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Rows { .. }) {
         format!(", {} delivered", stats.delivered)
@@ -134,6 +155,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         String::new()
     };
     eprintln!("ebq: {} events seen, {} matched{delivered}, {} dropped", stats.seen, stats.matched, stats.dropped);
+    if args.analyze {
+        print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
+    }
     if let Some(mut h) = held {
         // Interrupted: the child got the same terminal signal; wait for it.
         let code = child_status.unwrap_or_else(|| h.wait());

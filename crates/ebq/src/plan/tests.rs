@@ -40,8 +40,12 @@ fn avg_and_sum_of_the_same_argument_share_one_slot() {
     let KernelOutput::Aggregate { slots, value, .. } = &p.kernel.output else { panic!() };
     assert_eq!(slots.len(), 2);
     assert_eq!(value.size, 24);
-    assert_eq!(p.user.columns[0].source, UserSource::Slot(slots[0].field));
-    assert_eq!(p.user.columns[1].source, UserSource::Avg(slots[0].field));
+    let input = |i: usize| match p.user.columns[i].expr {
+        crate::bind::PostExpr::Input { index, .. } => p.user.inputs[index],
+        ref other => panic!("column {i} is {other:?}"),
+    };
+    assert_eq!(input(0), UserSource::Slot(slots[0].field));
+    assert_eq!(input(1), UserSource::Avg(slots[0].field));
 }
 
 #[test]

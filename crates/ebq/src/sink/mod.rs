@@ -1,10 +1,14 @@
 //! Sinks: where results go. Each writes [`Output`] batches as they close.
 
+mod columnar;
 mod csv;
+mod file;
 mod json;
 mod table;
 
+pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
+pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::json::JsonSink;
 pub use self::table::TableSink;
 
@@ -17,6 +21,12 @@ use std::io;
 pub trait Sink {
     /// Writes one batch.
     fn write(&mut self, out: &Output) -> io::Result<()>;
+
+    /// Ends the output after the last batch: file formats write their footer
+    /// here. Call it once, also when the run was interrupted.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The value at `row` of an Arrow column, for text formats.

@@ -1,0 +1,46 @@
+//! EXPLAIN ANALYZE: the plan, then what running it cost.
+
+use ebq::runtime::ProgramStats;
+use ebq::{PreparedQuery, QueryStats};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// The plan followed by measured costs (BPF statistics were on during the run).
+pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramStats], elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let mut s = format!(
+        "Plan:\n{}\nMeasured over {secs:.3} s:\n",
+        prepared.physical.explain().lines().map(|l| format!("  {l}\n")).collect::<String>()
+    );
+    let per_s = |n: u64| n as f64 / secs;
+    let _ = writeln!(
+        s,
+        "  events      {} seen ({:.0}/s), {} matched ({:.0}/s), {} dropped",
+        stats.seen,
+        per_s(stats.seen),
+        stats.matched,
+        per_s(stats.matched),
+        stats.dropped
+    );
+    for p in programs {
+        let what = if p.name == "ebq_query" { "[kernel] query program" } else { "[kernel] fork follower" };
+        let avg = if p.run_cnt > 0 {
+            format!("{:.1} ns/run", p.run_time_ns as f64 / p.run_cnt as f64)
+        } else {
+            "not run".into()
+        };
+        let _ = writeln!(s, "  {what:<24} {} runs, {:.3} ms in BPF, {avg}", p.run_cnt, p.run_time_ns as f64 / 1e6);
+    }
+    let _ = writeln!(
+        s,
+        "  [user] ebq process      {:.3} ms CPU ({:.2}% of one CPU){}",
+        stats.user_cpu_ns as f64 / 1e6,
+        stats.user_cpu_ns as f64 / 1e9 / secs * 100.0,
+        if matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Rows { .. }) {
+            format!(", {} rows delivered ({:.0}/s)", stats.delivered, per_s(stats.delivered))
+        } else {
+            String::new()
+        }
+    );
+    s
+}

@@ -1,0 +1,92 @@
+//! Where results go: stdout, or `-o FILE` (optionally rotated).
+
+use crate::{Format, RunArgs};
+use ebq::plan::{KernelOutput, KernelWindow};
+use ebq::sink::{CsvSink, FileFormat, FileSink, JsonSink, Rotation, Sink, TableSink};
+use ebq::{PreparedQuery, WindowBounds};
+
+/// The sink for `args`; files are created here, before the query starts.
+pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sink>, String> {
+    let rotation = Rotation { windows: args.rotate_windows, bytes: args.rotate_bytes };
+    if rotation.windows == Some(0) || rotation.bytes == Some(0) {
+        return Err("error: --rotate-windows and --rotate-bytes must be at least 1".into());
+    }
+    let rows = matches!(prepared.physical.kernel.output, KernelOutput::Rows { .. });
+    if rows && rotation.windows.is_some() {
+        return Err(
+            "error: --rotate-windows needs a query with windows (an aggregate); this row query streams rows: use --rotate-bytes"
+                .into(),
+        );
+    }
+    let format = match args.format {
+        Format::Table => FileFormat::Table,
+        Format::Json => FileFormat::Json,
+        Format::Csv => FileFormat::Csv,
+        Format::Parquet => FileFormat::Parquet,
+        Format::Arrow => FileFormat::Arrow,
+    };
+    let Some(path) = &args.output else {
+        if matches!(format, FileFormat::Parquet | FileFormat::Arrow) {
+            let name = if format == FileFormat::Parquet { "parquet" } else { "arrow" };
+            return Err(format!("error: --format {name} needs -o FILE (it is not written to stdout)"));
+        }
+        if rotation.is_on() {
+            return Err("error: --rotate-windows and --rotate-bytes need -o FILE".into());
+        }
+        let out = std::io::stdout();
+        return Ok(match format {
+            FileFormat::Json => Box::new(JsonSink::new(out)),
+            FileFormat::Csv => Box::new(CsvSink::new(out)),
+            _ => Box::new(TableSink::new(out)),
+        });
+    };
+    // The window kind of every batch, for a columnar file that gets none.
+    let window = if rows {
+        WindowBounds::Rows
+    } else if matches!(prepared.physical.kernel.window, KernelWindow::Count { .. }) {
+        WindowBounds::Count { index: 0 }
+    } else {
+        WindowBounds::Time { start_ns: 0, end_ns: 0 }
+    };
+    let sink = FileSink::create(path, format, rotation).map_err(|e| format!("error: {e}"))?;
+    Ok(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+}
+
+/// Parses a byte count: `1000000`, `64K`, `100M`, `2G` (powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let mult: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return Err(format!("`{s}` is not a byte count (like 1000000, 64K, 100M, 2G)")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("`{s}` is not a byte count (like 1000000, 64K, 100M, 2G)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert_eq!(parse_bytes("64K"), Ok(65536));
+        assert_eq!(parse_bytes("100M"), Ok(100 << 20));
+        assert_eq!(parse_bytes("2GiB"), Ok(2 << 30));
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("M").is_err());
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("-1").is_err());
+        assert!(parse_bytes("99999999999G").is_err());
+    }
+}
