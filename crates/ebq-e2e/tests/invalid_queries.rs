@@ -152,7 +152,11 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT SUM(comm) FROM {READ}"), &["SUM needs an integer argument"]),
         bad(format!("SELECT COUNT(*) + fd FROM {READ}"), &["`fd` must appear in GROUP BY"]),
         bad(format!("SELECT COUNT(*) FROM {READ} HAVING COUNT(*) > comm"), &["must appear in GROUP BY"]),
-        bad(format!("SELECT COUNT(DISTINCT fd) FROM {READ}"), &["DISTINCT inside aggregates"]),
+        bad(format!("SELECT SUM(DISTINCT fd) FROM {READ}"), &["SUM(DISTINCT …) is not supported"]),
+        bad(
+            format!("SELECT COUNT(DISTINCT fd), COUNT(DISTINCT count) FROM {READ}"),
+            &["must count the same expression"],
+        ),
         bad(format!("SELECT SUM(fd, count) FROM {READ}"), &["SUM takes one argument"]),
         bad(format!("SELECT MIN(*) FROM {READ}"), &["MIN takes one argument"]),
         bad(format!("SELECT COUNT() FROM {READ}"), &["COUNT takes COUNT(*) or COUNT(expr)"]),
@@ -178,8 +182,9 @@ fn cases() -> Vec<Bad> {
         bad(r("WINDOW(time, 1000, 1000) WINDOW(time, 1000, 1000)"), &["WINDOW appears twice"]),
         bad(format!("SELECT fd FROM {READ} WINDOW(time, 1000, 1000)"), &["WINDOW groups aggregates"]),
         // Sliding windows: a plan error without a position (reported).
-        Bad { sql: r("WINDOW(time, 1000, 100)"), expect: &["sliding windows"], pos: Pos::Caret },
-        Bad { sql: r("WINDOW(count, 100, 10)"), expect: &["sliding windows"], pos: Pos::Caret },
+        Bad { sql: r("WINDOW(time, 1000, 300)"), expect: &["must be a multiple of its step"], pos: Pos::Caret },
+        Bad { sql: r("WINDOW(count, 10, 100)"), expect: &["must be a multiple of its step"], pos: Pos::Caret },
+        Bad { sql: r("WINDOW(time, 100000, 1)"), expect: &["too many panes"], pos: Pos::Caret },
         // --- functions ---
         bad(format!("SELECT lower(comm) FROM {READ}"), &["unknown function `lower`", "starts_with(column, 'prefix')"]),
         bad(r("WHERE nosuchfn(fd) = 1"), &["unknown function `nosuchfn`"]),

@@ -68,3 +68,70 @@ fn having_can_use_an_aggregate_not_in_the_select_list() {
     let want: Vec<u64> = report_fds(&report).into_iter().filter(|(_, n, _)| *n < 30).map(|(fd, _, _)| fd).collect();
     assert_eq!(rows_of(&outs).iter().map(|r| u(r, "fd")).collect::<Vec<_>>(), want);
 }
+
+#[test]
+fn count_distinct_and_select_distinct_are_exact() {
+    let sql = "SELECT fd, COUNT(DISTINCT count) AS sizes, COUNT(*) AS n, MAX(count) AS max \
+               FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100 GROUP BY fd";
+    let (outs, _, _) = run_around(
+        sql,
+        |_| Scope::All,
+        &["pread", "--fds", "3", "--calls", "40,25,3", "--fd-base", "100", "--size-base", "8"],
+    );
+    let got: Vec<(u64, u64, u64, u64)> =
+        rows_of(&outs).iter().map(|r| (u(r, "fd"), u(r, "sizes"), u(r, "n"), u(r, "max"))).collect();
+    assert_eq!(got, [(100, 5, 40, 40), (101, 5, 25, 40), (102, 3, 3, 24)]);
+
+    let sql = "SELECT COUNT(DISTINCT fd) AS fds, COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100";
+    let (outs, _, _) =
+        run_around(sql, |_| Scope::All, &["pread", "--fds", "3", "--calls", "4,5,6", "--fd-base", "100"]);
+    let r = &rows_of(&outs)[0];
+    assert_eq!((u(r, "fds"), u(r, "n")), (3, 15));
+
+    let sql = "SELECT DISTINCT fd FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100";
+    let (outs, _, _) =
+        run_around(sql, |_| Scope::All, &["pread", "--fds", "3", "--calls", "4,5,6", "--fd-base", "100"]);
+    assert_eq!(rows_of(&outs).iter().map(|r| u(r, "fd")).collect::<Vec<_>>(), [100, 101, 102]);
+}
+
+#[test]
+fn sliding_count_windows_combine_panes() {
+    let sql = "SELECT COUNT(*) AS n, SUM(count) AS bytes FROM syscalls.sys_enter_pread64 \
+               WHERE pid = {pid} AND fd >= 100 WINDOW(count, 20, 10)";
+    let (outs, _, report) = run_around(
+        sql,
+        |_| Scope::All,
+        &["pread", "--fds", "1", "--calls", "78", "--fd-base", "100", "--size-base", "1"],
+    );
+    let counts: Vec<u64> = rows_of(&outs).iter().map(|r| u(r, "n")).collect();
+    // Panes of 10: 10 ×7 then 8; each window is the last two panes.
+    assert_eq!(counts, [10, 20, 20, 20, 20, 20, 20, 18]);
+    assert_eq!(report["total_calls"].as_u64(), Some(78));
+}
+
+#[test]
+fn sliding_time_windows_are_sums_of_consecutive_panes() {
+    let sql =
+        "SELECT COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100 WINDOW(time, 200, 100)";
+    let (outs, _, report) = run_around(
+        sql,
+        |_| Scope::All,
+        &["pread", "--fds", "1", "--calls", "100", "--fd-base", "100", "--gap-us", "3000"],
+    );
+    // Recover the panes: p0 = n0, p_i = n_i - p_{i-1}; they must be non-negative and add up to all calls.
+    let mut panes: Vec<i64> = vec![];
+    let mut starts = vec![];
+    for o in &outs {
+        let n = if o.batch.num_rows() == 0 { 0 } else { u(&rows_of(std::slice::from_ref(o))[0], "n") as i64 };
+        let p = n - panes.last().copied().unwrap_or(0);
+        assert!(p >= 0, "panes {panes:?} then window {n}");
+        panes.push(p);
+        if let ebq::WindowBounds::Time { start_ns, .. } = o.window {
+            starts.push(start_ns);
+        }
+    }
+    assert!(panes.len() >= 3, "{panes:?}");
+    assert_eq!(panes.iter().sum::<i64>() as u64, report["total_calls"].as_u64().unwrap());
+    // Each window starts where the window two panes back ended: starts repeat once.
+    assert!(starts.windows(3).all(|w| w[0] < w[2]));
+}

@@ -93,10 +93,27 @@ impl Binder<'_> {
             }
             return Ok(None);
         };
-        if let FunctionArguments::List(list) = &f.args {
-            if list.duplicate_treatment.is_some() {
-                return Err(err(e, "DISTINCT inside aggregates is not supported yet"));
+        let distinct = match &f.args {
+            FunctionArguments::List(list) => {
+                matches!(list.duplicate_treatment, Some(sqlparser::ast::DuplicateTreatment::Distinct))
             }
+            _ => false,
+        };
+        if distinct && func != AggFunc::Count {
+            return Err(err(e, format!("{func}(DISTINCT …) is not supported; COUNT(DISTINCT …) is")));
+        }
+        if distinct {
+            let [FunctionArgExpr::Expr(x)] = function_args(f).as_slice() else {
+                return Err(err(e, "COUNT(DISTINCT …) takes one expression"));
+            };
+            if contains_aggregate(x) {
+                return Err(err(x, "aggregates cannot be nested"));
+            }
+            let a = self.scalar(x)?;
+            if a.ty() == DataType::Bool {
+                return Err(err(x, "COUNT(DISTINCT …) needs an integer or string expression"));
+            }
+            return Ok(Some(AggCall { func: AggFunc::CountDistinct, arg: Some(a) }));
         }
         let args = function_args(f);
         let arg = match (func, args.as_slice()) {

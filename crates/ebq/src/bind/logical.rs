@@ -229,6 +229,8 @@ pub enum AggFunc {
     Max,
     /// `AVG(expr)`: SUM / COUNT, divided in user space.
     Avg,
+    /// `COUNT(DISTINCT expr)`: exact; the argument is grouped on in the kernel.
+    CountDistinct,
 }
 
 impl fmt::Display for PostExpr {
@@ -256,6 +258,7 @@ impl fmt::Display for AggFunc {
             AggFunc::Min => "MIN",
             AggFunc::Max => "MAX",
             AggFunc::Avg => "AVG",
+            AggFunc::CountDistinct => "COUNT DISTINCT",
         })
     }
 }
@@ -273,7 +276,7 @@ impl AggCall {
     /// The result type.
     pub fn ty(&self) -> DataType {
         match (self.func, &self.arg) {
-            (AggFunc::Count, _) => DataType::U64,
+            (AggFunc::Count | AggFunc::CountDistinct, _) => DataType::U64,
             (AggFunc::Avg, _) => DataType::Float,
             (AggFunc::Sum, Some(a)) => {
                 if a.ty().is_signed() {

@@ -28,6 +28,9 @@ pub const DATA_LOC_STRING_CAP: u16 = 64;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
+    if query.distinct {
+        return bind(&distinct_as_group_by(query)?, catalog);
+    }
     let event = bind_event(&query.from, catalog)?;
     let binder = Binder {
         format: &event.format,
@@ -60,6 +63,33 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
     Ok(LogicalPlan { event, filter, body, window, select_span, order_by, limit })
+}
+
+/// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.
+fn distinct_as_group_by(q: &Query) -> Result<Query> {
+    let mut exprs = vec![];
+    for item in &q.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } if !expr::contains_aggregate(e) => {
+                exprs.push(e.clone())
+            }
+            other => {
+                return Err(Error::query(
+                    Stage::Bind,
+                    "SELECT DISTINCT takes plain columns or expressions (use GROUP BY with aggregates)",
+                    Span::from_sql(other.span()),
+                ))
+            }
+        }
+    }
+    if !q.group_by.is_empty() {
+        return Err(Error::query(
+            Stage::Bind,
+            "SELECT DISTINCT cannot be combined with GROUP BY",
+            Span::from_sql(q.group_by[0].span()),
+        ));
+    }
+    Ok(Query { distinct: false, group_by: exprs, ..q.clone() })
 }
 
 fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {

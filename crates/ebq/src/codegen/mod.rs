@@ -304,7 +304,9 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
             "\t{{\n\t\t{ty} x = {x};\t/* MAX({}) */\n\n\t\tif (v->count == 0 || x > v->{name})\n\t\t\tv->{name} = x;\n\t}}\n",
             s.arg
         ),
-        AggFunc::Count | AggFunc::Avg => unreachable!("the planner maps COUNT to count and AVG to a SUM slot"),
+        AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct => {
+            unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key")
+        }
     }
 }
 

@@ -28,6 +28,8 @@ pub const MAX_QUERY_TOKENS: usize = 10_000;
 /// A parsed eBQL query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
+    /// `SELECT DISTINCT`.
+    pub distinct: bool,
     /// The SELECT list.
     pub projection: Vec<SelectItem>,
     /// The event selected from.
@@ -141,8 +143,10 @@ enum Clause {
 impl<'a> QueryParser<'a> {
     fn query(mut self) -> Result<Query> {
         self.expect_keyword(Keyword::SELECT, "a query starts with SELECT")?;
+        let distinct = self.parser.parse_keyword(Keyword::DISTINCT);
         let projection = self.wrap(|p| p.parse_comma_separated(Parser::parse_select_item))?;
         let mut q = Query {
+            distinct,
             projection,
             from: EventRef {
                 name: EventName::Kprobe { function: String::new(), ret: false },

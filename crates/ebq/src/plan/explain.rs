@@ -14,8 +14,21 @@ impl PhysicalPlan {
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
         match &k.output {
-            KernelOutput::Aggregate { key, key_fields, value, slots, max_groups } => {
-                let keys: Vec<String> = key_fields.iter().map(|(e, _)| e.to_string()).collect();
+            KernelOutput::Aggregate { key, key_fields, value, slots, max_groups, hidden_keys } => {
+                let visible = key_fields.len() - hidden_keys;
+                let keys: Vec<String> = key_fields
+                    .iter()
+                    .enumerate()
+                    .map(
+                        |(i, (e, _))| {
+                            if i < visible {
+                                e.to_string()
+                            } else {
+                                format!("{e} (hidden, for COUNT(DISTINCT))")
+                            }
+                        },
+                    )
+                    .collect();
                 let mut aggs = vec!["count".to_string()];
                 aggs.extend(slots.iter().map(|sl| format!("{}({})", sl.func, sl.arg)));
                 let _ = writeln!(

@@ -81,6 +81,9 @@ pub enum KernelOutput {
         slots: Vec<ValueSlot>,
         /// Map capacity.
         max_groups: u32,
+        /// Trailing entries of `key_fields` that are not output keys: the
+        /// COUNT(DISTINCT) argument, grouped on in the kernel and counted in user space.
+        hidden_keys: usize,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -117,6 +120,8 @@ pub enum UserSource {
     Key(usize),
     /// The group's event count.
     Count,
+    /// How many hidden groups (distinct values of the COUNT(DISTINCT) argument) it has.
+    DistinctCount,
     /// A value slot (index into the value layout's fields).
     Slot(usize),
     /// Sum slot / count.
@@ -152,6 +157,9 @@ pub struct UserPlan {
     pub order_by: Vec<SortKey>,
     /// LIMIT.
     pub limit: Option<u64>,
+    /// Kernel windows (panes) per output window: 1 for tumbling windows,
+    /// size / step for sliding ones.
+    pub window_panes: u64,
 }
 
 /// A query ready for code generation.
@@ -174,15 +182,27 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             None,
         ));
     }
-    let window = match logical.window {
-        None => KernelWindow::None,
-        Some(Window { size, step, span, .. }) if step != size => {
-            return Err(Error::query(Stage::Plan, format!("sliding windows (step {step} ≠ size {size}) are not supported yet; use a tumbling window WINDOW(kind, {size}, {size})"), span));
+    // Sliding windows are assembled in user space from tumbling panes of one step.
+    let (window, window_panes) = match logical.window {
+        None => (KernelWindow::None, 1),
+        Some(Window { size, step, span, .. }) if step > size || size % step != 0 => {
+            return Err(Error::query(
+                Stage::Plan,
+                format!("a sliding window's size ({size}) must be a multiple of its step ({step})"),
+                span,
+            ));
         }
-        Some(Window { kind: WindowKind::Time, size, .. }) => KernelWindow::Time { size_ms: size },
-        Some(Window { kind: WindowKind::Count, size, .. }) => KernelWindow::Count { n: size },
+        Some(Window { size, step, span, .. }) if size / step > 1000 => {
+            return Err(Error::query(
+                Stage::Plan,
+                format!("a window of {} steps is too many panes (the limit is 1000)", size / step),
+                span,
+            ));
+        }
+        Some(Window { kind: WindowKind::Time, size, step, .. }) => (KernelWindow::Time { size_ms: step }, size / step),
+        Some(Window { kind: WindowKind::Count, size, step, .. }) => (KernelWindow::Count { n: step }, size / step),
     };
-    let (output, columns) = match &logical.body {
+    let (output, mut columns) = match &logical.body {
         QueryBody::Rows { columns } => {
             if !options.ringbuf_bytes.is_power_of_two() || options.ringbuf_bytes < 4096 {
                 return Err(Error::query(
@@ -207,7 +227,15 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 .collect();
             let order_by = logical.order_by.iter().map(|k| SortKey { expr: k.expr.clone(), desc: k.desc }).collect();
             let input_names = columns.iter().map(|c| c.name.clone()).collect();
-            let user = UserPlan { inputs, input_names, having: None, columns: outputs, order_by, limit: logical.limit };
+            let user = UserPlan {
+                inputs,
+                input_names,
+                having: None,
+                columns: outputs,
+                order_by,
+                limit: logical.limit,
+                window_panes: 1,
+            };
             let out = KernelOutput::Rows {
                 record,
                 fields,
@@ -217,9 +245,11 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             (out, user)
         }
         QueryBody::Aggregate { keys, aggs, columns, having } => {
-            aggregate_plan(keys, aggs, columns, having, &logical.order_by, logical.limit, options)?
+            aggregate_plan(keys, aggs, columns, having, &logical.order_by, logical.limit, options)
+                .map_err(|e| with_span(e, logical.select_span))?
         }
     };
+    columns.window_panes = window_panes;
     check_stack(logical, &output)?;
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
     Ok(PhysicalPlan {
@@ -238,15 +268,29 @@ fn aggregate_plan(
     limit: Option<u64>,
     options: &PlanOptions,
 ) -> Result<(KernelOutput, UserPlan)> {
+    // COUNT(DISTINCT x): x becomes a hidden kernel key; user space counts its values per group.
+    let distinct: Vec<&ScalarExpr> =
+        aggs.iter().filter(|a| a.func == AggFunc::CountDistinct).filter_map(|a| a.arg.as_ref()).collect();
+    if distinct.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::query(Stage::Plan, "all COUNT(DISTINCT …) of a query must count the same expression", None));
+    }
+    let mut kernel_keys: Vec<ScalarExpr> = keys.to_vec();
+    let hidden_keys = match distinct.first() {
+        Some(x) if !keys.contains(x) => {
+            kernel_keys.push((*x).clone());
+            1
+        }
+        _ => 0,
+    };
     let mut key_named = vec![("window".to_string(), DataType::U64)];
-    key_named.extend(keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
+    key_named.extend(kernel_keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
     let (key, key_pos) = StructLayout::new(&key_named);
     // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
     let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
     let mut agg_slot = vec![None; aggs.len()];
     for (i, a) in aggs.iter().enumerate() {
         let func = match a.func {
-            AggFunc::Count => continue,
+            AggFunc::Count | AggFunc::CountDistinct => continue,
             AggFunc::Avg => AggFunc::Sum,
             f => f,
         };
@@ -272,6 +316,7 @@ fn aggregate_plan(
     let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[i + 1])).collect();
     inputs.extend(aggs.iter().enumerate().map(|(i, a)| match (a.func, agg_slot[i]) {
         (AggFunc::Count, _) => UserSource::Count,
+        (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
         (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
         (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
         (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
@@ -285,9 +330,10 @@ fn aggregate_plan(
         })
     };
     let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    input_names.extend(aggs.iter().map(|a| match &a.arg {
-        Some(x) => format!("{}({x})", a.func),
-        None => format!("{}(*)", a.func),
+    input_names.extend(aggs.iter().map(|a| match (&a.arg, a.func) {
+        (Some(x), AggFunc::CountDistinct) => format!("COUNT(DISTINCT {x})"),
+        (Some(x), _) => format!("{}({x})", a.func),
+        (None, _) => format!("{}(*)", a.func),
     }));
     let user = UserPlan {
         inputs,
@@ -299,12 +345,24 @@ fn aggregate_plan(
             .collect(),
         order_by: order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
         limit,
+        window_panes: 1,
     };
-    let key_fields = keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[i + 1])).collect();
+    let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[i + 1])).collect();
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }
-    Ok((KernelOutput::Aggregate { key, key_fields, value, slots, max_groups: options.max_groups }, user))
+    Ok((KernelOutput::Aggregate { key, key_fields, value, slots, max_groups: options.max_groups, hidden_keys }, user))
+}
+
+/// Gives a plan error without a position the SELECT list's.
+fn with_span(e: Error, span: Option<crate::error::Span>) -> Error {
+    match e {
+        Error::Query(mut q) if q.span.is_none() => {
+            q.span = span;
+            Error::Query(q)
+        }
+        other => other,
+    }
 }
 
 /// How a value is stored in keys and records: booleans as bytes, the rest as is.

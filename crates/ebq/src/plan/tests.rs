@@ -74,10 +74,14 @@ fn stack_budget_is_a_plan_error_not_a_verifier_error() {
 }
 
 #[test]
-fn sliding_windows_and_bad_ring_sizes_are_refused() {
+fn sliding_windows_are_panes_and_bad_ring_sizes_are_refused() {
+    let p =
+        physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default())
+            .unwrap();
+    assert_eq!((p.kernel.window, p.user.window_panes), (KernelWindow::Time { size_ms: 100 }, 10));
     let e =
-        physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default());
-    assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("sliding windows")));
+        physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 300)", &PlanOptions::default());
+    assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("multiple of its step") && q.span.is_some()));
     let opts = PlanOptions { ringbuf_bytes: 5000, ..Default::default() };
     let e = physical("SELECT fd FROM syscalls.sys_enter_pread64", &opts);
     assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("power of two")));

@@ -103,7 +103,7 @@ pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
 }
 
 /// One group's values merged across CPUs: count plus each value field.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Merged {
     /// Events in the group.
     pub count: u64,
@@ -145,6 +145,36 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
     Merged { count, fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect() }
 }
 
+/// Adds `b` into `a`: counts and sums add, MIN/MAX keep the extreme. Used to
+/// merge panes of a sliding window and the hidden groups of COUNT(DISTINCT).
+pub fn combine(a: &mut Merged, b: &Merged, funcs: &[Option<AggFunc>]) {
+    if b.count == 0 {
+        return;
+    }
+    if a.count == 0 {
+        *a = b.clone();
+        return;
+    }
+    a.count += b.count;
+    for (i, func) in funcs.iter().enumerate() {
+        let Some(func) = func else { continue };
+        let merged = match (&a.fields[i], &b.fields[i]) {
+            (Value::U(x), Value::U(y)) => Value::U(match func {
+                AggFunc::Min => *x.min(y),
+                AggFunc::Max => *x.max(y),
+                _ => x.wrapping_add(*y),
+            }),
+            (Value::I(x), Value::I(y)) => Value::I(match func {
+                AggFunc::Min => *x.min(y),
+                AggFunc::Max => *x.max(y),
+                _ => x.wrapping_add(*y),
+            }),
+            (x, _) => x.clone(),
+        };
+        a.fields[i] = merged;
+    }
+}
+
 /// Which function fills each value field (index 0, the count, has none).
 pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
     match &plan.kernel.output {
@@ -159,14 +189,22 @@ pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
     }
 }
 
-/// The user plan's inputs for one group.
-pub fn group_inputs(plan: &PhysicalPlan, key_layout: &StructLayout, key: &[u8], merged: &Merged) -> Vec<Value> {
+/// The user plan's inputs for one group; `distinct` is the number of hidden
+/// groups it was reduced from (COUNT(DISTINCT …)).
+pub fn group_inputs(
+    plan: &PhysicalPlan,
+    key_layout: &StructLayout,
+    key: &[u8],
+    merged: &Merged,
+    distinct: u64,
+) -> Vec<Value> {
     plan.user
         .inputs
         .iter()
         .map(|source| match *source {
             UserSource::Key(i) => field_value(key, &key_layout.fields[i]),
             UserSource::Count => Value::U(merged.count),
+            UserSource::DistinctCount => Value::U(distinct),
             UserSource::Slot(i) => merged.fields[i].clone(),
             UserSource::Avg(i) => {
                 let sum = match merged.fields[i] {

@@ -16,6 +16,7 @@ pub use decode::{arrow_type, schema, Value};
 pub use load::Scope;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 
+use crate::bind::ScalarExpr;
 use crate::error::{Error, Result};
 use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
 use arrow_array::RecordBatch;
@@ -111,6 +112,8 @@ pub struct RunningQuery {
     window: u64,
     window_start_ns: u64,
     next_flip: Option<Instant>,
+    /// The last panes of a sliding window (kernel windows of one step each).
+    panes: std::collections::VecDeque<(WindowBounds, Vec<(Vec<u8>, decode::Merged)>)>,
     started_at: Instant,
     cpu_at_start: u64,
     deadline: Option<Instant>,
@@ -231,6 +234,7 @@ impl RunningQuery {
             window: 0,
             window_start_ns: monotonic_ns(),
             next_flip,
+            panes: Default::default(),
             started_at,
             cpu_at_start: selfstats::process_cpu_ns(),
             deadline: None,
@@ -316,8 +320,8 @@ impl RunningQuery {
 
     /// The current results of a query without windows, not cleared (for `--interval`).
     pub fn snapshot(&self) -> Result<Output> {
-        let rows = self.collect_groups(|_| true, false)?;
-        let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+        let groups = self.collect_groups(|_| true, false)?;
+        let rows = self.group_rows(groups.into_iter().map(|(_, k, m)| (k, m)));
         Ok(Output {
             window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns: monotonic_ns() },
             batch: self.window_batch(rows),
@@ -344,13 +348,12 @@ impl RunningQuery {
         match self.plan.kernel.window {
             KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
             _ => {
-                let rows = self.collect_groups(|_| true, true)?;
-                let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
-                Ok(vec![Output {
-                    window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns },
-                    batch: self.window_batch(rows),
-                    partial: false,
-                }])
+                let groups = self.collect_groups(|_| true, true)?;
+                let start_ns = self.window_start_ns;
+                Ok(vec![self.close_pane(
+                    WindowBounds::Time { start_ns, end_ns },
+                    groups.into_iter().map(|(_, k, m)| (k, m)).collect(),
+                )])
             }
         }
     }
@@ -418,6 +421,29 @@ impl RunningQuery {
         }
     }
 
+    /// A kernel window (pane) closed: emit it, or for a sliding window the
+    /// combination of the last `window_panes` panes.
+    fn close_pane(&mut self, bounds: WindowBounds, groups: Vec<(Vec<u8>, decode::Merged)>) -> Output {
+        let k = self.plan.user.window_panes.max(1) as usize;
+        if k == 1 {
+            let rows = self.group_rows(groups);
+            return Output { window: bounds, batch: self.window_batch(rows), partial: false };
+        }
+        self.panes.push_back((bounds, groups));
+        while self.panes.len() > k {
+            self.panes.pop_front();
+        }
+        let window = match (self.panes.front().map(|p| p.0), bounds) {
+            (Some(WindowBounds::Time { start_ns, .. }), WindowBounds::Time { end_ns, .. }) => {
+                WindowBounds::Time { start_ns, end_ns }
+            }
+            _ => bounds,
+        };
+        let all: Vec<(Vec<u8>, decode::Merged)> = self.panes.iter().flat_map(|(_, g)| g.iter().cloned()).collect();
+        let rows = self.group_rows(all);
+        Output { window, batch: self.window_batch(rows), partial: false }
+    }
+
     /// Applies the user plan to one window's groups.
     fn window_batch(&self, inputs: Vec<Vec<Value>>) -> RecordBatch {
         decode::to_batch(&self.schema, &user::apply(&self.plan.user, inputs, true))
@@ -431,10 +457,10 @@ impl RunningQuery {
             .map_err(|e| map_err("advance the window", e))?;
         let end_ns = monotonic_ns();
         wait_for_inflight_programs();
-        let rows = self.collect_groups(|w| w == closing, true)?;
-        let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+        let groups = self.collect_groups(|w| w == closing, true)?;
         let start_ns = std::mem::replace(&mut self.window_start_ns, end_ns);
-        Ok(Output { window: WindowBounds::Time { start_ns, end_ns }, batch: self.window_batch(rows), partial: false })
+        Ok(self
+            .close_pane(WindowBounds::Time { start_ns, end_ns }, groups.into_iter().map(|(_, k, m)| (k, m)).collect()))
     }
 
     /// Emits count windows [self.window, upto) in order.
@@ -445,23 +471,24 @@ impl RunningQuery {
         if !self.finished {
             wait_for_inflight_programs();
         }
-        let rows = self.collect_groups(|w| w < upto, true)?;
-        let mut by_window: std::collections::BTreeMap<u64, Vec<Vec<Value>>> = Default::default();
-        for (w, r) in rows {
-            by_window.entry(w).or_default().push(r);
+        let groups = self.collect_groups(|w| w < upto, true)?;
+        let mut by_window: std::collections::BTreeMap<u64, Vec<(Vec<u8>, decode::Merged)>> = Default::default();
+        for (w, k, m) in groups {
+            by_window.entry(w).or_default().push((k, m));
         }
         let last = if upto == u64::MAX { by_window.keys().next_back().map_or(self.window, |w| w + 1) } else { upto };
         let mut out = vec![];
         for index in self.window..last {
-            let rows = by_window.remove(&index).unwrap_or_default();
-            out.push(Output { window: WindowBounds::Count { index }, batch: self.window_batch(rows), partial: false });
+            let groups = by_window.remove(&index).unwrap_or_default();
+            out.push(self.close_pane(WindowBounds::Count { index }, groups));
         }
         self.window = last.max(self.window);
         Ok(out)
     }
 
-    /// Reads (and with `delete`, removes) the groups whose window satisfies `pick`.
-    fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<Value>)>> {
+    /// Reads (and with `delete`, removes) the groups whose window satisfies
+    /// `pick`, merged across CPUs, sorted by window.
+    fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<u8>, decode::Merged)>> {
         let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.kernel.output)
         else {
             return Ok(vec![]);
@@ -483,10 +510,45 @@ impl RunningQuery {
             if delete {
                 groups.delete(&k).map_err(|e| map_err("clear a group", e))?;
             }
-            out.push((w, decode::group_inputs(&self.plan, key, &k, &merged)));
+            out.push((w, k, merged));
         }
-        out.sort_by_key(|(w, _)| *w);
+        out.sort_by_key(|(w, _, _)| *w);
         Ok(out)
+    }
+
+    /// Groups → the user plan's input rows: panes combined (the window field
+    /// is ignored), hidden COUNT(DISTINCT) keys reduced and counted.
+    fn group_rows(&self, groups: impl IntoIterator<Item = (Vec<u8>, decode::Merged)>) -> Vec<Vec<Value>> {
+        let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &self.plan.kernel.output else {
+            return vec![];
+        };
+        let funcs = decode::slot_funcs(&self.plan);
+        let visible = &key_fields[..key_fields.len() - hidden_keys];
+        let bytes_of = |k: &[u8], fields: &[(ScalarExpr, usize)]| -> Vec<u8> {
+            fields
+                .iter()
+                .flat_map(|(_, i)| {
+                    let f = &key.fields[*i];
+                    k[f.offset as usize..(f.offset + f.ty.byte_size()) as usize].to_vec()
+                })
+                .collect()
+        };
+        // (visible key bytes) → (a full key, merged values, hidden keys seen)
+        let mut by_visible: std::collections::HashMap<
+            Vec<u8>,
+            (Vec<u8>, decode::Merged, std::collections::HashSet<Vec<u8>>),
+        > = Default::default();
+        for (k, merged) in groups {
+            let entry = by_visible
+                .entry(bytes_of(&k, visible))
+                .or_insert_with(|| (k.clone(), decode::Merged::default(), Default::default()));
+            decode::combine(&mut entry.1, &merged, &funcs);
+            entry.2.insert(bytes_of(&k, &key_fields[visible.len()..]));
+        }
+        by_visible
+            .into_values()
+            .map(|(k, merged, hidden)| decode::group_inputs(&self.plan, key, &k, &merged, hidden.len() as u64))
+            .collect()
     }
 
     fn read_bss_u64(&self) -> Result<u64> {
