@@ -99,6 +99,12 @@ fn wait_for_inflight_programs() {
     }
 }
 
+/// One group of a closed window: its key bytes and its values merged across CPUs.
+type Group = (Vec<u8>, decode::Merged);
+
+/// The distinct hidden-key values of one visible group (COUNT(DISTINCT)).
+type HiddenKeys = std::collections::HashSet<Vec<u8>>;
+
 /// A loaded, attached query. Dropping it detaches everything.
 pub struct RunningQuery {
     rows: Option<RowReader>,
@@ -113,7 +119,7 @@ pub struct RunningQuery {
     window_start_ns: u64,
     next_flip: Option<Instant>,
     /// The last panes of a sliding window (kernel windows of one step each).
-    panes: std::collections::VecDeque<(WindowBounds, Vec<(Vec<u8>, decode::Merged)>)>,
+    panes: std::collections::VecDeque<(WindowBounds, Vec<Group>)>,
     started_at: Instant,
     cpu_at_start: u64,
     deadline: Option<Instant>,
@@ -423,7 +429,7 @@ impl RunningQuery {
 
     /// A kernel window (pane) closed: emit it, or for a sliding window the
     /// combination of the last `window_panes` panes.
-    fn close_pane(&mut self, bounds: WindowBounds, groups: Vec<(Vec<u8>, decode::Merged)>) -> Output {
+    fn close_pane(&mut self, bounds: WindowBounds, groups: Vec<Group>) -> Output {
         let k = self.plan.user.window_panes.max(1) as usize;
         if k == 1 {
             let rows = self.group_rows(groups);
@@ -439,7 +445,7 @@ impl RunningQuery {
             }
             _ => bounds,
         };
-        let all: Vec<(Vec<u8>, decode::Merged)> = self.panes.iter().flat_map(|(_, g)| g.iter().cloned()).collect();
+        let all: Vec<Group> = self.panes.iter().flat_map(|(_, g)| g.iter().cloned()).collect();
         let rows = self.group_rows(all);
         Output { window, batch: self.window_batch(rows), partial: false }
     }
@@ -472,7 +478,7 @@ impl RunningQuery {
             wait_for_inflight_programs();
         }
         let groups = self.collect_groups(|w| w < upto, true)?;
-        let mut by_window: std::collections::BTreeMap<u64, Vec<(Vec<u8>, decode::Merged)>> = Default::default();
+        let mut by_window: std::collections::BTreeMap<u64, Vec<Group>> = Default::default();
         for (w, k, m) in groups {
             by_window.entry(w).or_default().push((k, m));
         }
@@ -518,7 +524,7 @@ impl RunningQuery {
 
     /// Groups → the user plan's input rows: panes combined (the window field
     /// is ignored), hidden COUNT(DISTINCT) keys reduced and counted.
-    fn group_rows(&self, groups: impl IntoIterator<Item = (Vec<u8>, decode::Merged)>) -> Vec<Vec<Value>> {
+    fn group_rows(&self, groups: impl IntoIterator<Item = Group>) -> Vec<Vec<Value>> {
         let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &self.plan.kernel.output else {
             return vec![];
         };
@@ -534,10 +540,9 @@ impl RunningQuery {
                 .collect()
         };
         // (visible key bytes) → (a full key, merged values, hidden keys seen)
-        let mut by_visible: std::collections::HashMap<
-            Vec<u8>,
-            (Vec<u8>, decode::Merged, std::collections::HashSet<Vec<u8>>),
-        > = Default::default();
+        // Visible key bytes → (one full key, values merged over hidden keys, hidden keys seen).
+        let mut by_visible: std::collections::HashMap<Vec<u8>, (Vec<u8>, decode::Merged, HiddenKeys)> =
+            Default::default();
         for (k, merged) in groups {
             let entry = by_visible
                 .entry(bytes_of(&k, visible))
