@@ -4,18 +4,28 @@
 #   scripts/bench-pervent.sh [COUNT] [RUNS]        (defaults: 2000000 5; needs root)
 #
 # Workload: `taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count=COUNT`, i.e. COUNT read(2)
-# calls (plus dd's few start-up reads) on CPU 0. Each tracer runs system-wide in the
-# background with its user-space process pinned to CPU 1, probing syscalls:sys_enter_read.
+# calls (plus a few start-up reads) on CPU 0. Each tracer runs system-wide in the background
+# with its user-space process pinned to CPU 1, probing tracepoint syscalls:sys_enter_read:
+#
+#   ebq      "SELECT pid, COUNT(*) FROM syscalls.sys_enter_read [WHERE comm = 'dd'] GROUP BY pid"
+#   bpftrace 'tracepoint:syscalls:sys_enter_read [/comm == "dd"/] { @[pid] = count(); }'
 #
 #   per-event cost = (T_traced - T_control) / events
 #
-# T is dd's wall-clock time (date +%s%N around fork/exec/wait), the fastest of RUNS runs after
-# one untimed warm-up run; events is the count the tracer reported for dd's pid (checked to be
-# COUNT + a few). The control (no tracer) is run first and again last; T_control is the
-# fastest of both sets, so slow drift of the machine does not make tracing look cheaper.
+# T is the fastest of RUNS runs (after one untimed warm-up run) of
+#   - elapsed: dd's wall-clock time, fork to reap (Gregg's method as such), and
+#   - cpu:     dd's user + system CPU time (wait4 rusage); the BPF program runs in dd's
+#              syscalls, so this is charged to dd too, but it does not grow when something
+#              else shares CPU 0, so it stays usable on a busy machine.
+# events is the count the tracer itself reported for dd's pid, checked to be COUNT plus a
+# few for every run. The control (no tracer) is measured first and again last, and
+# T_control is the fastest of both sets, so drift cannot make tracing look cheaper.
 #
-# Environment: EBQ (path to the ebq binary, default target/release/ebq), BPFTRACE (default
-# bpftrace), KEEP=1 keeps the temporary directory with raw timings and tracer output.
+# Before each phase the script waits (up to QUIET_WAIT s, default 300) for the machine to be
+# idle, and warns about runs during which CPU 1 (which only holds the idle tracer) was busy.
+#
+# Environment: EBQ (ebq binary, default target/release/ebq), BPFTRACE (default bpftrace),
+# QUIET_WAIT, KEEP=1 keeps the temporary directory with raw timings and tracer output.
 set -euo pipefail
 
 COUNT=${1:-2000000}
@@ -28,7 +38,7 @@ die() { echo "bench-pervent: $*" >&2; exit 1; }
 [[ $COUNT =~ ^[0-9]+$ && $COUNT -gt 0 ]] || die "COUNT must be a positive integer"
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -gt 0 ]] || die "RUNS must be a positive integer"
 [[ $(id -u) -eq 0 ]] || die "must run as root"
-for t in taskset dd bpftool "$BPFTRACE"; do
+for t in taskset dd bpftool python3 "$BPFTRACE"; do
 	command -v "$t" >/dev/null || die "$t not found"
 done
 [[ -x $EBQ ]] || die "$EBQ not found; run: cargo build --release --workspace"
@@ -52,37 +62,74 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Other programs on sys_enter_read (e.g. someone else's tracer) would skew the numbers.
+# Programs of others on sys_enter_read would add their cost to every measurement.
 foreign_probes() {
 	bpftool perf show 2>/dev/null | awk -v me="${TRACER_PID:-none}" \
 		'/sys_enter_read$/ && $2 != me { n++ } END { print n + 0 }'
 }
 
-# One dd run; appends "elapsed_ns pid" to $1.
-run_dd() {
-	local out=$1 t0 t1 pid
-	t0=$(date +%s%N)
-	taskset -c 0 dd if=/dev/zero of=/dev/null bs=1 count="$COUNT" 2>/dev/null &
-	pid=$!
-	wait "$pid"
-	t1=$(date +%s%N)
-	echo "$((t1 - t0)) $pid" >>"$out"
+# "busy total" jiffies of CPU $1, or of all CPUs without an argument.
+jiffies() {
+	awk -v cpu="cpu${1:-}" '$1 == cpu {
+		print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
 }
 
-# measure NAME: one warm-up run (pid kept for the count check) then RUNS timed runs.
+# Waits up to QUIET_WAIT seconds for the machine to be idle (< 5% busy over 2 s).
+wait_quiet() {
+	local deadline=$((SECONDS + ${QUIET_WAIT:-300})) b0 t0 b1 t1 busy
+	while :; do
+		read -r b0 t0 < <(jiffies)
+		sleep 2
+		read -r b1 t1 < <(jiffies)
+		busy=$((100 * (b1 - b0) / (t1 - t0 + 1)))
+		((busy < 5)) && return 0
+		if ((SECONDS >= deadline)); then
+			echo "bench-pervent: warning: machine still ${busy}% busy; elapsed times will be noisy" >&2
+			return 0
+		fi
+	done
+}
+
+# Runs dd once on CPU 0: prints "elapsed_ns pid cpu_ns involuntary_context_switches".
+DD_RUNNER='
+import os, sys, time
+argv = ["taskset", "-c", "0", "dd", "if=/dev/zero", "of=/dev/null", "bs=1",
+        "count=" + sys.argv[1], "status=none"]
+t0 = time.perf_counter_ns()
+pid = os.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+_, status, ru = os.wait4(pid, 0)
+t1 = time.perf_counter_ns()
+if status != 0:
+    sys.exit("dd failed")
+print(t1 - t0, pid, round((ru.ru_utime + ru.ru_stime) * 1e9), ru.ru_nivcsw)
+'
+
+# One dd run; appends "elapsed_ns pid cpu_ns nivcsw cpu1_busy_percent" to $1.
+run_dd() {
+	local out=$1 b0 j0 b1 j1 r
+	read -r b0 j0 < <(jiffies 1)
+	r=$(python3 -c "$DD_RUNNER" "$COUNT")
+	read -r b1 j1 < <(jiffies 1)
+	echo "$r $((100 * (b1 - b0) / (j1 - j0 + 1)))" >>"$out"
+}
+
+# measure NAME: one warm-up run (its pid is checked too) then RUNS timed runs.
 measure() {
-	local name=$1 i
+	local name=$1 i f
 	: >"$TMP/$name.times"
 	run_dd "$TMP/$name.warmup"
 	for ((i = 0; i < RUNS; i++)); do
 		run_dd "$TMP/$name.times"
 	done
-	local f
 	f=$(foreign_probes)
 	[[ $f -eq 0 ]] || echo "bench-pervent: warning: $f other program(s) attached to sys_enter_read during '$name'" >&2
+	f=$(awk '$5 >= 20 { n++ } END { print n + 0 }' "$TMP/$name.times")
+	[[ $f -eq 0 ]] || echo "bench-pervent: warning: '$name': CPU 1 was busy (>= 20%) during $f of $RUNS runs" >&2
 }
 
-# start_tracer NAME CMD...: start pinned to CPU 1, wait until its program is attached.
+# start_tracer NAME CMD...: start it pinned to CPU 1, return once its program is attached.
 start_tracer() {
 	local name=$1 i
 	shift
@@ -90,7 +137,7 @@ start_tracer() {
 	TRACER_PID=$!
 	for ((i = 0; i < 300; i++)); do
 		if bpftool perf show 2>/dev/null | grep -Eq "^pid $TRACER_PID .*sys_enter_read$"; then
-			sleep 0.5	# let any start-up work on CPU 1 settle
+			sleep 0.5	# let the tracer's start-up work settle
 			return 0
 		fi
 		kill -0 "$TRACER_PID" 2>/dev/null || { cat "$TMP/$name.err" >&2; die "$name exited before attaching"; }
@@ -114,10 +161,10 @@ stop_tracer() {
 	TRACER_PID=
 }
 
-# counts NAME TOOL: "pid count" for every pid the tracer reported.
+# counts NAME TOOL: "pid count" for every group the tracer printed.
 counts() {
 	case $2 in
-	ebq) # --format json: {"COUNT(*)":N,"pid":P,...}
+	ebq) # --format json: {"COUNT(*)":N,...,"pid":P,...}
 		awk '{
 			if (match($0, /"pid":[0-9]+/)) p = substr($0, RSTART + 6, RLENGTH - 6); else next
 			if (match($0, /"COUNT\(\*\)":[0-9]+/)) print p, substr($0, RSTART + 11, RLENGTH - 11)
@@ -127,8 +174,8 @@ counts() {
 	esac
 }
 
-# check NAME TOOL: every dd pid (warm-up and timed) must have COUNT..COUNT+100 events.
-# Prints the smallest per-run count (the events divisor).
+# check NAME TOOL: every dd pid (warm-up and timed) must have COUNT..COUNT+100 events (the
+# pid also covers the forked runner and taskset before they exec dd). Prints the smallest.
 check() {
 	local name=$1 tool=$2
 	counts "$name" "$tool" >"$TMP/$name.counts"
@@ -146,7 +193,8 @@ check() {
 		END { print min; exit bad }' "$TMP/$name.counts" -
 }
 
-fastest() { sort -n "$TMP/$1.times" | head -1 | cut -d' ' -f1; }
+# fastest NAME COLUMN: smallest value of COLUMN (1: elapsed, 3: cpu) over the timed runs.
+fastest() { awk -v c="$2" '{ print $c }' "$TMP/$1.times" | sort -n | head -1; }
 
 SQL_ALL="SELECT pid, COUNT(*) FROM syscalls.sys_enter_read GROUP BY pid"
 SQL_DD="SELECT pid, COUNT(*) FROM syscalls.sys_enter_read WHERE comm = 'dd' GROUP BY pid"
@@ -156,12 +204,14 @@ BT_DD='tracepoint:syscalls:sys_enter_read /comm == "dd"/ { @[pid] = count(); }'
 f=$(foreign_probes)
 [[ $f -eq 0 ]] || echo "bench-pervent: warning: $f other program(s) already attached to sys_enter_read" >&2
 
+wait_quiet
 echo "bench-pervent: COUNT=$COUNT RUNS=$RUNS; control" >&2
 measure control1
 
 declare -A EVENTS
 for cfg in ebq:all ebq:dd bpftrace:all bpftrace:dd; do
 	tool=${cfg%%:*} variant=${cfg#*:} name=${cfg/:/-}
+	wait_quiet
 	echo "bench-pervent: $tool ($variant)" >&2
 	if [[ $tool == ebq ]]; then
 		sql=$SQL_ALL
@@ -174,34 +224,40 @@ for cfg in ebq:all ebq:dd bpftrace:all bpftrace:dd; do
 	fi
 	measure "$name"
 	stop_tracer
-	EVENTS[$name]=$(check "$name" "$tool") || die "$name: wrong event counts (raw output: KEEP=1)"
+	EVENTS[$name]=$(check "$name" "$tool") || die "$name: wrong event counts (see raw output with KEEP=1)"
 done
 
+wait_quiet
 echo "bench-pervent: control" >&2
 measure control2
 cat "$TMP/control1.times" "$TMP/control2.times" >"$TMP/control.times"
 
-T_CONTROL=$(fastest control)
-ns_per_event() { echo $((($(fastest "$1") - T_CONTROL) / ${EVENTS[$1]})); }
+ELAPSED_CONTROL=$(fastest control 1)
+CPU_CONTROL=$(fastest control 3)
+# per_event NAME COLUMN CONTROL
+per_event() { awk -v t="$(fastest "$1" "$2")" -v c="$3" -v n="${EVENTS[$1]}" 'BEGIN { printf "%.1f", (t - c) / n }'; }
 secs() { awk -v ns="$1" 'BEGIN { printf "%.4f", ns / 1e9 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 echo
 echo "dd bs=1 count=$COUNT on CPU 0, tracer on CPU 1; fastest of $RUNS runs (control: of $((2 * RUNS)), before and after)"
 echo
-echo "| tool | variant | fastest T (s) | events/run | per-event (ns) | ebq/bpftrace |"
-echo "|---|---|---:|---:|---:|---:|"
-echo "| none | control | $(secs "$T_CONTROL") | - | - | - |"
+echo "| tool | query | events/run | fastest elapsed (s) | per-event, elapsed (ns) | ebq/bpftrace | fastest dd CPU (s) | per-event, CPU (ns) | ebq/bpftrace |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| none | control | - | $(secs "$ELAPSED_CONTROL") | - | - | $(secs "$CPU_CONTROL") | - | - |"
 for variant in all dd; do
 	label="COUNT(*) GROUP BY pid"
-	[[ $variant == dd ]] && label="... WHERE comm = 'dd'"
-	e=$(ns_per_event "ebq-$variant")
-	b=$(ns_per_event "bpftrace-$variant")
-	ratio=$(awk -v e="$e" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", e / b; else print "n/a" }')
-	echo "| ebq | $label | $(secs "$(fastest "ebq-$variant")") | ${EVENTS[ebq-$variant]} | $e | $ratio |"
-	echo "| bpftrace | $label | $(secs "$(fastest "bpftrace-$variant")") | ${EVENTS[bpftrace-$variant]} | $b | |"
+	[[ $variant == dd ]] && label="COUNT(*) WHERE comm = 'dd' GROUP BY pid"
+	ee=$(per_event "ebq-$variant" 1 "$ELAPSED_CONTROL")
+	be=$(per_event "bpftrace-$variant" 1 "$ELAPSED_CONTROL")
+	ec=$(per_event "ebq-$variant" 3 "$CPU_CONTROL")
+	bc=$(per_event "bpftrace-$variant" 3 "$CPU_CONTROL")
+	echo "| ebq | $label | ${EVENTS[ebq-$variant]} | $(secs "$(fastest "ebq-$variant" 1)") | $ee | $(ratio "$ee" "$be") | $(secs "$(fastest "ebq-$variant" 3)") | $ec | $(ratio "$ec" "$bc") |"
+	echo "| bpftrace | $label | ${EVENTS[bpftrace-$variant]} | $(secs "$(fastest "bpftrace-$variant" 1)") | $be | | $(secs "$(fastest "bpftrace-$variant" 3)") | $bc | |"
 done
 echo
-echo "control runs (s): $(sort -n "$TMP/control1.times" | awk '{ printf "%.4f ", $1 / 1e9 }')/ $(sort -n "$TMP/control2.times" | awk '{ printf "%.4f ", $1 / 1e9 }')"
-for n in ebq-all bpftrace-all ebq-dd bpftrace-dd; do
-	echo "$n runs (s): $(sort -n "$TMP/$n.times" | awk '{ printf "%.4f ", $1 / 1e9 }')"
+echo "All timed runs, elapsed / dd CPU in s (sorted by elapsed; 'busy' = CPU 1 >= 20% busy):"
+for n in control1 control2 ebq-all bpftrace-all ebq-dd bpftrace-dd; do
+	printf -- '- %s: %s\n' "$n" "$(sort -n "$TMP/$n.times" |
+		awk '{ printf "%s%.4f/%.4f%s", (NR > 1 ? ", " : ""), $1 / 1e9, $3 / 1e9, ($5 >= 20 ? " (busy)" : "") }')"
 done
