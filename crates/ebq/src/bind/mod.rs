@@ -94,6 +94,17 @@ fn distinct_as_group_by(q: &Query) -> Result<Query> {
 
 fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
     match &from.name {
+        EventName::Tracepoint { category, .. } if category == "ftrace" => Err(Error::Query(
+            QueryError::new(
+                Stage::Bind,
+                format!(
+                    "{}: ftrace's own events describe the function tracer's buffers; BPF cannot attach to them",
+                    from.name
+                ),
+                Some(from.span),
+            )
+            .with_help("`ebq events` lists the tracepoints BPF can attach to"),
+        )),
         EventName::Tracepoint { category, name } => match catalog.tracepoint(category, name) {
             Ok(format) => Ok(BoundEvent { name: from.name.clone(), format }),
             Err(CatalogError::UnknownEvent { event, suggestions }) => {

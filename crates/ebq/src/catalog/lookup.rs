@@ -80,7 +80,9 @@ impl Catalog {
     pub fn list(&self, glob: Option<&str>) -> Result<Vec<(String, String)>, CatalogError> {
         let events_dir = self.root.join("events");
         let mut out = Vec::new();
-        for category in subdirs(&events_dir)? {
+        // ftrace's own events (function, print, …) have format files but are not
+        // tracepoints BPF can attach to.
+        for category in subdirs(&events_dir)?.into_iter().filter(|c| c != "ftrace") {
             for name in subdirs(&events_dir.join(&category))? {
                 let wanted = glob.is_none_or(|g| {
                     glob_match(g, &format!("{category}:{name}")) || (!g.contains(':') && glob_match(g, &name))

@@ -16,7 +16,8 @@ pub fn c_expr(e: &ScalarExpr) -> String {
         ScalarExpr::Int { value, .. } => format!("{value}ULL"),
         ScalarExpr::Bool(b) => (if *b { "1" } else { "0" }).into(),
         ScalarExpr::Not(x) => format!("(!{})", c_expr(x)),
-        ScalarExpr::Neg(x) => format!("(-(__s64){})", c_expr(x)),
+        // Wrapping negation: through unsigned, so INT64_MIN stays defined.
+        ScalarExpr::Neg(x) => format!("((__s64)(0ULL - (__u64){}))", c_expr(x)),
         ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
             let (l, r) = (c_expr(left), c_expr(right));
             let t = operand_ty.c_type();
@@ -29,22 +30,28 @@ pub fn c_expr(e: &ScalarExpr) -> String {
                 BinaryOp::Shl => format!("(({t})ebq_shl({l}, {r}))"),
                 BinaryOp::Shr if signed => format!("ebq_ashr({l}, {r})"),
                 BinaryOp::Shr => format!("ebq_lshr({l}, {r})"),
+                // Signed + - * wrap like the BPF ISA: compute in unsigned, then reinterpret
+                // (signed overflow is undefined in C and clang rejects it in constants).
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul if signed => {
+                    format!("((__s64)((__u64){l} {} (__u64){r}))", op.c_op())
+                }
                 _ => format!("(({t}){l} {} ({t}){r})", op.c_op()),
             }
         }
+        // Branch-free: OR the XOR of every byte with the literal's, then test for
+        // zero. Short-circuit `&&` chains would add a branch per byte, and the
+        // verifier explores their combinations with every other condition.
         ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
             let local = local_name(column);
             let mut terms: Vec<String> =
-                value.bytes().enumerate().map(|(i, b)| format!("{local}[{i}] == {}", c_char(b))).collect();
+                value.bytes().enumerate().map(|(i, b)| format!("({local}[{i}] ^ {})", c_char(b))).collect();
             if !prefix {
-                terms.push(format!("{local}[{}] == 0", value.len()));
+                terms.push(format!("{local}[{}]", value.len()));
             }
-            let all = if terms.is_empty() { "1".to_string() } else { format!("({})", terms.join(" && ")) };
-            if *negated {
-                format!("(!{all})")
-            } else {
-                all
+            if terms.is_empty() {
+                return (if *negated { "0" } else { "1" }).into();
             }
+            format!("(({}) {} 0)", terms.join(" | "), if *negated { "!=" } else { "==" })
         }
     }
 }
