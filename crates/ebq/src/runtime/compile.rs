@@ -58,7 +58,18 @@ pub fn compile(source: &str) -> Result<Vec<u8>> {
     let io = |what: String| move |source| Error::Io { what, source };
     std::fs::write(&c, source).map_err(io(format!("write {}", c.display())))?;
     let mut cmd = Command::new(&clang);
-    cmd.args(["-O2", "-g", "-target", "bpf", "-mcpu=v3", "-Wall", "-Werror", "-Wno-unused-function"]);
+    // Expressions may nest up to bind::MAX_EXPR_DEPTH levels, a few brackets each.
+    cmd.args([
+        "-O2",
+        "-g",
+        "-target",
+        "bpf",
+        "-mcpu=v3",
+        "-Wall",
+        "-Werror",
+        "-Wno-unused-function",
+        "-fbracket-depth=4096",
+    ]);
     if let Some(inc) = arch_include() {
         cmd.arg(format!("-I{inc}"));
     }

@@ -1,0 +1,1 @@
+SELECT comm, COUNT(*) AS n, SUM(count) AS total, MIN(count) lo, MAX(count) hi FROM tracepoint:syscalls:sys_enter_pread64 WHERE comm = 'dd' GROUP BY comm

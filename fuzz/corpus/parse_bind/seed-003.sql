@@ -1,0 +1,1 @@
+SELECT time, pid, tid, uid, gid, comm, cpu, cgroup FROM syscalls/sys_enter_pread64 WHERE comm LIKE 'ba%'

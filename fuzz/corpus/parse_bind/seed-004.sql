@@ -1,0 +1,1 @@
+SELECT fd, count * 2 + 1 AS c2, (fd + 100) / 3 AS q, fd % 3, -fd, fd ^ 1, fd | 8, fd & 1, fd << 4, fd >> 1, fd / 0, -7 % 3 FROM syscalls.sys_enter_pread64 WHERE count - 2 = -1

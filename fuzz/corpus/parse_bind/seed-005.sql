@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WHERE NOT (fd BETWEEN 0 AND 2) AND count NOT BETWEEN 2 AND 100 AND fd IN (3, 4, 5) AND fd NOT IN (0, 1) AND (count = 1) = TRUE AND NOT FALSE

@@ -1,0 +1,1 @@
+SELECT r.fd, COUNT(*) AS n FROM syscalls.sys_enter_pread64 AS r WHERE r.comm = 'x' AND sys_enter_pread64.count = 1 GROUP BY r.fd

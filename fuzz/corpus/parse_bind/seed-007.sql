@@ -1,0 +1,1 @@
+SELECT id, args[0], args[5], COUNT(*) FROM raw_syscalls.sys_enter WHERE id IN (0, 17) AND args[2] = 1 GROUP BY id, args[0], args[5] WINDOW(count, 100, 100)

@@ -1,0 +1,1 @@
+SELECT prev_comm, next_comm, COUNT(*) FROM sched.sched_switch WHERE prev_comm != 'swapper/0' AND next_comm NOT LIKE 'kworker%' GROUP BY prev_comm, next_comm WINDOW(count, 100)

@@ -1,0 +1,1 @@
+SELECT prev_pid, next_pid, prev_prio, next_prio, prev_state FROM sched.sched_switch WHERE prev_comm LIKE 'ebq%' OR next_comm LIKE 'ebq%'

@@ -1,0 +1,1 @@
+SELECT parent_pid, child_pid, child_comm FROM tp:sched:sched_process_fork WHERE starts_with(child_comm, 'ebq') AND parent_comm != 'nobody'

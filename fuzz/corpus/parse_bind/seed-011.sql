@@ -1,0 +1,1 @@
+SELECT filename, flags & 3 AS acc, COUNT(*) FROM syscalls.sys_enter_openat WHERE filename LIKE '/%' AND dfd = -100 GROUP BY filename, acc

@@ -1,0 +1,1 @@
+SELECT * FROM syscalls.sys_enter_openat

@@ -1,0 +1,1 @@
+SELECT name, irq, COUNT(*) AS n FROM irq.irq_handler_entry WHERE irq >= 0 GROUP BY name, irq

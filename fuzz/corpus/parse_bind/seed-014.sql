@@ -1,0 +1,1 @@
+SELECT rwbs, comm, cmd, dev, sector, nr_sector, bytes FROM block.block_rq_issue WHERE rwbs LIKE 'W%'

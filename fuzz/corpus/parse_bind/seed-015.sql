@@ -1,0 +1,1 @@
+SELECT dev, SUM(nr_sector) AS sectors, COUNT(*) FROM block.block_rq_complete GROUP BY dev WINDOW(time, 50)

@@ -1,0 +1,1 @@
+select count(*) as n from syscalls.sys_enter_pread64 where comm like 'a''b'

@@ -1,0 +1,1 @@
+SELECT ret FROM syscalls.sys_exit_pread64 WHERE ret < 0

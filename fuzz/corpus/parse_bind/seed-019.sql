@@ -1,0 +1,1 @@
+SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd HAVING COUNT(*) > 1 ORDER BY fd DESC LIMIT 10

@@ -1,0 +1,1 @@
+SELECT a.fd FROM syscalls.sys_enter_pread64 a JOIN syscalls.sys_exit_pread64 b ON a.tid = b.tid

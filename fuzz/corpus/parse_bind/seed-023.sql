@@ -1,0 +1,1 @@
+SELECT cout FROM syscalls.sys_enter_pread64

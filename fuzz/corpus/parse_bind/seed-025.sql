@@ -1,0 +1,1 @@
+SELECT fd FROM syscalls.sys_enter_pread64 WHERE comm > 3

@@ -1,0 +1,1 @@
+SELECT MAX(COUNT(*)) FROM syscalls.sys_enter_pread64

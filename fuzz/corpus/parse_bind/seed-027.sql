@@ -1,0 +1,1 @@
+SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64

@@ -1,0 +1,1 @@
+SELECT args FROM raw_syscalls.sys_enter

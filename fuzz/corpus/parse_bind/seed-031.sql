@@ -1,0 +1,1 @@
+SELECT args[6] FROM raw_syscalls.sys_enter

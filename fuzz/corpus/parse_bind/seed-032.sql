@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WHERE fd = 99999999999999999999999

@@ -1,0 +1,1 @@
+SELECT "fd", "count" FROM "syscalls.sys_enter_pread64" WHERE "comm" <> 'a'

@@ -1,0 +1,1 @@
+SELECT COUNT(*) + 1, SUM(fd) * 2 AS s FROM syscalls.sys_enter_pread64

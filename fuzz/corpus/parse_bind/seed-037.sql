@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM sched.sched_switch WHERE prev_comm IN ('a', 'b', 'c') AND prev_state & 1 = 0

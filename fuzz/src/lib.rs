@@ -1,0 +1,46 @@
+//! The fuzz check shared by the libFuzzer target, the corpus replayer and the
+//! in-house mutation loop: text → parse → bind → plan → codegen, against the
+//! fixture catalog (no tracefs, no root). Any panic is a finding; so is an
+//! error that is not a positioned query error, or an error whose rendering
+//! panics.
+
+use ebq::catalog::Catalog;
+use ebq::error::Error;
+use ebq::plan::PlanOptions;
+use std::sync::OnceLock;
+
+/// The fixture catalog of the ebq crate's unit tests.
+pub fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/ebq/tests/fixtures/formats")))
+}
+
+/// Runs one input through every pure stage. Panics on a finding.
+pub fn check(data: &[u8]) {
+    // Only valid UTF-8: the CLI refuses anything else before ebq sees it.
+    let Ok(sql) = std::str::from_utf8(data) else { return };
+    check_str(sql);
+}
+
+/// [`check`] for text.
+pub fn check_str(sql: &str) {
+    let result = ebq::parse::parse_query(sql).and_then(|q| {
+        let logical = ebq::bind::bind(&q, catalog())?;
+        let physical = ebq::plan::plan(sql, &logical, catalog(), &PlanOptions::default())?;
+        let source = ebq::codegen::generate(&physical);
+        assert!(source.contains("SEC(\""), "generated C has no program section");
+        let _ = physical.explain();
+        Ok(())
+    });
+    if let Err(e) = result {
+        let rendered = e.render(sql);
+        match &e {
+            Error::Query(q) => {
+                assert!(q.span.is_some(), "query error without a position: {rendered}");
+            }
+            // The fixture catalog is complete for the events it has; unknown
+            // events are query errors, so anything else is unexpected.
+            other => panic!("not a query error: {other:?}"),
+        }
+    }
+}
