@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{ebq_bin, workload_bin};
+use common::{ebq_bin, ebq_prog_ids, workload_bin};
 use serde_json::Value as Json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -115,20 +115,6 @@ fn bad_query_on_the_command_line_is_positioned() {
         err.contains("unknown column `cout`") && err.contains("^^^^") && err.contains("did you mean `count`"),
         "{err}"
     );
-}
-
-/// Ids of loaded BPF programs whose name starts with `ebq_`.
-fn ebq_prog_ids() -> Vec<u64> {
-    let out = Command::new("bpftool").args(["-j", "prog", "show"]).output().expect("bpftool");
-    let v: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Array(vec![]));
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("ebq_")))
-                .filter_map(|p| p["id"].as_u64())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

@@ -161,3 +161,17 @@ pub fn run_around_with(
     let stats = q.stats().unwrap();
     (outs, stats, w.report())
 }
+
+/// Ids of loaded BPF programs whose name starts with `ebq_`.
+pub fn ebq_prog_ids() -> Vec<u64> {
+    let out = Command::new("bpftool").args(["-j", "prog", "show"]).output().expect("bpftool");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Array(vec![]));
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("ebq_")))
+                .filter_map(|p| p["id"].as_u64())
+                .collect()
+        })
+        .unwrap_or_default()
+}
