@@ -120,6 +120,10 @@ pub struct RunArgs {
     /// Ring buffer bytes for row queries (power of two).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,
+    /// Row queries: wake the reader once this many bytes wait in the ring buffer
+    /// (it also polls every 50 ms). Lower means lower latency, more wake-ups.
+    #[arg(long, default_value_t = 256 << 10, value_name = "BYTES")]
+    wakeup_bytes: u32,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -140,8 +144,11 @@ fn read_sql(sql: Option<String>, file: Option<String>) -> Result<String, String>
 }
 
 fn engine(args: &RunArgs) -> Result<Engine, String> {
-    let options =
-        ebq::plan::PlanOptions { max_groups: args.max_groups, ringbuf_bytes: args.ringbuf_size, ..Default::default() };
+    let options = ebq::plan::PlanOptions {
+        max_groups: args.max_groups,
+        ringbuf_bytes: args.ringbuf_size,
+        wakeup_bytes: args.wakeup_bytes,
+    };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }
 

@@ -131,3 +131,23 @@ fn nothing_stays_loaded_after_exit() {
     let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
     assert!(left.is_empty(), "programs left loaded: {left:?}");
 }
+
+#[test]
+fn wakeup_threshold_is_an_option_and_every_row_still_arrives() {
+    let out = Command::new(ebq_bin())
+        .args(["explain", "--wakeup-bytes", "4096", "SELECT fd FROM syscalls.sys_enter_read"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("#define EBQ_WAKEUP_BYTES 4096"));
+    for wakeup in ["0", "1048576"] {
+        let cmd = format!("{} pread --fds 1 --calls 333 --fd-base 100 --comm ebq-wake", workload_bin().display());
+        let out = Command::new(ebq_bin())
+            .args(["-c", &cmd, "--wakeup-bytes", wakeup, "--format", "csv"])
+            .arg("SELECT fd, count FROM syscalls.sys_enter_pread64 WHERE comm = 'ebq-wake'")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let rows = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("100,")).count();
+        assert_eq!(rows, 333, "wake-up threshold {wakeup}");
+    }
+}
