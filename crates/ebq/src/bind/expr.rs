@@ -14,8 +14,37 @@ pub(super) fn span_of(e: &impl Spanned) -> Option<Span> {
     Span::from_sql(e.span())
 }
 
+/// The span of an expression, from its operands when sqlparser records none
+/// for the expression itself (RLIKE, SIMILAR TO, tuples, IS NULL …).
+fn expr_span(e: &Expr) -> Option<Span> {
+    if let Some(s) = span_of(e) {
+        return Some(s);
+    }
+    let parts: Vec<&Expr> = match e {
+        Expr::RLike { expr, pattern, .. }
+        | Expr::SimilarTo { expr, pattern, .. }
+        | Expr::ILike { expr, pattern, .. }
+        | Expr::Like { expr, pattern, .. } => vec![expr, pattern],
+        Expr::IsNull(x)
+        | Expr::IsNotNull(x)
+        | Expr::IsTrue(x)
+        | Expr::IsFalse(x)
+        | Expr::IsNotTrue(x)
+        | Expr::IsNotFalse(x) => vec![x],
+        Expr::Cast { expr, .. } => vec![expr],
+        Expr::Tuple(items) => items.iter().collect(),
+        _ => vec![],
+    };
+    parts.into_iter().filter_map(expr_span).reduce(Span::union)
+}
+
 pub(super) fn err(e: &impl Spanned, message: impl Into<String>) -> Error {
     Error::query(Stage::Bind, message, span_of(e))
+}
+
+/// [`err`] for expressions, falling back to the operands' spans.
+fn expr_err(e: &Expr, message: impl Into<String>) -> Error {
+    Error::query(Stage::Bind, message, expr_span(e))
 }
 
 /// Aggregate function name → function, if it is one.
@@ -279,7 +308,7 @@ impl Binder<'_> {
                     )),
                 }
             }
-            other => Err(err(e, format!("`{other}` is not supported in ebq expressions"))),
+            other => Err(expr_err(e, format!("`{other}` is not supported in ebq expressions"))),
         }
     }
 

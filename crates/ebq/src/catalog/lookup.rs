@@ -97,9 +97,14 @@ impl Catalog {
     }
 }
 
-/// True for a single, ordinary path component: no separators, no `..`, no NUL.
+/// Longest category or event name looked up (tracefs names are far shorter;
+/// longer ones cannot exist and would only make suggestions slow).
+const MAX_NAME_LEN: usize = 128;
+
+/// True for a single, ordinary path component: no separators, no `..`, no NUL,
+/// not absurdly long.
 fn is_safe_component(s: &str) -> bool {
-    !s.is_empty() && s != "." && !s.contains(['/', '\0']) && !s.contains("..")
+    !s.is_empty() && s.len() <= MAX_NAME_LEN && s != "." && !s.contains(['/', '\0']) && !s.contains("..")
 }
 
 /// Names of the subdirectories of `dir` (skipping files such as `enable` and
