@@ -194,6 +194,8 @@ fn cases() -> Vec<Bad> {
             &["JOIN is not supported yet"],
         ),
         // --- user-space clauses used wrongly ---
+        bad(format!("SELECT SUM(fd) OVER () FROM {READ}"), &["OVER, FILTER and WITHIN GROUP are not supported"]),
+        bad(format!("SELECT fd WINDOW, COUNT(*) FROM {READ} GROUP BY fd"), &["WINDOW"]),
         bad(format!("SELECT fd FROM {READ} ORDER BY count"), &["must be one of the selected columns"]),
         bad(format!("SELECT fd FROM {READ} ORDER BY 3"), &["ORDER BY position 3 is out of range"]),
         bad(format!("SELECT fd FROM {READ} LIMIT -1"), &["LIMIT needs a whole number"]),

@@ -116,6 +116,12 @@ impl Binder<'_> {
             }
             return Ok(None);
         };
+        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(err(
+                e,
+                format!("`{e}`: OVER, FILTER and WITHIN GROUP are not supported; use WINDOW(…) for windows"),
+            ));
+        }
         let Some(func) = agg_func(f) else {
             if contains_aggregate(e) {
                 return Err(err(e, format!("`{e}`: functions of aggregates are not supported yet")));

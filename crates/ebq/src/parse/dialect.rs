@@ -27,6 +27,13 @@ impl Dialect for EbqDialect {
         false
     }
 
+    /// eBQL's clause keywords never name a column: `SELECT COUNT(*) WINDOW(…)`
+    /// and `SELECT fd WINDOW …` must not read WINDOW as an alias.
+    fn is_column_alias(&self, kw: &sqlparser::keywords::Keyword, _parser: &mut sqlparser::parser::Parser) -> bool {
+        use sqlparser::keywords::{Keyword, RESERVED_FOR_COLUMN_ALIAS};
+        !RESERVED_FOR_COLUMN_ALIAS.contains(kw) && !matches!(kw, Keyword::WINDOW | Keyword::JOIN | Keyword::INNER)
+    }
+
     /// `<<` and `>>` on integers.
     fn supports_bitwise_shift_operators(&self) -> bool {
         true

@@ -107,3 +107,10 @@ fn split_position_reads_sqlparser_messages() {
     assert_eq!(m, "Expected: an expression, found: EOF");
     assert_eq!(at, Some(Location { line: 2, column: 7 }));
 }
+
+#[test]
+fn window_is_never_a_column_alias() {
+    let q = ok("SELECT COUNT(*) WINDOW(time, 10) FROM a.b");
+    assert_eq!(q.window.map(|w| w.size), Some(10));
+    assert!(parse_query("SELECT fd WINDOW, COUNT(*) FROM a.b").is_err());
+}
