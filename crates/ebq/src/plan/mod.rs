@@ -6,6 +6,7 @@
 //! get a plan error, never a verifier log.
 
 mod explain;
+mod hist_explain;
 mod layout;
 
 pub use layout::{StructField, StructLayout};
@@ -55,10 +56,18 @@ pub enum KernelWindow {
     },
 }
 
+/// Entries of the quantile-sketch map (one per (window, group, argument,
+/// bucket)); allocated on use, so the size is a bound, not a reservation.
+pub const SKETCH_MAX_BUCKETS: u32 = 1 << 18;
+
+/// The largest per-CPU map value the kernel accepts (PCPU_MIN_UNIT_SIZE).
+pub const MAX_VALUE_BYTES: u32 = 32 << 10;
+
 /// An aggregate slot in the value struct (besides the shared `count`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueSlot {
-    /// Sum, Min or Max (AVG uses a Sum slot and the count).
+    /// Sum, Min, Max, Hist or Lhist (AVG uses a Sum slot and the count;
+    /// histograms an array of bucket counters).
     pub func: AggFunc,
     /// The per-event argument.
     pub arg: ScalarExpr,
@@ -84,6 +93,9 @@ pub enum KernelOutput {
         /// Trailing entries of `key_fields` that are not output keys: the
         /// COUNT(DISTINCT) argument, grouped on in the kernel and counted in user space.
         hidden_keys: usize,
+        /// Arguments with a quantile sketch (QUANTILE, P50…), numbered by
+        /// position: the `agg` field of the sketch map's key.
+        sketches: Vec<ScalarExpr>,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -128,6 +140,15 @@ pub enum UserSource {
     Avg(usize),
     /// A field of the row record.
     Row(usize),
+    /// A histogram slot (index into the value layout's fields).
+    Hist(usize),
+    /// A quantile from sketch `sketch` (index into `sketches`), q in millionths.
+    Quantile {
+        /// Which sketch.
+        sketch: usize,
+        /// q × 10^6.
+        ppm: u32,
+    },
 }
 
 /// An output column and how user space computes it.
@@ -288,8 +309,17 @@ fn aggregate_plan(
     // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
     let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
     let mut agg_slot = vec![None; aggs.len()];
+    // Quantiles: one sketch per distinct argument, shared by every q.
+    let mut sketches: Vec<ScalarExpr> = vec![];
     for (i, a) in aggs.iter().enumerate() {
         let func = match a.func {
+            AggFunc::Quantile { .. } => {
+                let arg = a.arg.clone().expect("QUANTILE has an argument");
+                if !sketches.contains(&arg) {
+                    sketches.push(arg);
+                }
+                continue;
+            }
             AggFunc::Count | AggFunc::CountDistinct => continue,
             AggFunc::Avg => AggFunc::Sum,
             f => f,
@@ -303,10 +333,25 @@ fn aggregate_plan(
     }
     let mut value_named = vec![("count".to_string(), DataType::U64)];
     value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
-        let ty = if a.ty().is_signed() { DataType::I64 } else { DataType::U64 };
+        let ty = match f {
+            AggFunc::Hist => DataType::Buckets { len: crate::hist::HIST_SLOTS as u16 },
+            AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
+            _ if a.ty().is_signed() => DataType::I64,
+            _ => DataType::U64,
+        };
         (format!("{}_{j}", f.to_string().to_ascii_lowercase()), ty)
     }));
     let (value, value_pos) = StructLayout::new(&value_named);
+    if value.size > MAX_VALUE_BYTES {
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "the histograms of this query need {} bytes per group; the kernel's limit is {MAX_VALUE_BYTES} (use fewer LHIST buckets)",
+                value.size
+            ),
+            None,
+        ));
+    }
     let slots = slot_defs
         .into_iter()
         .enumerate()
@@ -318,6 +363,11 @@ fn aggregate_plan(
         (AggFunc::Count, _) => UserSource::Count,
         (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
         (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
+        (AggFunc::Hist | AggFunc::Lhist(_), Some(j)) => UserSource::Hist(value_pos[j + 1]),
+        (AggFunc::Quantile { ppm }, _) => UserSource::Quantile {
+            sketch: sketches.iter().position(|x| Some(x) == a.arg.as_ref()).expect("every quantile has a sketch"),
+            ppm,
+        },
         (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
         (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
     }));
@@ -330,11 +380,7 @@ fn aggregate_plan(
         })
     };
     let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    input_names.extend(aggs.iter().map(|a| match (&a.arg, a.func) {
-        (Some(x), AggFunc::CountDistinct) => format!("COUNT(DISTINCT {x})"),
-        (Some(x), _) => format!("{}({x})", a.func),
-        (None, _) => format!("{}(*)", a.func),
-    }));
+    input_names.extend(aggs.iter().map(|a| a.to_string()));
     let user = UserPlan {
         inputs,
         input_names,
@@ -351,7 +397,18 @@ fn aggregate_plan(
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }
-    Ok((KernelOutput::Aggregate { key, key_fields, value, slots, max_groups: options.max_groups, hidden_keys }, user))
+    Ok((
+        KernelOutput::Aggregate {
+            key,
+            key_fields,
+            value,
+            slots,
+            max_groups: options.max_groups,
+            hidden_keys,
+            sketches,
+        },
+        user,
+    ))
 }
 
 /// Gives a plan error without a position the SELECT list's.
@@ -382,6 +439,13 @@ pub fn c_name(name: &str, i: usize) -> String {
     format!("c{i}_{s}")
 }
 
+/// True when a new group's value is zeroed on the BPF stack (`struct
+/// ebq_value fresh = {}`); values with histogram counters are too big and
+/// are copied from the all-zero `ebq_zero` map instead.
+pub fn codegen_value_on_stack(value: &StructLayout) -> bool {
+    !value.fields.iter().any(|f| matches!(f.ty, DataType::Buckets { .. }))
+}
+
 /// Rejects plans whose stack needs exceed [`STACK_BUDGET`].
 fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
     let mut strings: Vec<(String, u32)> = vec![];
@@ -395,11 +459,15 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
         f.visit_columns(&mut note);
     }
     let fixed = match output {
-        KernelOutput::Aggregate { key, value, key_fields, .. } => {
+        KernelOutput::Aggregate { key, value, key_fields, sketches, .. } => {
             for (k, _) in key_fields {
                 k.visit_columns(&mut note);
             }
-            key.size + value.size
+            // A value with histogram counters starts from a zeroed map entry, not the stack;
+            // a sketch update copies the key into the sketch key (+ agg, bucket) and a count.
+            let value_on_stack = if codegen_value_on_stack(value) { value.size } else { 0 };
+            let sketch = if sketches.is_empty() { 0 } else { key.size + 16 };
+            key.size + value_on_stack + sketch
         }
         KernelOutput::Rows { fields, .. } => {
             for (k, _) in fields {
