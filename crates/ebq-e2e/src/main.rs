@@ -36,7 +36,7 @@ usage:
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
           offset 0. --sizes S1,...,SN makes count = S[j % N] instead
-          (each 1..5 MiB). --threads-per-cpu splits each fd's calls between a thread
+          (each 0..5 MiB). --threads-per-cpu splits each fd's calls between a thread
           pinned to CPU 0 (ceil(Ci/2) calls) and one pinned to CPU 1 (the rest).
           --fd-base N moves the files' fds to N, N+1, ... (fcntl F_DUPFD) so they
           cannot share numbers with fds used before main (the loader's fd 3).
@@ -319,7 +319,7 @@ fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
         sizes: match f.get("sizes") {
             Some(v) => v
                 .split(',')
-                .map(|item| parse_u64("sizes", item.trim(), 1, 5 * MAX_SIZE_BASE))
+                .map(|item| parse_u64("sizes", item.trim(), 0, 5 * MAX_SIZE_BASE))
                 .collect::<Result<Vec<u64>, Error>>()?,
             None => vec![],
         },
@@ -920,6 +920,16 @@ mod tests {
                 sizes: vec![],
             }
         );
+    }
+
+    #[test]
+    fn sizes_override_the_default_cycle() {
+        let cfg = parse_pread(&args("--fds 1 --calls 7 --sizes 0,5,4096")).unwrap();
+        assert_eq!(cfg.cycle(), vec![0, 5, 4096]);
+        assert_eq!(stats_in(&cfg.cycle(), 0..7), Stats { calls: 7, bytes: 2 * 5 + 2 * 4096, max: 4096 });
+        assert_eq!(parse_pread(&args("--fds 1 --calls 7")).unwrap().cycle(), vec![64, 128, 192, 256, 320]);
+        assert!(is_usage(parse_pread(&args("--fds 1 --calls 1 --sizes 1,x"))));
+        assert!(is_usage(parse_pread(&args("--fds 1 --calls 1 --sizes 99999999"))));
     }
 
     #[test]
