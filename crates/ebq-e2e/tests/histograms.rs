@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{ebq_bin, rows_of, run_around, u, workload_bin, Row};
+use common::{ebq_bin, engine, rows_of, run_around, run_around_with, u, workload_bin, Row};
 use ebq::hist::{self, Bucket, Linear, SKETCH_RELATIVE_ERROR};
+use ebq::plan::PlanOptions;
 use ebq::runtime::Value;
 use ebq::Scope;
 use serde_json::Value as Json;
@@ -251,6 +252,27 @@ fn signed_arguments_get_a_bucket_for_negatives() {
     }
     assert!(exact(100_000) < 0, "the 10th percentile is negative");
     assert_eq!(u(r, "lo"), 0);
+}
+
+#[test]
+fn a_full_group_map_counts_histogram_events_as_dropped() {
+    // One group fits: fd 100's 30 calls are counted, fd 101's 12 are dropped, never lost silently.
+    let calls = [30, 12];
+    let engine = engine().with_options(PlanOptions { max_groups: 1, ..Default::default() });
+    let args = workload("hq-full", &calls);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (outs, stats, _) = run_around_with(
+        &engine,
+        "SELECT fd, HIST(count) AS h, P99(count) AS p FROM syscalls.sys_enter_pread64 WHERE comm = 'hq-full' GROUP BY fd",
+        Scope::Process,
+        &args,
+    );
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(u(&rows[0], "fd"), 100);
+    assert_eq!(hist_of(&rows[0], "h").iter().map(|b| b.count).sum::<u64>(), 30);
+    assert_eq!(stats.matched, 42);
+    assert_eq!(stats.dropped, 12);
 }
 
 /// Runs the CLI around a workload; returns stdout.
