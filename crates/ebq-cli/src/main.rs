@@ -148,6 +148,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         max_groups: args.max_groups,
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
+        ..Default::default()
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

@@ -275,6 +275,29 @@ fn a_full_group_map_counts_histogram_events_as_dropped() {
     assert_eq!(stats.dropped, 12);
 }
 
+#[test]
+fn a_full_sketch_map_counts_the_missing_events_as_dropped() {
+    // Room for 4 sketch buckets: the first sizes issued (0, 1, 2, 3) take them; every
+    // other event is counted (COUNT, HIST) but missing from the quantile, and dropped.
+    let calls = [57, 31];
+    let engine = engine().with_options(PlanOptions { sketch_buckets: 4, ..Default::default() });
+    let args = workload("hq-sketch", &calls);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (outs, stats, _) = run_around_with(
+        &engine,
+        "SELECT COUNT(*) AS n, HIST(count) AS h, P99(count) AS p FROM syscalls.sys_enter_pread64 \
+         WHERE comm = 'hq-sketch'",
+        Scope::Process,
+        &args,
+    );
+    let values = issued(&calls);
+    let r = &rows_of(&outs)[0];
+    assert_eq!(u(r, "n"), 88);
+    assert_eq!(hist_of(r, "h").iter().map(|b| b.count).sum::<u64>(), 88);
+    assert_eq!(stats.dropped, values.iter().filter(|&&v| v > 3).count() as u64);
+    assert_eq!(u(r, "p"), 3, "the quantile of the events the sketch kept");
+}
+
 /// Runs the CLI around a workload; returns stdout.
 fn cli(format: &str, sql: &str, comm: &str, calls: &[u64]) -> String {
     let wl = format!("{} {}", workload_bin().display(), workload(comm, calls).join(" "));

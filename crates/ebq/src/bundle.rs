@@ -114,6 +114,7 @@ impl Bundle {
                 max_groups: num("max_groups")?,
                 ringbuf_bytes: num("ringbuf_bytes")?,
                 wakeup_bytes: num("wakeup_bytes")?,
+                ..Default::default()
             },
             formats,
             object: object.to_vec(),

@@ -8,7 +8,7 @@
 //! verifier sees the check even when clang could prove it.
 
 use crate::bind::{AggFunc, ScalarExpr};
-use crate::plan::{StructLayout, ValueSlot, SKETCH_MAX_BUCKETS};
+use crate::plan::{StructLayout, ValueSlot};
 use std::fmt::Write;
 
 use super::{c_expr, comment_safe};
@@ -78,7 +78,7 @@ pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {
 }
 
 /// Maps besides `ebq_groups`: the zero value (histogram counters) and the sketch map.
-pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr]) -> String {
+pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr], max_buckets: u32) -> String {
     let mut c = String::new();
     if !value_on_stack {
         c.push_str(
@@ -93,7 +93,7 @@ pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr]) -> String {
             c,
             "/* Quantile sketches [{}]: one count per (window, group, argument, bucket) that occurred. */\n\
              struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\t/* which argument */\n\t__s32 bucket;\t/* ebq_sketch_index */\n}};\n\n\
-             struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {SKETCH_MAX_BUCKETS});\n\
+             struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_buckets});\n\
              \t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* allocated as buckets occur */\n\
              \t__type(key, struct ebq_sketch_key);\n\t__type(value, __u64);\n}} ebq_sketch SEC(\".maps\");\n\n",
             comment_safe(&args.join(", "))

@@ -49,7 +49,7 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         c.push_str("/* Matching events so far; window = ebq_seq / events per window. */\n__u64 ebq_seq = 0;\n\n");
     }
     match &k.output {
-        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, .. } => {
+        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, sketch_buckets, .. } => {
             c.push_str(&structs::layout_struct("ebq_key", key));
             c.push_str(&structs::layout_struct("ebq_value", value));
             let on_stack = crate::plan::codegen_value_on_stack(value);
@@ -61,7 +61,7 @@ pub fn generate(plan: &PhysicalPlan) -> String {
                  \t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_groups});\n{flags}\
                  \t__type(key, struct ebq_key);\n\t__type(value, struct ebq_value);\n}} ebq_groups SEC(\".maps\");\n\n"
             );
-            c.push_str(&hist::maps(on_stack, sketches));
+            c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets));
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
             }

@@ -14,7 +14,16 @@ impl PhysicalPlan {
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
         match &k.output {
-            KernelOutput::Aggregate { key, key_fields, value, slots, max_groups, hidden_keys, sketches } => {
+            KernelOutput::Aggregate {
+                key,
+                key_fields,
+                value,
+                slots,
+                max_groups,
+                hidden_keys,
+                sketches,
+                sketch_buckets,
+            } => {
                 let visible = key_fields.len() - hidden_keys;
                 let keys: Vec<String> = key_fields
                     .iter()
@@ -40,7 +49,7 @@ impl PhysicalPlan {
                     value.size
                 );
                 if !sketches.is_empty() {
-                    let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches));
+                    let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));
                 }
                 let window = match k.window {
                     KernelWindow::None => "none: one result at the end (or every --interval, cumulative)".to_string(),

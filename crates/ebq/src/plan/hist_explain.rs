@@ -1,6 +1,6 @@
 //! EXPLAIN lines for histogram slots and quantile sketches.
 
-use super::{StructLayout, ValueSlot, SKETCH_MAX_BUCKETS};
+use super::{StructLayout, ValueSlot};
 use crate::bind::{AggFunc, ScalarExpr};
 use crate::types::DataType;
 
@@ -25,11 +25,11 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
 }
 
 /// The sketch map line.
-pub(super) fn sketch_line(sketches: &[ScalarExpr]) -> String {
+pub(super) fn sketch_line(sketches: &[ScalarExpr], max: u32) -> String {
     let args: Vec<String> = sketches.iter().map(|a| a.to_string()).collect();
     format!(
         "[kernel] Sketch     quantiles of [{}]: log-linear buckets (exact below 128, then 64 per power of two; \
-         midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max {SKETCH_MAX_BUCKETS} buckets; one more lookup per event and argument)",
+         midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max {max} buckets; one more lookup per event and argument)",
         args.join(", ")
     )
 }

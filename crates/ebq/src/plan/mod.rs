@@ -27,11 +27,18 @@ pub struct PlanOptions {
     /// Wake the reader once this many bytes are waiting (row queries); it also
     /// polls every 50 ms, so a quiet stream is never stuck.
     pub wakeup_bytes: u32,
+    /// Entries of the quantile-sketch map (QUANTILE, P50…); more are counted as dropped.
+    pub sketch_buckets: u32,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { max_groups: 10240, ringbuf_bytes: 8 << 20, wakeup_bytes: 256 << 10 }
+        PlanOptions {
+            max_groups: 10240,
+            ringbuf_bytes: 8 << 20,
+            wakeup_bytes: 256 << 10,
+            sketch_buckets: SKETCH_MAX_BUCKETS,
+        }
     }
 }
 
@@ -56,8 +63,8 @@ pub enum KernelWindow {
     },
 }
 
-/// Entries of the quantile-sketch map (one per (window, group, argument,
-/// bucket)); allocated on use, so the size is a bound, not a reservation.
+/// Default entries of the quantile-sketch map (one per (window, group,
+/// argument, bucket)); allocated on use, so the size is a bound, not a reservation.
 pub const SKETCH_MAX_BUCKETS: u32 = 1 << 18;
 
 /// The largest per-CPU map value the kernel accepts (PCPU_MIN_UNIT_SIZE).
@@ -96,6 +103,8 @@ pub enum KernelOutput {
         /// Arguments with a quantile sketch (QUANTILE, P50…), numbered by
         /// position: the `agg` field of the sketch map's key.
         sketches: Vec<ScalarExpr>,
+        /// Capacity of the sketch map.
+        sketch_buckets: u32,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -397,6 +406,9 @@ fn aggregate_plan(
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }
+    if options.sketch_buckets == 0 && !sketches.is_empty() {
+        return Err(Error::query(Stage::Plan, "the quantile sketch needs at least 1 bucket", None));
+    }
     Ok((
         KernelOutput::Aggregate {
             key,
@@ -406,6 +418,7 @@ fn aggregate_plan(
             max_groups: options.max_groups,
             hidden_keys,
             sketches,
+            sketch_buckets: options.sketch_buckets,
         },
         user,
     ))
