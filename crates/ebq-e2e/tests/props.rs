@@ -1831,6 +1831,14 @@ fn edge_queries_that_bind_also_load() {
         format!("SELECT fd FROM {r} GROUP BY fd"),
         format!("SELECT fd, fd, fd AS fd FROM {r}"),
         format!("SELECT time, pid, tid, uid, gid, comm, cpu, cgroup, COUNT(*) FROM {r} GROUP BY time, pid, tid, uid, gid, comm, cpu, cgroup"),
+        // Histograms and sketches at their limits: extreme bounds, the largest values, a 16-byte
+        // string key and a 16-byte hidden key, three 1000-bucket LHISTs (24 KiB values).
+        format!("SELECT LHIST(-fd, -9223372036854775808, 9223372036854775807, 18446744073709552), HIST(-fd) FROM {r}"),
+        format!("SELECT QUANTILE(fd, 1), QUANTILE(-fd, 0.000001), P999(fd * 18446744073709551615) FROM {r}"),
+        format!("SELECT comm, COUNT(DISTINCT comm), HIST(fd), P50(fd), P99(count) FROM {r} GROUP BY comm WINDOW(count, 100, 10)"),
+        format!(
+            "SELECT fd, LHIST(count, 0, 1000, 1), LHIST(count, 0, 10000, 10), LHIST(fd, 5, 1005, 1), P90(count) FROM {r} GROUP BY fd WINDOW(time, 10, 5)"
+        ),
     ];
     let engine = common::engine();
     let mut failures = vec![];
