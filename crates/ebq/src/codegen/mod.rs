@@ -265,11 +265,11 @@ fn program(plan: &PhysicalPlan) -> String {
                 c.push_str(hist::FRESH_FROM_ZERO_MAP);
             } else {
                 c.push_str(
-                "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
-                 \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
-                 \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
-                 \t\t\treturn 0;\n\t\t}\n\t}\n",
-            );
+                    "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
+                     \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
+                     \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
+                     \t\t\treturn 0;\n\t\t}\n\t}\n",
+                );
             }
             for s in slots {
                 c.push_str(&slot_update(value, s));
