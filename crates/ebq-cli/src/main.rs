@@ -163,6 +163,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
         max_pending: args.max_pending,
+        ..Default::default()
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

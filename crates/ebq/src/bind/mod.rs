@@ -5,6 +5,7 @@
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
 mod expr;
+mod hist;
 mod join;
 mod logical;
 mod post;
