@@ -20,7 +20,17 @@ macro_rules! shipped {
 }
 
 /// Every shipped query, in the order `ebq queries` lists them.
-pub const QUERIES: &[Shipped] = shipped!["syscount", "syscount-process", "syscount-latency", "biosnoop-summary"];
+pub const QUERIES: &[Shipped] = shipped![
+    "biolatency",
+    "biolatency-disk",
+    "biolatency-queued",
+    "biolatency-flags",
+    "biosnoop-summary",
+    "vfsstat",
+    "syscount",
+    "syscount-process",
+    "syscount-latency",
+];
 
 /// A declared parameter: name, default, help.
 struct Param<'a> {

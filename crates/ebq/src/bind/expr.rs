@@ -306,6 +306,13 @@ impl Binder<'_> {
                 if agg_func(f).is_some() {
                     return Err(err(e, format!("aggregate `{e}` is not allowed here")));
                 }
+                if name == "syscall_name" {
+                    return Err(err(
+                        e,
+                        "syscall_name() is computed in user space, per group: GROUP BY the number and \
+                         select syscall_name(id)",
+                    ));
+                }
                 match (name.as_str(), function_args(f).as_slice()) {
                     ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => {
                         match &v.value {
@@ -313,9 +320,17 @@ impl Binder<'_> {
                             _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
                         }
                     }
+                    ("syscall_nr", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
+                        Value::SingleQuotedString(n) => match crate::catalog::syscall_nr(n) {
+                            Some(nr) => Ok(ScalarExpr::Int { value: nr as u64, ty: DataType::U64 }),
+                            None => Err(err(arg, format!("`{n}` is not a system call of this machine"))),
+                        },
+                        _ => Err(err(e, "syscall_nr('name') needs a string literal")),
+                    },
+                    ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix')"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) (per group)"),
                     )),
                 }
             }

@@ -328,6 +328,7 @@ impl fmt::Display for PostExpr {
             PostExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
             PostExpr::Not(e) => write!(f, "NOT {e}"),
             PostExpr::Neg(e) => write!(f, "-{e}"),
+            PostExpr::SyscallName(e) => write!(f, "syscall_name({e})"),
         }
     }
 }
@@ -456,7 +457,13 @@ pub enum PostExpr {
     Not(Box<PostExpr>),
     /// Arithmetic negation.
     Neg(Box<PostExpr>),
+    /// `syscall_name(nr)`: the system call's name, looked up in user space
+    /// (the kernel has no name table a program could read).
+    SyscallName(Box<PostExpr>),
 }
+
+/// Capacity of `syscall_name()` strings.
+pub const SYSCALL_NAME_CAP: u16 = 32;
 
 impl PostExpr {
     /// The same expression with every node rewritten bottom-up by `f`.
@@ -467,6 +474,7 @@ impl PostExpr {
             }
             PostExpr::Not(e) => PostExpr::Not(Box::new(e.map(f))),
             PostExpr::Neg(e) => PostExpr::Neg(Box::new(e.map(f))),
+            PostExpr::SyscallName(e) => PostExpr::SyscallName(Box::new(e.map(f))),
             leaf => leaf,
         };
         f(e)
@@ -485,6 +493,7 @@ impl PostExpr {
             PostExpr::Not(_) => DataType::Bool,
             PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
             PostExpr::Neg(_) => DataType::I64,
+            PostExpr::SyscallName(_) => DataType::Str { cap: SYSCALL_NAME_CAP },
         }
     }
 }

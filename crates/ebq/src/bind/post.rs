@@ -6,7 +6,7 @@ use super::{AggCall, BinaryOp, Binder, OutputColumn, PostExpr, ScalarExpr, SortK
 use crate::error::{Error, QueryError, Result, Stage};
 use crate::parse::{Expr, OrderByExpr};
 use crate::types::DataType;
-use sqlparser::ast::{UnaryOperator, Value};
+use sqlparser::ast::{FunctionArgExpr, UnaryOperator, Value};
 
 impl Binder<'_> {
     /// Binds an expression over group keys and aggregates; new aggregate calls
@@ -49,6 +49,19 @@ impl Binder<'_> {
                     UnaryOperator::Plus if inner.ty() != DataType::Bool => Ok(inner),
                     _ => Err(err(e, format!("`{op}` cannot be applied to {}", inner.ty()))),
                 }
+            }
+            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("syscall_name") => {
+                let [FunctionArgExpr::Expr(arg)] = super::expr::function_args(f).as_slice() else {
+                    return Err(err(e, "syscall_name takes one argument, a system call number"));
+                };
+                let inner = self.post_expr(arg, keys, aggs)?;
+                if !inner.ty().is_int() {
+                    return Err(err(
+                        arg,
+                        format!("syscall_name needs a system call number; `{arg}` is {}", inner.ty()),
+                    ));
+                }
+                Ok(PostExpr::SyscallName(Box::new(inner)))
             }
             Expr::BinaryOp { left, op, right } => {
                 let Some(op) = binary_op(op) else {

@@ -13,12 +13,14 @@ mod format;
 mod glob;
 mod lookup;
 mod suggest;
+mod syscalls;
 mod system;
 #[cfg(test)]
 mod tests;
 
 pub use format::parse_format;
 pub use suggest::suggest_column;
+pub use syscalls::{syscall_name, syscall_nr};
 pub use system::SystemColumn;
 
 use std::path::PathBuf;

@@ -162,5 +162,6 @@ fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::Use
         }
         P::Not(x) => format!("NOT {}", post_text(x, inputs, outputs)),
         P::Neg(x) => format!("-{}", post_text(x, inputs, outputs)),
+        P::SyscallName(x) => format!("syscall_name({})", post_text(x, inputs, outputs)),
     }
 }
