@@ -44,6 +44,17 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
+        if prepared.physical.kernel.event.source != crate::bind::EventSource::Tracepoint {
+            // A probe's offsets and argument layout belong to one binary or kernel build.
+            return Err(Error::query(
+                crate::error::Stage::Plan,
+                format!(
+                    "{}: bundles hold tracepoint queries only; run probe queries with `ebq` on the host itself",
+                    prepared.physical.kernel.event.event_description()
+                ),
+                None,
+            ));
+        }
         let object = crate::runtime::compile(&prepared.source)?;
         let mut formats = vec![];
         for f in [&prepared.physical.kernel.event.format, &prepared.physical.kernel.fork_event] {

@@ -330,7 +330,10 @@ impl Binder<'_> {
         }
         let message = match self.field_column(name, None) {
             Err(m) if self.format.field(name).is_some() => m,
-            _ => format!("unknown column `{name}` in {}", self.event_name),
+            _ => match crate::catalog::probe::unavailable_column(self.event_name, name) {
+                Some(why) => return Err(err(e, why)), // arg0 at a return probe, retval at an entry
+                None => format!("unknown column `{name}` in {}", self.event_name),
+            },
         };
         let mut q = QueryError::new(Stage::Bind, message, span_of(e));
         let close = suggest_column(name, &self.column_names());

@@ -8,7 +8,7 @@ impl PhysicalPlan {
     pub fn explain(&self) -> String {
         let k = &self.kernel;
         let mut s = String::new();
-        let _ = writeln!(s, "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT)", k.event.event_description());
+        let _ = writeln!(s, "[kernel] Attach     {} ({})", k.event.event_description(), k.event.source.program_type());
         let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
         if let Some(f) = &k.filter {
             let _ = writeln!(s, "[kernel] Filter     {f}");

@@ -4,6 +4,7 @@
 //! A [`RunningQuery`] owns the object, its links and its ring buffer;
 //! dropping it detaches everything (nothing is pinned).
 
+mod attach;
 mod compile;
 mod decode;
 pub mod env;
@@ -141,12 +142,14 @@ impl RunningQuery {
     /// Compiles, loads and attaches `plan` (whose generated C is `source`).
     pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
         env::check_privileges()?;
+        attach::check_available(&plan.kernel.event)?;
         let object = compile(source)?;
         Self::start_object(plan, &object, scope)
     }
 
     /// Loads and attaches an already compiled object.
     pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+        attach::check_available(&plan.kernel.event)?;
         let object = load::load(object, &scope)?;
         let handle = |name: &str| -> Result<Option<MapHandle>> {
             match object.maps().find(|m| m.name() == name) {
@@ -212,7 +215,12 @@ impl RunningQuery {
                 continue;
             }
             let what = if name == "ebq_query" { event.clone() } else { "tracepoint:sched:sched_process_fork".into() };
-            let link = prog.attach().map_err(|e| Error::Load {
+            let attached = if name == "ebq_query" {
+                attach::attach_query(&prog, &plan.kernel.event, &scope)
+            } else {
+                prog.attach()
+            };
+            let link = attached.map_err(|e| Error::Load {
                 what: format!("attach {what}"),
                 errno: match e.kind() {
                     libbpf_rs::ErrorKind::NotFound => libc::ENOENT,

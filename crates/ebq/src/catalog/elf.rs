@@ -1,0 +1,160 @@
+//! User-space binaries for uprobes: which file a name means, and where in it a
+//! symbol's code starts.
+//!
+//! The kernel places a uprobe at a *file offset* of an inode, not at a virtual
+//! address, so a symbol's address (`st_value`) is mapped back through the
+//! loadable segment that contains it: `offset = addr - p_vaddr + p_offset`.
+//! This is what libbpf and perf compute, and it holds for shared objects, PIE
+//! and non-PIE executables alike (for the latter `p_vaddr` is absolute).
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::path::{Path, PathBuf};
+
+/// A resolved uprobe target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfSymbol {
+    /// The file, canonical (symlinks such as `libc.so.6` resolved).
+    pub path: PathBuf,
+    /// The symbol's virtual address in the file.
+    pub address: u64,
+    /// The file offset the kernel attaches at.
+    pub offset: u64,
+}
+
+/// Why a uprobe target could not be resolved; the binder turns each into a
+/// positioned error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElfError {
+    /// No such file (after the library search).
+    NoFile {
+        /// Where ebq looked.
+        looked: Vec<String>,
+    },
+    /// The file is not an ELF object ebq can read.
+    NotElf(String),
+    /// The file has no function of that name.
+    NoSymbol {
+        /// Closest function names, best first.
+        suggestions: Vec<String>,
+    },
+}
+
+/// Directories searched for a bare library name, as ld.so's defaults on
+/// Debian-style multiarch systems.
+fn library_dirs() -> Vec<PathBuf> {
+    let triple = match std::env::consts::ARCH {
+        "x86_64" => "x86_64-linux-gnu",
+        "aarch64" => "aarch64-linux-gnu",
+        other => other,
+    };
+    [
+        format!("/lib/{triple}"),
+        format!("/usr/lib/{triple}"),
+        "/lib64".into(),
+        "/usr/lib64".into(),
+        "/lib".into(),
+        "/usr/lib".into(),
+        "/usr/local/lib".into(),
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+/// The file `name` means: a path (anything with a `/`) as is, else a library
+/// in the standard directories: `libc.so.6` exactly, `libc` / `c` as
+/// `libc.so*` (the versioned name the loader uses is preferred over the
+/// development symlink).
+pub fn resolve_binary(name: &str) -> Result<PathBuf, ElfError> {
+    if name.contains('/') {
+        let p = Path::new(name);
+        return match p.canonicalize() {
+            Ok(c) if c.is_file() => Ok(c),
+            _ => Err(ElfError::NoFile { looked: vec![name.to_string()] }),
+        };
+    }
+    let stem = if name.starts_with("lib") { name.to_string() } else { format!("lib{name}") };
+    let mut looked = vec![];
+    for dir in library_dirs() {
+        looked.push(dir.display().to_string());
+        let exact = dir.join(name);
+        if name.contains(".so") && exact.is_file() {
+            return exact.canonicalize().map_err(|_| ElfError::NoFile { looked: vec![name.into()] });
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|f| f.strip_prefix(&stem).is_some_and(|rest| rest.starts_with(".so")))
+            .collect();
+        // `libc.so.6` before `libc.so` (often a linker script) and `libc.so.6.0.1`.
+        found.sort_by_key(|f| (f.matches('.').count() != 2, f.len()));
+        for f in found {
+            let p = dir.join(&f);
+            if is_elf(&p) {
+                return p.canonicalize().map_err(|_| ElfError::NoFile { looked: vec![name.into()] });
+            }
+        }
+    }
+    Err(ElfError::NoFile { looked })
+}
+
+fn is_elf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
+}
+
+/// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
+/// and computes its uprobe file offset.
+pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
+    let data = std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))?;
+    let file = object::File::parse(&*data)
+        .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
+    let defined_functions = || {
+        file.dynamic_symbols()
+            .chain(file.symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
+    };
+    let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
+        let mut scored: Vec<(String, f64)> = defined_functions()
+            .filter_map(|s| s.name().ok())
+            .filter_map(|n| super::suggest::closeness(symbol, n).map(|c| (n.to_string(), c)))
+            .collect();
+        scored.dedup();
+        return Err(ElfError::NoSymbol { suggestions: super::suggest::best(scored) });
+    };
+    let address = sym.address();
+    let segment = file
+        .segments()
+        .find(|s| s.address() <= address && address < s.address() + s.size())
+        .ok_or_else(|| ElfError::NotElf(format!("{symbol} at {address:#x} lies in no loadable segment")))?;
+    let (file_start, _) = segment.file_range();
+    Ok(ElfSymbol { path: path.to_path_buf(), address, offset: address - segment.address() + file_start })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libc_by_bare_name_and_its_pread64() {
+        let libc = resolve_binary("libc").expect("libc in the standard directories");
+        assert_eq!(resolve_binary("libc.so.6").unwrap(), libc);
+        assert_eq!(resolve_binary("c").unwrap(), libc);
+        let s = find_symbol(&libc, "pread64").unwrap();
+        // In a shared object the first segment starts at 0, so offset and address agree
+        // up to the segment's alignment slack.
+        assert!(s.offset > 0 && s.offset <= s.address);
+        match find_symbol(&libc, "pread6") {
+            Err(ElfError::NoSymbol { suggestions }) => assert!(suggestions.contains(&"pread64".to_string())),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_files() {
+        assert!(matches!(resolve_binary("/no/such/lib.so"), Err(ElfError::NoFile { .. })));
+        assert!(matches!(resolve_binary("libnosuchlibrary"), Err(ElfError::NoFile { .. })));
+        assert!(matches!(find_symbol(Path::new("/etc/hostname"), "x"), Err(ElfError::NotElf(_))));
+    }
+}
