@@ -2,7 +2,8 @@
  * (so the probes are attached), then makes N calls of MPI_File_write_at to
  * OUT_FILE: call i writes (i % 7 + 1) * 100 bytes at offset i * 4096. After
  * each call it runs its own static function block_sum (a .symtab-only symbol)
- * on the bytes written, which returns i % 7 + 1.
+ * on the bytes written, which returns i % 7 + 1. Last, one call on a bad
+ * descriptor writes 0 bytes at offset 0 and fails (returns -1).
  *
  *   driver WAIT_FILE N OUT_FILE */
 #include <fcntl.h>
@@ -46,5 +47,9 @@ int main(int argc, char **argv)
 		total += block_sum(buf, count);
 	}
 	close(fd);
+	int bad = -1;
+
+	if (MPI_File_write_at(&bad, 0, buf, 0, 0, NULL) != -1)
+		return 1;
 	return total > 0 ? 0 : 1;
 }

@@ -14,6 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// A signed integer cell.
+fn i(row: &Row, col: &str) -> i64 {
+    match row.get(col) {
+        Some(ebq::runtime::Value::I(v)) => *v,
+        other => panic!("column {col}: expected a signed integer, got {other:?}"),
+    }
+}
+
 /// The only row of an ungrouped aggregate.
 fn single(outs: &[Output]) -> Row {
     let rows = rows_of(outs);
@@ -156,9 +164,10 @@ impl Drop for FakeMpi {
     }
 }
 
-/// Calls, sum of counts and sum of offsets of `driver N`'s MPI_File_write_at calls.
+/// Calls, sum of counts and sum of offsets of `driver N`'s MPI_File_write_at
+/// calls: N that write, then one of 0 bytes at offset 0 that fails.
 fn expected(n: u64) -> (u64, u64, u64) {
-    (n, (0..n).map(|i| (i % 7 + 1) * 100).sum(), (0..n).map(|i| i * 4096).sum())
+    (n + 1, (0..n).map(|i| (i % 7 + 1) * 100).sum(), (0..n).map(|i| i * 4096).sum())
 }
 
 #[test]
@@ -176,14 +185,18 @@ fn mpi_file_write_at_in_a_shared_library() {
         assert_eq!(u(&row, "COUNT(*)"), calls, "{driver}");
         assert_eq!(u(&row, "SUM(arg3)"), bytes, "{driver}");
         assert_eq!(u(&row, "SUM(arg1)"), offsets, "{driver}");
-        assert_eq!((u(&row, "MIN(arg3)"), u(&row, "MAX(arg3)")), (100, 700), "{driver}");
+        assert_eq!((u(&row, "MIN(arg3)"), u(&row, "MAX(arg3)")), (0, 700), "{driver}");
         assert_eq!(stats.dropped, 0);
     }
-    // Returns: one per call, each MPI_SUCCESS.
-    let (outs, _) =
-        mpi.run("driver-pie", n, "SELECT retval, COUNT(*) FROM uretprobe:{lib}:MPI_File_write_at GROUP BY retval");
-    let row = single(&outs);
-    assert_eq!((u(&row, "retval"), u(&row, "COUNT(*)")), (0, calls));
+    // Returns: MPI_SUCCESS for each write, -1 for the failing call (the int's register
+    // holds 0xffffffff: `retval_signed` is the full 64-bit register as i64).
+    let (outs, _) = mpi.run(
+        "driver-pie",
+        n,
+        "SELECT retval & 4294967295 AS ret32, COUNT(*) FROM uretprobe:{lib}:MPI_File_write_at GROUP BY ret32",
+    );
+    let got: Vec<(u64, u64)> = rows_of(&outs).iter().map(|r| (u(r, "ret32"), u(r, "COUNT(*)"))).collect();
+    assert_eq!(got, vec![(0, calls - 1), (0xffff_ffff, 1)]);
     // Grouped by the size argument: each of the 7 sizes as often as the driver used it.
     let (outs, _) = mpi.run(
         "driver-pie",
@@ -191,7 +204,8 @@ fn mpi_file_write_at_in_a_shared_library() {
         "SELECT arg3, COUNT(*) FROM uprobe:{lib}:MPI_File_write_at GROUP BY arg3 ORDER BY arg3",
     );
     let got: Vec<(u64, u64)> = rows_of(&outs).iter().map(|r| (u(r, "arg3"), u(r, "COUNT(*)"))).collect();
-    let want: Vec<(u64, u64)> = (1..=7).map(|k| (k * 100, (0..n).filter(|i| i % 7 + 1 == k).count() as u64)).collect();
+    let want: Vec<(u64, u64)> =
+        (0..=7).map(|k| (k * 100, (0..n).filter(|i| i % 7 + 1 == k).count() as u64 + (k == 0) as u64)).collect();
     assert_eq!(got, want);
 }
 
@@ -199,29 +213,31 @@ fn mpi_file_write_at_in_a_shared_library() {
 fn static_function_of_pie_and_non_pie_executables() {
     let mpi = FakeMpi::build();
     let n = 99;
-    let (calls, bytes, _) = expected(n);
+    let (_, bytes, _) = expected(n);
     for driver in ["driver-pie", "driver-nopie"] {
         // block_sum is a static function: only .symtab knows it.
         let (outs, _) = mpi.run(driver, n, "SELECT COUNT(*), SUM(arg1) FROM uprobe:{driver}:block_sum");
         let row = single(&outs);
-        assert_eq!((u(&row, "COUNT(*)"), u(&row, "SUM(arg1)")), (calls, bytes), "{driver}");
-        let (outs, _) = mpi.run(driver, n, "SELECT COUNT(*), SUM(retval) FROM uretprobe:{driver}:block_sum");
+        assert_eq!((u(&row, "COUNT(*)"), u(&row, "SUM(arg1)")), (n, bytes), "{driver}");
+        let (outs, _) =
+            mpi.run(driver, n, "SELECT COUNT(*), SUM(retval), MIN(retval_signed) FROM uretprobe:{driver}:block_sum");
         let row = single(&outs);
-        assert_eq!((u(&row, "COUNT(*)"), u(&row, "SUM(retval)")), (calls, bytes / 100), "{driver}");
+        assert_eq!((u(&row, "COUNT(*)"), u(&row, "SUM(retval)")), (n, bytes / 100), "{driver}");
+        assert_eq!(i(&row, "MIN(retval_signed)"), 1);
     }
 }
 
 #[test]
 fn uprobe_pid_scope_attaches_to_that_process_only() {
     // Two drivers call the library while the query is attached to the second only:
-    // the uprobe itself is limited to that process (the program runs 30 times,
-    // not 70), on top of the program's own pid check.
+    // the uprobe itself is limited to that process (the program runs 31 times,
+    // not 72), on top of the program's own pid check.
     let _stats = ebq::runtime::enable_bpf_stats().expect("BPF run-time statistics");
     let mpi = FakeMpi::build();
     let other = mpi.spawn("driver-pie", 40, "other");
     let (outs, stats) =
         mpi.run_beside("driver-nopie", 30, "SELECT COUNT(*) FROM uprobe:{lib}:MPI_File_write_at", Some(other));
-    assert_eq!(u(&single(&outs), "COUNT(*)"), 30);
-    assert_eq!(stats.seen, 30);
-    assert_eq!(stats.bpf_run_cnt, 30);
+    assert_eq!(u(&single(&outs), "COUNT(*)"), 31);
+    assert_eq!(stats.seen, 31);
+    assert_eq!(stats.bpf_run_cnt, 31, "the other driver's 41 calls must not even run the program");
 }

@@ -119,3 +119,31 @@ impl EventSource {
         }
     }
 }
+
+impl BoundEvent {
+    /// Where the event's values come from, for `ebq describe`: the tracepoint
+    /// id, or the probed file and offset.
+    pub fn origin(&self) -> String {
+        match &self.source {
+            EventSource::Tracepoint => format!("id {}", self.format.id),
+            EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
+            EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
+            EventSource::Fentry { arg_slots, .. } => {
+                format!("kernel function with {arg_slots} argument slots, via BPF trampolines")
+            }
+        }
+    }
+
+    /// Where one column's value comes from, for `ebq describe`.
+    pub fn field_origin(&self, field: &crate::catalog::TpField) -> String {
+        let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
+        let signed = if field.signed { ", as a signed number" } else { "" };
+        match (&self.source, arg) {
+            (EventSource::Tracepoint, _) => format!("offset {}, size {}: {}", field.offset, field.size, field.c_type),
+            (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
+            (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),
+            (_, Some(i)) => format!("argument {i} (register {})", crate::catalog::probe::ARG_REGS[i]),
+            (_, None) => format!("return value (register {}){signed}", crate::catalog::probe::RET_REG),
+        }
+    }
+}

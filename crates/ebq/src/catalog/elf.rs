@@ -98,6 +98,9 @@ pub fn resolve_binary(name: &str) -> Result<PathBuf, ElfError> {
     Err(ElfError::NoFile { looked })
 }
 
+/// Largest binary ebq reads to find a symbol.
+const MAX_ELF_BYTES: u64 = 4 << 30;
+
 fn is_elf(p: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
@@ -107,6 +110,12 @@ fn is_elf(p: &Path) -> bool {
 /// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
 /// and computes its uprobe file offset.
 pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
+    let not_elf = || ElfError::NotElf(format!("{} is not an ELF object ebq can read", path.display()));
+    // Device files, /proc/kcore (an ELF file of the size of the address space) and the like are never read.
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if !is_elf(path) || size > MAX_ELF_BYTES {
+        return Err(not_elf());
+    }
     let data = std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))?;
     let file = object::File::parse(&*data)
         .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
@@ -116,11 +125,10 @@ pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
             .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
     };
     let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
-        let mut scored: Vec<(String, f64)> = defined_functions()
+        let scored: Vec<(String, f64)> = defined_functions()
             .filter_map(|s| s.name().ok())
             .filter_map(|n| super::suggest::closeness(symbol, n).map(|c| (n.to_string(), c)))
             .collect();
-        scored.dedup();
         return Err(ElfError::NoSymbol { suggestions: super::suggest::best(scored) });
     };
     let address = sym.address();
@@ -155,6 +163,8 @@ mod tests {
     fn missing_files() {
         assert!(matches!(resolve_binary("/no/such/lib.so"), Err(ElfError::NoFile { .. })));
         assert!(matches!(resolve_binary("libnosuchlibrary"), Err(ElfError::NoFile { .. })));
-        assert!(matches!(find_symbol(Path::new("/etc/hostname"), "x"), Err(ElfError::NotElf(_))));
+        for not_elf in ["/etc/hostname", "/proc/kcore", "/dev/zero"] {
+            assert!(matches!(find_symbol(Path::new(not_elf), "x"), Err(ElfError::NotElf(_))), "{not_elf}");
+        }
     }
 }

@@ -16,6 +16,12 @@ use std::sync::OnceLock;
 /// (x86-64 System V: rdi, rsi, rdx, rcx, r8, r9).
 pub const MAX_REG_ARGS: u32 = 6;
 
+/// `struct pt_regs` fields (`<asm/ptrace.h>`) holding integer arguments 0…5 on x86-64.
+pub const ARG_REGS: [&str; MAX_REG_ARGS as usize] = ["rdi", "rsi", "rdx", "rcx", "r8", "r9"];
+
+/// The `struct pt_regs` field holding the return value on x86-64.
+pub const RET_REG: &str = "rax";
+
 /// The columns of a probe event: `args` argument fields at entry, or `retval`
 /// at return. Field offsets are 8 × the argument's slot (retval: slot `args`),
 /// the layout of fentry's argument array.
@@ -26,22 +32,23 @@ pub fn argument_format(event: &EventName, args: u32, returns: bool) -> Tracepoin
         EventName::Fentry { function, .. } => ("fentry", function.clone()),
         EventName::Tracepoint { category, name } => (category.as_str(), name.clone()),
     };
-    let field = |name: String, slot: u32| TpField {
+    let field = |name: String, slot: u32, signed: bool| TpField {
         name,
-        c_type: "u64".into(),
+        c_type: (if signed { "s64" } else { "u64" }).into(),
         offset: slot * 8,
         size: 8,
-        signed: false,
+        signed,
         kind: FieldKind::Int,
     };
     let fields = if is_return(event) {
         if returns {
-            vec![field("retval".into(), args)]
+            // The same register twice: as stored, and as a signed number (`retval_signed < 0` for errors).
+            vec![field("retval".into(), args, false), field("retval_signed".into(), args, true)]
         } else {
             vec![]
         }
     } else {
-        (0..args.min(MAX_REG_ARGS)).map(|i| field(format!("arg{i}"), i)).collect()
+        (0..args.min(MAX_REG_ARGS)).map(|i| field(format!("arg{i}"), i, false)).collect()
     };
     TracepointFormat { category: category.into(), name, id: 0, fields }
 }
@@ -66,13 +73,13 @@ pub fn unavailable_column(event: &EventName, name: &str) -> Option<String> {
         EventName::Fentry { .. } => "fentry",
         EventName::Tracepoint { .. } => return None,
     };
-    match (is_return(event), is_arg, name == "retval") {
+    match (is_return(event), is_arg, name == "retval" || name == "retval_signed") {
         (true, true, _) if !matches!(event, EventName::Fentry { .. }) => Some(format!(
             "`{name}` is not available at {event}: argument registers are overwritten by the time a function returns; \
              read it at the {entry_kind} and pair the two events by tid"
         )),
         (false, _, true) => Some(format!(
-            "`retval` is not available at {event}: the function has not returned yet; use the return probe \
+            "`{name}` is not available at {event}: the function has not returned yet; use the return probe \
              ({})",
             return_spelling(event)
         )),

@@ -7,10 +7,7 @@
 //! trampoline's `__u64` array of arguments, followed at fexit by the return value.
 
 use crate::bind::{BoundEvent, EventSource};
-
-/// Registers holding integer arguments 0…5 (x86-64 System V), and the return value.
-const ARG_REGS: [&str; 6] = ["rdi", "rsi", "rdx", "rcx", "r8", "r9"];
-const RET_REG: &str = "rax";
+use crate::catalog::probe::{ARG_REGS, RET_REG};
 
 /// Declarations a probe program needs in place of the tracepoint record
 /// struct; `None` for tracepoints.
