@@ -100,6 +100,7 @@ fn cases() -> Vec<Bad> {
         bad("SELECT COUNT(*) FROM uprobe:/etc/hostname:f", &["is not an ELF object"]),
         bad("SELECT COUNT(*) FROM uprobe:libc:pread6", &["has no function `pread6`", "did you mean", "`pread64`"]),
         bad("SELECT COUNT(*) FROM uretprobe:/bin/bash:readlin", &["has no function `readlin`", "`readline`"]),
+        bad("SELECT COUNT(*) FROM uprobe:/bin/bash:read", &["calls `read` from a shared library", "uprobe:libc:read"]),
         bad("SELECT arg0 FROM uretprobe:libc:pread64", &["`arg0` is not available at uretprobe", "pair"]),
         bad("SELECT retval FROM uprobe:libc:pread64", &["`retval` is not available", "uretprobe:libc:pread64"]),
         bad("SELECT SUM(arg6) FROM uprobe:libc:pread64", &["`arg6` is not available", "arg0…arg5"]),

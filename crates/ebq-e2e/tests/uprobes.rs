@@ -37,12 +37,17 @@ fn libc_path() -> String {
 fn libc_pread64_uprobe_counts_calls_and_bytes() {
     let workload = &["pread", "--fds", "2", "--calls", "30,12", "--comm", "wl-upread"];
     let sql = format!("SELECT COUNT(*), SUM(arg2), MAX(arg2) FROM uprobe:{}:pread64", libc_path());
-    let (outs, stats, report) = run_around(&sql, Scope::Process, workload);
-    let row = single(&outs);
-    assert_eq!(u(&row, "COUNT(*)"), report["total_calls"].as_u64().unwrap());
-    assert_eq!(u(&row, "SUM(arg2)"), report["total_bytes"].as_u64().unwrap());
-    assert_eq!(u(&row, "MAX(arg2)"), report["fds"][0]["max"].as_u64().unwrap());
-    assert_eq!((stats.seen, stats.dropped), (42, 0));
+    // -p (the uprobe attached to that process) and -c (attached everywhere, the
+    // program keeps the tracked processes).
+    let scopes: [fn(u32) -> Scope; 2] = [Scope::Process, |pid| Scope::Tracked(vec![pid])];
+    for scope in scopes {
+        let (outs, stats, report) = run_around(&sql, scope, workload);
+        let row = single(&outs);
+        assert_eq!(u(&row, "COUNT(*)"), report["total_calls"].as_u64().unwrap());
+        assert_eq!(u(&row, "SUM(arg2)"), report["total_bytes"].as_u64().unwrap());
+        assert_eq!(u(&row, "MAX(arg2)"), report["fds"][0]["max"].as_u64().unwrap());
+        assert_eq!((stats.seen, stats.dropped), (42, 0));
+    }
 }
 
 #[test]

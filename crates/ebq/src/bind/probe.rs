@@ -55,6 +55,12 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
                             .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
                     )
                 }
+                Err(ElfError::Imported) => {
+                    return fail(
+                        format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
+                        Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
+                    )
+                }
                 Err(ElfError::NotElf(why)) => return fail(format!("{name}: {why}"), None),
                 Err(ElfError::NoFile { .. }) => return fail(format!("{name}: no file `{path}`"), None),
             };

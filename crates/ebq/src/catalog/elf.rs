@@ -32,6 +32,9 @@ pub enum ElfError {
     },
     /// The file is not an ELF object ebq can read.
     NotElf(String),
+    /// The file calls the function but does not define it: it comes from a
+    /// shared library (the PLT stub is not the function).
+    Imported,
     /// The file has no function of that name.
     NoSymbol {
         /// Closest function names, best first.
@@ -125,6 +128,9 @@ pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
             .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
     };
     let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
+        if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
+            return Err(ElfError::Imported);
+        }
         let scored: Vec<(String, f64)> = defined_functions()
             .filter_map(|s| s.name().ok())
             .filter_map(|n| super::suggest::closeness(symbol, n).map(|c| (n.to_string(), c)))

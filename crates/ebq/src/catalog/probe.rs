@@ -170,7 +170,18 @@ pub fn kernel_text_symbol(function: &str) -> Option<bool> {
 /// Up to three kernel functions named like `function`.
 pub fn suggest_kernel_function(function: &str) -> Vec<String> {
     let Some(funcs) = btf_functions() else { return vec![] };
-    let scored = funcs.keys().filter_map(|n| super::suggest::closeness(function, n).map(|c| (n.clone(), c))).collect();
+    // Tens of thousands of names: skip those whose length alone rules out a close
+    // match (closeness needs similarity >= 0.7, one edit, or containment) before
+    // computing edit distances.
+    let plausible = |n: &str| {
+        let (a, b) = (function.len(), n.len());
+        n.contains(function) || a.abs_diff(b) * 10 <= a.max(b) * 3 || a.abs_diff(b) <= 1
+    };
+    let scored = funcs
+        .keys()
+        .filter(|n| plausible(n))
+        .filter_map(|n| super::suggest::closeness(function, n).map(|c| (n.clone(), c)))
+        .collect();
     super::suggest::best(scored)
 }
 
