@@ -144,12 +144,16 @@ impl RunningQuery {
         env::check_privileges()?;
         attach::check_available(&plan.kernel.event)?;
         let object = compile(source)?;
-        Self::start_object(plan, &object, scope)
+        Self::load_and_attach(plan, &object, scope)
     }
 
     /// Loads and attaches an already compiled object.
     pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
         attach::check_available(&plan.kernel.event)?;
+        Self::load_and_attach(plan, object, scope)
+    }
+
+    fn load_and_attach(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
         let object = load::load(object, &scope)?;
         let handle = |name: &str| -> Result<Option<MapHandle>> {
             match object.maps().find(|m| m.name() == name) {
