@@ -36,8 +36,12 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	memset(buf, 'x', sizeof(buf));
-	while (access(argv[1], F_OK) != 0)
+	/* Give up after 60 s, so a failed test leaves no process behind. */
+	for (int waited = 0; access(argv[1], F_OK) != 0; waited++) {
+		if (waited == 60000)
+			return 3;
 		usleep(1000);
+	}
 	long total = 0;
 	for (long i = 0; i < n; i++) {
 		int count = (int)(i % 7 + 1) * 100;

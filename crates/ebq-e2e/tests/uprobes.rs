@@ -118,6 +118,7 @@ impl FakeMpi {
             .arg(&go)
             .arg(n.to_string())
             .arg(self.dir.join(format!("out-{driver}-{n}-{tag}")))
+            .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
         (child, go)
@@ -140,8 +141,12 @@ impl FakeMpi {
         let (mut child, go) = self.spawn(driver, n, "main");
         let sql = sql.replace("{lib}", &self.path("libfakempiio.so")).replace("{driver}", &self.path(driver));
         let engine = common::engine();
-        let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-        let mut q = prepared.start(Scope::Process(child.id())).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+        let started = engine.prepare(&sql).and_then(|p| p.start(Scope::Process(child.id())));
+        let mut q = started.unwrap_or_else(|e| {
+            let _ = child.kill(); // paused drivers must not outlive a failed test
+            let _ = child.wait();
+            panic!("{}", e.render(&sql))
+        });
         let mut others = vec![];
         if let Some((c, go)) = other {
             std::fs::write(&go, b"go").unwrap();
@@ -202,6 +207,12 @@ fn mpi_file_write_at_in_a_shared_library() {
     );
     let got: Vec<(u64, u64)> = rows_of(&outs).iter().map(|r| (u(r, "ret32"), u(r, "COUNT(*)"))).collect();
     assert_eq!(got, vec![(0, calls - 1), (0xffff_ffff, 1)]);
+    // libc's pwrite64 under it returns ssize_t: -1 for the bad descriptor.
+    for (filter, want) in [("retval_signed < 0", (1, -1)), ("retval_signed >= 0", (calls - 1, bytes as i64))] {
+        let sql = format!("SELECT COUNT(*), SUM(retval_signed) FROM uretprobe:libc:pwrite64 WHERE {filter}");
+        let row = single(&mpi.run("driver-pie", n, &sql).0);
+        assert_eq!((u(&row, "COUNT(*)"), i(&row, "SUM(retval_signed)")), want, "{sql}");
+    }
     // Grouped by the size argument: each of the 7 sizes as often as the driver used it.
     let (outs, _) = mpi.run(
         "driver-pie",
