@@ -42,9 +42,32 @@ pub enum ElfError {
     },
 }
 
-/// Directories searched for a bare library name, as ld.so's defaults on
-/// Debian-style multiarch systems.
+/// Directories searched for a bare library name, in ld.so's order: those
+/// configured in `/etc/ld.so.conf.d/*.conf` (which ld.so's cache is built
+/// from), then its defaults on Debian-style multiarch systems.
 fn library_dirs() -> Vec<PathBuf> {
+    let mut confs: Vec<PathBuf> = std::fs::read_dir("/etc/ld.so.conf.d")
+        .map(|d| {
+            d.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.extension().is_some_and(|x| x == "conf")).collect()
+        })
+        .unwrap_or_default();
+    confs.sort();
+    let mut dirs: Vec<PathBuf> = confs
+        .iter()
+        .filter_map(|c| std::fs::read_to_string(c).ok())
+        .flat_map(|text| {
+            text.lines().map(str::trim).filter(|l| l.starts_with('/')).map(PathBuf::from).collect::<Vec<_>>()
+        })
+        .collect();
+    for d in default_library_dirs() {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+fn default_library_dirs() -> Vec<PathBuf> {
     let triple = match std::env::consts::ARCH {
         "x86_64" => "x86_64-linux-gnu",
         "aarch64" => "aarch64-linux-gnu",
@@ -93,7 +116,7 @@ pub fn resolve_binary(name: &str) -> Result<PathBuf, ElfError> {
         found.sort_by_key(|f| (f.matches('.').count() != 2, f.len()));
         for f in found {
             let p = dir.join(&f);
-            if is_elf(&p) {
+            if is_native_elf(&p) {
                 return p.canonicalize().map_err(|_| ElfError::NoFile { looked: vec![name.into()] });
             }
         }
@@ -103,6 +126,14 @@ pub fn resolve_binary(name: &str) -> Result<PathBuf, ElfError> {
 
 /// Largest binary ebq reads to find a symbol.
 const MAX_ELF_BYTES: u64 = 4 << 30;
+
+/// A 64-bit ELF file (a 32-bit compat library of the same name is skipped:
+/// ebq maps the x86-64 calling convention).
+fn is_native_elf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut ident = [0u8; 5];
+    std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut ident)).is_ok() && ident == *b"\x7fELF\x02"
+}
 
 fn is_elf(p: &Path) -> bool {
     use std::io::Read;
@@ -122,6 +153,12 @@ pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
     let data = std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))?;
     let file = object::File::parse(&*data)
         .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
+    if !file.is_64() {
+        return Err(ElfError::NotElf(format!(
+            "{} is a 32-bit ELF object; ebq maps the x86-64 calling convention only",
+            path.display()
+        )));
+    }
     let defined_functions = || {
         file.dynamic_symbols()
             .chain(file.symbols())
