@@ -278,14 +278,16 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
     let q = ebq::parse::parse_query(&sql).map_err(|e| e.render(&sql))?;
     let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
     let f = &bound.event.format;
-    let mut out =
-        format!("{} (id {})\n  {:<24} {:<12} source\n", bound.event.event_description(), f.id, "column", "type");
+    let mut out = format!(
+        "{} ({})\n  {:<24} {:<12} source\n",
+        bound.event.event_description(),
+        bound.event.origin(),
+        "column",
+        "type"
+    );
     for field in &f.fields {
         let ty = column_type(field);
-        out += &format!(
-            "  {:<24} {:<12} offset {}, size {}: {}\n",
-            field.name, ty, field.offset, field.size, field.c_type
-        );
+        out += &format!("  {:<24} {:<12} {}\n", field.name, ty, bound.event.field_origin(field));
     }
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());

@@ -637,9 +637,40 @@ fn join_cases() -> Vec<Case> {
     ]
 }
 
+/// uprobes on libc (found by its bare name), filtered to the workload's comm.
+fn probe_cases() -> Vec<Case> {
+    use Load::*;
+    vec![
+        some("SELECT COUNT(*) AS n, SUM(arg2) AS bytes FROM uprobe:libc:read WHERE comm = '{comm}'", ReadZero).check(
+            |r| {
+                assert_eq!(total(r, "n"), report_u64(r, "total_calls"));
+                assert_eq!(total(r, "bytes"), report_u64(r, "total_bytes"));
+            },
+        ),
+        some("SELECT tid, retval FROM uretprobe:libc:read WHERE comm = '{comm}' AND retval = 1", ReadZero)
+            .check(|r| assert_eq!(r.rows.len() as u64, report_u64(r, "total_calls"))),
+        some(
+            "SELECT arg0 AS fd, COUNT(*) AS n, MAX(arg2) AS biggest FROM uprobe:libc.so.6:pread64 \
+             WHERE comm = '{comm}' GROUP BY fd ORDER BY fd",
+            Pread,
+        )
+        .check(|r| assert_eq!(total(r, "n"), report_u64(r, "total_calls"))),
+        any(
+            "SELECT retval, COUNT(*) AS n FROM uretprobe:libc:pread64 WHERE comm = '{comm}' GROUP BY retval \
+             WINDOW(time, 50, 50)",
+            Pread,
+        ),
+    ]
+}
+
 #[test]
 fn join_queries() {
     run_table("ebqv-join", join_cases());
+}
+
+#[test]
+fn probe_queries() {
+    run_table("ebqv-probe", probe_cases());
 }
 
 #[test]

@@ -44,6 +44,19 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
+        let k = &prepared.physical.kernel;
+        let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
+        if let Some(probe) = events.into_iter().find(|e| e.source != crate::bind::EventSource::Tracepoint) {
+            // A probe's offsets and argument layout belong to one binary or kernel build.
+            return Err(Error::query(
+                crate::error::Stage::Plan,
+                format!(
+                    "{}: bundles hold tracepoint queries only; run probe queries with `ebq` on the host itself",
+                    probe.event_description()
+                ),
+                None,
+            ));
+        }
         let object = crate::runtime::compile(&prepared.source)?;
         let mut formats = vec![];
         let k = &prepared.physical.kernel;

@@ -364,7 +364,10 @@ impl Binder<'_> {
                 let names: Vec<String> = self.sides.iter().map(|s| format!("{}.{name}", s.display_name())).collect();
                 format!("`{name}` is a column of both joined events; write {}", names.join(" or "))
             }
-            _ => format!("unknown column `{name}` in {}", self.events_text()),
+            _ => match sides.iter().find_map(|s| crate::catalog::probe::unavailable_column(&s.event.name, name)) {
+                Some(why) => return Err(err(e, why)), // arg0 at a return probe, retval at an entry
+                None => format!("unknown column `{name}` in {}", self.events_text()),
+            },
         };
         let mut q = QueryError::new(Stage::Bind, message, span_of(e));
         let close = suggest_column(name, &self.column_names());

@@ -557,8 +557,49 @@ pub struct Window {
 pub struct BoundEvent {
     /// The event.
     pub name: EventName,
-    /// Its record layout.
+    /// Its columns: a tracepoint's record layout, or a probe's arguments
+    /// (see [`crate::catalog::probe::argument_format`]).
     pub format: TracepointFormat,
+    /// What the program attaches to.
+    pub source: EventSource,
+}
+
+/// What the program attaches to, resolved at bind time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventSource {
+    /// A tracefs tracepoint (its layout is the event's `format`).
+    Tracepoint,
+    /// A function in a user-space binary, at a file offset.
+    Uprobe {
+        /// The binary, canonical.
+        path: std::path::PathBuf,
+        /// The function.
+        symbol: String,
+        /// File offset of its first instruction (what the kernel attaches at).
+        offset: u64,
+        /// True for the return probe.
+        ret: bool,
+    },
+    /// A kernel function through kprobes (or the return through kretprobes).
+    Kprobe {
+        /// The function.
+        function: String,
+        /// True for kretprobe.
+        ret: bool,
+        /// A tracepoint to suggest where kprobes are unavailable.
+        alternative: Option<String>,
+    },
+    /// A kernel function through a BPF trampoline (fentry / fexit).
+    Fentry {
+        /// The function.
+        function: String,
+        /// True for fexit.
+        exit: bool,
+        /// Argument slots in the context array (fexit's retval follows them).
+        arg_slots: u32,
+        /// A tracepoint to suggest where trampolines are unavailable.
+        alternative: Option<String>,
+    },
 }
 
 impl BoundEvent {

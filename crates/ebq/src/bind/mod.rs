@@ -9,6 +9,7 @@ mod hist;
 mod join;
 mod logical;
 mod post;
+mod probe;
 
 pub use logical::*;
 
@@ -132,7 +133,7 @@ fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
             .with_help("`ebq events` lists the tracepoints BPF can attach to"),
         )),
         EventName::Tracepoint { category, name } => match catalog.tracepoint(category, name) {
-            Ok(format) => Ok(BoundEvent { name: from.name.clone(), format }),
+            Ok(format) => Ok(BoundEvent { name: from.name.clone(), format, source: EventSource::Tracepoint }),
             Err(CatalogError::UnknownEvent { event, suggestions }) => {
                 let mut e = QueryError::new(Stage::Bind, format!("unknown event `{event}`"), Some(from.span));
                 if !suggestions.is_empty() {
@@ -144,14 +145,7 @@ fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
             }
             Err(other) => Err(other.into()),
         },
-        other => Err(Error::Query(
-            QueryError::new(
-                Stage::Bind,
-                format!("{other}: only tracepoint events are supported so far"),
-                Some(from.span),
-            )
-            .with_help("`ebq events` lists the tracepoints of this kernel"),
-        )),
+        _ => probe::bind_probe(from, catalog),
     }
 }
 

@@ -9,9 +9,11 @@
 //! `format` file), [`TpField`] and [`SystemColumn`]. Misspelt names get "did you
 //! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
 
+pub mod elf;
 mod format;
 mod glob;
 mod lookup;
+pub mod probe;
 mod suggest;
 mod syscalls;
 mod system;

@@ -2,15 +2,16 @@
 //! end program's prologue that takes them.
 
 use super::{assign, c_expr, columns_of, comment_safe, load_column, structs};
+use crate::bind::BoundEvent;
 use crate::bind::ColumnSource;
-use crate::catalog::TracepointFormat;
 use crate::plan::Pairing;
 use crate::types::DataType;
 use std::fmt::Write;
 
 /// The start event's record struct, the key and value structs and the map.
 pub fn declarations(p: &Pairing) -> String {
-    let mut c = structs::event_struct("ebq_start_event", &p.start.event_description(), &p.start.format);
+    let mut c = super::probe::preamble(&p.start)
+        .unwrap_or_else(|| structs::event_struct("ebq_start_event", &p.start.event_description(), &p.start.format));
     c.push_str(&structs::layout_struct("ebq_pair_key", &p.key));
     if p.stash.fields.is_empty() {
         // Nothing to carry: the map still needs a value to mark the open pair.
@@ -43,16 +44,17 @@ fn fill_key(p: &Pairing, start: bool) -> String {
 
 /// The start program: scope, start-side WHERE, then store the carried columns.
 pub fn start_program(p: &Pairing) -> String {
-    let format = &p.start.format;
+    let format = &p.start;
+    let header = super::probe::program_header(&p.start, "ebq_pair_start").unwrap_or_else(|| {
+        let (category, name) = (&p.start.format.category, &p.start.format.name);
+        format!("SEC(\"tracepoint/{category}/{name}\")\nint ebq_pair_start(struct ebq_start_event *ctx)")
+    });
     let mut c = String::new();
     let _ = write!(
         c,
-        "/* Opens a pair at {}: keeps what the query needs until the end event. */\n\
-         SEC(\"tracepoint/{}/{}\")\nint ebq_pair_start(struct ebq_start_event *ctx)\n{{\n\
+        "/* Opens a pair at {}: keeps what the query needs until the end event. */\n{header}\n{{\n\
          \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
         p.start.event_description(),
-        format.category,
-        format.name
     );
     let filter_cols = columns_of(p.start_filter.iter(), &[]);
     if let Some(f) = &p.start_filter {
@@ -97,7 +99,7 @@ fn start_column(c: &ColumnSource) -> &ColumnSource {
 }
 
 /// End program, before the stats lookup: compute the pairing key and look the pair up.
-pub fn end_lookup(p: &Pairing, format: &TracepointFormat) -> String {
+pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
     let mut c =
         "\t/* Scope was checked when the pair opened (end events may run in interrupt context). */\n".to_string();
     for (col, ty) in columns_of(p.keys.iter().map(|(_, e, _)| e), &[]) {

@@ -11,8 +11,9 @@ impl PhysicalPlan {
         if let Some(p) = &k.pairing {
             let _ = writeln!(
                 s,
-                "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT, opens pairs)",
-                p.start.event_description()
+                "[kernel] Attach     {} ({}, opens pairs)",
+                p.start.event_description(),
+                p.start.source.program_type()
             );
             let _ = writeln!(
                 s,
@@ -34,9 +35,15 @@ impl PhysicalPlan {
                 carried.join(", "),
                 p.stash.size
             );
-            let _ = writeln!(s, "[kernel] Attach     {} (closes pairs)", k.event.event_description());
+            let _ = writeln!(
+                s,
+                "[kernel] Attach     {} ({}, closes pairs)",
+                k.event.event_description(),
+                k.event.source.program_type()
+            );
         } else {
-            let _ = writeln!(s, "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT)", k.event.event_description());
+            let _ =
+                writeln!(s, "[kernel] Attach     {} ({})", k.event.event_description(), k.event.source.program_type());
             let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
         }
         if let Some(f) = &k.filter {

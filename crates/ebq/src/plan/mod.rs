@@ -16,7 +16,7 @@ pub use pairing::Pairing;
 use crate::bind::{AggFunc, BoundEvent, ColumnSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window};
 use crate::catalog::{Catalog, TracepointFormat};
 use crate::error::{Error, Result, Stage};
-use crate::parse::{EventName, WindowKind};
+use crate::parse::WindowKind;
 use crate::types::DataType;
 
 /// Tunables that change the physical plan.
@@ -225,15 +225,6 @@ pub struct PhysicalPlan {
 
 /// Builds the physical plan.
 pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanOptions) -> Result<PhysicalPlan> {
-    if !matches!(logical.event.name, EventName::Tracepoint { .. })
-        || logical.join.as_ref().is_some_and(|j| !matches!(j.start.name, EventName::Tracepoint { .. }))
-    {
-        return Err(Error::query(
-            Stage::Plan,
-            format!("{}: only tracepoints can be attached so far", logical.event.name),
-            None,
-        ));
-    }
     // Sliding windows are assembled in user space from tumbling panes of one step.
     let (window, window_panes) = match logical.window {
         None => (KernelWindow::None, 1),

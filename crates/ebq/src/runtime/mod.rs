@@ -4,6 +4,7 @@
 //! A [`RunningQuery`] owns the object, its links and its ring buffer;
 //! dropping it detaches everything (nothing is pinned).
 
+mod attach;
 mod compile;
 mod decode;
 pub mod env;
@@ -151,12 +152,18 @@ impl RunningQuery {
     /// Compiles, loads and attaches `plan` (whose generated C is `source`).
     pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
         env::check_privileges()?;
+        attach::check_available(&plan.kernel.event)?;
         let object = compile(source)?;
-        Self::start_object(plan, &object, scope)
+        Self::load_and_attach(plan, &object, scope)
     }
 
     /// Loads and attaches an already compiled object.
     pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+        attach::check_available(&plan.kernel.event)?;
+        Self::load_and_attach(plan, object, scope)
+    }
+
+    fn load_and_attach(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
         let object = load::load(object, &scope)?;
         let handle = |name: &str| -> Result<Option<MapHandle>> {
             match object.maps().find(|m| m.name() == name) {
@@ -229,7 +236,15 @@ impl RunningQuery {
                 "ebq_pair_start" => plan.kernel.pairing.as_ref().map_or(name.clone(), |p| p.start.event_description()),
                 _ => "tracepoint:sched:sched_process_fork".into(),
             };
-            let link = prog.attach().map_err(|e| Error::Load {
+            let attached = match name.as_str() {
+                "ebq_query" => attach::attach_query(&prog, &plan.kernel.event, &scope),
+                "ebq_pair_start" => match &plan.kernel.pairing {
+                    Some(p) => attach::attach_query(&prog, &p.start, &scope),
+                    None => prog.attach(),
+                },
+                _ => prog.attach(),
+            };
+            let link = attached.map_err(|e| Error::Load {
                 what: format!("attach {what}"),
                 errno: match e.kind() {
                     libbpf_rs::ErrorKind::NotFound => libc::ENOENT,

@@ -1,0 +1,155 @@
+//! Binding probe events: the uprobe's binary and symbol, the kernel function
+//! of a kprobe or fentry, each checked here so a typo is a positioned error
+//! with suggestions, not a failed attach.
+
+use super::{BoundEvent, EventSource};
+use crate::catalog::elf::{find_symbol, resolve_binary, ElfError};
+use crate::catalog::probe::{
+    argument_format, btf_functions, kernel_text_symbol, suggest_kernel_function, tracepoint_alternative, MAX_REG_ARGS,
+};
+use crate::catalog::Catalog;
+use crate::error::{Error, QueryError, Result, Stage};
+use crate::parse::{EventName, EventRef};
+
+/// Binds a uprobe, kprobe or fentry event.
+pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
+    let name = from.name.clone();
+    let fail = |message: String, help: Option<String>| {
+        let mut e = QueryError::new(Stage::Bind, message, Some(from.span));
+        if let Some(h) = help {
+            e = e.with_help(h);
+        }
+        Err(Error::Query(e))
+    };
+    let did_you_mean = |s: Vec<String>| {
+        (!s.is_empty())
+            .then(|| format!("did you mean {}?", s.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")))
+    };
+    if std::env::consts::ARCH != "x86_64" {
+        return fail(
+            format!("{name}: probe arguments are mapped for x86-64 only, and this is {}", std::env::consts::ARCH),
+            Some("use a tracepoint (`ebq events`)".into()),
+        );
+    }
+    match &from.name {
+        EventName::Uprobe { path, symbol, ret } => {
+            let file = match resolve_binary(path) {
+                Ok(f) => f,
+                Err(e) => {
+                    let looked = match e {
+                        ElfError::NoFile { looked } if !path.contains('/') => looked.join(", "),
+                        _ => "the standard library directories".into(),
+                    };
+                    return fail(
+                        format!("{name}: no file `{path}`"),
+                        Some(format!("give the binary's path, or the name of a library in {looked}")),
+                    );
+                }
+            };
+            let sym = match find_symbol(&file, symbol) {
+                Ok(s) => s,
+                Err(ElfError::NoSymbol { suggestions }) => {
+                    return fail(
+                        format!("{name}: `{}` has no function `{symbol}`", file.display()),
+                        did_you_mean(suggestions)
+                            .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
+                    )
+                }
+                Err(ElfError::Imported) => {
+                    return fail(
+                        format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
+                        Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
+                    )
+                }
+                Err(ElfError::NotElf(why)) => return fail(format!("{name}: {why}"), None),
+                Err(ElfError::NoFile { .. }) => return fail(format!("{name}: no file `{path}`"), None),
+            };
+            Ok(BoundEvent {
+                format: argument_format(&name, MAX_REG_ARGS, true),
+                source: EventSource::Uprobe { path: sym.path, symbol: symbol.clone(), offset: sym.offset, ret: *ret },
+                name,
+            })
+        }
+        EventName::Kprobe { function, ret } => {
+            if kernel_text_symbol(function) == Some(false) {
+                return fail(
+                    format!("{name}: the kernel has no function `{function}`"),
+                    did_you_mean(suggest_kernel_function(function)),
+                );
+            }
+            Ok(BoundEvent {
+                format: argument_format(&name, MAX_REG_ARGS, true),
+                source: EventSource::Kprobe {
+                    function: function.clone(),
+                    ret: *ret,
+                    alternative: tracepoint_alternative(catalog, function, *ret),
+                },
+                name,
+            })
+        }
+        EventName::Fentry { function, exit } => {
+            let Some(funcs) = btf_functions() else {
+                return fail(
+                    format!("{name}: fentry and fexit need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel lacks"),
+                    Some("use a kprobe or a tracepoint (`ebq events`)".into()),
+                );
+            };
+            let Some(f) = funcs.get(function) else {
+                return fail(
+                    format!("{name}: the kernel's BTF has no function `{function}`"),
+                    did_you_mean(suggest_kernel_function(function)),
+                );
+            };
+            Ok(BoundEvent {
+                format: argument_format(&name, f.arg_slots, f.returns_value),
+                source: EventSource::Fentry {
+                    function: function.clone(),
+                    exit: *exit,
+                    arg_slots: f.arg_slots,
+                    alternative: tracepoint_alternative(catalog, function, *exit),
+                },
+                name,
+            })
+        }
+        EventName::Tracepoint { .. } => unreachable!("tracepoints are bound by bind_event"),
+    }
+}
+
+impl EventSource {
+    /// The BPF program type attached, for EXPLAIN.
+    pub fn program_type(&self) -> &'static str {
+        match self {
+            EventSource::Tracepoint => "BPF_PROG_TYPE_TRACEPOINT",
+            EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
+            EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
+        }
+    }
+}
+
+impl BoundEvent {
+    /// Where the event's values come from, for `ebq describe`: the tracepoint
+    /// id, or the probed file and offset.
+    pub fn origin(&self) -> String {
+        match &self.source {
+            EventSource::Tracepoint => format!("id {}", self.format.id),
+            EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
+            EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
+            EventSource::Fentry { arg_slots, .. } => {
+                format!("kernel function with {arg_slots} argument slots, via BPF trampolines")
+            }
+        }
+    }
+
+    /// Where one column's value comes from, for `ebq describe`.
+    pub fn field_origin(&self, field: &crate::catalog::TpField) -> String {
+        let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
+        let signed = if field.signed { ", as a signed number" } else { "" };
+        match (&self.source, arg) {
+            (EventSource::Tracepoint, _) => format!("offset {}, size {}: {}", field.offset, field.size, field.c_type),
+            (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
+            (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),
+            (_, Some(i)) => format!("argument {i} (register {})", crate::catalog::probe::ARG_REGS[i]),
+            (_, None) => format!("return value (register {}){signed}", crate::catalog::probe::RET_REG),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! User-space binaries for uprobes: which file a name means, and where in it a
+//! symbol's code starts.
+//!
+//! The kernel places a uprobe at a *file offset* of an inode, not at a virtual
+//! address, so a symbol's address (`st_value`) is mapped back through the
+//! loadable segment that contains it: `offset = addr - p_vaddr + p_offset`.
+//! This is what libbpf and perf compute, and it holds for shared objects, PIE
+//! and non-PIE executables alike (for the latter `p_vaddr` is absolute).
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::path::{Path, PathBuf};
+
+/// A resolved uprobe target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfSymbol {
+    /// The file, canonical (symlinks such as `libc.so.6` resolved).
+    pub path: PathBuf,
+    /// The symbol's virtual address in the file.
+    pub address: u64,
+    /// The file offset the kernel attaches at.
+    pub offset: u64,
+}
+
+/// Why a uprobe target could not be resolved; the binder turns each into a
+/// positioned error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElfError {
+    /// No such file (after the library search).
+    NoFile {
+        /// Where ebq looked.
+        looked: Vec<String>,
+    },
+    /// The file is not an ELF object ebq can read.
+    NotElf(String),
+    /// The file calls the function but does not define it: it comes from a
+    /// shared library (the PLT stub is not the function).
+    Imported,
+    /// The file has no function of that name.
+    NoSymbol {
+        /// Closest function names, best first.
+        suggestions: Vec<String>,
+    },
+}
+
+/// Directories searched for a bare library name, in ld.so's order: those
+/// configured in `/etc/ld.so.conf.d/*.conf` (which ld.so's cache is built
+/// from), then its defaults on Debian-style multiarch systems.
+fn library_dirs() -> Vec<PathBuf> {
+    let mut confs: Vec<PathBuf> = std::fs::read_dir("/etc/ld.so.conf.d")
+        .map(|d| {
+            d.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.extension().is_some_and(|x| x == "conf")).collect()
+        })
+        .unwrap_or_default();
+    confs.sort();
+    let mut dirs: Vec<PathBuf> = confs
+        .iter()
+        .filter_map(|c| std::fs::read_to_string(c).ok())
+        .flat_map(|text| {
+            text.lines().map(str::trim).filter(|l| l.starts_with('/')).map(PathBuf::from).collect::<Vec<_>>()
+        })
+        .collect();
+    for d in default_library_dirs() {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+fn default_library_dirs() -> Vec<PathBuf> {
+    let triple = match std::env::consts::ARCH {
+        "x86_64" => "x86_64-linux-gnu",
+        "aarch64" => "aarch64-linux-gnu",
+        other => other,
+    };
+    [
+        format!("/lib/{triple}"),
+        format!("/usr/lib/{triple}"),
+        "/lib64".into(),
+        "/usr/lib64".into(),
+        "/lib".into(),
+        "/usr/lib".into(),
+        "/usr/local/lib".into(),
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+/// The file `name` means: a path (anything with a `/`) as is, else a library
+/// in the standard directories: `libc.so.6` exactly, `libc` / `c` as
+/// `libc.so*` (the versioned name the loader uses is preferred over the
+/// development symlink).
+pub fn resolve_binary(name: &str) -> Result<PathBuf, ElfError> {
+    if name.contains('/') {
+        let p = Path::new(name);
+        return match p.canonicalize() {
+            Ok(c) if c.is_file() => Ok(c),
+            _ => Err(ElfError::NoFile { looked: vec![name.to_string()] }),
+        };
+    }
+    let stem = if name.starts_with("lib") { name.to_string() } else { format!("lib{name}") };
+    let mut looked = vec![];
+    for dir in library_dirs() {
+        looked.push(dir.display().to_string());
+        let exact = dir.join(name);
+        if name.contains(".so") && exact.is_file() {
+            return exact.canonicalize().map_err(|_| ElfError::NoFile { looked: vec![name.into()] });
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|f| f.strip_prefix(&stem).is_some_and(|rest| rest.starts_with(".so")))
+            .collect();
+        // `libc.so.6` before `libc.so` (often a linker script) and `libc.so.6.0.1`.
+        found.sort_by_key(|f| (f.matches('.').count() != 2, f.len()));
+        for f in found {
+            let p = dir.join(&f);
+            if is_native_elf(&p) {
+                return p.canonicalize().map_err(|_| ElfError::NoFile { looked: vec![name.into()] });
+            }
+        }
+    }
+    Err(ElfError::NoFile { looked })
+}
+
+/// Largest binary ebq reads to find a symbol.
+const MAX_ELF_BYTES: u64 = 4 << 30;
+
+/// A 64-bit ELF file (a 32-bit compat library of the same name is skipped:
+/// ebq maps the x86-64 calling convention).
+fn is_native_elf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut ident = [0u8; 5];
+    std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut ident)).is_ok() && ident == *b"\x7fELF\x02"
+}
+
+fn is_elf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
+}
+
+/// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
+/// and computes its uprobe file offset.
+pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
+    let not_elf = || ElfError::NotElf(format!("{} is not an ELF object ebq can read", path.display()));
+    // Device files, /proc/kcore (an ELF file of the size of the address space) and the like are never read.
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if !is_elf(path) || size > MAX_ELF_BYTES {
+        return Err(not_elf());
+    }
+    let data = std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))?;
+    let file = object::File::parse(&*data)
+        .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
+    if !file.is_64() {
+        return Err(ElfError::NotElf(format!(
+            "{} is a 32-bit ELF object; ebq maps the x86-64 calling convention only",
+            path.display()
+        )));
+    }
+    let defined_functions = || {
+        file.dynamic_symbols()
+            .chain(file.symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
+    };
+    let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
+        if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
+            return Err(ElfError::Imported);
+        }
+        let scored: Vec<(String, f64)> = defined_functions()
+            .filter_map(|s| s.name().ok())
+            .filter_map(|n| super::suggest::closeness(symbol, n).map(|c| (n.to_string(), c)))
+            .collect();
+        return Err(ElfError::NoSymbol { suggestions: super::suggest::best(scored) });
+    };
+    let address = sym.address();
+    let segment = file
+        .segments()
+        .find(|s| s.address() <= address && address < s.address() + s.size())
+        .ok_or_else(|| ElfError::NotElf(format!("{symbol} at {address:#x} lies in no loadable segment")))?;
+    let (file_start, _) = segment.file_range();
+    Ok(ElfSymbol { path: path.to_path_buf(), address, offset: address - segment.address() + file_start })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libc_by_bare_name_and_its_pread64() {
+        let libc = resolve_binary("libc").expect("libc in the standard directories");
+        assert_eq!(resolve_binary("libc.so.6").unwrap(), libc);
+        assert_eq!(resolve_binary("c").unwrap(), libc);
+        let s = find_symbol(&libc, "pread64").unwrap();
+        // In a shared object the first segment starts at 0, so offset and address agree
+        // up to the segment's alignment slack.
+        assert!(s.offset > 0 && s.offset <= s.address);
+        match find_symbol(&libc, "pread6") {
+            Err(ElfError::NoSymbol { suggestions }) => assert!(suggestions.contains(&"pread64".to_string())),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_files() {
+        assert!(matches!(resolve_binary("/no/such/lib.so"), Err(ElfError::NoFile { .. })));
+        assert!(matches!(resolve_binary("libnosuchlibrary"), Err(ElfError::NoFile { .. })));
+        for not_elf in ["/etc/hostname", "/proc/kcore", "/dev/zero"] {
+            assert!(matches!(find_symbol(Path::new(not_elf), "x"), Err(ElfError::NotElf(_))), "{not_elf}");
+        }
+    }
+}

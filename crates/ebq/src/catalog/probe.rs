@@ -1,0 +1,209 @@
+//! Columns and kernel knowledge for probe events (uprobes, kprobes, fentry).
+//!
+//! A probe has no tracefs record: its columns are the probed function's
+//! arguments (`arg0`…`arg5`, at entry) or its return value (`retval`, at
+//! return). They are described as a [`TracepointFormat`] of 8-byte unsigned
+//! fields so the binder, the planner and `SELECT *` treat them like any other
+//! event's fields; codegen reads each from registers (`struct pt_regs`) or
+//! from the trampoline's argument array instead of a record offset.
+
+use super::{Catalog, FieldKind, TpField, TracepointFormat};
+use crate::parse::EventName;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Integer arguments passed in registers by the C calling conventions ebq maps
+/// (x86-64 System V: rdi, rsi, rdx, rcx, r8, r9).
+pub const MAX_REG_ARGS: u32 = 6;
+
+/// `struct pt_regs` fields (`<asm/ptrace.h>`) holding integer arguments 0…5 on x86-64.
+pub const ARG_REGS: [&str; MAX_REG_ARGS as usize] = ["rdi", "rsi", "rdx", "rcx", "r8", "r9"];
+
+/// The `struct pt_regs` field holding the return value on x86-64.
+pub const RET_REG: &str = "rax";
+
+/// The columns of a probe event: `args` argument fields at entry, or `retval`
+/// at return. Field offsets are 8 × the argument's slot (retval: slot `args`),
+/// the layout of fentry's argument array.
+pub fn argument_format(event: &EventName, args: u32, returns: bool) -> TracepointFormat {
+    let (category, name) = match event {
+        EventName::Uprobe { symbol, .. } => ("uprobe", symbol.clone()),
+        EventName::Kprobe { function, .. } => ("kprobe", function.clone()),
+        EventName::Fentry { function, .. } => ("fentry", function.clone()),
+        EventName::Tracepoint { category, name } => (category.as_str(), name.clone()),
+    };
+    let field = |name: String, slot: u32, signed: bool| TpField {
+        name,
+        c_type: (if signed { "s64" } else { "u64" }).into(),
+        offset: slot * 8,
+        size: 8,
+        signed,
+        kind: FieldKind::Int,
+    };
+    let fields = if is_return(event) {
+        if returns {
+            // The same register twice: as stored, and as a signed number (`retval_signed < 0` for errors).
+            vec![field("retval".into(), args, false), field("retval_signed".into(), args, true)]
+        } else {
+            vec![]
+        }
+    } else {
+        (0..args.min(MAX_REG_ARGS)).map(|i| field(format!("arg{i}"), i, false)).collect()
+    };
+    TracepointFormat { category: category.into(), name, id: 0, fields }
+}
+
+/// True for uretprobe, kretprobe and fexit: the event fires as the function returns.
+pub fn is_return(event: &EventName) -> bool {
+    matches!(
+        event,
+        EventName::Uprobe { ret: true, .. }
+            | EventName::Kprobe { ret: true, .. }
+            | EventName::Fentry { exit: true, .. }
+    )
+}
+
+/// Why a probe has no column `name` when it is one users reach for: arguments
+/// at a return probe, `retval` at an entry probe.
+pub fn unavailable_column(event: &EventName, name: &str) -> Option<String> {
+    let is_arg = name.strip_prefix("arg").is_some_and(|n| n.parse::<u32>().is_ok());
+    let entry_kind = match event {
+        EventName::Uprobe { .. } => "uprobe",
+        EventName::Kprobe { .. } => "kprobe",
+        EventName::Fentry { .. } => "fentry",
+        EventName::Tracepoint { .. } => return None,
+    };
+    match (is_return(event), is_arg, name == "retval" || name == "retval_signed") {
+        (true, true, _) if !matches!(event, EventName::Fentry { .. }) => Some(format!(
+            "`{name}` is not available at {event}: argument registers are overwritten by the time a function returns; \
+             read it at the {entry_kind} and pair the two events by tid"
+        )),
+        (false, _, true) => Some(format!(
+            "`{name}` is not available at {event}: the function has not returned yet; use the return probe \
+             ({})",
+            return_spelling(event)
+        )),
+        (_, true, _) => {
+            Some(format!("`{name}` is not available at {event}: only arg0…arg{} are mapped", MAX_REG_ARGS - 1))
+        }
+        _ => None,
+    }
+}
+
+fn return_spelling(event: &EventName) -> String {
+    match event {
+        EventName::Uprobe { path, symbol, .. } => format!("uretprobe:{path}:{symbol}"),
+        EventName::Kprobe { function, .. } => format!("kretprobe:{function}"),
+        EventName::Fentry { function, .. } => format!("fexit:{function}"),
+        EventName::Tracepoint { .. } => event.to_string(),
+    }
+}
+
+/// A kernel function as BTF describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelFunction {
+    /// Argument slots (8 bytes each) in fentry's context array.
+    pub arg_slots: u32,
+    /// False for `void` functions (fexit then has no `retval`).
+    pub returns_value: bool,
+    /// Its BTF type id (what a trampoline program is loaded against).
+    pub btf_id: u32,
+}
+
+/// Every function in the running kernel's BTF (`/sys/kernel/btf/vmlinux`),
+/// read once; `None` when the kernel has no BTF.
+pub fn btf_functions() -> Option<&'static HashMap<String, KernelFunction>> {
+    static FUNCS: OnceLock<Option<HashMap<String, KernelFunction>>> = OnceLock::new();
+    FUNCS.get_or_init(read_btf_functions).as_ref()
+}
+
+fn read_btf_functions() -> Option<HashMap<String, KernelFunction>> {
+    use libbpf_sys as sys;
+    let path = std::ffi::CString::new("/sys/kernel/btf/vmlinux").ok()?;
+    // SAFETY: path is a valid C string; libbpf returns NULL or an error pointer on failure.
+    let btf = unsafe { sys::btf__parse_raw(path.as_ptr()) };
+    if btf.is_null() || (btf as isize) < 0 && (btf as isize) > -4096 {
+        return None;
+    }
+    let mut out = HashMap::new();
+    // SAFETY: btf is a valid handle until btf__free below; every type id is < btf__type_cnt,
+    // and a FUNC_PROTO is followed in memory by its `vlen` btf_param entries (BTF format).
+    unsafe {
+        for id in 1..sys::btf__type_cnt(btf) {
+            let t = sys::btf__type_by_id(btf, id);
+            if t.is_null() || ((*t).info >> 24) & 0x1f != sys::BTF_KIND_FUNC {
+                continue;
+            }
+            let name = sys::btf__name_by_offset(btf, (*t).name_off);
+            let proto = sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
+            if name.is_null() || proto.is_null() {
+                continue;
+            }
+            let vlen = (*proto).info & 0xffff;
+            let params = proto.add(1) as *const sys::btf_param;
+            let mut slots = 0;
+            for i in 0..vlen as usize {
+                let size = sys::btf__resolve_size(btf, (*params.add(i)).type_);
+                slots += if size > 8 { 2 } else { 1 };
+            }
+            let returns_value = (*proto).__bindgen_anon_1.type_ != 0;
+            let name = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
+            out.insert(name, KernelFunction { arg_slots: slots, returns_value, btf_id: id });
+        }
+        sys::btf__free(btf);
+    }
+    Some(out)
+}
+
+/// Is `function` a kernel text symbol? `/proc/kallsyms` when readable (kprobes
+/// can attach to functions BTF omits) or BTF; `None` when neither is readable.
+pub fn kernel_text_symbol(function: &str) -> Option<bool> {
+    let in_btf = btf_functions().map(|f| f.contains_key(function));
+    let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else { return in_btf };
+    let in_kallsyms = text.lines().any(|l| {
+        let mut parts = l.split_ascii_whitespace().skip(1);
+        matches!(parts.next(), Some("t" | "T")) && parts.next() == Some(function)
+    });
+    Some(in_kallsyms || in_btf == Some(true))
+}
+
+/// Up to three kernel functions named like `function`.
+pub fn suggest_kernel_function(function: &str) -> Vec<String> {
+    let Some(funcs) = btf_functions() else { return vec![] };
+    // Tens of thousands of names: skip those whose length alone rules out a close
+    // match (closeness needs similarity >= 0.7, one edit, or containment) before
+    // computing edit distances.
+    let plausible = |n: &str| {
+        let (a, b) = (function.len(), n.len());
+        n.contains(function) || a.abs_diff(b) * 10 <= a.max(b) * 3 || a.abs_diff(b) <= 1
+    };
+    let scored = funcs
+        .keys()
+        .filter(|n| plausible(n))
+        .filter_map(|n| super::suggest::closeness(function, n).map(|c| (n.clone(), c)))
+        .collect();
+    super::suggest::best(scored)
+}
+
+/// A tracepoint to use instead of probing kernel `function`: one whose name
+/// contains the function's name without the usual prefixes (`vfs_read` →
+/// `syscalls:sys_enter_read`), entry tracepoints preferred for entry probes.
+pub fn tracepoint_alternative(catalog: &Catalog, function: &str, ret: bool) -> Option<String> {
+    let mut stem = function;
+    const PREFIXES: [&str; 9] =
+        ["__x64_sys_", "__arm64_sys_", "__se_sys_", "__do_sys_", "ksys_", "sys_", "vfs_", "do_", "__"];
+    while let Some(rest) = PREFIXES.iter().find_map(|p| stem.strip_prefix(p)) {
+        stem = rest;
+    }
+    if stem.len() < 3 {
+        return None;
+    }
+    let events = catalog.list(None).ok()?;
+    let preferred = if ret { "sys_exit_" } else { "sys_enter_" };
+    let rank = |(c, n): &(String, String)| {
+        let exact_syscall = n.strip_prefix(preferred) == Some(stem);
+        let other_phase = n.starts_with("sys_exit_") || n.starts_with("sys_enter_");
+        (!exact_syscall, other_phase && !n.starts_with(preferred), n.len(), c.clone(), n.clone())
+    };
+    events.iter().filter(|(_, n)| n.contains(stem)).min_by_key(|e| rank(e)).map(|(c, n)| format!("tracepoint:{c}:{n}"))
+}

@@ -1,0 +1,116 @@
+//! Code for probe events: the section and context type of the program, and how
+//! each argument column is read.
+//!
+//! uprobes and kprobes get `struct pt_regs *` (the user-space layout from
+//! `<asm/ptrace.h>`, which is the kernel's on x86-64) and read arguments from
+//! the registers of the System V calling convention; fentry/fexit get the
+//! trampoline's `__u64` array of arguments, followed at fexit by the return value.
+
+use crate::bind::{BoundEvent, EventSource};
+use crate::catalog::probe::{ARG_REGS, RET_REG};
+
+/// Declarations a probe program needs in place of the tracepoint record
+/// struct; `None` for tracepoints.
+pub fn preamble(event: &BoundEvent) -> Option<String> {
+    let regs = "arguments are read from registers of the x86-64 calling convention";
+    match &event.source {
+        EventSource::Tracepoint => None,
+        EventSource::Uprobe { path, offset, .. } => Some(format!(
+            "/* {}: {} at file offset {offset:#x}; {regs}. */\n#include <asm/ptrace.h>\n\n",
+            event.event_description(),
+            path.display()
+        )),
+        EventSource::Kprobe { .. } => {
+            Some(format!("/* {}: {regs}. */\n#include <asm/ptrace.h>\n\n", event.event_description()))
+        }
+        EventSource::Fentry { arg_slots, .. } => Some(format!(
+            "/* {}: ctx[0..{arg_slots}) are the arguments (BTF), then the return value at fexit. */\n\n",
+            event.event_description()
+        )),
+    }
+}
+
+/// The `SEC(…)` line and signature of the program `function` (`ebq_query`,
+/// or a JOIN's `ebq_pair_start`); `None` for tracepoints.
+///
+/// uprobes carry no target in the section: the runtime attaches them to the
+/// resolved file and offset (and to the `-p` process only).
+pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
+    let section = match &event.source {
+        EventSource::Tracepoint => return None,
+        EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
+        EventSource::Kprobe { function, ret, .. } => {
+            format!("{}/{function}", if *ret { "kretprobe" } else { "kprobe" })
+        }
+        EventSource::Fentry { function, exit, .. } => format!("{}/{function}", if *exit { "fexit" } else { "fentry" }),
+    };
+    let ctx = if matches!(event.source, EventSource::Fentry { .. }) { "__u64 *ctx" } else { "struct pt_regs *ctx" };
+    Some(format!("SEC(\"{section}\")\nint {function}({ctx})"))
+}
+
+/// The C expression reading argument column `name` (`arg3`, `retval`); `None`
+/// for tracepoints. The binder only admits the columns [`crate::catalog::probe::argument_format`] lists.
+pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
+    let arg = name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
+    match (&event.source, arg) {
+        (EventSource::Tracepoint, _) => None,
+        (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
+        (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
+        (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),
+        (_, None) => Some(format!("ctx->{RET_REG}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions};
+
+    /// Binds against this machine's binaries and kernel (libc, BTF, kallsyms) and
+    /// the fixture tracepoints (the fork follower).
+    fn generate_for(sql: &str) -> String {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let q = crate::parse::parse_query(sql).unwrap();
+        let l = crate::bind::bind(&q, &cat).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+        let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
+        super::super::generate(&p)
+    }
+
+    fn compiles(sql: &str, c: &str) {
+        if let Err(e) = crate::runtime::compile(c) {
+            panic!("{sql}\n{e}\n{c}");
+        }
+    }
+
+    #[test]
+    fn uprobes_read_argument_registers() {
+        let sql = "SELECT COUNT(*), SUM(arg2) FROM uprobe:libc:pread64 WHERE arg0 > 2";
+        let c = generate_for(sql);
+        assert!(c.contains("SEC(\"uprobe\")\nint ebq_query(struct pt_regs *ctx)"), "{c}");
+        assert!(c.contains("\t__u64 ev_arg0 = ctx->rdi;\n") && c.contains("\t__u64 ev_arg2 = ctx->rdx;\n"), "{c}");
+        assert!(c.contains("#include <asm/ptrace.h>") && !c.contains("struct ebq_event"), "{c}");
+        compiles(sql, &c);
+        let sql = "SELECT time, tid, comm, retval FROM uretprobe:libc.so.6:pread64 WHERE retval > 0";
+        let c = generate_for(sql);
+        assert!(c.contains("SEC(\"uretprobe\")") && c.contains("ctx->rax;"), "{c}");
+        compiles(sql, &c);
+        let c = generate_for("SELECT * FROM uprobe:libc:read");
+        assert!(c.contains("ctx->r9;"), "SELECT * lists arg0..arg5: {c}");
+    }
+
+    #[test]
+    fn kprobes_and_trampolines_compile() {
+        for (sql, section, read) in [
+            ("SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm", "kprobe/vfs_read", "ctx->rdx"),
+            ("SELECT pid, retval FROM kretprobe:vfs_read", "kretprobe/vfs_read", "ctx->rax"),
+            ("SELECT COUNT(*), MAX(arg2) FROM fentry:vfs_read WHERE arg2 > 1", "fentry/vfs_read", "ctx[2]"),
+            // vfs_read(file, buf, count, pos): the return value follows the four arguments.
+            ("SELECT retval, COUNT(*) FROM fexit:vfs_read GROUP BY retval", "fexit/vfs_read", "ctx[4]"),
+        ] {
+            let c = generate_for(sql);
+            assert!(c.contains(&format!("SEC(\"{section}\")")), "{c}");
+            assert!(c.contains(&format!(" = {read};")), "{c}");
+            compiles(sql, &c);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Attaching the query's program to its event, and checking first that the
+//! kernel allows that kind of probe at all.
+//!
+//! The check runs before clang, so a kernel without kprobes or trampolines
+//! answers in milliseconds with what to use instead, not with a failed attach.
+
+use super::load::Scope;
+use crate::bind::{BoundEvent, EventSource};
+use crate::error::{Error, Result};
+use libbpf_rs::{Link, ProgramMut};
+use std::path::Path;
+
+/// Fails with an explanation and an alternative when the kernel cannot attach
+/// `event`'s kind of probe (kprobes not built in; fentry refused).
+pub fn check_available(event: &BoundEvent) -> Result<()> {
+    let instead = |alternative: &Option<String>| match alternative {
+        Some(tp) => format!(
+            "use tracepoint {} instead (`ebq describe {tp}` lists its columns)",
+            tp.trim_start_matches("tracepoint:")
+        ),
+        None => "use a tracepoint instead: `ebq events 'PATTERN'` lists this kernel's tracepoints".into(),
+    };
+    match &event.source {
+        EventSource::Kprobe { alternative, .. } if !kprobes_available() => Err(Error::Environment {
+            problem: format!(
+                "{}: this kernel does not allow kprobes (CONFIG_KPROBES is off: neither the kprobe PMU \
+                 /sys/bus/event_source/devices/kprobe nor tracefs kprobe_events exists)",
+                event.event_description()
+            ),
+            help: instead(alternative),
+        }),
+        EventSource::Fentry { alternative, function, exit, .. } => match trampoline_probe(function, *exit) {
+            Ok(()) => Ok(()),
+            Err((step, errno)) => Err(Error::Environment {
+                problem: format!(
+                    "{}: this kernel does not allow fentry/fexit programs ({step} failed: {})",
+                    event.event_description(),
+                    std::io::Error::from_raw_os_error(errno)
+                ),
+                help: instead(alternative),
+            }),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// kprobes are attachable through the kprobe PMU or, on older kernels, tracefs.
+fn kprobes_available() -> bool {
+    Path::new("/sys/bus/event_source/devices/kprobe/type").exists()
+        || Path::new("/sys/kernel/tracing/kprobe_events").exists()
+        || Path::new("/sys/kernel/debug/tracing/kprobe_events").exists()
+}
+
+/// Loads and attaches `r0 = 0; exit` as fentry (fexit) of `function`, then
+/// closes both; `Err((step, errno))` when the kernel refuses.
+fn trampoline_probe(function: &str, exit: bool) -> std::result::Result<(), (&'static str, i32)> {
+    use libbpf_sys as sys;
+    let btf_id = crate::catalog::probe::btf_functions()
+        .and_then(|f| f.get(function))
+        .map(|f| f.btf_id)
+        .ok_or(("finding the function in the kernel's BTF", libc::ENOENT))?;
+    let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
+    let attach_type = if exit { sys::BPF_TRACE_FEXIT } else { sys::BPF_TRACE_FENTRY };
+    let insns = [
+        sys::bpf_insn { code: (sys::BPF_ALU64 | sys::BPF_MOV | sys::BPF_K) as u8, ..Default::default() },
+        sys::bpf_insn { code: (sys::BPF_JMP | sys::BPF_EXIT) as u8, ..Default::default() },
+    ];
+    let mut opts = sys::bpf_prog_load_opts {
+        sz: std::mem::size_of::<sys::bpf_prog_load_opts>() as _,
+        expected_attach_type: attach_type,
+        attach_btf_id: btf_id,
+        ..Default::default()
+    };
+    // SAFETY: the strings are NUL-terminated literals, insns and opts outlive the call.
+    let prog = unsafe {
+        sys::bpf_prog_load(
+            sys::BPF_PROG_TYPE_TRACING,
+            c"ebq_probe_check".as_ptr(),
+            c"GPL".as_ptr(),
+            insns.as_ptr(),
+            insns.len() as _,
+            &mut opts,
+        )
+    };
+    if prog < 0 {
+        return Err(("loading a trampoline program", errno()));
+    }
+    // SAFETY: prog is a program fd we own; a NULL opts pointer is allowed.
+    let link = unsafe { sys::bpf_link_create(prog, 0, attach_type, std::ptr::null()) };
+    let result = if link < 0 { Err(("attaching a trampoline program", errno())) } else { Ok(()) };
+    // SAFETY: closing fds this function opened.
+    unsafe {
+        if link >= 0 {
+            libc::close(link);
+        }
+        libc::close(prog);
+    }
+    result
+}
+
+/// Attaches the query's main program: uprobes to the resolved file and offset,
+/// only in the `-p` process when there is one; everything else by its section.
+pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Link> {
+    match &event.source {
+        EventSource::Uprobe { path, offset, ret, .. } => {
+            let pid = match scope {
+                Scope::Process(p) => *p as i32,
+                _ => -1, // every process; -c scoping is done by the program's pid check
+            };
+            prog.attach_uprobe(*ret, pid, path, *offset as usize)
+        }
+        _ => prog.attach(),
+    }
+}
