@@ -328,6 +328,9 @@ impl Binder<'_> {
         if let Some(c) = self.lookup(name) {
             return Ok(c);
         }
+        if let Some(error) = self.file_column_error(name, e) {
+            return Err(error);
+        }
         let message = match self.field_column(name, None) {
             Err(m) if self.format.field(name).is_some() => m,
             _ => format!("unknown column `{name}` in {}", self.event_name),

@@ -5,6 +5,7 @@
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
 mod expr;
+mod file;
 mod logical;
 mod post;
 
@@ -248,12 +249,16 @@ impl Binder<'_> {
         Ok((QueryBody::Aggregate { keys, aggs, columns, having }, order_by))
     }
 
-    /// Looks a bare column name up: event fields first, then system columns.
+    /// Looks a bare column name up: event fields first, then system columns,
+    /// then file columns.
     fn lookup(&self, name: &str) -> Option<ScalarExpr> {
-        self.field_column(name, None).ok().or_else(|| {
-            SystemColumn::from_name(name)
-                .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
-        })
+        self.field_column(name, None)
+            .ok()
+            .or_else(|| {
+                SystemColumn::from_name(name)
+                    .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
+            })
+            .or_else(|| self.file_lookup(name))
     }
 
     /// The event field `name` (element `index` of an array field), typed.
@@ -299,6 +304,7 @@ impl Binder<'_> {
     fn column_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.format.fields.iter().map(|f| f.name.as_str()).collect();
         names.extend(SystemColumn::ALL.iter().map(|s| s.name()));
+        names.extend(self.file_column_names());
         names
     }
 

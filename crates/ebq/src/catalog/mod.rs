@@ -9,6 +9,7 @@
 //! `format` file), [`TpField`] and [`SystemColumn`]. Misspelt names get "did you
 //! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
 
+pub mod file_columns;
 mod format;
 mod glob;
 mod lookup;
@@ -17,6 +18,7 @@ mod system;
 #[cfg(test)]
 mod tests;
 
+pub use file_columns::FileColumn;
 pub use format::parse_format;
 pub use suggest::suggest_column;
 pub use system::SystemColumn;

@@ -4,6 +4,7 @@
 //! A [`RunningQuery`] owns the object, its links and its ring buffer;
 //! dropping it detaches everything (nothing is pinned).
 
+pub mod btf;
 mod compile;
 mod decode;
 pub mod env;
