@@ -48,3 +48,43 @@ impl Binder<'_> {
         Some(Error::Query(error))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::error::Error;
+
+    fn bind(sql: &str) -> crate::Result<crate::bind::LogicalPlan> {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat)
+    }
+
+    #[test]
+    fn file_columns_need_an_fd() {
+        let Err(Error::Query(q)) = bind("SELECT COUNT(*) FROM syscalls.sys_enter_openat GROUP BY fs_type") else {
+            panic!("sys_enter_openat has no fd (only dfd)");
+        };
+        assert!(q.message.contains("`fs_type` is a file column"), "{}", q.message);
+        assert!(q.help.unwrap().contains("sys_exit_openat"));
+        let span = q.span.expect("positioned");
+        assert_eq!((span.start.column, span.end.column), (57, 64));
+        for sql in
+            ["SELECT inode FROM sched.sched_process_fork", "SELECT fd FROM block.block_rq_issue WHERE file_name = 'x'"]
+        {
+            assert!(bind(sql).is_err(), "{sql}");
+        }
+    }
+
+    #[test]
+    fn file_columns_bind_at_fd_events_and_open_exits() {
+        for sql in [
+            "SELECT inode, dev, fs_type, mount_point, file_name, file_pos FROM syscalls.sys_enter_pread64",
+            "SELECT file_name FROM syscalls.sys_exit_openat WHERE ret >= 0",
+            "SELECT fs_type, COUNT(*) FROM syscalls.sys_enter_write GROUP BY fs_type",
+        ] {
+            bind(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        // sys_exit_pread64 returns a byte count, not an fd.
+        assert!(bind("SELECT inode FROM syscalls.sys_exit_pread64").is_err());
+    }
+}

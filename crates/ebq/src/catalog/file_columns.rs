@@ -119,7 +119,7 @@ impl FileColumn {
             FileColumn::MountPoint => "mount point of the file's file system (/, /tmp, …)",
             FileColumn::MountId => "mount id, as in /proc/self/mountinfo",
             FileColumn::FileName => "file name (last path component)",
-            FileColumn::FilePos => "file position when the syscall starts",
+            FileColumn::FilePos => "file position (f_pos) when the event fires",
             FileColumn::Handle => "the fd's struct file",
         }
     }
@@ -158,7 +158,7 @@ pub fn btf_problem() -> Option<String> {
         Ok(_) => Some(format!("{} is empty or not a file", path.display())),
         Err(e) => Some(format!(
             "file columns are read with CO-RE and need the kernel's BTF, but {} cannot be read ({e}); \
-             this kernel was built without CONFIG_DEBUG_INFO_BTF",
+             kernels publish it when built with CONFIG_DEBUG_INFO_BTF",
             path.display()
         )),
     }

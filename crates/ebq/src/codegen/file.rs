@@ -50,8 +50,9 @@ struct {
 } ebq_path_scratch SEC(".maps");
 
 /* mount_point: the path of the file's mount, built backwards from the end of the
- * scratch buffer by walking up dentries and mounts as the kernel's d_path does
- * (at most 32 steps; of a path longer than 63 bytes only the last components that fit are kept). */
+ * scratch buffer by walking up dentries and mounts as the kernel's d_path does.
+ * Left "" when the walk does not reach the task's root within 32 steps and 63 bytes
+ * (internal mounts of pipes and sockets, mounts outside a chroot, very deep paths). */
 static __always_inline void ebq_mount_point(struct file *file, char out[64])
 {
 	__u32 zero = 0;
@@ -61,16 +62,25 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 		return;
 	struct mount *mnt = ebq_mount_of(file);
 	struct dentry *d = BPF_CORE_READ(mnt, mnt.mnt_root);
+	/* Paths are relative to the task's root, as in /proc/PID/mountinfo (chroot, containers). */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
 	__u32 pos = 127;
+	int reached = 0;
 
 	buf[127] = 0;
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < 32; i++) {
+		if (d == root_dentry && (void *)mnt + bpf_core_field_offset(struct mount, mnt) == (void *)root_mnt) {
+			reached = 1;
+			break;
+		}
 		if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
 			struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
 
 			if (parent == mnt)
-				break;	/* the root of the mount namespace */
+				break;	/* a mount outside the task's root: pipes, sockets, … */
 			d = BPF_CORE_READ(mnt, mnt_mountpoint);
 			mnt = parent;
 			continue;
@@ -84,6 +94,8 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 		buf[pos] = '/';
 		d = BPF_CORE_READ(d, d_parent);
 	}
+	if (!reached)
+		return;
 	if (pos == 127) {
 		out[0] = '/';
 		return;
