@@ -5,13 +5,18 @@
 //! `openat(O_CREAT|O_TRUNC|O_RDWR)`, issue Wi `write` calls of Si = B·(i+1)
 //! bytes (file positions 0, Si, 2·Si, …), `lseek` to 0, Ri `read` calls of Si
 //! bytes (positions 0, Si, …), Wi `pwrite64` and Ri `pread64` calls of Si bytes
-//! at offsets j·Si, then close it. Ri ≤ Wi so every read is full. The files
-//! are left in place; the report gives each one's fd, inode and st_dev.
+//! at offsets j·Si, close it, and `fsync` the closed fd (EBADF). Ri ≤ Wi so
+//! every read is full. Finally one `fsync(1 << 20)` (EBADF: beyond any fd
+//! table). The files are left in place; the report gives each one's fd, inode
+//! and st_dev.
 
 use super::{
     close_fd, emit_report, get_comm, json_str, json_u64_list, open_path, os_err, parse_u64, set_comm, usage,
     wait_for_file, Error, Flags,
 };
+
+/// An fd beyond any fd table, for the final `fsync`.
+const BAD_FD: libc::c_int = 1 << 20;
 
 #[derive(Debug, PartialEq)]
 pub(crate) struct FileIoCfg {
@@ -106,6 +111,8 @@ pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
         };
         let result = io();
         close_fd(fd);
+        // SAFETY: fsync on a closed fd only fails (EBADF).
+        unsafe { libc::fsync(fd) };
         let (ino, dev) = result?;
         let positions: Vec<u64> = (0..w).map(|j| j * size).collect();
         parts.push(format!(
@@ -119,8 +126,10 @@ pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
             json_u64_list(&positions[..r as usize]),
         ));
     }
+    // SAFETY: as above; no process has this many fds open.
+    unsafe { libc::fsync(BAD_FD) };
     let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"files\":[{}]}}",
+        "{{\"pid\":{},\"comm\":{},\"bad_fd\":{BAD_FD},\"files\":[{}]}}",
         std::process::id(),
         json_str(&get_comm()),
         parts.join(",")

@@ -50,7 +50,8 @@ readzero: issues N read(2) calls of B bytes (default 1) on /dev/zero.
 spin:     prints its pid, then calls getppid() in a busy loop for S seconds.
 fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
           B*(i+1) bytes (B defaults to 100), lseek to 0, Ri read() calls, Wi
-          pwrite64 and Ri pread64 calls at offsets j*B*(i+1), close. Ri <= Wi.
+          pwrite64 and Ri pread64 calls at offsets j*B*(i+1), close, fsync the
+          closed fd. Ri <= Wi. Last, fsync(1048576) (both fsyncs fail: EBADF).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the

@@ -193,6 +193,26 @@ fn openat_exit_resolves_the_new_fd() {
     }
 }
 
+/// An fd that is not open (closed, or beyond the fd table) gives 0 and "".
+#[test]
+fn fds_that_are_not_open_give_zeros_and_empty_strings() {
+    let files = Files::new("badfd");
+    let sql = "SELECT fd, inode, dev, fs_type, mount_point, mount_id, file_name, file_pos \
+               FROM syscalls.sys_enter_fsync WHERE comm = 'ebq-fc-badfd'";
+    let (rows, report) = run(sql, &files, "ebq-fc-badfd");
+    let mut fds: Vec<u64> = report["files"].as_array().unwrap().iter().map(|f| f["fd"].as_u64().unwrap()).collect();
+    fds.push(report["bad_fd"].as_u64().unwrap());
+    assert_eq!(rows.iter().map(|r| u(r, "fd")).collect::<Vec<_>>(), fds);
+    for r in &rows {
+        for c in ["inode", "dev", "mount_id", "file_pos"] {
+            assert_eq!(u(r, c), 0, "{c}: {r:?}");
+        }
+        for c in ["fs_type", "mount_point", "file_name"] {
+            assert_eq!(s(r, c), "", "{c}: {r:?}");
+        }
+    }
+}
+
 /// An AOT bundle with file columns runs where neither clang nor bpftool is on
 /// PATH: the object is CO-RE, relocated by libbpf against the kernel's BTF.
 #[test]
@@ -230,6 +250,37 @@ fn a_bundle_with_file_columns_runs_without_clang() {
         .collect();
     got.sort();
     assert_eq!(got, [("disk.dat".into(), "ext4".into(), 5), ("mem.dat".into(), "tmpfs".into(), 3)]);
+}
+
+/// Two ebq processes building the vmlinux.h cache at once both succeed and
+/// leave exactly one header and one PCH (published with link(2), no temp files).
+#[test]
+fn two_processes_build_the_pch_cache_concurrently() {
+    let files = Files::new("pch");
+    let cache = files.dir.join("cache");
+    let sql = "SELECT file_name, COUNT(*) FROM syscalls.sys_enter_read GROUP BY file_name";
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(ebq_bin())
+                .env("EBQ_CACHE_DIR", &cache)
+                .args(["compile", sql, "-o"])
+                .arg(files.dir.join(format!("q{i}.ebq")))
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let dirs: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dirs[0]).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["vmlinux.h", "vmlinux.h.pch"]);
+    assert!(dirs[0].file_name().unwrap().to_str().unwrap().starts_with("vmlinux-"));
 }
 
 /// Without the kernel's BTF, file columns are a positioned bind error.
