@@ -43,6 +43,15 @@ pub enum FileColumn {
     /// File system type name (`i_sb->s_type->name`: ext4, tmpfs, …).
     FsType,
     /// Path of the mount the file is on, walked up the mount tree in the kernel.
+    ///
+    /// Why in the kernel rather than a mount id mapped through
+    /// `/proc/self/mountinfo` in user space: the value is then an ordinary
+    /// string column, so `WHERE mount_point = '/tmp'`, `LIKE '/mnt/%'`, GROUP BY
+    /// and any later expression machinery (JOIN stashes) work unchanged, with no
+    /// bind-time translation of literals to ids and no race with mounts that
+    /// appear or vanish while the query runs. The cost is a bounded walk
+    /// (≤ 32 steps, only in programs that use the column); `mount_id` is there
+    /// for the cheap key.
     MountPoint,
     /// Mount id (`/proc/self/mountinfo`'s first field).
     MountId,
@@ -134,7 +143,12 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
     if format.category != "syscalls" {
         return None;
     }
-    let int = |name: &str| format.field(name).is_some_and(|f| f.kind == super::FieldKind::Int && f.size == 8);
+    // An aligned 8-byte integer: the program reads it as `ctx->fd` (or `ctx->ret`).
+    let int = |name: &str| {
+        format.field(name).is_some_and(|f| {
+            f.kind == super::FieldKind::Int && f.size == 8 && f.offset >= 8 && f.offset.is_multiple_of(8)
+        })
+    };
     if format.name.starts_with("sys_enter_") && int("fd") {
         Some("fd")
     } else if OPEN_EXITS.contains(&format.name.as_str()) && int("ret") {
@@ -161,5 +175,35 @@ pub fn btf_problem() -> Option<String> {
              kernels publish it when built with CONFIG_DEBUG_INFO_BTF",
             path.display()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    #[test]
+    fn which_events_have_file_columns() {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        for (category, name, want) in [
+            ("syscalls", "sys_enter_pread64", Some("fd")),
+            ("syscalls", "sys_enter_write", Some("fd")),
+            ("syscalls", "sys_exit_openat", Some("ret")),
+            ("syscalls", "sys_exit_pread64", None),
+            ("syscalls", "sys_enter_openat", None),
+            ("sched", "sched_process_fork", None),
+            ("raw_syscalls", "sys_enter", None),
+        ] {
+            assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_the_handle_is_hidden() {
+        for c in FileColumn::ALL {
+            assert_eq!(FileColumn::from_name(c.name()), Some(c));
+        }
+        assert_eq!(FileColumn::from_name("file"), None, "the struct file handle is not a user column");
     }
 }
