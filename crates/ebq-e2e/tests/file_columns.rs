@@ -283,6 +283,29 @@ fn two_processes_build_the_pch_cache_concurrently() {
     assert!(dirs[0].file_name().unwrap().to_str().unwrap().starts_with("vmlinux-"));
 }
 
+/// A damaged cached PCH is discarded and rebuilt instead of failing queries.
+#[test]
+fn a_damaged_pch_is_rebuilt() {
+    let files = Files::new("badpch");
+    let cache = files.dir.join("cache");
+    let compile = || {
+        Command::new(ebq_bin())
+            .env("EBQ_CACHE_DIR", &cache)
+            .args(["compile", "SELECT inode FROM syscalls.sys_enter_fsync", "-o"])
+            .arg(files.dir.join("q.ebq"))
+            .output()
+            .unwrap()
+    };
+    assert!(compile().status.success());
+    let dir = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+    let pch = dir.join("vmlinux.h.pch");
+    let good_len = std::fs::metadata(&pch).unwrap().len();
+    std::fs::write(&pch, b"not a PCH").unwrap();
+    let out = compile();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::metadata(&pch).unwrap().len(), good_len, "rebuilt");
+}
+
 /// Without the kernel's BTF, file columns are a positioned bind error.
 #[test]
 fn missing_btf_is_a_clear_bind_error() {

@@ -9,6 +9,9 @@
 //! loads into the clang that wrote it): a new kernel or clang gets a new
 //! directory, so a stale header is never used.
 //!
+//! A PCH clang refuses (damaged, or removed meanwhile) is discarded and rebuilt
+//! once by `compile`.
+//!
 //! Two ebq processes may build the same cache at once: each writes a private
 //! temporary file and publishes it with `link(2)`, which never replaces an
 //! existing file, so readers only ever see complete files and a PCH never
@@ -54,6 +57,38 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> Error {
 /// The cached `vmlinux.h` and PCH for this kernel and `clang`, built if missing.
 /// `flags` are the target flags queries are compiled with (a PCH must match them).
 pub fn vmlinux(clang: &Path, flags: &[&str]) -> Result<Vmlinux> {
+    let (btf, dir) = cache_entry(clang, flags)?;
+    let header = dir.join("vmlinux.h");
+    let pch = dir.join("vmlinux.h.pch");
+    if header.exists() && pch.exists() {
+        return Ok(Vmlinux { include_dir: dir, pch });
+    }
+    build(&btf, clang, flags, &dir, &header, &pch)?;
+    Ok(Vmlinux { include_dir: dir, pch })
+}
+
+/// True when clang's errors say the PCH itself is unusable (damaged, removed
+/// meanwhile, or written by another clang build), so rebuilding it helps.
+pub fn is_pch_problem(stderr: &str) -> bool {
+    stderr.contains("PCH file") || stderr.contains("precompiled header") || stderr.contains("not a PCH file")
+}
+
+/// Removes this kernel's cached header and PCH, so the next [`vmlinux`] rebuilds them.
+pub fn discard(clang: &Path, flags: &[&str]) -> Result<()> {
+    let (_, dir) = cache_entry(clang, flags)?;
+    for name in ["vmlinux.h.pch", "vmlinux.h"] {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Io { what: format!("remove {}", dir.join(name).display()), source: e })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The kernel BTF file and the cache directory for it and `clang`.
+fn cache_entry(clang: &Path, flags: &[&str]) -> Result<(PathBuf, PathBuf)> {
     let btf = kernel_btf_path();
     let btf_len = std::fs::metadata(&btf)
         .map_err(|e| Error::Environment {
@@ -67,22 +102,22 @@ pub fn vmlinux(clang: &Path, flags: &[&str]) -> Result<Vmlinux> {
         (clang, m.len(), m.modified().ok()).hash(&mut h);
     }
     let dir = cache_dir().join(format!("vmlinux-{:016x}", h.finish()));
-    let header = dir.join("vmlinux.h");
-    let pch = dir.join("vmlinux.h.pch");
-    if header.exists() && pch.exists() {
-        return Ok(Vmlinux { include_dir: dir, pch });
-    }
-    std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
+    Ok((btf, dir))
+}
+
+/// Generates the header and compiles the PCH, whichever is missing.
+fn build(btf: &Path, clang: &Path, flags: &[&str], dir: &Path, header: &Path, pch: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
     if !header.exists() {
-        let text = dump_btf(&btf)?;
-        publish(&header, |tmp| std::fs::write(tmp, &text).map_err(io(format!("write {}", tmp.display()))))?;
+        let text = dump_btf(btf)?;
+        publish(header, |tmp| std::fs::write(tmp, &text).map_err(io(format!("write {}", tmp.display()))))?;
     }
     if !pch.exists() {
-        publish(&pch, |tmp| {
+        publish(pch, |tmp| {
             let out = Command::new(clang)
                 .args(flags)
                 .args(["-x", "c-header"])
-                .arg(&header)
+                .arg(header)
                 .arg("-o")
                 .arg(tmp)
                 .output()
@@ -95,7 +130,7 @@ pub fn vmlinux(clang: &Path, flags: &[&str]) -> Result<Vmlinux> {
             Ok(())
         })?;
     }
-    Ok(Vmlinux { include_dir: dir, pch })
+    Ok(())
 }
 
 /// Writes `target` through a private temporary file and `link(2)`; if another

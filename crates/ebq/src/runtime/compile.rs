@@ -58,6 +58,17 @@ const VMLINUX_INCLUDE: &str = "#include \"vmlinux.h\"";
 
 /// Compiles `source` to a BPF object and returns its bytes.
 pub fn compile(source: &str) -> Result<Vec<u8>> {
+    match compile_once(source) {
+        // A cached vmlinux PCH clang cannot use: rebuild it, once.
+        Err(Error::Compile { stderr }) if source.contains(VMLINUX_INCLUDE) && super::btf::is_pch_problem(&stderr) => {
+            super::btf::discard(&find_clang()?, TARGET_FLAGS)?;
+            compile_once(source)
+        }
+        other => other,
+    }
+}
+
+fn compile_once(source: &str) -> Result<Vec<u8>> {
     check_headers()?;
     let clang = find_clang()?;
     let dir = WorkDir::new()?;
