@@ -629,7 +629,8 @@ fn subsystem_queries() {
 
 #[test]
 fn table_covers_enough() {
-    let all: Vec<Case> = syscall_cases().into_iter().chain(sched_cases()).chain(subsystem_cases()).collect();
+    let all: Vec<Case> =
+        syscall_cases().into_iter().chain(sched_cases()).chain(subsystem_cases()).chain(file_cases()).collect();
     let events: std::collections::BTreeSet<String> = all
         .iter()
         .map(|c| format!("{}", engine().prepare(&c.sql.replace("{comm}", "x")).unwrap().logical.event.name))
