@@ -23,7 +23,11 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
         stats.dropped
     );
     for p in programs {
-        let what = if p.name == "ebq_query" { "[kernel] query program" } else { "[kernel] fork follower" };
+        let what = match p.name.as_str() {
+            "ebq_query" => "[kernel] query program",
+            "ebq_pair_start" => "[kernel] JOIN start",
+            _ => "[kernel] fork follower",
+        };
         let avg = if p.run_cnt > 0 {
             format!("{:.1} ns/run", p.run_time_ns as f64 / p.run_cnt as f64)
         } else {

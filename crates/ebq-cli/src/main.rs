@@ -117,6 +117,10 @@ pub struct RunArgs {
     /// Maximum groups per window kept in the kernel (more are counted as dropped).
     #[arg(long, default_value_t = 10240)]
     max_groups: u32,
+    /// JOIN: most pairs open at once in the kernel (starts waiting for their
+    /// end event); more are counted as lost pairs (`pending_full`).
+    #[arg(long, default_value_t = 10240, value_name = "N")]
+    max_pending: u32,
     /// Ring buffer bytes for row queries (power of two).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,
@@ -148,6 +152,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         max_groups: args.max_groups,
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
+        max_pending: args.max_pending,
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

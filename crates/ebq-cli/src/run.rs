@@ -95,7 +95,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
         (None, Some(p), _) => format!("process {p}"),
     };
-    eprintln!("ebq: tracing {} in {who}; Ctrl-C to stop", prepared.physical.kernel.event.event_description());
+    let k = &prepared.physical.kernel;
+    let events = match &k.pairing {
+        Some(p) => format!("{} JOIN {}", p.start.event_description(), k.event.event_description()),
+        None => k.event.event_description(),
+    };
+    eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
     if let Some(h) = held.as_mut() {
         h.release();
     }
@@ -154,7 +159,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
-    eprintln!("ebq: {} events seen, {} matched{delivered}, {} dropped", stats.seen, stats.matched, stats.dropped);
+    let pairs = if prepared.physical.kernel.pairing.is_some() {
+        format!(
+            "; JOIN: {} end events unmatched, {} pairs lost (pairing map full)",
+            stats.unmatched, stats.pending_full
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}",
+        stats.seen, stats.matched, stats.dropped
+    );
     if args.analyze {
         print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
     }

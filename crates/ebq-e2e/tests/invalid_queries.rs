@@ -188,10 +188,42 @@ fn cases() -> Vec<Bad> {
         // --- functions ---
         bad(format!("SELECT lower(comm) FROM {READ}"), &["unknown function `lower`", "starts_with(column, 'prefix')"]),
         bad(r("WHERE nosuchfn(fd) = 1"), &["unknown function `nosuchfn`"]),
-        // --- clauses not supported yet ---
+        // --- JOIN (enter→exit pairing) ---
         bad(
-            format!("SELECT a.fd FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"),
-            &["JOIN is not supported yet"],
+            format!("SELECT COUNT(*) FROM {READ} a JOIN syscalls.sys_exit_read b ON a.fd > 3"),
+            &["ON must pair the events by an equal key", "a.tid = b.tid"],
+        ),
+        bad(
+            format!("SELECT COUNT(*) FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = a.pid"),
+            &["ON must pair the events by an equal key"],
+        ),
+        bad(
+            format!("SELECT COUNT(*) FROM {READ} a JOIN syscalls.sys_exit_read b ON a.comm = b.comm"),
+            &["string column"],
+        ),
+        bad(
+            format!("SELECT tid FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"),
+            &["`tid` is a column of both joined events", "a.tid or b.tid"],
+        ),
+        bad(
+            format!("SELECT c.fd FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"),
+            &["unknown event alias `c`"],
+        ),
+        bad(
+            format!("SELECT * FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"),
+            &["SELECT * over a JOIN"],
+        ),
+        bad(format!("SELECT COUNT(*) FROM {READ} JOIN {READ} ON fd = fd"), &["two different aliases"]),
+        bad(
+            format!(
+                "SELECT COUNT(*) FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid \
+                 JOIN syscalls.sys_exit_read c ON a.tid = c.tid"
+            ),
+            &["one JOIN"],
+        ),
+        bad(
+            format!("SELECT b.nosuch FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"),
+            &["unknown column `nosuch`"],
         ),
         // --- user-space clauses used wrongly ---
         bad(format!("SELECT SUM(fd) OVER () FROM {READ}"), &["OVER, FILTER and WITHIN GROUP are not supported"]),

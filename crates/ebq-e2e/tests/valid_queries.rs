@@ -604,12 +604,66 @@ fn file_cases() -> Vec<Case> {
         ),
         any("SELECT mount_point, COUNT(*) AS n FROM syscalls.sys_enter_close GROUP BY mount_point", Pread),
         any("SELECT file_name, inode FROM syscalls.sys_enter_fsync WHERE inode != 0", Pread),
+        // A JOIN carrying file columns from the enter event to the exit event.
+        some(
+            "SELECT e.file_name, COUNT(*) AS n, SUM(x.ret) AS bytes FROM syscalls.sys_enter_pread64 e \
+             JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
+             WHERE e.comm = '{comm}' AND e.fs_type = 'ext4' GROUP BY e.file_name",
+            Pread,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 2, "{:?}", r.rows);
+            assert!(r.rows.iter().all(|row| u(row, "n") == 50 && s(row, "e.file_name").starts_with("ebq-workload-")));
+        }),
+    ]
+}
+
+/// JOINs: enter→exit pairing in the kernel, as rows and aggregates, with
+/// start-side and end-side filters, strings carried across, windows.
+fn join_cases() -> Vec<Case> {
+    use Load::*;
+    vec![
+        some(
+            "SELECT COUNT(*) AS n, SUM(x.ret) AS bytes FROM syscalls.sys_enter_read e \
+             JOIN syscalls.sys_exit_read x ON e.tid = x.tid WHERE e.comm = '{comm}'",
+            ReadZero,
+        )
+        .check(|r| assert_eq!((total(r, "n"), total(r, "bytes")), (2000, 2000))),
+        some(
+            "SELECT e.comm, e.fd, x.ret, x.time - e.time AS lat FROM syscalls.sys_enter_pread64 e \
+             JOIN syscalls.sys_exit_pread64 x ON x.tid = e.tid WHERE starts_with(e.comm, 'ebqv') AND x.ret > 0",
+            Pread,
+        )
+        .check(|r| assert_eq!(r.rows.len(), 100)),
+        some(
+            "SELECT e.comm AS who, MAX(x.time - e.time) AS worst, COUNT(*) AS n \
+             FROM tracepoint:syscalls:sys_enter_read e JOIN tracepoint:syscalls:sys_exit_read x \
+             ON e.tid = x.tid AND e.pid = x.pid WHERE e.comm = '{comm}' AND x.ret = 1 GROUP BY who \
+             WINDOW(time, 100, 50)",
+            ReadZero,
+        ),
+        any(
+            "SELECT i.rwbs, c.error, COUNT(*) AS n, AVG(c.time - i.time) AS mean \
+             FROM block.block_rq_issue i JOIN block.block_rq_complete c \
+             ON i.dev = c.dev AND i.sector = c.sector GROUP BY i.rwbs, c.error",
+            Pread,
+        ),
+        any(
+            "SELECT COUNT(*) FROM sched.sched_wakeup w JOIN sched.sched_switch s ON w.pid = s.next_pid \
+             WINDOW(count, 100)",
+            Fork,
+        ),
     ]
 }
 
 #[test]
 fn file_column_queries() {
     run_table("ebqv-file", file_cases());
+}
+
+#[test]
+fn join_queries() {
+    run_table("ebqv-join", join_cases());
 }
 
 #[test]

@@ -46,7 +46,9 @@ impl Bundle {
         let prepared = engine.prepare(sql)?;
         let object = crate::runtime::compile(&prepared.source)?;
         let mut formats = vec![];
-        for f in [&prepared.physical.kernel.event.format, &prepared.physical.kernel.fork_event] {
+        let k = &prepared.physical.kernel;
+        let start = k.pairing.as_ref().map(|p| &p.start.format);
+        for f in [&k.event.format, &k.fork_event].into_iter().chain(start) {
             let path = engine.catalog().root().join("events").join(&f.category).join(&f.name).join("format");
             let text = std::fs::read_to_string(&path)
                 .map_err(|source| Error::Io { what: format!("read {}", path.display()), source })?;
@@ -70,6 +72,7 @@ impl Bundle {
                 "max_groups": self.options.max_groups,
                 "ringbuf_bytes": self.options.ringbuf_bytes,
                 "wakeup_bytes": self.options.wakeup_bytes,
+                "max_pending": self.options.max_pending,
             },
             "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
         })
@@ -114,6 +117,7 @@ impl Bundle {
                 max_groups: num("max_groups")?,
                 ringbuf_bytes: num("ringbuf_bytes")?,
                 wakeup_bytes: num("wakeup_bytes")?,
+                max_pending: num("max_pending")?,
             },
             formats,
             object: object.to_vec(),

@@ -112,12 +112,27 @@ impl Workload {
     }
 
     /// Waits for it to exit successfully and returns its JSON report.
-    pub fn report(mut self) -> serde_json::Value {
+    pub fn report(self) -> serde_json::Value {
+        let mut this = self;
+        this.take_report()
+    }
+
+    fn take_report(&mut self) -> serde_json::Value {
         let status = self.child.wait().unwrap();
         assert!(status.success(), "workload failed: {status}");
         let text = std::fs::read_to_string(&self.report_file).unwrap();
         let _ = std::fs::remove_dir_all(self.wait_file.parent().unwrap());
         serde_json::from_str(&text).unwrap()
+    }
+}
+
+impl Drop for Workload {
+    /// A test that fails before the workload ran must not leave it waiting.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -319,21 +319,36 @@ impl Binder<'_> {
     }
 
     fn column(&self, parts: &[&str], e: &Expr) -> Result<ScalarExpr> {
-        let name = match parts {
-            [name] => *name,
-            [q, name] if self.is_event_qualifier(q) => *name,
-            [q, _] => return Err(err(e, format!("unknown event alias `{q}`"))),
+        let (name, side) = match parts {
+            [name] => (*name, None),
+            [q, name] => match self.side_named(q) {
+                Some(side) => (*name, Some(side)),
+                None => return Err(err(e, format!("unknown event alias `{q}`"))),
+            },
             _ => return Err(err(e, format!("`{e}` is not a column"))),
         };
-        if let Some(c) = self.lookup(name) {
+        let found = match side {
+            Some(side) => self.side_lookup(side, name),
+            None => self.lookup(name),
+        };
+        if let Some(c) = found {
             return Ok(c);
         }
-        if let Some(error) = self.file_column_error(name, e) {
+        let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
+        let formats: Vec<_> = sides.iter().map(|s| (s.format(), s.event.name.to_string())).collect();
+        if let Some(error) = super::file::file_column_error(name, e, &formats) {
             return Err(error);
         }
-        let message = match self.field_column(name, None) {
-            Err(m) if self.format.field(name).is_some() => m,
-            _ => format!("unknown column `{name}` in {}", self.event_name),
+        let unreadable = sides
+            .iter()
+            .find_map(|s| s.format().field(name).and_then(|_| super::field_column(s.format(), name, None).err()));
+        let message = match unreadable {
+            Some(m) => m,
+            _ if side.is_none() && self.sides.iter().filter(|s| self.side_lookup(s, name).is_some()).count() > 1 => {
+                let names: Vec<String> = self.sides.iter().map(|s| format!("{}.{name}", s.display_name())).collect();
+                format!("`{name}` is a column of both joined events; write {}", names.join(" or "))
+            }
+            _ => format!("unknown column `{name}` in {}", self.events_text()),
         };
         let mut q = QueryError::new(Stage::Bind, message, span_of(e));
         let close = suggest_column(name, &self.column_names());
@@ -343,7 +358,7 @@ impl Binder<'_> {
                 close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
             ));
         } else {
-            q = q.with_help(format!("`ebq describe {}` lists the columns", self.event_name));
+            q = q.with_help(format!("`ebq describe {}` lists the columns", self.sides[0].event.name));
         }
         Err(Error::Query(q))
     }
@@ -403,6 +418,12 @@ impl Binder<'_> {
         let (lt, rt) = (l.ty(), r.ty());
         let ints = lt.is_int() && rt.is_int();
         let bools = lt == DataType::Bool && rt == DataType::Bool && matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+        if matches!((lt, rt), (DataType::Str { .. }, DataType::Str { .. })) {
+            return Err(err(
+                e,
+                "two string columns cannot be compared; compare a string column with a literal (comm = 'dd')",
+            ));
+        }
         if !(ints || bools) {
             return Err(err(e, format!("cannot compare {lt} with {rt}")));
         }

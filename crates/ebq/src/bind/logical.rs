@@ -30,6 +30,14 @@ pub enum ColumnSource {
         /// The record field holding the fd.
         fd: String,
     },
+    /// A column of a JOIN's start event, read when the pair opened and
+    /// carried to the end event in the pairing map.
+    Start {
+        /// The column as written, qualified (`e.fd`).
+        name: String,
+        /// The column as read at the start event.
+        column: Box<ColumnSource>,
+    },
 }
 
 impl ColumnSource {
@@ -39,7 +47,13 @@ impl ColumnSource {
             ColumnSource::Field { name, .. } => name,
             ColumnSource::System(s) => s.name(),
             ColumnSource::File { column, .. } => column.name(),
+            ColumnSource::Start { name, .. } => name,
         }
+    }
+
+    /// True for a column carried from a JOIN's start event.
+    pub fn is_start(&self) -> bool {
+        matches!(self, ColumnSource::Start { .. })
     }
 
     /// Buffer capacity when the column is a string.
@@ -48,6 +62,7 @@ impl ColumnSource {
             ColumnSource::System(SystemColumn::Comm) => Some(16),
             ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
             ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
+            ColumnSource::Start { column, .. } => column.string_cap(),
             ColumnSource::File { column, .. } => match column.data_type() {
                 crate::types::DataType::Str { cap } => Some(cap),
                 _ => None,
@@ -201,6 +216,56 @@ impl ScalarExpr {
             }
             ScalarExpr::Not(e) | ScalarExpr::Neg(e) => e.visit_columns(f),
             ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
+        }
+    }
+
+    /// Every column the expression reads with the type it is read as, in
+    /// first-use order, without repeats.
+    pub fn typed_columns(&self, out: &mut Vec<(ColumnSource, DataType)>) {
+        let mut add = |c: &ColumnSource, ty: DataType| {
+            if !out.iter().any(|(x, _)| x == c) {
+                out.push((c.clone(), ty));
+            }
+        };
+        match self {
+            ScalarExpr::Column { source, ty } => add(source, *ty),
+            ScalarExpr::StrMatch { column, cap, .. } => add(column, DataType::Str { cap: *cap }),
+            ScalarExpr::Binary { left, right, .. } => {
+                left.typed_columns(out);
+                right.typed_columns(out);
+            }
+            ScalarExpr::Not(x) | ScalarExpr::Neg(x) => x.typed_columns(out),
+            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
+        }
+    }
+
+    /// The expression as text with every column qualified (`x.ret`), for plans.
+    pub fn qualified(&self, qualifier: &str) -> String {
+        self.clone()
+            .map_columns(&|c| match c {
+                ColumnSource::Start { .. } => c,
+                c => ColumnSource::Start { name: format!("{qualifier}.{}", c.name()), column: Box::new(c) },
+            })
+            .to_string()
+    }
+
+    /// The same expression with every column rewritten by `f`.
+    pub fn map_columns(self, f: &impl Fn(ColumnSource) -> ColumnSource) -> ScalarExpr {
+        match self {
+            ScalarExpr::Column { source, ty } => ScalarExpr::Column { source: f(source), ty },
+            ScalarExpr::StrMatch { column, cap, value, prefix, negated } => {
+                ScalarExpr::StrMatch { column: f(column), cap, value, prefix, negated }
+            }
+            ScalarExpr::Binary { op, left, right, ty, operand_ty } => ScalarExpr::Binary {
+                op,
+                left: Box::new(left.map_columns(f)),
+                right: Box::new(right.map_columns(f)),
+                ty,
+                operand_ty,
+            },
+            ScalarExpr::Not(x) => ScalarExpr::Not(Box::new(x.map_columns(f))),
+            ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
         }
     }
 }
@@ -464,11 +529,33 @@ impl BoundEvent {
     }
 }
 
+/// An enter→exit pairing (`FROM start s JOIN end e ON s.k = e.k`): each end
+/// event is joined with the latest unmatched start event of the same key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundJoin {
+    /// The event that opens a pair (the FROM event).
+    pub start: BoundEvent,
+    /// The start event as written in qualified column names (`e`).
+    pub start_name: String,
+    /// The end event as written in qualified column names (`x`).
+    pub end_name: String,
+    /// Pairing keys: (expression over the start event's own columns,
+    /// expression over the end event, type both are compared in).
+    pub keys: Vec<(ScalarExpr, ScalarExpr, DataType)>,
+    /// WHERE conjuncts over start columns only, checked before a pair opens.
+    pub start_filter: Option<ScalarExpr>,
+    /// The JOIN clause, for plan errors.
+    pub span: Span,
+}
+
 /// A bound query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogicalPlan {
-    /// The event read.
+    /// The event read: the one whose arrival makes a row (for a JOIN, the
+    /// end event; the start event is in `join`).
     pub event: BoundEvent,
+    /// The pairing, for `FROM start JOIN end ON …`.
+    pub join: Option<BoundJoin>,
     /// WHERE, if any.
     pub filter: Option<ScalarExpr>,
     /// Rows or aggregates.

@@ -6,6 +6,7 @@
 
 mod expr;
 mod file;
+mod join;
 mod logical;
 mod post;
 
@@ -32,16 +33,36 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     if query.distinct {
         return bind(&distinct_as_group_by(query)?, catalog);
     }
-    let event = bind_event(&query.from, catalog)?;
-    let binder = Binder {
-        format: &event.format,
-        alias: query.from.alias.clone(),
-        event_name: &event.name,
-        depth: std::cell::Cell::new(0),
+    let from = bind_event(&query.from, catalog)?;
+    let joined = match query.joins.as_slice() {
+        [] => None,
+        [j] => Some((bind_event(&j.event, catalog)?, j)),
+        [_, extra, ..] => {
+            return Err(Error::query(
+                Stage::Bind,
+                "a query pairs at most two events: one JOIN (start event JOIN end event)",
+                Some(extra.span),
+            ))
+        }
     };
-    unsupported_clauses(query)?;
-    let filter = match &query.selection {
+    let sides = match &joined {
+        None => vec![Side { event: &from, alias: query.from.alias.clone(), carried: false }],
+        Some((end, j)) => vec![
+            Side { event: &from, alias: query.from.alias.clone(), carried: true },
+            Side { event: end, alias: j.event.alias.clone(), carried: false },
+        ],
+    };
+    let binder = Binder { sides, depth: std::cell::Cell::new(0) };
+    let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(e, "WHERE")?),
+        None => None,
+    };
+    let join = match &joined {
+        Some((_, j)) => {
+            let (bound, rest) = join::bind_join(&binder, j, &mut filter)?;
+            filter = rest;
+            Some(bound)
+        }
         None => None,
     };
     let is_aggregate = !query.group_by.is_empty()
@@ -63,7 +84,11 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         None => None,
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
-    Ok(LogicalPlan { event, filter, body, window, select_span, order_by, limit })
+    let event = match joined {
+        Some((end, _)) => end,
+        None => from,
+    };
+    Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit })
 }
 
 /// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.
@@ -130,20 +155,48 @@ fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
     }
 }
 
-fn unsupported_clauses(q: &Query) -> Result<()> {
-    let not_yet =
-        |what: &str, span: Option<Span>| Err(Error::query(Stage::Bind, format!("{what} is not supported yet"), span));
-    if let Some(j) = q.joins.first() {
-        return not_yet("JOIN", Some(j.span));
-    }
-    Ok(())
+/// One event a query reads: the FROM event, or either side of a JOIN.
+struct Side<'a> {
+    event: &'a BoundEvent,
+    alias: Option<String>,
+    /// The JOIN's start event: its columns reach the end program through the
+    /// pairing map, so they bind as [`ColumnSource::Start`].
+    carried: bool,
 }
 
-/// Binding context for one event.
+impl Side<'_> {
+    fn format(&self) -> &TracepointFormat {
+        &self.event.format
+    }
+
+    /// Is `qualifier` a name for this event?
+    fn is_named(&self, qualifier: &str) -> bool {
+        self.alias.as_deref() == Some(qualifier)
+            || matches!(&self.event.name, EventName::Tracepoint { name, .. } if name == qualifier)
+    }
+
+    /// The name qualified columns of this side show in plans (`e.fd`).
+    fn display_name(&self) -> String {
+        match (&self.alias, &self.event.name) {
+            (Some(a), _) => a.clone(),
+            (None, EventName::Tracepoint { name, .. }) => name.clone(),
+            (None, other) => other.to_string(),
+        }
+    }
+
+    /// A column of this side, as seen by the program that produces rows.
+    fn carry(&self, e: ScalarExpr) -> ScalarExpr {
+        if !self.carried {
+            return e;
+        }
+        let qualifier = self.display_name();
+        e.map_columns(&|c| ColumnSource::Start { name: format!("{qualifier}.{}", c.name()), column: Box::new(c) })
+    }
+}
+
+/// Binding context: the events in scope and the nesting depth.
 struct Binder<'a> {
-    format: &'a TracepointFormat,
-    alias: Option<String>,
-    event_name: &'a EventName,
+    sides: Vec<Side<'a>>,
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: std::cell::Cell<u32>,
 }
@@ -168,8 +221,15 @@ impl Binder<'_> {
                     let s = self.scalar(expr)?;
                     columns.push(OutputColumn { name: alias.value.clone(), ty: s.ty(), source: s });
                 }
+                SelectItem::Wildcard(w) if self.sides.len() > 1 => {
+                    return Err(Error::query(
+                        Stage::Bind,
+                        "SELECT * over a JOIN is ambiguous; name the columns (e.g. e.fd, x.ret)",
+                        Span::from_sql(w.span()),
+                    ))
+                }
                 SelectItem::Wildcard(_) => {
-                    for f in &self.format.fields {
+                    for f in &self.sides[0].format().fields {
                         if let Some(s) =
                             self.field_column(f.name.as_str(), None).ok().filter(|_| f.kind != FieldKind::Unsupported)
                         {
@@ -249,68 +309,99 @@ impl Binder<'_> {
         Ok((QueryBody::Aggregate { keys, aggs, columns, having }, order_by))
     }
 
-    /// Looks a bare column name up: event fields first, then system columns,
-    /// then file columns.
+    /// Looks a bare column name up: event fields first, then system columns;
+    /// `None` when no event has it, or (in a JOIN) both do.
     fn lookup(&self, name: &str) -> Option<ScalarExpr> {
-        self.field_column(name, None)
+        let mut found = self.sides.iter().filter_map(|side| self.side_lookup(side, name));
+        let first = found.next();
+        if found.next().is_some() {
+            return None;
+        }
+        first
+    }
+
+    /// Column `name` of one side: a field, else a system column, else a file column.
+    fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
+        let plain = field_column(side.format(), name, None)
             .ok()
             .or_else(|| {
                 SystemColumn::from_name(name)
                     .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
             })
-            .or_else(|| self.file_lookup(name))
+            .or_else(|| file::file_lookup(side.format(), name))?;
+        Some(side.carry(plain))
     }
 
-    /// The event field `name` (element `index` of an array field), typed.
+    /// The field `name` (element `index` of an array field) of the one event
+    /// that has a field so named.
     fn field_column(&self, name: &str, index: Option<u32>) -> std::result::Result<ScalarExpr, String> {
-        let f = self.format.field(name).ok_or_else(|| format!("unknown column `{name}`"))?;
-        let field = |offset, size, kind| ColumnSource::Field { name: f.name.clone(), offset, size, kind };
-        match (&f.kind, index) {
-            (FieldKind::Int, None) => Ok(ScalarExpr::Column {
-                source: field(f.offset, f.size, FieldKind::Int),
-                ty: DataType::int_of_size(f.size, f.signed),
-            }),
-            (FieldKind::CharArray { len }, None) => Ok(ScalarExpr::Column {
-                source: field(f.offset, f.size, f.kind.clone()),
-                ty: DataType::Str { cap: (*len).clamp(1, 256) as u16 },
-            }),
-            (FieldKind::DataLocStr, None) => Ok(ScalarExpr::Column {
-                source: field(f.offset, f.size, FieldKind::DataLocStr),
-                ty: DataType::Str { cap: DATA_LOC_STRING_CAP },
-            }),
-            (FieldKind::IntArray { elem_size, len }, Some(i)) if i < *len => Ok(ScalarExpr::Column {
-                source: ColumnSource::Field {
-                    name: format!("{}[{i}]", f.name),
-                    offset: f.offset + i * elem_size,
-                    size: *elem_size,
-                    kind: FieldKind::Int,
-                },
-                ty: DataType::int_of_size(*elem_size, f.signed),
-            }),
-            (FieldKind::IntArray { len, .. }, Some(i)) => {
-                Err(format!("index {i} is out of range: `{name}` has {len} elements"))
-            }
-            (FieldKind::IntArray { len, .. }, None) => {
-                Err(format!("`{name}` is an array of {len} integers; pick one element, e.g. `{name}[0]`"))
-            }
-            (_, Some(_)) => Err(format!("`{name}` is not an array")),
-            (FieldKind::Unsupported, None) => {
-                Err(format!("column `{name}` has type `{}`, which ebq cannot read yet", f.c_type))
-            }
+        let with_field: Vec<&Side> = self.sides.iter().filter(|s| s.format().field(name).is_some()).collect();
+        match with_field.as_slice() {
+            [side] => field_column(side.format(), name, index).map(|e| side.carry(e)),
+            [] => Err(format!("unknown column `{name}`")),
+            [a, b, ..] => Err(format!(
+                "`{name}` is a column of both joined events; write {}.{name} or {}.{name}",
+                a.display_name(),
+                b.display_name()
+            )),
         }
     }
 
     /// All column names, for suggestions.
     fn column_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.format.fields.iter().map(|f| f.name.as_str()).collect();
+        let mut names: Vec<&str> =
+            self.sides.iter().flat_map(|s| s.format().fields.iter().map(|f| f.name.as_str())).collect();
         names.extend(SystemColumn::ALL.iter().map(|s| s.name()));
-        names.extend(self.file_column_names());
+        names.extend(self.sides.iter().flat_map(|s| file::file_column_names(s.format())));
         names
     }
 
-    /// Is `qualifier` a name for the FROM event?
-    fn is_event_qualifier(&self, qualifier: &str) -> bool {
-        self.alias.as_deref() == Some(qualifier)
-            || matches!(self.event_name, EventName::Tracepoint { name, .. } if name == qualifier)
+    /// The event named `qualifier`, if any.
+    fn side_named(&self, qualifier: &str) -> Option<&Side<'_>> {
+        self.sides.iter().find(|s| s.is_named(qualifier))
+    }
+
+    /// How the events are named in messages.
+    fn events_text(&self) -> String {
+        self.sides.iter().map(|s| s.event.name.to_string()).collect::<Vec<_>>().join(" or ")
+    }
+}
+
+/// The field `name` (element `index` of an array field) of `format`, typed.
+fn field_column(format: &TracepointFormat, name: &str, index: Option<u32>) -> std::result::Result<ScalarExpr, String> {
+    let f = format.field(name).ok_or_else(|| format!("unknown column `{name}`"))?;
+    let field = |offset, size, kind| ColumnSource::Field { name: f.name.clone(), offset, size, kind };
+    match (&f.kind, index) {
+        (FieldKind::Int, None) => Ok(ScalarExpr::Column {
+            source: field(f.offset, f.size, FieldKind::Int),
+            ty: DataType::int_of_size(f.size, f.signed),
+        }),
+        (FieldKind::CharArray { len }, None) => Ok(ScalarExpr::Column {
+            source: field(f.offset, f.size, f.kind.clone()),
+            ty: DataType::Str { cap: (*len).clamp(1, 256) as u16 },
+        }),
+        (FieldKind::DataLocStr, None) => Ok(ScalarExpr::Column {
+            source: field(f.offset, f.size, FieldKind::DataLocStr),
+            ty: DataType::Str { cap: DATA_LOC_STRING_CAP },
+        }),
+        (FieldKind::IntArray { elem_size, len }, Some(i)) if i < *len => Ok(ScalarExpr::Column {
+            source: ColumnSource::Field {
+                name: format!("{}[{i}]", f.name),
+                offset: f.offset + i * elem_size,
+                size: *elem_size,
+                kind: FieldKind::Int,
+            },
+            ty: DataType::int_of_size(*elem_size, f.signed),
+        }),
+        (FieldKind::IntArray { len, .. }, Some(i)) => {
+            Err(format!("index {i} is out of range: `{name}` has {len} elements"))
+        }
+        (FieldKind::IntArray { len, .. }, None) => {
+            Err(format!("`{name}` is an array of {len} integers; pick one element, e.g. `{name}[0]`"))
+        }
+        (_, Some(_)) => Err(format!("`{name}` is not an array")),
+        (FieldKind::Unsupported, None) => {
+            Err(format!("column `{name}` has type `{}`, which ebq cannot read yet", f.c_type))
+        }
     }
 }

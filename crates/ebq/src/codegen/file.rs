@@ -11,7 +11,8 @@
 
 use crate::bind::{ColumnSource, ScalarExpr};
 use crate::catalog::FileColumn;
-use crate::plan::{KernelOutput, PhysicalPlan};
+use crate::plan::PhysicalPlan;
+use crate::types::DataType;
 
 /// Includes for programs with file columns (vmlinux.h replaces <linux/bpf.h>,
 /// which it conflicts with).
@@ -106,22 +107,46 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 
 "#;
 
-/// True when any expression of the kernel part reads a file column.
+/// True when any program of the query reads a file column: the end (or only)
+/// program, or a JOIN's start program (its filter, keys and carried columns).
 pub fn uses_files(plan: &PhysicalPlan) -> bool {
     let k = &plan.kernel;
-    let mut exprs: Vec<&ScalarExpr> = k.filter.iter().collect();
-    match &k.output {
-        KernelOutput::Aggregate { key_fields, slots, .. } => {
-            exprs.extend(key_fields.iter().map(|(e, _)| e));
-            exprs.extend(slots.iter().map(|s| &s.arg));
-        }
-        KernelOutput::Rows { fields, .. } => exprs.extend(fields.iter().map(|(e, _)| e)),
+    let mut exprs: Vec<&ScalarExpr> = k.filter.iter().chain(k.output.exprs()).collect();
+    let mut columns: Vec<&ColumnSource> = vec![];
+    if let Some(p) = &k.pairing {
+        exprs.extend(p.start_filter.iter());
+        exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
+        columns.extend(p.carried.iter().map(|(c, _, _)| c));
     }
     let mut found = false;
     for e in exprs {
-        e.visit_columns(&mut |c| found |= matches!(c, ColumnSource::File { .. }));
+        e.visit_columns(&mut |c| found |= is_file(c));
     }
-    found
+    found || columns.into_iter().any(is_file)
+}
+
+/// A file column, read here or carried from a JOIN's start event.
+fn is_file(c: &ColumnSource) -> bool {
+    match c {
+        ColumnSource::File { .. } => true,
+        ColumnSource::Start { column, .. } => is_file(column),
+        _ => false,
+    }
+}
+
+/// `columns` with each file column's [`FileColumn::Handle`] inserted before
+/// its first use (once), so the fd is resolved before anything reads the file.
+pub fn with_dependencies(columns: Vec<(ColumnSource, DataType)>) -> Vec<(ColumnSource, DataType)> {
+    let mut out: Vec<(ColumnSource, DataType)> = vec![];
+    for (c, ty) in columns {
+        if let Some(dep) = dependency(&c).filter(|d| !out.iter().any(|(x, _)| x == d)) {
+            out.push((dep, DataType::U64));
+        }
+        if !out.iter().any(|(x, _)| *x == c) {
+            out.push((c, ty));
+        }
+    }
+    out
 }
 
 /// The column a file column is computed from (the looked-up file), if any.

@@ -8,6 +8,7 @@
 
 mod expr;
 mod file;
+mod pairing;
 mod structs;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
@@ -73,7 +74,13 @@ pub fn generate(plan: &PhysicalPlan) -> String {
             );
         }
     }
+    if let Some(p) = &k.pairing {
+        c.push_str(&pairing::declarations(p));
+    }
     c.push_str(&program(plan));
+    if let Some(p) = &k.pairing {
+        c.push_str(&pairing::start_program(p));
+    }
     c.push_str(&fork_program(plan));
     c
 }
@@ -85,11 +92,14 @@ struct ebq_config {
 };
 const volatile struct ebq_config ebq_config = {};
 
-/* Events in scope, events that passed WHERE, events lost (group map or ring buffer full). */
+/* Events in scope, events that passed WHERE, events lost (group map or ring buffer full);
+ * for a JOIN also end events with no open pair, and starts lost to a full pairing map. */
 struct ebq_stats {
 	__u64 seen;
 	__u64 matched;
 	__u64 dropped;
+	__u64 unmatched;
+	__u64 pending_full;
 };
 
 struct {
@@ -139,7 +149,7 @@ static __always_inline __s64 ebq_ashr(__s64 a, __u64 b) { return a >> (b < 63 ? 
 
 /// User text quoted inside a C comment: neither `*/` (ends it) nor `/*`
 /// (clang's -Wcomment) may appear.
-fn comment_safe(text: &str) -> String {
+pub(crate) fn comment_safe(text: &str) -> String {
     text.replace("*/", "* /").replace("/*", "/ *")
 }
 
@@ -149,48 +159,30 @@ pub fn local_name(c: &ColumnSource) -> String {
     match c {
         ColumnSource::System(_) => format!("sys_{n}"),
         ColumnSource::Field { .. } => format!("ev_{n}"),
+        ColumnSource::Start { column, .. } => format!("start_{}", local_name(column)),
         ColumnSource::File { .. } => format!("fc_{n}"),
     }
 }
 
 /// Columns read by `exprs`, in first-use order, without repeats.
-fn columns_of<'a>(
+pub(crate) fn columns_of<'a>(
     exprs: impl IntoIterator<Item = &'a ScalarExpr>,
     skip: &[ColumnSource],
 ) -> Vec<(ColumnSource, DataType)> {
     let mut out: Vec<(ColumnSource, DataType)> = vec![];
     for e in exprs {
-        collect_typed(e, &mut out);
+        e.typed_columns(&mut out);
     }
+    let mut out = file::with_dependencies(out);
     out.retain(|(c, _)| !skip.contains(c));
     out
 }
 
-fn collect_typed(e: &ScalarExpr, out: &mut Vec<(ColumnSource, DataType)>) {
-    let mut add = |c: &ColumnSource, ty: DataType| {
-        if let Some(dep) = file::dependency(c).filter(|d| !out.iter().any(|(x, _)| x == d)) {
-            out.push((dep, DataType::U64));
-        }
-        if !out.iter().any(|(x, _)| x == c) {
-            out.push((c.clone(), ty));
-        }
-    };
-    match e {
-        ScalarExpr::Column { source, ty } => add(source, *ty),
-        ScalarExpr::StrMatch { column, cap, .. } => add(column, DataType::Str { cap: *cap }),
-        ScalarExpr::Binary { left, right, .. } => {
-            collect_typed(left, out);
-            collect_typed(right, out);
-        }
-        ScalarExpr::Not(x) | ScalarExpr::Neg(x) => collect_typed(x, out),
-        ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
-    }
-}
-
 /// C statements declaring and loading one column into its local.
-fn load_column(c: &ColumnSource, ty: DataType, format: &crate::catalog::TracepointFormat) -> String {
+pub(crate) fn load_column(c: &ColumnSource, ty: DataType, format: &crate::catalog::TracepointFormat) -> String {
     let local = local_name(c);
     match c {
+        ColumnSource::Start { .. } => unreachable!("carried columns are read from the pairing map (pairing::load_carried)"),
         ColumnSource::System(s) => match s {
             SystemColumn::Time => format!("\t__u64 {local} = bpf_ktime_get_ns();\n"),
             SystemColumn::Pid => format!("\t__u32 {local} = pid_tgid >> 32;\n"),
@@ -233,28 +225,46 @@ fn program(plan: &PhysicalPlan) -> String {
     let format = &k.event.format;
     let mut c = String::new();
     let (category, name) = (&format.category, &format.name);
-    let _ = write!(
-        c,
-        "SEC(\"tracepoint/{category}/{name}\")\nint ebq_query(struct ebq_event *ctx)\n{{\n\
-         \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n\
-         \t__u32 zero = 0;\n\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\
-         \tif (!stats)\n\t\treturn 0;\n\tstats->seen++;\n"
+    let _ = write!(c, "SEC(\"tracepoint/{category}/{name}\")\nint ebq_query(struct ebq_event *ctx)\n{{\n");
+    if k.pairing.is_none() || reads_pid_tgid(k) {
+        c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");
+    }
+    let mut loaded: Vec<ColumnSource> = vec![];
+    match &k.pairing {
+        None => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n"),
+        Some(p) => {
+            c.push_str(&pairing::end_lookup(p, format));
+            loaded.extend(p.keys.iter().flat_map(|(_, e, _)| columns_of([e], &[])).map(|(c, _)| c));
+        }
+    }
+    c.push_str(
+        "\t__u32 zero = 0;\n\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\
+         \tif (!stats)\n\t\treturn 0;\n",
     );
-    let filter_cols = columns_of(k.filter.iter(), &[]);
+    if let Some(p) = &k.pairing {
+        c.push_str(&pairing::end_take(p));
+    }
+    c.push_str("\tstats->seen++;\n");
+    let load = |col: &ColumnSource, ty: DataType| match &k.pairing {
+        Some(p) if col.is_start() => pairing::load_carried(p, col, ty),
+        _ => load_column(col, ty, format),
+    };
+    let filter_cols = columns_of(k.filter.iter(), &loaded);
     if let Some(f) = &k.filter {
         c.push('\n');
         for (col, ty) in &filter_cols {
-            c.push_str(&load_column(col, *ty, format));
+            c.push_str(&load(col, *ty));
         }
         let _ = write!(c, "\t/* WHERE {} */\n\tif (!{})\n\t\treturn 0;\n", comment_safe(&f.to_string()), c_expr(f));
     }
     c.push_str("\tstats->matched++;\n\n");
-    let skip: Vec<ColumnSource> = filter_cols.into_iter().map(|(c, _)| c).collect();
+    loaded.extend(filter_cols.into_iter().map(|(c, _)| c));
+    let skip = loaded;
     match &k.output {
         KernelOutput::Aggregate { key, key_fields, value, slots, .. } => {
             let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg));
             for (col, ty) in columns_of(exprs, &skip) {
-                c.push_str(&load_column(&col, ty, format));
+                c.push_str(&load(&col, ty));
             }
             c.push_str("\tstruct ebq_key key = {};\n");
             match k.window {
@@ -281,7 +291,7 @@ fn program(plan: &PhysicalPlan) -> String {
         KernelOutput::Rows { record, fields, .. } => {
             let exprs = fields.iter().map(|(e, _)| e);
             for (col, ty) in columns_of(exprs, &skip) {
-                c.push_str(&load_column(&col, ty, format));
+                c.push_str(&load(&col, ty));
             }
             c.push_str(
                 "\tstruct ebq_row *r = bpf_ringbuf_reserve(&ebq_rows, sizeof(*r), 0);\n\tif (!r) {\n\
@@ -299,8 +309,18 @@ fn program(plan: &PhysicalPlan) -> String {
     c
 }
 
+/// Does the main program read `pid` or `tid` of its own event?
+fn reads_pid_tgid(k: &crate::plan::KernelPlan) -> bool {
+    let mut cols = vec![];
+    let keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+    for e in k.filter.iter().chain(k.output.exprs()).chain(keys) {
+        e.typed_columns(&mut cols);
+    }
+    cols.iter().any(|(c, _)| matches!(c, ColumnSource::System(SystemColumn::Pid | SystemColumn::Tid)))
+}
+
 /// `target.field = expr;` (strings are copied).
-fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
+pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
     match e {
         ScalarExpr::Column { source, ty: DataType::Str { .. } } => {
             let local = local_name(source);

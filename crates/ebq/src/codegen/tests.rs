@@ -111,6 +111,8 @@ fn file_column_programs_compile_with_clang() {
         "SELECT inode, dev, dev_major, dev_minor, fs_type, mount_point, mount_id, file_name, file_pos, count \
          FROM syscalls.sys_enter_write WHERE file_pos > 10 AND mount_point LIKE '/t%'",
         "SELECT file_name, inode FROM syscalls.sys_exit_openat WHERE ret >= 0",
+        "SELECT e.file_name, e.inode, COUNT(*), SUM(x.ret) FROM syscalls.sys_enter_pread64 e \
+         JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid WHERE e.mount_point = '/' GROUP BY e.file_name, e.inode",
         "SELECT fs_type, file_name, COUNT(*), SUM(count), MAX(file_pos) FROM syscalls.sys_enter_pread64 \
          GROUP BY fs_type, file_name WINDOW(time, 1000, 1000)",
     ] {

@@ -8,9 +8,39 @@ impl PhysicalPlan {
     pub fn explain(&self) -> String {
         let k = &self.kernel;
         let mut s = String::new();
-        let _ = writeln!(s, "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT)", k.event.event_description());
-        let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
+        if let Some(p) = &k.pairing {
+            let _ = writeln!(
+                s,
+                "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT, opens pairs)",
+                p.start.event_description()
+            );
+            let _ = writeln!(
+                s,
+                "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
+            );
+            let (start, end) = &p.names;
+            if let Some(f) = &p.start_filter {
+                let _ = writeln!(s, "[kernel] Filter     {} (before a pair opens)", f.qualified(start));
+            }
+            let keys: Vec<String> =
+                p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
+            let carried: Vec<&str> = p.carried.iter().map(|(c, _, _)| c.name()).collect();
+            let _ = writeln!(
+                s,
+                "[kernel] Pair       on [{}] in HASH ebq_pending (max {} open; key {} B; carries [{}] in {} B)",
+                keys.join(", "),
+                p.max_pending,
+                p.key.size,
+                carried.join(", "),
+                p.stash.size
+            );
+            let _ = writeln!(s, "[kernel] Attach     {} (closes pairs)", k.event.event_description());
+        } else {
+            let _ = writeln!(s, "[kernel] Attach     {} (BPF_PROG_TYPE_TRACEPOINT)", k.event.event_description());
+            let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
+        }
         if let Some(f) = &k.filter {
+            let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
         match &k.output {

@@ -7,8 +7,10 @@
 
 mod explain;
 mod layout;
+mod pairing;
 
 pub use layout::{StructField, StructLayout};
+pub use pairing::Pairing;
 
 use crate::bind::{AggFunc, BoundEvent, ColumnSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window};
 use crate::catalog::{Catalog, TracepointFormat};
@@ -26,11 +28,14 @@ pub struct PlanOptions {
     /// Wake the reader once this many bytes are waiting (row queries); it also
     /// polls every 50 ms, so a quiet stream is never stuck.
     pub wakeup_bytes: u32,
+    /// JOINs: most pairs open at once (starts waiting for their end event);
+    /// starts beyond it are counted in `pending_full`.
+    pub max_pending: u32,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { max_groups: 10240, ringbuf_bytes: 8 << 20, wakeup_bytes: 256 << 10 }
+        PlanOptions { max_groups: 10240, ringbuf_bytes: 8 << 20, wakeup_bytes: 256 << 10, max_pending: 10240 }
     }
 }
 
@@ -98,6 +103,18 @@ pub enum KernelOutput {
     },
 }
 
+impl KernelOutput {
+    /// The per-event expressions the output evaluates.
+    pub fn exprs(&self) -> Vec<&ScalarExpr> {
+        match self {
+            KernelOutput::Aggregate { key_fields, slots, .. } => {
+                key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).collect()
+            }
+            KernelOutput::Rows { fields, .. } => fields.iter().map(|(e, _)| e).collect(),
+        }
+    }
+}
+
 /// The kernel part of a query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelPlan {
@@ -111,6 +128,8 @@ pub struct KernelPlan {
     pub output: KernelOutput,
     /// Window cutting.
     pub window: KernelWindow,
+    /// For a JOIN, the start event and the pairing map.
+    pub pairing: Option<Pairing>,
 }
 
 /// Where a user-visible column's value comes from.
@@ -175,7 +194,9 @@ pub struct PhysicalPlan {
 
 /// Builds the physical plan.
 pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanOptions) -> Result<PhysicalPlan> {
-    if !matches!(logical.event.name, EventName::Tracepoint { .. }) {
+    if !matches!(logical.event.name, EventName::Tracepoint { .. })
+        || logical.join.as_ref().is_some_and(|j| !matches!(j.start.name, EventName::Tracepoint { .. }))
+    {
         return Err(Error::query(
             Stage::Plan,
             format!("{}: only tracepoints can be attached so far", logical.event.name),
@@ -250,11 +271,22 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         }
     };
     columns.window_panes = window_panes;
-    check_stack(logical, &output)?;
+    let pairing = match &logical.join {
+        Some(join) => Some(Pairing::new(join, logical.filter.iter().chain(output.exprs()), options.max_pending)?),
+        None => None,
+    };
+    check_stack(logical, &output, pairing.as_ref())?;
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
     Ok(PhysicalPlan {
         sql: sql.to_string(),
-        kernel: KernelPlan { event: logical.event.clone(), fork_event, filter: logical.filter.clone(), output, window },
+        kernel: KernelPlan {
+            event: logical.event.clone(),
+            fork_event,
+            filter: logical.filter.clone(),
+            output,
+            window,
+            pairing,
+        },
         user: columns,
     })
 }
@@ -382,43 +414,55 @@ pub fn c_name(name: &str, i: usize) -> String {
     format!("c{i}_{s}")
 }
 
-/// Rejects plans whose stack needs exceed [`STACK_BUDGET`].
-fn check_stack(logical: &LogicalPlan, output: &KernelOutput) -> Result<()> {
+/// Rejects plans whose stack needs exceed [`STACK_BUDGET`]. The end program
+/// of a JOIN holds the pairing key and a copy of the carried columns too.
+fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pairing>) -> Result<()> {
     let mut strings: Vec<(String, u32)> = vec![];
     let mut note = |c: &ColumnSource| {
         let cap = c.string_cap().map_or(0, u32::from);
-        if cap > 0 && !strings.iter().any(|(n, _)| n == c.name()) {
+        if cap > 0 && !c.is_start() && !strings.iter().any(|(n, _)| n == c.name()) {
             strings.push((c.name().to_string(), cap));
         }
     };
-    if let Some(f) = &logical.filter {
-        f.visit_columns(&mut note);
+    for e in logical.filter.iter().chain(output.exprs()) {
+        e.visit_columns(&mut note);
     }
-    let fixed = match output {
-        KernelOutput::Aggregate { key, value, key_fields, .. } => {
-            for (k, _) in key_fields {
-                k.visit_columns(&mut note);
-            }
-            key.size + value.size
-        }
-        KernelOutput::Rows { fields, .. } => {
-            for (k, _) in fields {
-                k.visit_columns(&mut note);
-            }
-            0
-        }
+    let mut fixed = match output {
+        KernelOutput::Aggregate { key, value, .. } => key.size + value.size,
+        KernelOutput::Rows { .. } => 0,
     };
+    if let Some(p) = pairing {
+        fixed += p.key.size + p.stash.size;
+    }
     let total = fixed + strings.iter().map(|(_, c)| c).sum::<u32>();
     if total > STACK_BUDGET {
         let detail: Vec<String> = strings.iter().map(|(n, c)| format!("{n}: {c} B")).collect();
+        let what = if pairing.is_some() { "key + value + pairing key + carried columns" } else { "key + value" };
         return Err(Error::query(
             Stage::Plan,
             format!(
-                "this query needs {total} bytes of BPF stack (key + value {fixed} B, strings [{}]); the budget is {STACK_BUDGET} of the kernel's 512",
+                "this query needs {total} bytes of BPF stack ({what} {fixed} B, strings [{}]); the budget is {STACK_BUDGET} of the kernel's 512",
                 detail.join(", ")
             ),
             logical.select_span,
         ));
+    }
+    if let Some(p) = pairing {
+        // The start program: its key, the stash it fills, and the strings it reads.
+        let mut start_strings = 0;
+        for (c, _, _) in &p.carried {
+            start_strings += c.string_cap().map_or(0, u32::from);
+        }
+        let start_total = p.key.size + p.stash.size + start_strings;
+        if start_total > STACK_BUDGET {
+            return Err(Error::query(
+                Stage::Plan,
+                format!(
+                    "the JOIN's start event needs {start_total} bytes of BPF stack to carry its columns; the budget is {STACK_BUDGET}"
+                ),
+                logical.join.as_ref().map(|j| j.span),
+            ));
+        }
     }
     Ok(())
 }

@@ -69,6 +69,12 @@ pub struct QueryStats {
     pub delivered: u64,
     /// Events lost: group map or ring buffer full.
     pub dropped: u64,
+    /// JOIN: end events with no open pair (their start came before ebq
+    /// attached, or did not pass the start-side WHERE).
+    pub unmatched: u64,
+    /// JOIN: start events lost because the pairing map was full (`--max-pending`);
+    /// each is a pair that will never be seen.
+    pub pending_full: u64,
     /// Times the query's main program ran (0 unless BPF statistics are on).
     pub bpf_run_cnt: u64,
     /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).
@@ -205,14 +211,20 @@ impl RunningQuery {
             KernelOutput::Aggregate { .. } => None,
         };
         let mut links = vec![];
-        let event = plan.kernel.event.event_description();
         let follow = matches!(scope, Scope::Tracked(_));
-        for prog in object.progs_mut() {
+        let mut progs: Vec<_> = object.progs_mut().collect();
+        // A JOIN's end program first: a pair opened before its end is attached could never close.
+        progs.sort_by_key(|p| p.name() != "ebq_query");
+        for prog in progs {
             let name = prog.name().to_string_lossy().into_owned();
             if name == "ebq_follow_fork" && !follow {
                 continue;
             }
-            let what = if name == "ebq_query" { event.clone() } else { "tracepoint:sched:sched_process_fork".into() };
+            let what = match name.as_str() {
+                "ebq_query" => plan.kernel.event.event_description(),
+                "ebq_pair_start" => plan.kernel.pairing.as_ref().map_or(name.clone(), |p| p.start.event_description()),
+                _ => "tracepoint:sched:sched_process_fork".into(),
+            };
             let link = prog.attach().map_err(|e| Error::Load {
                 what: format!("attach {what}"),
                 errno: match e.kind() {
@@ -378,6 +390,8 @@ impl RunningQuery {
             s.seen += at(0);
             s.matched += at(1);
             s.dropped += at(2);
+            s.unmatched += at(3);
+            s.pending_full += at(4);
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
         if let Some(p) = self.program_stats().into_iter().find(|p| p.name == "ebq_query") {

@@ -31,11 +31,14 @@ struct ebq_config {
 };
 const volatile struct ebq_config ebq_config = {};
 
-/* Events in scope, events that passed WHERE, events lost (group map or ring buffer full). */
+/* Events in scope, events that passed WHERE, events lost (group map or ring buffer full);
+ * for a JOIN also end events with no open pair, and starts lost to a full pairing map. */
 struct ebq_stats {
 	__u64 seen;
 	__u64 matched;
 	__u64 dropped;
+	__u64 unmatched;
+	__u64 pending_full;
 };
 
 struct {

@@ -1,0 +1,164 @@
+//! Issue 3 acceptance for JOIN: enter→exit pairing in the kernel. Syscall
+//! pairs by thread give exactly one joined event per call of the workload;
+//! block request pairs by (dev, sector) on a private loop device match the
+//! block layer's own completion counters; a full pairing map is counted.
+
+mod common;
+
+use common::{engine, rows_of, run_around, run_around_with, u, Row};
+use ebq::plan::PlanOptions;
+use ebq::{Engine, Scope};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+const PREAD: &[&str] =
+    &["pread", "--fds", "3", "--calls", "40,25,13", "--fd-base", "100", "--threads-per-cpu", "--size-base", "96"];
+
+/// Per fd: (calls, bytes) from a pread report.
+fn per_fd(report: &Json) -> BTreeMap<u64, (u64, u64)> {
+    report["fds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["fd"].as_u64().unwrap(), (f["calls"].as_u64().unwrap(), f["bytes"].as_u64().unwrap())))
+        .collect()
+}
+
+fn total_calls(report: &Json) -> u64 {
+    report["total_calls"].as_u64().unwrap()
+}
+
+#[test]
+fn syscall_pairs_by_thread_give_one_joined_event_per_call() {
+    let sql = "SELECT e.fd, COUNT(*) AS calls, SUM(x.ret) AS bytes, MIN(x.time - e.time) AS minlat \
+               FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
+               WHERE e.fd >= 100 GROUP BY e.fd";
+    let (outs, stats, report) = run_around(sql, Scope::Process, PREAD);
+    let rows = rows_of(&outs);
+    let got: BTreeMap<u64, (u64, u64)> = rows.iter().map(|r| (u(r, "e.fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+    assert_eq!(got, per_fd(&report), "per-fd pairs and bytes returned: {rows:?}");
+    assert!(rows.iter().all(|r| u(r, "minlat") > 0), "exit comes after enter: {rows:?}");
+    // Only starts that passed `e.fd >= 100` opened pairs; each closed once.
+    assert_eq!(stats.seen, total_calls(&report));
+    assert_eq!(stats.matched, total_calls(&report));
+    assert_eq!((stats.dropped, stats.pending_full), (0, 0));
+}
+
+#[test]
+fn joined_rows_carry_entry_columns_to_the_exit() {
+    let sql = "SELECT e.fd, e.count, x.ret, x.time - e.time AS lat \
+               FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
+               WHERE e.fd >= 100 AND x.ret > 0";
+    let (outs, stats, report) = run_around(sql, Scope::Process, PREAD);
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len() as u64, total_calls(&report));
+    // Files are 1 MiB, reads start at 0: each pread returns what it asked for.
+    assert!(rows.iter().all(|r| u(r, "e.count") == u(r, "x.ret") && u(r, "lat") > 0), "{rows:?}");
+    let mut got: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for r in &rows {
+        let e = got.entry(u(r, "e.fd")).or_default();
+        e.0 += 1;
+        e.1 += u(r, "x.ret");
+    }
+    assert_eq!(got, per_fd(&report));
+    assert_eq!(stats.delivered, total_calls(&report));
+}
+
+#[test]
+fn a_full_pairing_map_is_counted_never_silent() {
+    // `e.time = x.ret` never holds, so every start stays open: 4 fit, the rest are counted.
+    let engine = Engine::new().unwrap().with_options(PlanOptions { max_pending: 4, ..PlanOptions::default() });
+    let sql = "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x \
+               ON e.time = x.ret WHERE e.fd >= 100";
+    let (outs, stats, report) = run_around_with(&engine, sql, Scope::Process, PREAD);
+    assert_eq!(stats.pending_full, total_calls(&report) - 4);
+    assert_eq!(stats.seen, 0);
+    let rows: Vec<Row> = rows_of(&outs);
+    assert!(rows.iter().all(|r| u(r, "COUNT(*)") == 0), "{rows:?}");
+}
+
+/// A loop device over a sparse file, detached on drop.
+struct LoopDevice {
+    dev: PathBuf,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    fn new() -> LoopDevice {
+        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}.img", std::process::id()));
+        std::fs::File::create(&backing).unwrap().set_len(32 << 20).unwrap();
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { dev, backing }
+    }
+
+    fn name(&self) -> String {
+        self.dev.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The kernel's dev_t as block tracepoints report it: major << 20 | minor.
+    fn dev_t(&self) -> u64 {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/dev", self.name())).unwrap();
+        let (major, minor) = text.trim().split_once(':').unwrap();
+        (major.parse::<u64>().unwrap() << 20) | minor.parse::<u64>().unwrap()
+    }
+
+    /// (requests completed, sectors) from /sys/block/NAME/stat: reads, writes, discards, flushes.
+    fn completed(&self) -> (u64, u64) {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
+        let v: Vec<u64> = text.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        (v[0] + v[4] + v.get(11).copied().unwrap_or(0) + v.get(15).copied().unwrap_or(0), v[2] + v[6] + v[13])
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}
+
+#[test]
+fn block_request_pairs_match_the_block_layers_counters() {
+    let disk = LoopDevice::new();
+    let sql = format!(
+        "SELECT COUNT(*) AS requests, SUM(c.nr_sector) AS sectors, MIN(c.time - i.time) AS minlat \
+         FROM block.block_rq_issue i JOIN block.block_rq_complete c ON i.dev = c.dev AND i.sector = c.sector \
+         WHERE i.dev = {}",
+        disk.dev_t()
+    );
+    let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let before = disk.completed();
+    let mut q = prepared.start(Scope::All).unwrap();
+    let dev = disk.dev.display().to_string();
+    for args in [
+        vec![
+            "if=/dev/zero".to_string(),
+            format!("of={dev}"),
+            "bs=4k".into(),
+            "count=300".into(),
+            "oflag=direct".into(),
+        ],
+        vec![format!("if={dev}"), "of=/dev/null".into(), "bs=64k".into(), "count=40".into(), "iflag=direct".into()],
+    ] {
+        let st = Command::new("dd").args(&args).stderr(std::process::Stdio::null()).status().unwrap();
+        assert!(st.success());
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let mut outs = q.poll(Duration::from_millis(10)).unwrap();
+    outs.extend(q.finish().unwrap());
+    let stats = q.stats().unwrap();
+    let after = disk.completed();
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let (requests, sectors) = (after.0 - before.0, after.1 - before.1);
+    assert!(requests >= 340, "dd issued 300 + 40 direct requests, the device counted {requests}");
+    assert_eq!(u(&rows[0], "requests"), requests, "{rows:?}");
+    assert_eq!(u(&rows[0], "sectors"), sectors, "{rows:?}");
+    assert!(u(&rows[0], "minlat") > 0);
+    assert_eq!(stats.pending_full, 0);
+}

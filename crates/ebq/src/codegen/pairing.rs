@@ -1,0 +1,132 @@
+//! JOIN code: the pairing map, the start program that opens pairs, and the
+//! end program's prologue that takes them.
+
+use super::{assign, c_expr, columns_of, comment_safe, load_column, structs};
+use crate::bind::ColumnSource;
+use crate::catalog::TracepointFormat;
+use crate::plan::Pairing;
+use crate::types::DataType;
+use std::fmt::Write;
+
+/// The start event's record struct, the key and value structs and the map.
+pub fn declarations(p: &Pairing) -> String {
+    let mut c = structs::event_struct("ebq_start_event", &p.start.event_description(), &p.start.format);
+    c.push_str(&structs::layout_struct("ebq_pair_key", &p.key));
+    if p.stash.fields.is_empty() {
+        // Nothing to carry: the map still needs a value to mark the open pair.
+        c.push_str("struct ebq_stash {\n\t__u8 open;\n};\n\n");
+    } else {
+        c.push_str(&structs::layout_struct("ebq_stash", &p.stash));
+    }
+    let _ = write!(
+        c,
+        "/* Open pairs: what the end event needs from its start event, by pairing key.\n \
+         * Not per-CPU: a pair may open on one CPU and close on another. */\nstruct {{\n\
+         \t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, {});\n\
+         \t__type(key, struct ebq_pair_key);\n\t__type(value, struct ebq_stash);\n}} ebq_pending SEC(\".maps\");\n\n",
+        p.max_pending
+    );
+    c
+}
+
+/// `key.field = (type)(expr);` for each pairing key, `side` picking the
+/// start (true) or end expression.
+fn fill_key(p: &Pairing, start: bool) -> String {
+    let mut c = "\tstruct ebq_pair_key pk = {};\n".to_string();
+    for (s, e, pos) in &p.keys {
+        let f = &p.key.fields[*pos];
+        let x = if start { s } else { e };
+        let _ = writeln!(c, "\tpk.{} = ({})({});", f.name, f.ty.c_type(), c_expr(x));
+    }
+    c
+}
+
+/// The start program: scope, start-side WHERE, then store the carried columns.
+pub fn start_program(p: &Pairing) -> String {
+    let format = &p.start.format;
+    let mut c = String::new();
+    let _ = write!(
+        c,
+        "/* Opens a pair at {}: keeps what the query needs until the end event. */\n\
+         SEC(\"tracepoint/{}/{}\")\nint ebq_pair_start(struct ebq_start_event *ctx)\n{{\n\
+         \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
+        p.start.event_description(),
+        format.category,
+        format.name
+    );
+    let filter_cols = columns_of(p.start_filter.iter(), &[]);
+    if let Some(f) = &p.start_filter {
+        for (col, ty) in &filter_cols {
+            c.push_str(&load_column(col, *ty, format));
+        }
+        let _ = write!(c, "\t/* WHERE {} */\n\tif (!{})\n\t\treturn 0;\n", comment_safe(&f.to_string()), c_expr(f));
+    }
+    let loaded: Vec<ColumnSource> = filter_cols.into_iter().map(|(c, _)| c).collect();
+    let inner: Vec<(ColumnSource, DataType)> =
+        p.carried.iter().map(|(col, ty, _)| (start_column(col).clone(), *ty)).collect();
+    let key_exprs = p.keys.iter().map(|(s, _, _)| s);
+    let mut wanted = columns_of(key_exprs, &loaded);
+    for (col, ty) in inner {
+        if !loaded.contains(&col) && !wanted.iter().any(|(w, _)| *w == col) {
+            wanted.push((col, ty));
+        }
+    }
+    // Carried file columns need their fd resolved first.
+    let mut wanted = super::file::with_dependencies(wanted);
+    wanted.retain(|(c, _)| !loaded.contains(c));
+    for (col, ty) in &wanted {
+        c.push_str(&load_column(col, *ty, format));
+    }
+    c.push_str(&fill_key(p, true));
+    c.push_str("\tstruct ebq_stash s = {};\n");
+    for (col, ty, pos) in &p.carried {
+        let e = crate::bind::ScalarExpr::Column { source: start_column(col).clone(), ty: *ty };
+        c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));
+    }
+    c.push_str(
+        "\tif (bpf_map_update_elem(&ebq_pending, &pk, &s, BPF_ANY)) {\n\t\t__u32 zero = 0;\n\
+         \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
+         \t\tif (stats)\n\t\t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\t}\n\treturn 0;\n}\n\n",
+    );
+    c
+}
+
+/// The column a carried column reads at the start event.
+fn start_column(c: &ColumnSource) -> &ColumnSource {
+    match c {
+        ColumnSource::Start { column, .. } => column,
+        other => other,
+    }
+}
+
+/// End program, before the stats lookup: compute the pairing key and look the pair up.
+pub fn end_lookup(p: &Pairing, format: &TracepointFormat) -> String {
+    let mut c =
+        "\t/* Scope was checked when the pair opened (end events may run in interrupt context). */\n".to_string();
+    for (col, ty) in columns_of(p.keys.iter().map(|(_, e, _)| e), &[]) {
+        c.push_str(&load_column(&col, ty, format));
+    }
+    c.push_str(&fill_key(p, false));
+    c.push_str("\tstruct ebq_stash *pending = bpf_map_lookup_elem(&ebq_pending, &pk);\n");
+    c
+}
+
+/// End program, after the stats lookup: no open pair → count and stop;
+/// else copy the carried columns (if any) and close the pair.
+pub fn end_take(p: &Pairing) -> String {
+    let copy = if p.carried.is_empty() { "" } else { "\tstruct ebq_stash start = *pending;\n\n" };
+    format!(
+        "\tif (!pending) {{\n\t\tstats->unmatched++;\t/* no open pair: its start came before ebq attached, or was filtered */\n\
+         \t\treturn 0;\n\t}}\n{copy}\tbpf_map_delete_elem(&ebq_pending, &pk);\n"
+    )
+}
+
+/// Reads a carried column from the copied pair (strings by pointer, no copy).
+pub fn load_carried(p: &Pairing, col: &ColumnSource, ty: DataType) -> String {
+    let local = super::local_name(col);
+    let field = p.field_of(col).expect("the planner carries every start column the end program reads");
+    match ty {
+        DataType::Str { .. } => format!("\tconst char *{local} = start.{field};\n"),
+        ty => format!("\t{} {local} = start.{field};\t/* {} */\n", ty.c_type(), col.name()),
+    }
+}

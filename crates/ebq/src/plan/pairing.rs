@@ -1,0 +1,71 @@
+//! The physical side of a JOIN: the pairing map's key and value structs.
+
+use super::{c_name, storage_type, StructLayout};
+use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr};
+use crate::error::{Error, Result, Stage};
+use crate::types::DataType;
+
+/// Enter→exit pairing in the kernel: the start program stores the carried
+/// columns under the pairing key; the end program looks them up, deletes the
+/// entry, and goes on as if one event had all columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pairing {
+    /// The event that opens a pair.
+    pub start: BoundEvent,
+    /// (start, end) event names as qualifiers, for plans.
+    pub names: (String, String),
+    /// Checked in the start program before a pair opens.
+    pub start_filter: Option<ScalarExpr>,
+    /// Key struct of `ebq_pending`.
+    pub key: StructLayout,
+    /// Per key field: the start-side expression, the end-side one, the field index.
+    pub keys: Vec<(ScalarExpr, ScalarExpr, usize)>,
+    /// Value struct of `ebq_pending`: the carried start columns.
+    pub stash: StructLayout,
+    /// Per carried column: its [`ColumnSource::Start`] source, its type, its field in `stash`.
+    pub carried: Vec<(ColumnSource, DataType, usize)>,
+    /// Capacity of `ebq_pending`: pairs open at once.
+    pub max_pending: u32,
+}
+
+impl Pairing {
+    /// Lays out the pairing for `join`, carrying the start columns that the
+    /// end program's `exprs` read.
+    pub fn new<'a>(
+        join: &BoundJoin,
+        exprs: impl IntoIterator<Item = &'a ScalarExpr>,
+        max_pending: u32,
+    ) -> Result<Pairing> {
+        if max_pending == 0 {
+            return Err(Error::query(Stage::Plan, "--max-pending must be at least 1", Some(join.span)));
+        }
+        let key_named: Vec<(String, DataType)> =
+            join.keys.iter().enumerate().map(|(i, (s, _, ty))| (c_name(&s.to_string(), i), *ty)).collect();
+        let (key, key_pos) = StructLayout::new(&key_named);
+        let keys = join.keys.iter().zip(key_pos).map(|((s, e, _), pos)| (s.clone(), e.clone(), pos)).collect();
+        let mut columns = vec![];
+        for e in exprs {
+            e.typed_columns(&mut columns);
+        }
+        columns.retain(|(c, _)| c.is_start());
+        let stash_named: Vec<(String, DataType)> =
+            columns.iter().enumerate().map(|(i, (c, ty))| (c_name(c.name(), i), storage_type(*ty))).collect();
+        let (stash, stash_pos) = StructLayout::new(&stash_named);
+        let carried = columns.into_iter().zip(stash_pos).map(|((c, ty), pos)| (c, ty, pos)).collect();
+        Ok(Pairing {
+            start: join.start.clone(),
+            names: (join.start_name.clone(), join.end_name.clone()),
+            start_filter: join.start_filter.clone(),
+            key,
+            keys,
+            stash,
+            carried,
+            max_pending,
+        })
+    }
+
+    /// The stash field holding carried column `c`.
+    pub fn field_of(&self, c: &ColumnSource) -> Option<&str> {
+        self.carried.iter().find(|(x, _, _)| x == c).map(|(_, _, pos)| self.stash.fields[*pos].name.as_str())
+    }
+}
