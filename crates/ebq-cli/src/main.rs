@@ -4,6 +4,7 @@ mod analyze;
 mod child;
 mod output;
 mod run;
+mod shipped;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ebq::catalog::SystemColumn;
@@ -44,13 +45,19 @@ enum Command {
         #[arg(short = 'o', long = "output", value_name = "FILE.ebq")]
         output: std::path::PathBuf,
     },
-    /// Run a bundle made by `ebq compile` (clang is not needed), with any run options.
+    /// Run a shipped query by name (see `ebq queries`), a .sql file, or a bundle
+    /// made by `ebq compile` (clang is not needed), with any run options.
     Run {
-        /// The bundle.
-        bundle: std::path::PathBuf,
+        /// NAME, FILE.sql or FILE.ebq.
+        target: String,
         /// Run options (-c, -p, --duration, --format …).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
+    },
+    /// List the shipped queries; with a NAME, print it and its parameters.
+    Queries {
+        /// A shipped query's name.
+        name: Option<String>,
     },
     /// List events (tracepoints), optionally matching a glob like 'syscalls:*pread*'.
     Events {
@@ -128,6 +135,9 @@ pub struct RunArgs {
     /// (it also polls every 50 ms). Lower means lower latency, more wake-ups.
     #[arg(long, default_value_t = 256 << 10, value_name = "BYTES")]
     wakeup_bytes: u32,
+    /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -153,6 +163,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
         max_pending: args.max_pending,
+        ..Default::default()
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }
@@ -174,10 +185,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
         Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
-        Some(Command::Run { bundle, rest }) => run_args(&rest).and_then(|mut args| {
-            args.bundle = Some(bundle);
-            run::run(&args)
-        }),
+        Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
+        Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),
         None => run::run(&cli.run),
@@ -189,6 +198,25 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `ebq run TARGET`: a bundle, a query file, or a shipped query.
+fn run_target(target: &str, mut args: RunArgs) -> Result<ExitCode, String> {
+    if args.sql.is_some() || args.file.is_some() {
+        return Err(format!("error: `ebq run {target}` runs that query; give no other query"));
+    }
+    let path = std::path::Path::new(target);
+    if path.extension().is_some_and(|e| e == "ebq") {
+        args.bundle = Some(path.to_path_buf());
+        return run::run(&args);
+    }
+    let text = if path.is_file() {
+        read_sql(None, Some(target.to_string()))?
+    } else {
+        shipped::find(target).ok_or_else(|| shipped::unknown(target))?.text.to_string()
+    };
+    args.sql = Some(shipped::instantiate(&text, &args.set)?);
+    run::run(&args)
 }
 
 /// Parses run options given after a subcommand, as if they followed `ebq`.

@@ -4,7 +4,7 @@
 //! compare ebq's aggregates against the report byte for byte.
 //!
 //! ```text
-//! ebq-workload pread --fds K --calls C1,...,CK [--size-base B] [--comm NAME]
+//! ebq-workload pread --fds K --calls C1,...,CK [--size-base B | --sizes S1,...,SN] [--comm NAME]
 //!                    [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
 //! ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "\
 usage:
-  ebq-workload pread --fds K --calls C1,...,CK [--size-base B] [--comm NAME]
+  ebq-workload pread --fds K --calls C1,...,CK [--size-base B | --sizes S1,...,SN] [--comm NAME]
                      [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
   ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
@@ -41,7 +41,8 @@ usage:
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
-          offset 0. --threads-per-cpu splits each fd's calls between a thread
+          offset 0. --sizes S1,...,SN makes count = S[j % N] instead
+          (each 0..5 MiB). --threads-per-cpu splits each fd's calls between a thread
           pinned to CPU 0 (ceil(Ci/2) calls) and one pinned to CPU 1 (the rest).
           --fd-base N moves the files' fds to N, N+1, ... (fcntl F_DUPFD) so they
           cannot share numbers with fds used before main (the loader's fd 3).
@@ -236,6 +237,16 @@ fn pread_size(base: u64, j: u64) -> u64 {
     base * ((j % 5) + 1)
 }
 
+/// The `count` argument of the j-th call when the sizes cycle through `sizes`.
+fn cycle_size(sizes: &[u64], j: u64) -> u64 {
+    sizes[(j % sizes.len() as u64) as usize]
+}
+
+/// The default cycle, B·1 … B·5 (what [`pread_size`] computes).
+fn default_cycle(base: u64) -> Vec<u64> {
+    (0..5).map(|j| pread_size(base, j)).collect()
+}
+
 /// How many of `calls` the CPU-0 thread issues (ceil(calls / 2)); CPU 1 does the rest.
 fn first_half(calls: u64) -> u64 {
     calls.div_ceil(2)
@@ -249,10 +260,16 @@ struct Stats {
     max: u64,
 }
 
+#[cfg(test)]
 fn stats_for(base: u64, range: std::ops::Range<u64>) -> Stats {
+    stats_in(&default_cycle(base), range)
+}
+
+/// [`stats_for`] with the sizes cycling through `sizes`.
+fn stats_in(sizes: &[u64], range: std::ops::Range<u64>) -> Stats {
     let mut s = Stats::default();
     for j in range {
-        let size = pread_size(base, j);
+        let size = cycle_size(sizes, j);
         s.calls += 1;
         s.bytes += size;
         s.max = s.max.max(size);
@@ -271,12 +288,25 @@ struct PreadCfg {
     fd_base: Option<u64>,
     /// Microseconds to sleep after each call, to spread calls across windows.
     gap_us: u64,
+    /// `--sizes`: the sizes calls cycle through instead of B·1 … B·5 (empty: default).
+    sizes: Vec<u64>,
+}
+
+impl PreadCfg {
+    /// The sizes calls cycle through.
+    fn cycle(&self) -> Vec<u64> {
+        if self.sizes.is_empty() {
+            default_cycle(self.size_base)
+        } else {
+            self.sizes.clone()
+        }
+    }
 }
 
 fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
     let f = Flags::parse(
         args,
-        &["fds", "calls", "size-base", "comm", "report", "wait-file", "fd-base", "gap-us"],
+        &["fds", "calls", "size-base", "comm", "report", "wait-file", "fd-base", "gap-us", "sizes"],
         &["threads-per-cpu"],
     )?;
     let fds = f.u64_or("fds", None, 1, MAX_FDS)?;
@@ -296,6 +326,13 @@ fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
             None => None,
         },
         gap_us: f.u64_or("gap-us", Some(0), 0, 10_000_000)?,
+        sizes: match f.get("sizes") {
+            Some(v) => v
+                .split(',')
+                .map(|item| parse_u64("sizes", item.trim(), 0, 5 * MAX_SIZE_BASE))
+                .collect::<Result<Vec<u64>, Error>>()?,
+            None => vec![],
+        },
     })
 }
 
@@ -537,7 +574,7 @@ impl Drop for TempFiles {
 /// Issues the pread64 calls with indices `range` on `fd`.
 fn do_preads(
     fd: libc::c_int,
-    base: u64,
+    sizes: &[u64],
     range: std::ops::Range<u64>,
     buf: &mut [u8],
     gap_us: u64,
@@ -546,8 +583,8 @@ fn do_preads(
         if gap_us > 0 {
             std::thread::sleep(std::time::Duration::from_micros(gap_us));
         }
-        let size = pread_size(base, j) as usize;
-        // SAFETY: buf holds at least 5 * base >= size bytes.
+        let size = cycle_size(sizes, j) as usize;
+        // SAFETY: buf holds at least max(sizes) >= size bytes.
         let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), size, 0) };
         if n < 0 {
             return Err(os_err(&format!("pread fd {fd}")));
@@ -569,7 +606,8 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
     }
     let files = TempFiles::create(cfg.calls.len(), cfg.fd_base)?;
     let fds = files.fds();
-    let buf_len = (cfg.size_base * 5) as usize;
+    let cycle = cfg.cycle();
+    let buf_len = cycle.iter().copied().max().unwrap_or(1) as usize;
     wait_for_file(cfg.wait_file.as_deref());
 
     let mut parts: Vec<CpuPart> = Vec::new();
@@ -577,7 +615,7 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
         let results: Vec<Result<CpuPart, Error>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..2usize)
                 .map(|cpu| {
-                    let fds = &fds;
+                    let (fds, cycle) = (&fds, &cycle);
                     s.spawn(move || -> Result<CpuPart, Error> {
                         if let Some(c) = &cfg.comm {
                             set_comm(c)?;
@@ -588,8 +626,8 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
                         for (&fd, &calls) in fds.iter().zip(&cfg.calls) {
                             let half = first_half(calls);
                             let range = if cpu == 0 { 0..half } else { half..calls };
-                            do_preads(fd, cfg.size_base, range.clone(), &mut buf, cfg.gap_us)?;
-                            per_fd.push(stats_for(cfg.size_base, range));
+                            do_preads(fd, cycle, range.clone(), &mut buf, cfg.gap_us)?;
+                            per_fd.push(stats_in(cycle, range));
                         }
                         Ok(CpuPart { cpu, tid: gettid(), per_fd })
                     })
@@ -603,7 +641,7 @@ fn run_pread(cfg: &PreadCfg) -> Result<(), Error> {
     } else {
         let mut buf = vec![0u8; buf_len];
         for (&fd, &calls) in fds.iter().zip(&cfg.calls) {
-            do_preads(fd, cfg.size_base, 0..calls, &mut buf, cfg.gap_us)?;
+            do_preads(fd, &cycle, 0..calls, &mut buf, cfg.gap_us)?;
         }
     }
     drop(files);
@@ -618,7 +656,7 @@ fn pread_report(pid: u32, comm: &str, cfg: &PreadCfg, fds: &[libc::c_int], parts
     let mut total_calls = 0u64;
     let mut total_bytes = 0u64;
     for (i, (&fd, &calls)) in fds.iter().zip(&cfg.calls).enumerate() {
-        let s = stats_for(cfg.size_base, 0..calls);
+        let s = stats_in(&cfg.cycle(), 0..calls);
         total_calls += s.calls;
         total_bytes += s.bytes;
         let per_cpu: Vec<String> = parts
@@ -640,10 +678,15 @@ fn pread_report(pid: u32, comm: &str, cfg: &PreadCfg, fds: &[libc::c_int], parts
             per_cpu.join(",")
         ));
     }
+    let sizes = if cfg.sizes.is_empty() {
+        String::new()
+    } else {
+        format!(",\"sizes\":[{}]", cfg.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","))
+    };
     format!(
         "{{\"pid\":{pid},\"comm\":{},\"syscall\":\"pread64\",\"size_base\":{},\
          \"threads_per_cpu\":{},\"fds\":[{}],\"total_calls\":{total_calls},\
-         \"total_bytes\":{total_bytes}}}",
+         \"total_bytes\":{total_bytes}{sizes}}}",
         json_str(comm),
         cfg.size_base,
         parts.is_some(),
@@ -885,8 +928,19 @@ mod tests {
                 threads_per_cpu: true,
                 fd_base: None,
                 gap_us: 0,
+                sizes: vec![],
             }
         );
+    }
+
+    #[test]
+    fn sizes_override_the_default_cycle() {
+        let cfg = parse_pread(&args("--fds 1 --calls 7 --sizes 0,5,4096")).unwrap();
+        assert_eq!(cfg.cycle(), vec![0, 5, 4096]);
+        assert_eq!(stats_in(&cfg.cycle(), 0..7), Stats { calls: 7, bytes: 2 * 5 + 2 * 4096, max: 4096 });
+        assert_eq!(parse_pread(&args("--fds 1 --calls 7")).unwrap().cycle(), vec![64, 128, 192, 256, 320]);
+        assert!(is_usage(parse_pread(&args("--fds 1 --calls 1 --sizes 1,x"))));
+        assert!(is_usage(parse_pread(&args("--fds 1 --calls 1 --sizes 99999999"))));
     }
 
     #[test]

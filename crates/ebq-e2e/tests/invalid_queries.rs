@@ -258,6 +258,45 @@ fn cases() -> Vec<Bad> {
         bad("SELECT args[-1] FROM raw_syscalls.sys_enter", &["array index must be a small non-negative integer"]),
         bad("SELECT args[id] FROM raw_syscalls.sys_enter", &["array index must be a small non-negative integer"]),
         bad(format!("SELECT fd[0] FROM {READ}"), &["`fd` is not an array"]),
+        // --- histograms and quantiles ---
+        bad(format!("SELECT HIST(count) FROM {READ} ORDER BY HIST(count)"), &["cannot ORDER BY a histogram"]),
+        bad(
+            format!("SELECT fd, HIST(count) AS h FROM {READ} GROUP BY fd ORDER BY h"),
+            &["cannot ORDER BY a histogram"],
+        ),
+        bad(format!("SELECT fd, HIST(count) FROM {READ} GROUP BY fd ORDER BY 2"), &["cannot ORDER BY a histogram"]),
+        bad(
+            format!("SELECT fd FROM {READ} GROUP BY fd HAVING HIST(count) > 1"),
+            &["a histogram cannot be compared or computed with"],
+        ),
+        bad(format!("SELECT HIST(count) + 1 FROM {READ}"), &["a histogram cannot be compared or computed with"]),
+        bad(format!("SELECT -LHIST(count, 0, 10, 1) FROM {READ}"), &["cannot be applied to a histogram"]),
+        bad(format!("SELECT fd FROM {READ} GROUP BY fd HAVING HIST(count)"), &["HAVING needs a true/false condition"]),
+        bad(format!("SELECT LHIST(count, 0, 100, 0) FROM {READ}"), &["LHIST's step must be positive"]),
+        bad(format!("SELECT LHIST(count, 100, 10, 1) FROM {READ}"), &["max (10) must be greater than its min (100)"]),
+        bad(format!("SELECT LHIST(count, 0, 100000, 1) FROM {READ}"), &["100000 buckets", "the limit is 1000"]),
+        bad(format!("SELECT LHIST(count, -5, 10, 1) FROM {READ}"), &["unsigned", "min must be at least 0"]),
+        bad(format!("SELECT LHIST(count, 0, fd, 1) FROM {READ}"), &["LHIST's max must be an integer literal"]),
+        bad(format!("SELECT LHIST(count, 0, 99999999999999999999, 1) FROM {READ}"), &["does not fit"]),
+        bad(format!("SELECT LHIST(count, 0, 10) FROM {READ}"), &["LHIST takes 4 arguments"]),
+        bad(format!("SELECT QUANTILE(count, 0) FROM {READ}"), &["0 < q <= 1"]),
+        bad(format!("SELECT QUANTILE(count, 1.5) FROM {READ}"), &["0 < q <= 1"]),
+        bad(format!("SELECT QUANTILE(count, fd) FROM {READ}"), &["0 < q <= 1"]),
+        bad(format!("SELECT QUANTILE(count, 0.0000001) FROM {READ}"), &["below the resolution"]),
+        bad(format!("SELECT QUANTILE(count) FROM {READ}"), &["QUANTILE takes 2 arguments"]),
+        bad(format!("SELECT P99(count, 2) FROM {READ}"), &["P99 takes 1 argument"]),
+        bad(format!("SELECT HIST(comm) FROM {READ}"), &["HIST needs an integer argument"]),
+        bad(format!("SELECT HIST(*) FROM {READ}"), &["HIST takes 1 argument"]),
+        bad(format!("SELECT HIST(DISTINCT count) FROM {READ}"), &["HIST(DISTINCT …) is not supported"]),
+        bad(format!("SELECT P50(COUNT(*)) FROM {READ}"), &["aggregates cannot be nested"]),
+        bad(format!("SELECT fd FROM {READ} WHERE P50(count) > 1"), &["is not allowed here"]),
+        bad(
+            format!(
+                "SELECT LHIST(count, 0, 1000, 1), LHIST(count, 1, 1001, 1), LHIST(count, 2, 1002, 1), \
+                 LHIST(count, 3, 1003, 1), LHIST(count, 4, 1004, 1) FROM {READ}"
+            ),
+            &["bytes per group", "limit is 32768"],
+        ),
     ]
 }
 

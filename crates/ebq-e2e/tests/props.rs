@@ -356,6 +356,16 @@ enum Agg {
     Avg(IntE),
     /// `COUNT(DISTINCT d)` over the query's one distinct expression (`COUNT(*)` without one).
     CountDistinct,
+    /// A quantile (a number, so usable anywhere): P50, P90, P99, P999 or QUANTILE(x, q) by `which % 5`.
+    Quantile(IntE, u8),
+}
+
+/// A histogram: only a SELECT item (it cannot be compared, sorted or computed with).
+#[derive(Debug, Clone)]
+enum HistAgg {
+    Hist(IntE),
+    /// `LHIST(x, min, min + n·step, step)`.
+    Lhist(IntE, u16, u16, u16),
 }
 
 #[derive(Debug, Clone)]
@@ -389,6 +399,10 @@ enum AggItem {
     /// An expression over keys and aggregates, computed in user space.
     Expr {
         e: PostE,
+        alias: bool,
+    },
+    Hist {
+        h: HistAgg,
         alias: bool,
     },
 }
@@ -655,8 +669,18 @@ fn agg(ev: &'static Event) -> BoxedStrategy<Agg> {
         2 => int.clone().prop_map(Agg::Sum),
         2 => int.clone().prop_map(Agg::Min),
         2 => int.clone().prop_map(Agg::Max),
-        2 => int.prop_map(Agg::Avg),
+        2 => int.clone().prop_map(Agg::Avg),
         1 => Just(Agg::CountDistinct),
+        1 => (int, any::<u8>()).prop_map(|(x, w)| Agg::Quantile(x, w)),
+    ]
+    .boxed()
+}
+
+fn hist_agg(ev: &'static Event) -> BoxedStrategy<HistAgg> {
+    let int = int_expr(ev);
+    prop_oneof![
+        1 => int.clone().prop_map(HistAgg::Hist),
+        1 => (int, 0u16..1000, 1u16..=1000, 1u16..1000).prop_map(|(x, min, n, step)| HistAgg::Lhist(x, min, n, step)),
     ]
     .boxed()
 }
@@ -749,6 +773,7 @@ fn aggregate_body(ev: &'static Event) -> BoxedStrategy<Body> {
         4 => (any::<usize>(), any::<bool>(), any::<bool>())
             .prop_map(|(i, alias, by_alias)| AggItem::Key { i, alias, by_alias }),
         6 => (agg(ev), any::<bool>()).prop_map(|(agg, alias)| AggItem::Agg { agg, alias }),
+        1 => (hist_agg(ev), any::<bool>()).prop_map(|(h, alias)| AggItem::Hist { h, alias }),
         1 => (post_expr(ev), any::<bool>()).prop_map(|(e, alias)| {
             // A constant output column is refused: make it depend on the group.
             let e = if is_constant(&e) { PostE::Bin(Box::new(e), Arith::Add, Box::new(PostE::Agg(Agg::CountStar))) } else { e };
@@ -1163,8 +1188,25 @@ impl Renderer<'_> {
                 Some(d) => ("COUNT", format!("{} {}", self.st.kw("DISTINCT"), self.key(&d))),
                 None => ("COUNT", "*".to_string()),
             },
+            Agg::Quantile(x, which) => match which % 5 {
+                0 => ("P50", self.int(x).0),
+                1 => ("P90", self.int(x).0),
+                2 => ("P99", self.int(x).0),
+                3 => ("P999", self.int(x).0),
+                _ => ("QUANTILE", format!("{}, 0.{}", self.int(x).0, 1 + u32::from(*which) % 999)),
+            },
         };
         format!("{}({arg})", self.st.kw(f))
+    }
+
+    fn hist(&mut self, h: &HistAgg) -> String {
+        match h {
+            HistAgg::Hist(x) => format!("{}({})", self.st.kw("HIST"), self.int(x).0),
+            HistAgg::Lhist(x, min, n, step) => {
+                let max = u32::from(*min) + u32::from(*n) * u32::from(*step);
+                format!("{}({}, {min}, {max}, {step})", self.st.kw("LHIST"), self.int(x).0)
+            }
+        }
     }
 
     /// A user-space expression and its binding power.
@@ -1285,6 +1327,8 @@ fn render(q: &Q) -> String {
     let mut group_by: Vec<String> = vec![];
     // Each output's alias; `None` for unaliased items and `*`.
     let mut outputs: Vec<Option<String>> = vec![];
+    // Positions of histogram outputs, which ORDER BY must not name.
+    let mut hist_outputs: Vec<usize> = vec![];
     let mut star = false;
     let mut having_clause = None;
     match &q.body {
@@ -1333,6 +1377,14 @@ fn render(q: &Q) -> String {
                     AggItem::Agg { agg, alias } => {
                         let expr = r.agg(agg);
                         let a = alias.then(|| r.out_alias(pos));
+                        outputs.push(a.clone());
+                        let s = r.with_alias(expr, a);
+                        select.push(s);
+                    }
+                    AggItem::Hist { h, alias } => {
+                        let expr = r.hist(h);
+                        let a = alias.then(|| r.out_alias(pos));
+                        hist_outputs.push(outputs.len());
                         outputs.push(a.clone());
                         let s = r.with_alias(expr, a);
                         select.push(s);
@@ -1394,20 +1446,21 @@ fn render(q: &Q) -> String {
         let gap = if r.st.chance(Feature::Space, 30) { " " } else { "" };
         clauses.push((4, format!("{}{gap}({kind}, {}{step})", r.st.kw("WINDOW"), w.size)));
     }
-    if !q.order_by.is_empty() {
+    // Sortable outputs: every one but the histograms.
+    let sortable: Vec<usize> = (0..outputs.len().max(1)).filter(|i| !hist_outputs.contains(i)).collect();
+    if !q.order_by.is_empty() && !sortable.is_empty() {
         let mut items = vec![];
         for (item, dir) in &q.order_by {
-            let n = outputs.len().max(1);
             let text = match item {
                 _ if star => "1".to_string(),
-                OrderItem::Pos(i) => (i % n + 1).to_string(),
-                OrderItem::Name(i) => match &outputs.get(i % n) {
+                OrderItem::Pos(i) => (sortable[i % sortable.len()] + 1).to_string(),
+                OrderItem::Name(i) => match &outputs.get(sortable[i % sortable.len()]) {
                     Some(Some(a)) => a.clone(),
-                    _ => (i % n + 1).to_string(),
+                    _ => (sortable[i % sortable.len()] + 1).to_string(),
                 },
                 // A constant would be read as a position.
                 OrderItem::Expr(e) if matches!(q.body, Body::Aggregate { .. }) && !is_constant(e) => r.post(e).0,
-                OrderItem::Expr(_) => (q.order_by.len() % n + 1).to_string(),
+                OrderItem::Expr(_) => (sortable[q.order_by.len() % sortable.len()] + 1).to_string(),
             };
             let dir = match dir {
                 1 => format!(" {}", r.st.kw("ASC")),
@@ -1778,6 +1831,14 @@ fn edge_queries_that_bind_also_load() {
         format!("SELECT fd FROM {r} GROUP BY fd"),
         format!("SELECT fd, fd, fd AS fd FROM {r}"),
         format!("SELECT time, pid, tid, uid, gid, comm, cpu, cgroup, COUNT(*) FROM {r} GROUP BY time, pid, tid, uid, gid, comm, cpu, cgroup"),
+        // Histograms and sketches at their limits: extreme bounds, the largest values, a 16-byte
+        // string key and a 16-byte hidden key, three 1000-bucket LHISTs (24 KiB values).
+        format!("SELECT LHIST(-fd, -9223372036854775808, 9223372036854775807, 18446744073709552), HIST(-fd) FROM {r}"),
+        format!("SELECT QUANTILE(fd, 1), QUANTILE(-fd, 0.000001), P999(fd * 18446744073709551615) FROM {r}"),
+        format!("SELECT comm, COUNT(DISTINCT comm), HIST(fd), P50(fd), P99(count) FROM {r} GROUP BY comm WINDOW(count, 100, 10)"),
+        format!(
+            "SELECT fd, LHIST(count, 0, 1000, 1), LHIST(count, 0, 10000, 10), LHIST(fd, 5, 1005, 1), P90(count) FROM {r} GROUP BY fd WINDOW(time, 10, 5)"
+        ),
     ];
     let engine = common::engine();
     let mut failures = vec![];

@@ -393,6 +393,61 @@ fn syscall_cases() -> Vec<Case> {
     ]
 }
 
+/// Histograms and quantiles (issue 3): in-kernel buckets with exact counts.
+fn histogram_cases() -> Vec<Case> {
+    use Load::*;
+    vec![
+        // Pread: 2 × 50 calls of 64, 128, 192, 256, 320 bytes (20 each).
+        some(
+            "SELECT HIST(count) AS h, LHIST(count, 0, 1000, 100) AS l, P50(count) AS p50, P99(count) AS p99, \
+             COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}'",
+            Pread,
+        )
+        .check(|r| {
+            let row = &r.rows[0];
+            assert_eq!(u(row, "n"), 100);
+            let counts = |col: &str| match row.get(col) {
+                Some(Value::Hist(b)) => b.iter().map(|b| (b.lo, b.hi, b.count)).collect::<Vec<_>>(),
+                other => panic!("{col}: {other:?}"),
+            };
+            assert_eq!(counts("h"), [(64, 128, 20), (128, 256, 40), (256, 512, 40)]);
+            assert_eq!(counts("l"), [(0, 100, 20), (100, 200, 40), (200, 300, 20), (300, 400, 20)]);
+            // Nearest rank: the 50th value is 192 (bucket [192, 194), midpoint 193), the 99th 320 ([320, 324)).
+            assert_eq!((u(row, "p50"), u(row, "p99")), (193, 322));
+        }),
+        // ReadZero: every read returns 1; grouped, sliding windows, ordered by a quantile.
+        some(
+            "SELECT cpu, HIST(ret) AS h, QUANTILE(ret, 0.5) AS med, COUNT(*) AS n FROM syscalls.sys_exit_read \
+             WHERE comm = '{comm}' GROUP BY cpu WINDOW(time, 60, 30) ORDER BY med DESC, n",
+            ReadZero,
+        )
+        .check(|r| {
+            for row in &r.rows {
+                assert_eq!(
+                    row.get("h"),
+                    Some(&Value::Hist(vec![ebq::hist::Bucket { lo: 1, hi: 2, count: u(row, "n") }]))
+                );
+                assert_eq!(row.get("med"), Some(&Value::I(1)));
+            }
+        }),
+        // HAVING and ORDER BY on quantiles, a histogram of an expression per fd.
+        some(
+            "SELECT fd, HIST(count / 64) AS h, P90(count) AS p90 FROM syscalls.sys_enter_pread64 \
+             WHERE comm = '{comm}' GROUP BY fd HAVING P90(count) > 100 ORDER BY P50(count), fd",
+            Pread,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 2);
+            for row in &r.rows {
+                assert_eq!(u(row, "p90"), 322);
+                let Some(Value::Hist(h)) = row.get("h") else { panic!("{row:?}") };
+                let counts: Vec<(i128, u64)> = h.iter().map(|b| (b.lo, b.count)).collect();
+                assert_eq!(counts, [(1, 10), (2, 20), (4, 20)], "count / 64 is 1..=5");
+            }
+        }),
+    ]
+}
+
 /// Scheduler, task and signal tracepoints (the workload forks 3 children):
 /// char array and __data_loc strings as keys and filters.
 fn sched_cases() -> Vec<Case> {
@@ -672,6 +727,11 @@ fn syscall_queries() {
 }
 
 #[test]
+fn histogram_queries() {
+    run_table("ebqv-hist", histogram_cases());
+}
+
+#[test]
 fn sched_task_signal_queries() {
     run_table("ebqv-sched", sched_cases());
 }
@@ -683,8 +743,13 @@ fn subsystem_queries() {
 
 #[test]
 fn table_covers_enough() {
-    let all: Vec<Case> =
-        syscall_cases().into_iter().chain(sched_cases()).chain(subsystem_cases()).chain(file_cases()).collect();
+    let all: Vec<Case> = syscall_cases()
+        .into_iter()
+        .chain(sched_cases())
+        .chain(subsystem_cases())
+        .chain(histogram_cases())
+        .chain(file_cases())
+        .collect();
     let events: std::collections::BTreeSet<String> = all
         .iter()
         .map(|c| format!("{}", engine().prepare(&c.sql.replace("{comm}", "x")).unwrap().logical.event.name))

@@ -118,6 +118,7 @@ impl Bundle {
                 ringbuf_bytes: num("ringbuf_bytes")?,
                 wakeup_bytes: num("wakeup_bytes")?,
                 max_pending: num("max_pending")?,
+                ..Default::default()
             },
             formats,
             object: object.to_vec(),

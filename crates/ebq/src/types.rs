@@ -24,6 +24,18 @@ pub enum DataType {
     },
     /// A 64-bit float; only produced in user space (AVG).
     Float,
+    /// A histogram (HIST, LHIST): buckets of `[lo, hi)` with counts, bounds in
+    /// the argument's signedness. Only produced in user space; it can be
+    /// selected, not compared, sorted or computed with.
+    Hist {
+        /// True when the argument was signed (bucket bounds are i64, else u64).
+        signed: bool,
+    },
+    /// `len` u64 counters: storage only, for histogram buckets inside a map value.
+    Buckets {
+        /// Number of counters.
+        len: u16,
+    },
 }
 
 impl DataType {
@@ -62,6 +74,8 @@ impl DataType {
             DataType::Bool => 1,
             DataType::Str { cap } => u32::from(*cap),
             DataType::Float => 8,
+            DataType::Hist { .. } => 0,
+            DataType::Buckets { len } => 8 * u32::from(*len),
         }
     }
 
@@ -79,6 +93,8 @@ impl DataType {
             DataType::Bool => "__u8",
             DataType::Str { .. } => "char",
             DataType::Float => "double",
+            DataType::Hist { .. } => "void",
+            DataType::Buckets { .. } => "__u64",
         }
     }
 }
@@ -91,6 +107,8 @@ impl fmt::Display for DataType {
             DataType::Bool => f.write_str("bool"),
             DataType::Str { cap } => write!(f, "string({cap})"),
             DataType::Float => f.write_str("f64"),
+            DataType::Hist { .. } => f.write_str("histogram"),
+            DataType::Buckets { len } => write!(f, "u64[{len}]"),
         }
     }
 }

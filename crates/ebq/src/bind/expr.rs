@@ -55,6 +55,8 @@ pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
         "MIN" => Some(AggFunc::Min),
         "MAX" => Some(AggFunc::Max),
         "AVG" => Some(AggFunc::Avg),
+        // Histograms and quantiles take parameters; bind/hist.rs binds the real function.
+        name if super::hist::is_histogram_name(name) => Some(AggFunc::Hist),
         _ => None,
     }
 }
@@ -72,7 +74,7 @@ pub(super) fn contains_aggregate(e: &Expr) -> bool {
     }
 }
 
-fn function_args(f: &Function) -> Vec<&FunctionArgExpr> {
+pub(super) fn function_args(f: &Function) -> Vec<&FunctionArgExpr> {
     match &f.args {
         FunctionArguments::List(list) => list
             .args
@@ -128,6 +130,9 @@ impl Binder<'_> {
             }
             return Ok(None);
         };
+        if super::hist::is_histogram_name(&f.name.to_string().to_ascii_uppercase()) {
+            return self.histogram_call(e, f, &function_args(f)).map(Some);
+        }
         let distinct = match &f.args {
             FunctionArguments::List(list) => {
                 matches!(list.duplicate_treatment, Some(sqlparser::ast::DuplicateTreatment::Distinct))
@@ -310,7 +315,7 @@ impl Binder<'_> {
                     }
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, starts_with(column, 'prefix')"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix')"),
                     )),
                 }
             }

@@ -309,6 +309,23 @@ pub enum AggFunc {
     Avg,
     /// `COUNT(DISTINCT expr)`: exact; the argument is grouped on in the kernel.
     CountDistinct,
+    /// `HIST(expr)`: log2 histogram (see [`crate::hist`]).
+    Hist,
+    /// `LHIST(expr, min, max, step)`: linear histogram with underflow and overflow buckets.
+    Lhist(crate::hist::Linear),
+    /// `QUANTILE(expr, q)`, `P50`…`P999`: the q-quantile (q in millionths)
+    /// from a log-linear sketch, within [`crate::hist::SKETCH_RELATIVE_ERROR`].
+    Quantile {
+        /// q × 10^6.
+        ppm: u32,
+    },
+}
+
+impl AggFunc {
+    /// True for aggregates whose value is a histogram.
+    pub fn is_histogram(self) -> bool {
+        matches!(self, AggFunc::Hist | AggFunc::Lhist(_))
+    }
 }
 
 impl fmt::Display for PostExpr {
@@ -337,6 +354,9 @@ impl fmt::Display for AggFunc {
             AggFunc::Max => "MAX",
             AggFunc::Avg => "AVG",
             AggFunc::CountDistinct => "COUNT DISTINCT",
+            AggFunc::Hist => "HIST",
+            AggFunc::Lhist(_) => "LHIST",
+            AggFunc::Quantile { .. } => "QUANTILE",
         })
     }
 }
@@ -350,12 +370,35 @@ pub struct AggCall {
     pub arg: Option<ScalarExpr>,
 }
 
+impl fmt::Display for AggCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.arg, self.func) {
+            (Some(x), AggFunc::CountDistinct) => write!(f, "COUNT(DISTINCT {x})"),
+            (Some(x), AggFunc::Lhist(l)) => write!(f, "LHIST({x}, {}, {}, {})", l.min, l.max, l.step),
+            (Some(x), AggFunc::Quantile { ppm }) => write!(f, "QUANTILE({x}, {})", ppm_text(ppm)),
+            (Some(x), func) => write!(f, "{func}({x})"),
+            (None, func) => write!(f, "{func}(*)"),
+        }
+    }
+}
+
+/// q in millionths as a decimal (`990000` → `0.99`).
+pub fn ppm_text(ppm: u32) -> String {
+    if ppm == 1_000_000 {
+        return "1".into();
+    }
+    format!("0.{ppm:06}").trim_end_matches('0').to_string()
+}
+
 impl AggCall {
     /// The result type.
     pub fn ty(&self) -> DataType {
         match (self.func, &self.arg) {
             (AggFunc::Count | AggFunc::CountDistinct, _) => DataType::U64,
             (AggFunc::Avg, _) => DataType::Float,
+            (AggFunc::Hist | AggFunc::Lhist(_), Some(a)) => DataType::Hist { signed: a.ty().is_signed() },
+            (AggFunc::Quantile { .. }, Some(a)) if a.ty().is_signed() => DataType::I64,
+            (AggFunc::Quantile { .. }, _) => DataType::U64,
             (AggFunc::Sum, Some(a)) => {
                 if a.ty().is_signed() {
                     DataType::I64

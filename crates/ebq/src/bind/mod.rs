@@ -6,6 +6,7 @@
 
 mod expr;
 mod file;
+mod hist;
 mod join;
 mod logical;
 mod post;

@@ -40,6 +40,9 @@ impl Binder<'_> {
             },
             Expr::UnaryOp { op, expr } => {
                 let inner = self.post_expr(expr, keys, aggs)?;
+                if let DataType::Hist { .. } = inner.ty() {
+                    return Err(err(e, format!("`{op}` cannot be applied to a histogram")));
+                }
                 match op {
                     UnaryOperator::Not if inner.ty() == DataType::Bool => Ok(PostExpr::Not(Box::new(inner))),
                     UnaryOperator::Minus if inner.ty() != DataType::Bool => Ok(PostExpr::Neg(Box::new(inner))),
@@ -89,6 +92,15 @@ impl Binder<'_> {
                     Some(out) => out,
                     None => self.post_expr(&o.expr, keys, aggs)?,
                 };
+                if let DataType::Hist { .. } = expr.ty() {
+                    return Err(err(
+                        &o.expr,
+                        format!(
+                            "cannot ORDER BY a histogram (`{}`); order by a number such as COUNT(*) or P99(…)",
+                            o.expr
+                        ),
+                    ));
+                }
                 Ok(SortKey { expr, desc: matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc)) })
             })
             .collect()
@@ -150,6 +162,12 @@ fn output_ref<'a>(e: &Expr, columns: impl Iterator<Item = (&'a str, DataType)>) 
 fn post_type(e: &Expr, op: BinaryOp, l: &PostExpr, r: &PostExpr) -> Result<DataType> {
     let (lt, rt) = (l.ty(), r.ty());
     let numeric = |t: DataType| t.is_int() || t == DataType::Float;
+    if matches!(lt, DataType::Hist { .. }) || matches!(rt, DataType::Hist { .. }) {
+        return Err(err(
+            e,
+            format!("`{e}`: a histogram cannot be compared or computed with; select it as a column, or use P50/P99/QUANTILE for a number"),
+        ));
+    }
     match op {
         BinaryOp::And | BinaryOp::Or if lt == DataType::Bool && rt == DataType::Bool => Ok(DataType::Bool),
         BinaryOp::And | BinaryOp::Or => Err(err(e, "AND/OR need conditions on both sides")),

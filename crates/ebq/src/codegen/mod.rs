@@ -8,6 +8,7 @@
 
 mod expr;
 mod file;
+mod hist;
 mod pairing;
 mod structs;
 
@@ -55,15 +56,22 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         c.push_str("/* Matching events so far; window = ebq_seq / events per window. */\n__u64 ebq_seq = 0;\n\n");
     }
     match &k.output {
-        KernelOutput::Aggregate { key, value, max_groups, .. } => {
+        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, sketch_buckets, .. } => {
             c.push_str(&structs::layout_struct("ebq_key", key));
             c.push_str(&structs::layout_struct("ebq_value", value));
+            let on_stack = crate::plan::codegen_value_on_stack(value);
+            // Big values (histogram counters) are allocated as groups occur, not reserved for max_groups.
+            let flags = if on_stack { "" } else { "\t__uint(map_flags, BPF_F_NO_PREALLOC);\n" };
             let _ = write!(
                 c,
                 "/* One entry per (window, group); one value per CPU, merged by ebq. */\nstruct {{\n\
-                 \t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_groups});\n\
+                 \t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_groups});\n{flags}\
                  \t__type(key, struct ebq_key);\n\t__type(value, struct ebq_value);\n}} ebq_groups SEC(\".maps\");\n\n"
             );
+            c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets));
+            if hist::needed(slots, sketches) {
+                c.push_str(hist::HELPERS);
+            }
         }
         KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
             c.push_str(&structs::layout_struct("ebq_row", record));
@@ -261,8 +269,8 @@ fn program(plan: &PhysicalPlan) -> String {
     loaded.extend(filter_cols.into_iter().map(|(c, _)| c));
     let skip = loaded;
     match &k.output {
-        KernelOutput::Aggregate { key, key_fields, value, slots, .. } => {
-            let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg));
+        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => {
+            let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
@@ -277,15 +285,20 @@ fn program(plan: &PhysicalPlan) -> String {
             for (e, field) in key_fields {
                 c.push_str(&assign("key.", &key.fields[*field].name, e));
             }
-            c.push_str(
-                "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
-                 \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
-                 \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
-                 \t\t\treturn 0;\n\t\t}\n\t}\n",
-            );
+            if !crate::plan::codegen_value_on_stack(value) {
+                c.push_str(hist::FRESH_FROM_ZERO_MAP);
+            } else {
+                c.push_str(
+                    "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
+                     \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
+                     \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
+                     \t\t\treturn 0;\n\t\t}\n\t}\n",
+                );
+            }
             for s in slots {
                 c.push_str(&slot_update(value, s));
             }
+            c.push_str(&hist::sketch_updates(sketches));
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
         KernelOutput::Rows { record, fields, .. } => {
@@ -343,8 +356,9 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
         AggFunc::Max => format!(
             "\t{{\n\t\t{ty} x = {x};\t/* MAX({shown}) */\n\n\t\tif (v->count == 0 || x > v->{name})\n\t\t\tv->{name} = x;\n\t}}\n"
         ),
-        AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct => {
-            unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key")
+        AggFunc::Hist | AggFunc::Lhist(_) => hist::slot_update(value, s),
+        AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct | AggFunc::Quantile { .. } => {
+            unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key, QUANTILE to a sketch")
         }
     }
 }

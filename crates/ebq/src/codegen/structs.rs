@@ -52,6 +52,9 @@ pub fn layout_struct(name: &str, layout: &StructLayout) -> String {
     for f in &layout.fields {
         let _ = match f.ty {
             DataType::Str { cap } => writeln!(c, "\tchar {}[{cap}];\t/* offset {} */", f.name, f.offset),
+            DataType::Buckets { len } => {
+                writeln!(c, "\t__u64 {}[{len}];\t/* offset {}: bucket counters */", f.name, f.offset)
+            }
             ty => writeln!(c, "\t{} {};\t/* offset {} */", ty.c_type(), f.name, f.offset),
         };
     }

@@ -44,7 +44,16 @@ impl PhysicalPlan {
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
         match &k.output {
-            KernelOutput::Aggregate { key, key_fields, value, slots, max_groups, hidden_keys } => {
+            KernelOutput::Aggregate {
+                key,
+                key_fields,
+                value,
+                slots,
+                max_groups,
+                hidden_keys,
+                sketches,
+                sketch_buckets,
+            } => {
                 let visible = key_fields.len() - hidden_keys;
                 let keys: Vec<String> = key_fields
                     .iter()
@@ -60,7 +69,7 @@ impl PhysicalPlan {
                     )
                     .collect();
                 let mut aggs = vec!["count".to_string()];
-                aggs.extend(slots.iter().map(|sl| format!("{}({})", sl.func, sl.arg)));
+                aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
                 let _ = writeln!(
                     s,
                     "[kernel] Aggregate  keys=[{}] values=[{}] in PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event)",
@@ -69,6 +78,9 @@ impl PhysicalPlan {
                     key.size,
                     value.size
                 );
+                if !sketches.is_empty() {
+                    let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));
+                }
                 let window = match k.window {
                     KernelWindow::None => "none: one result at the end (or every --interval, cumulative)".to_string(),
                     KernelWindow::Time { size_ms } => {
@@ -79,8 +91,15 @@ impl PhysicalPlan {
                     }
                 };
                 let _ = writeln!(s, "[kernel] Window     {window}");
-                let _ =
-                    writeln!(s, "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes");
+                let buckets = if sketches.is_empty() && !slots.iter().any(|sl| sl.func.is_histogram()) {
+                    ""
+                } else {
+                    ", add bucket counts"
+                };
+                let _ = writeln!(
+                    s,
+                    "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
+                );
             }
             KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
                 let _ = writeln!(

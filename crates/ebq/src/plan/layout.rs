@@ -32,6 +32,7 @@ impl StructLayout {
     pub fn new(fields: &[(String, DataType)]) -> (StructLayout, Vec<usize>) {
         let align = |t: &DataType| match t {
             DataType::Str { .. } => 1,
+            DataType::Buckets { .. } => 8,
             t => t.byte_size(),
         };
         let mut order: Vec<usize> = (0..fields.len()).collect();

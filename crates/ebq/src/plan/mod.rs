@@ -6,6 +6,7 @@
 //! get a plan error, never a verifier log.
 
 mod explain;
+mod hist_explain;
 mod layout;
 mod pairing;
 
@@ -31,11 +32,19 @@ pub struct PlanOptions {
     /// JOINs: most pairs open at once (starts waiting for their end event);
     /// starts beyond it are counted in `pending_full`.
     pub max_pending: u32,
+    /// Entries of the quantile-sketch map (QUANTILE, P50…); more are counted as dropped.
+    pub sketch_buckets: u32,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { max_groups: 10240, ringbuf_bytes: 8 << 20, wakeup_bytes: 256 << 10, max_pending: 10240 }
+        PlanOptions {
+            max_groups: 10240,
+            ringbuf_bytes: 8 << 20,
+            wakeup_bytes: 256 << 10,
+            max_pending: 10240,
+            sketch_buckets: SKETCH_MAX_BUCKETS,
+        }
     }
 }
 
@@ -60,10 +69,18 @@ pub enum KernelWindow {
     },
 }
 
+/// Default entries of the quantile-sketch map (one per (window, group,
+/// argument, bucket)); allocated on use, so the size is a bound, not a reservation.
+pub const SKETCH_MAX_BUCKETS: u32 = 1 << 18;
+
+/// The largest per-CPU map value the kernel accepts (PCPU_MIN_UNIT_SIZE).
+pub const MAX_VALUE_BYTES: u32 = 32 << 10;
+
 /// An aggregate slot in the value struct (besides the shared `count`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueSlot {
-    /// Sum, Min or Max (AVG uses a Sum slot and the count).
+    /// Sum, Min, Max, Hist or Lhist (AVG uses a Sum slot and the count;
+    /// histograms an array of bucket counters).
     pub func: AggFunc,
     /// The per-event argument.
     pub arg: ScalarExpr,
@@ -89,6 +106,11 @@ pub enum KernelOutput {
         /// Trailing entries of `key_fields` that are not output keys: the
         /// COUNT(DISTINCT) argument, grouped on in the kernel and counted in user space.
         hidden_keys: usize,
+        /// Arguments with a quantile sketch (QUANTILE, P50…), numbered by
+        /// position: the `agg` field of the sketch map's key.
+        sketches: Vec<ScalarExpr>,
+        /// Capacity of the sketch map.
+        sketch_buckets: u32,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -107,8 +129,8 @@ impl KernelOutput {
     /// The per-event expressions the output evaluates.
     pub fn exprs(&self) -> Vec<&ScalarExpr> {
         match self {
-            KernelOutput::Aggregate { key_fields, slots, .. } => {
-                key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).collect()
+            KernelOutput::Aggregate { key_fields, slots, sketches, .. } => {
+                key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches).collect()
             }
             KernelOutput::Rows { fields, .. } => fields.iter().map(|(e, _)| e).collect(),
         }
@@ -147,6 +169,15 @@ pub enum UserSource {
     Avg(usize),
     /// A field of the row record.
     Row(usize),
+    /// A histogram slot (index into the value layout's fields).
+    Hist(usize),
+    /// A quantile from sketch `sketch` (index into `sketches`), q in millionths.
+    Quantile {
+        /// Which sketch.
+        sketch: usize,
+        /// q × 10^6.
+        ppm: u32,
+    },
 }
 
 /// An output column and how user space computes it.
@@ -320,8 +351,17 @@ fn aggregate_plan(
     // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
     let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
     let mut agg_slot = vec![None; aggs.len()];
+    // Quantiles: one sketch per distinct argument, shared by every q.
+    let mut sketches: Vec<ScalarExpr> = vec![];
     for (i, a) in aggs.iter().enumerate() {
         let func = match a.func {
+            AggFunc::Quantile { .. } => {
+                let arg = a.arg.clone().expect("QUANTILE has an argument");
+                if !sketches.contains(&arg) {
+                    sketches.push(arg);
+                }
+                continue;
+            }
             AggFunc::Count | AggFunc::CountDistinct => continue,
             AggFunc::Avg => AggFunc::Sum,
             f => f,
@@ -335,10 +375,25 @@ fn aggregate_plan(
     }
     let mut value_named = vec![("count".to_string(), DataType::U64)];
     value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
-        let ty = if a.ty().is_signed() { DataType::I64 } else { DataType::U64 };
+        let ty = match f {
+            AggFunc::Hist => DataType::Buckets { len: crate::hist::HIST_SLOTS as u16 },
+            AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
+            _ if a.ty().is_signed() => DataType::I64,
+            _ => DataType::U64,
+        };
         (format!("{}_{j}", f.to_string().to_ascii_lowercase()), ty)
     }));
     let (value, value_pos) = StructLayout::new(&value_named);
+    if value.size > MAX_VALUE_BYTES {
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "the histograms of this query need {} bytes per group; the kernel's limit is {MAX_VALUE_BYTES} (use fewer LHIST buckets)",
+                value.size
+            ),
+            None,
+        ));
+    }
     let slots = slot_defs
         .into_iter()
         .enumerate()
@@ -350,6 +405,11 @@ fn aggregate_plan(
         (AggFunc::Count, _) => UserSource::Count,
         (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
         (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
+        (AggFunc::Hist | AggFunc::Lhist(_), Some(j)) => UserSource::Hist(value_pos[j + 1]),
+        (AggFunc::Quantile { ppm }, _) => UserSource::Quantile {
+            sketch: sketches.iter().position(|x| Some(x) == a.arg.as_ref()).expect("every quantile has a sketch"),
+            ppm,
+        },
         (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
         (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
     }));
@@ -362,11 +422,7 @@ fn aggregate_plan(
         })
     };
     let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    input_names.extend(aggs.iter().map(|a| match (&a.arg, a.func) {
-        (Some(x), AggFunc::CountDistinct) => format!("COUNT(DISTINCT {x})"),
-        (Some(x), _) => format!("{}({x})", a.func),
-        (None, _) => format!("{}(*)", a.func),
-    }));
+    input_names.extend(aggs.iter().map(|a| a.to_string()));
     let user = UserPlan {
         inputs,
         input_names,
@@ -383,7 +439,22 @@ fn aggregate_plan(
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }
-    Ok((KernelOutput::Aggregate { key, key_fields, value, slots, max_groups: options.max_groups, hidden_keys }, user))
+    if options.sketch_buckets == 0 && !sketches.is_empty() {
+        return Err(Error::query(Stage::Plan, "the quantile sketch needs at least 1 bucket", None));
+    }
+    Ok((
+        KernelOutput::Aggregate {
+            key,
+            key_fields,
+            value,
+            slots,
+            max_groups: options.max_groups,
+            hidden_keys,
+            sketches,
+            sketch_buckets: options.sketch_buckets,
+        },
+        user,
+    ))
 }
 
 /// Gives a plan error without a position the SELECT list's.
@@ -414,6 +485,13 @@ pub fn c_name(name: &str, i: usize) -> String {
     format!("c{i}_{s}")
 }
 
+/// True when a new group's value is zeroed on the BPF stack (`struct
+/// ebq_value fresh = {}`); values with histogram counters are too big and
+/// are copied from the all-zero `ebq_zero` map instead.
+pub fn codegen_value_on_stack(value: &StructLayout) -> bool {
+    !value.fields.iter().any(|f| matches!(f.ty, DataType::Buckets { .. }))
+}
+
 /// Rejects plans whose stack needs exceed [`STACK_BUDGET`]. The end program
 /// of a JOIN holds the pairing key and a copy of the carried columns too.
 fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pairing>) -> Result<()> {
@@ -428,7 +506,13 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         e.visit_columns(&mut note);
     }
     let mut fixed = match output {
-        KernelOutput::Aggregate { key, value, .. } => key.size + value.size,
+        KernelOutput::Aggregate { key, value, sketches, .. } => {
+            // A value with histogram counters starts from a zeroed map entry, not the stack;
+            // a sketch update copies the key into the sketch key (+ agg, bucket) and a count.
+            let value_on_stack = if codegen_value_on_stack(value) { value.size } else { 0 };
+            let sketch = if sketches.is_empty() { 0 } else { key.size + 16 };
+            key.size + value_on_stack + sketch
+        }
         KernelOutput::Rows { .. } => 0,
     };
     if let Some(p) = pairing {

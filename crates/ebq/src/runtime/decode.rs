@@ -24,6 +24,8 @@ pub enum Value {
     S(String),
     /// Boolean.
     B(bool),
+    /// A histogram (HIST, LHIST): buckets in value order.
+    Hist(Vec<crate::hist::Bucket>),
 }
 
 impl Value {
@@ -45,6 +47,7 @@ impl Value {
             Value::U(_) | Value::I(_) | Value::F(_) => 0,
             Value::S(_) => 1,
             Value::B(_) => 2,
+            Value::Hist(_) => 3,
         }
     }
 }
@@ -63,6 +66,8 @@ pub fn arrow_type(ty: DataType) -> ArrowType {
         DataType::Bool => ArrowType::Boolean,
         DataType::Str { .. } => ArrowType::Utf8,
         DataType::Float => ArrowType::Float64,
+        DataType::Hist { signed } => super::hist_values::arrow_hist_type(signed),
+        DataType::Buckets { .. } => unreachable!("bucket counters are storage, never output"),
     }
 }
 
@@ -99,7 +104,19 @@ pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
         DataType::Int { bits, signed: false } => Value::U(read_u64(bytes, f.offset, u32::from(bits) / 8)),
         DataType::Bool => Value::B(bytes[f.offset as usize] != 0),
         DataType::Float => Value::F(f64::from_bits(read_u64(bytes, f.offset, 8))),
+        DataType::Hist { .. } | DataType::Buckets { .. } => {
+            unreachable!("bucket counters are merged by hist_values::add_counters")
+        }
     }
+}
+
+/// Where histogram buckets were counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Store {
+    /// Inline counters of value field `i` (HIST, LHIST).
+    Field(usize),
+    /// Quantile sketch `i` (its entries in `ebq_sketch`).
+    Sketch(usize),
 }
 
 /// One group's values merged across CPUs: count plus each value field.
@@ -109,6 +126,8 @@ pub struct Merged {
     pub count: u64,
     /// Value fields by layout index (index 0 is the count).
     pub fields: Vec<Value>,
+    /// Non-zero bucket counts of histograms and sketches: (where, bucket) → count.
+    pub buckets: std::collections::BTreeMap<(Store, i32), u64>,
 }
 
 /// Merges the per-CPU copies of a value struct. CPUs that saw no event of the
@@ -117,6 +136,7 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
     let count_field = &value.fields[0];
     let mut count = 0u64;
     let mut fields: Vec<Option<Value>> = vec![None; value.fields.len()];
+    let mut counters = Merged::default();
     for bytes in per_cpu {
         let c = read_u64(bytes, count_field.offset, 8);
         if c == 0 {
@@ -125,6 +145,10 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
         count += c;
         for (i, f) in value.fields.iter().enumerate().skip(1) {
             let Some(func) = funcs[i] else { continue };
+            if let DataType::Buckets { len } = f.ty {
+                super::hist_values::add_counters(&mut counters, i, bytes, f.offset, len);
+                continue;
+            }
             let v = field_value(bytes, f);
             fields[i] = Some(match (fields[i].take(), v) {
                 (None, v) => v,
@@ -142,7 +166,7 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
             });
         }
     }
-    Merged { count, fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect() }
+    Merged { count, fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect(), buckets: counters.buckets }
 }
 
 /// Adds `b` into `a`: counts and sums add, MIN/MAX keep the extreme. Used to
@@ -156,6 +180,9 @@ pub fn combine(a: &mut Merged, b: &Merged, funcs: &[Option<AggFunc>]) {
         return;
     }
     a.count += b.count;
+    for (k, n) in &b.buckets {
+        *a.buckets.entry(*k).or_insert(0) += n;
+    }
     for (i, func) in funcs.iter().enumerate() {
         let Some(func) = func else { continue };
         let merged = match (&a.fields[i], &b.fields[i]) {
@@ -214,6 +241,8 @@ pub fn group_inputs(
                 };
                 Value::F(if merged.count == 0 { 0.0 } else { sum / merged.count as f64 })
             }
+            UserSource::Hist(i) => super::hist_values::hist_value(plan, merged, i),
+            UserSource::Quantile { sketch, ppm } => super::hist_values::quantile_value(plan, merged, sketch, ppm),
             UserSource::Row(_) => unreachable!("aggregate plans have no row fields"),
         })
         .collect()
@@ -265,6 +294,10 @@ pub fn to_batch(schema: &SchemaRef, rows: &[Vec<Value>]) -> RecordBatch {
             ArrowType::UInt64 => column!(UInt64Builder, rows, i, Value::U(v) => *v),
             ArrowType::Float64 => column!(Float64Builder, rows, i, Value::F(v) => *v),
             ArrowType::Boolean => column!(BooleanBuilder, rows, i, Value::B(v) => *v),
+            ArrowType::List(item) => {
+                let signed = matches!(item.data_type(), ArrowType::Struct(f) if f[0].data_type() == &ArrowType::Int64);
+                super::hist_values::hist_column(rows, i, signed)
+            }
             _ => {
                 let mut b = StringBuilder::new();
                 for r in rows {

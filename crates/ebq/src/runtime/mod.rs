@@ -8,12 +8,14 @@ pub mod btf;
 mod compile;
 mod decode;
 pub mod env;
+mod hist_values;
 mod load;
 mod selfstats;
 mod user;
 
 pub use compile::{compile, scratch_dir};
 pub use decode::{arrow_type, schema, Value};
+pub use hist_values::hist_cell;
 pub use load::Scope;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 
@@ -119,6 +121,8 @@ pub struct RunningQuery {
     plan: PhysicalPlan,
     schema: SchemaRef,
     groups: Option<MapHandle>,
+    /// Quantile sketches (`ebq_sketch`), when the query has QUANTILE/Pxx.
+    sketch: Option<MapHandle>,
     stats_map: MapHandle,
     pids: MapHandle,
     bss: Option<MapHandle>,
@@ -171,6 +175,7 @@ impl RunningQuery {
         let stats_map = handle("ebq_stats")?.ok_or_else(|| missing("ebq_stats"))?;
         let pids = handle("ebq_pids")?.ok_or_else(|| missing("ebq_pids"))?;
         let groups = handle("ebq_groups")?;
+        let sketch = handle("ebq_sketch")?;
         let bss = object
             .maps()
             .find(|m| m.name().to_string_lossy().ends_with(".bss"))
@@ -247,6 +252,7 @@ impl RunningQuery {
             schema: schema(plan),
             plan: plan.clone(),
             groups,
+            sketch,
             stats_map,
             pids,
             bss,
@@ -532,6 +538,10 @@ impl RunningQuery {
                 groups.delete(&k).map_err(|e| map_err("clear a group", e))?;
             }
             out.push((w, k, merged));
+        }
+        if let Some(sketch) = &self.sketch {
+            hist_values::collect_sketches(sketch, key.size, &mut out, delete)
+                .map_err(|e| map_err("read a sketch", e))?;
         }
         out.sort_by_key(|(w, _, _)| *w);
         Ok(out)

@@ -1,6 +1,6 @@
-//! CSV: a header once, then one line per row, window columns first.
+//! CSV: a header once, then one line per row (per bucket for histograms), window columns first.
 
-use super::{rows, text, Sink};
+use super::{line_rows, text, Sink};
 use crate::runtime::{Output, Value, WindowBounds};
 use std::io::{self, Write};
 
@@ -32,13 +32,14 @@ impl<W: Write> Sink for CsvSink<W> {
             WindowBounds::Count { .. } => &["window"],
             WindowBounds::Rows => &[],
         };
+        let (columns, rows) = line_rows(&o.batch);
         if !self.header_written {
             let mut names: Vec<String> = window_cols.iter().map(|s| s.to_string()).collect();
-            names.extend(o.batch.schema().fields().iter().map(|f| quote(f.name())));
+            names.extend(columns.iter().map(|n| quote(n)));
             writeln!(self.out, "{}", names.join(","))?;
             self.header_written = true;
         }
-        for row in rows(&o.batch) {
+        for row in rows {
             let mut cells: Vec<String> = match o.window {
                 WindowBounds::Time { start_ns, end_ns } => vec![start_ns.to_string(), end_ns.to_string()],
                 WindowBounds::Count { index } => vec![index.to_string()],

@@ -1,6 +1,6 @@
-//! JSON lines: one object per result row, keys = output column names.
+//! JSON lines: one object per result row (per bucket for histograms), keys = output column names.
 
-use super::{rows, Sink};
+use super::{line_rows, Sink};
 use crate::runtime::{Output, Value, WindowBounds};
 use serde_json::{Map, Number, Value as Json};
 use std::io::{self, Write};
@@ -20,8 +20,8 @@ impl<W: Write> JsonSink<W> {
 
 impl<W: Write> Sink for JsonSink<W> {
     fn write(&mut self, o: &Output) -> io::Result<()> {
-        let names: Vec<String> = o.batch.schema().fields().iter().map(|f| f.name().clone()).collect();
-        for row in rows(&o.batch) {
+        let (names, rows) = line_rows(&o.batch);
+        for row in rows {
             let mut obj = Map::new();
             for (name, v) in names.iter().zip(row) {
                 obj.insert(name.clone(), json_value(v));
@@ -53,5 +53,6 @@ fn json_value(v: Value) -> Json {
         Value::F(f) => Number::from_f64(f).map_or(Json::Null, Json::Number),
         Value::S(s) => s.into(),
         Value::B(b) => b.into(),
+        Value::Hist(_) => unreachable!("line_rows expands histograms into bucket rows"),
     }
 }

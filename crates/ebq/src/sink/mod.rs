@@ -3,12 +3,14 @@
 mod columnar;
 mod csv;
 mod file;
+mod hist;
 mod json;
 mod table;
 
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
 pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
+pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;
 pub use self::table::TableSink;
 
@@ -44,6 +46,7 @@ pub fn cell(col: &ArrayRef, row: usize) -> Value {
         DataType::UInt64 => Value::U(col.as_primitive::<UInt64Type>().value(row)),
         DataType::Float64 => Value::F(col.as_primitive::<Float64Type>().value(row)),
         DataType::Boolean => Value::B(col.as_boolean().value(row)),
+        DataType::List(_) => crate::runtime::hist_cell(col, row),
         _ if col.is_null(row) => Value::S(String::new()),
         _ => Value::S(col.as_string::<i32>().value(row).to_string()),
     }
@@ -66,5 +69,22 @@ pub fn text(v: &Value) -> String {
         }
         Value::S(s) => s.clone(),
         Value::B(b) => b.to_string(),
+        Value::Hist(buckets) => {
+            let parts: Vec<String> = buckets
+                .iter()
+                .filter(|b| b.count > 0)
+                .map(|b| format!("[{}, {}): {}", hist::short(b.lo), hist::short(b.hi), b.count))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+    }
+}
+
+/// Rows of a batch for the line formats: histogram columns expanded into
+/// bucket rows (see [`BucketRows`]), with the column names that go with them.
+pub fn line_rows(batch: &RecordBatch) -> (Vec<String>, Vec<Vec<Value>>) {
+    match BucketRows::of(&batch.schema()) {
+        Some(b) => (b.names.clone(), rows(batch).flat_map(|r| b.expand(r)).collect()),
+        None => (batch.schema().fields().iter().map(|f| f.name().clone()).collect(), rows(batch).collect()),
     }
 }

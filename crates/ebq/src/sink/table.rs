@@ -36,6 +36,37 @@ impl<W: Write> TableSink<W> {
     }
 }
 
+impl<W: Write> TableSink<W> {
+    /// One block per group: its other columns on a line, then each histogram as bars
+    /// (like bpftrace's `@[key]:` blocks).
+    fn histogram_blocks(&mut self, title: &str, o: &Output) -> io::Result<()> {
+        let schema = o.batch.schema();
+        writeln!(self.out, "{title}: {} rows", o.batch.num_rows())?;
+        for row in rows(&o.batch) {
+            let mut head = vec![];
+            let mut hists = vec![];
+            for (f, v) in schema.fields().iter().zip(row) {
+                match v {
+                    crate::runtime::Value::Hist(b) => hists.push((f.name().clone(), b)),
+                    v => head.push(format!("{} = {}", f.name(), text(&v))),
+                }
+            }
+            if !head.is_empty() {
+                writeln!(self.out, "\n{}", head.join(", "))?;
+            }
+            for (name, buckets) in hists {
+                writeln!(self.out, "{name}:")?;
+                if buckets.is_empty() {
+                    writeln!(self.out, "(no events)")?;
+                }
+                write!(self.out, "{}", super::bars(&buckets))?;
+            }
+        }
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+}
+
 impl<W: Write> Sink for TableSink<W> {
     fn write(&mut self, o: &Output) -> io::Result<()> {
         let title = match o.window {
@@ -49,6 +80,9 @@ impl<W: Write> Sink for TableSink<W> {
             WindowBounds::Count { index } => format!("count window {index}"),
         };
         let schema = o.batch.schema();
+        if super::BucketRows::of(&schema).is_some() {
+            return self.histogram_blocks(&title, o);
+        }
         let mut t = Table::new();
         t.load_preset(presets::UTF8_BORDERS_ONLY);
         t.set_header(schema.fields().iter().map(|f| Cell::new(f.name())));

@@ -1,0 +1,136 @@
+//! Shipped queries: `queries/*.sql`, built into the binary and run by name
+//! (`ebq run biolatency`), each equivalent to the bcc tool it is named after.
+//!
+//! A query file is plain eBQL. Its first comment line is the description
+//! `ebq queries` shows; `-- param: NAME = DEFAULT (help)` lines declare
+//! `{NAME}` placeholders that `--set NAME=VALUE` overrides.
+
+/// One shipped query.
+pub struct Shipped {
+    /// The name `ebq run` takes.
+    pub name: &'static str,
+    /// The file's text.
+    pub text: &'static str,
+}
+
+macro_rules! shipped {
+    ($($name:literal),* $(,)?) => {
+        &[$(Shipped { name: $name, text: include_str!(concat!("../../../queries/", $name, ".sql")) }),*]
+    };
+}
+
+/// Every shipped query, in the order `ebq queries` lists them.
+pub const QUERIES: &[Shipped] = shipped!["syscount", "syscount-process", "syscount-latency", "biosnoop-summary"];
+
+/// A declared parameter: name, default, help.
+struct Param<'a> {
+    name: &'a str,
+    default: &'a str,
+    help: &'a str,
+}
+
+impl Shipped {
+    /// The first comment line, without `-- NAME:`.
+    pub fn description(&self) -> &str {
+        let first = self.text.lines().next().unwrap_or("").trim_start_matches("--").trim();
+        first.split_once(": ").map_or(first, |(_, d)| d)
+    }
+}
+
+/// Finds a shipped query by name.
+pub fn find(name: &str) -> Option<&'static Shipped> {
+    QUERIES.iter().find(|q| q.name == name)
+}
+
+fn params(text: &str) -> Vec<Param<'_>> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("-- param:"))
+        .filter_map(|p| {
+            let (name, rest) = p.split_once('=')?;
+            let rest = rest.trim();
+            let (default, help) = match rest.split_once(" (") {
+                Some((d, h)) => (d.trim(), h.trim_end_matches(')')),
+                None => (rest, ""),
+            };
+            Some(Param { name: name.trim(), default, help })
+        })
+        .collect()
+}
+
+/// The query text with its `{NAME}` placeholders filled from `--set`
+/// assignments, else their defaults. Values must be plain numbers or words,
+/// so a parameter can never change the query's shape.
+pub fn instantiate(text: &str, set: &[String]) -> Result<String, String> {
+    let declared = params(text);
+    let mut out = text.to_string();
+    for s in set {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(format!("error: --set takes NAME=VALUE, got `{s}`"));
+        };
+        if !declared.iter().any(|p| p.name == name) {
+            let names: Vec<&str> = declared.iter().map(|p| p.name).collect();
+            return Err(format!(
+                "error: this query has no parameter `{name}`{}",
+                if names.is_empty() { String::new() } else { format!(" (it has: {})", names.join(", ")) }
+            ));
+        }
+        if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            return Err(format!("error: --set {name}: `{value}` must be a number or a plain word"));
+        }
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    for p in &declared {
+        out = out.replace(&format!("{{{}}}", p.name), p.default);
+    }
+    Ok(out)
+}
+
+/// `ebq queries`: one line per shipped query; with a name, its text and parameters.
+pub fn list(name: Option<&str>) -> Result<String, String> {
+    match name {
+        None => {
+            let width = QUERIES.iter().map(|q| q.name.len()).max().unwrap_or(0);
+            let mut s: String = QUERIES.iter().map(|q| format!("{:<width$}  {}\n", q.name, q.description())).collect();
+            s.push_str("\nrun one with `ebq run NAME [-p PID] [--interval S] [--set PARAM=VALUE]`; `ebq queries NAME` shows it\n");
+            Ok(s)
+        }
+        Some(n) => {
+            let q = find(n).ok_or_else(|| unknown(n))?;
+            let mut s = q.text.to_string();
+            for p in params(q.text) {
+                s.push_str(&format!("\nparameter {} = {} {}", p.name, p.default, p.help));
+            }
+            Ok(s + "\n")
+        }
+    }
+}
+
+/// The error for an unknown query name.
+pub fn unknown(name: &str) -> String {
+    let names: Vec<&str> = QUERIES.iter().map(|q| q.name).collect();
+    format!("error: `{name}` is neither a file nor a shipped query\n  help: shipped queries: {}", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_take_defaults_or_set_values() {
+        let q = find("syscount").unwrap();
+        assert!(instantiate(q.text, &[]).unwrap().contains("LIMIT 10;"));
+        assert!(instantiate(q.text, &["top=3".into()]).unwrap().contains("LIMIT 3;"));
+        assert!(instantiate(q.text, &["top=3; DROP".into()]).unwrap_err().contains("plain word"));
+        assert!(instantiate(q.text, &["nope=1".into()]).unwrap_err().contains("it has: top"));
+    }
+
+    #[test]
+    fn every_query_has_a_description_and_no_unfilled_placeholder() {
+        for q in QUERIES {
+            assert!(!q.description().is_empty(), "{}", q.name);
+            let sql = instantiate(q.text, &[]).unwrap();
+            let body: String = sql.lines().filter(|l| !l.trim_start().starts_with("--")).collect();
+            assert!(!body.contains('{'), "{}: {body}", q.name);
+        }
+    }
+}

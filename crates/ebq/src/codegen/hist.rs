@@ -1,0 +1,245 @@
+//! C for histograms and quantile sketches (mirrored in Rust by [`crate::hist`]).
+//!
+//! HIST/LHIST counters live inline in the group's value (one lookup per event
+//! serves every aggregate); new values are copied from the all-zero `ebq_zero`
+//! map because they do not fit the BPF stack. Quantile sketches are sparse:
+//! one per-CPU hash entry per (group, argument, bucket) that occurred. Every
+//! computed bucket index is bounds-checked behind a compiler barrier, so the
+//! verifier sees the check even when clang could prove it.
+
+use crate::bind::{AggFunc, ScalarExpr};
+use crate::plan::{StructLayout, ValueSlot};
+use std::fmt::Write;
+
+use super::{c_expr, comment_safe};
+
+/// Helper functions, emitted only for queries with histograms or quantiles.
+pub const HELPERS: &str = r#"/* Histogram and quantile buckets (ebq's hist module is the Rust mirror). */
+#define EBQ_HIST_SLOTS 65
+/* Hides a value from clang so the bounds check after it stays for the verifier. */
+#define ebq_barrier_var(x) asm volatile("" : "+r"(x))
+
+/* floor(log2(v)), 0 for 0: a binary search without loops, as bcc and bpftrace do. */
+static __always_inline __u32 ebq_log2(__u64 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFFFFFFULL) << 5;
+	v >>= r;
+	shift = (v > 0xFFFF) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xFF) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xF) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	return r | (__u32)(v >> 1);
+}
+
+/* HIST bucket: 0 for 0, else 1 + log2(v): [0, 1), [1, 2), [2, 4), ... [2^63, 2^64). */
+static __always_inline __u32 ebq_hist_index(__u64 v)
+{
+	return v ? 1 + ebq_log2(v) : 0;
+}
+
+/* Signed HIST: bucket 0 holds negatives, the rest are ebq_hist_index shifted by one. */
+static __always_inline __u32 ebq_hist_index_signed(__s64 v)
+{
+	return v < 0 ? 0 : 1 + ebq_hist_index((__u64)v);
+}
+
+/* Quantile sketch bucket: exact below 128, then 64 linear sub-buckets per power of two. */
+static __always_inline __s32 ebq_sketch_index(__u64 v)
+{
+	__u32 k;
+
+	if (v < 64)
+		return (__s32)v;
+	k = ebq_log2(v);	/* 6..63 */
+	return (__s32)(64 + ((k - 6) << 6) + ((v >> (k - 6)) & 63));
+}
+
+/* Signed sketch: negatives mirror positives below -1, so bucket order is value order. */
+static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
+{
+	return v < 0 ? -1 - ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
+}
+
+"#;
+
+/// True when the plan needs [`HELPERS`].
+pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {
+    !sketches.is_empty() || slots.iter().any(|s| s.func.is_histogram())
+}
+
+/// Maps besides `ebq_groups`: the zero value (histogram counters) and the sketch map.
+pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr], max_buckets: u32) -> String {
+    let mut c = String::new();
+    if !value_on_stack {
+        c.push_str(
+            "/* All-zero ebq_value for new groups: with histogram counters it is too big for the BPF stack. */\n\
+             struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\
+             \t__type(value, struct ebq_value);\n} ebq_zero SEC(\".maps\");\n\n",
+        );
+    }
+    if !sketches.is_empty() {
+        let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
+        let _ = write!(
+            c,
+            "/* Quantile sketches [{}]: one count per (window, group, argument, bucket) that occurred. */\n\
+             struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\t/* which argument */\n\t__s32 bucket;\t/* ebq_sketch_index */\n}};\n\n\
+             struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_buckets});\n\
+             \t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* allocated as buckets occur */\n\
+             \t__type(key, struct ebq_sketch_key);\n\t__type(value, __u64);\n}} ebq_sketch SEC(\".maps\");\n\n",
+            comment_safe(&args.join(", "))
+        );
+    }
+    c
+}
+
+/// The new-group path when the value is copied from `ebq_zero`.
+pub const FRESH_FROM_ZERO_MAP: &str = "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
+     \t\tstruct ebq_value *fresh = bpf_map_lookup_elem(&ebq_zero, &zero);\n\n\t\tif (!fresh)\n\t\t\treturn 0;\n\
+     \t\tbpf_map_update_elem(&ebq_groups, &key, fresh, BPF_NOEXIST);\n\
+     \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
+     \t\t\treturn 0;\n\t\t}\n\t}\n";
+
+/// A signed 64-bit C literal (i64::MIN has no literal of its own).
+fn c_i64(v: i64) -> String {
+    if v == i64::MIN {
+        "(-9223372036854775807LL - 1)".into()
+    } else {
+        format!("{v}LL")
+    }
+}
+
+/// Counts one event in a HIST or LHIST slot.
+pub fn slot_update(value: &StructLayout, s: &ValueSlot) -> String {
+    let name = &value.fields[s.field].name;
+    let x = c_expr(&s.arg);
+    let shown = comment_safe(&s.arg.to_string());
+    let signed = s.arg.ty().is_signed();
+    let (comment, index, slots) = match s.func {
+        AggFunc::Hist => {
+            let f = if signed { "ebq_hist_index_signed((__s64)" } else { "ebq_hist_index((__u64)" };
+            (format!("HIST({shown})"), format!("{f}({x}))"), "EBQ_HIST_SLOTS".to_string())
+        }
+        AggFunc::Lhist(l) => {
+            let n = l.buckets();
+            let (ty, min, max) = if signed {
+                ("__s64", c_i64(l.min), c_i64(l.max))
+            } else {
+                ("__u64", format!("{}ULL", l.min), format!("{}ULL", l.max))
+            };
+            // An unsigned argument with min 0 never underflows.
+            let under = if !signed && l.min == 0 { String::new() } else { format!("x < {min} ? 0 : ") };
+            let offset = if l.min == 0 { "x".to_string() } else { format!("((__u64)x - (__u64){min})") };
+            return format!(
+                "\t{{\n\t\t{ty} x = ({ty})({x});\t/* LHIST({shown}, {}, {}, {}): underflow, {n} buckets, overflow */\n\
+                 \t\t__u32 i = {under}x >= {max} ? {} : 1 + {offset} / {}ULL;\n\n\
+                 \t\tebq_barrier_var(i);\n\t\tif (i < {})\n\t\t\tv->{name}[i]++;\n\t}}\n",
+                l.min,
+                l.max,
+                l.step,
+                n + 1,
+                l.step,
+                n + 2
+            );
+        }
+        _ => unreachable!("only histograms have bucket slots"),
+    };
+    format!(
+        "\t{{\n\t\t__u32 i = {index};\t/* {comment} */\n\n\t\tebq_barrier_var(i);\n\t\tif (i < {slots})\n\t\t\tv->{name}[i]++;\n\t}}\n"
+    )
+}
+
+/// Counts one event in each quantile sketch.
+pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
+    let mut c = String::new();
+    for (i, a) in sketches.iter().enumerate() {
+        let x = c_expr(a);
+        let index = if a.ty().is_signed() {
+            format!("ebq_sketch_index_signed((__s64)({x}))")
+        } else {
+            format!("ebq_sketch_index((__u64)({x}))")
+        };
+        let _ = write!(
+            c,
+            "\t{{\n\t\tstruct ebq_sketch_key sk = {{ .group = key, .agg = {i}, .bucket = {index} }};\t/* sketch of {} */\n\
+             \t\t__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\n\t\tif (!n) {{\n\t\t\t__u64 none = 0;\n\n\
+             \t\t\tbpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);\n\
+             \t\t\tn = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\t\t}}\n\t\tif (n)\n\t\t\t(*n)++;\n\
+             \t\telse\n\t\t\tstats->dropped++;\t/* sketch map full: the event is missing from its quantiles */\n\t}}\n",
+            comment_safe(&a.to_string())
+        );
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions};
+
+    fn generate_for(sql: &str) -> String {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let q = crate::parse::parse_query(sql).unwrap();
+        let l = crate::bind::bind(&q, &cat).unwrap();
+        let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
+        super::super::generate(&p)
+    }
+
+    /// The generated C of a histogram query, compared with a checked-in snapshot
+    /// (EBQ_UPDATE_SNAPSHOTS=1 rewrites it).
+    #[test]
+    fn histogram_snapshot() {
+        let c = generate_for(
+            "SELECT comm, COUNT(*), HIST(count), LHIST(count, 0, 400, 100), P50(count), P99(count) \
+             FROM syscalls.sys_enter_pread64 GROUP BY comm WINDOW(time, 1000, 1000)",
+        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/histograms.bpf.c");
+        if std::env::var_os("EBQ_UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(path, &c).unwrap();
+        }
+        let want = std::fs::read_to_string(path).expect("snapshot exists (EBQ_UPDATE_SNAPSHOTS=1 writes it)");
+        assert_eq!(c, want, "generated C changed; review and rerun with EBQ_UPDATE_SNAPSHOTS=1");
+    }
+
+    #[test]
+    fn one_sketch_per_argument_and_zeroed_values_from_a_map() {
+        let c = generate_for(
+            "SELECT P50(count), P99(count), QUANTILE(fd, 0.5), HIST(count) FROM syscalls.sys_enter_pread64",
+        );
+        assert_eq!(c.matches(".agg = 0,").count(), 1, "{c}");
+        assert_eq!(c.matches(".agg = 1,").count(), 1, "{c}");
+        assert!(!c.contains(".agg = 2,"), "{c}");
+        assert!(c.contains("bpf_map_lookup_elem(&ebq_zero, &zero)"), "{c}");
+        assert!(!c.contains("struct ebq_value fresh = {}"), "{c}");
+        // Without histogram counters the value stays on the stack and no helpers are emitted.
+        let c = generate_for("SELECT P50(count) FROM syscalls.sys_enter_pread64");
+        assert!(c.contains("struct ebq_value fresh = {}") && !c.contains("ebq_zero"), "{c}");
+        let c = generate_for("SELECT COUNT(*) FROM syscalls.sys_enter_pread64");
+        assert!(!c.contains("ebq_log2"), "{c}");
+    }
+
+    /// Histogram programs compile with clang (-Wall -Werror): signed and unsigned
+    /// arguments, extreme LHIST bounds, string keys, count windows.
+    #[test]
+    fn histogram_programs_compile_with_clang() {
+        for sql in [
+            "SELECT comm, HIST(count), LHIST(count, 0, 400, 100), P50(count), P999(count) FROM syscalls.sys_enter_pread64 GROUP BY comm WINDOW(count, 100, 50)",
+            "SELECT HIST(-pos), LHIST(-pos, -9223372036854775808, 9223372036854775807, 18446744073709552), QUANTILE(pos - 5, 0.25) FROM syscalls.sys_enter_pread64",
+            "SELECT fd, LHIST(count, 7, 8, 1), HIST(count * 2), MIN(count), AVG(count) FROM syscalls.sys_enter_pread64 GROUP BY fd HAVING P90(count) > 3",
+        ] {
+            let c = generate_for(sql);
+            if let Err(e) = crate::runtime::compile(&c) {
+                panic!("{sql}\n{e}\n{c}");
+            }
+        }
+    }
+}

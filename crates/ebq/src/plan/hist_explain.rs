@@ -1,0 +1,83 @@
+//! EXPLAIN lines for histogram slots and quantile sketches.
+
+use super::{StructLayout, ValueSlot};
+use crate::bind::{AggFunc, ScalarExpr};
+use crate::types::DataType;
+
+/// A value slot as EXPLAIN shows it: histograms with their bucketing and size.
+pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
+    let len = match value.fields[sl.field].ty {
+        DataType::Buckets { len } => len,
+        _ => 0,
+    };
+    match sl.func {
+        AggFunc::Hist => format!("HIST({}): {len} log2 buckets inline", sl.arg),
+        AggFunc::Lhist(l) => format!(
+            "LHIST({}, {}, {}, {}): {} linear buckets + under/overflow inline",
+            sl.arg,
+            l.min,
+            l.max,
+            l.step,
+            l.buckets()
+        ),
+        f => format!("{f}({})", sl.arg),
+    }
+}
+
+/// The sketch map line.
+pub(super) fn sketch_line(sketches: &[ScalarExpr], max: u32) -> String {
+    let args: Vec<String> = sketches.iter().map(|a| a.to_string()).collect();
+    format!(
+        "[kernel] Sketch     quantiles of [{}]: log-linear buckets (exact below 128, then 64 per power of two; \
+         midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max {max} buckets; one more lookup per event and argument)",
+        args.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{plan, KernelOutput, PhysicalPlan, PlanOptions, UserSource};
+    use crate::catalog::Catalog;
+    use crate::error::Result;
+
+    fn physical(sql: &str) -> Result<PhysicalPlan> {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let q = crate::parse::parse_query(sql)?;
+        let l = crate::bind::bind(&q, &cat)?;
+        plan(sql, &l, &cat, &PlanOptions::default())
+    }
+
+    #[test]
+    fn explain_shows_buckets_and_the_sketch() {
+        let p = physical(
+            "SELECT fd, HIST(count), LHIST(count, 0, 400, 100), P50(count), P99(count) FROM syscalls.sys_enter_pread64 GROUP BY fd",
+        )
+        .unwrap();
+        assert_eq!(
+            p.explain(),
+            "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACEPOINT)
+[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
+[kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline] in PERCPU_HASH ebq_groups (max 10240 groups; key 16 B, value 576 B; one lookup per event)
+[kernel] Sketch     quantiles of [count]: log-linear buckets (exact below 128, then 64 per power of two; midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max 262144 buckets; one more lookup per event and argument)
+[kernel] Window     none: one result at the end (or every --interval, cumulative)
+[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes, add bucket counts
+[user]   Project    fd, HIST(count), LHIST(count, 0, 400, 100), P50(count) = QUANTILE(count, 0.5), P99(count) = QUANTILE(count, 0.99)
+"
+        );
+        let KernelOutput::Aggregate { sketches, .. } = &p.kernel.output else { panic!() };
+        assert_eq!(sketches.len(), 1, "P50 and P99 of one argument share a sketch");
+        assert_eq!(p.user.inputs[3], UserSource::Quantile { sketch: 0, ppm: 500_000 });
+    }
+
+    #[test]
+    fn histogram_values_leave_the_stack_but_must_fit_a_map_value() {
+        // 5 × 1002 counters need 40 KiB: over the kernel's 32 KiB per-CPU value.
+        let many: Vec<String> = (0..5).map(|i| format!("LHIST(count, {i}, {}, 1)", 1000 + i)).collect();
+        let e = physical(&format!("SELECT {} FROM syscalls.sys_enter_pread64", many.join(", "))).unwrap_err();
+        assert!(e.to_string().contains("limit is 32768"), "{e}");
+        // Three LHISTs of 1002 counters (24 KiB) fit: the value is not on the stack.
+        let three = many[..3].join(", ");
+        let p = physical(&format!("SELECT comm, {three}, P50(count) FROM syscalls.sys_enter_pread64 GROUP BY comm"));
+        assert!(p.is_ok(), "{p:?}");
+    }
+}
