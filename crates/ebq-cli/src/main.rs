@@ -292,6 +292,12 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }
+    if let Some(fd) = ebq::catalog::file_columns::fd_field(f) {
+        for c in ebq::catalog::FileColumn::ALL {
+            out +=
+                &format!("  {:<24} {:<12} {} (file of `{fd}`)\n", c.name(), c.data_type().to_string(), c.description());
+        }
+    }
     emit(&out)
 }
 

@@ -9,6 +9,8 @@
 //! ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload spin --seconds S [--comm NAME]
+//! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
+//!                     [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -18,6 +20,8 @@
 //! `ebq-workload`. Tests that need exact counts filter on the comm set with
 //! `--comm` (set first thing in `main`), or attach by pid while the workload
 //! waits for `--wait-file`.
+
+mod fileio;
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -32,6 +36,8 @@ usage:
   ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload spin --seconds S [--comm NAME]
+  ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
+                      [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -43,6 +49,10 @@ pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
 fork:     forks N children that each issue C pread64 calls of 1 byte on /dev/zero.
 readzero: issues N read(2) calls of B bytes (default 1) on /dev/zero.
 spin:     prints its pid, then calls getppid() in a busy loop for S seconds.
+fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
+          B*(i+1) bytes (B defaults to 100), lseek to 0, Ri read() calls, Wi
+          pwrite64 and Ri pread64 calls at offsets j*B*(i+1), close, fsync the
+          closed fd. Ri <= Wi. Last, fsync(1048576) (both fsyncs fail: EBADF).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -824,6 +834,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "fork" => run_fork(&parse_fork(rest)?),
         "readzero" => run_readzero(&parse_readzero(rest)?),
         "spin" => run_spin(&parse_spin(rest)?),
+        "fileio" => fileio::run_fileio(&fileio::parse_fileio(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -249,6 +249,19 @@ fn cases() -> Vec<Bad> {
         ),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd HAVING count > 1"), &["must appear in GROUP BY"]),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd ORDER BY comm"), &["must appear in GROUP BY"]),
+        // --- file columns (issue 3): only where an fd names a file ---
+        bad(
+            "SELECT inode FROM syscalls.sys_enter_openat",
+            &["`inode` is a file column", "has no fd argument", "sys_exit_openat"],
+        ),
+        bad(
+            "SELECT COUNT(*) FROM sched.sched_switch GROUP BY fs_type",
+            &["`fs_type` is a file column", "syscall events with an `fd` argument"],
+        ),
+        bad("SELECT pid FROM syscalls.sys_exit_read WHERE mount_point = '/'", &["`mount_point` is a file column"]),
+        bad("SELECT file_name FROM raw_syscalls.sys_enter", &["`file_name` is a file column"]),
+        bad(format!("SELECT COUNT(*) FROM {READ} WHERE fs_type = 'a-very-long-fs-type'"), &["holds at most 15 bytes"]),
+        bad(format!("SELECT SUM(file_name) FROM {READ}"), &["SUM needs an integer argument"]),
         // --- arrays ---
         bad("SELECT args FROM raw_syscalls.sys_enter", &["is an array of 6 integers", "`args[0]`"]),
         bad("SELECT args[6] FROM raw_syscalls.sys_enter", &["index 6 is out of range"]),

@@ -599,6 +599,80 @@ fn subsystem_cases() -> Vec<Case> {
     ]
 }
 
+/// File columns (issue 3): the file behind the fd, read with CO-RE.
+fn file_cases() -> Vec<Case> {
+    use Load::*;
+    vec![
+        // /dev/zero: devtmpfs mounted at /dev.
+        some(
+            "SELECT fs_type, mount_point, file_name, COUNT(*) AS n FROM syscalls.sys_enter_read \
+             WHERE comm = '{comm}' GROUP BY fs_type, mount_point, file_name",
+            ReadZero,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 1, "{:?}", r.rows);
+            let row = &r.rows[0];
+            assert_eq!(
+                (s(row, "fs_type"), s(row, "mount_point"), s(row, "file_name")),
+                ("devtmpfs".into(), "/dev".into(), "zero".into())
+            );
+            assert_eq!(u(row, "n"), 2000);
+        }),
+        // Every file column in a row query; reads of /dev/zero leave f_pos at 0.
+        some(
+            "SELECT inode, dev, dev_major, dev_minor, fs_type, mount_point, mount_id, file_name, file_pos \
+             FROM syscalls.sys_enter_read WHERE comm = '{comm}' AND file_name = 'zero'",
+            ReadZero,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 2000);
+            use std::os::unix::fs::MetadataExt;
+            let zero = std::fs::metadata("/dev/zero").unwrap();
+            for row in &r.rows {
+                assert_eq!(u(row, "inode"), zero.ino());
+                assert_eq!(u(row, "dev"), u(row, "dev_major") << 20 | u(row, "dev_minor"));
+                assert_eq!(u(row, "file_pos"), 0);
+            }
+        }),
+        // Two 1 MiB files on the root ext4: 50 preads each, counted per inode.
+        some(
+            "SELECT file_name, inode, COUNT(*) AS n FROM syscalls.sys_enter_pread64 \
+             WHERE comm = '{comm}' AND fs_type = 'ext4' AND mount_point = '/' GROUP BY file_name, inode",
+            Pread,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 2, "{:?}", r.rows);
+            assert!(r.rows.iter().all(|row| u(row, "n") == 50 && s(row, "file_name").starts_with("ebq-workload-")));
+        }),
+        some("SELECT COUNT(DISTINCT inode) AS files FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}'", Pread)
+            .check(|r| assert_eq!(total(r, "files"), 2)),
+        some(
+            "SELECT file_name, fs_type, file_pos FROM syscalls.sys_exit_openat WHERE ret >= 0 AND comm = '{comm}' \
+             AND file_name LIKE 'ebq-workload-%'",
+            Pread,
+        )
+        .check(|r| assert_eq!(r.rows.len(), 2)),
+        any(
+            "SELECT fs_type, dev_major, COUNT(*) AS n, MAX(file_pos) AS far FROM syscalls.sys_enter_write \
+             GROUP BY fs_type, dev_major WINDOW(time, 100, 100)",
+            Pread,
+        ),
+        any("SELECT mount_point, COUNT(*) AS n FROM syscalls.sys_enter_close GROUP BY mount_point", Pread),
+        any("SELECT file_name, inode FROM syscalls.sys_enter_fsync WHERE inode != 0", Pread),
+        // A JOIN carrying file columns from the enter event to the exit event.
+        some(
+            "SELECT e.file_name, COUNT(*) AS n, SUM(x.ret) AS bytes FROM syscalls.sys_enter_pread64 e \
+             JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
+             WHERE e.comm = '{comm}' AND e.fs_type = 'ext4' GROUP BY e.file_name",
+            Pread,
+        )
+        .check(|r| {
+            assert_eq!(r.rows.len(), 2, "{:?}", r.rows);
+            assert!(r.rows.iter().all(|row| u(row, "n") == 50 && s(row, "e.file_name").starts_with("ebq-workload-")));
+        }),
+    ]
+}
+
 /// JOINs: enter→exit pairing in the kernel, as rows and aggregates, with
 /// start-side and end-side filters, strings carried across, windows.
 fn join_cases() -> Vec<Case> {
@@ -664,6 +738,11 @@ fn probe_cases() -> Vec<Case> {
 }
 
 #[test]
+fn file_column_queries() {
+    run_table("ebqv-file", file_cases());
+}
+
+#[test]
 fn join_queries() {
     run_table("ebqv-join", join_cases());
 }
@@ -695,8 +774,13 @@ fn subsystem_queries() {
 
 #[test]
 fn table_covers_enough() {
-    let all: Vec<Case> =
-        syscall_cases().into_iter().chain(sched_cases()).chain(subsystem_cases()).chain(histogram_cases()).collect();
+    let all: Vec<Case> = syscall_cases()
+        .into_iter()
+        .chain(sched_cases())
+        .chain(subsystem_cases())
+        .chain(histogram_cases())
+        .chain(file_cases())
+        .collect();
     let events: std::collections::BTreeSet<String> = all
         .iter()
         .map(|c| format!("{}", engine().prepare(&c.sql.replace("{comm}", "x")).unwrap().logical.event.name))

@@ -355,6 +355,10 @@ impl Binder<'_> {
             return Ok(c);
         }
         let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
+        let formats: Vec<_> = sides.iter().map(|s| (s.format(), s.event.name.to_string())).collect();
+        if let Some(error) = super::file::file_column_error(name, e, &formats) {
+            return Err(error);
+        }
         let unreadable = sides
             .iter()
             .find_map(|s| s.format().field(name).and_then(|_| super::field_column(s.format(), name, None).err()));

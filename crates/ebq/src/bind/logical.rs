@@ -1,6 +1,6 @@
 //! The typed logical plan: what the query means, before deciding where each part runs.
 
-use crate::catalog::{FieldKind, SystemColumn, TracepointFormat};
+use crate::catalog::{FieldKind, FileColumn, SystemColumn, TracepointFormat};
 use crate::error::Span;
 use crate::parse::{EventName, WindowKind};
 use crate::types::DataType;
@@ -22,6 +22,14 @@ pub enum ColumnSource {
     },
     /// A system column from a helper.
     System(SystemColumn),
+    /// A column of the file behind the fd in record field `fd` (`fd` or `ret`),
+    /// read through the kernel's BTF (see [`crate::catalog::file_columns`]).
+    File {
+        /// Which column.
+        column: FileColumn,
+        /// The record field holding the fd.
+        fd: String,
+    },
     /// A column of a JOIN's start event, read when the pair opened and
     /// carried to the end event in the pairing map.
     Start {
@@ -38,6 +46,7 @@ impl ColumnSource {
         match self {
             ColumnSource::Field { name, .. } => name,
             ColumnSource::System(s) => s.name(),
+            ColumnSource::File { column, .. } => column.name(),
             ColumnSource::Start { name, .. } => name,
         }
     }
@@ -54,6 +63,10 @@ impl ColumnSource {
             ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
             ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
             ColumnSource::Start { column, .. } => column.string_cap(),
+            ColumnSource::File { column, .. } => match column.data_type() {
+                crate::types::DataType::Str { cap } => Some(cap),
+                _ => None,
+            },
             _ => None,
         }
     }

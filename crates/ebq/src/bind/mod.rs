@@ -5,6 +5,7 @@
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
 mod expr;
+mod file;
 mod hist;
 mod join;
 mod logical;
@@ -314,12 +315,15 @@ impl Binder<'_> {
         first
     }
 
-    /// Column `name` of one side: a field, else a system column.
+    /// Column `name` of one side: a field, else a system column, else a file column.
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
-        let plain = field_column(side.format(), name, None).ok().or_else(|| {
-            SystemColumn::from_name(name)
-                .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
-        })?;
+        let plain = field_column(side.format(), name, None)
+            .ok()
+            .or_else(|| {
+                SystemColumn::from_name(name)
+                    .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
+            })
+            .or_else(|| file::file_lookup(side.format(), name))?;
         Some(side.carry(plain))
     }
 
@@ -343,6 +347,7 @@ impl Binder<'_> {
         let mut names: Vec<&str> =
             self.sides.iter().flat_map(|s| s.format().fields.iter().map(|f| f.name.as_str())).collect();
         names.extend(SystemColumn::ALL.iter().map(|s| s.name()));
+        names.extend(self.sides.iter().flat_map(|s| file::file_column_names(s.format())));
         names
     }
 

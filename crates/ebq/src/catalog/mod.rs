@@ -10,6 +10,7 @@
 //! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
 
 pub mod elf;
+pub mod file_columns;
 mod format;
 mod glob;
 mod lookup;
@@ -20,6 +21,7 @@ mod system;
 #[cfg(test)]
 mod tests;
 
+pub use file_columns::FileColumn;
 pub use format::parse_format;
 pub use suggest::suggest_column;
 pub use syscalls::{syscall_name, syscall_nr};

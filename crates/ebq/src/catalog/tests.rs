@@ -63,7 +63,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 9);
+    assert_eq!(all.len(), 11);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -71,9 +71,14 @@ fn list_and_glob() {
     assert_eq!(names("sched:*"), ["sched:sched_process_fork", "sched:sched_switch"]);
     assert_eq!(
         names("sys_enter*"),
-        ["raw_syscalls:sys_enter", "syscalls:sys_enter_openat", "syscalls:sys_enter_pread64"]
+        [
+            "raw_syscalls:sys_enter",
+            "syscalls:sys_enter_openat",
+            "syscalls:sys_enter_pread64",
+            "syscalls:sys_enter_write"
+        ]
     );
-    assert_eq!(names("*:sys_?xit_*"), ["syscalls:sys_exit_pread64"]);
+    assert_eq!(names("*:sys_?xit_*"), ["syscalls:sys_exit_openat", "syscalls:sys_exit_pread64"]);
     assert_eq!(names("block_rq_issue"), ["block:block_rq_issue"]);
     assert!(names("nothing*").is_empty());
     // A glob with `:` is matched against `cat:name` only.

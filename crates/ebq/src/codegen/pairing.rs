@@ -27,6 +27,13 @@ pub fn declarations(p: &Pairing) -> String {
          \t__type(key, struct ebq_pair_key);\n\t__type(value, struct ebq_stash);\n}} ebq_pending SEC(\".maps\");\n\n",
         p.max_pending
     );
+    if !p.carried.is_empty() {
+        c.push_str(
+            "/* The end program's copy of its pair (taken out of ebq_pending before use):\n \
+             * per-CPU scratch, not the 512-byte BPF stack. */\nstruct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\
+             \t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct ebq_stash);\n} ebq_taken SEC(\".maps\");\n\n",
+        );
+    }
     c
 }
 
@@ -73,6 +80,9 @@ pub fn start_program(p: &Pairing) -> String {
             wanted.push((col, ty));
         }
     }
+    // Carried file columns need their fd resolved first.
+    let mut wanted = super::file::with_dependencies(wanted);
+    wanted.retain(|(c, _)| !loaded.contains(c));
     for (col, ty) in &wanted {
         c.push_str(&load_column(col, *ty, format));
     }
@@ -113,7 +123,12 @@ pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
 /// End program, after the stats lookup: no open pair → count and stop;
 /// else copy the carried columns (if any) and close the pair.
 pub fn end_take(p: &Pairing) -> String {
-    let copy = if p.carried.is_empty() { "" } else { "\tstruct ebq_stash start = *pending;\n\n" };
+    let copy = if p.carried.is_empty() {
+        ""
+    } else {
+        "\tstruct ebq_stash *start = bpf_map_lookup_elem(&ebq_taken, &zero);\n\tif (!start)\n\t\treturn 0;\n\
+         \t*start = *pending;\n"
+    };
     format!(
         "\tif (!pending) {{\n\t\tstats->unmatched++;\t/* no open pair: its start came before ebq attached, or was filtered */\n\
          \t\treturn 0;\n\t}}\n{copy}\tbpf_map_delete_elem(&ebq_pending, &pk);\n"
@@ -125,7 +140,7 @@ pub fn load_carried(p: &Pairing, col: &ColumnSource, ty: DataType) -> String {
     let local = super::local_name(col);
     let field = p.field_of(col).expect("the planner carries every start column the end program reads");
     match ty {
-        DataType::Str { .. } => format!("\tconst char *{local} = start.{field};\n"),
-        ty => format!("\t{} {local} = start.{field};\t/* {} */\n", ty.c_type(), col.name()),
+        DataType::Str { .. } => format!("\tconst char *{local} = start->{field};\n"),
+        ty => format!("\t{} {local} = start->{field};\t/* {} */\n", ty.c_type(), col.name()),
     }
 }

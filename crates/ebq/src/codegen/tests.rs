@@ -72,3 +72,53 @@ fn generated_programs_compile_with_clang() {
         }
     }
 }
+
+/// File columns: the fd is resolved once (the hidden `file` column), the
+/// program includes vmlinux.h, and every read is a CO-RE read.
+#[test]
+fn file_columns_resolve_the_fd_once_with_core_reads() {
+    let c = generate_for(
+        "SELECT fs_type, mount_point, file_name, COUNT(*), SUM(count) FROM syscalls.sys_enter_pread64 \
+         WHERE fs_type = 'tmpfs' GROUP BY fs_type, mount_point, file_name",
+    );
+    assert!(c.contains("#include \"vmlinux.h\"") && !c.contains("<linux/bpf.h>"), "{c}");
+    assert_eq!(c.matches("= ebq_file_of(").count(), 1, "{c}");
+    // The file is looked up before WHERE, which reads fs_type through it.
+    let lookup = c.find("struct file *fc_file = ebq_file_of(ctx->fd);").expect("lookup");
+    let filter = c.find("/* WHERE fs_type = 'tmpfs' */").expect("filter");
+    assert!(lookup < filter, "{c}");
+    assert!(c.contains("BPF_CORE_READ(fc_file, f_inode, i_sb, s_type, name)"), "{c}");
+    assert!(c.contains("ebq_mount_point(fc_file, fc_mount_point);"), "{c}");
+    assert!(!c.contains("typedef struct"), "never typedef kernel structs (CO-RE relocations name the type)");
+    // Queries without file columns keep the minimal header.
+    let plain = generate_for("SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd");
+    assert!(plain.contains("#include <linux/bpf.h>") && !plain.contains("vmlinux"), "{plain}");
+}
+
+/// At sys_exit_openat the fd is the return value.
+#[test]
+fn open_exits_resolve_ret() {
+    let c = generate_for("SELECT file_name, inode, file_pos FROM syscalls.sys_exit_openat WHERE ret >= 0");
+    assert!(c.contains("struct file *fc_file = ebq_file_of(ctx->ret);"), "{c}");
+    assert!(c.contains("__u64 fc_inode = BPF_CORE_READ(fc_file, f_inode, i_ino);"), "{c}");
+}
+
+/// Programs with file columns compile against the cached vmlinux.h PCH
+/// (needs /sys/kernel/btf/vmlinux and bpftool, like running them).
+#[test]
+fn file_column_programs_compile_with_clang() {
+    for sql in [
+        "SELECT inode, dev, dev_major, dev_minor, fs_type, mount_point, mount_id, file_name, file_pos, count \
+         FROM syscalls.sys_enter_write WHERE file_pos > 10 AND mount_point LIKE '/t%'",
+        "SELECT file_name, inode FROM syscalls.sys_exit_openat WHERE ret >= 0",
+        "SELECT e.file_name, e.inode, COUNT(*), SUM(x.ret) FROM syscalls.sys_enter_pread64 e \
+         JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid WHERE e.mount_point = '/' GROUP BY e.file_name, e.inode",
+        "SELECT fs_type, file_name, COUNT(*), SUM(count), MAX(file_pos) FROM syscalls.sys_enter_pread64 \
+         GROUP BY fs_type, file_name WINDOW(time, 1000, 1000)",
+    ] {
+        let c = generate_for(sql);
+        if let Err(e) = crate::runtime::compile(&c) {
+            panic!("{sql}\n{e}\n{c}");
+        }
+    }
+}

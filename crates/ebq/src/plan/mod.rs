@@ -13,7 +13,9 @@ mod pairing;
 pub use layout::{StructField, StructLayout};
 pub use pairing::Pairing;
 
-use crate::bind::{AggFunc, BoundEvent, ColumnSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window};
+use crate::bind::{
+    AggFunc, BoundEvent, ColumnSource, EventSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window,
+};
 use crate::catalog::{Catalog, TracepointFormat};
 use crate::error::{Error, Result, Stage};
 use crate::parse::WindowKind;
@@ -134,6 +136,32 @@ impl KernelOutput {
             }
             KernelOutput::Rows { fields, .. } => fields.iter().map(|(e, _)| e).collect(),
         }
+    }
+}
+
+impl KernelPlan {
+    /// True when any program of the query reads a file column: the end (or
+    /// only) program, or a JOIN's start program (its filter, keys and carried
+    /// columns). Such programs are compiled against the kernel's BTF types.
+    pub fn reads_files(&self) -> bool {
+        fn is_file(c: &ColumnSource) -> bool {
+            match c {
+                ColumnSource::File { .. } => true,
+                ColumnSource::Start { column, .. } => is_file(column),
+                _ => false,
+            }
+        }
+        let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
+        let mut found = false;
+        if let Some(p) = &self.pairing {
+            exprs.extend(p.start_filter.iter());
+            exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
+            found |= p.carried.iter().any(|(c, _, _)| is_file(c));
+        }
+        for e in exprs {
+            e.visit_columns(&mut |c| found |= is_file(c));
+        }
+        found
     }
 }
 
@@ -298,8 +326,11 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         None => None,
     };
     check_stack(logical, &output, pairing.as_ref())?;
+    let register_probe = std::iter::once(&logical.event)
+        .chain(logical.join.as_ref().map(|j| &j.start))
+        .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }));
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
-    Ok(PhysicalPlan {
+    let physical = PhysicalPlan {
         sql: sql.to_string(),
         kernel: KernelPlan {
             event: logical.event.clone(),
@@ -310,7 +341,21 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             pairing,
         },
         user: columns,
-    })
+    };
+    if let Some(probe) = register_probe.filter(|_| physical.kernel.reads_files()) {
+        // File columns compile against the kernel's own types (vmlinux.h), whose
+        // struct pt_regs names registers differently from the uprobe/kprobe code's.
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "file columns cannot be read in the same query as {}: split it into a query over the \
+                 system call and one over the probe",
+                probe.event_description()
+            ),
+            logical.select_span,
+        ));
+    }
+    Ok(physical)
 }
 
 fn aggregate_plan(
@@ -484,12 +529,15 @@ pub fn codegen_value_on_stack(value: &StructLayout) -> bool {
 }
 
 /// Rejects plans whose stack needs exceed [`STACK_BUDGET`]. The end program
-/// of a JOIN holds the pairing key and a copy of the carried columns too.
+/// of a JOIN holds the pairing key too (its carried columns go to a per-CPU
+/// scratch value).
 fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pairing>) -> Result<()> {
     let mut strings: Vec<(String, u32)> = vec![];
+    // Carried (JOIN start) strings live in a scratch value, but copying them
+    // into keys costs clang stack all the same: they count too.
     let mut note = |c: &ColumnSource| {
         let cap = c.string_cap().map_or(0, u32::from);
-        if cap > 0 && !c.is_start() && !strings.iter().any(|(n, _)| n == c.name()) {
+        if cap > 0 && !strings.iter().any(|(n, _)| n == c.name()) {
             strings.push((c.name().to_string(), cap));
         }
     };
@@ -507,12 +555,12 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         KernelOutput::Rows { .. } => 0,
     };
     if let Some(p) = pairing {
-        fixed += p.key.size + p.stash.size;
+        fixed += p.key.size; // the carried columns are copied to a per-CPU scratch value
     }
     let total = fixed + strings.iter().map(|(_, c)| c).sum::<u32>();
     if total > STACK_BUDGET {
         let detail: Vec<String> = strings.iter().map(|(n, c)| format!("{n}: {c} B")).collect();
-        let what = if pairing.is_some() { "key + value + pairing key + carried columns" } else { "key + value" };
+        let what = if pairing.is_some() { "key + value + pairing key" } else { "key + value" };
         return Err(Error::query(
             Stage::Plan,
             format!(

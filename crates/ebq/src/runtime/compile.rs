@@ -48,8 +48,27 @@ fn arch_include() -> Option<String> {
     std::path::Path::new(&dir).exists().then_some(dir)
 }
 
+/// clang flags that shape the generated code; a precompiled header must be
+/// built with the same ones.
+const TARGET_FLAGS: &[&str] = &["-O2", "-g", "-target", "bpf", "-mcpu=v3"];
+
+/// How generated C asks for the kernel's types (file columns): such sources
+/// compile against the cached `vmlinux.h` precompiled header.
+const VMLINUX_INCLUDE: &str = "#include \"vmlinux.h\"";
+
 /// Compiles `source` to a BPF object and returns its bytes.
 pub fn compile(source: &str) -> Result<Vec<u8>> {
+    match compile_once(source) {
+        // A cached vmlinux PCH clang cannot use: rebuild it, once.
+        Err(Error::Compile { stderr }) if source.contains(VMLINUX_INCLUDE) && super::btf::is_pch_problem(&stderr) => {
+            super::btf::discard(&find_clang()?, TARGET_FLAGS)?;
+            compile_once(source)
+        }
+        other => other,
+    }
+}
+
+fn compile_once(source: &str) -> Result<Vec<u8>> {
     check_headers()?;
     let clang = find_clang()?;
     let dir = WorkDir::new()?;
@@ -59,18 +78,11 @@ pub fn compile(source: &str) -> Result<Vec<u8>> {
     std::fs::write(&c, source).map_err(io(format!("write {}", c.display())))?;
     let mut cmd = Command::new(&clang);
     // Expressions may nest up to bind::MAX_EXPR_DEPTH levels, a few brackets each.
-    cmd.args([
-        "-O2",
-        "-g",
-        "-target",
-        "bpf",
-        "-mcpu=v3",
-        "-Wall",
-        "-Werror",
-        "-Wno-unused-function",
-        "-fbracket-depth=4096",
-    ]);
-    if let Some(inc) = arch_include() {
+    cmd.args(TARGET_FLAGS).args(["-Wall", "-Werror", "-Wno-unused-function", "-fbracket-depth=4096"]);
+    if source.contains(VMLINUX_INCLUDE) {
+        let v = super::btf::vmlinux(&clang, TARGET_FLAGS)?;
+        cmd.arg("-I").arg(&v.include_dir).arg("-include-pch").arg(&v.pch);
+    } else if let Some(inc) = arch_include() {
         cmd.arg(format!("-I{inc}"));
     }
     cmd.arg("-c").arg(&c).arg("-o").arg(&o);

@@ -5,6 +5,7 @@
 //! dropping it detaches everything (nothing is pinned).
 
 mod attach;
+pub mod btf;
 mod compile;
 mod decode;
 pub mod env;

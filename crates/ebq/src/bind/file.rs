@@ -1,0 +1,94 @@
+//! Binding the derived file columns (`inode`, `fs_type`, `mount_point`, …).
+//!
+//! They resolve only at events whose fd names a file of the current task (see
+//! [`crate::catalog::file_columns::fd_field`]); anywhere else, and on kernels
+//! without BTF, naming one is a positioned bind error that says why. In a
+//! JOIN they belong to whichever side has the fd, like any column.
+
+use super::{ColumnSource, ScalarExpr};
+use crate::catalog::file_columns::{btf_problem, fd_field, WHICH_EVENTS};
+use crate::catalog::{FileColumn, TracepointFormat};
+use crate::error::{Error, QueryError, Stage};
+use crate::parse::Expr;
+
+/// The file column `name` of an event with `format`, when it has file
+/// columns and the kernel has BTF.
+pub(super) fn file_lookup(format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
+    let column = FileColumn::from_name(name)?;
+    let fd = fd_field(format)?;
+    if btf_problem().is_some() {
+        return None;
+    }
+    Some(ScalarExpr::Column { source: ColumnSource::File { column, fd: fd.to_string() }, ty: column.data_type() })
+}
+
+/// Names of the file columns an event has, for suggestions.
+pub(super) fn file_column_names(format: &TracepointFormat) -> Vec<&'static str> {
+    match fd_field(format) {
+        Some(_) => FileColumn::ALL.iter().map(|c| c.name()).collect(),
+        None => vec![],
+    }
+}
+
+/// Why the file column `name` is not available at any of `events` (format,
+/// name as written); `None` if `name` is not a file column, or one event has it.
+pub(super) fn file_column_error(name: &str, e: &Expr, events: &[(&TracepointFormat, String)]) -> Option<Error> {
+    FileColumn::from_name(name)?;
+    let span = super::expr::span_of(e);
+    let with_fd = events.iter().any(|(f, _)| fd_field(f).is_some());
+    let error = match (with_fd, btf_problem()) {
+        (false, _) => {
+            let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
+            QueryError::new(
+                Stage::Bind,
+                format!("`{name}` is a file column, and {} has no fd argument to resolve", names.join(" or ")),
+                span,
+            )
+            .with_help(WHICH_EVENTS)
+        }
+        (true, Some(problem)) => QueryError::new(Stage::Bind, format!("`{name}`: {problem}"), span)
+            .with_help("use a kernel with BTF (/sys/kernel/btf/vmlinux), or point EBQ_KERNEL_BTF at its BTF file"),
+        (true, None) => return None,
+    };
+    Some(Error::Query(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::error::Error;
+
+    fn bind(sql: &str) -> crate::Result<crate::bind::LogicalPlan> {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat)
+    }
+
+    #[test]
+    fn file_columns_need_an_fd() {
+        let Err(Error::Query(q)) = bind("SELECT COUNT(*) FROM syscalls.sys_enter_openat GROUP BY fs_type") else {
+            panic!("sys_enter_openat has no fd (only dfd)");
+        };
+        assert!(q.message.contains("`fs_type` is a file column"), "{}", q.message);
+        assert!(q.help.unwrap().contains("sys_exit_openat"));
+        let span = q.span.expect("positioned");
+        assert_eq!((span.start.column, span.end.column), (57, 64));
+        for sql in
+            ["SELECT inode FROM sched.sched_process_fork", "SELECT fd FROM block.block_rq_issue WHERE file_name = 'x'"]
+        {
+            assert!(bind(sql).is_err(), "{sql}");
+        }
+    }
+
+    #[test]
+    fn file_columns_bind_at_fd_events_and_open_exits() {
+        for sql in [
+            "SELECT inode, dev, fs_type, mount_point, file_name, file_pos FROM syscalls.sys_enter_pread64",
+            "SELECT file_name FROM syscalls.sys_exit_openat WHERE ret >= 0",
+            "SELECT fs_type, COUNT(*) FROM syscalls.sys_enter_write GROUP BY fs_type",
+        ] {
+            bind(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        // sys_exit_pread64 returns a byte count, not an fd.
+        assert!(bind("SELECT inode FROM syscalls.sys_exit_pread64").is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! File columns as C: CO-RE reads from the `struct file` behind an fd.
+//!
+//! Programs that use file columns include `vmlinux.h` (generated from the
+//! running kernel's BTF, compiled once as a precompiled header: see
+//! `runtime::btf`) instead of `<linux/bpf.h>`, so every kernel struct and field
+//! offset comes from the kernel itself and libbpf relocates the reads at load
+//! time. Programs without file columns keep the minimal header.
+//!
+//! The fd is resolved once per event, into the hidden [`FileColumn::Handle`]
+//! column that every other file column depends on.
+
+use crate::bind::ColumnSource;
+use crate::catalog::FileColumn;
+use crate::plan::PhysicalPlan;
+use crate::types::DataType;
+
+/// Includes for programs with file columns (vmlinux.h replaces <linux/bpf.h>,
+/// which it conflicts with).
+pub const HEADER: &str = "#include \"vmlinux.h\"\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_core_read.h>\n";
+
+/// Helpers for file columns, after the event struct.
+pub const PRELUDE: &str = r#"/* File columns: the fd's struct file, read with CO-RE (offsets from the running kernel's BTF).
+ * An fd that is not open gives a NULL file, and reads through NULL give 0 and "". */
+static __always_inline struct file *ebq_file_of(__u64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = 0;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file;
+}
+
+/* The mount a file is on: struct mount embeds the vfsmount that f_path points to. */
+static __always_inline struct mount *ebq_mount_of(struct file *file)
+{
+	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
+
+	return (struct mount *)((void *)vfs - bpf_core_field_offset(struct mount, mnt));
+}
+
+/* Scratch space for building mount_point (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[256]);
+} ebq_path_scratch SEC(".maps");
+
+/* mount_point: the path of the file's mount, built backwards from the end of the
+ * scratch buffer by walking up dentries and mounts as the kernel's d_path does.
+ * Left "" when the walk does not reach the task's root within 32 steps and 63 bytes
+ * (internal mounts of pipes and sockets, mounts outside a chroot, very deep paths). */
+static __always_inline void ebq_mount_point(struct file *file, char out[64])
+{
+	__u32 zero = 0;
+	char *buf = bpf_map_lookup_elem(&ebq_path_scratch, &zero);
+
+	if (!buf || !file)
+		return;
+	struct mount *mnt = ebq_mount_of(file);
+	struct dentry *d = BPF_CORE_READ(mnt, mnt.mnt_root);
+	/* Paths are relative to the task's root, as in /proc/PID/mountinfo (chroot, containers). */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
+	__u32 pos = 127;
+	int reached = 0;
+
+	buf[127] = 0;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < 32; i++) {
+		if (d == root_dentry && (void *)mnt + bpf_core_field_offset(struct mount, mnt) == (void *)root_mnt) {
+			reached = 1;
+			break;
+		}
+		if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
+			struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (parent == mnt)
+				break;	/* a mount outside the task's root: pipes, sockets, … */
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = parent;
+			continue;
+		}
+		__u32 len = BPF_CORE_READ(d, d_name.len);
+
+		if (len > 62 || len + 1 > pos)
+			break;	/* does not fit */
+		pos = (pos - len - 1) & 127;
+		bpf_probe_read_kernel(buf + pos + 1, len & 63, BPF_CORE_READ(d, d_name.name));
+		buf[pos] = '/';
+		d = BPF_CORE_READ(d, d_parent);
+	}
+	if (!reached)
+		return;
+	if (pos == 127) {
+		out[0] = '/';
+		return;
+	}
+	bpf_probe_read_kernel(out, 64, buf + pos);
+	out[63] = 0;
+}
+
+"#;
+
+/// True when any program of the query reads a file column.
+pub fn uses_files(plan: &PhysicalPlan) -> bool {
+    plan.kernel.reads_files()
+}
+
+/// `columns` with each file column's [`FileColumn::Handle`] inserted before
+/// its first use (once), so the fd is resolved before anything reads the file.
+pub fn with_dependencies(columns: Vec<(ColumnSource, DataType)>) -> Vec<(ColumnSource, DataType)> {
+    let mut out: Vec<(ColumnSource, DataType)> = vec![];
+    for (c, ty) in columns {
+        if let Some(dep) = dependency(&c).filter(|d| !out.iter().any(|(x, _)| x == d)) {
+            out.push((dep, DataType::U64));
+        }
+        if !out.iter().any(|(x, _)| *x == c) {
+            out.push((c, ty));
+        }
+    }
+    out
+}
+
+/// The column a file column is computed from (the looked-up file), if any.
+pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
+    match c {
+        ColumnSource::File { column, fd } if *column != FileColumn::Handle => {
+            Some(ColumnSource::File { column: FileColumn::Handle, fd: fd.clone() })
+        }
+        _ => None,
+    }
+}
+
+/// C statements declaring and loading file column `column` into `local`;
+/// `file` is the local of the [`FileColumn::Handle`] column.
+pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
+    match column {
+        FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of(ctx->{fd});\n"),
+        FileColumn::Inode => format!("\t__u64 {local} = BPF_CORE_READ({file}, f_inode, i_ino);\n"),
+        FileColumn::Dev => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev);\n"),
+        FileColumn::DevMajor => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev) >> 20;\n"),
+        FileColumn::DevMinor => {
+            format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev) & 0xfffff;\n")
+        }
+        FileColumn::MountId => {
+            format!("\t__u32 {local} = {file} ? BPF_CORE_READ(ebq_mount_of({file}), mnt_id) : 0;\n")
+        }
+        FileColumn::FilePos => format!("\t__u64 {local} = BPF_CORE_READ({file}, f_pos);\n"),
+        FileColumn::FsType => format!(
+            "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), \
+             BPF_CORE_READ({file}, f_inode, i_sb, s_type, name));\n",
+            FileColumn::FS_TYPE_CAP
+        ),
+        FileColumn::FileName => format!(
+            "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), \
+             BPF_CORE_READ({file}, f_path.dentry, d_name.name));\n",
+            FileColumn::FILE_NAME_CAP
+        ),
+        FileColumn::MountPoint => {
+            format!("\tchar {local}[{}] = {{}};\n\tebq_mount_point({file}, {local});\n", FileColumn::MOUNT_POINT_CAP)
+        }
+    }
+}
