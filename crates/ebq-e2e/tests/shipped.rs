@@ -48,7 +48,7 @@ fn every_shipped_query_runs_and_produces_rows() {
     let cmd = format!(
         "dd if=/dev/zero of={f} bs=4k count=200 oflag=direct,dsync status=none && \
          dd if={f} of=/dev/null bs=4k iflag=direct status=none && sync {f} && \
-         {w} readzero --count 300 --report /dev/null",
+         {w} readzero --count 300 --report {f}.json",
         f = file.display(),
         w = workload_bin().display()
     );
@@ -57,11 +57,17 @@ fn every_shipped_query_runs_and_produces_rows() {
         assert!(!rows.is_empty(), "{name} gave no rows");
     }
     let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(file.with_extension("dat.json"));
 }
 
 #[test]
 fn syscount_counts_the_workloads_reads_and_takes_parameters() {
-    let cmd = format!("{} readzero --count 5000 --comm ebq-syscount --report /dev/null", workload_bin().display());
+    let report = std::env::temp_dir().join(format!("ebq-syscount-{}.json", std::process::id()));
+    let cmd = format!(
+        "{} readzero --count 5000 --comm ebq-syscount --report {}",
+        workload_bin().display(),
+        report.display()
+    );
     let out = Command::new(ebq_bin())
         .args(["run", "syscount", "-c", &cmd, "--format", "json", "--set", "top=3"])
         .output()
@@ -74,6 +80,7 @@ fn syscount_counts_the_workloads_reads_and_takes_parameters() {
     let n = read["count"].as_u64().unwrap();
     assert!((5000..5020).contains(&n), "{n}");
     assert_eq!(rows[0]["syscall"], "read", "most frequent first: {rows:?}");
+    let _ = std::fs::remove_file(&report);
 }
 
 #[test]
