@@ -63,11 +63,8 @@ fn every_shipped_query_runs_and_produces_rows() {
 #[test]
 fn syscount_counts_the_workloads_reads_and_takes_parameters() {
     let report = std::env::temp_dir().join(format!("ebq-syscount-{}.json", std::process::id()));
-    let cmd = format!(
-        "{} readzero --count 5000 --comm ebq-syscount --report {}",
-        workload_bin().display(),
-        report.display()
-    );
+    let cmd =
+        format!("{} readzero --count 5000 --comm ebq-syscount --report {}", workload_bin().display(), report.display());
     let out = Command::new(ebq_bin())
         .args(["run", "syscount", "-c", &cmd, "--format", "json", "--set", "top=3"])
         .output()

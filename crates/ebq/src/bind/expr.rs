@@ -301,6 +301,38 @@ impl Binder<'_> {
                 let any = any.ok_or_else(|| err(e, "IN needs at least one value"))?;
                 Ok(if *negated { ScalarExpr::Not(Box::new(any)) } else { any })
             }
+            Expr::Case { operand: Some(op), .. } => {
+                Err(err(op.as_ref(), "only searched CASE is supported: CASE WHEN condition THEN value … END"))
+            }
+            Expr::Case { operand: None, conditions, else_result, .. } => {
+                let otherwise = match else_result {
+                    Some(x) => self.scalar(x)?,
+                    None => ScalarExpr::Int { value: 0, ty: DataType::U64 },
+                };
+                let mut branches = vec![];
+                for w in conditions {
+                    branches.push((self.condition(&w.condition, "CASE WHEN")?, self.scalar(&w.result)?, &w.result));
+                }
+                let mut ty = otherwise.ty();
+                for (_, v, x) in &branches {
+                    if !v.ty().is_int() {
+                        return Err(err(*x, format!("CASE values must be integers; `{x}` is {}", v.ty())));
+                    }
+                    if v.ty().is_signed() {
+                        ty = DataType::I64;
+                    }
+                }
+                if !ty.is_int() {
+                    return Err(err(e, format!("CASE values must be integers; ELSE is {ty}")));
+                }
+                let ty = if ty.is_signed() { DataType::I64 } else { DataType::U64 };
+                Ok(branches.into_iter().rev().fold(otherwise, |acc, (cond, then, _)| ScalarExpr::Cond {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    otherwise: Box::new(acc),
+                    ty,
+                }))
+            }
             Expr::Function(f) => {
                 let name = f.name.to_string().to_ascii_lowercase();
                 if agg_func(f).is_some() {

@@ -180,6 +180,17 @@ pub enum ScalarExpr {
     Not(Box<ScalarExpr>),
     /// Arithmetic negation (result i64).
     Neg(Box<ScalarExpr>),
+    /// `CASE WHEN cond THEN a ELSE b END` over integers (nested for more WHENs).
+    Cond {
+        /// The condition.
+        cond: Box<ScalarExpr>,
+        /// Its value when the condition holds.
+        then: Box<ScalarExpr>,
+        /// Its value otherwise.
+        otherwise: Box<ScalarExpr>,
+        /// Result type (both branches are converted to it).
+        ty: DataType,
+    },
     /// A string column compared with a literal.
     StrMatch {
         /// The string-typed column.
@@ -199,7 +210,10 @@ impl ScalarExpr {
     /// The expression's type.
     pub fn ty(&self) -> DataType {
         match self {
-            ScalarExpr::Column { ty, .. } | ScalarExpr::Int { ty, .. } | ScalarExpr::Binary { ty, .. } => *ty,
+            ScalarExpr::Column { ty, .. }
+            | ScalarExpr::Int { ty, .. }
+            | ScalarExpr::Binary { ty, .. }
+            | ScalarExpr::Cond { ty, .. } => *ty,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Neg(_) => DataType::I64,
         }
@@ -215,6 +229,11 @@ impl ScalarExpr {
                 right.visit_columns(f);
             }
             ScalarExpr::Not(e) | ScalarExpr::Neg(e) => e.visit_columns(f),
+            ScalarExpr::Cond { cond, then, otherwise, .. } => {
+                cond.visit_columns(f);
+                then.visit_columns(f);
+                otherwise.visit_columns(f);
+            }
             ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
         }
     }
@@ -235,6 +254,11 @@ impl ScalarExpr {
                 right.typed_columns(out);
             }
             ScalarExpr::Not(x) | ScalarExpr::Neg(x) => x.typed_columns(out),
+            ScalarExpr::Cond { cond, then, otherwise, .. } => {
+                cond.typed_columns(out);
+                then.typed_columns(out);
+                otherwise.typed_columns(out);
+            }
             ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
         }
     }
@@ -264,6 +288,12 @@ impl ScalarExpr {
                 operand_ty,
             },
             ScalarExpr::Not(x) => ScalarExpr::Not(Box::new(x.map_columns(f))),
+            ScalarExpr::Cond { cond, then, otherwise, ty } => ScalarExpr::Cond {
+                cond: Box::new(cond.map_columns(f)),
+                then: Box::new(then.map_columns(f)),
+                otherwise: Box::new(otherwise.map_columns(f)),
+                ty,
+            },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
         }
@@ -279,6 +309,9 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Bool(b) => write!(f, "{b}"),
             ScalarExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
             ScalarExpr::Not(e) => write!(f, "NOT {e}"),
+            ScalarExpr::Cond { cond, then, otherwise, .. } => {
+                write!(f, "CASE WHEN {cond} THEN {then} ELSE {otherwise} END")
+            }
             ScalarExpr::Neg(e) => write!(f, "-{e}"),
             ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
                 let op = match (prefix, negated) {

@@ -140,6 +140,14 @@ impl FileColumn {
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
 pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
+    // Every system call: the first argument is the fd of the fd-taking ones
+    // (read, write, pread64, …), so queries filter on `id` to mean it.
+    if format.category == "raw_syscalls" && format.name == "sys_enter" {
+        let aligned = format.field("args").is_some_and(|f| {
+            matches!(f.kind, super::FieldKind::IntArray { elem_size: 8, .. }) && f.offset.is_multiple_of(8)
+        });
+        return aligned.then_some("args[0]");
+    }
     if format.category != "syscalls" {
         return None;
     }
@@ -161,7 +169,8 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
 /// Which events have file columns, for error messages.
 pub const WHICH_EVENTS: &str = "file columns exist at syscall events with an `fd` argument \
 (syscalls:sys_enter_read, sys_enter_pwrite64, sys_enter_fsync, …) and at sys_exit_open, \
-sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`)";
+sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and at raw_syscalls:sys_enter \
+(its first argument as the fd: filter on `id` for fd-taking calls)";
 
 /// Why file columns cannot be compiled on this machine, if they cannot:
 /// they need the running kernel's BTF.
@@ -193,7 +202,7 @@ mod tests {
             ("syscalls", "sys_exit_pread64", None),
             ("syscalls", "sys_enter_openat", None),
             ("sched", "sched_process_fork", None),
-            ("raw_syscalls", "sys_enter", None),
+            ("raw_syscalls", "sys_enter", Some("args[0]")),
         ] {
             assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
         }

@@ -16,6 +16,10 @@ pub fn c_expr(e: &ScalarExpr) -> String {
         ScalarExpr::Int { value, .. } => format!("{value}ULL"),
         ScalarExpr::Bool(b) => (if *b { "1" } else { "0" }).into(),
         ScalarExpr::Not(x) => format!("(!{})", c_expr(x)),
+        ScalarExpr::Cond { cond, then, otherwise, ty } => {
+            let t = ty.c_type();
+            format!("({} ? ({t}){} : ({t}){})", c_expr(cond), c_expr(then), c_expr(otherwise))
+        }
         // Wrapping negation: through unsigned, so INT64_MIN stays defined.
         ScalarExpr::Neg(x) => format!("((__s64)(0ULL - (__u64){}))", c_expr(x)),
         ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
