@@ -3,6 +3,7 @@
 mod analyze;
 mod child;
 mod output;
+mod report;
 mod run;
 mod shipped;
 
@@ -51,6 +52,15 @@ enum Command {
         /// NAME, FILE.sql or FILE.ebq.
         target: String,
         /// Run options (-c, -p, --duration, --format …).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
+    /// A Darshan-style I/O characterization (`ebq report io -c CMD` or
+    /// `-p PID --duration S`): per file and per file system, from one ebq query.
+    Report {
+        /// The report: `io`.
+        kind: String,
+        /// Run options (-c, -p, --duration, --format table|json …).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
@@ -138,6 +148,9 @@ pub struct RunArgs {
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+    /// Fold the rows into the I/O report (`ebq report io`).
+    #[arg(skip)]
+    pub report: bool,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -186,6 +199,7 @@ fn main() -> ExitCode {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
         Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
+        Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),
@@ -198,6 +212,22 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `ebq report io`: runs the report's query with the report as its sink.
+fn report(kind: &str, mut args: RunArgs) -> Result<ExitCode, String> {
+    if kind != "io" {
+        return Err(format!("error: unknown report `{kind}`; the report is `io` (ebq report io -c CMD)"));
+    }
+    if args.sql.is_some() || args.file.is_some() {
+        return Err("error: `ebq report io` runs its own query; give no other query".into());
+    }
+    if !matches!(args.format, Format::Table | Format::Json) {
+        return Err("error: `ebq report io` writes text (--format table) or one JSON document (--format json)".into());
+    }
+    args.sql = Some(report::SQL.to_string());
+    args.report = true;
+    run::run(&args)
 }
 
 /// `ebq run TARGET`: a bundle, a query file, or a shipped query.

@@ -148,6 +148,12 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
         });
         return aligned.then_some("args[0]");
     }
+    // Every system call's exit: `ret` is the new fd of the opening ones.
+    if format.category == "raw_syscalls" && format.name == "sys_exit" {
+        let aligned =
+            format.field("ret").is_some_and(|f| f.kind == super::FieldKind::Int && f.size == 8 && f.offset % 8 == 0);
+        return aligned.then_some("ret");
+    }
     if format.category != "syscalls" {
         return None;
     }
@@ -170,7 +176,8 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
 pub const WHICH_EVENTS: &str = "file columns exist at syscall events with an `fd` argument \
 (syscalls:sys_enter_read, sys_enter_pwrite64, sys_enter_fsync, …) and at sys_exit_open, \
 sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and at raw_syscalls:sys_enter \
-(its first argument as the fd: filter on `id` for fd-taking calls)";
+(its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
+for opening calls)";
 
 /// Why file columns cannot be compiled on this machine, if they cannot:
 /// they need the running kernel's BTF.

@@ -344,6 +344,12 @@ fn reads_pid_tgid(k: &crate::plan::KernelPlan) -> bool {
 /// `target.field = expr;` (strings are copied).
 pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
     match e {
+        // A carried string is a pointer into the scratch pair: clang expands a
+        // copy of unknown alignment through the stack, the helper does not.
+        ScalarExpr::Column { source, ty: DataType::Str { .. } } if source.is_start() => {
+            let local = local_name(source);
+            format!("\tbpf_probe_read_kernel({target}{field}, sizeof({target}{field}), {local});\n")
+        }
         ScalarExpr::Column { source, ty: DataType::Str { .. } } => {
             let local = local_name(source);
             format!("\t__builtin_memcpy({target}{field}, {local}, sizeof({target}{field}));\n")
