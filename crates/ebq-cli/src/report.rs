@@ -71,6 +71,9 @@ struct FileStats {
 
 type FileKey = (u64, u64, u64);
 
+/// The slowest call: file name, kind, latency in ns.
+type Slowest = (String, &'static str, u64);
+
 /// One traced call.
 struct Op {
     time: u64,
@@ -220,11 +223,11 @@ impl IoReport {
         IoReport { ops: vec![], json }
     }
 
-    fn build(&mut self) -> (BTreeMap<FileKey, FileStats>, Option<(String, &'static str, u64)>) {
+    fn build(&mut self) -> (BTreeMap<FileKey, FileStats>, Option<Slowest>) {
         // Ring buffer records arrive per CPU: order them in time before tracking offsets.
         self.ops.sort_by_key(|o| o.time);
         let mut files: BTreeMap<FileKey, FileStats> = BTreeMap::new();
-        let mut slowest: Option<(String, &'static str, u64)> = None;
+        let mut slowest: Option<Slowest> = None;
         for op in &self.ops {
             files.entry(op.key).or_default().add(op);
             if slowest.as_ref().is_none_or(|s| op.latency > s.2) {
