@@ -313,7 +313,13 @@ impl RunningQuery {
             }
         }
         if let Some(r) = &mut self.rows {
-            r.ring.poll(max_wait.min(Duration::from_millis(50))).map_err(|e| map_err("poll the ring buffer", e))?;
+            // A signal (Ctrl-C) interrupting the wait is not an error: the caller decides to stop.
+            match r.ring.poll(max_wait.min(Duration::from_millis(50))) {
+                Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
+                    return Err(map_err("poll the ring buffer", e))
+                }
+                _ => {}
+            }
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
             return Ok(self.take_rows(false));
         }
