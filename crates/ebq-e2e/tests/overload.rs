@@ -217,3 +217,15 @@ fn a_streaming_cli_query_with_a_tiny_ring_ends_on_sigint_with_exact_accounting()
     assert_eq!(delivered + dropped, matched, "{err}");
     assert!(dropped > 0, "a 4 KiB ring under dd bs=1 overflows: {err}");
 }
+
+/// `scripts/soak.sh` for 60 s (scripts/test.sh runs it after the suite; this
+/// wrapper runs it from cargo: `cargo test --test overload -- --ignored`).
+#[test]
+#[ignore]
+fn soak_for_a_minute() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/soak.sh");
+    let out = Command::new("bash").arg(script).env("SOAK_SECONDS", "60").env("EBQ", ebq_bin()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("ok: aggregate RSS flat") && text.contains("ok: stream rows written"), "{text}");
+}
