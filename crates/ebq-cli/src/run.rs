@@ -167,8 +167,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
+    let untracked = if stats.untracked > 0 {
+        format!("; {} child processes untracked (--max-tracked full)", stats.untracked)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}",
+        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}{untracked}",
         stats.seen, stats.matched, stats.dropped
     );
     if args.analyze {

@@ -34,6 +34,10 @@ pub struct PlanOptions {
     pub max_pending: u32,
     /// Entries of the quantile-sketch map (QUANTILE, P50…); more are counted as dropped.
     pub sketch_buckets: u32,
+    /// `-c` scope: most processes tracked at once (the command and its
+    /// descendants, `ebq_pids`); children forked beyond it are not traced and
+    /// are counted in `untracked`, never silently lost.
+    pub max_tracked: u32,
 }
 
 impl Default for PlanOptions {
@@ -44,6 +48,7 @@ impl Default for PlanOptions {
             wakeup_bytes: 256 << 10,
             max_pending: 10240,
             sketch_buckets: SKETCH_MAX_BUCKETS,
+            max_tracked: 65536,
         }
     }
 }
@@ -152,6 +157,8 @@ pub struct KernelPlan {
     pub window: KernelWindow,
     /// For a JOIN, the start event and the pairing map.
     pub pairing: Option<Pairing>,
+    /// Capacity of the `-c` process set `ebq_pids` ([`PlanOptions::max_tracked`]).
+    pub max_tracked: u32,
 }
 
 /// Where a user-visible column's value comes from.
@@ -308,6 +315,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     };
     check_stack(logical, &output, pairing.as_ref())?;
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
+    if options.max_tracked == 0 {
+        return Err(Error::query(Stage::Plan, "--max-tracked must be at least 1", None));
+    }
     Ok(PhysicalPlan {
         sql: sql.to_string(),
         kernel: KernelPlan {
@@ -317,6 +327,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             output,
             window,
             pairing,
+            max_tracked: options.max_tracked,
         },
         user: columns,
     })

@@ -76,6 +76,8 @@ pub struct QueryStats {
     /// JOIN: start events lost because the pairing map was full (`--max-pending`);
     /// each is a pair that will never be seen.
     pub pending_full: u64,
+    /// `-c`: children not traced because the process set was full (`--max-tracked`).
+    pub untracked: u64,
     /// Times the query's main program ran (0 unless BPF statistics are on).
     pub bpf_run_cnt: u64,
     /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).
@@ -403,6 +405,7 @@ impl RunningQuery {
             s.dropped += at(2);
             s.unmatched += at(3);
             s.pending_full += at(4);
+            s.untracked += at(5);
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
         if let Some(p) = self.program_stats().into_iter().find(|p| p.name == "ebq_query") {
