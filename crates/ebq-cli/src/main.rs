@@ -132,6 +132,10 @@ pub struct RunArgs {
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]
     max_tracked: u32,
+    /// Row queries with ORDER BY and no LIMIT: most rows held until the end
+    /// (with LIMIT n only the best n are kept); more stop the query with an error.
+    #[arg(long, default_value_t = ebq::runtime::DEFAULT_MAX_SORTED_ROWS, value_name = "N")]
+    pub max_sorted_rows: usize,
     /// Ring buffer bytes for row queries (power of two).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,

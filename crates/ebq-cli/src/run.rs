@@ -77,6 +77,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => prepared.start(scope),
     }
     .map_err(|e| e.render(&sql))?;
+    query.set_max_sorted_rows(args.max_sorted_rows);
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {

@@ -10,6 +10,7 @@ pub mod env;
 mod hist_values;
 mod load;
 mod selfstats;
+mod sorted;
 mod user;
 
 pub use compile::{compile, scratch_dir};
@@ -17,6 +18,7 @@ pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;
 pub use load::Scope;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
+pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
 use crate::bind::ScalarExpr;
 use crate::error::{Error, Result};
@@ -145,8 +147,10 @@ struct RowReader {
     delivered: u64,
     /// Rows handed out so far (LIMIT counts these).
     emitted: u64,
-    /// With ORDER BY every row is kept until the end.
-    sorted: Vec<Vec<Value>>,
+    /// With ORDER BY rows are kept until the end, bounded (see `sorted`).
+    sorted: sorted::SortedRows,
+    /// Most rows an ORDER BY without LIMIT may hold.
+    max_sorted: usize,
 }
 
 impl RunningQuery {
@@ -212,7 +216,14 @@ impl RunningQuery {
                     what: "set up the ring buffer".into(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
-                Some(RowReader { ring, buffer, delivered: 0, emitted: 0, sorted: vec![] })
+                Some(RowReader {
+                    ring,
+                    buffer,
+                    delivered: 0,
+                    emitted: 0,
+                    sorted: Default::default(),
+                    max_sorted: sorted::DEFAULT_MAX_SORTED_ROWS,
+                })
             }
             KernelOutput::Aggregate { .. } => None,
         };
@@ -286,6 +297,19 @@ impl RunningQuery {
         self.deadline = Some(at);
     }
 
+    /// Row queries with ORDER BY and no LIMIT: most rows held until the end
+    /// (default [`DEFAULT_MAX_SORTED_ROWS`]); one more makes `poll` fail.
+    pub fn set_max_sorted_rows(&mut self, n: usize) {
+        if let Some(r) = &mut self.rows {
+            r.max_sorted = n;
+        }
+    }
+
+    /// Rows an ORDER BY row query holds right now (bounded: see [`Self::set_max_sorted_rows`]).
+    pub fn held_rows(&self) -> usize {
+        self.rows.as_ref().map_or(0, |r| r.sorted.len())
+    }
+
     /// True once the query has detached and returned its final results.
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -323,7 +347,7 @@ impl RunningQuery {
                 _ => {}
             }
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows(false));
+            return self.take_rows(false);
         }
         match self.plan.kernel.window {
             KernelWindow::Time { size_ms } => {
@@ -375,7 +399,7 @@ impl RunningQuery {
         wait_for_inflight_programs();
         if let Some(r) = &mut self.rows {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows(true));
+            return self.take_rows(true);
         }
         match self.plan.kernel.window {
             KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
@@ -423,8 +447,8 @@ impl RunningQuery {
     }
 
     /// Decoded rows → outputs. With ORDER BY rows are held until `last`.
-    fn take_rows(&mut self, last: bool) -> Vec<Output> {
-        let Some(r) = &mut self.rows else { return vec![] };
+    fn take_rows(&mut self, last: bool) -> Result<Vec<Output>> {
+        let Some(r) = &mut self.rows else { return Ok(vec![]) };
         let rows = std::mem::take(&mut *r.buffer.borrow_mut());
         r.delivered += rows.len() as u64;
         let user = &self.plan.user;
@@ -434,17 +458,21 @@ impl RunningQuery {
             unlimited.limit = Some(left);
             user::apply(&unlimited, rows, false)
         } else {
-            r.sorted.extend(rows);
+            r.sorted.push(user, rows, r.max_sorted)?;
             if !last {
-                return vec![];
+                return Ok(vec![]);
             }
-            user::apply(user, std::mem::take(&mut r.sorted), false)
+            user::apply(user, r.sorted.take(), false)
         };
         r.emitted += out_rows.len() as u64;
         if out_rows.is_empty() {
-            return vec![];
+            return Ok(vec![]);
         }
-        vec![Output { window: WindowBounds::Rows, batch: decode::to_batch(&self.schema, &out_rows), partial: false }]
+        Ok(vec![Output {
+            window: WindowBounds::Rows,
+            batch: decode::to_batch(&self.schema, &out_rows),
+            partial: false,
+        }])
     }
 
     /// True when a row query without ORDER BY has produced its LIMIT rows:
