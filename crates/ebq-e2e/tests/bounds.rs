@@ -110,3 +110,19 @@ fn order_by_without_limit_under_its_cap_returns_every_row_sorted() {
     assert_eq!(rows.len(), 1000);
     assert!(rows.iter().all(|r| u(r, "count") == 7));
 }
+
+#[test]
+fn group_by_a_position_groups_by_that_select_item() {
+    // `GROUP BY 1` is `GROUP BY count` (the first SELECT item), not a constant.
+    let sql = "SELECT count AS size, COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100 GROUP BY 1";
+    let (outs, _, report) = common::run_around(
+        sql,
+        |_| Scope::All,
+        &["pread", "--fds", "1", "--calls", "30", "--fd-base", "100", "--size-base", "1"],
+    );
+    assert_eq!(report["total_calls"].as_u64(), Some(30));
+    let mut got: Vec<(u64, u64)> = rows_of(&outs).iter().map(|r| (u(r, "size"), u(r, "n"))).collect();
+    got.sort();
+    // Sizes cycle 1..=5: six calls each.
+    assert_eq!(got, vec![(1, 6), (2, 6), (3, 6), (4, 6), (5, 6)]);
+}

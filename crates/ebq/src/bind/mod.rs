@@ -8,6 +8,7 @@ mod expr;
 mod hist;
 mod join;
 mod logical;
+mod positions;
 mod post;
 
 pub use logical::*;
@@ -32,6 +33,9 @@ pub const DATA_LOC_STRING_CAP: u16 = 64;
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     if query.distinct {
         return bind(&distinct_as_group_by(query)?, catalog);
+    }
+    if let Some(q) = positions::resolve_group_by(query)? {
+        return bind(&q, catalog);
     }
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
