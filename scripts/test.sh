@@ -34,3 +34,8 @@ echo "== cargo test"
 # Older kernels charge BPF maps against RLIMIT_MEMLOCK; lift it when allowed.
 ulimit -l unlimited 2>/dev/null || true
 cargo test --release --workspace -- --test-threads=1 "$@"
+
+if [[ $# -eq 0 ]]; then
+    echo "== soak (60 s)"
+    SOAK_SECONDS=60 bash scripts/soak.sh
+fi

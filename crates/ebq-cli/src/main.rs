@@ -138,6 +138,14 @@ pub struct RunArgs {
     /// end event); more are counted as lost pairs (`pending_full`).
     #[arg(long, default_value_t = 10240, value_name = "N")]
     max_pending: u32,
+    /// With -c: most processes tracked at once (the command and its descendants);
+    /// children forked beyond it are not traced and are counted as untracked.
+    #[arg(long, default_value_t = 65536, value_name = "N")]
+    max_tracked: u32,
+    /// Row queries with ORDER BY and no LIMIT: most rows held until the end
+    /// (with LIMIT n only the best n are kept); more stop the query with an error.
+    #[arg(long, default_value_t = ebq::runtime::DEFAULT_MAX_SORTED_ROWS, value_name = "N")]
+    pub max_sorted_rows: usize,
     /// Ring buffer bytes for row queries (power of two).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,
@@ -176,6 +184,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
         max_pending: args.max_pending,
+        max_tracked: args.max_tracked,
         ..Default::default()
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))

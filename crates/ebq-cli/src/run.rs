@@ -77,6 +77,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => prepared.start(scope),
     }
     .map_err(|e| e.render(&sql))?;
+    query.set_max_sorted_rows(args.max_sorted_rows);
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
@@ -167,8 +168,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
+    let untracked = if stats.untracked > 0 {
+        format!("; {} child processes untracked (--max-tracked full)", stats.untracked)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}",
+        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}{untracked}",
         stats.seen, stats.matched, stats.dropped
     );
     if args.analyze {

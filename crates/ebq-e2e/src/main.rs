@@ -420,6 +420,11 @@ fn json_u64_list(items: &[u64]) -> String {
 /// no report file was asked for.
 fn emit_report(report: Option<&str>, json: &str) -> Result<(), Error> {
     match report {
+        // Not a regular file (`--report /dev/null`, a FIFO): write in place, since
+        // renaming over it would replace the device node with a file.
+        Some(path) if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
+            std::fs::write(path, format!("{json}\n")).map_err(|e| Error::Runtime(format!("writing {path}: {e}")))
+        }
         Some(path) => {
             let tmp = format!("{path}.tmp.{}", std::process::id());
             std::fs::write(&tmp, format!("{json}\n")).map_err(|e| Error::Runtime(format!("writing {tmp}: {e}")))?;

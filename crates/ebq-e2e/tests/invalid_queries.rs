@@ -171,6 +171,18 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT MIN(*) FROM {READ}"), &["MIN takes one argument"]),
         bad(format!("SELECT COUNT() FROM {READ}"), &["COUNT takes COUNT(*) or COUNT(expr)"]),
         bad(r("GROUP BY fd = 1"), &["cannot GROUP BY a condition"]),
+        bad(
+            format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY 3"),
+            &["GROUP BY position 3 is out of range: there are 2 SELECT items"],
+        ),
+        bad(
+            format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY 2"),
+            &["GROUP BY 2 names SELECT item 2, which is not a plain expression"],
+        ),
+        bad(format!("SELECT fd AS AS FROM {READ}"), &["expected an alias after AS, found AS"]),
+        bad(format!("SELECT fd AS \"\" FROM {READ}"), &["an alias cannot be empty"]),
+        bad(format!("SELECT (*) FROM {READ}"), &["`*` cannot be parenthesized"]),
+        bad(format!("SELECT fd FROM {READ} WHERE {}fd = 1", "NOT ".repeat(60)), &["expression nested too deeply"]),
         bad(format!("SELECT * FROM {READ} GROUP BY fd"), &["`*` cannot be used with GROUP BY"]),
         bad(format!("SELECT *, COUNT(*) FROM {READ}"), &["`*` cannot be used with GROUP BY"]),
         // BPF stack budget: a plan error without a position (reported).

@@ -9,6 +9,7 @@ mod file;
 mod hist;
 mod join;
 mod logical;
+mod positions;
 mod post;
 mod probe;
 
@@ -34,6 +35,9 @@ pub const DATA_LOC_STRING_CAP: u16 = 64;
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     if query.distinct {
         return bind(&distinct_as_group_by(query)?, catalog);
+    }
+    if let Some(q) = positions::resolve_group_by(query)? {
+        return bind(&q, catalog);
     }
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {

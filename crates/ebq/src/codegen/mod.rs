@@ -48,6 +48,8 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         None => c.push_str(&structs::event_struct("ebq_event", &k.event.event_description(), &k.event.format)),
     }
     c.push_str(PRELUDE);
+    c.push_str(&pids_map(k.max_tracked));
+    c.push_str(PRELUDE_HELPERS);
     if files {
         c.push_str(file::PRELUDE);
     }
@@ -112,6 +114,7 @@ struct ebq_stats {
 	__u64 dropped;
 	__u64 unmatched;
 	__u64 pending_full;
+	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
 };
 
 struct {
@@ -121,14 +124,17 @@ struct {
 	__type(value, struct ebq_stats);
 } ebq_stats SEC(".maps");
 
-/* Processes traced in scope 2: the -c command and its descendants. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} ebq_pids SEC(".maps");
+"#;
 
+/// The `-c` process set, sized from the plan (`--max-tracked`).
+fn pids_map(max_tracked: u32) -> String {
+    format!(
+        "/* Processes traced in scope 2: the -c command and its descendants. */\nstruct {{\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\
+         \t__uint(max_entries, {max_tracked});\n\t__type(key, __u32);\n\t__type(value, __u8);\n}} ebq_pids SEC(\".maps\");\n"
+    )
+}
+
+const PRELUDE_HELPERS: &str = r#"
 static __always_inline int ebq_in_scope(__u32 tgid)
 {
 	if (ebq_config.scope == 0)
@@ -392,7 +398,9 @@ fn fork_program(plan: &PhysicalPlan) -> String {
         "/* Follows children of traced processes (scope 2). */\nSEC(\"tracepoint/sched/sched_process_fork\")\n\
          int ebq_follow_fork(struct ebq_fork_event *ctx)\n{{\n\t__u32 parent = bpf_get_current_pid_tgid() >> 32;\n\
          \t__u32 child = ({ty})ctx->child_pid;\n\t__u8 one = 1;\n\n\tif (!bpf_map_lookup_elem(&ebq_pids, &parent))\n\t\treturn 0;\n\
-         \tbpf_map_update_elem(&ebq_pids, &child, &one, BPF_ANY);\n\treturn 0;\n}}\n"
+         \tif (bpf_map_update_elem(&ebq_pids, &child, &one, BPF_ANY)) {{\n\t\t__u32 zero = 0;\n\
+         \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
+         \t\tif (stats)\n\t\t\tstats->untracked++;\t/* ebq_pids full: this child is not traced */\n\t}}\n\treturn 0;\n}}\n"
     );
     c
 }

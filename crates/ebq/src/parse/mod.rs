@@ -5,6 +5,7 @@
 //! and SQL's are both accepted, and event names containing `/` and `:` can be
 //! read straight from the text.
 
+mod checks;
 mod dialect;
 mod event;
 
@@ -120,6 +121,7 @@ pub fn parse_query(sql: &str) -> Result<Query> {
             at,
         ));
     }
+    checks::check_tokens(&tokens)?;
     QueryParser { sql, parser: Parser::new(&EbqDialect).with_tokens_with_locations(tokens) }.query()
 }
 
@@ -145,6 +147,7 @@ impl<'a> QueryParser<'a> {
         self.expect_keyword(Keyword::SELECT, "a query starts with SELECT")?;
         let distinct = self.parser.parse_keyword(Keyword::DISTINCT);
         let projection = self.wrap(|p| p.parse_comma_separated(Parser::parse_select_item))?;
+        checks::check_projection(&projection)?;
         let mut q = Query {
             distinct,
             projection,

@@ -114,3 +114,40 @@ fn window_is_never_a_column_alias() {
     assert_eq!(q.window.map(|w| w.size), Some(10));
     assert!(parse_query("SELECT fd WINDOW, COUNT(*) FROM a.b").is_err());
 }
+
+#[test]
+fn as_as_and_empty_aliases_are_positioned_errors() {
+    let (m, s) = err("SELECT fd AS AS FROM syscalls.sys_enter_read");
+    assert!(m.starts_with("expected an alias after AS, found AS"), "{m}");
+    assert_eq!((s.start.column, s.end.column), (14, 16));
+    let (m, s) = err("SELECT fd AS \"\" FROM syscalls.sys_enter_read");
+    assert_eq!(m, "an alias cannot be empty");
+    assert_eq!(s.start.column, 14);
+    // Quoted, AS is a name like any other.
+    ok("SELECT fd AS \"AS\" FROM syscalls.sys_enter_read");
+}
+
+#[test]
+fn parenthesized_star_is_an_error_but_count_star_is_not() {
+    let (m, s) = err("SELECT (*) FROM syscalls.sys_enter_read");
+    assert_eq!(m, "`*` cannot be parenthesized: write `*` or COUNT(*)");
+    assert_eq!(s.start.column, 9);
+    assert!(err("SELECT fd, (*) FROM syscalls.sys_enter_read").0.contains("parenthesized"));
+    ok("SELECT COUNT(*) FROM syscalls.sys_enter_read");
+    ok("SELECT * FROM syscalls.sys_enter_read");
+    ok("SELECT fd, count * (fd) FROM syscalls.sys_enter_read");
+}
+
+#[test]
+fn too_many_nots_say_nesting_is_too_deep_at_the_first_one_too_many() {
+    let nots = |n: usize| format!("SELECT fd FROM syscalls.sys_enter_read WHERE {}fd = 1", "NOT ".repeat(n));
+    ok(&nots(checks::MAX_PREFIX_RUN));
+    let (m, s) = err(&nots(60));
+    assert_eq!(m, format!("expression nested too deeply (the limit is {} levels)", checks::MAX_PREFIX_RUN));
+    // "SELECT fd FROM syscalls.sys_enter_read WHERE " is 45 characters; the first NOT too many follows MAX_PREFIX_RUN × "NOT ".
+    assert_eq!(s.start.column as usize, 46 + 4 * checks::MAX_PREFIX_RUN);
+    assert!(err(&format!("SELECT fd FROM a.b WHERE {}1", "- ".repeat(80))).0.contains("nested too deeply"));
+    let parens = |n: usize| format!("SELECT fd FROM a.b WHERE {}1{}", "(".repeat(n), ")".repeat(n));
+    ok(&parens(checks::MAX_PREFIX_RUN));
+    assert!(err(&parens(checks::MAX_PREFIX_RUN + 1)).0.contains("nested too deeply"));
+}

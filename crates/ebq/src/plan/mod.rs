@@ -36,6 +36,10 @@ pub struct PlanOptions {
     pub max_pending: u32,
     /// Entries of the quantile-sketch map (QUANTILE, P50…); more are counted as dropped.
     pub sketch_buckets: u32,
+    /// `-c` scope: most processes tracked at once (the command and its
+    /// descendants, `ebq_pids`); children forked beyond it are not traced and
+    /// are counted in `untracked`, never silently lost.
+    pub max_tracked: u32,
 }
 
 impl Default for PlanOptions {
@@ -46,6 +50,7 @@ impl Default for PlanOptions {
             wakeup_bytes: 256 << 10,
             max_pending: 10240,
             sketch_buckets: SKETCH_MAX_BUCKETS,
+            max_tracked: 65536,
         }
     }
 }
@@ -180,6 +185,8 @@ pub struct KernelPlan {
     pub window: KernelWindow,
     /// For a JOIN, the start event and the pairing map.
     pub pairing: Option<Pairing>,
+    /// Capacity of the `-c` process set `ebq_pids` ([`PlanOptions::max_tracked`]).
+    pub max_tracked: u32,
 }
 
 /// Where a user-visible column's value comes from.
@@ -330,6 +337,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         .chain(logical.join.as_ref().map(|j| &j.start))
         .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }));
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
+    if options.max_tracked == 0 {
+        return Err(Error::query(Stage::Plan, "--max-tracked must be at least 1", None));
+    }
     let physical = PhysicalPlan {
         sql: sql.to_string(),
         kernel: KernelPlan {
@@ -339,6 +349,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             output,
             window,
             pairing,
+            max_tracked: options.max_tracked,
         },
         user: columns,
     };

@@ -12,6 +12,7 @@ pub mod env;
 mod hist_values;
 mod load;
 mod selfstats;
+mod sorted;
 mod user;
 
 pub use compile::{compile, scratch_dir};
@@ -19,6 +20,7 @@ pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;
 pub use load::Scope;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
+pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
 use crate::bind::ScalarExpr;
 use crate::error::{Error, Result};
@@ -78,6 +80,8 @@ pub struct QueryStats {
     /// JOIN: start events lost because the pairing map was full (`--max-pending`);
     /// each is a pair that will never be seen.
     pub pending_full: u64,
+    /// `-c`: children not traced because the process set was full (`--max-tracked`).
+    pub untracked: u64,
     /// Times the query's main program ran (0 unless BPF statistics are on).
     pub bpf_run_cnt: u64,
     /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).
@@ -145,8 +149,10 @@ struct RowReader {
     delivered: u64,
     /// Rows handed out so far (LIMIT counts these).
     emitted: u64,
-    /// With ORDER BY every row is kept until the end.
-    sorted: Vec<Vec<Value>>,
+    /// With ORDER BY rows are kept until the end, bounded (see `sorted`).
+    sorted: sorted::SortedRows,
+    /// Most rows an ORDER BY without LIMIT may hold.
+    max_sorted: usize,
 }
 
 impl RunningQuery {
@@ -218,7 +224,14 @@ impl RunningQuery {
                     what: "set up the ring buffer".into(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
-                Some(RowReader { ring, buffer, delivered: 0, emitted: 0, sorted: vec![] })
+                Some(RowReader {
+                    ring,
+                    buffer,
+                    delivered: 0,
+                    emitted: 0,
+                    sorted: Default::default(),
+                    max_sorted: sorted::DEFAULT_MAX_SORTED_ROWS,
+                })
             }
             KernelOutput::Aggregate { .. } => None,
         };
@@ -300,6 +313,19 @@ impl RunningQuery {
         self.deadline = Some(at);
     }
 
+    /// Row queries with ORDER BY and no LIMIT: most rows held until the end
+    /// (default [`DEFAULT_MAX_SORTED_ROWS`]); one more makes `poll` fail.
+    pub fn set_max_sorted_rows(&mut self, n: usize) {
+        if let Some(r) = &mut self.rows {
+            r.max_sorted = n;
+        }
+    }
+
+    /// Rows an ORDER BY row query holds right now (bounded: see [`Self::set_max_sorted_rows`]).
+    pub fn held_rows(&self) -> usize {
+        self.rows.as_ref().map_or(0, |r| r.sorted.len())
+    }
+
     /// True once the query has detached and returned its final results.
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -329,9 +355,15 @@ impl RunningQuery {
             }
         }
         if let Some(r) = &mut self.rows {
-            r.ring.poll(max_wait.min(Duration::from_millis(50))).map_err(|e| map_err("poll the ring buffer", e))?;
+            // A signal (Ctrl-C) interrupting the wait is not an error: the caller decides to stop.
+            match r.ring.poll(max_wait.min(Duration::from_millis(50))) {
+                Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
+                    return Err(map_err("poll the ring buffer", e))
+                }
+                _ => {}
+            }
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows(false));
+            return self.take_rows(false);
         }
         match self.plan.kernel.window {
             KernelWindow::Time { size_ms } => {
@@ -383,7 +415,7 @@ impl RunningQuery {
         wait_for_inflight_programs();
         if let Some(r) = &mut self.rows {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
-            return Ok(self.take_rows(true));
+            return self.take_rows(true);
         }
         match self.plan.kernel.window {
             KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
@@ -413,6 +445,7 @@ impl RunningQuery {
             s.dropped += at(2);
             s.unmatched += at(3);
             s.pending_full += at(4);
+            s.untracked += at(5);
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
         if let Some(p) = self.program_stats().into_iter().find(|p| p.name == "ebq_query") {
@@ -430,8 +463,8 @@ impl RunningQuery {
     }
 
     /// Decoded rows → outputs. With ORDER BY rows are held until `last`.
-    fn take_rows(&mut self, last: bool) -> Vec<Output> {
-        let Some(r) = &mut self.rows else { return vec![] };
+    fn take_rows(&mut self, last: bool) -> Result<Vec<Output>> {
+        let Some(r) = &mut self.rows else { return Ok(vec![]) };
         let rows = std::mem::take(&mut *r.buffer.borrow_mut());
         r.delivered += rows.len() as u64;
         let user = &self.plan.user;
@@ -441,17 +474,21 @@ impl RunningQuery {
             unlimited.limit = Some(left);
             user::apply(&unlimited, rows, false)
         } else {
-            r.sorted.extend(rows);
+            r.sorted.push(user, rows, r.max_sorted)?;
             if !last {
-                return vec![];
+                return Ok(vec![]);
             }
-            user::apply(user, std::mem::take(&mut r.sorted), false)
+            user::apply(user, r.sorted.take(), false)
         };
         r.emitted += out_rows.len() as u64;
         if out_rows.is_empty() {
-            return vec![];
+            return Ok(vec![]);
         }
-        vec![Output { window: WindowBounds::Rows, batch: decode::to_batch(&self.schema, &out_rows), partial: false }]
+        Ok(vec![Output {
+            window: WindowBounds::Rows,
+            batch: decode::to_batch(&self.schema, &out_rows),
+            partial: false,
+        }])
     }
 
     /// True when a row query without ORDER BY has produced its LIMIT rows:

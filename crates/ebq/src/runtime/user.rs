@@ -133,6 +133,32 @@ fn binary(op: BinaryOp, l: Value, r: Value, signed: bool) -> Value {
     }
 }
 
+/// ORDER BY's comparison of two rows' sort keys.
+fn cmp_keys(user: &UserPlan, a: &[Value], b: &[Value]) -> Ordering {
+    a.iter()
+        .zip(b)
+        .zip(&user.order_by)
+        .map(|((x, y), k)| if k.desc { y.cmp_for_sort(x) } else { x.cmp_for_sort(y) })
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+/// The `n` input rows that [`apply`] would put first (HAVING applied, stable
+/// ORDER BY), as inputs: ORDER BY … LIMIT n keeps only these between polls, and
+/// `apply` over them later gives the same result as over every row.
+pub fn top_inputs(user: &UserPlan, input_rows: Vec<Vec<Value>>, n: usize) -> Vec<Vec<Value>> {
+    let mut keyed: Vec<(Vec<Value>, Vec<Value>)> = input_rows
+        .into_iter()
+        .filter(|inputs| user.having.as_ref().is_none_or(|h| truthy(&eval(h, inputs, &[]))))
+        .map(|inputs| {
+            let outputs: Vec<Value> = user.columns.iter().map(|c| eval(&c.expr, &inputs, &[])).collect();
+            (user.order_by.iter().map(|k| eval(&k.expr, &inputs, &outputs)).collect(), inputs)
+        })
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| cmp_keys(user, a, b));
+    keyed.into_iter().take(n).map(|(_, inputs)| inputs).collect()
+}
+
 /// Applies HAVING, computes the output columns, sorts and limits.
 ///
 /// Without ORDER BY, groups are sorted by their keys so output is stable
@@ -154,14 +180,7 @@ pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -
                 (keys, outputs)
             })
             .collect();
-        keyed.sort_by(|(a, _), (b, _)| {
-            a.iter()
-                .zip(b)
-                .zip(&user.order_by)
-                .map(|((x, y), k)| if k.desc { y.cmp_for_sort(x) } else { x.cmp_for_sort(y) })
-                .find(|o| o.is_ne())
-                .unwrap_or(Ordering::Equal)
-        });
+        keyed.sort_by(|(a, _), (b, _)| cmp_keys(user, a, b));
         rows = keyed.into_iter().map(|(_, o)| (vec![], o)).collect();
     } else if sort_by_keys {
         let keys: Vec<usize> =

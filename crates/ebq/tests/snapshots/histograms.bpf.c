@@ -39,6 +39,7 @@ struct ebq_stats {
 	__u64 dropped;
 	__u64 unmatched;
 	__u64 pending_full;
+	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
 };
 
 struct {
@@ -277,6 +278,12 @@ int ebq_follow_fork(struct ebq_fork_event *ctx)
 
 	if (!bpf_map_lookup_elem(&ebq_pids, &parent))
 		return 0;
-	bpf_map_update_elem(&ebq_pids, &child, &one, BPF_ANY);
+	if (bpf_map_update_elem(&ebq_pids, &child, &one, BPF_ANY)) {
+		__u32 zero = 0;
+		struct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);
+
+		if (stats)
+			stats->untracked++;	/* ebq_pids full: this child is not traced */
+	}
 	return 0;
 }
