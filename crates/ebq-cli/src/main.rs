@@ -142,6 +142,10 @@ pub struct RunArgs {
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]
     max_tracked: u32,
+    /// QUANTILE/Pxx: entries of the sketch map (one per window, group and
+    /// occupied bucket); events beyond it are counted as dropped.
+    #[arg(long, default_value_t = ebq::plan::PlanOptions::default().sketch_buckets, value_name = "N")]
+    max_sketch_buckets: u32,
     /// Row queries with ORDER BY and no LIMIT: most rows held until the end
     /// (with LIMIT n only the best n are kept); more stop the query with an error.
     #[arg(long, default_value_t = ebq::runtime::DEFAULT_MAX_SORTED_ROWS, value_name = "N")]
@@ -185,7 +189,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         wakeup_bytes: args.wakeup_bytes,
         max_pending: args.max_pending,
         max_tracked: args.max_tracked,
-        ..Default::default()
+        sketch_buckets: args.max_sketch_buckets,
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

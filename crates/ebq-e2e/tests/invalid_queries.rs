@@ -271,7 +271,7 @@ fn cases() -> Vec<Bad> {
             &["`fs_type` is a file column", "syscall events with an `fd` argument"],
         ),
         bad("SELECT pid FROM syscalls.sys_exit_read WHERE mount_point = '/'", &["`mount_point` is a file column"]),
-        bad("SELECT file_name FROM raw_syscalls.sys_exit", &["`file_name` is a file column"]),
+        bad("SELECT file_name FROM sched.sched_switch", &["`file_name` is a file column"]),
         bad(format!("SELECT COUNT(*) FROM {READ} WHERE fs_type = 'a-very-long-fs-type'"), &["holds at most 15 bytes"]),
         bad(format!("SELECT SUM(file_name) FROM {READ}"), &["SUM needs an integer argument"]),
         // --- arrays ---

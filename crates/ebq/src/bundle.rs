@@ -86,6 +86,8 @@ impl Bundle {
                 "ringbuf_bytes": self.options.ringbuf_bytes,
                 "wakeup_bytes": self.options.wakeup_bytes,
                 "max_pending": self.options.max_pending,
+                "max_tracked": self.options.max_tracked,
+                "sketch_buckets": self.options.sketch_buckets,
             },
             "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
         })
@@ -131,7 +133,8 @@ impl Bundle {
                 ringbuf_bytes: num("ringbuf_bytes")?,
                 wakeup_bytes: num("wakeup_bytes")?,
                 max_pending: num("max_pending")?,
-                ..Default::default()
+                max_tracked: num("max_tracked")?,
+                sketch_buckets: num("sketch_buckets")?,
             },
             formats,
             object: object.to_vec(),
