@@ -28,9 +28,9 @@ fi
 
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc
-    fio bpftrace hyperfine python3 python3-venv)
+    fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev)
 # Commands that must be callable once the packages are in.
-CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3)
+CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3 losetup)
 
 missing=()
 for p in "${PKGS[@]}"; do
