@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{ebq_bin, ebq_prog_ids, workload_bin};
+use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, workload_bin};
 use serde_json::Value as Json;
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -16,20 +16,6 @@ fn start_ebq(args: &[&str]) -> Child {
     std::io::BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut line).unwrap();
     assert!(line.starts_with("ebq: tracing"), "{line}");
     child
-}
-
-/// Waits (up to 5 s: the kernel frees programs once the last fd closes) until
-/// no ebq program other than `before` is loaded.
-fn assert_nothing_left(before: &[u64]) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "programs left loaded: {left:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{ebq_bin, ebq_prog_ids, workload_bin};
+use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, workload_bin};
 use serde_json::Value as Json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -128,8 +128,7 @@ fn nothing_stays_loaded_after_exit() {
         let out = Command::new(ebq_bin()).args(&args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
     }
-    let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
-    assert!(left.is_empty(), "programs left loaded: {left:?}");
+    assert_nothing_left(&before);
 }
 
 #[test]

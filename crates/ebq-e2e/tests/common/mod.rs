@@ -190,3 +190,18 @@ pub fn ebq_prog_ids() -> Vec<u64> {
         })
         .unwrap_or_default()
 }
+
+/// Waits (up to 5 s: the kernel frees programs once the last fd closes) until
+/// no ebq program other than `before` is loaded. Programs of another ebq
+/// running meanwhile (a soak) come and go; a leaked one stays and fails.
+pub fn assert_nothing_left(before: &[u64]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "programs left loaded: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
