@@ -158,9 +158,17 @@ pub fn slot_update(value: &StructLayout, s: &ValueSlot) -> String {
     )
 }
 
-/// Counts one event in each quantile sketch.
+/// Counts one event in each quantile sketch. An event that misses any sketch
+/// (map full, or busy: the program ran inside another update of it on this
+/// CPU) counts once in `dropped`, so `dropped <= matched` holds.
 pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
-    let mut c = String::new();
+    if sketches.is_empty() {
+        return String::new();
+    }
+    let mut c = "	{
+		__u8 missed = 0;
+
+".to_string();
     for (i, a) in sketches.iter().enumerate() {
         let x = c_expr(a);
         let index = if a.ty().is_signed() {
@@ -170,14 +178,29 @@ pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
         };
         let _ = write!(
             c,
-            "\t{{\n\t\tstruct ebq_sketch_key sk = {{ .group = key, .agg = {i}, .bucket = {index} }};\t/* sketch of {} */\n\
-             \t\t__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\n\t\tif (!n) {{\n\t\t\t__u64 none = 0;\n\n\
-             \t\t\tbpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);\n\
-             \t\t\tn = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\t\t}}\n\t\tif (n)\n\t\t\t(*n)++;\n\
-             \t\telse\n\t\t\tstats->dropped++;\t/* sketch map full: the event is missing from its quantiles */\n\t}}\n",
+            "		{{
+			struct ebq_sketch_key sk = {{ .group = key, .agg = {i}, .bucket = {index} }};	/* sketch of {} */
+             			__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+
+			if (!n) {{
+				__u64 none = 0;
+
+             				bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
+             				n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+			}}
+			if (n)
+				(*n)++;
+             			else
+				missed = 1;
+		}}
+",
             comment_safe(&a.to_string())
         );
     }
+    c.push_str("		if (missed)
+			stats->dropped++;	/* the event is missing from a quantile sketch */
+	}
+");
     c
 }
 

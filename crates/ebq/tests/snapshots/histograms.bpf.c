@@ -237,19 +237,25 @@ int ebq_query(struct ebq_event *ctx)
 			v->lhist_1[i]++;
 	}
 	{
-		struct ebq_sketch_key sk = { .group = key, .agg = 0, .bucket = ebq_sketch_index((__u64)(ev_count)) };	/* sketch of count */
-		__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+		__u8 missed = 0;
 
-		if (!n) {
-			__u64 none = 0;
+		{
+			struct ebq_sketch_key sk = { .group = key, .agg = 0, .bucket = ebq_sketch_index((__u64)(ev_count)) };	/* sketch of count */
+             			__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
 
-			bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
-			n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+			if (!n) {
+				__u64 none = 0;
+
+             				bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
+             				n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+			}
+			if (n)
+				(*n)++;
+             			else
+				missed = 1;
 		}
-		if (n)
-			(*n)++;
-		else
-			stats->dropped++;	/* sketch map full: the event is missing from its quantiles */
+		if (missed)
+			stats->dropped++;	/* the event is missing from a quantile sketch */
 	}
 	v->count++;
 	return 0;
