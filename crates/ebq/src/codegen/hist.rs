@@ -165,10 +165,7 @@ pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
     if sketches.is_empty() {
         return String::new();
     }
-    let mut c = "	{
-		__u8 missed = 0;
-
-".to_string();
+    let mut c = "\t{\n\t\t__u8 missed = 0;\n\n".to_string();
     for (i, a) in sketches.iter().enumerate() {
         let x = c_expr(a);
         let index = if a.ty().is_signed() {
@@ -197,10 +194,7 @@ pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
             comment_safe(&a.to_string())
         );
     }
-    c.push_str("		if (missed)
-			stats->dropped++;	/* the event is missing from a quantile sketch */
-	}
-");
+    c.push_str("\t\tif (missed)\n\t\t\tstats->dropped++;\t/* the event is missing from a quantile sketch */\n\t}\n");
     c
 }
 
