@@ -175,22 +175,11 @@ pub fn sketch_updates(sketches: &[ScalarExpr]) -> String {
         };
         let _ = write!(
             c,
-            "		{{
-			struct ebq_sketch_key sk = {{ .group = key, .agg = {i}, .bucket = {index} }};	/* sketch of {} */
-             			__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
-
-			if (!n) {{
-				__u64 none = 0;
-
-             				bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
-             				n = bpf_map_lookup_elem(&ebq_sketch, &sk);
-			}}
-			if (n)
-				(*n)++;
-             			else
-				missed = 1;
-		}}
-",
+            "\t\t{{\n\t\t\tstruct ebq_sketch_key sk = {{ .group = key, .agg = {i}, .bucket = {index} }};\t/* sketch of {} */\n\
+             \t\t\t__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\n\t\t\tif (!n) {{\n\t\t\t\t__u64 none = 0;\n\n\
+             \t\t\t\tbpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);\n\
+             \t\t\t\tn = bpf_map_lookup_elem(&ebq_sketch, &sk);\n\t\t\t}}\n\t\t\tif (n)\n\t\t\t\t(*n)++;\n\
+             \t\t\telse\n\t\t\t\tmissed = 1;\n\t\t}}\n",
             comment_safe(&a.to_string())
         );
     }

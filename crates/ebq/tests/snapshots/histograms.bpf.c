@@ -241,17 +241,17 @@ int ebq_query(struct ebq_event *ctx)
 
 		{
 			struct ebq_sketch_key sk = { .group = key, .agg = 0, .bucket = ebq_sketch_index((__u64)(ev_count)) };	/* sketch of count */
-             			__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+			__u64 *n = bpf_map_lookup_elem(&ebq_sketch, &sk);
 
 			if (!n) {
 				__u64 none = 0;
 
-             				bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
-             				n = bpf_map_lookup_elem(&ebq_sketch, &sk);
+				bpf_map_update_elem(&ebq_sketch, &sk, &none, BPF_NOEXIST);
+				n = bpf_map_lookup_elem(&ebq_sketch, &sk);
 			}
 			if (n)
 				(*n)++;
-             			else
+			else
 				missed = 1;
 		}
 		if (missed)
