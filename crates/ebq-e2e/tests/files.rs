@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ebq_bin, workload_bin};
+use common::{ebq_bin, per_fd, workload_bin};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,16 +123,6 @@ fn run(dir: &Path, comm: &str, calls: &str, args: &[&str], sql: &str) -> (Output
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
     (out, report)
-}
-
-/// Per fd: (calls, bytes) from a pread report.
-fn per_fd(report: &Json) -> BTreeMap<u64, (u64, u64)> {
-    report["fds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["fd"].as_u64().unwrap(), (f["calls"].as_u64().unwrap(), f["bytes"].as_u64().unwrap())))
-        .collect()
 }
 
 /// Per fd: (Σn, Σbytes) over the rows of `tables`.

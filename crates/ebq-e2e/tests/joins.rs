@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, rows_of, run_around, run_around_with, u, Row};
+use common::{engine, per_fd, rows_of, run_around, run_around_with, u, Row};
 use ebq::plan::PlanOptions;
 use ebq::{Engine, Scope};
 use serde_json::Value as Json;
@@ -16,16 +16,6 @@ use std::time::Duration;
 
 const PREAD: &[&str] =
     &["pread", "--fds", "3", "--calls", "40,25,13", "--fd-base", "100", "--threads-per-cpu", "--size-base", "96"];
-
-/// Per fd: (calls, bytes) from a pread report.
-fn per_fd(report: &Json) -> BTreeMap<u64, (u64, u64)> {
-    report["fds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["fd"].as_u64().unwrap(), (f["calls"].as_u64().unwrap(), f["bytes"].as_u64().unwrap())))
-        .collect()
-}
 
 fn total_calls(report: &Json) -> u64 {
     report["total_calls"].as_u64().unwrap()

@@ -205,3 +205,13 @@ pub fn assert_nothing_left(before: &[u64]) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Per fd: (calls, bytes) from a pread report.
+pub fn per_fd(report: &serde_json::Value) -> BTreeMap<u64, (u64, u64)> {
+    report["fds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["fd"].as_u64().unwrap(), (f["calls"].as_u64().unwrap(), f["bytes"].as_u64().unwrap())))
+        .collect()
+}
