@@ -8,7 +8,7 @@
 use ebq::runtime::{Output, Value};
 use ebq::sink::{rows, Sink};
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 /// The query behind the report: column order is what [`Op::from_row`] reads.
@@ -104,18 +104,8 @@ fn text(v: &Value) -> String {
 }
 
 impl Op {
-    fn from_row(r: &[Value]) -> Option<Op> {
-        let nr = num(&r[1]) as i64;
-        let is = |name: &str| ebq::catalog::syscall_nr(name) == Some(nr);
-        let kind = if is("read") || is("pread64") {
-            Kind::Read
-        } else if is("write") || is("pwrite64") {
-            Kind::Write
-        } else if is("open") || is("openat") || is("creat") {
-            Kind::Open
-        } else {
-            Kind::Meta
-        };
+    fn from_row(r: &[Value], kinds: &HashMap<i64, Kind>) -> Option<Op> {
+        let kind = kinds.get(&(num(&r[1]) as i64)).copied().unwrap_or(Kind::Meta);
         // Opens name the file by the fd they return (exit side: inode, device and
         // name; its file system comes from the file's other calls); the rest by their fd argument.
         let (f, open) = if kind == Kind::Open { (8, true) } else { (2, false) };
@@ -215,12 +205,24 @@ impl FileStats {
 pub struct IoReport {
     ops: Vec<Op>,
     json: bool,
+    /// System call number → kind, looked up once rather than per row.
+    kinds: HashMap<i64, Kind>,
 }
 
 impl IoReport {
     /// A report written as text, or as one JSON document.
     pub fn new(json: bool) -> IoReport {
-        IoReport { ops: vec![], json }
+        let named = [
+            ("read", Kind::Read),
+            ("pread64", Kind::Read),
+            ("write", Kind::Write),
+            ("pwrite64", Kind::Write),
+            ("open", Kind::Open),
+            ("openat", Kind::Open),
+            ("creat", Kind::Open),
+        ];
+        let kinds = named.into_iter().filter_map(|(n, k)| Some((ebq::catalog::syscall_nr(n)?, k))).collect();
+        IoReport { ops: vec![], json, kinds }
     }
 
     fn build(&mut self) -> (BTreeMap<FileKey, FileStats>, Option<Slowest>) {
@@ -276,7 +278,7 @@ fn per_fs(files: &BTreeMap<FileKey, FileStats>) -> BTreeMap<(String, String), (u
 
 impl Sink for IoReport {
     fn write(&mut self, out: &Output) -> io::Result<()> {
-        self.ops.extend(rows(&out.batch).filter_map(|r| Op::from_row(&r)));
+        self.ops.extend(rows(&out.batch).filter_map(|r| Op::from_row(&r, &self.kinds)));
         Ok(())
     }
 
