@@ -361,6 +361,8 @@ enum Agg {
     CountDistinct,
     /// A quantile (a number, so usable anywhere): P50, P90, P99, P999 or QUANTILE(x, q) by `which % 5`.
     Quantile(IntE, u8),
+    /// `APPROX_COUNT_DISTINCT(x)`: a HyperLogLog sketch in the group's value.
+    ApproxDistinct(IntE),
 }
 
 /// A histogram: only a SELECT item (it cannot be compared, sorted or computed with).
@@ -674,6 +676,7 @@ fn agg(ev: &'static Event) -> BoxedStrategy<Agg> {
         2 => int.clone().prop_map(Agg::Max),
         2 => int.clone().prop_map(Agg::Avg),
         1 => Just(Agg::CountDistinct),
+        1 => int.clone().prop_map(Agg::ApproxDistinct),
         1 => (int, any::<u8>()).prop_map(|(x, w)| Agg::Quantile(x, w)),
     ]
     .boxed()
@@ -1187,6 +1190,7 @@ impl Renderer<'_> {
             Agg::Min(x) => ("MIN", self.int(x).0),
             Agg::Max(x) => ("MAX", self.int(x).0),
             Agg::Avg(x) => ("AVG", self.int(x).0),
+            Agg::ApproxDistinct(x) => ("APPROX_COUNT_DISTINCT", self.int(x).0),
             Agg::CountDistinct => match self.distinct.clone() {
                 Some(d) => ("COUNT", format!("{} {}", self.st.kw("DISTINCT"), self.key(&d))),
                 None => ("COUNT", "*".to_string()),

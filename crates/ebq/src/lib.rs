@@ -17,6 +17,7 @@ pub mod codegen;
 mod engine;
 pub mod error;
 pub mod hist;
+pub mod hll;
 pub mod parse;
 pub mod plan;
 pub mod runtime;

@@ -36,6 +36,11 @@ pub enum DataType {
         /// Number of counters.
         len: u16,
     },
+    /// `len` one-byte registers: storage only, for a HyperLogLog sketch inside a map value.
+    Registers {
+        /// Number of registers.
+        len: u16,
+    },
 }
 
 impl DataType {
@@ -76,6 +81,7 @@ impl DataType {
             DataType::Float => 8,
             DataType::Hist { .. } => 0,
             DataType::Buckets { len } => 8 * u32::from(*len),
+            DataType::Registers { len } => u32::from(*len),
         }
     }
 
@@ -95,6 +101,7 @@ impl DataType {
             DataType::Float => "double",
             DataType::Hist { .. } => "void",
             DataType::Buckets { .. } => "__u64",
+            DataType::Registers { .. } => "__u8",
         }
     }
 }
@@ -109,6 +116,7 @@ impl fmt::Display for DataType {
             DataType::Float => f.write_str("f64"),
             DataType::Hist { .. } => f.write_str("histogram"),
             DataType::Buckets { len } => write!(f, "u64[{len}]"),
+            DataType::Registers { len } => write!(f, "u8[{len}]"),
         }
     }
 }

@@ -55,6 +55,7 @@ pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
         "MIN" => Some(AggFunc::Min),
         "MAX" => Some(AggFunc::Max),
         "AVG" => Some(AggFunc::Avg),
+        "APPROX_COUNT_DISTINCT" => Some(AggFunc::ApproxCountDistinct),
         // Histograms and quantiles take parameters; bind/hist.rs binds the real function.
         name if super::hist::is_histogram_name(name) => Some(AggFunc::Hist),
         _ => None,
@@ -164,7 +165,12 @@ impl Binder<'_> {
                 }
                 let a = self.scalar(x)?;
                 if !a.ty().is_int() {
-                    return Err(err(x, format!("{func} needs an integer argument; `{x}` is {}", a.ty())));
+                    let hint = if func == AggFunc::ApproxCountDistinct {
+                        " (COUNT(DISTINCT …) counts strings exactly)"
+                    } else {
+                        ""
+                    };
+                    return Err(err(x, format!("{func} needs an integer argument; `{x}` is {}{hint}", a.ty())));
                 }
                 Some(a)
             }

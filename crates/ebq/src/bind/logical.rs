@@ -342,6 +342,10 @@ pub enum AggFunc {
     Avg,
     /// `COUNT(DISTINCT expr)`: exact; the argument is grouped on in the kernel.
     CountDistinct,
+    /// `APPROX_COUNT_DISTINCT(expr)`: a HyperLogLog sketch inline in the
+    /// group's value (see [`crate::hll`]), for when distinct values are too
+    /// many to keep as hidden groups.
+    ApproxCountDistinct,
     /// `HIST(expr)`: log2 histogram (see [`crate::hist`]).
     Hist,
     /// `LHIST(expr, min, max, step)`: linear histogram with underflow and overflow buckets.
@@ -388,6 +392,7 @@ impl fmt::Display for AggFunc {
             AggFunc::Max => "MAX",
             AggFunc::Avg => "AVG",
             AggFunc::CountDistinct => "COUNT DISTINCT",
+            AggFunc::ApproxCountDistinct => "APPROX_COUNT_DISTINCT",
             AggFunc::Hist => "HIST",
             AggFunc::Lhist(_) => "LHIST",
             AggFunc::Quantile { .. } => "QUANTILE",
@@ -428,7 +433,7 @@ impl AggCall {
     /// The result type.
     pub fn ty(&self) -> DataType {
         match (self.func, &self.arg) {
-            (AggFunc::Count | AggFunc::CountDistinct, _) => DataType::U64,
+            (AggFunc::Count | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct, _) => DataType::U64,
             (AggFunc::Avg, _) => DataType::Float,
             (AggFunc::Hist | AggFunc::Lhist(_), Some(a)) => DataType::Hist { signed: a.ty().is_signed() },
             (AggFunc::Quantile { .. }, Some(a)) if a.ty().is_signed() => DataType::I64,

@@ -74,7 +74,7 @@ static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
 
 /// True when the plan needs [`HELPERS`].
 pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {
-    !sketches.is_empty() || slots.iter().any(|s| s.func.is_histogram())
+    !sketches.is_empty() || slots.iter().any(|s| s.func.is_histogram() || s.func == AggFunc::ApproxCountDistinct)
 }
 
 /// Maps besides `ebq_groups`: the zero value (histogram counters) and the sketch map.
@@ -155,6 +155,22 @@ pub fn slot_update(value: &StructLayout, s: &ValueSlot) -> String {
     };
     format!(
         "\t{{\n\t\t__u32 i = {index};\t/* {comment} */\n\n\t\tebq_barrier_var(i);\n\t\tif (i < {slots})\n\t\t\tv->{name}[i]++;\n\t}}\n"
+    )
+}
+
+/// Adds one event to an APPROX_COUNT_DISTINCT sketch: the register the
+/// hash's top 10 bits pick keeps the largest rank (leading zeros of the other
+/// 54 bits, plus one) seen. Mirrored by [`crate::hll::add`].
+pub fn hll_update(value: &StructLayout, s: &ValueSlot) -> String {
+    let name = &value.fields[s.field].name;
+    format!(
+        "\t{{\n\t\t__u64 h = ebq_hll_hash((__u64)({x}));\t/* APPROX_COUNT_DISTINCT({shown}) */\n\
+         \t\t__u32 i = h >> 54;\t/* register: the hash's top 10 bits */\n\
+         \t\t__u64 rest = h << 10;\n\
+         \t\t__u8 rank = rest ? 64 - ebq_log2(rest) : 55;\t/* leading zeros of the other 54 bits, plus one */\n\n\
+         \t\tebq_barrier_var(i);\n\t\tif (i < EBQ_HLL_REGISTERS && v->{name}[i] < rank)\n\t\t\tv->{name}[i] = rank;\n\t}}\n",
+        x = c_expr(&s.arg),
+        shown = comment_safe(&s.arg.to_string()),
     )
 }
 

@@ -78,6 +78,9 @@ pub fn generate(plan: &PhysicalPlan) -> String {
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
             }
+            if slots.iter().any(|s| s.func == AggFunc::ApproxCountDistinct) {
+                c.push_str(crate::hll::C_HELPERS);
+            }
         }
         KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
             c.push_str(&structs::layout_struct("ebq_row", record));
@@ -378,6 +381,7 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
             "\t{{\n\t\t{ty} x = {x};\t/* MAX({shown}) */\n\n\t\tif (v->count == 0 || x > v->{name})\n\t\t\tv->{name} = x;\n\t}}\n"
         ),
         AggFunc::Hist | AggFunc::Lhist(_) => hist::slot_update(value, s),
+        AggFunc::ApproxCountDistinct => hist::hll_update(value, s),
         AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct | AggFunc::Quantile { .. } => {
             unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key, QUANTILE to a sketch")
         }

@@ -55,6 +55,9 @@ pub fn layout_struct(name: &str, layout: &StructLayout) -> String {
             DataType::Buckets { len } => {
                 writeln!(c, "\t__u64 {}[{len}];\t/* offset {}: bucket counters */", f.name, f.offset)
             }
+            DataType::Registers { len } => {
+                writeln!(c, "\t__u8 {}[{len}];\t/* offset {}: HyperLogLog registers */", f.name, f.offset)
+            }
             ty => writeln!(c, "\t{} {};\t/* offset {} */", ty.c_type(), f.name, f.offset),
         };
     }

@@ -20,6 +20,12 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
             l.step,
             l.buckets()
         ),
+        AggFunc::ApproxCountDistinct => format!(
+            "APPROX_COUNT_DISTINCT({}): HyperLogLog, {} one-byte registers inline (standard error {:.2} %)",
+            sl.arg,
+            crate::hll::REGISTERS,
+            crate::hll::STANDARD_ERROR * 100.0
+        ),
         f => format!("{f}({})", sl.arg),
     }
 }

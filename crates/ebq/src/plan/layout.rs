@@ -31,7 +31,7 @@ impl StructLayout {
     /// field, its index in the layout.
     pub fn new(fields: &[(String, DataType)]) -> (StructLayout, Vec<usize>) {
         let align = |t: &DataType| match t {
-            DataType::Str { .. } => 1,
+            DataType::Str { .. } | DataType::Registers { .. } => 1,
             DataType::Buckets { .. } => 8,
             t => t.byte_size(),
         };

@@ -206,6 +206,8 @@ pub enum UserSource {
     Row(usize),
     /// A histogram slot (index into the value layout's fields).
     Hist(usize),
+    /// A HyperLogLog slot (index into the value layout's fields): its estimate.
+    Hll(usize),
     /// A quantile from sketch `sketch` (index into `sketches`), q in millionths.
     Quantile {
         /// Which sketch.
@@ -425,6 +427,7 @@ fn aggregate_plan(
         let ty = match f {
             AggFunc::Hist => DataType::Buckets { len: crate::hist::HIST_SLOTS as u16 },
             AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
+            AggFunc::ApproxCountDistinct => DataType::Registers { len: crate::hll::REGISTERS as u16 },
             _ if a.ty().is_signed() => DataType::I64,
             _ => DataType::U64,
         };
@@ -453,6 +456,7 @@ fn aggregate_plan(
         (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
         (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
         (AggFunc::Hist | AggFunc::Lhist(_), Some(j)) => UserSource::Hist(value_pos[j + 1]),
+        (AggFunc::ApproxCountDistinct, Some(j)) => UserSource::Hll(value_pos[j + 1]),
         (AggFunc::Quantile { ppm }, _) => UserSource::Quantile {
             sketch: sketches.iter().position(|x| Some(x) == a.arg.as_ref()).expect("every quantile has a sketch"),
             ppm,
@@ -533,10 +537,11 @@ pub fn c_name(name: &str, i: usize) -> String {
 }
 
 /// True when a new group's value is zeroed on the BPF stack (`struct
-/// ebq_value fresh = {}`); values with histogram counters are too big and
+/// ebq_value fresh = {}`); values with histogram counters or HyperLogLog
+/// registers are too big and
 /// are copied from the all-zero `ebq_zero` map instead.
 pub fn codegen_value_on_stack(value: &StructLayout) -> bool {
-    !value.fields.iter().any(|f| matches!(f.ty, DataType::Buckets { .. }))
+    !value.fields.iter().any(|f| matches!(f.ty, DataType::Buckets { .. } | DataType::Registers { .. }))
 }
 
 /// Rejects plans whose stack needs exceed [`STACK_BUDGET`]. The end program

@@ -67,7 +67,9 @@ pub fn arrow_type(ty: DataType) -> ArrowType {
         DataType::Str { .. } => ArrowType::Utf8,
         DataType::Float => ArrowType::Float64,
         DataType::Hist { signed } => super::hist_values::arrow_hist_type(signed),
-        DataType::Buckets { .. } => unreachable!("bucket counters are storage, never output"),
+        DataType::Buckets { .. } | DataType::Registers { .. } => {
+            unreachable!("bucket counters and registers are storage, never output")
+        }
     }
 }
 
@@ -104,8 +106,8 @@ pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
         DataType::Int { bits, signed: false } => Value::U(read_u64(bytes, f.offset, u32::from(bits) / 8)),
         DataType::Bool => Value::B(bytes[f.offset as usize] != 0),
         DataType::Float => Value::F(f64::from_bits(read_u64(bytes, f.offset, 8))),
-        DataType::Hist { .. } | DataType::Buckets { .. } => {
-            unreachable!("bucket counters are merged by hist_values::add_counters")
+        DataType::Hist { .. } | DataType::Buckets { .. } | DataType::Registers { .. } => {
+            unreachable!("bucket counters and registers are merged by merge_percpu")
         }
     }
 }
@@ -128,6 +130,8 @@ pub struct Merged {
     pub fields: Vec<Value>,
     /// Non-zero bucket counts of histograms and sketches: (where, bucket) → count.
     pub buckets: std::collections::BTreeMap<(Store, i32), u64>,
+    /// HyperLogLog registers by value field, merged by maximum.
+    pub registers: std::collections::BTreeMap<usize, Vec<u8>>,
 }
 
 /// Merges the per-CPU copies of a value struct. CPUs that saw no event of the
@@ -149,6 +153,11 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
                 super::hist_values::add_counters(&mut counters, i, bytes, f.offset, len);
                 continue;
             }
+            if let DataType::Registers { len } = f.ty {
+                let at = f.offset as usize;
+                crate::hll::merge(counters.registers.entry(i).or_default(), &bytes[at..at + usize::from(len)]);
+                continue;
+            }
             let v = field_value(bytes, f);
             fields[i] = Some(match (fields[i].take(), v) {
                 (None, v) => v,
@@ -166,7 +175,12 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
             });
         }
     }
-    Merged { count, fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect(), buckets: counters.buckets }
+    Merged {
+        count,
+        fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect(),
+        buckets: counters.buckets,
+        registers: counters.registers,
+    }
 }
 
 /// Adds `b` into `a`: counts and sums add, MIN/MAX keep the extreme. Used to
@@ -182,6 +196,9 @@ pub fn combine(a: &mut Merged, b: &Merged, funcs: &[Option<AggFunc>]) {
     a.count += b.count;
     for (k, n) in &b.buckets {
         *a.buckets.entry(*k).or_insert(0) += n;
+    }
+    for (i, r) in &b.registers {
+        crate::hll::merge(a.registers.entry(*i).or_default(), r);
     }
     for (i, func) in funcs.iter().enumerate() {
         let Some(func) = func else { continue };
@@ -242,6 +259,7 @@ pub fn group_inputs(
                 Value::F(if merged.count == 0 { 0.0 } else { sum / merged.count as f64 })
             }
             UserSource::Hist(i) => super::hist_values::hist_value(plan, merged, i),
+            UserSource::Hll(i) => Value::U(merged.registers.get(&i).map_or(0, |r| crate::hll::estimate(r))),
             UserSource::Quantile { sketch, ppm } => super::hist_values::quantile_value(plan, merged, sketch, ppm),
             UserSource::Row(_) => unreachable!("aggregate plans have no row fields"),
         })
