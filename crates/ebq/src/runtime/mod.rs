@@ -11,6 +11,7 @@ mod decode;
 pub mod env;
 mod hist_values;
 mod load;
+mod row_columns;
 mod selfstats;
 mod sorted;
 mod user;
@@ -28,6 +29,7 @@ use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, Object, RingBuffer, RingBufferBuilder};
+use row_columns::RowColumns;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -145,7 +147,7 @@ pub struct RunningQuery {
 
 struct RowReader {
     ring: RingBuffer<'static>,
-    buffer: Rc<RefCell<Vec<Vec<Value>>>>,
+    buffer: Rc<RefCell<RowBuffer>>,
     delivered: u64,
     /// Rows handed out so far (LIMIT counts these).
     emitted: u64,
@@ -153,6 +155,13 @@ struct RowReader {
     sorted: sorted::SortedRows,
     /// Most rows an ORDER BY without LIMIT may hold.
     max_sorted: usize,
+}
+
+/// Where the ring-buffer callback puts records: straight into Arrow
+/// builders, or (for ORDER BY, which sorts values) as rows of values.
+enum RowBuffer {
+    Columns(RowColumns),
+    Values(Vec<Vec<Value>>),
 }
 
 impl RunningQuery {
@@ -206,13 +215,19 @@ impl RunningQuery {
         let rows = match &plan.kernel.output {
             KernelOutput::Rows { record, .. } => {
                 let map = handle("ebq_rows")?.ok_or_else(|| missing("ebq_rows"))?;
-                let buffer: Rc<RefCell<Vec<Vec<Value>>>> = Rc::default();
+                let buffer = Rc::new(RefCell::new(match RowColumns::new(plan, record, schema(plan)) {
+                    Some(columns) => RowBuffer::Columns(columns),
+                    None => RowBuffer::Values(vec![]),
+                }));
                 let sink = buffer.clone();
                 let (plan_c, record_c) = (plan.clone(), record.clone());
                 let mut b = RingBufferBuilder::new();
                 b.add(&map, move |bytes: &[u8]| {
                     if bytes.len() >= record_c.size as usize {
-                        sink.borrow_mut().push(decode::record_inputs(&plan_c, &record_c, bytes));
+                        match &mut *sink.borrow_mut() {
+                            RowBuffer::Columns(columns) => columns.append(bytes),
+                            RowBuffer::Values(rows) => rows.push(decode::record_inputs(&plan_c, &record_c, bytes)),
+                        }
                     }
                     0
                 })
@@ -465,7 +480,23 @@ impl RunningQuery {
     /// Decoded rows → outputs. With ORDER BY rows are held until `last`.
     fn take_rows(&mut self, last: bool) -> Result<Vec<Output>> {
         let Some(r) = &mut self.rows else { return Ok(vec![]) };
-        let rows = std::mem::take(&mut *r.buffer.borrow_mut());
+        let rows = match &mut *r.buffer.borrow_mut() {
+            RowBuffer::Columns(columns) => {
+                if columns.is_empty() {
+                    return Ok(vec![]);
+                }
+                let batch = columns.finish();
+                r.delivered += batch.num_rows() as u64;
+                let left = self.plan.user.limit.map_or(u64::MAX, |l| l.saturating_sub(r.emitted));
+                let batch = batch.slice(0, batch.num_rows().min(usize::try_from(left).unwrap_or(usize::MAX)));
+                r.emitted += batch.num_rows() as u64;
+                if batch.num_rows() == 0 {
+                    return Ok(vec![]);
+                }
+                return Ok(vec![Output { window: WindowBounds::Rows, batch, partial: false }]);
+            }
+            RowBuffer::Values(rows) => std::mem::take(rows),
+        };
         r.delivered += rows.len() as u64;
         let user = &self.plan.user;
         let out_rows = if user.order_by.is_empty() {
