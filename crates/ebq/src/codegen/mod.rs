@@ -66,8 +66,11 @@ pub fn generate(plan: &PhysicalPlan) -> String {
             c.push_str(&structs::layout_struct("ebq_key", key));
             c.push_str(&structs::layout_struct("ebq_value", value));
             let on_stack = crate::plan::codegen_value_on_stack(value);
-            // Big values (histogram counters) are allocated as groups occur, not reserved for max_groups.
-            let flags = if on_stack { "" } else { "\t__uint(map_flags, BPF_F_NO_PREALLOC);\n" };
+            let flags = if crate::plan::group_map_preallocated(value, *max_groups) {
+                ""
+            } else {
+                "\t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* too big to reserve: allocated as groups occur */\n"
+            };
             let _ = write!(
                 c,
                 "/* One entry per (window, group); one value per CPU, merged by ebq. */\nstruct {{\n\

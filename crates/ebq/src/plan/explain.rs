@@ -79,11 +79,16 @@ impl PhysicalPlan {
                 aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
                 let _ = writeln!(
                     s,
-                    "[kernel] Aggregate  keys=[{}] values=[{}] in PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event)",
+                    "[kernel] Aggregate  keys=[{}] values=[{}] in PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
                     keys.join(", "),
                     aggs.join(", "),
                     key.size,
-                    value.size
+                    value.size,
+                    if super::group_map_preallocated(value, *max_groups) {
+                        ""
+                    } else {
+                        "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
+                    }
                 );
                 if !sketches.is_empty() {
                     let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));

@@ -105,7 +105,6 @@ _Static_assert(sizeof(struct ebq_value) == 576, "ebq_value layout");
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 10240);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ebq_key);
 	__type(value, struct ebq_value);
 } ebq_groups SEC(".maps");
