@@ -23,17 +23,7 @@ fn a_compiled_bundle_runs_with_clang_absent_from_path() {
         workload_bin().display(),
         report.display()
     );
-    let out = Command::new(ebq_bin())
-        .env("PATH", &empty)
-        .env_remove("EBQ_CLANG")
-        .arg("run")
-        .arg(&bundle)
-        .args(["-c", &cmd, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows: Vec<serde_json::Value> =
-        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows = common::run_bundle_without_clang(&bundle, &empty, &cmd);
     let got: Vec<(u64, u64)> = rows.iter().map(|r| (r["fd"].as_u64().unwrap(), r["n"].as_u64().unwrap())).collect();
     assert_eq!(got, [(100, 6), (101, 11)]);
 

@@ -78,9 +78,7 @@ fn sigint_prints_the_final_window_and_detaches() {
         .spawn()
         .unwrap();
     // Wait until ebq says it is tracing, then interrupt.
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    let (line, _stderr) = common::first_stderr_line(&mut child);
     assert!(line.starts_with("ebq: tracing tracepoint:raw_syscalls:sys_enter in all processes"), "{line}");
     std::thread::sleep(Duration::from_millis(50));
     // SAFETY: signalling our own child.

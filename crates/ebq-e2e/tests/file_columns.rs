@@ -232,18 +232,8 @@ fn a_bundle_with_file_columns_runs_without_clang() {
         files.workload("ebq-fc-aot").join(" "),
         report.display()
     );
-    let out = Command::new(ebq_bin())
-        .env("PATH", &empty)
-        .env_remove("EBQ_CLANG")
-        .arg("run")
-        .arg(&bundle)
-        .args(["-c", &cmd, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut got: Vec<(String, String, u64)> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+    let mut got: Vec<(String, String, u64)> = common::run_bundle_without_clang(&bundle, &empty, &cmd)
+        .into_iter()
         .map(|r| {
             (r["file_name"].as_str().unwrap().into(), r["fs_type"].as_str().unwrap().into(), r["n"].as_u64().unwrap())
         })

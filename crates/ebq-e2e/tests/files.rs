@@ -293,9 +293,7 @@ fn ctrl_c_finishes_the_file() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        let (line, _stderr) = common::first_stderr_line(&mut child);
         assert!(line.starts_with("ebq: tracing"), "{line}");
         std::thread::sleep(Duration::from_millis(100));
         // SAFETY: signalling our own child.

@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::Rng;
+
 use ebq::{Engine, Error};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -161,23 +163,6 @@ const INSERTS: &[&str] = &[
     "\u{0}",
     "\u{7f}",
 ];
-
-/// A small deterministic PRNG (splitmix64), so the corpus is the same every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Splits a query into tokens, white space and comments included, so that
 /// joining them gives the text back.

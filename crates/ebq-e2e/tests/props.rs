@@ -36,6 +36,8 @@
 
 mod common;
 
+use common::Rng;
+
 use ebq::catalog::{FieldKind, SystemColumn};
 use ebq::parse::{parse_query, SelectItem};
 use ebq::{Engine, Error, Scope};
@@ -1908,29 +1910,6 @@ fn join_pairs() -> &'static Vec<JoinPair> {
         assert!(pairs.len() > 50, "only {} enter/exit pairs", pairs.len());
         pairs
     })
-}
-
-/// splitmix64: the join generator draws from one proptest-chosen seed, so a
-/// failing case is replayed from the seed printed with it.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
 }
 
 /// Renders a random JOIN query from `seed`.
