@@ -205,14 +205,9 @@ impl MetricSchema {
                     _ => MetricKind::Gauge,
                 },
                 Some(UserSource::Hist(_)) => MetricKind::Histogram,
-                Some(UserSource::Quantile { sketch, ppm }) => {
+                Some(UserSource::Quantile { ppm, .. }) => {
                     let stem = quantile_stem(&col);
                     let (name, unit, scale) = metric_name(query, &stem, false);
-                    let name = if roles.iter().any(|r| matches!(r, ColumnRole::Metric { name: n, .. } if *n == name)) {
-                        format!("{name}_{sketch}")
-                    } else {
-                        name
-                    };
                     roles.push(ColumnRole::Quantile { name, unit, scale, q: f64::from(ppm) / 1e6 });
                     continue;
                 }
@@ -220,6 +215,28 @@ impl MetricSchema {
             };
             let (name, unit, scale) = metric_name(query, &col, kind == MetricKind::Counter);
             roles.push(ColumnRole::Metric { name, kind, unit, scale });
+        }
+        // A summary whose name a counter, gauge or histogram already has
+        // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
+        // `…_summary_<unit>` (`ebq_q_size_summary_bytes`).
+        let taken: Vec<String> = roles
+            .iter()
+            .filter_map(|r| match r {
+                ColumnRole::Metric { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &mut roles {
+            if let ColumnRole::Quantile { name, unit, .. } = r {
+                if taken.contains(name) {
+                    *name = match unit {
+                        Some(u) => {
+                            format!("{}_summary_{}", name.trim_end_matches(&format!("_{}", u.suffix())), u.suffix())
+                        }
+                        None => format!("{name}_summary"),
+                    };
+                }
+            }
         }
         Ok(MetricSchema {
             query: query.to_string(),

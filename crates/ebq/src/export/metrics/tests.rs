@@ -135,6 +135,19 @@ fn quantiles_of_one_argument_form_one_summary() {
 }
 
 #[test]
+fn a_summary_never_takes_a_histogram_name() {
+    let p = physical(
+        "SELECT HIST(args[2]) AS size_bytes, P99(args[2]) AS p99_size_bytes, P50(args[2]) AS p50 \
+         FROM raw_syscalls.sys_enter WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(
+        roles(&s),
+        ["Histogram ebq_q_size_bytes", "Summary ebq_q_size_summary_bytes q=0.99", "Summary ebq_q_quantile q=0.5"]
+    );
+}
+
+#[test]
 fn empty_windows_still_declare_their_families() {
     let p = physical("SELECT COUNT(*) AS calls FROM raw_syscalls.sys_enter WINDOW(time, 1000)");
     let s = MetricSchema::of("e", &p).unwrap();
