@@ -77,6 +77,26 @@ impl Publisher {
         } else {
             self.reloads.1 += 1;
         }
+        self.publish_reloads();
+    }
+
+    fn publish_reloads(&self) {
+        let reloads = |result: &str, v: u64| Sample {
+            labels: vec![("result".into(), result.into())],
+            value: SampleValue::Number(v as f64),
+        };
+        if let Ok(mut p) = self.prom.lock() {
+            p.own.insert(
+                String::new(),
+                vec![MetricFamily {
+                    name: "ebq_config_reloads_total".into(),
+                    help: "SIGHUP reloads of the configuration, by result.".into(),
+                    unit: None,
+                    kind: MetricKind::Counter,
+                    samples: vec![reloads("ok", self.reloads.0), reloads("error", self.reloads.1)],
+                }],
+            );
+        }
     }
 
     /// ebq's own metrics of `query`: its event accounting (`stats`, when it
@@ -116,20 +136,7 @@ impl Publisher {
         ));
         if let Ok(mut p) = self.prom.lock() {
             p.own.insert(query.to_string(), fams);
-            let reloads = |result: &str, v: u64| Sample {
-                labels: vec![("result".into(), result.into())],
-                value: SampleValue::Number(v as f64),
-            };
-            p.own.insert(
-                String::new(),
-                vec![MetricFamily {
-                    name: "ebq_config_reloads_total".into(),
-                    help: "SIGHUP reloads of the configuration, by result.".into(),
-                    unit: None,
-                    kind: MetricKind::Counter,
-                    samples: vec![reloads("ok", self.reloads.0), reloads("error", self.reloads.1)],
-                }],
-            );
         }
+        self.publish_reloads();
     }
 }

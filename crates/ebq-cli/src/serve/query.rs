@@ -18,9 +18,10 @@ pub struct Checked {
 /// Prepares `q`; the error names the query and where it is defined, then
 /// shows the SQL error with its own line:column.
 pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
-    let prepared = engine
-        .prepare(&q.sql)
-        .map_err(|e| format!("{}: query `{}`: {}", q.sql_at, q.name, e.render(&q.sql).trim_end()))?;
+    let prepared = engine.prepare(&q.sql).map_err(|e| {
+        let text = e.render(&q.sql);
+        format!("{}: query `{}`: {}", q.sql_at, q.name, text.trim_start_matches("error: ").trim_end())
+    })?;
     let schema =
         MetricSchema::of(&q.name, &prepared.physical).map_err(|e| format!("{}: query `{}`: {e}", q.sql_at, q.name))?;
     Ok(Checked { config: q.clone(), prepared, schema })
