@@ -433,3 +433,33 @@ fn sighup_reload_keeps_unchanged_queries_and_sigterm_leaves_nothing() {
     assert!(status.success(), "{status}");
     assert_nothing_left(&before);
 }
+
+#[test]
+fn without_reload_every_capability_is_dropped() {
+    let before = ebq_prog_ids();
+    let dir = tmp_dir("noreload");
+    let q = |name: &str| {
+        format!("[[query]]\nname = \"{name}\"\nsql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WINDOW(time, 500)\"\n")
+    };
+    let daemon = Daemon::start(&dir, &format!("listen = \"127.0.0.1:{{port}}\"\nreload = false\n{}", q("one")));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.child.id())).unwrap();
+    for key in ["CapEff:", "CapPrm:", "CapBnd:", "CapInh:"] {
+        let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+        assert_eq!(u64::from_str_radix(line[key.len()..].trim(), 16).unwrap(), 0, "{line}");
+    }
+    daemon.wait_closed_window("one");
+    // A reload can still detach, but what it adds cannot load: reported, and `one` keeps running.
+    let port = daemon.port;
+    std::fs::write(&daemon.config, format!("listen = \"127.0.0.1:{port}\"\nreload = false\n{}{}", q("one"), q("two")))
+        .unwrap();
+    daemon.signal(libc::SIGHUP);
+    wait_for(60, "the reload", || daemon.log().contains("reloaded").then_some(()));
+    daemon.wait_closed_window("one");
+    let page = daemon.metrics();
+    assert_eq!(sample(&page, "ebq_query_up{query=\"one\"}"), Some(1.0), "{page}");
+    assert_eq!(sample(&page, "ebq_query_up{query=\"two\"}"), Some(0.0), "{page}");
+    assert_eq!(sample(&page, "ebq_query_errors_total{query=\"two\"}"), Some(1.0), "{page}");
+    assert!(daemon.log().contains("query `two` ("), "{}", daemon.log());
+    assert!(daemon.stop().success());
+    assert_nothing_left(&before);
+}

@@ -4,6 +4,7 @@
 //! ```toml
 //! listen = "127.0.0.1:9435"     # /metrics address (loopback unless allow_remote)
 //! allow_remote = false
+//! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
 //! max_series = 10000            # default per-query series bound
 //!
 //! [[query]]
@@ -42,6 +43,7 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 struct RawConfig {
     listen: Option<Spanned<String>>,
     allow_remote: Option<bool>,
+    reload: Option<bool>,
     max_series: Option<Spanned<i64>>,
     #[serde(default)]
     query: Vec<RawQuery>,
@@ -79,6 +81,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Whether a non-loopback `listen` is allowed.
     pub allow_remote: bool,
+    /// Whether SIGHUP may start queries: keeps CAP_BPF and CAP_PERFMON after
+    /// the start (`reload = false` drops every capability; a reload can then
+    /// only detach queries).
+    pub reload: bool,
     /// The queries, in file order.
     pub queries: Vec<QueryConfig>,
     /// OTLP push settings, when `[otlp]` is present.
@@ -255,7 +261,7 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         }
         None => None,
     };
-    Ok(Config { listen, allow_remote, queries, otlp })
+    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp })
 }
 
 fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {
@@ -335,6 +341,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
 "#,
         );
         assert_eq!(c.listen.to_string(), "127.0.0.1:19435");
+        assert!(c.reload);
         assert_eq!(c.queries.len(), 2);
         assert_eq!(c.queries[0].interval, Duration::from_millis(500));
         assert_eq!(c.queries[0].max_series, 50);

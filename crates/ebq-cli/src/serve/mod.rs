@@ -82,7 +82,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let mut publisher = Publisher::new(shared);
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
     eprintln!("ebq serve: {} queries, metrics at http://{}/metrics", served.len(), config.listen);
-    let keep: &[u32] = &[caps::CAP_BPF, caps::CAP_PERFMON];
+    let keep: &[u32] = if config.reload { &[caps::CAP_BPF, caps::CAP_PERFMON] } else { &[] };
     match caps::drop_all_but(keep) {
         Ok(()) => eprintln!(
             "ebq serve: capabilities reduced to {} (CapEff {:#x})",

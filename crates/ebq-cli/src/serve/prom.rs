@@ -86,13 +86,15 @@ fn encode_family(encoder: &mut DescriptorEncoder, f: &MetricFamily) -> Result<()
                 if b.last().is_none_or(|l| l.0 != f64::INFINITY) {
                     b.push((f64::INFINITY, 0));
                 }
-                let mut m = metric.encode_family(&s.labels)?;
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-                    sum.unwrap_or(f64::NAN),
-                    *count,
-                    &b,
-                    None,
-                )?;
+                let sum = sum.unwrap_or(f64::NAN);
+                let none = None::<&std::collections::HashMap<usize, _>>;
+                if s.labels.is_empty() {
+                    metric.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, *count, &b, none)?;
+                } else {
+                    metric
+                        .encode_family(&s.labels)?
+                        .encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, *count, &b, none)?;
+                }
             }
             SampleValue::Summary { quantiles } => {
                 for (q, v) in quantiles {

@@ -112,7 +112,7 @@ fn histograms_have_exact_inclusive_bounds_in_base_units() {
         SampleValue::Histogram { buckets: vec![(0.0, 2), (1.0, 0), (3.0, 5), (f64::INFINITY, 1)], count: 8, sum: None }
     );
     let SampleValue::Histogram { buckets, .. } = &fams[1].samples[0].value else { panic!() };
-    assert_eq!(buckets[2], (3.0 * 1e-6, 5));
+    assert_eq!(buckets[2], (0.000003, 5));
 }
 
 #[test]
