@@ -238,6 +238,21 @@ impl MetricSchema {
                 }
             }
         }
+        // Two keys with one label name (`i.dev`, `c.dev`): keep the qualified names.
+        let labels: Vec<String> = roles
+            .iter()
+            .filter_map(|r| match r {
+                ColumnRole::Label { name } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for (r, c) in roles.iter_mut().zip(&user.columns) {
+            if let ColumnRole::Label { name } = r {
+                if labels.iter().filter(|l| *l == name).count() > 1 {
+                    *name = snake(&c.name);
+                }
+            }
+        }
         Ok(MetricSchema {
             query: query.to_string(),
             roles,

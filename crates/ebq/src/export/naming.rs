@@ -106,9 +106,14 @@ pub fn metric_name(query: &str, column: &str, counter: bool) -> (String, Option<
 /// these names becomes `key_<name>`.
 const RESERVED_LABELS: &[&str] = &["le", "quantile", "job", "instance", "query"];
 
-/// The label name of a GROUP BY column.
+/// The label name of a GROUP BY column. A JOIN's qualified column
+/// (`e.fs_type`) is labelled by its column name (`fs_type`).
 pub fn label_name(column: &str) -> String {
-    let l = snake(column);
+    let plain = match column.rsplit_once('.') {
+        Some((alias, name)) if is_ident(alias) && is_ident(name) => name,
+        _ => column,
+    };
+    let l = snake(plain);
     let l = l.trim_start_matches('_').to_string();
     if l.is_empty() || RESERVED_LABELS.contains(&l.as_str()) || l.starts_with(|c: char| c.is_ascii_digit()) {
         format!("key_{l}")
@@ -126,6 +131,10 @@ pub fn scaled(v: f64, scale: f64) -> f64 {
     } else {
         v * scale
     }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -173,5 +182,7 @@ mod tests {
         assert_eq!(label_name("job"), "key_job");
         assert_eq!(label_name("file_name"), "file_name");
         assert_eq!(label_name("FileName"), "file_name");
+        assert_eq!(label_name("e.fs_type"), "fs_type");
+        assert_eq!(label_name("i.le"), "key_le");
     }
 }

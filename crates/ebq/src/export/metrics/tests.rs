@@ -148,6 +148,16 @@ fn a_summary_never_takes_a_histogram_name() {
 }
 
 #[test]
+fn join_keys_are_labelled_by_column_name() {
+    let p = physical(
+        "SELECT i.comm, c.dev, HIST((c.time - i.time) / 1000) AS usecs FROM block.block_rq_issue i \
+         JOIN block.block_rq_complete c ON i.dev = c.dev AND i.sector = c.sector GROUP BY i.comm, c.dev",
+    );
+    let s = MetricSchema::of("bio", &p).unwrap();
+    assert_eq!(roles(&s), ["label comm", "label dev", "Histogram ebq_bio_seconds"]);
+}
+
+#[test]
 fn empty_windows_still_declare_their_families() {
     let p = physical("SELECT COUNT(*) AS calls FROM raw_syscalls.sys_enter WINDOW(time, 1000)");
     let s = MetricSchema::of("e", &p).unwrap();
