@@ -463,3 +463,43 @@ fn without_reload_every_capability_is_dropped() {
     assert!(daemon.stop().success());
     assert_nothing_left(&before);
 }
+
+/// The example config runs, and every metric the Grafana dashboard queries is one it exports.
+#[test]
+fn the_dashboard_queries_metrics_the_example_config_exports() {
+    let before = ebq_prog_ids();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let config = std::fs::read_to_string(root.join("deploy/ebq.toml")).unwrap();
+    let dashboard = std::fs::read_to_string(root.join("deploy/grafana-ebq-storage.json")).unwrap();
+    let _: serde_json::Value = serde_json::from_str(&dashboard).expect("the dashboard is JSON");
+    let config = config
+        .replace("listen = \"127.0.0.1:9435\"", "listen = \"127.0.0.1:{port}\"")
+        .replace("\"10s\"", "\"1s\"")
+        .replace("interval_ms = 10000", "interval_ms = 1000");
+    assert!(config.contains("{port}"));
+    let daemon = Daemon::start(&tmp_dir("deploy"), &config);
+    for q in ["biolatency", "vfsstat", "filetop", "fs", "syscount"] {
+        daemon.wait_closed_window(q);
+    }
+    let page = daemon.metrics();
+    let families: Vec<&str> = page.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.split(' ').next()).collect();
+    let mut used: Vec<String> = vec![];
+    let bytes = dashboard.as_bytes();
+    let mut i = 0;
+    while let Some(at) = dashboard[i..].find("ebq_") {
+        let start = i + at;
+        let end = start + bytes[start..].iter().take_while(|b| b.is_ascii_lowercase() || **b == b'_').count();
+        used.push(dashboard[start..end].to_string());
+        i = end;
+    }
+    used.sort();
+    used.dedup();
+    assert!(used.len() >= 10, "{used:?}");
+    for name in &used {
+        let family =
+            ["_bucket", "_count", "_sum", "_total"].iter().fold(name.as_str(), |n, s| n.strip_suffix(s).unwrap_or(n));
+        assert!(families.contains(&family), "the dashboard uses {name}, which ebq does not export:\n{page}");
+    }
+    assert!(daemon.stop().success());
+    assert_nothing_left(&before);
+}
