@@ -47,7 +47,7 @@ struct RawConfig {
     max_series: Option<Spanned<i64>>,
     #[serde(default)]
     query: Vec<RawQuery>,
-    otlp: Option<Spanned<RawOtlp>>,
+    otlp: Option<RawOtlp>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -246,8 +246,6 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
     }
     let otlp = match raw.otlp {
         Some(o) => {
-            let span = o.span();
-            let o = o.into_inner();
             let e = o.endpoint.get_ref();
             if !(e.starts_with("http://") || e.starts_with("https://")) {
                 return Err(err(o.endpoint.span(), format!("otlp.endpoint `{e}`: use an http:// or https:// URL")));
@@ -256,7 +254,6 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
                 Some(i) => duration(i.get_ref()).map_err(|m| err(i.span(), format!("otlp.interval: {m}")))?,
                 None => DEFAULT_INTERVAL,
             };
-            let _ = span;
             Some(OtlpConfig { endpoint: e.clone(), interval, resource: o.resource })
         }
         None => None,

@@ -13,7 +13,7 @@
 //! so a truncated export is never silent.
 
 use super::metrics::{MetricFamily, MetricKind, Sample, SampleValue, Temporality};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 type Labels = Vec<(String, String)>;
 
@@ -21,16 +21,28 @@ type Labels = Vec<(String, String)>;
 #[derive(Debug, Clone)]
 pub struct Accumulator {
     max_series: usize,
-    /// Family name → (help, unit, kind, series by labels) in first-seen order.
+    /// Families in first-seen order, each with its series.
     families: Vec<MetricFamily>,
-    index: BTreeMap<String, usize>,
+    /// Family name → index in `families`.
+    index: HashMap<String, usize>,
+    /// Per family: labels → index in its `samples` (a window can have
+    /// thousands of groups; lookups stay O(1)).
+    series_index: Vec<HashMap<Labels, usize>>,
+    series: usize,
     overflow: u64,
 }
 
 impl Accumulator {
     /// An empty accumulator keeping at most `max_series` series.
     pub fn new(max_series: usize) -> Accumulator {
-        Accumulator { max_series, families: vec![], index: BTreeMap::new(), overflow: 0 }
+        Accumulator {
+            max_series,
+            families: vec![],
+            index: HashMap::new(),
+            series_index: vec![],
+            series: 0,
+            overflow: 0,
+        }
     }
 
     /// Samples refused because the series bound was reached, since creation.
@@ -40,7 +52,7 @@ impl Accumulator {
 
     /// Series held now.
     pub fn series(&self) -> usize {
-        self.families.iter().map(|f| f.samples.len()).sum()
+        self.series
     }
 
     /// The running totals (counters, histograms) and latest values (gauges, summaries).
@@ -55,6 +67,7 @@ impl Accumulator {
                 Some(&i) => i,
                 None => {
                     self.families.push(MetricFamily { samples: vec![], ..fam.clone() });
+                    self.series_index.push(HashMap::new());
                     self.index.insert(fam.name.clone(), self.families.len() - 1);
                     self.families.len() - 1
                 }
@@ -63,7 +76,9 @@ impl Accumulator {
                 temporality == Temporality::Delta && matches!(fam.kind, MetricKind::Counter | MetricKind::Histogram);
             if !accumulate {
                 // Latest values replace the family's series.
+                self.series -= self.families[i].samples.len();
                 self.families[i].samples.clear();
+                self.series_index[i].clear();
             }
             for s in &fam.samples {
                 self.add_sample(i, s, accumulate);
@@ -72,23 +87,16 @@ impl Accumulator {
     }
 
     fn add_sample(&mut self, family: usize, s: &Sample, accumulate: bool) {
-        let existing = self.families[family].samples.iter().position(|x| x.labels == s.labels);
-        match existing {
-            Some(j) if accumulate => {
-                let held = &mut self.families[family].samples[j].value;
-                add_value(held, &s.value);
+        match self.series_index[family].get(&s.labels) {
+            Some(&j) if accumulate => add_value(&mut self.families[family].samples[j].value, &s.value),
+            Some(&j) => self.families[family].samples[j].value = s.value.clone(),
+            None if self.series >= self.max_series => self.overflow += 1,
+            None => {
+                let samples = &mut self.families[family].samples;
+                self.series_index[family].insert(s.labels.clone(), samples.len());
+                samples.push(s.clone());
+                self.series += 1;
             }
-            Some(j) => self.families[family].samples[j].value = s.value.clone(),
-            None if self.series() >= self.max_series => self.overflow += 1,
-            None => self.families[family].samples.push(s.clone()),
-        }
-    }
-
-    /// Drops every series of `labels` in every family (not needed by
-    /// Prometheus; offered to exporters that expire idle groups).
-    pub fn forget(&mut self, labels: &Labels) {
-        for f in &mut self.families {
-            f.samples.retain(|s| &s.labels != labels);
         }
     }
 }
@@ -150,9 +158,14 @@ mod tests {
         let g = &acc.families()[1];
         assert_eq!(g.samples.len(), 1, "b did not occur in the latest window");
         assert_eq!(g.samples[0].value, n(2.0));
+        assert_eq!(acc.series(), 3);
         // A cumulative snapshot sets counters instead of adding.
         acc.add(Temporality::Cumulative, &[fam("c_total", MetricKind::Counter, vec![("a", n(5.0))])]);
         assert_eq!(acc.families()[0].samples, vec![Sample { labels: vec![("k".into(), "a".into())], value: n(5.0) }]);
+        assert_eq!(acc.series(), 2);
+        // A freed series can be taken again.
+        acc.add(Temporality::Delta, &[fam("c_total", MetricKind::Counter, vec![("b", n(1.0))])]);
+        assert_eq!(acc.families()[0].samples[1].value, n(1.0));
     }
 
     #[test]

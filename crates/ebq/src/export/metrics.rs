@@ -313,7 +313,8 @@ impl MetricSchema {
                     ColumnRole::Quantile { name, scale, q, .. } => {
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         let point = (*q, scaled(number(v), *scale));
-                        match f.samples.iter_mut().find(|s| s.labels == labels) {
+                        // A row's quantiles are consecutive columns: its sample, if any, is the last one.
+                        match f.samples.last_mut().filter(|s| s.labels == labels) {
                             Some(Sample { value: SampleValue::Summary { quantiles }, .. }) => {
                                 quantiles.push(point);
                                 quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
