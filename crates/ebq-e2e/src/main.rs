@@ -6,7 +6,7 @@
 //! ```text
 //! ebq-workload pread --fds K --calls C1,...,CK [--size-base B | --sizes S1,...,SN] [--comm NAME]
 //!                    [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
-//! ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload fork --children N --calls C [--sequential] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload spin --seconds S [--comm NAME]
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
@@ -33,7 +33,7 @@ const USAGE: &str = "\
 usage:
   ebq-workload pread --fds K --calls C1,...,CK [--size-base B | --sizes S1,...,SN] [--comm NAME]
                      [--report FILE] [--wait-file PATH] [--threads-per-cpu] [--fd-base N] [--gap-us US]
-  ebq-workload fork --children N --calls C [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload fork --children N --calls C [--sequential] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload spin --seconds S [--comm NAME]
   ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
@@ -47,6 +47,9 @@ pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           --fd-base N moves the files' fds to N, N+1, ... (fcntl F_DUPFD) so they
           cannot share numbers with fds used before main (the loader's fd 3).
 fork:     forks N children that each issue C pread64 calls of 1 byte on /dev/zero.
+          The children start their calls together once all N exist (so all N
+          are alive at once); with --sequential each child is waited for
+          before the next is forked.
 readzero: issues N read(2) calls of B bytes (default 1) on /dev/zero.
 spin:     prints its pid, then calls getppid() in a busy loop for S seconds.
 fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
@@ -340,16 +343,18 @@ fn parse_pread(args: &[String]) -> Result<PreadCfg, Error> {
 struct ForkCfg {
     children: u64,
     calls: u64,
+    sequential: bool,
     comm: Option<String>,
     report: Option<String>,
     wait_file: Option<String>,
 }
 
 fn parse_fork(args: &[String]) -> Result<ForkCfg, Error> {
-    let f = Flags::parse(args, &["children", "calls", "comm", "report", "wait-file"], &[])?;
+    let f = Flags::parse(args, &["children", "calls", "comm", "report", "wait-file"], &["sequential"])?;
     Ok(ForkCfg {
         children: f.u64_or("children", None, 0, MAX_CHILDREN)?,
         calls: f.u64_or("calls", None, 0, u64::from(u32::MAX))?,
+        sequential: f.has("sequential"),
         comm: f.comm()?,
         report: f.get("report").map(str::to_string),
         wait_file: f.get("wait-file").map(str::to_string),
@@ -712,13 +717,27 @@ fn run_fork(cfg: &ForkCfg) -> Result<(), Error> {
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
 
+    // Concurrent children wait for EOF on this pipe: the parent closes its
+    // write end once every child exists, so all N are alive together.
+    let mut gate = [-1 as libc::c_int; 2];
+    // SAFETY: gate is a valid two-element out-array.
+    if !cfg.sequential && unsafe { libc::pipe2(gate.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_err("pipe2"));
+    }
     let mut children: Vec<u64> = Vec::new();
     let mut failure: Option<Error> = None;
     for _ in 0..cfg.children {
-        // SAFETY: the child only calls pread and _exit, both async-signal-safe.
+        // SAFETY: the child only calls close, read, pread and _exit, all async-signal-safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             let mut byte = [0u8; 1];
+            if !cfg.sequential {
+                // SAFETY: closing our copy of the write end, then reading to EOF.
+                unsafe {
+                    libc::close(gate[1]);
+                    while libc::read(gate[0], byte.as_mut_ptr().cast(), 1) > 0 {}
+                }
+            }
             for _ in 0..cfg.calls {
                 // SAFETY: byte is a valid 1-byte buffer; fd is open.
                 let n = unsafe { libc::pread(fd, byte.as_mut_ptr().cast(), 1, 0) };
@@ -735,8 +754,21 @@ fn run_fork(cfg: &ForkCfg) -> Result<(), Error> {
             break;
         }
         children.push(pid as u64);
+        if cfg.sequential {
+            let mut status = 0;
+            // SAFETY: pid is our child; status is a valid out-pointer.
+            if unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) } < 0 {
+                failure.get_or_insert(os_err(&format!("waitpid {pid}")));
+            } else if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+                failure.get_or_insert(Error::Runtime(format!("child {pid} failed (wait status {status})")));
+            }
+        }
     }
-    for &pid in &children {
+    if !cfg.sequential {
+        close_fd(gate[1]);
+        close_fd(gate[0]);
+    }
+    for &pid in children.iter().filter(|_| !cfg.sequential) {
         let mut status = 0;
         // SAFETY: pid is our child; status is a valid out-pointer.
         let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };

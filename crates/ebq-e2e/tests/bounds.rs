@@ -10,7 +10,8 @@ use ebq::Scope;
 #[test]
 fn children_beyond_the_tracked_set_are_counted_as_untracked() {
     // The set holds 3 processes: the -c process itself and its first two
-    // children; the other 5 children are not traced, and counted.
+    // children; the other 5 children (alive at the same time: the workload
+    // starts them together) are not traced, and counted.
     let engine = engine().with_options(PlanOptions { max_tracked: 3, ..Default::default() });
     let (outs, stats, report) = run_around_with(
         &engine,
@@ -22,6 +23,24 @@ fn children_beyond_the_tracked_set_are_counted_as_untracked() {
     let rows = rows_of(&outs);
     assert_eq!(u(&rows[0], "n"), 2 * 40, "{rows:?}");
     assert_eq!(stats.untracked, 5);
+}
+
+#[test]
+fn processes_leave_the_tracked_set_when_they_exit() {
+    // Each child exits before the next is forked, so a set of 2 (the -c
+    // process and one child at a time) follows all 7: an exited process
+    // leaves the set (sched_process_exit with group_dead), and its pid, if
+    // reused, is not traced.
+    let engine = engine().with_options(PlanOptions { max_tracked: 2, ..Default::default() });
+    let (outs, stats, report) = run_around_with(
+        &engine,
+        "SELECT COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE comm = 'ebq-exits'",
+        |pid| Scope::Tracked(vec![pid]),
+        &["fork", "--children", "7", "--calls", "40", "--sequential", "--comm", "ebq-exits"],
+    );
+    assert_eq!(report["total_calls"].as_u64(), Some(280));
+    assert_eq!(u(&rows_of(&outs)[0], "n"), 280);
+    assert_eq!(stats.untracked, 0);
 }
 
 #[test]

@@ -61,7 +61,7 @@ impl Bundle {
         let mut formats = vec![];
         let k = &prepared.physical.kernel;
         let start = k.pairing.as_ref().map(|p| &p.start.format);
-        for f in [&k.event.format, &k.fork_event].into_iter().chain(start) {
+        for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
             let path = engine.catalog().root().join("events").join(&f.category).join(&f.name).join("format");
             let text = std::fs::read_to_string(&path)
                 .map_err(|source| Error::Io { what: format!("read {}", path.display()), source })?;

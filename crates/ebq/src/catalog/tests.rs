@@ -63,12 +63,12 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 11);
+    assert_eq!(all.len(), 12);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
         |g| -> Vec<String> { cat.list(Some(g)).unwrap().into_iter().map(|(c, n)| format!("{c}:{n}")).collect() };
-    assert_eq!(names("sched:*"), ["sched:sched_process_fork", "sched:sched_switch"]);
+    assert_eq!(names("sched:*"), ["sched:sched_process_exit", "sched:sched_process_fork", "sched:sched_switch"]);
     assert_eq!(
         names("sys_enter*"),
         [

@@ -102,6 +102,7 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         c.push_str(&pairing::start_program(p));
     }
     c.push_str(&fork_program(plan));
+    c.push_str(&exit_program(plan));
     c
 }
 
@@ -408,6 +409,27 @@ fn fork_program(plan: &PhysicalPlan) -> String {
          \tif (bpf_map_update_elem(&ebq_pids, &child, &one, BPF_ANY)) {{\n\t\t__u32 zero = 0;\n\
          \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
          \t\tif (stats)\n\t\t\tstats->untracked++;\t/* ebq_pids full: this child is not traced */\n\t}}\n\treturn 0;\n}}\n"
+    );
+    c
+}
+
+/// Forgets a traced process when its last thread exits (`group_dead`), so
+/// `ebq_pids` holds live processes only and a pid the kernel hands out again
+/// is not traced. Attached with the fork follower (scope 2 only).
+fn exit_program(plan: &PhysicalPlan) -> String {
+    let Some(exit) = &plan.kernel.exit_event else {
+        return "/* sched_process_exit has no group_dead field on this kernel: ended processes stay in ebq_pids. */\n"
+            .into();
+    };
+    if !exit.field("group_dead").is_some_and(|f| structs::in_struct(f.offset, f.size)) {
+        return "/* sched_process_exit's group_dead cannot be read: ended processes stay in ebq_pids. */\n".into();
+    }
+    let mut c = structs::event_struct("ebq_exit_event", "tracepoint:sched:sched_process_exit", exit);
+    c.push_str(
+        "/* Forgets a traced process when its last thread exits (scope 2): the set keeps live processes only. */\n\
+         SEC(\"tracepoint/sched/sched_process_exit\")\nint ebq_forget_exit(struct ebq_exit_event *ctx)\n{\n\
+         \t__u32 tgid = bpf_get_current_pid_tgid() >> 32;\n\n\tif (ctx->group_dead)\n\
+         \t\tbpf_map_delete_elem(&ebq_pids, &tgid);\n\treturn 0;\n}\n",
     );
     c
 }

@@ -177,6 +177,10 @@ pub struct KernelPlan {
     pub event: BoundEvent,
     /// `sched:sched_process_fork`, read to follow children of `-c` commands.
     pub fork_event: TracepointFormat,
+    /// `sched:sched_process_exit` when it has `group_dead`: read to forget a
+    /// traced process once its last thread exits, so the tracked set does not
+    /// fill with dead processes and a reused pid is not traced.
+    pub exit_event: Option<TracepointFormat>,
     /// WHERE, evaluated first.
     pub filter: Option<ScalarExpr>,
     /// Aggregate or rows.
@@ -339,6 +343,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         .chain(logical.join.as_ref().map(|j| &j.start))
         .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }));
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
+    let exit_event = catalog.tracepoint("sched", "sched_process_exit").ok().filter(|f| f.field("group_dead").is_some());
     if options.max_tracked == 0 {
         return Err(Error::query(Stage::Plan, "--max-tracked must be at least 1", None));
     }
@@ -347,6 +352,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         kernel: KernelPlan {
             event: logical.event.clone(),
             fork_event,
+            exit_event,
             filter: logical.filter.clone(),
             output,
             window,

@@ -260,12 +260,13 @@ impl RunningQuery {
         progs.sort_by_key(|p| p.name() != "ebq_query");
         for prog in progs {
             let name = prog.name().to_string_lossy().into_owned();
-            if name == "ebq_follow_fork" && !follow {
+            if (name == "ebq_follow_fork" || name == "ebq_forget_exit") && !follow {
                 continue;
             }
             let what = match name.as_str() {
                 "ebq_query" => plan.kernel.event.event_description(),
                 "ebq_pair_start" => plan.kernel.pairing.as_ref().map_or(name.clone(), |p| p.start.event_description()),
+                "ebq_forget_exit" => "tracepoint:sched:sched_process_exit".into(),
                 _ => "tracepoint:sched:sched_process_fork".into(),
             };
             let attached = match name.as_str() {

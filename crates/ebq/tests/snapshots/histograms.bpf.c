@@ -292,3 +292,26 @@ int ebq_follow_fork(struct ebq_fork_event *ctx)
 	}
 	return 0;
 }
+/* tracepoint:sched:sched_process_exit, laid out from its tracefs format file. */
+struct ebq_exit_event {
+	__u64 __common;	/* common_* header: read through helpers */
+	char comm[16];	/* offset 8, size 16: char[16] */
+	__s32 pid;	/* offset 24, size 4: pid_t */
+	__s32 prio;	/* offset 28, size 4: int */
+	__u8 group_dead;	/* offset 32, size 1: bool */
+};
+_Static_assert(__builtin_offsetof(struct ebq_exit_event, comm) == 8, "comm moved");
+_Static_assert(__builtin_offsetof(struct ebq_exit_event, pid) == 24, "pid moved");
+_Static_assert(__builtin_offsetof(struct ebq_exit_event, prio) == 28, "prio moved");
+_Static_assert(__builtin_offsetof(struct ebq_exit_event, group_dead) == 32, "group_dead moved");
+
+/* Forgets a traced process when its last thread exits (scope 2): the set keeps live processes only. */
+SEC("tracepoint/sched/sched_process_exit")
+int ebq_forget_exit(struct ebq_exit_event *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (ctx->group_dead)
+		bpf_map_delete_elem(&ebq_pids, &tgid);
+	return 0;
+}
