@@ -157,6 +157,18 @@ pub struct RunArgs {
     /// (it also polls every 50 ms). Lower means lower latency, more wake-ups.
     #[arg(long, default_value_t = 256 << 10, value_name = "BYTES")]
     wakeup_bytes: u32,
+    /// Pin the query's aggregate maps in this bpffs directory (e.g.
+    /// /sys/fs/bpf/ebq/NAME) for external readers, with a C header describing
+    /// them (see --pin-header); removed when ebq exits unless --keep-pins.
+    #[arg(long, value_name = "DIR")]
+    pin: Option<std::path::PathBuf>,
+    /// With --pin: where to write the layout header (default
+    /// /run/ebq/pins/<DIR relative to /sys/fs/bpf>.h).
+    #[arg(long, value_name = "FILE")]
+    pin_header: Option<std::path::PathBuf>,
+    /// With --pin: leave the pins, the header and the final window's groups behind on exit.
+    #[arg(long)]
+    keep_pins: bool,
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,

@@ -50,6 +50,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             return Err(format!("error: no process with pid {pid}"));
         }
     }
+    if args.pin.is_none() && (args.keep_pins || args.pin_header.is_some()) {
+        return Err("error: --keep-pins and --pin-header need --pin DIR".into());
+    }
     ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
     let engine = engine(args)?;
     let prepared = match &bundle {
@@ -78,6 +81,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     .map_err(|e| e.render(&sql))?;
     query.set_max_sorted_rows(args.max_sorted_rows);
+    if let Some(dir) = &args.pin {
+        let options =
+            ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
+        let header = query.pin_maps(&options).map_err(|e| e.render(&sql))?;
+        eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
+    }
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
