@@ -28,9 +28,9 @@ fi
 
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc
-    fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev)
+    fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus)
 # Commands that must be callable once the packages are in.
-CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3 losetup)
+CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3 losetup prometheus)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -68,6 +68,11 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     for c in "${CMDS[@]}"; do
         command -v "$c" >/dev/null 2>&1 || die "command '$c' still missing after apt-get install"
     done
+    # The serve tests start their own prometheus on a free loopback port: the
+    # packaged service (started by postinst where systemd runs) is not wanted.
+    if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
+        "${SUDO[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+    fi
 fi
 
 # --- Rust toolchain ---------------------------------------------------------

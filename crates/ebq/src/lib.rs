@@ -16,6 +16,7 @@ pub mod catalog;
 pub mod codegen;
 mod engine;
 pub mod error;
+pub mod export;
 pub mod hist;
 pub mod parse;
 pub mod plan;

@@ -17,6 +17,9 @@ mod sorted;
 mod user;
 
 pub use compile::{compile, scratch_dir};
+/// Decoded rows → a batch (the export module's tests build windows with it).
+#[cfg(test)]
+pub(crate) use decode::to_batch;
 pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;
 pub use load::Scope;

@@ -1,0 +1,372 @@
+//! The metric model: one closed window of an aggregate query as metric families.
+//!
+//! Column roles come from the plan, not from guessing at values:
+//!
+//! | output column                          | role                                     |
+//! |----------------------------------------|------------------------------------------|
+//! | a GROUP BY key (or an expression of keys only, e.g. `syscall_name(id)`) | label |
+//! | `COUNT(*)`, `SUM(unsigned)`            | counter (`_total`)                        |
+//! | `MIN`, `MAX`, `AVG`, `COUNT(DISTINCT)`, `SUM(signed)`, other expressions | gauge |
+//! | `HIST`, `LHIST`                        | histogram (buckets with inclusive upper bounds) |
+//! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles)           |
+//!
+//! A closed window's values are **deltas** ([`Temporality::Delta`]): counters
+//! and histograms hold what happened in that window, gauges the window's
+//! value. A query without WINDOW that is sampled every `interval` gives
+//! running totals instead ([`Temporality::Cumulative`]). Exporters that need
+//! running totals (Prometheus) feed deltas through
+//! [`Accumulator`](super::Accumulator); delta-capable ones (OTLP with delta
+//! temporality) can send them as they are.
+//!
+//! Histogram buckets are ebq's `[lo, hi)` buckets of integers, so the
+//! inclusive upper bound is `hi − 1` (exact: a value `v` is in the bucket
+//! iff `v ≤ hi − 1`), scaled to the base unit; the top bucket's bound is +∞.
+//! ebq's histograms do not record the sum of the values, so
+//! [`SampleValue::Histogram::sum`] is `None`.
+
+use super::naming::{label_name, metric_name, snake, Unit};
+use crate::bind::{AggFunc, PostExpr};
+use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
+use crate::runtime::{Output, QueryStats, Value};
+use crate::sink::{cell, text};
+
+/// The Prometheus / OpenMetrics metric types ebq produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricKind {
+    /// Monotonic within a run: event counts, sums of unsigned values.
+    Counter,
+    /// A value that can go up and down: min, max, averages, expressions.
+    Gauge,
+    /// Bucket counts of a HIST/LHIST column.
+    Histogram,
+    /// Quantiles of one argument.
+    Summary,
+}
+
+/// How the values of a batch of families relate to earlier ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Temporality {
+    /// What happened in one closed window (counters, histograms) and the
+    /// window's own value (gauges).
+    Delta,
+    /// Running totals since the query started.
+    Cumulative,
+}
+
+/// One sample's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SampleValue {
+    /// A counter or gauge value, in the family's base unit.
+    Number(f64),
+    /// Histogram buckets, **not** cumulative: `(inclusive upper bound, count
+    /// of values in this bucket)` in ascending bound order; the last bound
+    /// may be +∞. `count` is the sum of the bucket counts.
+    Histogram {
+        /// Buckets in ascending order of their upper bound.
+        buckets: Vec<(f64, u64)>,
+        /// Values observed.
+        count: u64,
+        /// Sum of the values, when known (ebq's histograms do not keep it).
+        sum: Option<f64>,
+    },
+    /// Quantiles: `(q in 0..=1, value in the base unit)`, ascending q.
+    Summary {
+        /// The quantiles.
+        quantiles: Vec<(f64, f64)>,
+    },
+}
+
+/// One labelled series of a family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// `(label name, value)` in GROUP BY order; no `le`/`quantile` (the
+    /// value carries those).
+    pub labels: Vec<(String, String)>,
+    /// The value.
+    pub value: SampleValue,
+}
+
+/// All series of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricFamily {
+    /// Full name, e.g. `ebq_vfsstat_calls_total`.
+    pub name: String,
+    /// One line saying what it measures (from the query and the column).
+    pub help: String,
+    /// Base unit, when the column name gave one.
+    pub unit: Option<Unit>,
+    /// Metric type.
+    pub kind: MetricKind,
+    /// The series.
+    pub samples: Vec<Sample>,
+}
+
+/// What an output column becomes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnRole {
+    /// A label named `name`.
+    Label {
+        /// Label name.
+        name: String,
+    },
+    /// A counter, gauge or histogram family.
+    Metric {
+        /// Family name.
+        name: String,
+        /// Counter, Gauge or Histogram.
+        kind: MetricKind,
+        /// Base unit.
+        unit: Option<Unit>,
+        /// Factor into the base unit.
+        scale: f64,
+    },
+    /// Quantile `q` of the summary family `name` (one family per sketched argument).
+    Quantile {
+        /// Family name.
+        name: String,
+        /// Base unit.
+        unit: Option<Unit>,
+        /// Factor into the base unit.
+        scale: f64,
+        /// q in 0..=1.
+        q: f64,
+    },
+}
+
+/// How one query's windows map to metrics; built once from the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSchema {
+    /// The query's name (the `<query>` in metric names).
+    pub query: String,
+    /// One role per output column.
+    pub roles: Vec<ColumnRole>,
+    /// The output column names (for help texts).
+    pub columns: Vec<String>,
+}
+
+/// The user-plan inputs `e` reads.
+fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
+    match e {
+        PostExpr::Input { index, .. } => out.push(*index),
+        PostExpr::Binary { left, right, .. } => {
+            inputs_of(left, out);
+            inputs_of(right, out);
+        }
+        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName(x) => inputs_of(x, out),
+        _ => {}
+    }
+}
+
+/// A quantile column's name without its `p99`/`q50`/`median` token: the
+/// summary family's name (`p99_lat_us` → `lat_us`; `p99` → `quantile`).
+fn quantile_stem(column: &str) -> String {
+    let is_q = |t: &str| {
+        t == "median"
+            || t == "quantile"
+            || (t.len() > 1 && (t.starts_with('p') || t.starts_with('q')) && t[1..].chars().all(|c| c.is_ascii_digit()))
+    };
+    let kept: Vec<&str> = column.split('_').filter(|t| !is_q(t)).collect();
+    if kept.is_empty() {
+        "quantile".into()
+    } else {
+        kept.join("_")
+    }
+}
+
+impl MetricSchema {
+    /// The roles of `plan`'s output columns for a query called `query`.
+    /// Fails for row queries (no aggregate: nothing to turn into metrics).
+    pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
+        let KernelOutput::Aggregate { slots, .. } = &plan.kernel.output else {
+            return Err(
+                "this query streams rows; only aggregate queries (GROUP BY, COUNT, HIST …) can be exported as metrics"
+                    .into(),
+            );
+        };
+        let user = &plan.user;
+        let mut roles = vec![];
+        for c in &user.columns {
+            let mut used = vec![];
+            inputs_of(&c.expr, &mut used);
+            let col = snake(&c.name);
+            let all_keys = !used.is_empty() && used.iter().all(|i| matches!(user.inputs[*i], UserSource::Key(_)));
+            if all_keys {
+                roles.push(ColumnRole::Label { name: label_name(&c.name) });
+                continue;
+            }
+            let direct = match &c.expr {
+                PostExpr::Input { index, .. } => Some(user.inputs[*index]),
+                _ => None,
+            };
+            let kind = match direct {
+                Some(UserSource::Count) => MetricKind::Counter,
+                Some(UserSource::Slot(field)) => match slots.iter().find(|s| s.field == field) {
+                    Some(s) if s.func == AggFunc::Sum && !s.arg.ty().is_signed() => MetricKind::Counter,
+                    _ => MetricKind::Gauge,
+                },
+                Some(UserSource::Hist(_)) => MetricKind::Histogram,
+                Some(UserSource::Quantile { sketch, ppm }) => {
+                    let stem = quantile_stem(&col);
+                    let (name, unit, scale) = metric_name(query, &stem, false);
+                    let name = if roles.iter().any(|r| matches!(r, ColumnRole::Metric { name: n, .. } if *n == name)) {
+                        format!("{name}_{sketch}")
+                    } else {
+                        name
+                    };
+                    roles.push(ColumnRole::Quantile { name, unit, scale, q: f64::from(ppm) / 1e6 });
+                    continue;
+                }
+                _ => MetricKind::Gauge,
+            };
+            let (name, unit, scale) = metric_name(query, &col, kind == MetricKind::Counter);
+            roles.push(ColumnRole::Metric { name, kind, unit, scale });
+        }
+        Ok(MetricSchema {
+            query: query.to_string(),
+            roles,
+            columns: user.columns.iter().map(|c| c.name.clone()).collect(),
+        })
+    }
+
+    /// The families of one window (`out`): one per counter/gauge/histogram
+    /// column, one per summary; every row of the window is one sample in
+    /// each, labelled by the row's GROUP BY columns.
+    pub fn families(&self, out: &Output) -> (Temporality, Vec<MetricFamily>) {
+        let temporality = if out.partial { Temporality::Cumulative } else { Temporality::Delta };
+        let batch = &out.batch;
+        let mut families: Vec<MetricFamily> = vec![];
+        let family_index = |families: &mut Vec<MetricFamily>, name: &str, kind, unit, help: String| -> usize {
+            match families.iter().position(|f| f.name == name) {
+                Some(i) => i,
+                None => {
+                    families.push(MetricFamily { name: name.to_string(), help, unit, kind, samples: vec![] });
+                    families.len() - 1
+                }
+            }
+        };
+        // Families in column order, even for an empty window (so exporters can describe them).
+        for (i, role) in self.roles.iter().enumerate() {
+            match role {
+                ColumnRole::Metric { name, kind, unit, .. } => {
+                    family_index(&mut families, name, *kind, *unit, self.help(i, *kind));
+                }
+                ColumnRole::Quantile { name, unit, .. } => {
+                    family_index(&mut families, name, MetricKind::Summary, *unit, self.help(i, MetricKind::Summary));
+                }
+                ColumnRole::Label { .. } => {}
+            }
+        }
+        for row in 0..batch.num_rows() {
+            let values: Vec<Value> = batch.columns().iter().map(|c| cell(c, row)).collect();
+            let labels: Vec<(String, String)> = self
+                .roles
+                .iter()
+                .zip(&values)
+                .filter_map(|(r, v)| match r {
+                    ColumnRole::Label { name } => Some((name.clone(), text(v))),
+                    _ => None,
+                })
+                .collect();
+            for (role, v) in self.roles.iter().zip(&values) {
+                match role {
+                    ColumnRole::Label { .. } => {}
+                    ColumnRole::Metric { name, kind, scale, .. } => {
+                        let value = match (kind, v) {
+                            (MetricKind::Histogram, Value::Hist(b)) => histogram(b, *scale),
+                            (_, v) => SampleValue::Number(number(v) * scale),
+                        };
+                        let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
+                        f.samples.push(Sample { labels: labels.clone(), value });
+                    }
+                    ColumnRole::Quantile { name, scale, q, .. } => {
+                        let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
+                        let point = (*q, number(v) * scale);
+                        match f.samples.iter_mut().find(|s| s.labels == labels) {
+                            Some(Sample { value: SampleValue::Summary { quantiles }, .. }) => {
+                                quantiles.push(point);
+                                quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+                            }
+                            _ => f.samples.push(Sample {
+                                labels: labels.clone(),
+                                value: SampleValue::Summary { quantiles: vec![point] },
+                            }),
+                        }
+                    }
+                }
+            }
+        }
+        (temporality, families)
+    }
+
+    fn help(&self, column: usize, kind: MetricKind) -> String {
+        let what = match kind {
+            MetricKind::Counter => "total",
+            MetricKind::Gauge => "per window",
+            MetricKind::Histogram => "histogram",
+            MetricKind::Summary => "quantiles",
+        };
+        format!("ebq query {}: column {} ({what})", self.query, self.columns[column])
+    }
+}
+
+/// A number cell as f64 (strings and booleans count as 0 and 1).
+fn number(v: &Value) -> f64 {
+    match v {
+        Value::U(u) => *u as f64,
+        Value::I(i) => *i as f64,
+        Value::F(f) => *f,
+        Value::B(b) => f64::from(u8::from(*b)),
+        Value::S(_) | Value::Hist(_) => 0.0,
+    }
+}
+
+/// ebq `[lo, hi)` buckets → inclusive upper bounds `hi − 1` in the base unit
+/// (+∞ for the top bucket of the argument's type).
+fn histogram(buckets: &[crate::hist::Bucket], scale: f64) -> SampleValue {
+    let top = |hi: i128| hi >= (1i128 << 63);
+    let buckets: Vec<(f64, u64)> =
+        buckets.iter().map(|b| (if top(b.hi) { f64::INFINITY } else { (b.hi - 1) as f64 * scale }, b.count)).collect();
+    let count = buckets.iter().map(|b| b.1).sum();
+    SampleValue::Histogram { buckets, count, sum: None }
+}
+
+/// ebq's own metrics for one query, from its running totals ([`QueryStats`]):
+/// events seen, matched and dropped, BPF program runs and run time, windows
+/// closed. All counters are cumulative since the query attached, labelled
+/// `query=<name>`.
+pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<MetricFamily> {
+    let labels = vec![("query".to_string(), query.to_string())];
+    let counter = |name: &str, help: &str, unit: Option<Unit>, v: f64| MetricFamily {
+        name: name.into(),
+        help: help.into(),
+        unit,
+        kind: MetricKind::Counter,
+        samples: vec![Sample { labels: labels.clone(), value: SampleValue::Number(v) }],
+    };
+    vec![
+        counter("ebq_query_events_seen_total", "Events in scope at the query's probe.", None, stats.seen as f64),
+        counter("ebq_query_events_matched_total", "Events that passed the query's WHERE.", None, stats.matched as f64),
+        counter(
+            "ebq_query_events_dropped_total",
+            "Events lost because the group map or ring buffer was full.",
+            None,
+            stats.dropped as f64,
+        ),
+        counter(
+            "ebq_query_bpf_runs_total",
+            "Times the query's BPF program ran (kernel bpf_stats).",
+            None,
+            stats.bpf_run_cnt as f64,
+        ),
+        counter(
+            "ebq_query_bpf_run_seconds_total",
+            "Time spent in the query's BPF program (kernel bpf_stats).",
+            Some(Unit::Seconds),
+            stats.bpf_run_time_ns as f64 * 1e-9,
+        ),
+        counter("ebq_query_windows_total", "Windows the query has closed and published.", None, windows as f64),
+    ]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,170 @@
+use super::*;
+use crate::catalog::Catalog;
+use crate::hist::Bucket;
+use crate::plan::{plan, PlanOptions};
+use crate::runtime::{schema, to_batch, WindowBounds};
+
+fn physical(sql: &str) -> PhysicalPlan {
+    let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+    let q = crate::parse::parse_query(sql).unwrap();
+    let l = crate::bind::bind(&q, &cat).unwrap();
+    plan(sql, &l, &cat, &PlanOptions::default()).unwrap()
+}
+
+fn window(plan: &PhysicalPlan, rows: Vec<Vec<Value>>, partial: bool) -> Output {
+    Output {
+        window: WindowBounds::Time { start_ns: 0, end_ns: 1_000_000_000 },
+        batch: to_batch(&schema(plan), &rows),
+        partial,
+    }
+}
+
+fn roles(schema: &MetricSchema) -> Vec<String> {
+    schema
+        .roles
+        .iter()
+        .map(|r| match r {
+            ColumnRole::Label { name } => format!("label {name}"),
+            ColumnRole::Metric { name, kind, .. } => format!("{kind:?} {name}"),
+            ColumnRole::Quantile { name, q, .. } => format!("Summary {name} q={q}"),
+        })
+        .collect()
+}
+
+#[test]
+fn keys_are_labels_and_aggregates_are_typed_by_function() {
+    let p = physical(
+        "SELECT syscall_name(id) AS syscall, comm, COUNT(*) AS calls, SUM(args[2]) AS req_bytes, \
+         MAX(args[2]) AS max_bytes, AVG(args[2]) AS avg_bytes, SUM(args[2]) / 1024 AS req_kb \
+         FROM raw_syscalls.sys_enter GROUP BY id, comm WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("vfs", &p).unwrap();
+    assert_eq!(
+        roles(&s),
+        [
+            "label syscall",
+            "label comm",
+            "Counter ebq_vfs_calls_total",
+            "Counter ebq_vfs_req_bytes_total",
+            "Gauge ebq_vfs_max_bytes",
+            "Gauge ebq_vfs_avg_bytes",
+            "Gauge ebq_vfs_req_bytes",
+        ]
+    );
+    let rows = vec![
+        vec![
+            Value::S("read".into()),
+            Value::S("cat".into()),
+            Value::U(3),
+            Value::U(300),
+            Value::U(200),
+            Value::F(100.0),
+            Value::U(0),
+        ],
+        vec![
+            Value::S("write".into()),
+            Value::S("cat".into()),
+            Value::U(1),
+            Value::U(2048),
+            Value::U(2048),
+            Value::F(2048.0),
+            Value::U(2),
+        ],
+    ];
+    let (t, fams) = s.families(&window(&p, rows, false));
+    assert_eq!(t, Temporality::Delta);
+    assert_eq!(fams.len(), 5);
+    let calls = &fams[0];
+    assert_eq!(calls.kind, MetricKind::Counter);
+    assert_eq!(calls.samples.len(), 2);
+    assert_eq!(calls.samples[1].labels, vec![("syscall".into(), "write".into()), ("comm".into(), "cat".into())]);
+    assert_eq!(calls.samples[1].value, SampleValue::Number(1.0));
+    // req_kb is scaled back to bytes (the integer division already happened in the query).
+    assert_eq!(fams[4].name, "ebq_vfs_req_bytes");
+    assert_eq!(fams[4].unit, Some(Unit::Bytes));
+    assert_eq!(fams[4].samples[1].value, SampleValue::Number(2048.0));
+}
+
+#[test]
+fn signed_sums_are_gauges() {
+    let p = physical("SELECT SUM(ret) AS total FROM syscalls.sys_exit_pread64 WINDOW(time, 1000)");
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(roles(&s), ["Gauge ebq_q_total"]);
+}
+
+#[test]
+fn histograms_have_exact_inclusive_bounds_in_base_units() {
+    let p = physical(
+        "SELECT comm, HIST(args[2]) AS size_bytes, HIST(args[2]) AS lat_us FROM raw_syscalls.sys_enter GROUP BY comm",
+    );
+    let s = MetricSchema::of("h", &p).unwrap();
+    assert_eq!(roles(&s), ["label comm", "Histogram ebq_h_size_bytes", "Histogram ebq_h_lat_seconds"]);
+    let hist = Value::Hist(vec![
+        Bucket { lo: 0, hi: 1, count: 2 },
+        Bucket { lo: 1, hi: 2, count: 0 },
+        Bucket { lo: 2, hi: 4, count: 5 },
+        Bucket { lo: 1 << 63, hi: 1 << 64, count: 1 },
+    ]);
+    let (t, fams) = s.families(&window(&p, vec![vec![Value::S("dd".into()), hist.clone(), hist]], true));
+    assert_eq!(t, Temporality::Cumulative, "a snapshot of a query without WINDOW is a running total");
+    assert_eq!(
+        fams[0].samples[0].value,
+        SampleValue::Histogram { buckets: vec![(0.0, 2), (1.0, 0), (3.0, 5), (f64::INFINITY, 1)], count: 8, sum: None }
+    );
+    let SampleValue::Histogram { buckets, .. } = &fams[1].samples[0].value else { panic!() };
+    assert_eq!(buckets[2], (3.0 * 1e-6, 5));
+}
+
+#[test]
+fn quantiles_of_one_argument_form_one_summary() {
+    let p = physical(
+        "SELECT comm, P50(args[2]) AS p50_size_bytes, P99(args[2]) AS p99_size_bytes, COUNT(*) AS n \
+         FROM raw_syscalls.sys_enter GROUP BY comm WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(
+        roles(&s),
+        ["label comm", "Summary ebq_q_size_bytes q=0.5", "Summary ebq_q_size_bytes q=0.99", "Counter ebq_q_n_total"]
+    );
+    let rows = vec![vec![Value::S("dd".into()), Value::U(64), Value::U(4096), Value::U(10)]];
+    let (_, fams) = s.families(&window(&p, rows, false));
+    assert_eq!(fams.len(), 2);
+    assert_eq!(fams[0].kind, MetricKind::Summary);
+    assert_eq!(fams[0].samples.len(), 1);
+    assert_eq!(fams[0].samples[0].value, SampleValue::Summary { quantiles: vec![(0.5, 64.0), (0.99, 4096.0)] });
+}
+
+#[test]
+fn empty_windows_still_declare_their_families() {
+    let p = physical("SELECT COUNT(*) AS calls FROM raw_syscalls.sys_enter WINDOW(time, 1000)");
+    let s = MetricSchema::of("e", &p).unwrap();
+    let (_, fams) = s.families(&window(&p, vec![], false));
+    assert_eq!(fams.len(), 1);
+    assert!(fams[0].samples.is_empty());
+}
+
+#[test]
+fn row_queries_are_refused() {
+    let p = physical("SELECT pid, comm FROM raw_syscalls.sys_enter");
+    assert!(MetricSchema::of("rows", &p).unwrap_err().contains("streams rows"));
+}
+
+#[test]
+fn self_metrics_name_the_query() {
+    let stats = QueryStats { seen: 10, matched: 7, dropped: 1, bpf_run_time_ns: 2_000_000_000, ..Default::default() };
+    let fams = self_families("vfs", &stats, 3);
+    let names: Vec<&str> = fams.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ebq_query_events_seen_total",
+            "ebq_query_events_matched_total",
+            "ebq_query_events_dropped_total",
+            "ebq_query_bpf_runs_total",
+            "ebq_query_bpf_run_seconds_total",
+            "ebq_query_windows_total",
+        ]
+    );
+    assert_eq!(fams[4].samples[0].value, SampleValue::Number(2.0));
+    assert_eq!(fams[5].samples[0].labels, vec![("query".into(), "vfs".into())]);
+}

@@ -1,0 +1,30 @@
+//! Export: query results as metrics, independent of any wire format.
+//!
+//! A long-running exporter (`ebq serve`, an OTLP push, a pinned-map sampler)
+//! needs the same answer to "what does this query's window mean as metrics?":
+//! which columns are labels, which are counters, gauges, histograms or
+//! summaries, what they are called and in which unit. This module answers it
+//! once, so every exporter names and types the metrics alike.
+//!
+//! ```text
+//! PhysicalPlan ─MetricSchema::of─▶ column roles, names, units
+//! Output (one closed window) ─MetricSchema::families─▶ Vec<MetricFamily> (per-window deltas)
+//!        ─Accumulator::add─▶ cumulative families (what Prometheus scrapes)
+//! QueryStats ─self_families─▶ ebq's own metrics (events seen/matched/dropped, BPF run time)
+//! ```
+//!
+//! - [`metrics`]: the model ([`MetricFamily`], [`Sample`], [`SampleValue`])
+//!   and the mapping from a plan and a window to families.
+//! - [`cumulative`]: turns per-window deltas into running totals, with a
+//!   bound on the number of series (overflow is counted, never silent).
+//! - [`naming`]: Prometheus-style names and units.
+
+pub mod cumulative;
+pub mod metrics;
+pub mod naming;
+
+pub use cumulative::Accumulator;
+pub use metrics::{
+    self_families, ColumnRole, MetricFamily, MetricKind, MetricSchema, Sample, SampleValue, Temporality,
+};
+pub use naming::Unit;
