@@ -61,6 +61,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     .map_err(|e| e.render(&sql))?;
     let mut sink = make_sink(args, &prepared)?;
+    if args.otlp.is_none() && !args.otlp_resource.is_empty() {
+        return Err("error: --otlp-resource needs --otlp URL".into());
+    }
+    let mut otlp = match &args.otlp {
+        Some(url) => Some(crate::otlp::Pusher::new(
+            url,
+            &args.otlp_resource,
+            args.query_name.as_deref().unwrap_or("query"),
+            &prepared,
+        )?),
+        None => None,
+    };
     install_signal_handlers();
 
     let mut held = match &args.command {
@@ -146,10 +158,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         }
         let wait = Duration::from_millis(100);
         let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
+        if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
+            p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);
+        }
         write(outs, &mut sink)?;
         if let (Some(at), Some(i)) = (next_snapshot, interval) {
             if windowless_aggregate && Instant::now() >= at {
-                write(vec![query.snapshot().map_err(|e| e.render(&sql))?], &mut sink)?;
+                let snapshot = query.snapshot().map_err(|e| e.render(&sql))?;
+                if let Some(p) = otlp.as_mut() {
+                    p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(&sql))?);
+                }
+                write(vec![snapshot], &mut sink)?;
                 next_snapshot = Some(at + i);
             }
         }
@@ -157,6 +176,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
+    if let Some(p) = otlp.as_mut() {
+        p.push(&outs, &stats);
+        eprintln!("{}", p.summary());
+    }
     let elapsed = started.elapsed();
     drop(query);
     drop(stats_on);
