@@ -64,6 +64,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     if args.otlp.is_none() && !args.otlp_resource.is_empty() {
         return Err("error: --otlp-resource needs --otlp URL".into());
     }
+    let pin = args.pin.as_ref().map(|dir| ebq::runtime::PinOptions {
+        dir: dir.clone(),
+        header: args.pin_header.clone(),
+        keep: args.keep_pins,
+    });
+    if let Some(p) = &pin {
+        p.check().map_err(|e| format!("error: {e}"))?;
+        if !matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. }) {
+            return Err("error: --pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin".into());
+        }
+    }
     let mut otlp = match &args.otlp {
         Some(url) => Some(crate::otlp::Pusher::new(
             url,

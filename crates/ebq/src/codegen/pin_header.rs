@@ -102,9 +102,10 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let visible = key_fields.len() - hidden_keys;
     for (i, (expr, field)) in key_fields.iter().enumerate() {
         let f = &key.fields[*field];
-        let what = if i < visible { "GROUP BY" } else { "COUNT(DISTINCT) argument, one entry per value" };
+        let what = if i < visible { "GROUP BY" } else { "COUNT(DISTINCT) of" };
         let text = match f.ty {
             DataType::Str { .. } => " (NUL-padded string)",
+            _ if i >= visible => " (grouped on too: count the entries per GROUP BY key)",
             _ => "",
         };
         let _ = writeln!(c, " *   {}: {what} {}{text}", f.name, comment_safe(&expr.to_string()));
@@ -175,8 +176,9 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
         let _ = write!(
             c,
-            "/* Quantile sketch key; agg numbers the arguments [{}]. bucket: exact value below 128,\n \
-             * then 64 linear sub-buckets per power of two (ebq's hist::sketch_index). */\n\
+            "/* Quantile sketch key; agg numbers the arguments [{}]. bucket b (ebq's hist::sketch_index):\n \
+             * 0 <= b < 64: the value b; b >= 64: o = (b - 64) / 64, s = (b - 64) % 64, values\n \
+             * [(64 + s) << o, (65 + s) << o); a signed argument's negative v is in bucket -1 - index(-v). */\n\
              struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\n\t__s32 bucket;\n}};\n\n",
             comment_safe(&args.join(", "))
         );
@@ -216,6 +218,31 @@ mod tests {
             "max_1: MAX(count)",
         ] {
             assert!(h.contains(needle), "missing {needle:?} in\n{h}");
+        }
+    }
+
+    /// Headers of every aggregate shape are valid user-space C (what a sampler compiles).
+    #[test]
+    fn headers_compile_as_user_space_c() {
+        for sql in [
+            "SELECT comm, COUNT(*), SUM(count), MIN(-count % 7), HIST(-count) FROM syscalls.sys_enter_pread64 \
+             GROUP BY comm WINDOW(time, 1000, 1000)",
+            "SELECT fd, COUNT(DISTINCT pid), LHIST(count, 0, 100, 7), AVG(count) FROM syscalls.sys_enter_pread64 \
+             GROUP BY fd WINDOW(count, 100, 100)",
+            "SELECT P50(count), P99(count), QUANTILE(pos, 0.9) FROM syscalls.sys_enter_pread64",
+        ] {
+            let h = header(sql).unwrap();
+            let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("layout.c");
+            std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 1; }}\n")).unwrap();
+            let out = std::process::Command::new("cc")
+                .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only"])
+                .arg(&path)
+                .output()
+                .expect("a C compiler (cc)");
+            let _ = std::fs::remove_dir_all(&dir);
+            assert!(out.status.success(), "{sql}\n{}\n{h}", String::from_utf8_lossy(&out.stderr));
         }
     }
 

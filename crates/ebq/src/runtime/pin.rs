@@ -31,6 +31,27 @@ pub struct PinOptions {
 }
 
 impl PinOptions {
+    /// The checks that need no bpffs (absolute, not taken), so a front end can
+    /// refuse a bad pin before compiling and loading the query.
+    pub fn check(&self) -> Result<()> {
+        let shown = self.dir.display();
+        if !self.dir.is_absolute() {
+            return Err(io(format!("pin at {shown}"), std::io::Error::other("the pin path must be absolute")));
+        }
+        if std::fs::symlink_metadata(&self.dir).is_ok() {
+            return Err(io(
+                format!("pin at {shown}"),
+                std::io::Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!(
+                        "the path exists (left by an earlier --keep-pins?); remove it with `rm -r {shown}` or pick another"
+                    ),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The header path these options write.
     pub fn header_path(&self) -> PathBuf {
         self.header.clone().unwrap_or_else(|| default_header_path(&self.dir))
@@ -133,20 +154,7 @@ fn mount_bpffs() -> std::io::Result<()> {
 pub(super) fn create_dir(options: &PinOptions) -> Result<Pins> {
     let dir = &options.dir;
     let shown = dir.display();
-    if !dir.is_absolute() {
-        return Err(io(format!("pin at {shown}"), std::io::Error::other("the pin path must be absolute")));
-    }
-    if std::fs::symlink_metadata(dir).is_ok() {
-        return Err(io(
-            format!("pin at {shown}"),
-            std::io::Error::new(
-                ErrorKind::AlreadyExists,
-                format!(
-                    "the path exists (left by an earlier --keep-pins?); remove it with `rm -r {shown}` or pick another"
-                ),
-            ),
-        ));
-    }
+    options.check()?;
     if dir.starts_with(BPFFS) && !is_bpffs(Path::new(BPFFS)).unwrap_or(false) {
         mount_bpffs().map_err(|e| io(format!("mount bpffs at {BPFFS} (for the pin {shown})"), e))?;
     }
