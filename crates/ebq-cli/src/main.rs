@@ -6,6 +6,7 @@ mod otlp;
 mod output;
 mod report;
 mod run;
+mod serve;
 mod shipped;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -64,6 +65,16 @@ enum Command {
         /// Run options (-c, -p, --duration, --format table|json …).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
+    },
+    /// Run the queries of a config file continuously and export their
+    /// windows as metrics (Prometheus /metrics); SIGHUP reloads the file.
+    Serve {
+        /// The configuration file (TOML; see README "ebq serve").
+        #[arg(long, value_name = "FILE")]
+        config: String,
+        /// Check the file (TOML and every query) and exit.
+        #[arg(long)]
+        check: bool,
     },
     /// List the shipped queries; with a NAME, print it and its parameters.
     Queries {
@@ -217,6 +228,11 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }
 
+/// An engine with default plan options (`ebq serve`).
+pub fn engine_default() -> Result<Engine, String> {
+    Engine::new().map_err(|e| tracefs_error(&e))
+}
+
 fn tracefs_error(e: &Error) -> String {
     match e {
         Error::Catalog(ebq::catalog::CatalogError::Io { path, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => format!(
@@ -236,6 +252,7 @@ fn main() -> ExitCode {
         Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
+        Some(Command::Serve { config, check }) => serve::main(&config, check),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),

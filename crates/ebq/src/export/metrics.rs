@@ -24,7 +24,7 @@
 //! ebq's histograms do not record the sum of the values, so
 //! [`SampleValue::Histogram::sum`] is `None`.
 
-use super::naming::{label_name, metric_name, snake, Unit};
+use super::naming::{label_name, metric_name, scaled, snake, Unit};
 use crate::bind::{AggFunc, PostExpr};
 use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
 use crate::runtime::{Output, QueryStats, Value};
@@ -205,14 +205,9 @@ impl MetricSchema {
                     _ => MetricKind::Gauge,
                 },
                 Some(UserSource::Hist(_)) => MetricKind::Histogram,
-                Some(UserSource::Quantile { sketch, ppm }) => {
+                Some(UserSource::Quantile { ppm, .. }) => {
                     let stem = quantile_stem(&col);
                     let (name, unit, scale) = metric_name(query, &stem, false);
-                    let name = if roles.iter().any(|r| matches!(r, ColumnRole::Metric { name: n, .. } if *n == name)) {
-                        format!("{name}_{sketch}")
-                    } else {
-                        name
-                    };
                     roles.push(ColumnRole::Quantile { name, unit, scale, q: f64::from(ppm) / 1e6 });
                     continue;
                 }
@@ -220,6 +215,28 @@ impl MetricSchema {
             };
             let (name, unit, scale) = metric_name(query, &col, kind == MetricKind::Counter);
             roles.push(ColumnRole::Metric { name, kind, unit, scale });
+        }
+        // A summary whose name a counter, gauge or histogram already has
+        // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
+        // `…_summary_<unit>` (`ebq_q_size_summary_bytes`).
+        let taken: Vec<String> = roles
+            .iter()
+            .filter_map(|r| match r {
+                ColumnRole::Metric { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &mut roles {
+            if let ColumnRole::Quantile { name, unit, .. } = r {
+                if taken.contains(name) {
+                    *name = match unit {
+                        Some(u) => {
+                            format!("{}_summary_{}", name.trim_end_matches(&format!("_{}", u.suffix())), u.suffix())
+                        }
+                        None => format!("{name}_summary"),
+                    };
+                }
+            }
         }
         Ok(MetricSchema {
             query: query.to_string(),
@@ -273,14 +290,14 @@ impl MetricSchema {
                     ColumnRole::Metric { name, kind, scale, .. } => {
                         let value = match (kind, v) {
                             (MetricKind::Histogram, Value::Hist(b)) => histogram(b, *scale),
-                            (_, v) => SampleValue::Number(number(v) * scale),
+                            (_, v) => SampleValue::Number(scaled(number(v), *scale)),
                         };
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         f.samples.push(Sample { labels: labels.clone(), value });
                     }
                     ColumnRole::Quantile { name, scale, q, .. } => {
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
-                        let point = (*q, number(v) * scale);
+                        let point = (*q, scaled(number(v), *scale));
                         match f.samples.iter_mut().find(|s| s.labels == labels) {
                             Some(Sample { value: SampleValue::Summary { quantiles }, .. }) => {
                                 quantiles.push(point);
@@ -324,8 +341,10 @@ fn number(v: &Value) -> f64 {
 /// (+∞ for the top bucket of the argument's type).
 fn histogram(buckets: &[crate::hist::Bucket], scale: f64) -> SampleValue {
     let top = |hi: i128| hi >= (1i128 << 63);
-    let buckets: Vec<(f64, u64)> =
-        buckets.iter().map(|b| (if top(b.hi) { f64::INFINITY } else { (b.hi - 1) as f64 * scale }, b.count)).collect();
+    let buckets: Vec<(f64, u64)> = buckets
+        .iter()
+        .map(|b| (if top(b.hi) { f64::INFINITY } else { scaled((b.hi - 1) as f64, scale) }, b.count))
+        .collect();
     let count = buckets.iter().map(|b| b.1).sum();
     SampleValue::Histogram { buckets, count, sum: None }
 }

@@ -117,6 +117,17 @@ pub fn label_name(column: &str) -> String {
     }
 }
 
+/// `v` in the base unit: `v × scale`, computed as a division by the exact
+/// power of ten for sub-unit scales so that `255 µs` is `0.000255 s`, not
+/// `0.00025499999999999996 s`.
+pub fn scaled(v: f64, scale: f64) -> f64 {
+    if scale < 1.0 {
+        v / (1.0 / scale).round()
+    } else {
+        v * scale
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +158,13 @@ mod tests {
         assert_eq!(metric_name("q", "n_total", true).0, "ebq_q_n_total");
         // Words that merely end in a unit-looking token are not units unless the whole token matches.
         assert_eq!(metric_name("q", "buses", false).1, None);
+    }
+
+    #[test]
+    fn scaling_is_exact_for_decimal_units() {
+        assert_eq!(scaled(255.0, 1e-6).to_string(), "0.000255");
+        assert_eq!(scaled(2047.0, 1e-6).to_string(), "0.002047");
+        assert_eq!(scaled(3.0, 1024.0), 3072.0);
     }
 
     #[test]

@@ -112,7 +112,7 @@ fn histograms_have_exact_inclusive_bounds_in_base_units() {
         SampleValue::Histogram { buckets: vec![(0.0, 2), (1.0, 0), (3.0, 5), (f64::INFINITY, 1)], count: 8, sum: None }
     );
     let SampleValue::Histogram { buckets, .. } = &fams[1].samples[0].value else { panic!() };
-    assert_eq!(buckets[2], (3.0 * 1e-6, 5));
+    assert_eq!(buckets[2], (0.000003, 5));
 }
 
 #[test]
@@ -132,6 +132,19 @@ fn quantiles_of_one_argument_form_one_summary() {
     assert_eq!(fams[0].kind, MetricKind::Summary);
     assert_eq!(fams[0].samples.len(), 1);
     assert_eq!(fams[0].samples[0].value, SampleValue::Summary { quantiles: vec![(0.5, 64.0), (0.99, 4096.0)] });
+}
+
+#[test]
+fn a_summary_never_takes_a_histogram_name() {
+    let p = physical(
+        "SELECT HIST(args[2]) AS size_bytes, P99(args[2]) AS p99_size_bytes, P50(args[2]) AS p50 \
+         FROM raw_syscalls.sys_enter WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(
+        roles(&s),
+        ["Histogram ebq_q_size_bytes", "Summary ebq_q_size_summary_bytes q=0.99", "Summary ebq_q_quantile q=0.5"]
+    );
 }
 
 #[test]

@@ -1,0 +1,403 @@
+//! `ebq serve`'s configuration file (TOML), read into typed structs and
+//! checked with positions: every error names `FILE:LINE:COLUMN`.
+//!
+//! ```toml
+//! listen = "127.0.0.1:9435"     # /metrics address (loopback unless allow_remote)
+//! allow_remote = false
+//! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
+//! max_series = 10000            # default per-query series bound
+//!
+//! [[query]]
+//! name = "vfsstat"              # [a-z0-9_-]+, unique
+//! shipped = "vfsstat"           # or sql = "SELECT …", or file = "/etc/ebq/q.sql"
+//! set = { interval_ms = "5000" }# shipped-query parameters
+//! interval = "10s"              # queries without WINDOW: publish running totals this often
+//! max_series = 1000
+//! pin = "/sys/fs/bpf/ebq/vfsstat"   # parsed here; pinning is implemented by the pin exporter
+//! keep_pins = false
+//!
+//! [otlp]                        # parsed here; the OTLP exporter uses it
+//! endpoint = "http://127.0.0.1:4318/v1/metrics"
+//! interval = "10s"
+//! resource = { "service.name" = "ebq" }
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use toml::Spanned;
+
+/// Default `/metrics` address (the port is registered for ebq nowhere; 9435 is free in
+/// the Prometheus exporter port list's neighbourhood).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
+/// Default bound on series per query.
+pub const DEFAULT_MAX_SERIES: usize = 10_000;
+/// Default publishing interval of queries without WINDOW.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The file as written (spans kept for errors).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    listen: Option<Spanned<String>>,
+    allow_remote: Option<bool>,
+    reload: Option<bool>,
+    max_series: Option<Spanned<i64>>,
+    #[serde(default)]
+    query: Vec<RawQuery>,
+    otlp: Option<Spanned<RawOtlp>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuery {
+    name: Spanned<String>,
+    sql: Option<Spanned<String>>,
+    file: Option<Spanned<String>>,
+    shipped: Option<Spanned<String>>,
+    #[serde(default)]
+    set: BTreeMap<String, toml::Value>,
+    interval: Option<Spanned<toml::Value>>,
+    max_series: Option<Spanned<i64>>,
+    pin: Option<Spanned<String>>,
+    keep_pins: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOtlp {
+    endpoint: Spanned<String>,
+    interval: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    resource: BTreeMap<String, String>,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where `/metrics` listens.
+    pub listen: SocketAddr,
+    /// Whether a non-loopback `listen` is allowed.
+    pub allow_remote: bool,
+    /// Whether SIGHUP may start queries: keeps CAP_BPF and CAP_PERFMON after
+    /// the start (`reload = false` drops every capability; a reload can then
+    /// only detach queries).
+    pub reload: bool,
+    /// The queries, in file order.
+    pub queries: Vec<QueryConfig>,
+    /// OTLP push settings, when `[otlp]` is present.
+    pub otlp: Option<OtlpConfig>,
+}
+
+/// One `[[query]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryConfig {
+    /// Name: the `<query>` in metric names and the `query` label.
+    pub name: String,
+    /// The query text (shipped queries with their parameters filled in).
+    pub sql: String,
+    /// Publishing interval for queries without WINDOW.
+    pub interval: Duration,
+    /// Series bound.
+    pub max_series: usize,
+    /// Where to pin the query's aggregate map (bpffs path), if asked.
+    pub pin: Option<PathBuf>,
+    /// Leave the pins in place on shutdown.
+    pub keep_pins: bool,
+    /// `FILE:LINE:COL` of the query's definition, for later errors.
+    pub at: String,
+    /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
+    pub sql_at: String,
+}
+
+/// `[otlp]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtlpConfig {
+    /// OTLP/HTTP metrics endpoint (`http://host:4318/v1/metrics`).
+    pub endpoint: String,
+    /// Push interval.
+    pub interval: Duration,
+    /// Resource attributes (`host.name` is added by the exporter when absent).
+    pub resource: BTreeMap<String, String>,
+}
+
+/// Looks up a shipped query by name and fills its parameters (`set`).
+pub type ShippedLookup = dyn Fn(&str, &[String]) -> Result<String, String>;
+
+/// Byte offset → `LINE:COL` (1-based, columns in characters).
+fn line_col(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{line}:{col}")
+}
+
+/// Parses and validates `text` (read from `path`, used in messages).
+/// `shipped` looks up a shipped query and fills its parameters.
+pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, String> {
+    let at = |offset: usize| format!("{path}:{}", line_col(text, offset));
+    let raw: RawConfig = toml::from_str(text).map_err(|e| match e.span() {
+        Some(s) => format!("{}: {}", at(s.start), e.message()),
+        None => format!("{path}: {}", e.message()),
+    })?;
+    let err = |s: std::ops::Range<usize>, msg: String| format!("{}: {msg}", at(s.start));
+    let listen = match &raw.listen {
+        Some(l) => l.get_ref().parse::<SocketAddr>().map_err(|_| {
+            err(l.span(), format!("listen: `{}` is not an address like 127.0.0.1:9435 or [::1]:9435", l.get_ref()))
+        })?,
+        None => DEFAULT_LISTEN.parse().expect("valid default"),
+    };
+    let allow_remote = raw.allow_remote.unwrap_or(false);
+    if !listen.ip().is_loopback() && !allow_remote {
+        let s = raw.listen.as_ref().map_or(0..0, |l| l.span());
+        return Err(err(
+            s,
+            format!(
+                "listen: {listen} is not a loopback address; /metrics is unauthenticated, so ebq only \
+                 serves it beyond this host when the file says `allow_remote = true`"
+            ),
+        ));
+    }
+    let default_series = match &raw.max_series {
+        Some(m) => positive(m, "max_series").map_err(|e| err(m.span(), e))?,
+        None => DEFAULT_MAX_SERIES,
+    };
+    let mut queries: Vec<QueryConfig> = vec![];
+    for q in raw.query {
+        let name = q.name.get_ref().clone();
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        {
+            return Err(err(q.name.span(), format!("query name `{name}`: use lowercase letters, digits, `_` and `-`")));
+        }
+        if queries.iter().any(|o| o.name == name) {
+            return Err(err(q.name.span(), format!("query name `{name}` is used twice")));
+        }
+        let given: Vec<&Spanned<String>> = [&q.sql, &q.file, &q.shipped].into_iter().flatten().collect();
+        let source = match given.as_slice() {
+            [one] => *one,
+            [] => return Err(err(q.name.span(), format!("query `{name}`: give one of `sql`, `file` or `shipped`"))),
+            [_, second, ..] => {
+                return Err(err(second.span(), format!("query `{name}`: give only one of `sql`, `file` or `shipped`")))
+            }
+        };
+        let set: Vec<String> = q
+            .set
+            .iter()
+            .map(|(k, v)| match v {
+                toml::Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect();
+        if !set.is_empty() && q.shipped.is_none() {
+            return Err(err(q.name.span(), format!("query `{name}`: `set` fills parameters of a `shipped` query")));
+        }
+        let sql = if let Some(s) = &q.sql {
+            s.get_ref().clone()
+        } else if let Some(f) = &q.file {
+            std::fs::read_to_string(f.get_ref())
+                .map_err(|e| err(f.span(), format!("query `{name}`: cannot read {}: {e}", f.get_ref())))?
+        } else {
+            let s = q.shipped.as_ref().expect("one source");
+            shipped(s.get_ref(), &set).map_err(|e| err(s.span(), format!("query `{name}`: {e}")))?
+        };
+        let interval = match &q.interval {
+            Some(i) => duration(i.get_ref()).map_err(|e| err(i.span(), format!("query `{name}`: interval: {e}")))?,
+            None => DEFAULT_INTERVAL,
+        };
+        let max_series = match &q.max_series {
+            Some(m) => positive(m, "max_series").map_err(|e| err(m.span(), format!("query `{name}`: {e}")))?,
+            None => default_series,
+        };
+        let pin = match &q.pin {
+            Some(p) => {
+                let path = PathBuf::from(p.get_ref());
+                if !path.starts_with("/sys/fs/bpf/") || path.file_name().is_none() {
+                    return Err(err(
+                        p.span(),
+                        format!("query `{name}`: pin must be a path under /sys/fs/bpf/, e.g. /sys/fs/bpf/ebq/{name}"),
+                    ));
+                }
+                if queries.iter().any(|o| o.pin.as_ref() == Some(&path)) {
+                    return Err(err(p.span(), format!("query `{name}`: pin {} is used twice", path.display())));
+                }
+                Some(path)
+            }
+            None => None,
+        };
+        if q.keep_pins.is_some() && pin.is_none() {
+            return Err(err(q.name.span(), format!("query `{name}`: keep_pins needs a `pin` path")));
+        }
+        queries.push(QueryConfig {
+            name,
+            sql,
+            interval,
+            max_series,
+            pin,
+            keep_pins: q.keep_pins.unwrap_or(false),
+            at: at(q.name.span().start),
+            sql_at: at(source.span().start),
+        });
+    }
+    if queries.is_empty() {
+        return Err(format!("{path}: no queries: add at least one [[query]] table with a name and sql"));
+    }
+    let otlp = match raw.otlp {
+        Some(o) => {
+            let span = o.span();
+            let o = o.into_inner();
+            let e = o.endpoint.get_ref();
+            if !(e.starts_with("http://") || e.starts_with("https://")) {
+                return Err(err(o.endpoint.span(), format!("otlp.endpoint `{e}`: use an http:// or https:// URL")));
+            }
+            let interval = match &o.interval {
+                Some(i) => duration(i.get_ref()).map_err(|m| err(i.span(), format!("otlp.interval: {m}")))?,
+                None => DEFAULT_INTERVAL,
+            };
+            let _ = span;
+            Some(OtlpConfig { endpoint: e.clone(), interval, resource: o.resource })
+        }
+        None => None,
+    };
+    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp })
+}
+
+fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {
+    match usize::try_from(*v.get_ref()) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{what} must be a positive number, not {}", v.get_ref())),
+    }
+}
+
+/// `"10s"`, `"500ms"`, `"2m"`, or a number of seconds.
+pub fn duration(v: &toml::Value) -> Result<Duration, String> {
+    let secs = match v {
+        toml::Value::Integer(i) => *i as f64,
+        toml::Value::Float(f) => *f,
+        toml::Value::String(s) => {
+            let s = s.trim();
+            let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+                (n, 1e-3)
+            } else if let Some(n) = s.strip_suffix('s') {
+                (n, 1.0)
+            } else if let Some(n) = s.strip_suffix('m') {
+                (n, 60.0)
+            } else if let Some(n) = s.strip_suffix('h') {
+                (n, 3600.0)
+            } else {
+                (s, 1.0)
+            };
+            num.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a duration like \"10s\" or \"500ms\""))? * scale
+        }
+        other => return Err(format!("{other} is not a duration like \"10s\" or \"500ms\"")),
+    };
+    if !(0.01..=86_400.0).contains(&secs) {
+        return Err(format!("{secs} s is out of range (10 ms to 1 day)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_shipped(name: &str, _: &[String]) -> Result<String, String> {
+        Err(format!("no shipped query `{name}`"))
+    }
+
+    fn parse_ok(text: &str) -> Config {
+        parse("ebq.toml", text, &no_shipped).unwrap()
+    }
+
+    fn parse_err(text: &str) -> String {
+        parse("ebq.toml", text, &no_shipped).unwrap_err()
+    }
+
+    #[test]
+    fn a_full_config() {
+        let c = parse_ok(
+            r#"
+listen = "127.0.0.1:19435"
+max_series = 50
+
+[[query]]
+name = "reads"
+sql = "SELECT COUNT(*) FROM syscalls.sys_enter_read"
+interval = "500ms"
+pin = "/sys/fs/bpf/ebq/reads"
+keep_pins = true
+
+[[query]]
+name = "writes"
+sql = "SELECT COUNT(*) FROM syscalls.sys_enter_write"
+max_series = 7
+
+[otlp]
+endpoint = "http://127.0.0.1:4318/v1/metrics"
+interval = 15
+resource = { "service.name" = "ebq", "deployment.environment" = "test" }
+"#,
+        );
+        assert_eq!(c.listen.to_string(), "127.0.0.1:19435");
+        assert!(c.reload);
+        assert_eq!(c.queries.len(), 2);
+        assert_eq!(c.queries[0].interval, Duration::from_millis(500));
+        assert_eq!(c.queries[0].max_series, 50);
+        assert_eq!(c.queries[0].pin.as_deref(), Some(std::path::Path::new("/sys/fs/bpf/ebq/reads")));
+        assert!(c.queries[0].keep_pins);
+        assert_eq!(c.queries[0].at, "ebq.toml:6:8");
+        assert_eq!(c.queries[1].max_series, 7);
+        assert_eq!(c.queries[1].interval, DEFAULT_INTERVAL);
+        let o = c.otlp.unwrap();
+        assert_eq!(o.interval, Duration::from_secs(15));
+        assert_eq!(o.resource["service.name"], "ebq");
+    }
+
+    #[test]
+    fn errors_are_positioned() {
+        let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `pin`, `keep_pins`");
+        assert_eq!(
+            parse_err(&format!("listen = \"0.0.0.0:9435\"\n{q}")),
+            "ebq.toml:1:10: listen: 0.0.0.0:9435 is not a loopback address; /metrics is unauthenticated, so ebq only serves it beyond this host when the file says `allow_remote = true`"
+        );
+        assert!(parse_ok(&format!("listen = \"0.0.0.0:9435\"\nallow_remote = true\n{q}")).allow_remote);
+        assert_eq!(
+            parse_err(&format!("{q}interval = \"soon\"\n")),
+            "ebq.toml:4:12: query `a`: interval: `soon` is not a duration like \"10s\" or \"500ms\""
+        );
+        assert_eq!(parse_err(&format!("{q}{q}")), "ebq.toml:5:8: query name `a` is used twice");
+        assert_eq!(
+            parse_err("[[query]]\nname = \"Bad Name\"\nsql = \"x\"\n"),
+            "ebq.toml:2:8: query name `Bad Name`: use lowercase letters, digits, `_` and `-`"
+        );
+        assert_eq!(
+            parse_err("[[query]]\nname = \"a\"\n"),
+            "ebq.toml:2:8: query `a`: give one of `sql`, `file` or `shipped`"
+        );
+        assert_eq!(
+            parse_err("[[query]]\nname = \"a\"\nsql = \"x\"\nshipped = \"vfsstat\"\n"),
+            "ebq.toml:4:11: query `a`: give only one of `sql`, `file` or `shipped`"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}pin = \"/tmp/x\"\n")),
+            "ebq.toml:4:7: query `a`: pin must be a path under /sys/fs/bpf/, e.g. /sys/fs/bpf/ebq/a"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}max_series = 0\n")),
+            "ebq.toml:4:14: query `a`: max_series must be a positive number, not 0"
+        );
+        assert_eq!(
+            parse_err("[[query]]\nname = \"a\"\nshipped = \"nope\"\n"),
+            "ebq.toml:3:11: query `a`: no shipped query `nope`"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}[otlp]\nendpoint = \"grpc://x\"\n")),
+            "ebq.toml:5:12: otlp.endpoint `grpc://x`: use an http:// or https:// URL"
+        );
+        assert!(parse_err("listen = ").starts_with("ebq.toml:1:10: "), "{}", parse_err("listen = "));
+        assert_eq!(parse_err(""), "ebq.toml: no queries: add at least one [[query]] table with a name and sql");
+    }
+}

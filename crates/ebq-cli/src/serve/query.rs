@@ -1,0 +1,114 @@
+//! One served query: its config, its metric schema, and its running state.
+
+use super::config::QueryConfig;
+use super::publish::Publisher;
+use ebq::export::MetricSchema;
+use ebq::plan::KernelWindow;
+use ebq::{Engine, PreparedQuery, RunningQuery, Scope};
+use std::time::{Duration, Instant};
+
+/// A prepared query (validated: binds, plans, is an aggregate).
+pub struct Checked {
+    /// Its configuration.
+    pub config: QueryConfig,
+    prepared: PreparedQuery,
+    schema: MetricSchema,
+}
+
+/// Prepares `q`; the error names the query and where it is defined, then
+/// shows the SQL error with its own line:column.
+pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
+    let prepared = engine.prepare(&q.sql).map_err(|e| {
+        let text = e.render(&q.sql);
+        format!("{}: query `{}`: {}", q.sql_at, q.name, text.trim_start_matches("error: ").trim_end())
+    })?;
+    let schema =
+        MetricSchema::of(&q.name, &prepared.physical).map_err(|e| format!("{}: query `{}`: {e}", q.sql_at, q.name))?;
+    Ok(Checked { config: q.clone(), prepared, schema })
+}
+
+/// A query the daemon runs (or tried to).
+pub struct Served {
+    /// Its configuration.
+    pub config: QueryConfig,
+    schema: MetricSchema,
+    /// `None` after it failed: not restarted in a loop (a reload restarts it).
+    running: Option<RunningQuery>,
+    /// Queries without WINDOW: when to publish the next running total.
+    next_snapshot: Option<Instant>,
+    last_own: Instant,
+}
+
+impl Served {
+    /// Loads and attaches `c`; a failure is logged and counted, and the query stays down.
+    pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
+        let name = c.config.name.clone();
+        publisher.start(&name, c.config.max_series);
+        let running = match c.prepared.start(Scope::All) {
+            Ok(r) => {
+                eprintln!("ebq serve: query `{name}` attached");
+                Some(r)
+            }
+            Err(e) => {
+                eprintln!(
+                    "ebq serve: query `{name}` ({}) failed to start: {}",
+                    c.config.at,
+                    e.render(&c.config.sql).trim_end()
+                );
+                publisher.error(&name);
+                None
+            }
+        };
+        let next_snapshot = match c.prepared.physical.kernel.window {
+            KernelWindow::None => Some(Instant::now() + c.config.interval),
+            _ => None,
+        };
+        let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own: Instant::now() };
+        publisher.own(&name, s.stats().as_ref());
+        s
+    }
+
+    fn stats(&self) -> Option<ebq::QueryStats> {
+        self.running.as_ref().and_then(|r| r.stats().ok())
+    }
+
+    /// Publishes what closed since the last call; never blocks.
+    pub fn step(&mut self, publisher: &mut Publisher) {
+        let Some(r) = &mut self.running else { return };
+        let name = &self.config.name;
+        let result = match self.next_snapshot {
+            Some(at) if Instant::now() >= at => {
+                self.next_snapshot = Some(at + self.config.interval);
+                r.snapshot().map(|o| vec![o])
+            }
+            Some(_) => Ok(vec![]),
+            None => r.poll(Duration::ZERO),
+        };
+        match result {
+            Ok(outs) => {
+                for out in &outs {
+                    let (t, fams) = self.schema.families(out);
+                    publisher.window(name, t, &fams);
+                }
+                if !outs.is_empty() || self.last_own.elapsed() >= Duration::from_secs(1) {
+                    self.last_own = Instant::now();
+                    publisher.own(name, self.stats().as_ref());
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "ebq serve: query `{name}` failed and is detached: {}",
+                    e.render(&self.config.sql).trim_end()
+                );
+                publisher.error(name);
+                self.running = None;
+                publisher.own(name, None);
+            }
+        }
+    }
+
+    /// Detaches (dropping the running query closes its links and maps).
+    pub fn stop(mut self) {
+        self.running.take();
+    }
+}
