@@ -10,6 +10,8 @@ pub struct Pusher {
     config: OtlpConfig,
     schema: MetricSchema,
     started_unix_ns: u64,
+    /// No WINDOW: every output is a running total (cumulative).
+    windowless: bool,
     windows: u64,
     pushed: u64,
     failed: u64,
@@ -29,7 +31,8 @@ impl Pusher {
         }
         // Check the URL now, not at the first window.
         ebq::export::otlp::check_endpoint(url).map_err(|e| format!("error: {e}"))?;
-        Ok(Pusher { config, schema, started_unix_ns: unix_now_ns(), windows: 0, pushed: 0, failed: 0 })
+        let windowless = prepared.physical.kernel.window == ebq::plan::KernelWindow::None;
+        Ok(Pusher { config, schema, started_unix_ns: unix_now_ns(), windowless, windows: 0, pushed: 0, failed: 0 })
     }
 
     /// Pushes each output with the query's own counters.
@@ -39,7 +42,7 @@ impl Pusher {
                 self.windows += 1;
             }
             let own = self_families(&self.schema.query, stats, self.windows);
-            match push_output(&self.config, &self.schema, out, &own, self.started_unix_ns) {
+            match push_output(&self.config, &self.schema, out, &own, self.started_unix_ns, self.windowless) {
                 Ok(()) => self.pushed += 1,
                 Err(e) => {
                     self.failed += 1;

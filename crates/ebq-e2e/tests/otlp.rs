@@ -81,16 +81,17 @@ fn metrics(req: &ExportMetricsServiceRequest) -> BTreeMap<String, Metric> {
     req.resource_metrics[0].scope_metrics[0].metrics.iter().map(|m| (m.name.clone(), m.clone())).collect()
 }
 
-/// Per data point of a monotonic delta Sum: fd label → value.
+/// Per data point of a monotonic cumulative Sum: fd label → value.
 fn sum_by_fd(m: &Metric) -> BTreeMap<u64, f64> {
     let Some(Data::Sum(s)) = &m.data else { panic!("{} is not a Sum: {:?}", m.name, m.data) };
     assert!(s.is_monotonic);
-    assert_eq!(s.aggregation_temporality, AggregationTemporality::Delta as i32, "a closed window is a delta");
+    let cumulative = AggregationTemporality::Cumulative as i32;
+    assert_eq!(s.aggregation_temporality, cumulative, "without WINDOW every result is a running total");
     s.data_points.iter().map(|p| (attrs(&p.attributes)["fd"].parse().unwrap(), number(p))).collect()
 }
 
 #[test]
-fn a_closed_window_arrives_with_exact_counts_labels_buckets_and_resource() {
+fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
     let (port, rx) = receiver();
     let comm = format!("otlp{}", std::process::id() % 100000);
     let report = std::env::temp_dir().join(format!("ebq-otlp-{}.json", std::process::id()));
@@ -134,7 +135,7 @@ fn a_closed_window_arrives_with_exact_counts_labels_buckets_and_resource() {
     }
     // Sizes 64 * ((j % 5) + 1): [64,128) → le 127, [128,256) → le 255, [256,512) → le 511.
     let Some(Data::Histogram(h)) = &m["ebq_query_size"].data else { panic!("{:?}", m["ebq_query_size"]) };
-    assert_eq!(h.aggregation_temporality, AggregationTemporality::Delta as i32);
+    assert_eq!(h.aggregation_temporality, AggregationTemporality::Cumulative as i32);
     for p in &h.data_points {
         let fd: u64 = attrs(&p.attributes)["fd"].parse().unwrap();
         let n = want[&fd].0;

@@ -276,14 +276,20 @@ pub fn monotonic_to_unix_ns(mono_ns: u64) -> u64 {
 /// Pushes one output of a query (a closed window: delta; an `--interval`
 /// snapshot: cumulative) together with the query's own counters `own`
 /// (cumulative since `started_unix_ns`, e.g. [`super::self_families`]).
+///
+/// `windowless`: the query has no WINDOW, so its every output (snapshots and
+/// the final result) covers the run from its start: all are sent as
+/// cumulative, and one series never switches temporality.
 pub fn push_output(
     config: &OtlpConfig,
     schema: &super::MetricSchema,
     out: &crate::Output,
     own: &[MetricFamily],
     started_unix_ns: u64,
+    windowless: bool,
 ) -> Result<(), OtlpError> {
     let (temporality, families) = schema.families(out);
+    let temporality = if windowless { Temporality::Cumulative } else { temporality };
     let now = unix_now_ns();
     let (start, end) = match out.window {
         crate::WindowBounds::Time { start_ns, end_ns } => {
