@@ -21,6 +21,12 @@ fn pin_dir(tag: &str) -> PathBuf {
     PathBuf::from(format!("/sys/fs/bpf/ebq-test/{tag}-{}", std::process::id()))
 }
 
+/// Removes the (empty) parents the tests' pins and headers created.
+fn tidy(dir: &Path) {
+    let _ = std::fs::remove_dir(dir.parent().unwrap());
+    let _ = std::fs::remove_dir(ebq::runtime::pin::default_header_path(dir).parent().unwrap());
+}
+
 /// What the pread workload issued: `--calls` per fd at size 64 * ((j % 5) + 1).
 fn expected(report: &serde_json::Value) -> Groups {
     per_fd(report)
@@ -137,6 +143,7 @@ fn a_libbpf_reader_gets_the_exact_counts_while_ebq_runs_and_sigterm_unpins() {
     assert_eq!(ebq_groups(&json), want, "ebq's own output");
     assert!(!dir.exists(), "the pin directory outlived ebq");
     assert!(!header.exists(), "the header outlived ebq");
+    tidy(&dir);
 }
 
 #[test]
@@ -173,6 +180,7 @@ fn keep_pins_leave_the_final_totals_and_the_header() {
     std::fs::remove_dir(&dir).unwrap();
     let _ = std::fs::remove_file(&header);
     let _ = std::fs::remove_file(&reader);
+    tidy(&dir);
     assert_eq!(got, want, "the C reader after ebq exited");
     assert_eq!((matched, dropped), (15, 0));
 }
@@ -210,5 +218,6 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("--pin needs an aggregate query"), "{err}");
     assert!(!rows.exists());
+    tidy(&rows);
     assert_nothing_left(&before);
 }
