@@ -2,6 +2,7 @@
 
 mod analyze;
 mod child;
+mod otlp;
 mod output;
 mod report;
 mod run;
@@ -168,6 +169,25 @@ pub struct RunArgs {
     /// (it also polls every 50 ms). Lower means lower latency, more wake-ups.
     #[arg(long, default_value_t = 256 << 10, value_name = "BYTES")]
     wakeup_bytes: u32,
+    /// Pin the query's aggregate maps in this bpffs directory (e.g.
+    /// /sys/fs/bpf/ebq/NAME) for external readers, with a C header describing
+    /// them (see --pin-header); removed when ebq exits unless --keep-pins.
+    #[arg(long, value_name = "DIR")]
+    pin: Option<std::path::PathBuf>,
+    /// With --pin: where to write the layout header (default
+    /// /run/ebq/pins/<DIR relative to /sys/fs/bpf>.h).
+    #[arg(long, value_name = "FILE")]
+    pin_header: Option<std::path::PathBuf>,
+    /// With --pin: leave the pins, the header and the final window's groups behind on exit.
+    #[arg(long)]
+    keep_pins: bool,
+    /// Push every closed window (and --interval snapshot) to this OTLP/HTTP
+    /// receiver as protobuf, e.g. http://127.0.0.1:4318 (POST …/v1/metrics).
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// With --otlp: an extra resource attribute (repeatable), e.g. cluster=hpc1.
+    #[arg(long = "otlp-resource", value_name = "KEY=VALUE")]
+    otlp_resource: Vec<String>,
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -180,6 +200,9 @@ pub struct RunArgs {
     /// Measure and report the query's cost (`ebq explain --analyze`).
     #[arg(skip)]
     pub analyze: bool,
+    /// The query's name in exported metric names (`ebq run NAME`, a file's stem; else `query`).
+    #[arg(skip)]
+    pub query_name: Option<String>,
 }
 
 fn read_sql(sql: Option<String>, file: Option<String>) -> Result<String, String> {
@@ -270,6 +293,8 @@ fn run_target(target: &str, mut args: RunArgs) -> Result<ExitCode, String> {
         args.bundle = Some(path.to_path_buf());
         return run::run(&args);
     }
+    let stem = path.file_stem().map_or(target.to_string(), |s| s.to_string_lossy().into_owned());
+    args.query_name = Some(stem);
     let text = if path.is_file() {
         read_sql(None, Some(target.to_string()))?
     } else {

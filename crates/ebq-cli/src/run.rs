@@ -50,6 +50,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             return Err(format!("error: no process with pid {pid}"));
         }
     }
+    if args.pin.is_none() && (args.keep_pins || args.pin_header.is_some()) {
+        return Err("error: --keep-pins and --pin-header need --pin DIR".into());
+    }
     ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
     let engine = engine(args)?;
     let prepared = match &bundle {
@@ -58,6 +61,29 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     .map_err(|e| e.render(&sql))?;
     let mut sink = make_sink(args, &prepared)?;
+    if args.otlp.is_none() && !args.otlp_resource.is_empty() {
+        return Err("error: --otlp-resource needs --otlp URL".into());
+    }
+    let pin = args.pin.as_ref().map(|dir| ebq::runtime::PinOptions {
+        dir: dir.clone(),
+        header: args.pin_header.clone(),
+        keep: args.keep_pins,
+    });
+    if let Some(p) = &pin {
+        p.check().map_err(|e| format!("error: {e}"))?;
+        if !matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. }) {
+            return Err("error: --pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin".into());
+        }
+    }
+    let mut otlp = match &args.otlp {
+        Some(url) => Some(crate::otlp::Pusher::new(
+            url,
+            &args.otlp_resource,
+            args.query_name.as_deref().unwrap_or("query"),
+            &prepared,
+        )?),
+        None => None,
+    };
     install_signal_handlers();
 
     let mut held = match &args.command {
@@ -78,6 +104,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     .map_err(|e| e.render(&sql))?;
     query.set_max_sorted_rows(args.max_sorted_rows);
+    if let Some(dir) = &args.pin {
+        let options =
+            ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
+        let header = query.pin_maps(&options).map_err(|e| e.render(&sql))?;
+        eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
+    }
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
@@ -137,10 +169,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         }
         let wait = Duration::from_millis(100);
         let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
+        if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
+            p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);
+        }
         write(outs, &mut sink)?;
         if let (Some(at), Some(i)) = (next_snapshot, interval) {
             if windowless_aggregate && Instant::now() >= at {
-                write(vec![query.snapshot().map_err(|e| e.render(&sql))?], &mut sink)?;
+                let snapshot = query.snapshot().map_err(|e| e.render(&sql))?;
+                if let Some(p) = otlp.as_mut() {
+                    p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(&sql))?);
+                }
+                write(vec![snapshot], &mut sink)?;
                 next_snapshot = Some(at + i);
             }
         }
@@ -148,6 +187,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
+    if let Some(p) = otlp.as_mut() {
+        p.push(&outs, &stats);
+        eprintln!("{}", p.summary());
+    }
     let elapsed = started.elapsed();
     drop(query);
     drop(stats_on);

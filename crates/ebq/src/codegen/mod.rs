@@ -10,6 +10,7 @@ mod expr;
 mod file;
 mod hist;
 mod pairing;
+mod pin_header;
 mod probe;
 mod structs;
 
@@ -20,6 +21,7 @@ use crate::types::DataType;
 use std::fmt::Write;
 
 pub use expr::c_expr;
+pub use pin_header::{pin_header, pin_names, LAYOUT_VERSION};
 
 /// Values of `ebq_config.scope`.
 pub mod scope {

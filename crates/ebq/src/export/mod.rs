@@ -18,10 +18,12 @@
 //! - [`cumulative`]: turns per-window deltas into running totals, with a
 //!   bound on the number of series (overflow is counted, never silent).
 //! - [`naming`]: Prometheus-style names and units.
+//! - [`otlp`]: families → an OTLP/HTTP protobuf push.
 
 pub mod cumulative;
 pub mod metrics;
 pub mod naming;
+pub mod otlp;
 
 pub use cumulative::Accumulator;
 pub use metrics::{

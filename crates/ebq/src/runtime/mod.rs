@@ -2,7 +2,7 @@
 //! talks to the kernel.
 //!
 //! A [`RunningQuery`] owns the object, its links and its ring buffer;
-//! dropping it detaches everything (nothing is pinned).
+//! dropping it detaches everything (nothing is pinned unless asked: [`pin`]).
 
 mod attach;
 pub mod btf;
@@ -12,6 +12,7 @@ pub mod env;
 mod hist_values;
 mod load;
 mod row_columns;
+pub mod pin;
 mod selfstats;
 mod sorted;
 mod user;
@@ -23,6 +24,7 @@ pub(crate) use decode::to_batch;
 pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;
 pub use load::Scope;
+pub use pin::{PinOptions, Pins};
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
@@ -145,6 +147,8 @@ pub struct RunningQuery {
     cpu_at_start: u64,
     deadline: Option<Instant>,
     finished: bool,
+    /// Pinned maps (`--pin`), removed on drop unless kept.
+    pins: Option<Pins>,
     object: Object,
 }
 
@@ -311,8 +315,42 @@ impl RunningQuery {
             cpu_at_start: selfstats::process_cpu_ns(),
             deadline: None,
             finished: false,
+            pins: None,
             object,
         })
+    }
+
+    /// Pins the aggregate maps under `options.dir` for external readers and
+    /// writes their C header; returns the header's path. The pins go when the
+    /// query is dropped unless `options.keep`. Row queries have no map to pin.
+    pub fn pin_maps(&mut self, options: &PinOptions) -> Result<std::path::PathBuf> {
+        let dir = options.dir.to_string_lossy().into_owned();
+        let header = crate::codegen::pin_header(&self.plan, &dir).ok_or_else(|| {
+            Error::query(
+                crate::error::Stage::Plan,
+                "--pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin",
+                None,
+            )
+        })?;
+        if self.pins.is_some() {
+            return Err(Error::Io { what: "pin the maps".into(), source: std::io::Error::other("already pinned") });
+        }
+        let mut pins = pin::create_dir(options)?;
+        let maps = [
+            (crate::codegen::pin_names::GROUPS, self.groups.as_mut()),
+            (crate::codegen::pin_names::STATS, Some(&mut self.stats_map)),
+            (crate::codegen::pin_names::SKETCH, self.sketch.as_mut()),
+        ];
+        for (name, map) in maps {
+            let Some(map) = map else { continue };
+            let path = options.dir.join(name);
+            map.pin(&path).map_err(|e| map_err(&format!("pin {}", path.display()), e))?;
+            pins.pinned(path);
+        }
+        let header_path = options.header_path();
+        pins.write_header(&header_path, &header)?;
+        self.pins = Some(pins);
+        Ok(header_path)
     }
 
     /// The output schema.
@@ -611,6 +649,8 @@ impl RunningQuery {
         let funcs = decode::slot_funcs(&self.plan);
         // Collect keys first: deleting while walking a hash map restarts the walk.
         let keys: Vec<Vec<u8>> = groups.keys().collect();
+        // Kept pins: the final groups stay for readers after ebq exits.
+        let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
         let mut out = vec![];
         for k in keys {
             let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };

@@ -1,0 +1,212 @@
+//! OTLP/HTTP push: a local receiver (a std TcpListener thread) decodes what
+//! `ebq … --otlp URL` posts with the opentelemetry-proto definitions; metric
+//! names, labels, values, histogram buckets and resource attributes must be
+//! the workload's exact numbers.
+
+mod common;
+
+use common::*;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
+use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point, AggregationTemporality, Metric};
+use prost::Message;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::mpsc;
+
+/// A receiver on a loopback port: every decoded request (and its path and
+/// content type) goes to the channel; each gets `200 OK`.
+fn receiver() -> (u16, mpsc::Receiver<(String, String, ExportMetricsServiceRequest)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut s) = conn else { continue };
+            let mut got = vec![];
+            let mut buf = [0u8; 8192];
+            let (head, body) = loop {
+                let n = s.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+                let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
+                    assert!(n > 0, "request ended inside its headers");
+                    continue;
+                };
+                let head = String::from_utf8_lossy(&got[..end]).into_owned();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_string()))
+                    .expect("Content-Length")
+                    .parse()
+                    .unwrap();
+                if got.len() >= end + 4 + len {
+                    break (head, got[end + 4..end + 4 + len].to_vec());
+                }
+                assert!(n > 0, "request ended inside its body");
+            };
+            let path = head.split(' ').nth(1).unwrap_or_default().to_string();
+            let ctype = head.lines().find_map(|l| l.strip_prefix("Content-Type: ")).unwrap_or_default().to_string();
+            let req =
+                ExportMetricsServiceRequest::decode(body.as_slice()).expect("a protobuf ExportMetricsServiceRequest");
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+            if tx.send((path, ctype, req)).is_err() {
+                return;
+            }
+        }
+    });
+    (port, rx)
+}
+
+fn attrs(kvs: &[KeyValue]) -> BTreeMap<String, String> {
+    kvs.iter()
+        .map(|a| match a.value.as_ref().and_then(|v| v.value.as_ref()) {
+            Some(any_value::Value::StringValue(s)) => (a.key.clone(), s.clone()),
+            other => panic!("attribute {}: {other:?}", a.key),
+        })
+        .collect()
+}
+
+fn number(p: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint) -> f64 {
+    match p.value {
+        Some(number_data_point::Value::AsDouble(v)) => v,
+        Some(number_data_point::Value::AsInt(v)) => v as f64,
+        None => panic!("no value"),
+    }
+}
+
+fn metrics(req: &ExportMetricsServiceRequest) -> BTreeMap<String, Metric> {
+    req.resource_metrics[0].scope_metrics[0].metrics.iter().map(|m| (m.name.clone(), m.clone())).collect()
+}
+
+/// Per data point of a monotonic cumulative Sum: fd label → value.
+fn sum_by_fd(m: &Metric) -> BTreeMap<u64, f64> {
+    let Some(Data::Sum(s)) = &m.data else { panic!("{} is not a Sum: {:?}", m.name, m.data) };
+    assert!(s.is_monotonic);
+    let cumulative = AggregationTemporality::Cumulative as i32;
+    assert_eq!(s.aggregation_temporality, cumulative, "without WINDOW every result is a running total");
+    s.data_points.iter().map(|p| (attrs(&p.attributes)["fd"].parse().unwrap(), number(p))).collect()
+}
+
+#[test]
+fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
+    let (port, rx) = receiver();
+    let comm = format!("otlp{}", std::process::id() % 100000);
+    let report = std::env::temp_dir().join(format!("ebq-otlp-{}.json", std::process::id()));
+    let workload = format!(
+        "{} pread --fds 3 --calls 9,23,40 --comm {comm} --fd-base 400 --report {}",
+        workload_bin().display(),
+        report.display()
+    );
+    let sql = format!(
+        "SELECT fd, COUNT(*) AS calls, SUM(count) AS bytes, HIST(count) AS size \
+         FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' GROUP BY fd"
+    );
+    let out = Command::new(ebq_bin())
+        .args([&sql, "--format", "json", "-c", &workload])
+        .args(["--otlp", &format!("http://127.0.0.1:{port}"), "--otlp-resource", "cluster=hpc-test"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("pushed 1 results"), "{stderr}");
+    let want = per_fd(&serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap());
+    let _ = std::fs::remove_file(&report);
+    assert_eq!(want.len(), 3);
+
+    let (path, ctype, req) = rx.recv().unwrap();
+    assert_eq!((path.as_str(), ctype.as_str()), ("/v1/metrics", "application/x-protobuf"));
+    assert!(rx.try_recv().is_err(), "one window, one push");
+    let resource = attrs(&req.resource_metrics[0].resource.as_ref().unwrap().attributes);
+    assert_eq!(resource["service.name"], "ebq");
+    assert_eq!(resource["cluster"], "hpc-test");
+    assert_eq!(resource["host.name"], std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim());
+    assert!(!resource["service.instance.id"].is_empty());
+
+    let m = metrics(&req);
+    let calls = sum_by_fd(&m["ebq_query_calls_total"]);
+    let bytes = sum_by_fd(&m["ebq_query_bytes_total"]);
+    assert_eq!(m["ebq_query_bytes_total"].unit, "By");
+    for (fd, (c, b)) in &want {
+        assert_eq!(calls[fd], *c as f64, "calls of fd {fd}");
+        assert_eq!(bytes[fd], *b as f64, "bytes of fd {fd}");
+    }
+    // Sizes 64 * ((j % 5) + 1): [64,128) → le 127, [128,256) → le 255, [256,512) → le 511.
+    let Some(Data::Histogram(h)) = &m["ebq_query_size"].data else { panic!("{:?}", m["ebq_query_size"]) };
+    assert_eq!(h.aggregation_temporality, AggregationTemporality::Cumulative as i32);
+    for p in &h.data_points {
+        let fd: u64 = attrs(&p.attributes)["fd"].parse().unwrap();
+        let n = want[&fd].0;
+        let in_bucket = |sizes: &[u64]| (0..n).filter(|j| sizes.contains(&(64 * ((j % 5) + 1)))).count() as u64;
+        assert_eq!(p.explicit_bounds, [127.0, 255.0, 511.0], "fd {fd}");
+        assert_eq!(p.bucket_counts, [in_bucket(&[64]), in_bucket(&[128, 192]), in_bucket(&[256, 320]), 0], "fd {fd}");
+        assert_eq!(p.count, n);
+    }
+    // ebq's own counters ride along, cumulative.
+    let total: u64 = want.values().map(|v| v.0).sum();
+    let Some(Data::Sum(matched)) = &m["ebq_query_events_matched_total"].data else { panic!() };
+    assert_eq!(matched.aggregation_temporality, AggregationTemporality::Cumulative as i32);
+    assert_eq!(number(&matched.data_points[0]), total as f64);
+    assert_eq!(attrs(&matched.data_points[0].attributes)["query"], "query");
+}
+
+#[test]
+fn each_count_window_is_pushed_as_a_delta() {
+    let (port, rx) = receiver();
+    let comm = format!("otlpw{}", std::process::id() % 10000);
+    let workload =
+        format!("{} pread --fds 1 --calls 35 --comm {comm} --fd-base 500 --report /dev/null", workload_bin().display());
+    let sql =
+        format!("SELECT COUNT(*) AS calls FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' WINDOW(count, 10, 10)");
+    let out = Command::new(ebq_bin())
+        .args([&sql, "--format", "json", "-c", &workload, "--otlp", &format!("http://127.0.0.1:{port}/")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut per_window = vec![];
+    while let Ok((_, _, req)) = rx.recv_timeout(std::time::Duration::from_secs(1)) {
+        let m = metrics(&req);
+        let Some(Data::Sum(s)) = &m["ebq_query_calls_total"].data else { panic!() };
+        assert_eq!(s.aggregation_temporality, AggregationTemporality::Delta as i32);
+        assert!(s.data_points[0].attributes.is_empty(), "no GROUP BY, no labels");
+        per_window.push(number(&s.data_points[0]));
+    }
+    assert_eq!(per_window, [10.0, 10.0, 10.0, 5.0]);
+}
+
+#[test]
+fn push_failures_are_reported_and_bad_urls_refused() {
+    // Nobody listens on this port: the run completes, the failure is reported.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = Command::new(ebq_bin())
+        .args(["SELECT COUNT(*) FROM syscalls.sys_enter_pread64", "--duration", "0.2"])
+        .args(["--otlp", &format!("http://127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("OTLP push to http://127.0.0.1:{port}/v1/metrics: Connection refused")), "{err}");
+    assert!(err.contains("pushed 0 results") && err.contains("1 failed"), "{err}");
+    for (args, message) in [
+        (vec!["--otlp", "https://collector:4318"], "https is not supported"),
+        (vec!["--otlp", "127.0.0.1:4318"], "expected http://HOST:PORT"),
+        (vec!["--otlp-resource", "a=b"], "--otlp-resource needs --otlp URL"),
+        (vec!["--otlp", "http://127.0.0.1:1", "--otlp-resource", "novalue"], "expects KEY=VALUE"),
+    ] {
+        let out = Command::new(ebq_bin())
+            .args(["SELECT COUNT(*) FROM syscalls.sys_enter_pread64", "--duration", "0.2"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(message), "{args:?}: {err}");
+    }
+    let out = Command::new(ebq_bin())
+        .args(["SELECT pid FROM syscalls.sys_enter_pread64", "--duration", "0.2", "--otlp", "http://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("only aggregate queries"), "{err}");
+}

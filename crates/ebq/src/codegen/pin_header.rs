@@ -1,0 +1,253 @@
+//! The C header written for pinned maps (`--pin`): the layout an external
+//! reader (an LDMS sampler, any libbpf program) needs to decode them.
+//!
+//! The structs are the ones the BPF program itself uses ([`structs::layout_struct`]),
+//! so the header cannot drift from the map. [`LAYOUT_VERSION`] numbers the
+//! conventions around them (pin names, merge rules, window key), not a query's fields.
+
+use super::{comment_safe, structs};
+use crate::bind::AggFunc;
+use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
+use crate::types::DataType;
+use std::fmt::Write;
+
+/// Version of the pinned layout conventions (`EBQ_LAYOUT_VERSION`). Bumped
+/// when a reader written for the old conventions would misread the maps:
+/// renamed pins, a changed merge rule or window key. A query's own fields
+/// are described by the header itself and do not change the version.
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// Pinned map names, relative to the pin directory.
+pub mod pin_names {
+    /// The per-CPU group map (`ebq_groups`).
+    pub const GROUPS: &str = "groups";
+    /// The per-CPU event accounting (`ebq_stats`).
+    pub const STATS: &str = "stats";
+    /// The per-CPU quantile sketch map (`ebq_sketch`), for QUANTILE/Pxx queries.
+    pub const SKETCH: &str = "sketch";
+}
+
+/// The header for the pins of an aggregate query under `dir`; `None` for row
+/// queries (they have no map to pin: rows stream through a ring buffer).
+pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
+    let KernelOutput::Aggregate { key, key_fields, value, slots, hidden_keys, sketches, max_groups, .. } =
+        &plan.kernel.output
+    else {
+        return None;
+    };
+    let mut c = String::new();
+    let sql: String = plan.sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
+    let c_dir = dir.replace('\\', "\\\\").replace('"', "\\\"");
+    let dir = comment_safe(dir);
+    let window = match plan.kernel.window {
+        KernelWindow::None => " * Windows: none. ebq_key.window is always 0; groups count from ebq's start and\n \
+             * ebq clears nothing while it runs (the map holds running totals). With --keep-pins\n \
+             * the final totals stay in the map after ebq exits.\n"
+            .to_string(),
+        KernelWindow::Time { size_ms } => format!(
+            " * Windows: time, {size_ms} ms per kernel window. ebq_key.window numbers windows from 0\n \
+             * (ebq's start). At each boundary ebq advances the number, reads the closed window's\n \
+             * groups and deletes them: the map holds the open window (the largest window value\n \
+             * present) and, for a few milliseconds after a boundary, the one being closed.\n \
+             * A sliding window is assembled by ebq from kernel windows of one step each.\n"
+        ),
+        KernelWindow::Count { n } => format!(
+            " * Windows: count, {n} matching events per kernel window; ebq_key.window is the\n \
+             * event's number / {n}. ebq deletes a window's groups once it is complete.\n"
+        ),
+    };
+    let _ = write!(
+        c,
+        "/* Layout of the maps ebq pinned under {dir}, generated for:\n{sql} *\n\
+         \x20* Pins (open with bpf_obj_get(\"{dir}/NAME\")):\n\
+         \x20*   groups  BPF_MAP_TYPE_PERCPU_HASH, key struct ebq_key, value struct ebq_value,\n\
+         \x20*           at most {max_groups} entries (more groups are counted in ebq_stats.dropped)\n\
+         \x20*   stats   BPF_MAP_TYPE_PERCPU_ARRAY, key __u32 0, value struct ebq_stats\n{sketch}\
+         \x20*\n\
+         \x20* Per-CPU values: bpf_map_lookup_elem fills one value per possible CPU\n\
+         \x20* (libbpf_num_possible_cpus(); each value padded to a multiple of 8 bytes, which\n\
+         \x20* these structs already are). The reader merges them: a CPU whose count is 0 has\n\
+         \x20* not seen the group (skip it); count, sums and histogram buckets add; min_* keep\n\
+         \x20* the smallest, max_* the largest; AVG(x) is the sum slot / count.\n\
+         \x20*\n{window}\
+         \x20*\n\
+         \x20* Versioning: EBQ_LAYOUT_VERSION changes when pin names, merge rules or the\n\
+         \x20* window key change. The structs below describe this query only.\n\
+         \x20*/\n\
+         #ifndef EBQ_LAYOUT_H\n#define EBQ_LAYOUT_H\n\n#include <linux/types.h>\n\n\
+         #define EBQ_LAYOUT_VERSION {LAYOUT_VERSION}\n\
+         #define EBQ_PIN_DIR \"{c_dir}\"\n#define EBQ_PIN_GROUPS EBQ_PIN_DIR \"/{g}\"\n#define EBQ_PIN_STATS EBQ_PIN_DIR \"/{s}\"\n",
+        sketch = if sketches.is_empty() {
+            String::new()
+        } else {
+            " *   sketch  BPF_MAP_TYPE_PERCPU_HASH, key struct ebq_sketch_key, value __u64 (per CPU):\n \
+             *           one count per (window, group, QUANTILE argument, sketch bucket)\n"
+                .into()
+        },
+        g = pin_names::GROUPS,
+        s = pin_names::STATS,
+    );
+    if !sketches.is_empty() {
+        let _ = writeln!(c, "#define EBQ_PIN_SKETCH EBQ_PIN_DIR \"/{}\"", pin_names::SKETCH);
+    }
+    let (kind, size) = match plan.kernel.window {
+        KernelWindow::None => ("0 /* none */", 0),
+        KernelWindow::Time { size_ms } => ("1 /* time: EBQ_WINDOW_SIZE ms */", size_ms),
+        KernelWindow::Count { n } => ("2 /* count: EBQ_WINDOW_SIZE events */", n),
+    };
+    let _ = write!(c, "#define EBQ_WINDOW_KIND {kind}\n#define EBQ_WINDOW_SIZE {size}ULL\n\n");
+
+    // Key: what each field holds.
+    c.push_str("/* Group key. window: see above.\n");
+    let visible = key_fields.len() - hidden_keys;
+    for (i, (expr, field)) in key_fields.iter().enumerate() {
+        let f = &key.fields[*field];
+        let what = if i < visible { "GROUP BY" } else { "COUNT(DISTINCT) of" };
+        let text = match f.ty {
+            DataType::Str { .. } => " (NUL-padded string)",
+            _ if i >= visible => " (grouped on too: count the entries per GROUP BY key)",
+            _ => "",
+        };
+        let _ = writeln!(c, " *   {}: {what} {}{text}", f.name, comment_safe(&expr.to_string()));
+    }
+    c.push_str(" * __pad fields are zero. */\n");
+    c.push_str(&structs::layout_struct("ebq_key", key));
+
+    // Value: what each slot holds and how histograms are bucketed.
+    c.push_str("/* Aggregates of one group on one CPU.\n *   count: events (COUNT(*))\n");
+    let mut hist_defs = String::new();
+    for s in slots {
+        let f = &value.fields[s.field];
+        let arg = comment_safe(&s.arg.to_string());
+        let signed = s.arg.ty().is_signed();
+        let upper = f.name.to_ascii_uppercase();
+        match s.func {
+            AggFunc::Hist => {
+                let _ = writeln!(c, " *   {}: HIST({arg}), log2 bucket counters", f.name);
+                let first = if signed {
+                    "bucket 0: x < 0; bucket 1: x = 0; bucket i >= 2: [2^(i-2), 2^(i-1))"
+                } else {
+                    "bucket 0: x = 0; bucket i >= 1: [2^(i-1), 2^i)"
+                };
+                let _ = write!(
+                    hist_defs,
+                    "/* {}: {first} */\n#define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_LOG2 1\n",
+                    f.name,
+                    crate::hist::HIST_SLOTS
+                );
+            }
+            AggFunc::Lhist(l) => {
+                let _ = writeln!(
+                    c,
+                    " *   {}: LHIST({arg}, {}, {}, {}), linear bucket counters",
+                    f.name, l.min, l.max, l.step
+                );
+                let _ = write!(
+                    hist_defs,
+                    "/* {}: bucket 0: x < MIN; bucket i in 1..=N: [MIN + (i-1)*STEP, MIN + i*STEP) (the last\n \
+                     * one ends at MAX); bucket N+1: x >= MAX. */\n\
+                     #define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_MIN {}LL\n#define EBQ_{upper}_MAX {}LL\n\
+                     #define EBQ_{upper}_STEP {}ULL\n",
+                    f.name,
+                    l.slots(),
+                    l.min,
+                    l.max,
+                    l.step
+                );
+            }
+            func => {
+                let _ = writeln!(c, " *   {}: {func}({arg})", f.name);
+            }
+        }
+    }
+    c.push_str(" */\n");
+    c.push_str(&structs::layout_struct("ebq_value", value));
+    c.push_str(&hist_defs);
+    if !hist_defs.is_empty() {
+        c.push('\n');
+    }
+    c.push_str(
+        "/* Event accounting, summed over CPUs: in scope, passed WHERE, lost (map full); JOINs:\n \
+         * unmatched ends, starts lost to a full pairing map; -c: children not traced. */\n\
+         struct ebq_stats {\n\t__u64 seen;\n\t__u64 matched;\n\t__u64 dropped;\n\t__u64 unmatched;\n\
+         \t__u64 pending_full;\n\t__u64 untracked;\n};\n\n",
+    );
+    if !sketches.is_empty() {
+        let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
+        let _ = write!(
+            c,
+            "/* Quantile sketch key; agg numbers the arguments [{}]. bucket b (ebq's hist::sketch_index):\n \
+             * 0 <= b < 64: the value b; b >= 64: o = (b - 64) / 64, s = (b - 64) % 64, values\n \
+             * [(64 + s) << o, (65 + s) << o); a signed argument's negative v is in bucket -1 - index(-v). */\n\
+             struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\n\t__s32 bucket;\n}};\n\n",
+            comment_safe(&args.join(", "))
+        );
+    }
+    c.push_str("#endif /* EBQ_LAYOUT_H */\n");
+    Some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions};
+
+    fn header(sql: &str) -> Option<String> {
+        let catalog = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let logical = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &catalog).unwrap();
+        pin_header(&plan(sql, &logical, &catalog, &PlanOptions::default()).unwrap(), "/sys/fs/bpf/ebq/q")
+    }
+
+    #[test]
+    fn describes_keys_values_buckets_and_windows() {
+        let h = header(
+            "SELECT comm, COUNT(*), SUM(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
+             GROUP BY comm WINDOW(time, 1000, 1000)",
+        )
+        .unwrap();
+        for needle in [
+            "#define EBQ_LAYOUT_VERSION 1",
+            "struct ebq_key {",
+            "struct ebq_value {",
+            "GROUP BY comm (NUL-padded string)",
+            "#define EBQ_HIST_2_BUCKETS 65",
+            "#define EBQ_WINDOW_KIND 1",
+            "#define EBQ_WINDOW_SIZE 1000ULL",
+            "#define EBQ_PIN_GROUPS EBQ_PIN_DIR \"/groups\"",
+            "max_1: MAX(count)",
+        ] {
+            assert!(h.contains(needle), "missing {needle:?} in\n{h}");
+        }
+    }
+
+    /// Headers of every aggregate shape are valid user-space C (what a sampler compiles).
+    #[test]
+    fn headers_compile_as_user_space_c() {
+        for sql in [
+            "SELECT comm, COUNT(*), SUM(count), MIN(-count % 7), HIST(-count) FROM syscalls.sys_enter_pread64 \
+             GROUP BY comm WINDOW(time, 1000, 1000)",
+            "SELECT fd, COUNT(DISTINCT pid), LHIST(count, 0, 100, 7), AVG(count) FROM syscalls.sys_enter_pread64 \
+             GROUP BY fd WINDOW(count, 100, 100)",
+            "SELECT P50(count), P99(count), QUANTILE(pos, 0.9) FROM syscalls.sys_enter_pread64",
+        ] {
+            let h = header(sql).unwrap();
+            let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("layout.c");
+            std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 1; }}\n")).unwrap();
+            let out = std::process::Command::new("cc")
+                .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only"])
+                .arg(&path)
+                .output()
+                .expect("a C compiler (cc)");
+            let _ = std::fs::remove_dir_all(&dir);
+            assert!(out.status.success(), "{sql}\n{}\n{h}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+
+    #[test]
+    fn row_queries_have_nothing_to_pin() {
+        assert!(header("SELECT pid FROM syscalls.sys_enter_pread64").is_none());
+    }
+}
