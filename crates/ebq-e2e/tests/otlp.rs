@@ -210,3 +210,77 @@ fn push_failures_are_reported_and_bad_urls_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("only aggregate queries"), "{err}");
 }
+
+#[test]
+fn ebq_serve_pushes_each_window_and_pins_the_query_map() {
+    let before = ebq_prog_ids();
+    let (otlp_port, rx) = receiver();
+    let comm = format!("srvo{}", std::process::id() % 10000);
+    let dir = std::env::temp_dir().join(format!("ebq-serve-otlp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pin = format!("/sys/fs/bpf/ebq-test-{}/wl", std::process::id());
+    let metrics_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = dir.join("ebq.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"listen = "127.0.0.1:{metrics_port}"
+
+[otlp]
+endpoint = "http://127.0.0.1:{otlp_port}/v1/metrics"
+interval = "1h"
+resource = {{ cluster = "serve-test" }}
+
+[[query]]
+name = "wl"
+sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE comm = '{comm}' WINDOW(count, 1000)"
+pin = "{pin}"
+"#
+        ),
+    )
+    .unwrap();
+    let log = dir.join("serve.log");
+    let mut serve = Command::new(ebq_bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("capabilities reduced") {
+        assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&log).unwrap_or_default());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The pin and its layout header exist while the query runs.
+    assert!(std::path::Path::new(&pin).join("groups").exists(), "{}", std::fs::read_to_string(&log).unwrap());
+    let header = ebq::runtime::pin::default_header_path(std::path::Path::new(&pin));
+    assert!(std::fs::read_to_string(&header).unwrap().contains("EBQ_LAYOUT_VERSION 1"));
+
+    let w = Workload::start(&["readzero", "--count", "3000", "--comm", &comm]);
+    w.go();
+    w.report();
+    // Three closed count windows of 1000 reads each, pushed as deltas as they close.
+    let mut windows = vec![];
+    while windows.len() < 3 {
+        let (path, _, req) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a push per window");
+        assert_eq!(path, "/v1/metrics");
+        let resource = attrs(&req.resource_metrics[0].resource.as_ref().unwrap().attributes);
+        assert_eq!(resource["cluster"], "serve-test");
+        let m = metrics(&req);
+        if let Some(Data::Sum(s)) = m.get("ebq_wl_calls_total").and_then(|c| c.data.as_ref()) {
+            assert_eq!(s.aggregation_temporality, AggregationTemporality::Delta as i32);
+            windows.push(number(&s.data_points[0]));
+        }
+    }
+    assert_eq!(windows, [1000.0, 1000.0, 1000.0]);
+
+    // SIGTERM: programs detached, pins and header removed.
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    assert!(serve.wait().unwrap().success());
+    assert!(!std::path::Path::new(&pin).exists(), "pin left behind");
+    assert!(!header.exists(), "header left behind");
+    let _ = std::fs::remove_dir(std::path::Path::new(&pin).parent().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_nothing_left(&before);
+}

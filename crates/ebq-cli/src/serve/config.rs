@@ -13,10 +13,10 @@
 //! set = { interval_ms = "5000" }# shipped-query parameters
 //! interval = "10s"              # queries without WINDOW: publish running totals this often
 //! max_series = 1000
-//! pin = "/sys/fs/bpf/ebq/vfsstat"   # parsed here; pinning is implemented by the pin exporter
+//! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see README)
 //! keep_pins = false
 //!
-//! [otlp]                        # parsed here; the OTLP exporter uses it
+//! [otlp]                        # push windows over OTLP/HTTP too
 //! endpoint = "http://127.0.0.1:4318/v1/metrics"
 //! interval = "10s"
 //! resource = { "service.name" = "ebq" }
@@ -247,8 +247,8 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
     let otlp = match raw.otlp {
         Some(o) => {
             let e = o.endpoint.get_ref();
-            if !(e.starts_with("http://") || e.starts_with("https://")) {
-                return Err(err(o.endpoint.span(), format!("otlp.endpoint `{e}`: use an http:// or https:// URL")));
+            if let Err(why) = ebq::export::otlp::check_endpoint(e) {
+                return Err(err(o.endpoint.span(), format!("otlp.endpoint: {why}")));
             }
             let interval = match &o.interval {
                 Some(i) => duration(i.get_ref()).map_err(|m| err(i.span(), format!("otlp.interval: {m}")))?,
@@ -392,7 +392,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         );
         assert_eq!(
             parse_err(&format!("{q}[otlp]\nendpoint = \"grpc://x\"\n")),
-            "ebq.toml:5:12: otlp.endpoint `grpc://x`: use an http:// or https:// URL"
+            "ebq.toml:5:12: otlp.endpoint: OTLP endpoint `grpc://x`: expected http://HOST:PORT, e.g. http://127.0.0.1:4318"
         );
         assert!(parse_err("listen = ").starts_with("ebq.toml:1:10: "), "{}", parse_err("listen = "));
         assert_eq!(parse_err(""), "ebq.toml: no queries: add at least one [[query]] table with a name and sql");

@@ -80,6 +80,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     prom::serve(listener, shared.clone());
     signals::install();
     let mut publisher = Publisher::new(shared);
+    publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
     eprintln!("ebq serve: {} queries, metrics at http://{}/metrics", served.len(), config.listen);
     let keep: &[u32] = if config.reload { &[caps::CAP_BPF, caps::CAP_PERFMON] } else { &[] };
@@ -136,6 +137,7 @@ fn reload(
     if config.listen != *listen {
         eprintln!("ebq serve: warning: `listen` changed to {}; restart ebq to move /metrics", config.listen);
     }
+    publisher.set_otlp(config.otlp.as_ref());
     let old = std::mem::take(served);
     let (mut kept, mut removed) = (0, 0);
     for s in old {

@@ -2,12 +2,13 @@
 //!
 //! Every closed window's metric families pass through
 //! [`Publisher::window`]; ebq's own per-query metrics through
-//! [`Publisher::own`]. Today both feed the Prometheus exposition (running
-//! totals from an [`Accumulator`] per query). Another exporter (an OTLP push
-//! with delta temporality, a pinned-map sampler) is added beside the
-//! Prometheus lines in these two functions; it gets the same families.
+//! [`Publisher::own`]. Both feed the Prometheus exposition (running totals
+//! from an [`Accumulator`] per query) and, with `[otlp]`, an OTLP/HTTP push:
+//! each window as it closes (delta; running totals of queries without WINDOW
+//! cumulative), ebq's own counters every `interval` (cumulative).
 
 use super::prom::Shared;
+use ebq::export::otlp::{self, Batch, OtlpConfig};
 use ebq::export::{self_families, Accumulator, MetricFamily, MetricKind, Sample, SampleValue, Temporality};
 use ebq::QueryStats;
 use std::collections::BTreeMap;
@@ -28,12 +29,46 @@ pub struct Publisher {
     /// because the query was replaced).
     errors: BTreeMap<String, u64>,
     reloads: (u64, u64),
+    otlp: Option<Otlp>,
+}
+
+/// The OTLP push: where, how often ebq's own counters go, and how pushes fared.
+#[derive(Debug)]
+struct Otlp {
+    config: OtlpConfig,
+    interval: std::time::Duration,
+    started_unix_ns: u64,
+    /// When each query's own counters were last pushed.
+    own_pushed: BTreeMap<String, std::time::Instant>,
+    failed: u64,
 }
 
 impl Publisher {
     /// A publisher feeding `prom`.
     pub fn new(prom: Shared) -> Publisher {
-        Publisher { prom, queries: BTreeMap::new(), errors: BTreeMap::new(), reloads: (0, 0) }
+        Publisher { prom, queries: BTreeMap::new(), errors: BTreeMap::new(), reloads: (0, 0), otlp: None }
+    }
+
+    /// Sets (or, with `None`, stops) the OTLP push from the `[otlp]` table.
+    pub fn set_otlp(&mut self, config: Option<&super::config::OtlpConfig>) {
+        let started_unix_ns = self.otlp.as_ref().map_or_else(otlp::unix_now_ns, |o| o.started_unix_ns);
+        self.otlp = config.map(|c| {
+            let mut config = OtlpConfig::new(c.endpoint.clone());
+            config.resource = c.resource.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Otlp { config, interval: c.interval, started_unix_ns, own_pushed: BTreeMap::new(), failed: 0 }
+        });
+    }
+
+    /// Pushes `families` over OTLP when configured; a failure is logged and
+    /// counted (a collector may be restarting), never fatal.
+    fn push(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], span: (u64, u64)) {
+        let Some(o) = &mut self.otlp else { return };
+        let start = if temporality == Temporality::Cumulative { o.started_unix_ns } else { span.0 };
+        let batch = Batch { families, temporality, start_unix_ns: start, time_unix_ns: span.1 };
+        if let Err(e) = otlp::push(&o.config, &[batch]) {
+            o.failed += 1;
+            eprintln!("ebq serve: query `{query}`: OTLP push failed ({} so far): {e}", o.failed);
+        }
     }
 
     /// A query (re)started: fresh totals bounded by `max_series`.
@@ -53,8 +88,8 @@ impl Publisher {
     }
 
     /// One closed window (or, for a query without WINDOW, one running-total
-    /// snapshot) of `query`, as families.
-    pub fn window(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily]) {
+    /// snapshot) of `query`, as families; `span` is its (start, end) in Unix ns.
+    pub fn window(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], span: (u64, u64)) {
         let Some(q) = self.queries.get_mut(query) else { return };
         q.windows += 1;
         // Prometheus: running totals.
@@ -62,7 +97,7 @@ impl Publisher {
         if let Ok(mut p) = self.prom.lock() {
             p.queries.insert(query.to_string(), q.acc.families().to_vec());
         }
-        // (An OTLP exporter pushes `families` with `temporality` here.)
+        self.push(query, temporality, families, span);
     }
 
     /// Counts an error of `query` (failed start, failed poll).
@@ -134,6 +169,14 @@ impl Publisher {
             MetricKind::Gauge,
             f64::from(u8::from(stats.is_some())),
         ));
+        let due = self.otlp.as_ref().is_some_and(|o| o.own_pushed.get(query).is_none_or(|t| t.elapsed() >= o.interval));
+        if due {
+            let now = otlp::unix_now_ns();
+            self.push(query, Temporality::Cumulative, &fams, (now, now));
+            if let Some(o) = &mut self.otlp {
+                o.own_pushed.insert(query.to_string(), std::time::Instant::now());
+            }
+        }
         if let Ok(mut p) = self.prom.lock() {
             p.own.insert(query.to_string(), fams);
         }

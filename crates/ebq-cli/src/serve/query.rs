@@ -4,6 +4,7 @@ use super::config::QueryConfig;
 use super::publish::Publisher;
 use ebq::export::MetricSchema;
 use ebq::plan::KernelWindow;
+use ebq::runtime::pin::PinOptions;
 use ebq::{Engine, PreparedQuery, RunningQuery, Scope};
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,15 @@ impl Served {
     pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
         let name = c.config.name.clone();
         publisher.start(&name, c.config.max_series);
-        let running = match c.prepared.start(Scope::All) {
+        let started = c.prepared.start(Scope::All).and_then(|mut r| {
+            if let Some(dir) = &c.config.pin {
+                let options = PinOptions { dir: dir.clone(), header: None, keep: c.config.keep_pins };
+                let header = r.pin_maps(&options)?;
+                eprintln!("ebq serve: query `{name}` pinned under {} (layout: {})", dir.display(), header.display());
+            }
+            Ok(r)
+        });
+        let running = match started {
             Ok(r) => {
                 eprintln!("ebq serve: query `{name}` attached");
                 Some(r)
@@ -88,7 +97,15 @@ impl Served {
             Ok(outs) => {
                 for out in &outs {
                     let (t, fams) = self.schema.families(out);
-                    publisher.window(name, t, &fams);
+                    let now = ebq::export::otlp::unix_now_ns();
+                    let span = match out.window {
+                        ebq::WindowBounds::Time { start_ns, end_ns } => (
+                            ebq::export::otlp::monotonic_to_unix_ns(start_ns),
+                            ebq::export::otlp::monotonic_to_unix_ns(end_ns),
+                        ),
+                        _ => (now, now),
+                    };
+                    publisher.window(name, t, &fams, span);
                 }
                 if !outs.is_empty() || self.last_own.elapsed() >= Duration::from_secs(1) {
                     self.last_own = Instant::now();
