@@ -221,3 +221,74 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     tidy(&rows);
     assert_nothing_left(&before);
 }
+
+/// `GET /metrics` from a local `ebq serve`.
+fn scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+}
+
+/// The value of one series on a /metrics page.
+fn series(page: &str, name: &str) -> Option<u64> {
+    page.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.split(' ').next()?.parse::<f64>().ok())
+        .map(|v| v as u64)
+}
+
+#[test]
+fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
+    let before = ebq_prog_ids();
+    let dir = pin_dir("serve");
+    let header = ebq::runtime::pin::default_header_path(&dir);
+    let comm = format!("pinsrv{}", std::process::id() % 10000);
+    let tmp = std::env::temp_dir().join(format!("ebq-pins-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = tmp.join("ebq.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:{port}\"\n\n[[query]]\nname = \"p\"\nsql = \"{}\"\ninterval = \"100ms\"\npin = \"{}\"\n",
+            SQL.replace("{comm}", &comm),
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let mut serve =
+        Command::new(ebq_bin()).args(["serve", "--config"]).arg(&config).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for(&header, &mut serve);
+    let reader = build_reader(&header, "serve");
+    let w = Workload::start(&["pread", "--fds", "3", "--calls", "5,17,40", "--comm", &comm, "--fd-base", "300"]);
+    w.go();
+    let want = expected(&w.report());
+    // Running totals are published every 100 ms: wait until /metrics has them all.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        let page = scrape(port);
+        if want.iter().all(|(fd, g)| series(&page, &format!("ebq_p_calls_total{{fd=\"{fd}\"}}")) == Some(g.0)) {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "{page}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (got, _) = read_pins(&reader);
+    assert_eq!(got, want, "the C reader's groups");
+    for (fd, (calls, bytes, mx, _)) in &got {
+        let l = format!("{{fd=\"{fd}\"}}");
+        assert_eq!(series(&page, &format!("ebq_p_calls_total{l}")), Some(*calls), "{page}");
+        assert_eq!(series(&page, &format!("ebq_p_bytes_total{l}")), Some(*bytes), "{page}");
+        assert_eq!(series(&page, &format!("ebq_p_mx{l}")), Some(*mx), "{page}");
+    }
+    // SAFETY: kill on a child we spawned.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    assert!(serve.wait().unwrap().success());
+    assert!(!dir.exists() && !header.exists(), "pins outlived ebq serve");
+    let _ = std::fs::remove_file(&reader);
+    let _ = std::fs::remove_dir_all(&tmp);
+    tidy(&dir);
+    assert_nothing_left(&before);
+}
