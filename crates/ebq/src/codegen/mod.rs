@@ -11,6 +11,7 @@ mod file;
 mod hist;
 mod pairing;
 mod probe;
+mod stages;
 mod structs;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
@@ -248,6 +249,13 @@ fn program(plan: &PhysicalPlan) -> String {
         let (category, name) = (&k.event.format.category, &k.event.format.name);
         format!("SEC(\"tracepoint/{category}/{name}\")\nint ebq_query(struct ebq_event *ctx)")
     });
+    let stage_limit = match &k.output {
+        KernelOutput::Rows { stage_limit, .. } if k.pairing.is_none() => *stage_limit,
+        _ => None,
+    };
+    if stage_limit == Some(crate::plan::StageLimit::Trigger) {
+        return format!("{header}\n{}", stages::TRIGGER_ONLY);
+    }
     let _ = write!(c, "{header}\n{{\n");
     if k.pairing.is_none() || reads_pid_tgid(k) {
         c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");
@@ -283,6 +291,9 @@ fn program(plan: &PhysicalPlan) -> String {
     c.push_str("\tstats->matched++;\n\n");
     loaded.extend(filter_cols.into_iter().map(|(c, _)| c));
     let skip = loaded;
+    if let Some(limit) = stage_limit {
+        return c + &stages::rows_tail(&k.output, limit, &skip, &load);
+    }
     match &k.output {
         KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => {
             let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
