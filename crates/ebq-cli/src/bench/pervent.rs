@@ -27,6 +27,9 @@ struct Exp {
     /// Tracepoint programs each read runs (for "added cost over the bare
     /// trigger"); 0 for other probe kinds.
     probes: u32,
+    /// dd runs count / this many reads (uprobes cost ~20× a tracepoint: fewer
+    /// reads keep the study short; the control is measured at the same count).
+    divisor: u64,
 }
 
 const EXPS: &[Exp] = &[
@@ -38,6 +41,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "tp_entry",
@@ -47,6 +51,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @ = count(); }",
         reference: Some("count"),
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "tp_return",
@@ -56,6 +61,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_exit_read { @ = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "uprobe",
@@ -65,6 +71,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "uprobe:LIBC:read { @ = count(); }",
         reference: None,
         probes: 0,
+        divisor: 10,
     },
     Exp {
         id: "uretprobe",
@@ -74,6 +81,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "uretprobe:LIBC:read { @ = count(); }",
         reference: None,
         probes: 0,
+        divisor: 10,
     },
     Exp {
         id: "filter",
@@ -83,6 +91,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read /comm == \"dd\"/ { @ = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "key_pid",
@@ -92,6 +101,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @[pid] = count(); }",
         reference: Some("key_pid"),
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "key_comm",
@@ -101,6 +111,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @[comm] = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "two_keys",
@@ -110,6 +121,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @[pid, comm] = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "hist",
@@ -119,6 +131,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @ = hist(args->count); }",
         reference: Some("hist"),
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "timing",
@@ -130,6 +143,7 @@ const EXPS: &[Exp] = &[
                    t:syscalls:sys_exit_read /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }",
         reference: Some("timing"),
         probes: 2,
+        divisor: 1,
     },
     Exp {
         id: "multiple",
@@ -142,6 +156,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @c[pid] = count(); } t:syscalls:sys_exit_read { @h = hist(args->ret); }",
         reference: None,
         probes: 2,
+        divisor: 1,
     },
     Exp {
         id: "per_event",
@@ -151,6 +166,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read /comm == \"dd\"/ { printf(\"%llu %d %d\\n\", nsecs, pid, args->count); }",
         reference: Some("per_event"),
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "kprobe",
@@ -160,6 +176,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "k:vfs_read { @ = count(); }",
         reference: None,
         probes: 0,
+        divisor: 1,
     },
     Exp {
         id: "kretprobe",
@@ -169,6 +186,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "kr:vfs_read { @ = count(); }",
         reference: None,
         probes: 0,
+        divisor: 1,
     },
     Exp {
         id: "fentry",
@@ -178,6 +196,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "kfunc:vfs_read { @ = count(); }",
         reference: None,
         probes: 0,
+        divisor: 1,
     },
     Exp {
         id: "kstack",
@@ -187,6 +206,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @[kstack] = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
     Exp {
         id: "ustack",
@@ -196,6 +216,7 @@ const EXPS: &[Exp] = &[
         bpftrace: "t:syscalls:sys_enter_read { @[ustack] = count(); }",
         reference: None,
         probes: 1,
+        divisor: 1,
     },
 ];
 
@@ -253,26 +274,42 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
     v
 }
 
-fn per_event(ctx: &Ctx, control: Timed, tool: &mut Value) {
+fn per_event(count: u64, control: Timed, tool: &mut Value) {
     let (Some(cpu), Some(el)) = (tool["cpu_s"].as_f64(), tool["elapsed_s"].as_f64()) else { return };
-    let n = ctx.count as f64;
+    let n = count as f64;
     tool["ns"] = json!((cpu * 1e9 - control.cpu_ns as f64) / n);
     tool["ns_elapsed"] = json!((el * 1e9 - control.elapsed_ns as f64) / n);
+}
+
+fn dd_argv(count: u64) -> Vec<String> {
+    ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={count}"), "status=none"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn min_timed(a: Timed, b: Timed) -> Timed {
+    Timed { cpu_ns: a.cpu_ns.min(b.cpu_ns), elapsed_ns: a.elapsed_ns.min(b.elapsed_ns) }
 }
 
 /// Runs the study; returns its results section.
 pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let refs = References::build(ctx)?;
-    let dd: Vec<String> =
-        ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={}", ctx.count), "status=none"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
     let libc = libc_path();
-    let control_first = fastest(ctx.cpu, &dd, ctx.runs)?;
+    let selected: Vec<&Exp> = EXPS.iter().filter(|e| !ctx.quick || QUICK.contains(&e.id)).collect();
+    let mut counts: Vec<u64> = selected.iter().map(|e| (ctx.count / e.divisor).max(1)).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    // Controls first and last: the fastest of both counts, so drift cannot favour tracing.
+    let mut controls = vec![];
+    for &n in &counts {
+        controls.push((n, fastest(ctx.cpu, &dd_argv(n), ctx.runs)?));
+    }
     let mut rows = vec![];
-    for e in EXPS.iter().filter(|e| !ctx.quick || QUICK.contains(&e.id)) {
-        eprintln!("ebq bench pervent: {} ({})", e.id, e.title);
+    for e in selected {
+        let n = (ctx.count / e.divisor).max(1);
+        let dd = dd_argv(n);
+        eprintln!("ebq bench pervent: {} ({}), {n} reads", e.id, e.title);
         let ebq_argvs: Vec<Vec<String>> = e
             .ebq
             .iter()
@@ -284,13 +321,8 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             .collect();
         let ebq = measure(ctx, &dd, &format!("{}-ebq", e.id), &ebq_argvs, "ebq: tracing");
         let bt_prog = e.bpftrace.replace("LIBC", &libc);
-        let bt = measure(
-            ctx,
-            &dd,
-            &format!("{}-bpftrace", e.id),
-            &[vec![ctx.bpftrace.clone(), "-e".into(), bt_prog.clone()]],
-            "Attaching",
-        );
+        let bt_argv = vec![ctx.bpftrace.clone(), "-e".into(), bt_prog.clone()];
+        let bt = measure(ctx, &dd, &format!("{}-bpftrace", e.id), &[bt_argv], "Attaching");
         let reference = match e.reference {
             Some(r) => {
                 let sink = ctx.scratch.join(format!("{}-reference.rows", e.id));
@@ -300,18 +332,17 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             }
             None => Value::Null,
         };
-        rows.push((e, ebq, bt, bt_prog, reference));
+        rows.push((e, n, ebq, bt, bt_prog, reference));
     }
-    let control_last = fastest(ctx.cpu, &dd, ctx.runs)?;
-    let control = Timed {
-        cpu_ns: control_first.cpu_ns.min(control_last.cpu_ns),
-        elapsed_ns: control_first.elapsed_ns.min(control_last.elapsed_ns),
-    };
+    for (n, c) in controls.iter_mut() {
+        *c = min_timed(*c, fastest(ctx.cpu, &dd_argv(*n), ctx.runs)?);
+    }
+    let control_of = |n: u64| controls.iter().find(|(m, _)| *m == n).map(|(_, c)| *c).expect("measured");
     let mut exps = vec![];
     let mut trigger_ns = None;
-    for (e, mut ebq, mut bt, bt_prog, mut reference) in rows {
+    for (e, n, mut ebq, mut bt, bt_prog, mut reference) in rows {
         for t in [&mut ebq, &mut bt, &mut reference] {
-            per_event(ctx, control, t);
+            per_event(n, control_of(n), t);
         }
         if e.id == "trigger" {
             trigger_ns = ebq["ns"].as_f64();
@@ -323,6 +354,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         exps.push(json!({
             "id": e.id,
             "title": e.title,
+            "reads": n,
             "probes": e.probes,
             "ebq_query": e.ebq.join(" ; "),
             "ebq_options": e.ebq_opts.join(" "),
@@ -357,8 +389,9 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             }
         }
     }
+    let control = control_of(ctx.count);
     let section = json!({
-        "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
+        "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
         "count": ctx.count,
         "runs": ctx.runs,
         "control": { "cpu_s": control.cpu_ns as f64 / 1e9, "elapsed_s": control.elapsed_ns as f64 / 1e9 },

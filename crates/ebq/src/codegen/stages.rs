@@ -43,3 +43,50 @@ pub fn rows_tail(
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions, StageLimit};
+
+    fn generate(sql: &str, limit: Option<StageLimit>) -> String {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let q = crate::parse::parse_query(sql).unwrap();
+        let l = crate::bind::bind(&q, &cat).unwrap();
+        let p = plan(sql, &l, &cat, &PlanOptions { stage_limit: limit, ..Default::default() }).unwrap();
+        super::super::generate(&p)
+    }
+
+    /// Each stage adds exactly its own code to the program, and every cut compiles.
+    #[test]
+    fn each_stage_adds_its_code() {
+        let sql = "SELECT time, pid, count FROM syscalls.sys_enter_pread64 WHERE comm = 'fio'";
+        let full = generate(sql, None);
+        let body = |c: &str| c[c.find("int ebq_query(").unwrap()..c.find("int ebq_follow_fork(").unwrap()].to_string();
+        let has = |c: &str| {
+            let b = body(c);
+            [
+                b.contains("WHERE"),
+                b.contains("bpf_ringbuf_reserve"),
+                b.contains("r->c2_count = ev_count;"),
+                b.contains("bpf_ringbuf_submit"),
+                b.contains("EBQ_WAKEUP_BYTES"),
+            ]
+        };
+        assert_eq!(has(&full), [true; 5]);
+        let expected = [
+            (StageLimit::Trigger, [false, false, false, false, false]),
+            (StageLimit::Filter, [true, false, false, false, false]),
+            (StageLimit::Reserve, [true, true, false, false, false]),
+            (StageLimit::Build, [true, true, true, false, false]),
+            (StageLimit::Commit, [true, true, true, true, false]),
+        ];
+        for (limit, want) in expected {
+            let c = generate(sql, Some(limit));
+            assert_eq!(has(&c), want, "{limit:?}:\n{}", body(&c));
+            if let Err(e) = crate::runtime::compile(&c) {
+                panic!("{limit:?}: {e}\n{c}");
+            }
+        }
+    }
+}
