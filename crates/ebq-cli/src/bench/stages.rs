@@ -141,12 +141,10 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     Ok(section)
 }
 
-fn measure_all(
-    ctx: &Ctx,
-    workloads: &[Workload],
-    runtime_ms: u64,
-    size: &str,
-) -> Result<Vec<(&'static str, Vec<(f64, f64)>)>, String> {
+/// A configuration's name and, per workload, (throughput bytes/s, ops/s).
+type Measured = (&'static str, Vec<(f64, f64)>);
+
+fn measure_all(ctx: &Ctx, workloads: &[Workload], runtime_ms: u64, size: &str) -> Result<Vec<Measured>, String> {
     // Lay the files out once (the largest job count covers the others).
     for w in workloads.iter().filter(|w| w.jobs == workloads.iter().map(|x| x.jobs).max().unwrap_or(1)) {
         fio(w, 100, size)?;
