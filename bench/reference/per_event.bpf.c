@@ -49,7 +49,12 @@ int rows_dd(struct enter_read *ctx)
 	r->pid = bpf_get_current_pid_tgid() >> 32;
 	r->count = ctx->count;
 	r->pad = 0;
-	bpf_ringbuf_submit(r, bpf_ringbuf_query(&rows, BPF_RB_AVAIL_DATA) >= (256 << 10) ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	/* Wake the reader once per 256 KiB of rows (when the waiting data crosses a multiple). */
+	{
+		__u64 avail = bpf_ringbuf_query(&rows, BPF_RB_AVAIL_DATA), rec = (sizeof(*r) + 8 + 7) & ~7ULL;
+		__u64 before = avail > rec ? avail - rec : 0;
+
+		bpf_ringbuf_submit(r, avail >> 18 != before >> 18 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	}
 	return 0;
 }

@@ -54,7 +54,7 @@ pub struct BenchArgs {
     /// pervent: read(2) calls per dd run (default 1000000; --quick 20000).
     #[arg(long)]
     count: Option<u64>,
-    /// Timed runs per measurement; the fastest counts (default 5; --quick 1).
+    /// Timed runs per measurement; the fastest counts (default 3; --quick 1).
     #[arg(long)]
     runs: Option<usize>,
     /// Much smaller sizes (a smoke test of the outputs, not a measurement).
@@ -134,7 +134,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     let ctx = Ctx {
         quick: args.quick,
         count: args.count.unwrap_or(if args.quick { 20_000 } else { 1_000_000 }),
-        runs: args.runs.unwrap_or(if args.quick { 1 } else { 5 }),
+        runs: args.runs.unwrap_or(if args.quick { 1 } else { 3 }),
         out: args.out.clone(),
         scratch: scratch.clone(),
         cpu: args.cpu,

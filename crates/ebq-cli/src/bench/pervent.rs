@@ -7,7 +7,7 @@
 //! (user + system; the BPF programs run inside dd's syscalls) — the elapsed
 //! time is recorded too. The control runs first and last; the fastest counts.
 
-use super::proc::{fastest, start_all, Stopped, Timed, Tracer};
+use super::proc::{fastest_clean, start_all, Stopped, Timed, Tracer};
 use super::reference::References;
 use super::{plot, table, Ctx};
 use serde_json::{json, Value};
@@ -238,7 +238,8 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
         Err(e) => return json!({ "unsupported": e }),
     };
     let startup = tracers.iter().map(|t| t.startup.as_secs_f64()).fold(0.0, f64::max);
-    let timed = fastest(ctx.cpu, dd, ctx.runs);
+    let own: Vec<u32> = tracers.iter().map(Tracer::pid).collect();
+    let timed = fastest_clean(ctx.cpu, dd, ctx.runs, &own);
     let stopped: Vec<Result<Stopped, String>> = tracers.into_iter().map(Tracer::stop).collect();
     let files: Vec<_> = std::fs::read_dir(&ctx.scratch).into_iter().flatten().flatten().collect();
     for f in files {
@@ -246,11 +247,16 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
             let _ = std::fs::remove_file(f.path());
         }
     }
-    let t = match timed {
+    let (t, contaminated) = match timed {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
     };
-    let mut v = json!({ "cpu_s": t.cpu_ns as f64 / 1e9, "elapsed_s": t.elapsed_ns as f64 / 1e9, "startup_s": startup });
+    let mut v = json!({
+        "cpu_s": t.cpu_ns as f64 / 1e9,
+        "elapsed_s": t.elapsed_ns as f64 / 1e9,
+        "startup_s": startup,
+        "runs_with_foreign_probes": contaminated,
+    });
     let mut notes = vec![];
     for s in stopped {
         match s {
@@ -303,7 +309,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     // Controls first and last: the fastest of both counts, so drift cannot favour tracing.
     let mut controls = vec![];
     for &n in &counts {
-        controls.push((n, fastest(ctx.cpu, &dd_argv(n), ctx.runs)?));
+        controls.push((n, fastest_clean(ctx.cpu, &dd_argv(n), ctx.runs, &[])?.0));
     }
     let mut rows = vec![];
     for e in selected {
@@ -335,7 +341,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         rows.push((e, n, ebq, bt, bt_prog, reference));
     }
     for (n, c) in controls.iter_mut() {
-        *c = min_timed(*c, fastest(ctx.cpu, &dd_argv(*n), ctx.runs)?);
+        *c = min_timed(*c, fastest_clean(ctx.cpu, &dd_argv(*n), ctx.runs, &[])?.0);
     }
     let control_of = |n: u64| controls.iter().find(|(m, _)| *m == n).map(|(_, c)| *c).expect("measured");
     let mut exps = vec![];

@@ -178,6 +178,9 @@ pub fn markdown(all: &Value) -> String {
                 } else if let Some(n) = t["notes"].as_str().filter(|n| !n.is_empty()) {
                     s += &format!("; {tool}: {n}");
                 }
+                if let Some(c) = t["runs_with_foreign_probes"].as_u64().filter(|&c| c > 0) {
+                    s += &format!(" (**{c} run(s) with another process's programs on the same events**)");
+                }
             }
             s += "\n";
         }

@@ -87,6 +87,7 @@ pub fn generate(plan: &PhysicalPlan) -> String {
                 "struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {ringbuf_bytes});\n}} ebq_rows SEC(\".maps\");\n\n\
                  /* Wake the reader only once this much is waiting; it also polls on a timer. */\n#define EBQ_WAKEUP_BYTES {wakeup_bytes}\n\n"
             );
+            c.push_str(WAKEUP_FLAG);
         }
     }
     if let Some(p) = &k.pairing {
@@ -99,6 +100,23 @@ pub fn generate(plan: &PhysicalPlan) -> String {
     c.push_str(&fork_program(plan));
     c
 }
+
+/// The wake-up decision of row programs (after the ring buffer map).
+const WAKEUP_FLAG: &str = r#"/* A record's bytes in the ring buffer: the 8-byte header, rounded up to 8. */
+#define EBQ_RECORD_BYTES(r) ((sizeof(r) + 8 + 7) & ~7ULL)
+
+/* Wake the reader when the waiting data crosses a multiple of EBQ_WAKEUP_BYTES: once per
+ * EBQ_WAKEUP_BYTES of rows, not on every row while the reader is behind (each wake-up costs
+ * the traced thread about a microsecond; `ebq bench fidelity`). */
+static __always_inline __u64 ebq_wakeup_flag(__u64 record_bytes)
+{
+	__u64 avail = bpf_ringbuf_query(&ebq_rows, BPF_RB_AVAIL_DATA);
+	__u64 before = avail > record_bytes ? avail - record_bytes : 0;
+
+	return avail / EBQ_WAKEUP_BYTES != before / EBQ_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+"#;
 
 const PRELUDE: &str = r#"/* Set by ebq before loading; read-only, so the verifier drops unused branches. */
 struct ebq_config {
@@ -354,10 +372,7 @@ fn program(plan: &PhysicalPlan) -> String {
             for (e, field) in fields {
                 c.push_str(&assign("r->", &record.fields[*field].name, e));
             }
-            c.push_str(
-                "\tbpf_ringbuf_submit(r, bpf_ringbuf_query(&ebq_rows, BPF_RB_AVAIL_DATA) >= EBQ_WAKEUP_BYTES ?\n\
-                 \t\t\t\tBPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);\n\treturn 0;\n}\n\n",
-            );
+            c.push_str("\tbpf_ringbuf_submit(r, ebq_wakeup_flag(EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}\n\n");
         }
     }
     c

@@ -70,7 +70,7 @@ mod tests {
                 b.contains("bpf_ringbuf_reserve"),
                 b.contains("r->c2_count = ev_count;"),
                 b.contains("bpf_ringbuf_submit"),
-                b.contains("EBQ_WAKEUP_BYTES"),
+                b.contains("ebq_wakeup_flag("),
             ]
         };
         assert_eq!(has(&full), [true; 5]);

@@ -325,7 +325,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 record,
                 fields,
                 ringbuf_bytes: options.ringbuf_bytes,
-                wakeup_bytes: options.wakeup_bytes,
+                // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
+                wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
                 stage_limit: options.stage_limit,
             };
             (out, user)
