@@ -84,7 +84,13 @@ pub fn targets(all: &Value) -> Vec<String> {
                 if ok { "met" } else { "not met" }
             ));
         }
-        if let (Some(e), Some(r)) = (e, r) {
+        if let (Some(e), Some(r)) = (e, r.filter(|&r| r <= 0.0)) {
+            out.push(format!(
+                "- {id}: ebq added {e:.1} ns vs reference {r:.1} ns: the reference measured at or below the bare \
+                 trigger (noise larger than its cost), no ratio"
+            ));
+        }
+        if let (Some(e), Some(r)) = (e, r.filter(|&r| r > 0.0)) {
             let ok = e <= 1.15 * r;
             out.push(format!(
                 "- {id}: ebq added {e:.1} ns vs reference {r:.1} ns → {:.2}× (target ≤ 1.15×): **{}**",
@@ -95,16 +101,18 @@ pub fn targets(all: &Value) -> Vec<String> {
     }
     let runs: Vec<&Value> =
         all["fidelity"]["runs"].as_array().into_iter().flatten().filter(|r| r["error"].is_null()).collect();
+    // Streaming throughput: the highest event rate a tool delivered completely.
     let tput = |tool: &str| {
         runs.iter()
-            .filter(|r| r["tool"] == tool && r["target_rate"] == 0)
-            .map(|r| r["delivered"].as_f64().unwrap_or(0.0) / r["workload_s"].as_f64().unwrap_or(1.0))
+            .filter(|r| r["tool"] == tool && r["delivered"] == r["issued"])
+            .map(|r| r["achieved_rate"].as_f64().unwrap_or(0.0))
             .fold(0.0, f64::max)
     };
     let (e, b) = (tput("ebq"), tput("bpftrace"));
     if e > 0.0 && b > 0.0 {
         out.push(format!(
-            "- streaming: ebq delivered {e:.0} rows/s vs bpftrace {b:.0} lines/s at full rate → {:.2}× (target ≥ 2×): **{}**",
+            "- streaming: the highest rate delivered completely: ebq {e:.0} rows/s vs bpftrace printf {b:.0} lines/s \
+             → {:.1}× (target ≥ 2×): **{}**",
             e / b,
             if e >= 2.0 * b { "met" } else { "not met" }
         ));
