@@ -217,16 +217,25 @@ impl Tracer {
         }
     }
 
-    /// Sends SIGINT and waits (up to 60 s, then SIGKILL) for the tracer to print its
-    /// results and exit.
+    /// Sends SIGINT (again every 5 s) and waits (up to 60 s, then SIGKILL) for the
+    /// tracer to print its results and exit.
     pub fn stop(mut self) -> Result<Stopped, String> {
         let pid = self.child.id();
         let cpu_ns = proc_cpu_ns(pid).saturating_sub(self.cpu_at_ready);
         let peak_rss_kb = vm_hwm_kb(pid);
         // SAFETY: our own child.
         unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let t0 = Instant::now();
+        let deadline = t0 + Duration::from_secs(60);
+        let mut resent = 0;
         while self.child.try_wait().map_err(|e| e.to_string())?.is_none() {
+            // bpftrace sometimes misses a SIGINT that arrives while it is still
+            // attaching: repeat it every 5 s (a repeat is harmless to every tool).
+            if t0.elapsed() > Duration::from_secs(5 * (resent + 1)) {
+                resent += 1;
+                // SAFETY: our own child.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+            }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
