@@ -1,6 +1,7 @@
 //! `ebq`: run SQL over kernel events from the command line.
 
 mod analyze;
+mod bench;
 mod child;
 mod otlp;
 mod output;
@@ -76,6 +77,10 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Benchmarks side by side with bpftrace: pervent (Gregg's per-event cost),
+    /// stages (six-stage overhead dissection with fio), fidelity (issued vs
+    /// delivered vs dropped), startup, all; results to --out (default bench/results).
+    Bench(bench::BenchArgs),
     /// List the shipped queries; with a NAME, print it and its parameters.
     Queries {
         /// A shipped query's name.
@@ -191,6 +196,10 @@ pub struct RunArgs {
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+    /// `ebq bench stages` only: row queries stop after this pipeline stage
+    /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
+    #[arg(long, hide = true, value_name = "STAGE")]
+    pub bench_stage: Option<String>,
     /// Fold the rows into the I/O report (`ebq report io`).
     #[arg(skip)]
     pub report: bool,
@@ -224,6 +233,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         max_pending: args.max_pending,
         max_tracked: args.max_tracked,
         sketch_buckets: args.max_sketch_buckets,
+        stage_limit: bench_stage(args)?,
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }
@@ -231,6 +241,14 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
 /// An engine with default plan options (`ebq serve`).
 pub fn engine_default() -> Result<Engine, String> {
     Engine::new().map_err(|e| tracefs_error(&e))
+}
+
+/// The hidden `--bench-stage` of `ebq bench stages`.
+pub fn bench_stage(args: &RunArgs) -> Result<Option<ebq::plan::StageLimit>, String> {
+    args.bench_stage
+        .as_deref()
+        .map(|s| ebq::plan::StageLimit::from_name(s).ok_or_else(|| format!("error: unknown --bench-stage `{s}`")))
+        .transpose()
 }
 
 fn tracefs_error(e: &Error) -> String {
@@ -253,6 +271,7 @@ fn main() -> ExitCode {
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
         Some(Command::Serve { config, check }) => serve::main(&config, check),
+        Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),

@@ -146,6 +146,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let mut next_snapshot = interval.map(|i| started + i);
     let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
         && matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. });
+    // `ebq bench stages` at commit: rows are submitted but nobody reads them.
+    let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
     loop {
         if SIGNAL.load(Ordering::SeqCst) != 0 {
@@ -168,6 +170,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             break;
         }
         let wait = Duration::from_millis(100);
+        if unread {
+            std::thread::sleep(wait);
+            continue;
+        }
         let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
         if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
             p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);

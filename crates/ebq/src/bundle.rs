@@ -135,6 +135,7 @@ impl Bundle {
                 max_pending: num("max_pending")?,
                 max_tracked: num("max_tracked")?,
                 sketch_buckets: num("sketch_buckets")?,
+                stage_limit: None,
             },
             formats,
             object: object.to_vec(),

@@ -12,6 +12,7 @@ mod hist;
 mod pairing;
 mod pin_header;
 mod probe;
+mod stages;
 mod structs;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
@@ -94,6 +95,7 @@ pub fn generate(plan: &PhysicalPlan) -> String {
                 "struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {ringbuf_bytes});\n}} ebq_rows SEC(\".maps\");\n\n\
                  /* Wake the reader only once this much is waiting; it also polls on a timer. */\n#define EBQ_WAKEUP_BYTES {wakeup_bytes}\n\n"
             );
+            c.push_str(WAKEUP_FLAG);
         }
     }
     if let Some(p) = &k.pairing {
@@ -107,6 +109,23 @@ pub fn generate(plan: &PhysicalPlan) -> String {
     c.push_str(&exit_program(plan));
     c
 }
+
+/// The wake-up decision of row programs (after the ring buffer map).
+const WAKEUP_FLAG: &str = r#"/* A record's bytes in the ring buffer: the 8-byte header, rounded up to 8. */
+#define EBQ_RECORD_BYTES(r) ((sizeof(r) + 8 + 7) & ~7ULL)
+
+/* Wake the reader when the waiting data crosses a multiple of EBQ_WAKEUP_BYTES: once per
+ * EBQ_WAKEUP_BYTES of rows, not on every row while the reader is behind (each wake-up costs
+ * the traced thread about a microsecond; `ebq bench fidelity`). */
+static __always_inline __u64 ebq_wakeup_flag(__u64 record_bytes)
+{
+	__u64 avail = bpf_ringbuf_query(&ebq_rows, BPF_RB_AVAIL_DATA);
+	__u64 before = avail > record_bytes ? avail - record_bytes : 0;
+
+	return avail / EBQ_WAKEUP_BYTES != before / EBQ_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+"#;
 
 const PRELUDE: &str = r#"/* Set by ebq before loading; read-only, so the verifier drops unused branches. */
 struct ebq_config {
@@ -151,6 +170,21 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 	if (ebq_config.scope == 1)
 		return tgid == ebq_config.target_tgid;
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
+}
+
+/* The current task's comm, read straight from task_struct: CO-RE relocates the field
+ * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
+ * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
+ * bench/pervent-issue2.md). The kernel NUL-pads comm, as the helper does. */
+struct task_struct___ebq {
+	char comm[16] __attribute__((aligned(8)));
+} __attribute__((preserve_access_index));
+
+static __always_inline void ebq_current_comm(char out[16])
+{
+	struct task_struct___ebq *task = (void *)bpf_get_current_task_btf();
+
+	__builtin_memcpy(out, task->comm, 16);
 }
 
 /* SQL arithmetic on BPF: x / 0 = 0 and x % 0 = x (as the BPF ISA defines), shifts past 63 give 0. */
@@ -221,7 +255,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             SystemColumn::Gid => format!("\t__u32 {local} = bpf_get_current_uid_gid() >> 32;\n"),
             SystemColumn::Cpu => format!("\t__u32 {local} = bpf_get_smp_processor_id();\n"),
             SystemColumn::Cgroup => format!("\t__u64 {local} = bpf_get_current_cgroup_id();\n"),
-            SystemColumn::Comm => format!("\tchar {local}[16] = {{}};\n\tbpf_get_current_comm({local}, sizeof({local}));\n"),
+            SystemColumn::Comm => format!("\tchar {local}[16];\n\tebq_current_comm({local});\n"),
         },
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
@@ -257,6 +291,13 @@ fn program(plan: &PhysicalPlan) -> String {
         let (category, name) = (&k.event.format.category, &k.event.format.name);
         format!("SEC(\"tracepoint/{category}/{name}\")\nint ebq_query(struct ebq_event *ctx)")
     });
+    let stage_limit = match &k.output {
+        KernelOutput::Rows { stage_limit, .. } if k.pairing.is_none() => *stage_limit,
+        _ => None,
+    };
+    if stage_limit == Some(crate::plan::StageLimit::Trigger) {
+        return format!("{header}\n{}", stages::TRIGGER_ONLY);
+    }
     let _ = write!(c, "{header}\n{{\n");
     if k.pairing.is_none() || reads_pid_tgid(k) {
         c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");
@@ -292,6 +333,9 @@ fn program(plan: &PhysicalPlan) -> String {
     c.push_str("\tstats->matched++;\n\n");
     loaded.extend(filter_cols.into_iter().map(|(c, _)| c));
     let skip = loaded;
+    if let Some(limit) = stage_limit {
+        return c + &stages::rows_tail(&k.output, limit, &skip, &load);
+    }
     match &k.output {
         KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => {
             let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
@@ -337,10 +381,7 @@ fn program(plan: &PhysicalPlan) -> String {
             for (e, field) in fields {
                 c.push_str(&assign("r->", &record.fields[*field].name, e));
             }
-            c.push_str(
-                "\tbpf_ringbuf_submit(r, bpf_ringbuf_query(&ebq_rows, BPF_RB_AVAIL_DATA) >= EBQ_WAKEUP_BYTES ?\n\
-                 \t\t\t\tBPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);\n\treturn 0;\n}\n\n",
-            );
+            c.push_str("\tbpf_ringbuf_submit(r, ebq_wakeup_flag(EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}\n\n");
         }
     }
     c

@@ -9,9 +9,11 @@ mod explain;
 mod hist_explain;
 mod layout;
 mod pairing;
+mod stages;
 
 pub use layout::{StructField, StructLayout};
 pub use pairing::Pairing;
+pub use stages::StageLimit;
 
 use crate::bind::{
     AggFunc, BoundEvent, ColumnSource, EventSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window,
@@ -40,6 +42,8 @@ pub struct PlanOptions {
     /// descendants, `ebq_pids`); children forked beyond it are not traced and
     /// are counted in `untracked`, never silently lost.
     pub max_tracked: u32,
+    /// `ebq bench stages` only: row queries stop after this pipeline stage.
+    pub stage_limit: Option<StageLimit>,
 }
 
 impl Default for PlanOptions {
@@ -51,6 +55,7 @@ impl Default for PlanOptions {
             max_pending: 10240,
             sketch_buckets: SKETCH_MAX_BUCKETS,
             max_tracked: 65536,
+            stage_limit: None,
         }
     }
 }
@@ -129,6 +134,8 @@ pub enum KernelOutput {
         ringbuf_bytes: u32,
         /// Wake-up threshold.
         wakeup_bytes: u32,
+        /// `ebq bench stages`: the last stage the program runs (None: all).
+        stage_limit: Option<StageLimit>,
     },
 }
 
@@ -324,7 +331,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 record,
                 fields,
                 ringbuf_bytes: options.ringbuf_bytes,
-                wakeup_bytes: options.wakeup_bytes,
+                // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
+                wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
+                stage_limit: options.stage_limit,
             };
             (out, user)
         }

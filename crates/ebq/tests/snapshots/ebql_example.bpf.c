@@ -66,6 +66,21 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 
+/* The current task's comm, read straight from task_struct: CO-RE relocates the field
+ * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
+ * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
+ * bench/pervent-issue2.md). The kernel NUL-pads comm, as the helper does. */
+struct task_struct___ebq {
+	char comm[16] __attribute__((aligned(8)));
+} __attribute__((preserve_access_index));
+
+static __always_inline void ebq_current_comm(char out[16])
+{
+	struct task_struct___ebq *task = (void *)bpf_get_current_task_btf();
+
+	__builtin_memcpy(out, task->comm, 16);
+}
+
 /* SQL arithmetic on BPF: x / 0 = 0 and x % 0 = x (as the BPF ISA defines), shifts past 63 give 0. */
 static __always_inline __u64 ebq_udiv(__u64 a, __u64 b) { return b ? a / b : 0; }
 static __always_inline __u64 ebq_umod(__u64 a, __u64 b) { return b ? a % b : a; }

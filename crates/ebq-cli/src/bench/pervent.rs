@@ -1,0 +1,474 @@
+//! `ebq bench pervent`: Brendan Gregg's per-event cost study.
+//!
+//! Workload: `dd if=/dev/zero of=/dev/null bs=1 count=N` pinned to one CPU,
+//! i.e. N read(2) calls (plus a handful at start-up). Each experiment's tracer
+//! runs system-wide on the other CPU; per-event cost is
+//! `(T_traced − T_control) / N` with T the fastest of R runs of dd's CPU time
+//! (user + system; the BPF programs run inside dd's syscalls) — the elapsed
+//! time is recorded too. The control runs first and last; the fastest counts.
+
+use super::proc::{fastest_clean, start_all, Stopped, Timed, Tracer};
+use super::reference::References;
+use super::{plot, table, Ctx};
+use serde_json::{json, Value};
+
+/// One experiment of the study.
+struct Exp {
+    id: &'static str,
+    title: &'static str,
+    /// ebq queries (several run as separate ebq processes at once).
+    ebq: &'static [&'static str],
+    /// Extra ebq options.
+    ebq_opts: &'static [&'static str],
+    /// The bpftrace program (`LIBC` is replaced by libc's path).
+    bpftrace: &'static str,
+    /// The reference program in bench/reference/ (without .bpf.c).
+    reference: Option<&'static str>,
+    /// Tracepoint programs each read runs (for "added cost over the bare
+    /// trigger"); 0 for other probe kinds.
+    probes: u32,
+    /// dd runs count / this many reads (uprobes cost ~20× a tracepoint: fewer
+    /// reads keep the study short; the control is measured at the same count).
+    divisor: u64,
+}
+
+const EXPS: &[Exp] = &[
+    Exp {
+        id: "trigger",
+        title: "bare trigger (empty program)",
+        ebq: &["SELECT pid FROM syscalls.sys_enter_read"],
+        ebq_opts: &["--bench-stage", "trigger"],
+        bpftrace: "t:syscalls:sys_enter_read { }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "tp_entry",
+        title: "tracepoint entry, count",
+        ebq: &["SELECT COUNT(*) FROM syscalls.sys_enter_read"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @ = count(); }",
+        reference: Some("count"),
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "tp_return",
+        title: "tracepoint return, count",
+        ebq: &["SELECT COUNT(*) FROM syscalls.sys_exit_read"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_exit_read { @ = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "uprobe",
+        title: "uprobe libc read, count",
+        ebq: &["SELECT COUNT(*) FROM uprobe:libc:read"],
+        ebq_opts: &[],
+        bpftrace: "uprobe:LIBC:read { @ = count(); }",
+        reference: None,
+        probes: 0,
+        divisor: 10,
+    },
+    Exp {
+        id: "uretprobe",
+        title: "uretprobe libc read, count",
+        ebq: &["SELECT COUNT(*) FROM uretprobe:libc:read"],
+        ebq_opts: &[],
+        bpftrace: "uretprobe:LIBC:read { @ = count(); }",
+        reference: None,
+        probes: 0,
+        divisor: 10,
+    },
+    Exp {
+        id: "filter",
+        title: "filter comm = 'dd', count",
+        ebq: &["SELECT COUNT(*) FROM syscalls.sys_enter_read WHERE comm = 'dd'"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read /comm == \"dd\"/ { @ = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "key_pid",
+        title: "count by pid",
+        ebq: &["SELECT pid, COUNT(*) FROM syscalls.sys_enter_read GROUP BY pid"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @[pid] = count(); }",
+        reference: Some("key_pid"),
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "key_comm",
+        title: "count by comm",
+        ebq: &["SELECT comm, COUNT(*) FROM syscalls.sys_enter_read GROUP BY comm"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @[comm] = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "two_keys",
+        title: "count by pid, comm",
+        ebq: &["SELECT pid, comm, COUNT(*) FROM syscalls.sys_enter_read GROUP BY pid, comm"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @[pid, comm] = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "hist",
+        title: "log2 histogram of count",
+        ebq: &["SELECT HIST(count) FROM syscalls.sys_enter_read"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @ = hist(args->count); }",
+        reference: Some("hist"),
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "timing",
+        title: "latency enter→exit (JOIN), histogram",
+        ebq: &["SELECT HIST(x.time - e.time) FROM syscalls.sys_enter_read e \
+                JOIN syscalls.sys_exit_read x ON e.tid = x.tid"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @s[tid] = nsecs; } \
+                   t:syscalls:sys_exit_read /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }",
+        reference: Some("timing"),
+        probes: 2,
+        divisor: 1,
+    },
+    Exp {
+        id: "multiple",
+        title: "multiple: count by pid at entry + histogram of ret at exit",
+        ebq: &[
+            "SELECT pid, COUNT(*) FROM syscalls.sys_enter_read GROUP BY pid",
+            "SELECT HIST(ret) FROM syscalls.sys_exit_read",
+        ],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @c[pid] = count(); } t:syscalls:sys_exit_read { @h = hist(args->ret); }",
+        reference: None,
+        probes: 2,
+        divisor: 1,
+    },
+    Exp {
+        id: "per_event",
+        title: "per-event output (rows to a file)",
+        ebq: &["SELECT time, pid, count FROM syscalls.sys_enter_read WHERE comm = 'dd'"],
+        ebq_opts: &["--format", "csv"],
+        bpftrace: "t:syscalls:sys_enter_read /comm == \"dd\"/ { printf(\"%llu %d %d\\n\", nsecs, pid, args->count); }",
+        reference: Some("per_event"),
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "kprobe",
+        title: "kprobe vfs_read, count",
+        ebq: &["SELECT COUNT(*) FROM kprobe:vfs_read"],
+        ebq_opts: &[],
+        bpftrace: "k:vfs_read { @ = count(); }",
+        reference: None,
+        probes: 0,
+        divisor: 1,
+    },
+    Exp {
+        id: "kretprobe",
+        title: "kretprobe vfs_read, count",
+        ebq: &["SELECT COUNT(*) FROM kretprobe:vfs_read"],
+        ebq_opts: &[],
+        bpftrace: "kr:vfs_read { @ = count(); }",
+        reference: None,
+        probes: 0,
+        divisor: 1,
+    },
+    Exp {
+        id: "fentry",
+        title: "fentry vfs_read, count",
+        ebq: &["SELECT COUNT(*) FROM fentry:vfs_read"],
+        ebq_opts: &[],
+        bpftrace: "kfunc:vfs_read { @ = count(); }",
+        reference: None,
+        probes: 0,
+        divisor: 1,
+    },
+    Exp {
+        id: "kstack",
+        title: "count by kernel stack",
+        ebq: &["SELECT kstack, COUNT(*) FROM syscalls.sys_enter_read GROUP BY kstack"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @[kstack] = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+    Exp {
+        id: "ustack",
+        title: "count by user stack",
+        ebq: &["SELECT ustack, COUNT(*) FROM syscalls.sys_enter_read GROUP BY ustack"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { @[ustack] = count(); }",
+        reference: None,
+        probes: 1,
+        divisor: 1,
+    },
+];
+
+/// The quick run keeps one experiment of each kind of machinery.
+const QUICK: &[&str] = &["trigger", "tp_entry", "key_pid", "hist", "timing", "per_event", "kprobe"];
+
+fn libc_path() -> String {
+    ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("/lib/x86_64-linux-gnu/libc.so.6")
+        .to_string()
+}
+
+/// Runs one tool's tracer(s), measures dd under it, stops it.
+fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &str) -> Value {
+    let tracers = match start_all(&ctx.scratch, name, ctx.tracer_cpu, argvs, ready) {
+        Ok(t) => t,
+        Err(e) => return json!({ "unsupported": e }),
+    };
+    let startup = tracers.iter().map(|t| t.startup.as_secs_f64()).fold(0.0, f64::max);
+    let own: Vec<u32> = tracers.iter().map(Tracer::pid).collect();
+    let timed = fastest_clean(ctx.cpu, dd, ctx.runs, &own);
+    let stopped: Vec<Result<Stopped, String>> = tracers.into_iter().map(Tracer::stop).collect();
+    let files: Vec<_> = std::fs::read_dir(&ctx.scratch).into_iter().flatten().flatten().collect();
+    for f in files {
+        if f.file_name().to_string_lossy().starts_with(&format!("{name}.")) {
+            let _ = std::fs::remove_file(f.path());
+        }
+    }
+    let (t, contaminated) = match timed {
+        Ok(t) => t,
+        Err(e) => return json!({ "error": e }),
+    };
+    let mut v = json!({
+        "cpu_s": t.cpu_ns as f64 / 1e9,
+        "elapsed_s": t.elapsed_ns as f64 / 1e9,
+        "startup_s": startup,
+        "runs_with_foreign_probes": contaminated,
+    });
+    let mut notes = vec![];
+    for s in stopped {
+        match s {
+            Ok(s) => {
+                let text = format!("{}\n{}", s.stderr, s.stdout);
+                if let Some(l) = text.lines().find(|l| l.starts_with("ebq:") && l.contains("events seen")) {
+                    notes.push(l.trim_start_matches("ebq: ").to_string());
+                }
+                if let Some(l) = text.lines().find(|l| l.contains("Lost") && l.contains("events")) {
+                    notes.push(l.trim().to_string());
+                }
+                if let Some(l) = text.lines().find(|l| l.starts_with("rows delivered") || l.starts_with("map dropped"))
+                {
+                    notes.push(l.to_string());
+                }
+            }
+            Err(e) => notes.push(e),
+        }
+    }
+    v["notes"] = json!(notes.join("; "));
+    v
+}
+
+fn per_event(count: u64, control: Timed, tool: &mut Value) {
+    let (Some(cpu), Some(el)) = (tool["cpu_s"].as_f64(), tool["elapsed_s"].as_f64()) else { return };
+    let n = count as f64;
+    tool["ns"] = json!((cpu * 1e9 - control.cpu_ns as f64) / n);
+    tool["ns_elapsed"] = json!((el * 1e9 - control.elapsed_ns as f64) / n);
+}
+
+fn dd_argv(count: u64) -> Vec<String> {
+    ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={count}"), "status=none"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn min_timed(a: Timed, b: Timed) -> Timed {
+    Timed { cpu_ns: a.cpu_ns.min(b.cpu_ns), elapsed_ns: a.elapsed_ns.min(b.elapsed_ns) }
+}
+
+/// Runs the study; returns its results section.
+pub fn run(ctx: &Ctx) -> Result<Value, String> {
+    let refs = References::build(ctx)?;
+    let libc = libc_path();
+    let selected: Vec<&Exp> = EXPS.iter().filter(|e| !ctx.quick || QUICK.contains(&e.id)).collect();
+    let mut counts: Vec<u64> = selected.iter().map(|e| (ctx.count / e.divisor).max(1)).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    // Controls first and last: the fastest of both counts, so drift cannot favour tracing.
+    let mut controls = vec![];
+    for &n in &counts {
+        controls.push((n, fastest_clean(ctx.cpu, &dd_argv(n), ctx.runs, &[])?.0));
+    }
+    let mut rows = vec![];
+    for e in selected {
+        let n = (ctx.count / e.divisor).max(1);
+        let dd = dd_argv(n);
+        eprintln!("ebq bench pervent: {} ({}), {n} reads", e.id, e.title);
+        let ebq_argvs: Vec<Vec<String>> = e
+            .ebq
+            .iter()
+            .map(|q| {
+                let mut a = ctx.ebq_argv(&[q]);
+                a.extend(e.ebq_opts.iter().map(|s| s.to_string()));
+                a
+            })
+            .collect();
+        let ebq = measure(ctx, &dd, &format!("{}-ebq", e.id), &ebq_argvs, "ebq: tracing");
+        let bt_prog = e.bpftrace.replace("LIBC", &libc);
+        let bt_argv = vec![ctx.bpftrace.clone(), "-e".into(), bt_prog.clone()];
+        let bt = measure(ctx, &dd, &format!("{}-bpftrace", e.id), &[bt_argv], "Attaching");
+        let reference = match e.reference {
+            Some(r) => {
+                let sink = ctx.scratch.join(format!("{}-reference.rows", e.id));
+                let v = measure(ctx, &dd, &format!("{}-reference", e.id), &[refs.argv(r, &sink)], "attached");
+                let _ = std::fs::remove_file(&sink);
+                v
+            }
+            None => Value::Null,
+        };
+        rows.push((e, n, ebq, bt, bt_prog, reference));
+    }
+    for (n, c) in controls.iter_mut() {
+        *c = min_timed(*c, fastest_clean(ctx.cpu, &dd_argv(*n), ctx.runs, &[])?.0);
+    }
+    let control_of = |n: u64| controls.iter().find(|(m, _)| *m == n).map(|(_, c)| *c).expect("measured");
+    let mut exps = vec![];
+    let mut trigger_ns = None;
+    for (e, n, mut ebq, mut bt, bt_prog, mut reference) in rows {
+        for t in [&mut ebq, &mut bt, &mut reference] {
+            per_event(n, control_of(n), t);
+        }
+        if e.id == "trigger" {
+            trigger_ns = ebq["ns"].as_f64();
+        }
+        let ratio = |a: &Value, b: &Value| match (a["ns"].as_f64(), b["ns"].as_f64()) {
+            (Some(x), Some(y)) if y > 0.0 => json!(x / y),
+            _ => Value::Null,
+        };
+        exps.push(json!({
+            "id": e.id,
+            "title": e.title,
+            "reads": n,
+            "probes": e.probes,
+            "ebq_query": e.ebq.join(" ; "),
+            "ebq_options": e.ebq_opts.join(" "),
+            "bpftrace_program": bt_prog,
+            "reference_program": e.reference.map(|r| format!("bench/reference/{r}.bpf.c")),
+            "ebq": ebq.clone(),
+            "bpftrace": bt.clone(),
+            "reference": reference.clone(),
+            "ebq_over_bpftrace": ratio(&ebq, &bt),
+            "ebq_over_reference": ratio(&ebq, &reference),
+        }));
+    }
+    // Added cost over the bare trigger (tracepoint experiments only).
+    if let Some(trig) = trigger_ns {
+        for x in exps.iter_mut().filter(|x| x["probes"].as_u64().unwrap_or(0) > 0 && x["id"] != "trigger") {
+            let floor = trig * x["probes"].as_f64().unwrap_or(1.0);
+            for tool in ["ebq", "bpftrace", "reference"] {
+                if let Some(ns) = x[tool]["ns"].as_f64() {
+                    x[tool]["added_ns"] = json!(ns - floor);
+                }
+            }
+            let (ae, ab, ar) = (
+                x["ebq"]["added_ns"].as_f64(),
+                x["bpftrace"]["added_ns"].as_f64(),
+                x["reference"]["added_ns"].as_f64(),
+            );
+            if let (Some(a), Some(b)) = (ae, ab) {
+                x["added_ebq_over_bpftrace"] = json!(if b > 0.0 { a / b } else { f64::NAN });
+            }
+            if let (Some(a), Some(r)) = (ae, ar) {
+                x["added_ebq_over_reference"] = json!(if r > 0.0 { a / r } else { f64::NAN });
+            }
+        }
+    }
+    let control = control_of(ctx.count);
+    let section = json!({
+        "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
+        "count": ctx.count,
+        "runs": ctx.runs,
+        "control": { "cpu_s": control.cpu_ns as f64 / 1e9, "elapsed_s": control.elapsed_ns as f64 / 1e9 },
+        "trigger_ns": trigger_ns,
+        "experiments": exps,
+    });
+    print!("{}", text_table(&section));
+    plot_section(ctx, &section)?;
+    Ok(section)
+}
+
+/// Rows of the per-event table (used by the terminal and the Markdown report).
+pub fn table_rows(section: &Value) -> Vec<Vec<String>> {
+    let cell = |t: &Value| match (t["ns"].as_f64(), t["unsupported"].as_str(), t["error"].as_str()) {
+        (Some(ns), _, _) => format!("{ns:.1}"),
+        (None, Some(_), _) => "unsupported".into(),
+        (None, None, Some(_)) => "error".into(),
+        _ => "—".into(),
+    };
+    section["experiments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| {
+            vec![
+                x["id"].as_str().unwrap_or("").to_string(),
+                cell(&x["ebq"]),
+                cell(&x["bpftrace"]),
+                cell(&x["reference"]),
+                table::num(x["ebq_over_bpftrace"].as_f64(), 2),
+                table::num(x["ebq_over_reference"].as_f64(), 2),
+                table::num(x["added_ebq_over_bpftrace"].as_f64(), 2),
+                table::num(x["added_ebq_over_reference"].as_f64(), 2),
+            ]
+        })
+        .collect()
+}
+
+/// Header of [`table_rows`].
+pub const HEADER: &[&str] = &[
+    "experiment",
+    "ebq ns/event",
+    "bpftrace ns/event",
+    "reference ns/event",
+    "ebq/bpftrace",
+    "ebq/reference",
+    "added: ebq/bpftrace",
+    "added: ebq/reference",
+];
+
+fn text_table(section: &Value) -> String {
+    format!(
+        "\nper-event cost: {}\n{}",
+        section["workload"].as_str().unwrap_or(""),
+        table::text(HEADER, &table_rows(section))
+    )
+}
+
+fn plot_section(ctx: &Ctx, section: &Value) -> Result<(), String> {
+    let exps: Vec<&Value> = section["experiments"].as_array().into_iter().flatten().collect();
+    let cats: Vec<String> = exps.iter().map(|x| x["id"].as_str().unwrap_or("").to_string()).collect();
+    let series: Vec<(String, Vec<Option<f64>>)> = ["ebq", "bpftrace", "reference"]
+        .iter()
+        .map(|t| (t.to_string(), exps.iter().map(|x| x[*t]["ns"].as_f64()).collect()))
+        .collect();
+    plot::bars(
+        &ctx.out.join("pervent.svg"),
+        "Per-event cost (dd bs=1, control subtracted)",
+        "ns per read",
+        &cats,
+        &series,
+        false,
+    )
+}

@@ -1,0 +1,245 @@
+//! The machine description and the Markdown report (`RESULTS.md`) generated
+//! from `results.json`.
+
+use super::{fidelity, pervent, stages, startup, table};
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn cmd_line(argv: &[&str]) -> String {
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .ok()
+        .map(|o| {
+            let s = if o.stdout.is_empty() { o.stderr } else { o.stdout };
+            String::from_utf8_lossy(&s).lines().next().unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_else(|| "not found".into())
+}
+
+/// Now, as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn now_utc() -> String {
+    cmd_line(&["date", "-u", "+%Y-%m-%d %H:%M:%S UTC"])
+}
+
+/// /proc/loadavg's three load averages.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// CPU model, CPUs, memory, kernel and tool versions.
+pub fn machine() -> Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown".to_string(), |(_, m)| m.trim().to_string());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().next().map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string()))
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map_or(0.0, |kb| kb as f64 / 1048576.0);
+    json!({
+        "cpu": model,
+        "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "memory_gib": (mem * 10.0).round() / 10.0,
+        "kernel": cmd_line(&["uname", "-srm"]),
+        "ebq": format!("ebq {}", env!("CARGO_PKG_VERSION")),
+        "git": cmd_line(&["git", "rev-parse", "--short", "HEAD"]),
+        "bpftrace": cmd_line(&["bpftrace", "--version"]),
+        "clang": cmd_line(&["clang", "--version"]),
+        "fio": cmd_line(&["fio", "--version"]),
+        "uptime": cmd_line(&["uptime"]),
+    })
+}
+
+fn run_line(s: &Value) -> String {
+    let r = &s["run"];
+    format!(
+        "Run {} ({:.0} s), load average before {} / after {}{}; command: `{}`\n\n",
+        r["started_utc"].as_str().unwrap_or("?"),
+        r["seconds"].as_f64().unwrap_or(0.0),
+        r["load_before"].as_str().unwrap_or("?"),
+        r["load_after"].as_str().unwrap_or("?"),
+        if r["quick"].as_bool() == Some(true) { " (**--quick sizes: not a measurement**)" } else { "" },
+        r["command"].as_str().unwrap_or("?"),
+    )
+}
+
+/// Target checks: (target, verdict lines).
+pub fn targets(all: &Value) -> Vec<String> {
+    let mut out = vec![];
+    for x in all["pervent"]["experiments"].as_array().into_iter().flatten() {
+        let id = x["id"].as_str().unwrap_or("");
+        let (e, b, r) =
+            (x["ebq"]["added_ns"].as_f64(), x["bpftrace"]["added_ns"].as_f64(), x["reference"]["added_ns"].as_f64());
+        if let (Some(e), Some(b)) = (e, b) {
+            let ok = e <= 0.5 * b;
+            out.push(format!(
+                "- {id}: ebq added {e:.1} ns vs bpftrace {b:.1} ns → {:.2}× (target ≤ 0.50×): **{}**",
+                e / b,
+                if ok { "met" } else { "not met" }
+            ));
+        }
+        if let (Some(e), Some(r)) = (e, r.filter(|&r| r <= 0.0)) {
+            out.push(format!(
+                "- {id}: ebq added {e:.1} ns vs reference {r:.1} ns: the reference measured at or below the bare \
+                 trigger (noise larger than its cost), no ratio"
+            ));
+        }
+        if let (Some(e), Some(r)) = (e, r.filter(|&r| r > 0.0)) {
+            let ok = e <= 1.15 * r;
+            out.push(format!(
+                "- {id}: ebq added {e:.1} ns vs reference {r:.1} ns → {:.2}× (target ≤ 1.15×): **{}**",
+                e / r,
+                if ok { "met" } else { "not met" }
+            ));
+        }
+    }
+    let runs: Vec<&Value> =
+        all["fidelity"]["runs"].as_array().into_iter().flatten().filter(|r| r["error"].is_null()).collect();
+    // Streaming throughput: the highest event rate a tool delivered completely.
+    let tput = |tool: &str| {
+        runs.iter()
+            .filter(|r| r["tool"] == tool && r["delivered"] == r["issued"])
+            .map(|r| r["achieved_rate"].as_f64().unwrap_or(0.0))
+            .fold(0.0, f64::max)
+    };
+    let (e, b) = (tput("ebq"), tput("bpftrace"));
+    if e > 0.0 && b > 0.0 {
+        out.push(format!(
+            "- streaming: the highest rate delivered completely: ebq {e:.0} rows/s vs bpftrace printf {b:.0} lines/s \
+             → {:.1}× (target ≥ 2×): **{}**",
+            e / b,
+            if e >= 2.0 * b { "met" } else { "not met" }
+        ));
+    }
+    let ebq_runs: Vec<&&Value> = runs.iter().filter(|r| r["tool"] == "ebq").collect();
+    if !ebq_runs.is_empty() {
+        let exact = ebq_runs.iter().all(|r| r["unaccounted"].as_i64() == Some(0));
+        out.push(format!(
+            "- drop accounting: issued = delivered + dropped for {} of {} ebq runs: **{}**",
+            ebq_runs.iter().filter(|r| r["unaccounted"].as_i64() == Some(0)).count(),
+            ebq_runs.len(),
+            if exact { "met" } else { "not met" }
+        ));
+    }
+    out
+}
+
+/// The whole report.
+pub fn markdown(all: &Value) -> String {
+    let m = &all["machine"];
+    let mut s = String::from(
+        "# ebq bench results\n\nGenerated by `ebq bench` from `results.json`; plots are the `*.svg` files beside it.\n\n## Machine\n\n",
+    );
+    for (k, label) in [
+        ("cpu", "CPU"),
+        ("cpus", "CPUs"),
+        ("memory_gib", "memory (GiB)"),
+        ("kernel", "kernel"),
+        ("ebq", "ebq"),
+        ("git", "git commit"),
+        ("bpftrace", "bpftrace"),
+        ("clang", "clang"),
+        ("fio", "fio"),
+        ("uptime", "uptime when written"),
+    ] {
+        let v = &m[k];
+        s += &format!("- {label}: {}\n", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+    }
+    let p = &all["pervent"];
+    if p.is_object() {
+        s += "\n## Per-event cost (`ebq bench pervent`)\n\n";
+        s += &run_line(p);
+        s += &format!(
+            "Workload: {}. ns per read(2) = (fastest of {} runs − control) / count, from dd's CPU time \
+             (user + system). Control: {:.4} s CPU, {:.4} s elapsed. \"added\" = cost over the bare trigger \
+             (ebq's empty program, {} ns per probe) — the part a tool's code adds.\n\n",
+            p["workload"].as_str().unwrap_or(""),
+            p["runs"],
+            p["control"]["cpu_s"].as_f64().unwrap_or(0.0),
+            p["control"]["elapsed_s"].as_f64().unwrap_or(0.0),
+            table::num(p["trigger_ns"].as_f64(), 1),
+        );
+        s += &table::markdown(pervent::HEADER, &pervent::table_rows(p));
+        s += "\nQueries, programs and notes (unsupported: the tool's own error):\n\n";
+        for x in p["experiments"].as_array().into_iter().flatten() {
+            s += &format!(
+                "- **{}** ({}): ebq `{}` {}",
+                x["id"].as_str().unwrap_or(""),
+                x["title"].as_str().unwrap_or(""),
+                x["ebq_query"].as_str().unwrap_or(""),
+                x["ebq_options"].as_str().unwrap_or("")
+            );
+            s += &format!("; bpftrace `{}`", x["bpftrace_program"].as_str().unwrap_or(""));
+            if let Some(r) = x["reference_program"].as_str() {
+                s += &format!("; reference `{r}`");
+            }
+            for tool in ["ebq", "bpftrace", "reference"] {
+                let t = &x[tool];
+                if let Some(u) = t["unsupported"].as_str().or(t["error"].as_str()) {
+                    s += &format!("; {tool} unsupported here: \"{u}\"");
+                } else if let Some(n) = t["notes"].as_str().filter(|n| !n.is_empty()) {
+                    s += &format!("; {tool}: {n}");
+                }
+                if let Some(c) = t["runs_with_foreign_probes"].as_u64().filter(|&c| c > 0) {
+                    s += &format!(" (**{c} run(s) with another process's programs on the same events**)");
+                }
+            }
+            s += "\n";
+        }
+    }
+    let st = &all["stages"];
+    if st.is_object() {
+        s += "\n## Six-stage dissection (`ebq bench stages`)\n\n";
+        s += &run_line(st);
+        s += &format!(
+            "{}. Row query: `{}`; aggregate query: `{}`; ebq options: {}. Columns trigger…retrieve are \
+             Overhead_i = (T_{{i−1}} − T_i) / T_base × 100 (a negative value is noise: one run per cell); \
+             \"rows total\" = (T_base − T_retrieve) / T_base, \"aggregate total\" the same for the aggregate plan.\n\n",
+            st["fio"].as_str().unwrap_or(""),
+            st["rows_query"].as_str().unwrap_or(""),
+            st["aggregate_query"].as_str().unwrap_or(""),
+            st["ebq_options"].as_str().unwrap_or(""),
+        );
+        s += &table::markdown(stages::header(), &stages::table_rows(st));
+    }
+    let f = &all["fidelity"];
+    if f.is_object() {
+        s += "\n## Fidelity and resources (`ebq bench fidelity`)\n\n";
+        s += &run_line(f);
+        s += &format!(
+            "Workload: {}. Buffer: ebq's ring buffer bytes; bpftrace gets the same bytes split over its per-CPU perf \
+             buffers (BPFTRACE_PERF_RB_PAGES). Tracer CPU = its user + system time from attached to stop (the \
+             workload plus 0.3 s to drain; /proc ticks of 10 ms), also per delivered row; peak RSS = VmHWM.\n\n",
+            f["workload"].as_str().unwrap_or("")
+        );
+        s += &table::markdown(fidelity::HEADER, &fidelity::table_rows(f));
+    }
+    let su = &all["startup"];
+    if su.is_object() {
+        s += "\n## Startup (`ebq bench startup`)\n\n";
+        s += &run_line(su);
+        s += &format!(
+            "Spawn → attached: until ebq prints `ebq: tracing …` (programs loaded and attached), bpftrace prints \
+             `Attaching N probes...`. Fastest of {} runs after a warm-up. Query `{}`.\n\n",
+            su["runs"],
+            su["query"].as_str().unwrap_or("")
+        );
+        s += &table::markdown(startup::HEADER, &startup::table_rows(su));
+    }
+    let t = targets(all);
+    if !t.is_empty() {
+        s += "\n## Targets\n\n";
+        s += &t.join("\n");
+        s += "\n";
+    }
+    s += "\n## Reproducing\n\n```\ncargo build --release --workspace\nsudo target/release/ebq bench all --out bench/results --md bench/RESULTS.md\n```\n\n\
+          Single studies: `ebq bench pervent [--count N] [--runs R] [--cpu C]`, `ebq bench stages`, `ebq bench fidelity`, \
+          `ebq bench startup`; `ebq bench report` rewrites this file from `results.json`.\n";
+    s
+}

@@ -1,0 +1,84 @@
+//! `ebq bench all --quick`: every study runs end to end and writes outputs of
+//! the documented shape (timings are not checked: they belong to the bench).
+
+mod common;
+
+use common::ebq_bin;
+use serde_json::Value;
+use std::process::Command;
+
+#[test]
+fn bench_all_quick_writes_every_study() {
+    let out = std::env::temp_dir().join(format!("ebq-bench-test.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let md = out.join("REPORT.md");
+    let status = Command::new(ebq_bin())
+        .args(["bench", "all", "--quick", "--out"])
+        .arg(&out)
+        .arg("--md")
+        .arg(&md)
+        .status()
+        .expect("ebq runs");
+    assert!(status.success(), "ebq bench all --quick failed");
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let all: Value = serde_json::from_str(&text).expect("results.json parses");
+
+    // Per-event: every experiment has, per tool, a number or the tool's own reason.
+    let exps = all["pervent"]["experiments"].as_array().expect("experiments");
+    let ids: Vec<&str> = exps.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["trigger", "tp_entry", "key_pid", "hist", "timing", "per_event", "kprobe"]);
+    for x in exps {
+        for tool in ["ebq", "bpftrace"] {
+            let t = &x[tool];
+            assert!(
+                t["ns"].is_f64() || t["unsupported"].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: {tool} has neither a cost nor a reason: {t}",
+                x["id"]
+            );
+        }
+        if x["reference_program"].is_string() {
+            assert!(x["reference"]["ns"].is_f64(), "{}: reference: {}", x["id"], x["reference"]);
+        }
+    }
+    // kprobes are not built into this kernel: ebq says so itself.
+    let kprobe = &exps[6]["ebq"]["unsupported"];
+    assert!(kprobe.as_str().is_some_and(|s| s.contains("kprobe")), "{kprobe}");
+    for id in ["tp_entry", "key_pid", "hist", "timing", "per_event"] {
+        let x = exps.iter().find(|x| x["id"] == id).unwrap();
+        assert!(x["ebq"]["ns"].is_f64(), "{id}: ebq must run: {}", x["ebq"]);
+    }
+
+    // Stages: one workload, every stage's overhead and both totals.
+    let ws = all["stages"]["workloads"].as_array().expect("workloads");
+    assert_eq!(ws.len(), 1);
+    for s in ["trigger", "filter", "reserve", "build", "commit", "retrieve"] {
+        assert!(ws[0]["overhead_pct"][s].is_f64(), "stage {s}: {}", ws[0]);
+    }
+    assert!(ws[0]["rows_total_pct"].is_f64() && ws[0]["aggregate_total_pct"].is_f64());
+
+    // Fidelity: ebq accounts for every issued event exactly.
+    let runs = all["fidelity"]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4);
+    for r in runs.iter().filter(|r| r["tool"] == "ebq") {
+        assert_eq!(r["issued"], r["delivered"].as_u64().unwrap() + r["dropped_reported"].as_u64().unwrap(), "{r}");
+    }
+    for r in runs {
+        assert!(r["peak_rss_mb"].as_f64().is_some_and(|m| m > 0.0), "{r}");
+    }
+
+    // Startup: all three measured.
+    let st = all["startup"]["results"].as_array().expect("startup");
+    assert_eq!(st.len(), 3);
+    assert!(st.iter().all(|r| r["seconds"].is_f64()), "{st:?}");
+
+    for svg in ["pervent.svg", "stages.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {
+        let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
+        assert!(s.starts_with("<svg") && s.contains("</svg>"), "{svg}");
+    }
+    let report = std::fs::read_to_string(&md).expect("report");
+    for h in ["## Machine", "## Per-event cost", "## Six-stage dissection", "## Fidelity", "## Startup", "## Targets"] {
+        assert!(report.contains(h), "report lacks {h}");
+    }
+    assert!(!out.join("scratch").exists(), "the scratch directory is removed");
+    let _ = std::fs::remove_dir_all(&out);
+}
