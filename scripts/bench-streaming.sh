@@ -18,7 +18,7 @@ now() { date +%s.%N; }
 echo "# machine: $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "## 1. rows/s delivered to a file ($N read(2) calls of dd bs=1)"
 printf '%-10s %12s %12s %10s %12s\n' tool rows lost seconds rows/s
-dd_cmd="dd if=/dev/zero of=/dev/null bs=1 count=$N status=none"
+dd_cmd="$(command -v dd) if=/dev/zero of=/dev/null bs=1 count=$N status=none"
 
 t0=$(now)
 $EBQ --ringbuf-size 67108864 --format csv -o "$OUT/ebq.csv" -c "$dd_cmd" \
@@ -35,7 +35,7 @@ bpftrace -o "$OUT/bt.txt" -e 'tracepoint:syscalls:sys_enter_read /pid == cpid/ {
     >/dev/null 2>"$OUT/bt.err"
 t1=$(now)
 rows=$(grep -c '^[0-9]*,' "$OUT/bt.txt" || true)
-lost=$(grep -o 'Lost [0-9]* events' "$OUT/bt.txt" "$OUT/bt.err" | awk '{s += $2} END {print s + 0}')
+lost=$({ grep -ho 'Lost [0-9]* events' "$OUT/bt.txt" "$OUT/bt.err" || true; } | awk '{s += $2} END {print s + 0}')
 printf '%-10s %12d %12s %10.3f %12.0f\n' bpftrace "$rows" "$lost" "$(echo "$t1 - $t0" | bc)" "$(echo "$rows / ($t1 - $t0)" | bc -l)"
 
 echo
@@ -43,7 +43,7 @@ echo "## 2. fio 4 KiB psync randread on tmpfs, ${SECS} s, every pread64 streamed
 mkdir -p "$OUT/tmpfs"
 mount -t tmpfs -o size=1200m tmpfs "$OUT/tmpfs"
 trap 'umount "$OUT/tmpfs" 2>/dev/null; rm -rf "$OUT"' EXIT
-fio_cmd="fio --name=s --directory=$OUT/tmpfs --size=1g --bs=4k --rw=randread --ioengine=psync --time_based --runtime=$SECS --output-format=json --output=$OUT/fio.json"
+fio_cmd="$(command -v fio) --name=s --directory=$OUT/tmpfs --size=1g --bs=4k --rw=randread --ioengine=psync --time_based --runtime=$SECS --output-format=json --output=$OUT/fio.json"
 fio --name=s --directory="$OUT/tmpfs" --size=1g --bs=4k --rw=randread --ioengine=psync --runtime=1 --time_based >/dev/null # lay out the file
 iops() { python3 -c "import json,sys; print(round(json.load(open('$OUT/fio.json'))['jobs'][0]['read']['iops']))"; }
 printf '%-10s %12s %10s %12s\n' tracing iops loss% rows
