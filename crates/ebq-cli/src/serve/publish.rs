@@ -10,7 +10,7 @@
 use super::prom::Shared;
 use ebq::export::otlp::{self, Batch, OtlpConfig};
 use ebq::export::{self_families, Accumulator, MetricFamily, MetricKind, Sample, SampleValue, Temporality};
-use ebq::QueryStats;
+use ebq::{QueryStats, WindowBounds};
 use std::collections::BTreeMap;
 
 /// Per-query publishing state.
@@ -61,10 +61,10 @@ impl Publisher {
 
     /// Pushes `families` over OTLP when configured; a failure is logged and
     /// counted (a collector may be restarting), never fatal.
-    fn push(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], span: (u64, u64)) {
+    fn push(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], window: WindowBounds) {
         let Some(o) = &mut self.otlp else { return };
-        let start = if temporality == Temporality::Cumulative { o.started_unix_ns } else { span.0 };
-        let batch = Batch { families, temporality, start_unix_ns: start, time_unix_ns: span.1 };
+        let (start, end) = otlp::span_unix_ns(window, temporality, o.started_unix_ns);
+        let batch = Batch { families, temporality, start_unix_ns: start, time_unix_ns: end };
         if let Err(e) = otlp::push(&o.config, &[batch]) {
             o.failed += 1;
             eprintln!("ebq serve: query `{query}`: OTLP push failed ({} so far): {e}", o.failed);
@@ -88,8 +88,8 @@ impl Publisher {
     }
 
     /// One closed window (or, for a query without WINDOW, one running-total
-    /// snapshot) of `query`, as families; `span` is its (start, end) in Unix ns.
-    pub fn window(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], span: (u64, u64)) {
+    /// snapshot) of `query`, as families, with its bounds.
+    pub fn window(&mut self, query: &str, temporality: Temporality, families: &[MetricFamily], window: WindowBounds) {
         let Some(q) = self.queries.get_mut(query) else { return };
         q.windows += 1;
         // Prometheus: running totals.
@@ -97,7 +97,7 @@ impl Publisher {
         if let Ok(mut p) = self.prom.lock() {
             p.queries.insert(query.to_string(), q.acc.families().to_vec());
         }
-        self.push(query, temporality, families, span);
+        self.push(query, temporality, families, window);
     }
 
     /// Counts an error of `query` (failed start, failed poll).
@@ -171,8 +171,7 @@ impl Publisher {
         ));
         let due = self.otlp.as_ref().is_some_and(|o| o.own_pushed.get(query).is_none_or(|t| t.elapsed() >= o.interval));
         if due {
-            let now = otlp::unix_now_ns();
-            self.push(query, Temporality::Cumulative, &fams, (now, now));
+            self.push(query, Temporality::Cumulative, &fams, WindowBounds::Rows);
             if let Some(o) = &mut self.otlp {
                 o.own_pushed.insert(query.to_string(), std::time::Instant::now());
             }

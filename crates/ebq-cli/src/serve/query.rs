@@ -97,15 +97,7 @@ impl Served {
             Ok(outs) => {
                 for out in &outs {
                     let (t, fams) = self.schema.families(out);
-                    let now = ebq::export::otlp::unix_now_ns();
-                    let span = match out.window {
-                        ebq::WindowBounds::Time { start_ns, end_ns } => (
-                            ebq::export::otlp::monotonic_to_unix_ns(start_ns),
-                            ebq::export::otlp::monotonic_to_unix_ns(end_ns),
-                        ),
-                        _ => (now, now),
-                    };
-                    publisher.window(name, t, &fams, span);
+                    publisher.window(name, t, &fams, out.window);
                 }
                 if !outs.is_empty() || self.last_own.elapsed() >= Duration::from_secs(1) {
                     self.last_own = Instant::now();

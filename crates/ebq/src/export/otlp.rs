@@ -273,6 +273,19 @@ pub fn monotonic_to_unix_ns(mono_ns: u64) -> u64 {
     (mono_ns as i128 + offset).max(0) as u64
 }
 
+/// (start, end) in Unix ns of one output pushed with `temporality`: a time
+/// window's own bounds for a delta; from `started_unix_ns` (the run's start)
+/// for cumulative values and for windows without times (count windows, rows).
+pub fn span_unix_ns(window: crate::WindowBounds, temporality: Temporality, started_unix_ns: u64) -> (u64, u64) {
+    let (start, end) = match window {
+        crate::WindowBounds::Time { start_ns, end_ns } => {
+            (monotonic_to_unix_ns(start_ns), monotonic_to_unix_ns(end_ns))
+        }
+        _ => (started_unix_ns, unix_now_ns()),
+    };
+    (if temporality == Temporality::Cumulative { started_unix_ns } else { start }, end)
+}
+
 /// Pushes one output of a query (a closed window: delta; an `--interval`
 /// snapshot: cumulative) together with the query's own counters `own`
 /// (cumulative since `started_unix_ns`, e.g. [`super::self_families`]).
@@ -291,13 +304,7 @@ pub fn push_output(
     let (temporality, families) = schema.families(out);
     let temporality = if windowless { Temporality::Cumulative } else { temporality };
     let now = unix_now_ns();
-    let (start, end) = match out.window {
-        crate::WindowBounds::Time { start_ns, end_ns } => {
-            (monotonic_to_unix_ns(start_ns), monotonic_to_unix_ns(end_ns))
-        }
-        _ => (started_unix_ns, now),
-    };
-    let start = if temporality == Temporality::Cumulative { started_unix_ns } else { start };
+    let (start, end) = span_unix_ns(out.window, temporality, started_unix_ns);
     let batches = [
         Batch { families: &families, temporality, start_unix_ns: start, time_unix_ns: end },
         Batch {
