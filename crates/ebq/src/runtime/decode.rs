@@ -90,13 +90,18 @@ fn read_u64(bytes: &[u8], offset: u32, size: u32) -> u64 {
     }
 }
 
+/// A fixed string buffer as text: up to the first NUL (or the whole buffer),
+/// invalid UTF-8 replaced.
+pub(super) fn c_str(raw: &[u8]) -> std::borrow::Cow<'_, str> {
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    String::from_utf8_lossy(&raw[..end])
+}
+
 /// Decodes one struct field.
 pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
     match f.ty {
         DataType::Str { cap } => {
-            let raw = &bytes[f.offset as usize..(f.offset + u32::from(cap)) as usize];
-            let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-            Value::S(String::from_utf8_lossy(&raw[..end]).into_owned())
+            Value::S(c_str(&bytes[f.offset as usize..(f.offset + u32::from(cap)) as usize]).into_owned())
         }
         DataType::Int { bits, signed: true } => {
             let raw = read_u64(bytes, f.offset, u32::from(bits) / 8);

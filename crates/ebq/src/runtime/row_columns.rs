@@ -97,11 +97,7 @@ impl RowColumns {
                 Builder::U32(b) => b.append_value(u32::from_ne_bytes(array(bytes, o))),
                 Builder::U64(b) => b.append_value(u64::from_ne_bytes(array(bytes, o))),
                 Builder::Bool(b) => b.append_value(bytes[o] != 0),
-                Builder::Str { cap, builder } => {
-                    let raw = &bytes[o..o + *cap];
-                    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-                    builder.append_value(String::from_utf8_lossy(&raw[..end]));
-                }
+                Builder::Str { cap, builder } => builder.append_value(super::decode::c_str(&bytes[o..o + *cap])),
             }
         }
         self.rows += 1;
