@@ -179,7 +179,7 @@ fn each_count_window_is_pushed_as_a_delta() {
 #[test]
 fn push_failures_are_reported_and_bad_urls_refused() {
     // Nobody listens on this port: the run completes, the failure is reported.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let out = Command::new(ebq_bin())
         .args(["SELECT COUNT(*) FROM syscalls.sys_enter_pread64", "--duration", "0.2"])
         .args(["--otlp", &format!("http://127.0.0.1:{port}")])
@@ -219,7 +219,7 @@ fn ebq_serve_pushes_each_window_and_pins_the_query_map() {
     let dir = std::env::temp_dir().join(format!("ebq-serve-otlp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pin = format!("/sys/fs/bpf/ebq-test-{}/wl", std::process::id());
-    let metrics_port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let metrics_port = free_port();
     let config = dir.join("ebq.toml");
     std::fs::write(
         &config,

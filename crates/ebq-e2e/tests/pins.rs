@@ -222,23 +222,6 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     assert_nothing_left(&before);
 }
 
-/// `GET /metrics` from a local `ebq serve`.
-fn scrape(port: u16) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
-}
-
-/// The value of one series on a /metrics page.
-fn series(page: &str, name: &str) -> Option<u64> {
-    page.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.split(' ').next()?.parse::<f64>().ok())
-        .map(|v| v as u64)
-}
-
 #[test]
 fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     let before = ebq_prog_ids();
@@ -247,7 +230,7 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     let comm = format!("pinsrv{}", std::process::id() % 10000);
     let tmp = std::env::temp_dir().join(format!("ebq-pins-serve-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let config = tmp.join("ebq.toml");
     std::fs::write(
         &config,
@@ -268,8 +251,8 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     // Running totals are published every 100 ms: wait until /metrics has them all.
     let deadline = Instant::now() + Duration::from_secs(30);
     let page = loop {
-        let page = scrape(port);
-        if want.iter().all(|(fd, g)| series(&page, &format!("ebq_p_calls_total{{fd=\"{fd}\"}}")) == Some(g.0)) {
+        let page = http_get(port, "/metrics").map(|(_, body)| body).unwrap_or_default();
+        if want.iter().all(|(fd, g)| sample(&page, &format!("ebq_p_calls_total{{fd=\"{fd}\"}}")) == Some(g.0 as f64)) {
             break page;
         }
         assert!(Instant::now() < deadline, "{page}");
@@ -279,9 +262,9 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     assert_eq!(got, want, "the C reader's groups");
     for (fd, (calls, bytes, mx, _)) in &got {
         let l = format!("{{fd=\"{fd}\"}}");
-        assert_eq!(series(&page, &format!("ebq_p_calls_total{l}")), Some(*calls), "{page}");
-        assert_eq!(series(&page, &format!("ebq_p_bytes_total{l}")), Some(*bytes), "{page}");
-        assert_eq!(series(&page, &format!("ebq_p_mx{l}")), Some(*mx), "{page}");
+        assert_eq!(sample(&page, &format!("ebq_p_calls_total{l}")), Some(*calls as f64), "{page}");
+        assert_eq!(sample(&page, &format!("ebq_p_bytes_total{l}")), Some(*bytes as f64), "{page}");
+        assert_eq!(sample(&page, &format!("ebq_p_mx{l}")), Some(*mx as f64), "{page}");
     }
     // SAFETY: kill on a child we spawned.
     unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };

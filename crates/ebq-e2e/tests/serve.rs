@@ -6,52 +6,16 @@
 
 mod common;
 
-use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, Workload};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, sample, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
-
-/// A free loopback port (bound, then released for the server to take).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 fn tmp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ebq-serve-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// `GET path` on 127.0.0.1:port → (status code, body); None when nothing listens.
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
-    let mut buf = vec![];
-    s.read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let code = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    // Prometheus answers with chunked encoding; its JSON is one chunk per line here.
-    let body = if text.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
-    Some((code, body))
-}
-
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&after[..n]);
-        rest = &after[n + 2..];
-    }
-    out
 }
 
 fn url_encode(s: &str) -> String {
@@ -73,11 +37,6 @@ fn wait_for<T>(secs: u64, what: &str, mut cond: impl FnMut() -> Option<T>) -> T 
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The value of the sample `series` (exact text before the value) on a /metrics page.
-fn sample(page: &str, series: &str) -> Option<f64> {
-    page.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
 }
 
 /// A running `ebq serve`; dropping it sends SIGTERM and reaps it.

@@ -275,3 +275,43 @@ pub fn first_stderr_line(child: &mut Child) -> (String, impl std::io::BufRead) {
     std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
     (line, stderr)
 }
+
+/// A free loopback port (bound, then released for the server to take).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `GET path` on 127.0.0.1:port → (status code, body); None when nothing listens.
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    use std::io::{Read, Write};
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+    let mut buf = vec![];
+    s.read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let code = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    // Prometheus answers with chunked encoding; its JSON is one chunk per line here.
+    let body = if text.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
+    Some((code, body))
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = &after[n + 2..];
+    }
+    out
+}
+
+/// The value of the sample `series` (exact text before the value) on a /metrics page.
+pub fn sample(page: &str, series: &str) -> Option<f64> {
+    page.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
+}
