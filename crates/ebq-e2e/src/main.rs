@@ -708,6 +708,19 @@ fn pread_report(pid: u32, comm: &str, cfg: &PreadCfg, fds: &[libc::c_int], parts
 // fork
 // ---------------------------------------------------------------------------
 
+/// Waits for child `pid`; an error unless it exited with status 0.
+fn reap_child(pid: u64) -> Result<(), Error> {
+    let mut status = 0;
+    // SAFETY: pid is our child; status is a valid out-pointer.
+    if unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) } < 0 {
+        return Err(os_err(&format!("waitpid {pid}")));
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(Error::Runtime(format!("child {pid} failed (wait status {status})")));
+    }
+    Ok(())
+}
+
 fn run_fork(cfg: &ForkCfg) -> Result<(), Error> {
     if let Some(c) = &cfg.comm {
         set_comm(c)?;
@@ -755,12 +768,8 @@ fn run_fork(cfg: &ForkCfg) -> Result<(), Error> {
         }
         children.push(pid as u64);
         if cfg.sequential {
-            let mut status = 0;
-            // SAFETY: pid is our child; status is a valid out-pointer.
-            if unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) } < 0 {
-                failure.get_or_insert(os_err(&format!("waitpid {pid}")));
-            } else if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-                failure.get_or_insert(Error::Runtime(format!("child {pid} failed (wait status {status})")));
+            if let Err(e) = reap_child(pid as u64) {
+                failure.get_or_insert(e);
             }
         }
     }
@@ -769,13 +778,8 @@ fn run_fork(cfg: &ForkCfg) -> Result<(), Error> {
         close_fd(gate[0]);
     }
     for &pid in children.iter().filter(|_| !cfg.sequential) {
-        let mut status = 0;
-        // SAFETY: pid is our child; status is a valid out-pointer.
-        let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
-        if rc < 0 {
-            failure.get_or_insert(os_err(&format!("waitpid {pid}")));
-        } else if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-            failure.get_or_insert(Error::Runtime(format!("child {pid} failed (wait status {status})")));
+        if let Err(e) = reap_child(pid) {
+            failure.get_or_insert(e);
         }
     }
     close_fd(fd);
