@@ -17,7 +17,9 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
     if rotation.windows == Some(0) || rotation.bytes == Some(0) {
         return Err("error: --rotate-windows and --rotate-bytes must be at least 1".into());
     }
-    let rows = matches!(prepared.physical.kernel.output, KernelOutput::Rows { .. });
+    // A join of two streams returns time windows of joined rows.
+    let rows =
+        matches!(prepared.physical.kernel.output, KernelOutput::Rows { .. }) && prepared.physical.stream_join.is_none();
     if rows && rotation.windows.is_some() {
         return Err(
             "error: --rotate-windows needs a query with windows (an aggregate); this row query streams rows: use --rotate-bytes"

@@ -129,9 +129,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (None, Some(p), _) => format!("process {p}"),
     };
     let k = &prepared.physical.kernel;
-    let events = match &k.pairing {
-        Some(p) => format!("{} JOIN {}", p.start.event_description(), k.event.event_description()),
-        None => k.event.event_description(),
+    let events = match (&k.pairing, &prepared.physical.stream_join) {
+        (Some(p), _) => format!("{} JOIN {}", p.start.event_description(), k.event.event_description()),
+        (None, Some(j)) => {
+            format!("{} joined with {}", k.event.event_description(), j.sides[1].kernel.event.event_description())
+        }
+        (None, None) => k.event.event_description(),
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
     if let Some(h) = held.as_mut() {
@@ -217,13 +220,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
+    let late = if prepared.physical.stream_join.is_some() {
+        format!("; join: {} rows late (after their window was joined)", stats.late)
+    } else {
+        String::new()
+    };
     let untracked = if stats.untracked > 0 {
         format!("; {} child processes untracked (--max-tracked full)", stats.untracked)
     } else {
         String::new()
     };
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}{untracked}",
+        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}{late}{untracked}",
         stats.seen, stats.matched, stats.dropped
     );
     if args.analyze {

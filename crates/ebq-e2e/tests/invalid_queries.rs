@@ -53,7 +53,56 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE fd = 1 ORDER"), &["expected BY after ORDER"]),
         bad(r("WHERE fd = 1 WHERE fd = 2"), &["WHERE appears twice"]),
         bad(format!("SELECT fd FROM {READ} FROM syscalls.sys_exit_read"), &["FROM appears twice"]),
-        bad(format!("SELECT fd FROM {READ} t1, syscalls.sys_exit_read t2"), &["unexpected `,`"]),
+        bad(format!("SELECT t1.fd FROM {READ} t1, syscalls.sys_exit_read t2"), &["needs WINDOW(time, SIZE_MS"]),
+        // --- joins of two streams (FROM a, b) ---
+        bad(
+            format!(
+                "SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b, syscalls.sys_enter_write c WINDOW(time, 100)"
+            ),
+            &["a join reads two event streams"],
+        ),
+        bad(
+            format!("SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(count, 100)"),
+            &["needs a time window"],
+        ),
+        bad(
+            format!("SELECT COUNT(*) FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(time, 100)"),
+            &["aggregates and DISTINCT over them are not supported yet"],
+        ),
+        bad(
+            format!("SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b WHERE a.fd > 2 WINDOW(time, 100)"),
+            &["needs an equality between them in WHERE, e.g. a.pid = b.pid"],
+        ),
+        bad(
+            format!("SELECT fd FROM {READ}, {READ} WHERE pid = pid WINDOW(time, 100)"),
+            &["needs two different aliases"],
+        ),
+        bad(
+            format!("SELECT * FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(time, 100)"),
+            &["SELECT * over a JOIN is ambiguous"],
+        ),
+        bad(
+            format!(
+                "SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b JOIN syscalls.sys_exit_write x ON b.tid = x.tid \
+                 WHERE a.tid = b.tid WINDOW(time, 100)"
+            ),
+            &["either joins two streams (FROM a, b) or pairs"],
+        ),
+        bad(
+            format!(
+                "SELECT CASE WHEN a.fd > b.ret THEN 1 ELSE 0 END FROM {READ} a, syscalls.sys_exit_read b \
+                 WHERE a.tid = b.tid WINDOW(time, 100)"
+            ),
+            &["CASE over columns of both streams"],
+        ),
+        bad(
+            format!("SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(time, 100, 30)"),
+            &["must be a multiple of its step"],
+        ),
+        bad(
+            format!("SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b WHERE a.comm = b.tid WINDOW(time, 100)"),
+            &["cannot compare"],
+        ),
         bad(r("AS"), &["expected an alias after AS"]),
         bad(format!("SELECT COUNT(*) FROM '{READ}'"), &["expected an event name after FROM"]),
         bad(r("WHERE comm = 'abc"), &["Unterminated string literal"]),

@@ -44,6 +44,13 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
+        if prepared.physical.stream_join.is_some() {
+            return Err(Error::query(
+                crate::error::Stage::Plan,
+                "a join of two streams runs two programs and a bundle holds one: run it from its SQL",
+                prepared.logical.select_span,
+            ));
+        }
         let k = &prepared.physical.kernel;
         let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
         if let Some(probe) = events.into_iter().find(|e| e.source != crate::bind::EventSource::Tracepoint) {

@@ -71,11 +71,20 @@ impl Engine {
 impl PreparedQuery {
     /// EXPLAIN: the plan with its kernel/user split, then the generated C.
     pub fn explain(&self) -> String {
+        let sources = match &self.physical.stream_join {
+            None => format!("Generated BPF C:\n{}", self.source),
+            Some(join) => format!(
+                "Generated BPF C, stream {}:\n{}\nGenerated BPF C, stream {}:\n{}",
+                join.names[0],
+                self.source,
+                join.names[1],
+                generate(&join.sides[1])
+            ),
+        };
         format!(
-            "Query:\n  {}\n\nPlan:\n{}\nGenerated BPF C:\n{}",
+            "Query:\n  {}\n\nPlan:\n{}\n{sources}",
             self.physical.sql.trim().replace('\n', "\n  "),
             self.physical.explain().lines().map(|l| format!("  {l}\n")).collect::<String>(),
-            self.source
         )
     }
 

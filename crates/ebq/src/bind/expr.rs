@@ -544,7 +544,7 @@ pub(super) fn binary_op(op: &BinaryOperator) -> Option<BinaryOp> {
 }
 
 /// Arithmetic and comparisons run in 64 bits: signed if either side is signed.
-fn arithmetic_type(l: &ScalarExpr, r: &ScalarExpr) -> DataType {
+pub(super) fn arithmetic_type(l: &ScalarExpr, r: &ScalarExpr) -> DataType {
     if l.ty().is_signed() || r.ty().is_signed() {
         DataType::I64
     } else {

@@ -71,7 +71,7 @@ pub(super) fn bind_join(
 }
 
 /// `a AND b AND c` → [a, b, c].
-fn conjuncts(e: ScalarExpr) -> Vec<ScalarExpr> {
+pub(super) fn conjuncts(e: ScalarExpr) -> Vec<ScalarExpr> {
     match e {
         ScalarExpr::Binary { op: BinaryOp::And, left, right, .. } => {
             let mut v = conjuncts(*left);
@@ -83,7 +83,7 @@ fn conjuncts(e: ScalarExpr) -> Vec<ScalarExpr> {
 }
 
 /// [a, b] → `a AND b`.
-fn and_all(parts: Vec<ScalarExpr>) -> Option<ScalarExpr> {
+pub(super) fn and_all(parts: Vec<ScalarExpr>) -> Option<ScalarExpr> {
     parts.into_iter().reduce(|l, r| ScalarExpr::Binary {
         op: BinaryOp::And,
         left: Box::new(l),
@@ -95,7 +95,7 @@ fn and_all(parts: Vec<ScalarExpr>) -> Option<ScalarExpr> {
 
 /// Which side an expression reads: `Some(true)` start columns only,
 /// `Some(false)` end columns only, `None` both or no columns.
-fn side_of(e: &ScalarExpr) -> Option<bool> {
+pub(super) fn side_of(e: &ScalarExpr) -> Option<bool> {
     let mut cols = vec![];
     e.typed_columns(&mut cols);
     let starts = cols.iter().filter(|(c, _)| c.is_start()).count();
@@ -121,7 +121,7 @@ fn pairing_key(c: &ScalarExpr) -> Option<(ScalarExpr, ScalarExpr, DataType)> {
 }
 
 /// A start-side expression as the start program reads it: from its own event.
-fn uncarry(e: ScalarExpr) -> ScalarExpr {
+pub(super) fn uncarry(e: ScalarExpr) -> ScalarExpr {
     e.map_columns(&|c| match c {
         ColumnSource::Start { column, .. } => *column,
         other => other,

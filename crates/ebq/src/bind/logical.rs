@@ -699,6 +699,44 @@ pub struct LogicalPlan {
     pub order_by: Vec<SortKey>,
     /// LIMIT: rows per window (aggregates) or in total (rows).
     pub limit: Option<u64>,
+    /// `FROM a, b … WINDOW(time, …)`: the two streams and how user space
+    /// joins them. The plan's own fields then describe the joined rows
+    /// (`event` is the first stream's, `body` the joined columns).
+    pub stream_join: Option<Box<StreamJoin>>,
+}
+
+/// A relational join of two event streams, per time window, in user space.
+///
+/// Each stream is a row query of its own: its event, the WHERE conjuncts that
+/// read only it (checked in its program), and the record fields the join
+/// needs, `time` first. Everything that reads both streams — the equality
+/// keys, the other cross-stream conditions, the output columns — is evaluated
+/// over the joined row: the first stream's fields, then the second's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamJoin {
+    /// The two streams as row queries; field 0 of each record is `time`.
+    pub sides: [LogicalPlan; 2],
+    /// The streams' names (aliases), for plans and messages.
+    pub names: [String; 2],
+    /// Equality keys: field `left` of the first stream's row equals field
+    /// `right` of the second's, compared as `ty`.
+    pub keys: Vec<JoinKey>,
+    /// The other cross-stream conditions, over the joined row.
+    pub residual: Option<PostExpr>,
+    /// The output columns, over the joined row.
+    pub columns: Vec<OutputColumn<PostExpr>>,
+}
+
+/// One equality of a stream join: field `left` of the first stream's row
+/// equals field `right` of the second's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinKey {
+    /// Field of the first stream's row.
+    pub left: usize,
+    /// Field of the second stream's row.
+    pub right: usize,
+    /// The type both are compared in.
+    pub ty: DataType,
 }
 
 impl LogicalPlan {

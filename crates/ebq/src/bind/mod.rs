@@ -12,6 +12,7 @@ mod logical;
 mod positions;
 mod post;
 mod probe;
+mod stream_join;
 
 pub use logical::*;
 
@@ -33,6 +34,9 @@ pub const DATA_LOC_STRING_CAP: u16 = 64;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
+    if let Some(second) = &query.stream {
+        return stream_join::bind_stream_join(query, second, catalog);
+    }
     if query.distinct {
         return bind(&distinct_as_group_by(query)?, catalog);
     }
@@ -94,7 +98,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         Some((end, _)) => end,
         None => from,
     };
-    Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit })
+    Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit, stream_join: None })
 }
 
 /// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.

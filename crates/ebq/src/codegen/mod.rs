@@ -36,6 +36,10 @@ pub mod scope {
 
 /// Generates the BPF C source for a plan.
 pub fn generate(plan: &PhysicalPlan) -> String {
+    if let Some(join) = &plan.stream_join {
+        // Each stream has a program of its own; this is the first one's.
+        return generate(&join.sides[0]);
+    }
     let k = &plan.kernel;
     let mut c = String::new();
     let sql_comment: String = plan.sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();

@@ -37,6 +37,9 @@ pub struct Query {
     pub from: EventRef,
     /// `JOIN event ON expr` clauses, in order.
     pub joins: Vec<Join>,
+    /// `FROM a, b`: the second event of a relational join of two streams,
+    /// matched per WINDOW in user space (JOIN … ON is the in-kernel pairing).
+    pub stream: Option<EventRef>,
     /// WHERE.
     pub selection: Option<Expr>,
     /// GROUP BY expressions.
@@ -157,6 +160,7 @@ impl<'a> QueryParser<'a> {
                 span: Span::default(),
             },
             joins: vec![],
+            stream: None,
             selection: None,
             group_by: vec![],
             having: None,
@@ -200,7 +204,16 @@ impl<'a> QueryParser<'a> {
             seen.push(clause);
             self.parser.next_token();
             match clause {
-                Clause::From => q.from = self.event_ref()?,
+                Clause::From => {
+                    q.from = self.event_ref()?;
+                    if self.parser.consume_token(&Token::Comma) {
+                        q.stream = Some(self.event_ref()?);
+                        let next = self.parser.peek_token();
+                        if next.token == Token::Comma {
+                            return Err(self.error_at(&next, "a join reads two event streams: FROM ev1 a, ev2 b"));
+                        }
+                    }
+                }
                 Clause::Where => q.selection = Some(self.wrap(|p| p.parse_expr())?),
                 Clause::GroupBy => {
                     self.expect_keyword(Keyword::BY, "expected BY after GROUP")?;

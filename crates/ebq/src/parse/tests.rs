@@ -151,3 +151,17 @@ fn too_many_nots_say_nesting_is_too_deep_at_the_first_one_too_many() {
     ok(&parens(checks::MAX_PREFIX_RUN));
     assert!(err(&parens(checks::MAX_PREFIX_RUN + 1)).0.contains("nested too deeply"));
 }
+
+#[test]
+fn a_comma_in_from_names_the_second_stream_of_a_join() {
+    let q = ok(
+        "SELECT a.fd FROM syscalls.sys_enter_read a, syscalls.sys_exit_read AS b WHERE a.tid = b.tid WINDOW(time, 100)",
+    );
+    assert_eq!(q.from.alias.as_deref(), Some("a"));
+    let b = q.stream.expect("second stream");
+    assert_eq!(b.alias.as_deref(), Some("b"));
+    assert_eq!(b.name.to_string(), "tracepoint:syscalls:sys_exit_read");
+    let (message, span) = err("SELECT 1 FROM a.x, b.y, c.z WINDOW(time, 1)");
+    assert!(message.contains("two event streams"), "{message}");
+    assert_eq!(span.start.column, 23);
+}

@@ -6,6 +6,16 @@ use std::fmt::Write;
 impl PhysicalPlan {
     /// The operator tree with its kernel/user split (without the generated C).
     pub fn explain(&self) -> String {
+        if let Some(join) = &self.stream_join {
+            return join.explain(self);
+        }
+        let mut s = self.kernel_explain();
+        self.user_explain(&mut s, matches!(self.kernel.output, KernelOutput::Rows { .. }));
+        s
+    }
+
+    /// The kernel operators and the merge or decode of their output.
+    pub(super) fn kernel_explain(&self) -> String {
         let k = &self.kernel;
         let mut s = String::new();
         if let Some(p) = &k.pairing {
@@ -122,6 +132,12 @@ impl PhysicalPlan {
                 let _ = writeln!(s, "[user]   Decode     records → Arrow columns");
             }
         }
+        s
+    }
+
+    /// The user-space operators: HAVING, projection, sort and limit, over
+    /// the whole stream of rows (`rows`) or each window.
+    pub(super) fn user_explain(&self, s: &mut String, rows: bool) {
         let u = &self.user;
         let text = |e: &crate::bind::PostExpr| post_text(e, &u.input_names, &u.columns);
         if let Some(h) = &u.having {
@@ -142,24 +158,22 @@ impl PhysicalPlan {
         if !u.order_by.is_empty() {
             let keys: Vec<String> =
                 u.order_by.iter().map(|k| format!("{}{}", text(&k.expr), if k.desc { " DESC" } else { "" })).collect();
-            let scope =
-                if matches!(k.output, KernelOutput::Rows { .. }) { "all rows, at the end" } else { "each window" };
+            let scope = if rows { "all rows, at the end" } else { "each window" };
             let _ = writeln!(s, "[user]   Sort       {} ({scope})", keys.join(", "));
         }
         if let Some(l) = u.limit {
-            let scope = match (&k.output, u.order_by.is_empty()) {
-                (KernelOutput::Rows { .. }, true) => "rows; the query stops when reached",
-                (KernelOutput::Rows { .. }, false) => "rows",
+            let scope = match (rows, u.order_by.is_empty()) {
+                (true, true) => "rows; the query stops when reached",
+                (true, false) => "rows",
                 _ => "rows per window",
             };
             let _ = writeln!(s, "[user]   Limit      {l} {scope}");
         }
-        s
     }
 }
 
 /// A user-space expression with its inputs and outputs named.
-fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
+pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
     use crate::bind::PostExpr as P;
     match e {
         P::Input { index, .. } => inputs[*index].clone(),

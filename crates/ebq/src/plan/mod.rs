@@ -10,10 +10,12 @@ mod hist_explain;
 mod layout;
 mod pairing;
 mod stages;
+mod stream_join;
 
 pub use layout::{StructField, StructLayout};
 pub use pairing::Pairing;
 pub use stages::StageLimit;
+pub use stream_join::{StreamJoinPlan, JOIN_GRACE_MS};
 
 use crate::bind::{
     AggFunc, BoundEvent, ColumnSource, EventSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window,
@@ -269,29 +271,23 @@ pub struct PhysicalPlan {
     pub kernel: KernelPlan,
     /// User part.
     pub user: UserPlan,
+    /// `FROM a, b … WINDOW(time, …)`: the two streams' plans and the join.
+    /// `kernel` is then the first stream's, and `user` works on joined rows.
+    pub stream_join: Option<Box<StreamJoinPlan>>,
 }
 
 /// Builds the physical plan.
 pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanOptions) -> Result<PhysicalPlan> {
+    if let Some(join) = &logical.stream_join {
+        return stream_join::plan_stream_join(sql, logical, join, catalog, options);
+    }
     // Sliding windows are assembled in user space from tumbling panes of one step.
-    let (window, window_panes) = match logical.window {
+    let (window, window_panes) = match &logical.window {
         None => (KernelWindow::None, 1),
-        Some(Window { size, step, span, .. }) if step > size || size % step != 0 => {
-            return Err(Error::query(
-                Stage::Plan,
-                format!("a sliding window's size ({size}) must be a multiple of its step ({step})"),
-                span,
-            ));
-        }
-        Some(Window { size, step, span, .. }) if size / step > 1000 => {
-            return Err(Error::query(
-                Stage::Plan,
-                format!("a window of {} steps is too many panes (the limit is 1000)", size / step),
-                span,
-            ));
-        }
-        Some(Window { kind: WindowKind::Time, size, step, .. }) => (KernelWindow::Time { size_ms: step }, size / step),
-        Some(Window { kind: WindowKind::Count, size, step, .. }) => (KernelWindow::Count { n: step }, size / step),
+        Some(w) => match w.kind {
+            WindowKind::Time => (KernelWindow::Time { size_ms: w.step }, window_panes(w)?),
+            WindowKind::Count => (KernelWindow::Count { n: w.step }, window_panes(w)?),
+        },
     };
     let (output, mut columns) = match &logical.body {
         QueryBody::Rows { columns } => {
@@ -369,6 +365,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             max_tracked: options.max_tracked,
         },
         user: columns,
+        stream_join: None,
     };
     if let Some(probe) = register_probe.filter(|_| physical.kernel.reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
@@ -384,6 +381,27 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         ));
     }
     Ok(physical)
+}
+
+/// Steps per window (1 for tumbling windows); a window must be a whole
+/// number of steps, at most 1000.
+fn window_panes(w: &Window) -> Result<u64> {
+    let Window { size, step, span, .. } = *w;
+    if step > size || size % step != 0 {
+        return Err(Error::query(
+            Stage::Plan,
+            format!("a sliding window's size ({size}) must be a multiple of its step ({step})"),
+            span,
+        ));
+    }
+    if size / step > 1000 {
+        return Err(Error::query(
+            Stage::Plan,
+            format!("a window of {} steps is too many panes (the limit is 1000)", size / step),
+            span,
+        ));
+    }
+    Ok(size / step)
 }
 
 fn aggregate_plan(

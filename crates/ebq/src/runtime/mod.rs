@@ -13,8 +13,10 @@ mod hist_values;
 mod load;
 pub mod pin;
 mod row_columns;
+mod running;
 mod selfstats;
 mod sorted;
+mod stream_join;
 mod user;
 
 pub use compile::{compile, scratch_dir};
@@ -25,6 +27,7 @@ pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;
 pub use load::Scope;
 pub use pin::{PinOptions, Pins};
+pub use running::RunningQuery;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
@@ -95,6 +98,9 @@ pub struct QueryStats {
     pub bpf_run_time_ns: u64,
     /// CPU time of this process since the query started (all threads, user + system).
     pub user_cpu_ns: u64,
+    /// Join of two streams: rows that arrived after their window had been
+    /// joined (later than the grace period), left out of the results.
+    pub late: u64,
 }
 
 /// CLOCK_MONOTONIC in ns, the clock of `bpf_ktime_get_ns`.
@@ -126,8 +132,9 @@ type Group = (Vec<u8>, decode::Merged);
 /// The distinct hidden-key values of one visible group (COUNT(DISTINCT)).
 type HiddenKeys = std::collections::HashSet<Vec<u8>>;
 
-/// A loaded, attached query. Dropping it detaches everything.
-pub struct RunningQuery {
+/// One loaded, attached BPF object: a query's programs, maps and ring
+/// buffer (a join of two streams has two). Dropping it detaches everything.
+struct SingleQuery {
     rows: Option<RowReader>,
     links: Vec<Link>,
     plan: PhysicalPlan,
@@ -171,22 +178,24 @@ enum RowBuffer {
     Values(Vec<Vec<Value>>),
 }
 
-impl RunningQuery {
+impl SingleQuery {
     /// Compiles, loads and attaches `plan` (whose generated C is `source`).
-    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
+    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope, rows_as_values: bool) -> Result<SingleQuery> {
         env::check_privileges()?;
         attach::check_available(&plan.kernel.event)?;
         let object = compile(source)?;
-        Self::load_and_attach(plan, &object, scope)
+        Self::load_and_attach(plan, &object, scope, rows_as_values)
     }
 
     /// Loads and attaches an already compiled object.
-    pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+    pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<SingleQuery> {
         attach::check_available(&plan.kernel.event)?;
-        Self::load_and_attach(plan, object, scope)
+        Self::load_and_attach(plan, object, scope, false)
     }
 
-    fn load_and_attach(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+    /// `rows_as_values`: decode rows to values for user-space operators
+    /// (a stream join) instead of straight into Arrow columns.
+    fn load_and_attach(plan: &PhysicalPlan, object: &[u8], scope: Scope, rows_as_values: bool) -> Result<SingleQuery> {
         let object = load::load(object, &scope)?;
         let handle = |name: &str| -> Result<Option<MapHandle>> {
             match object.maps().find(|m| m.name() == name) {
@@ -222,7 +231,8 @@ impl RunningQuery {
         let rows = match &plan.kernel.output {
             KernelOutput::Rows { record, .. } => {
                 let map = handle("ebq_rows")?.ok_or_else(|| missing("ebq_rows"))?;
-                let buffer = Rc::new(RefCell::new(match RowColumns::new(plan, record, schema(plan)) {
+                let columns = RowColumns::new(plan, record, schema(plan)).filter(|_| !rows_as_values);
+                let buffer = Rc::new(RefCell::new(match columns {
                     Some(columns) => RowBuffer::Columns(columns),
                     None => RowBuffer::Values(vec![]),
                 }));
@@ -297,7 +307,7 @@ impl RunningQuery {
             KernelWindow::Time { size_ms } => Some(started_at + Duration::from_millis(size_ms)),
             _ => None,
         };
-        Ok(RunningQuery {
+        Ok(SingleQuery {
             rows,
             links,
             schema: schema(plan),

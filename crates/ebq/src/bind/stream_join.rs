@@ -1,0 +1,275 @@
+//! `FROM a, b WHERE a.k = b.k … WINDOW(time, SIZE[, STEP])`: a relational
+//! join of two event streams, per time window.
+//!
+//! Unlike `JOIN … ON` (the kernel pairs each end event with the latest start
+//! of its key), this is SQL's join: every row of one stream meets every row of
+//! the other with equal keys in the same window. Each stream runs as a row
+//! query of its own; what reads only one stream stays in its program (WHERE
+//! conjuncts, and every one-stream part of the SELECT list becomes a record
+//! field), and user space matches the keys and evaluates the rest.
+
+use super::expr::err;
+use super::join::{and_all, conjuncts, side_of, uncarry};
+use super::{
+    bind_event, Binder, JoinKey, LogicalPlan, OutputColumn, PostExpr, QueryBody, ScalarExpr, Side, StreamJoin, Window,
+};
+use crate::catalog::{Catalog, SystemColumn};
+use crate::error::{Error, Result, Span, Stage};
+use crate::parse::{EventRef, Expr, Query, SelectItem, WindowKind};
+use crate::types::DataType;
+use sqlparser::ast::{BinaryOperator, Spanned};
+
+/// Binds a two-stream query; `second` is the event after the comma.
+pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catalog) -> Result<LogicalPlan> {
+    let at = second.span;
+    if let Some(j) = query.joins.first() {
+        return Err(Error::query(
+            Stage::Bind,
+            "a query either joins two streams (FROM a, b) or pairs start and end events (JOIN … ON), not both",
+            Some(j.span),
+        ));
+    }
+    let window = match query.window {
+        Some(w) if w.kind == WindowKind::Time => {
+            Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) }
+        }
+        Some(w) => {
+            return Err(Error::query(
+                Stage::Bind,
+                "a join of two streams needs a time window: count windows of two streams do not line up",
+                Some(w.span),
+            ))
+        }
+        None => {
+            return Err(Error::query(
+                Stage::Bind,
+                "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window \
+                 (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)",
+                Some(at),
+            ))
+        }
+    };
+    if query.distinct || !query.group_by.is_empty() || has_aggregate(query) {
+        let span = query.group_by.first().and_then(|g| Span::from_sql(g.span())).or(Some(at));
+        return Err(Error::query(
+            Stage::Bind,
+            "a join of two streams returns the joined rows of each window; aggregates and DISTINCT over them are \
+             not supported yet (aggregate one stream, or pair events with JOIN … ON)",
+            span,
+        ));
+    }
+    let first = bind_event(&query.from, catalog)?;
+    let other = bind_event(second, catalog)?;
+    if first.name == other.name
+        && (query.from.alias.is_none() || second.alias.is_none() || query.from.alias == second.alias)
+    {
+        return Err(Error::query(
+            Stage::Bind,
+            "joining a stream with itself needs two different aliases (FROM ev a, ev b)",
+            Some(at),
+        ));
+    }
+    // The first stream's columns bind as carried ones, so every expression
+    // tells which stream it reads (see `side_of`).
+    let sides = vec![
+        Side { event: &first, alias: query.from.alias.clone(), carried: true },
+        Side { event: &other, alias: second.alias.clone(), carried: false },
+    ];
+    let names = [sides[0].display_name(), sides[1].display_name()];
+    let binder = Binder { sides, depth: std::cell::Cell::new(0) };
+
+    let mut fields = Fields::default();
+    let mut filters: [Vec<ScalarExpr>; 2] = [vec![], vec![]];
+    let mut keys = vec![];
+    let mut residual = vec![];
+    for c in query.selection.iter().flat_map(sql_conjuncts) {
+        if let Some(key) = key_of(&binder, c, &mut fields)? {
+            keys.push(key);
+            continue;
+        }
+        for bound in conjuncts(binder.condition(c, "WHERE")?) {
+            match side_of(&bound) {
+                Some(true) => filters[0].push(uncarry(bound)),
+                Some(false) => filters[1].push(bound),
+                None => residual.push(fields.split(&bound, c)?),
+            }
+        }
+    }
+    if keys.is_empty() {
+        let span = query.selection.as_ref().and_then(|w| Span::from_sql(w.span())).or(Some(at));
+        return Err(Error::query(
+            Stage::Bind,
+            format!(
+                "a join of two streams needs an equality between them in WHERE, e.g. {0}.pid = {1}.pid",
+                names[0], names[1]
+            ),
+            span,
+        ));
+    }
+    let (body, order_by) = binder.row_body(query)?;
+    let QueryBody::Rows { columns: bound } = &body else { unreachable!("row_body returns rows") };
+    let items: Vec<&Expr> = query
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+            _ => None,
+        })
+        .collect();
+    let mut columns = vec![];
+    for (c, e) in bound.iter().zip(items) {
+        columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
+    }
+    let left = fields.sides[0].len();
+    let joined = |e: PostExpr| offset_second(e, left);
+    let residual = residual.into_iter().map(joined).reduce(|l, r| PostExpr::Binary {
+        op: super::BinaryOp::And,
+        left: Box::new(l),
+        right: Box::new(r),
+        ty: DataType::Bool,
+    });
+    let columns = columns.into_iter().map(|c| OutputColumn { source: joined(c.source), ..c }).collect();
+    let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
+    let side_plan = |i: usize, event: &super::BoundEvent| LogicalPlan {
+        event: event.clone(),
+        join: None,
+        filter: and_all(filters[i].clone()),
+        body: QueryBody::Rows { columns: fields.record(i) },
+        window: None,
+        select_span,
+        order_by: vec![],
+        limit: None,
+        stream_join: None,
+    };
+    let sides = [side_plan(0, &first), side_plan(1, &other)];
+    Ok(LogicalPlan {
+        event: first.clone(),
+        join: None,
+        filter: None,
+        body,
+        window: Some(window),
+        select_span,
+        order_by,
+        limit: query.limit.as_ref().map(super::post::limit_value).transpose()?,
+        stream_join: Some(Box::new(StreamJoin { sides, names, keys, residual, columns })),
+    })
+}
+
+fn has_aggregate(q: &Query) -> bool {
+    q.projection.iter().any(|item| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => super::expr::contains_aggregate(e),
+        _ => false,
+    }) || q.having.is_some()
+}
+
+/// `a AND (b AND c)` → [a, b, c], on the SQL tree so each keeps its position.
+fn sql_conjuncts(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
+            let mut v = sql_conjuncts(left);
+            v.extend(sql_conjuncts(right));
+            v
+        }
+        Expr::Nested(inner) => sql_conjuncts(inner),
+        other => vec![other],
+    }
+}
+
+/// `x = y` with `x` over one stream and `y` over the other: a join key.
+/// Strings are keys too (compared in user space, where two string columns can
+/// meet; a program can only compare a string with a literal).
+fn key_of(binder: &Binder, c: &Expr, fields: &mut Fields) -> Result<Option<JoinKey>> {
+    let Expr::BinaryOp { left, op: BinaryOperator::Eq, right } = c else { return Ok(None) };
+    let (Ok(l), Ok(r)) = (binder.scalar(left), binder.scalar(right)) else { return Ok(None) };
+    let (l, r) = match (side_of(&l), side_of(&r)) {
+        (Some(true), Some(false)) => (l, r),
+        (Some(false), Some(true)) => (r, l),
+        _ => return Ok(None),
+    };
+    let ty = match (l.ty(), r.ty()) {
+        (DataType::Str { cap }, DataType::Str { cap: other }) => DataType::Str { cap: cap.max(other) },
+        (a, b) if a.is_int() && b.is_int() => super::expr::arithmetic_type(&l, &r),
+        (a, b) if a == b => a,
+        (a, b) => return Err(err(c, format!("cannot compare {a} with {b}"))),
+    };
+    Ok(Some(JoinKey { left: fields.index(0, uncarry(l)), right: fields.index(1, r), ty }))
+}
+
+/// The record fields each stream's program sends: `time` first, then every
+/// one-stream expression the join reads, without repeats.
+struct Fields {
+    sides: [Vec<ScalarExpr>; 2],
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        let time = ScalarExpr::Column { source: super::ColumnSource::System(SystemColumn::Time), ty: DataType::U64 };
+        Fields { sides: [vec![time.clone()], vec![time]] }
+    }
+}
+
+/// Marks an input of the second stream until the first stream's field count
+/// is known (see [`offset_second`]).
+const SECOND: usize = 1 << 40;
+
+impl Fields {
+    /// The field index of `e` (a one-stream expression, as its own program reads it).
+    fn index(&mut self, side: usize, e: ScalarExpr) -> usize {
+        let fields = &mut self.sides[side];
+        fields.iter().position(|f| *f == e).unwrap_or_else(|| {
+            fields.push(e);
+            fields.len() - 1
+        })
+    }
+
+    /// `e` over the joined row: each largest part that reads one stream (or
+    /// none) becomes a field of that stream's record, the rest is computed
+    /// in user space.
+    fn split(&mut self, e: &ScalarExpr, at: &Expr) -> Result<PostExpr> {
+        let input = |side: usize, index: usize, ty| PostExpr::Input { index: index + side * SECOND, ty };
+        match side_of(e) {
+            Some(true) => return Ok(input(0, self.index(0, uncarry(e.clone())), e.ty())),
+            Some(false) => return Ok(input(1, self.index(1, e.clone()), e.ty())),
+            None => {}
+        }
+        let mut cols = vec![];
+        e.typed_columns(&mut cols);
+        if cols.is_empty() {
+            return Ok(input(0, self.index(0, e.clone()), e.ty()));
+        }
+        Ok(match e {
+            ScalarExpr::Binary { op, left, right, ty, .. } => PostExpr::Binary {
+                op: *op,
+                left: Box::new(self.split(left, at)?),
+                right: Box::new(self.split(right, at)?),
+                ty: *ty,
+            },
+            ScalarExpr::Not(x) => PostExpr::Not(Box::new(self.split(x, at)?)),
+            ScalarExpr::Neg(x) => PostExpr::Neg(Box::new(self.split(x, at)?)),
+            _ => {
+                return Err(err(
+                    at,
+                    "CASE over columns of both streams is not supported; compute it from one stream's columns",
+                ))
+            }
+        })
+    }
+
+    /// The record of stream `side` as a row query's columns.
+    fn record(&self, side: usize) -> Vec<OutputColumn<ScalarExpr>> {
+        self.sides[side].iter().map(|e| OutputColumn { name: e.to_string(), ty: e.ty(), source: e.clone() }).collect()
+    }
+}
+
+/// Numbers the second stream's inputs after the first stream's `left` fields.
+fn offset_second(e: PostExpr, left: usize) -> PostExpr {
+    let again = |x: Box<PostExpr>| Box::new(offset_second(*x, left));
+    match e {
+        PostExpr::Input { index, ty } if index >= SECOND => PostExpr::Input { index: index - SECOND + left, ty },
+        PostExpr::Binary { op, left: l, right: r, ty } => PostExpr::Binary { op, left: again(l), right: again(r), ty },
+        PostExpr::Not(x) => PostExpr::Not(again(x)),
+        PostExpr::Neg(x) => PostExpr::Neg(again(x)),
+        PostExpr::SyscallName(x) => PostExpr::SyscallName(again(x)),
+        other => other,
+    }
+}

@@ -1,0 +1,110 @@
+//! Plan of a two-stream join (`FROM a, b … WINDOW(time, …)`): each stream is
+//! an ordinary row plan with its own program and ring buffer; user space
+//! assigns rows to windows by their `time`, and joins a window once both
+//! streams have delivered everything up to its end.
+
+use super::{plan, window_panes, PhysicalPlan, PlanOptions, UserColumn, UserPlan, UserSource};
+use crate::bind::{JoinKey, LogicalPlan, StreamJoin};
+use crate::catalog::Catalog;
+use crate::error::Result;
+use std::fmt::Write;
+
+/// How long after its end a window waits for rows still in flight (an
+/// event's `time` is taken before its record is reserved and committed).
+pub const JOIN_GRACE_MS: u64 = 50;
+
+/// The physical plan of a two-stream join.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamJoinPlan {
+    /// Each stream's row plan; field 0 of each record is `time`.
+    pub sides: [PhysicalPlan; 2],
+    /// The streams' names (aliases).
+    pub names: [String; 2],
+    /// Equality keys between the two records.
+    pub keys: Vec<JoinKey>,
+    /// Window length in nanoseconds.
+    pub size_ns: u64,
+    /// Window step in nanoseconds (= size for tumbling windows).
+    pub step_ns: u64,
+    /// A window is joined once the clock is this far past its end and both
+    /// ring buffers have been drained; rows arriving later are counted as late.
+    pub grace_ns: u64,
+}
+
+/// Plans `logical`, whose `stream_join` is `join`: the two streams' row
+/// plans, and a user plan over the joined row (the first stream's fields,
+/// then the second's) that filters, projects, sorts and limits each window.
+pub(super) fn plan_stream_join(
+    sql: &str,
+    logical: &LogicalPlan,
+    join: &StreamJoin,
+    catalog: &Catalog,
+    options: &PlanOptions,
+) -> Result<PhysicalPlan> {
+    let window = logical.window.expect("the binder requires a window");
+    let panes = window_panes(&window)?;
+    let sides = [plan(sql, &join.sides[0], catalog, options)?, plan(sql, &join.sides[1], catalog, options)?];
+    let mut input_names = vec![];
+    for (side, name) in sides.iter().zip(&join.names) {
+        input_names.extend(side.user.columns.iter().map(|c| format!("{name}.{}", c.name)));
+    }
+    let user = UserPlan {
+        inputs: (0..input_names.len()).map(UserSource::Row).collect(),
+        input_names,
+        having: join.residual.clone(),
+        columns: join
+            .columns
+            .iter()
+            .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: c.source.clone() })
+            .collect(),
+        order_by: logical.order_by.clone(),
+        limit: logical.limit,
+        window_panes: panes,
+    };
+    Ok(PhysicalPlan {
+        sql: sql.to_string(),
+        kernel: sides[0].kernel.clone(),
+        user,
+        stream_join: Some(Box::new(StreamJoinPlan {
+            names: join.names.clone(),
+            keys: join.keys.clone(),
+            size_ns: window.size * 1_000_000,
+            step_ns: window.step * 1_000_000,
+            grace_ns: JOIN_GRACE_MS * 1_000_000,
+            sides,
+        })),
+    })
+}
+
+impl StreamJoinPlan {
+    /// EXPLAIN of the whole join; `top` is the plan that holds it.
+    pub(super) fn explain(&self, top: &PhysicalPlan) -> String {
+        let mut s = String::new();
+        for (side, name) in self.sides.iter().zip(&self.names) {
+            let _ = writeln!(s, "Stream {name}: its own program and ring buffer");
+            for line in side.kernel_explain().lines().filter(|l| !l.starts_with("[user]   Decode")) {
+                let _ = writeln!(s, "  {line}");
+            }
+            let _ = writeln!(s, "  [user]   Decode     records → rows, kept by time in panes of one window step");
+        }
+        let (size, step) = (self.size_ns / 1_000_000, self.step_ns / 1_000_000);
+        let shape = if size == step {
+            format!("tumbling time {size} ms")
+        } else {
+            format!("sliding time {size} ms, every {step} ms")
+        };
+        let _ = writeln!(
+            s,
+            "[user]   Window     {shape}, by each row's time from the query's start; a window is joined {} ms after \
+             its end once both ring buffers are drained (later rows count as late)",
+            self.grace_ns / 1_000_000
+        );
+        let names = &top.user.input_names;
+        let left = self.sides[0].user.columns.len();
+        let keys: Vec<String> =
+            self.keys.iter().map(|k| format!("{} = {}", names[k.left], names[left + k.right])).collect();
+        let _ = writeln!(s, "[user]   Join       hash join on [{}] within each window", keys.join(", "));
+        top.user_explain(&mut s, false);
+        s.replace("[user]   Having ", "[user]   Filter ")
+    }
+}

@@ -1,0 +1,171 @@
+//! [`RunningQuery`]: the handle the library and the CLI drive, over one BPF
+//! object or, for a join of two streams, two.
+
+use super::stream_join::JoinQuery;
+use super::{Output, PinOptions, ProgramStats, QueryStats, Scope, SingleQuery};
+use crate::error::{Error, Result, Stage};
+use crate::plan::PhysicalPlan;
+use arrow_schema::SchemaRef;
+use std::time::{Duration, Instant};
+
+/// A loaded, attached query. Dropping it detaches everything.
+pub struct RunningQuery {
+    run: Run,
+}
+
+enum Run {
+    Single(Box<SingleQuery>),
+    Join(Box<JoinQuery>),
+}
+
+impl RunningQuery {
+    /// Compiles, loads and attaches `plan` (whose generated C is `source`;
+    /// a join's second stream is generated from its own plan).
+    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
+        let run = match &plan.stream_join {
+            None => Run::Single(Box::new(SingleQuery::start(plan, source, scope, false)?)),
+            Some(join) => Run::Join(Box::new(JoinQuery::start(plan, join, source, scope)?)),
+        };
+        Ok(RunningQuery { run })
+    }
+
+    /// Loads and attaches an already compiled object.
+    pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
+        if plan.stream_join.is_some() {
+            return Err(Error::query(
+                Stage::Plan,
+                "a join of two streams runs two programs and a compiled bundle holds one: run it from its SQL",
+                None,
+            ));
+        }
+        Ok(RunningQuery { run: Run::Single(Box::new(SingleQuery::start_object(plan, object, scope)?)) })
+    }
+
+    /// Pins the aggregate maps under `options.dir` for external readers and
+    /// writes their C header; returns the header's path. The pins go when the
+    /// query is dropped unless `options.keep`. Row queries have no map to pin.
+    pub fn pin_maps(&mut self, options: &PinOptions) -> Result<std::path::PathBuf> {
+        match &mut self.run {
+            Run::Single(q) => q.pin_maps(options),
+            Run::Join(_) => Err(Error::query(
+                Stage::Plan,
+                "--pin needs an aggregate query: a join of two streams keeps its rows in user space",
+                None,
+            )),
+        }
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> SchemaRef {
+        match &self.run {
+            Run::Single(q) => q.schema(),
+            Run::Join(j) => j.schema(),
+        }
+    }
+
+    /// When the query was attached; time windows are cut from here.
+    pub fn started_at(&self) -> Instant {
+        match &self.run {
+            Run::Single(q) => q.started_at(),
+            Run::Join(j) => j.started_at(),
+        }
+    }
+
+    /// Ends the query at `at`: [`poll`](Self::poll) detaches and returns the
+    /// final window then, so a duration that is a multiple of the window size
+    /// ends exactly on a window boundary.
+    pub fn set_deadline(&mut self, at: Instant) {
+        match &mut self.run {
+            Run::Single(q) => q.set_deadline(at),
+            Run::Join(j) => j.set_deadline(at),
+        }
+    }
+
+    /// Most rows held at once by a row query with ORDER BY and no LIMIT, or
+    /// by a join of two streams in its open windows (default
+    /// [`super::DEFAULT_MAX_SORTED_ROWS`]); one more makes `poll` fail.
+    pub fn set_max_sorted_rows(&mut self, n: usize) {
+        match &mut self.run {
+            Run::Single(q) => q.set_max_sorted_rows(n),
+            Run::Join(j) => j.set_max_held_rows(n),
+        }
+    }
+
+    /// Rows held right now (bounded: see [`Self::set_max_sorted_rows`]).
+    pub fn held_rows(&self) -> usize {
+        match &self.run {
+            Run::Single(q) => q.held_rows(),
+            Run::Join(j) => j.held_rows(),
+        }
+    }
+
+    /// True once the query has detached and returned its final results.
+    pub fn is_finished(&self) -> bool {
+        match &self.run {
+            Run::Single(q) => q.is_finished(),
+            Run::Join(j) => j.is_finished(),
+        }
+    }
+
+    /// Adds a process to a `Scope::Tracked` query.
+    pub fn track_pid(&self, tgid: u32) -> Result<()> {
+        match &self.run {
+            Run::Single(q) => q.track_pid(tgid),
+            Run::Join(j) => j.track_pid(tgid),
+        }
+    }
+
+    /// Waits up to `max_wait` and returns what completed meanwhile: closed
+    /// windows, or streamed rows.
+    pub fn poll(&mut self, max_wait: Duration) -> Result<Vec<Output>> {
+        match &mut self.run {
+            Run::Single(q) => q.poll(max_wait),
+            Run::Join(j) => j.poll(max_wait),
+        }
+    }
+
+    /// The current results of a query without windows, not cleared (for `--interval`).
+    pub fn snapshot(&self) -> Result<Output> {
+        match &self.run {
+            Run::Single(q) => q.snapshot(),
+            Run::Join(_) => {
+                Err(Error::query(Stage::Plan, "a join of two streams returns closed windows only; no snapshot", None))
+            }
+        }
+    }
+
+    /// Detaches, then returns everything not yet returned: the last (partial)
+    /// window, or the remaining rows. Detaching first makes the totals exact.
+    pub fn finish(&mut self) -> Result<Vec<Output>> {
+        match &mut self.run {
+            Run::Single(q) => q.finish(),
+            Run::Join(j) => j.finish(),
+        }
+    }
+
+    /// Event accounting so far (a join adds up both streams).
+    pub fn stats(&self) -> Result<QueryStats> {
+        match &self.run {
+            Run::Single(q) => q.stats(),
+            Run::Join(j) => j.stats(),
+        }
+    }
+
+    /// Run count and time of each of the query's programs (zero unless
+    /// BPF statistics are on: see [`super::enable_bpf_stats`]).
+    pub fn program_stats(&self) -> Vec<ProgramStats> {
+        match &self.run {
+            Run::Single(q) => q.program_stats(),
+            Run::Join(j) => j.program_stats(),
+        }
+    }
+
+    /// True when a row query without ORDER BY has produced its LIMIT rows:
+    /// the caller can stop early. (A join's LIMIT is per window.)
+    pub fn limit_reached(&self) -> bool {
+        match &self.run {
+            Run::Single(q) => q.limit_reached(),
+            Run::Join(_) => false,
+        }
+    }
+}
