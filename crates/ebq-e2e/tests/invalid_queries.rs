@@ -66,8 +66,8 @@ fn cases() -> Vec<Bad> {
             &["needs a time window"],
         ),
         bad(
-            format!("SELECT COUNT(*) FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(time, 100)"),
-            &["aggregates and DISTINCT over them are not supported yet"],
+            format!("SELECT HIST(b.ret) FROM {READ} a, syscalls.sys_exit_read b WHERE a.tid = b.tid WINDOW(time, 100)"),
+            &["HIST(ret) over a join of two streams is not supported yet"],
         ),
         bad(
             format!("SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b WHERE a.fd > 2 WINDOW(time, 100)"),

@@ -307,3 +307,40 @@ fn a_join_that_outgrows_its_row_bound_fails_clearly() {
     assert!(err.contains("the join holds more than 20 rows in its open windows"), "{err}");
     drop(w);
 }
+
+#[test]
+fn grouped_aggregates_over_a_join_equal_those_of_the_raw_rows() {
+    // One window holds the whole run (about 160 ms), so every event's window
+    // is certain and the aggregates must match exactly.
+    let sql = "SELECT a.fd, COUNT(*) AS n, SUM(b.ret) AS bytes, MIN(b.ret) AS least, MAX(b.ret) AS most, \
+               AVG(b.ret) AS mean, COUNT(DISTINCT b.ret) AS sizes \
+               FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b \
+               WHERE a.tid = b.tid AND a.fd >= 100 AND b.ret > 0 AND a.time <= b.time \
+               GROUP BY a.fd HAVING COUNT(*) > 100 WINDOW(time, 10000) ORDER BY n DESC";
+    let (outs, stats, enter, exit) = run_with_raw(sql);
+    assert_eq!(bounds(&outs).len(), 1, "one window");
+    assert_eq!((stats.delivered, stats.dropped, stats.late), (156, 0, 0), "{stats:?}");
+    let mut want: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for a in &enter {
+        for b in exit.iter().filter(|b| u(b, "tid") == u(a, "tid") && u(a, "time") <= u(b, "time")) {
+            want.entry(u(a, "fd")).or_default().push(u(b, "ret"));
+        }
+    }
+    want.retain(|_, rets| rets.len() > 100);
+    assert!(want.len() >= 2, "HAVING keeps some groups and not others: {want:?}");
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), want.len(), "{rows:?}");
+    let counts: Vec<u64> = rows.iter().map(|r| u(r, "n")).collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "ORDER BY n DESC: {counts:?}");
+    for r in &rows {
+        let rets = &want[&u(r, "a.fd")];
+        let sum: u64 = rets.iter().sum();
+        let distinct: std::collections::BTreeSet<&u64> = rets.iter().collect();
+        assert_eq!(u(r, "n"), rets.len() as u64, "{r:?}");
+        assert_eq!(u(r, "bytes"), sum, "{r:?}");
+        assert_eq!(u(r, "least"), *rets.iter().min().unwrap(), "{r:?}");
+        assert_eq!(u(r, "most"), *rets.iter().max().unwrap(), "{r:?}");
+        assert_eq!(common::f(r, "mean"), sum as f64 / rets.len() as f64, "{r:?}");
+        assert_eq!(u(r, "sizes"), distinct.len() as u64, "{r:?}");
+    }
+}

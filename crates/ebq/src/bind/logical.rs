@@ -723,8 +723,24 @@ pub struct StreamJoin {
     pub keys: Vec<JoinKey>,
     /// The other cross-stream conditions, over the joined row.
     pub residual: Option<PostExpr>,
-    /// The output columns, over the joined row.
+    /// GROUP BY and aggregates over each window's joined rows, if any.
+    pub aggregate: Option<JoinAggregate>,
+    /// The output columns: over the joined row, or with `aggregate` over
+    /// the group row (its keys, then its aggregates).
     pub columns: Vec<OutputColumn<PostExpr>>,
+    /// HAVING, over the group row.
+    pub having: Option<PostExpr>,
+}
+
+/// GROUP BY and aggregates of a stream join, computed in user space over
+/// each window's joined rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinAggregate {
+    /// Group keys, over the joined row.
+    pub keys: Vec<PostExpr>,
+    /// Aggregates (COUNT, SUM, MIN, MAX, AVG, COUNT(DISTINCT)): the
+    /// function, its argument over the joined row, its result type.
+    pub aggs: Vec<(AggFunc, Option<PostExpr>, DataType)>,
 }
 
 /// One equality of a stream join: field `left` of the first stream's row

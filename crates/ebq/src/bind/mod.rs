@@ -34,14 +34,14 @@ pub const DATA_LOC_STRING_CAP: u16 = 64;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
-    if let Some(second) = &query.stream {
-        return stream_join::bind_stream_join(query, second, catalog);
-    }
     if query.distinct {
         return bind(&distinct_as_group_by(query)?, catalog);
     }
     if let Some(q) = positions::resolve_group_by(query)? {
         return bind(&q, catalog);
+    }
+    if let Some(second) = &query.stream {
+        return stream_join::bind_stream_join(query, second, catalog);
     }
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {

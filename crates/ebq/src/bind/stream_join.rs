@@ -11,7 +11,8 @@
 use super::expr::err;
 use super::join::{and_all, conjuncts, side_of, uncarry};
 use super::{
-    bind_event, Binder, JoinKey, LogicalPlan, OutputColumn, PostExpr, QueryBody, ScalarExpr, Side, StreamJoin, Window,
+    bind_event, AggFunc, Binder, JoinAggregate, JoinKey, LogicalPlan, OutputColumn, PostExpr, QueryBody, ScalarExpr,
+    Side, StreamJoin, Window,
 };
 use crate::catalog::{Catalog, SystemColumn};
 use crate::error::{Error, Result, Span, Stage};
@@ -49,15 +50,6 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
             ))
         }
     };
-    if query.distinct || !query.group_by.is_empty() || has_aggregate(query) {
-        let span = query.group_by.first().and_then(|g| Span::from_sql(g.span())).or(Some(at));
-        return Err(Error::query(
-            Stage::Bind,
-            "a join of two streams returns the joined rows of each window; aggregates and DISTINCT over them are \
-             not supported yet (aggregate one stream, or pair events with JOIN … ON)",
-            span,
-        ));
-    }
     let first = bind_event(&query.from, catalog)?;
     let other = bind_event(second, catalog)?;
     if first.name == other.name
@@ -106,8 +98,6 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
             span,
         ));
     }
-    let (body, order_by) = binder.row_body(query)?;
-    let QueryBody::Rows { columns: bound } = &body else { unreachable!("row_body returns rows") };
     let items: Vec<&Expr> = query
         .projection
         .iter()
@@ -116,10 +106,58 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
             _ => None,
         })
         .collect();
-    let mut columns = vec![];
-    for (c, e) in bound.iter().zip(items) {
-        columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
-    }
+    let is_aggregate = !query.group_by.is_empty() || has_aggregate(query);
+    let (body, order_by) = if is_aggregate { binder.aggregate_body(query)? } else { binder.row_body(query)? };
+    // Where a split error points when an expression has no place of its own.
+    let first_item =
+        items.first().copied().ok_or_else(|| Error::query(Stage::Bind, "SELECT needs columns", Some(at)))?;
+    let (aggregate, columns, having, order_by) = match &body {
+        QueryBody::Rows { columns: bound } => {
+            let mut columns = vec![];
+            for (c, e) in bound.iter().zip(&items) {
+                columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
+            }
+            (None, columns, None, order_by)
+        }
+        QueryBody::Aggregate { keys, aggs, columns, having } => {
+            let mut post_keys = vec![];
+            for (k, e) in keys.iter().zip(query.group_by.iter().chain(std::iter::repeat(first_item))) {
+                post_keys.push(fields.split(k, e)?);
+            }
+            let mut post_aggs = vec![];
+            for a in aggs {
+                if !matches!(
+                    a.func,
+                    AggFunc::Count | AggFunc::Sum | AggFunc::Min | AggFunc::Max | AggFunc::Avg | AggFunc::CountDistinct
+                ) {
+                    return Err(Error::query(
+                        Stage::Bind,
+                        format!(
+                            "{a} over a join of two streams is not supported yet: over joined rows ebq computes \
+                             COUNT, SUM, MIN, MAX, AVG and COUNT(DISTINCT)"
+                        ),
+                        select_span(query),
+                    ));
+                }
+                let arg = a.arg.as_ref().map(|x| fields.split(x, first_item)).transpose()?;
+                post_aggs.push((a.func, arg, a.ty()));
+            }
+            let nkeys = keys.len();
+            let to_inputs = move |e: PostExpr| {
+                e.map(&|n| match n {
+                    PostExpr::Key { index, ty } => PostExpr::Input { index, ty },
+                    PostExpr::Agg { index, ty } => PostExpr::Input { index: nkeys + index, ty },
+                    other => other,
+                })
+            };
+            let columns =
+                columns.iter().map(|c| OutputColumn { source: to_inputs(c.source.clone()), ..c.clone() }).collect();
+            let order_by =
+                order_by.into_iter().map(|k| super::SortKey { expr: to_inputs(k.expr), desc: k.desc }).collect();
+            let aggregate = JoinAggregate { keys: post_keys, aggs: post_aggs };
+            (Some(aggregate), columns, having.clone().map(to_inputs), order_by)
+        }
+    };
     let left = fields.sides[0].len();
     let joined = |e: PostExpr| offset_second(e, left);
     let residual = residual.into_iter().map(joined).reduce(|l, r| PostExpr::Binary {
@@ -128,8 +166,15 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         right: Box::new(r),
         ty: DataType::Bool,
     });
-    let columns = columns.into_iter().map(|c| OutputColumn { source: joined(c.source), ..c }).collect();
-    let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
+    let (aggregate, columns) = match aggregate {
+        Some(a) => {
+            let keys = a.keys.into_iter().map(joined).collect();
+            let aggs = a.aggs.into_iter().map(|(f, arg, ty)| (f, arg.map(joined), ty)).collect();
+            (Some(JoinAggregate { keys, aggs }), columns)
+        }
+        None => (None, columns.into_iter().map(|c| OutputColumn { source: joined(c.source), ..c }).collect()),
+    };
+    let select_span = select_span(query);
     let side_plan = |i: usize, event: &super::BoundEvent| LogicalPlan {
         event: event.clone(),
         join: None,
@@ -151,8 +196,12 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         select_span,
         order_by,
         limit: query.limit.as_ref().map(super::post::limit_value).transpose()?,
-        stream_join: Some(Box::new(StreamJoin { sides, names, keys, residual, columns })),
+        stream_join: Some(Box::new(StreamJoin { sides, names, keys, residual, aggregate, columns, having })),
     })
+}
+
+fn select_span(q: &Query) -> Option<Span> {
+    q.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union)
 }
 
 fn has_aggregate(q: &Query) -> bool {

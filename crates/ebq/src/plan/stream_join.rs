@@ -4,7 +4,7 @@
 //! streams have delivered everything up to its end.
 
 use super::{plan, window_panes, PhysicalPlan, PlanOptions, UserColumn, UserPlan, UserSource};
-use crate::bind::{JoinKey, LogicalPlan, StreamJoin};
+use crate::bind::{AggFunc, JoinAggregate, JoinKey, LogicalPlan, PostExpr, StreamJoin};
 use crate::catalog::Catalog;
 use crate::error::Result;
 use std::fmt::Write;
@@ -20,8 +20,15 @@ pub struct StreamJoinPlan {
     pub sides: [PhysicalPlan; 2],
     /// The streams' names (aliases).
     pub names: [String; 2],
+    /// The joined row's fields (`a.fd`, …), for EXPLAIN.
+    pub joined_names: Vec<String>,
     /// Equality keys between the two records.
     pub keys: Vec<JoinKey>,
+    /// The other cross-stream conditions, over the joined row.
+    pub residual: Option<PostExpr>,
+    /// GROUP BY and aggregates over each window's joined rows; the user
+    /// plan then works on the group rows.
+    pub aggregate: Option<JoinAggregate>,
     /// Window length in nanoseconds.
     pub size_ns: u64,
     /// Window step in nanoseconds (= size for tumbling windows).
@@ -44,14 +51,19 @@ pub(super) fn plan_stream_join(
     let window = logical.window.expect("the binder requires a window");
     let panes = window_panes(&window)?;
     let sides = [plan(sql, &join.sides[0], catalog, options)?, plan(sql, &join.sides[1], catalog, options)?];
-    let mut input_names = vec![];
+    let mut joined_names = vec![];
     for (side, name) in sides.iter().zip(&join.names) {
-        input_names.extend(side.user.columns.iter().map(|c| format!("{name}.{}", c.name)));
+        joined_names.extend(side.user.columns.iter().map(|c| format!("{name}.{}", c.name)));
     }
+    // The user plan's inputs: the joined row, or with GROUP BY the group row.
+    let inputs = match &join.aggregate {
+        None => (0..joined_names.len()).map(UserSource::Row).collect(),
+        Some(a) => (0..a.keys.len()).map(UserSource::Key).chain((0..a.aggs.len()).map(UserSource::Row)).collect(),
+    };
     let user = UserPlan {
-        inputs: (0..input_names.len()).map(UserSource::Row).collect(),
-        input_names,
-        having: join.residual.clone(),
+        inputs,
+        input_names: join.aggregate.as_ref().map_or_else(|| joined_names.clone(), |a| group_names(a, &joined_names)),
+        having: join.having.clone(),
         columns: join
             .columns
             .iter()
@@ -67,7 +79,10 @@ pub(super) fn plan_stream_join(
         user,
         stream_join: Some(Box::new(StreamJoinPlan {
             names: join.names.clone(),
+            joined_names,
             keys: join.keys.clone(),
+            residual: join.residual.clone(),
+            aggregate: join.aggregate.clone(),
             size_ns: window.size * 1_000_000,
             step_ns: window.step * 1_000_000,
             grace_ns: JOIN_GRACE_MS * 1_000_000,
@@ -99,12 +114,38 @@ impl StreamJoinPlan {
              its end once both ring buffers are drained (later rows count as late)",
             self.grace_ns / 1_000_000
         );
-        let names = &top.user.input_names;
+        let names = &self.joined_names;
         let left = self.sides[0].user.columns.len();
         let keys: Vec<String> =
             self.keys.iter().map(|k| format!("{} = {}", names[k.left], names[left + k.right])).collect();
         let _ = writeln!(s, "[user]   Join       hash join on [{}] within each window", keys.join(", "));
+        let text = |e: &PostExpr| super::explain::post_text(e, names, &[]);
+        if let Some(r) = &self.residual {
+            let _ = writeln!(s, "[user]   Filter     {}", text(r));
+        }
+        if let Some(a) = &self.aggregate {
+            let names = group_names(a, names);
+            let (keys, aggs) = names.split_at(a.keys.len());
+            let _ = writeln!(
+                s,
+                "[user]   Aggregate  keys=[{}] values=[{}] over each window's joined rows",
+                keys.join(", "),
+                aggs.join(", ")
+            );
+        }
         top.user_explain(&mut s, false);
-        s.replace("[user]   Having ", "[user]   Filter ")
+        s
     }
+}
+
+/// The group row's fields as text: the keys, then the aggregates, over the
+/// joined row's field names.
+fn group_names(a: &JoinAggregate, joined: &[String]) -> Vec<String> {
+    let text = |e: &PostExpr| super::explain::post_text(e, joined, &[]);
+    let aggs = a.aggs.iter().map(|(f, arg, _)| match (f, arg) {
+        (AggFunc::CountDistinct, Some(x)) => format!("COUNT(DISTINCT {})", text(x)),
+        (f, Some(x)) => format!("{f}({})", text(x)),
+        (f, None) => format!("{f}(*)"),
+    });
+    a.keys.iter().map(text).chain(aggs).collect()
 }

@@ -10,6 +10,7 @@ mod compile;
 mod decode;
 pub mod env;
 mod hist_values;
+mod join_groups;
 mod load;
 pub mod pin;
 mod row_columns;

@@ -10,6 +10,7 @@
 //! sorts and limits the joined rows.
 
 use super::decode::{self, Value};
+use super::join_groups::{self, KeyPart};
 use super::{
     map_err, monotonic_ns, user, wait_for_inflight_programs, Output, ProgramStats, QueryStats, RowBuffer, Scope,
     SingleQuery, WindowBounds,
@@ -40,15 +41,6 @@ pub(super) struct JoinQuery {
     late: u64,
     deadline: Option<Instant>,
     finished: bool,
-}
-
-/// One value of a join key, normalised so that equal values hash equally.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum KeyPart {
-    Int(i128),
-    Str(String),
-    Bool(bool),
-    Float(u64),
 }
 
 impl JoinQuery {
@@ -238,7 +230,15 @@ impl JoinQuery {
             }
             joined
         };
-        let batch = decode::to_batch(&self.schema, &user::apply(&self.user, joined, false));
+        let kept = match &self.join.residual {
+            Some(r) => joined.into_iter().filter(|row| matches!(user::eval(r, row, &[]), Value::B(true))).collect(),
+            None => joined,
+        };
+        let out = match &self.join.aggregate {
+            None => user::apply(&self.user, kept, false),
+            Some(a) => user::apply(&self.user, join_groups::group_rows(a, kept), true),
+        };
+        let batch = decode::to_batch(&self.schema, &out);
         // The next window starts one pane later: this window's first pane is done.
         if pane + 1 >= self.user.window_panes.max(1) {
             for side in &mut self.panes {
@@ -262,13 +262,9 @@ impl JoinQuery {
 /// `v` as compared in `ty`: integers as their value in that type (as the
 /// kernel converts both operands of a comparison).
 fn key_part(v: &Value, ty: DataType) -> KeyPart {
-    let bits = match v {
-        Value::U(u) => *u,
-        Value::I(i) => *i as u64,
-        Value::B(b) => return KeyPart::Bool(*b),
-        Value::S(s) => return KeyPart::Str(s.clone()),
-        Value::F(f) => return KeyPart::Float(f.to_bits()),
-        Value::Hist(_) => unreachable!("histograms are aggregates"),
-    };
-    KeyPart::Int(if ty.is_signed() { i128::from(bits as i64) } else { i128::from(bits) })
+    match v {
+        Value::I(i) if !ty.is_signed() => KeyPart::Int(i128::from(*i as u64)),
+        Value::U(u) if ty.is_signed() => KeyPart::Int(i128::from(*u as i64)),
+        other => KeyPart::of(other),
+    }
 }
