@@ -462,3 +462,62 @@ fn the_dashboard_queries_metrics_the_example_config_exports() {
     assert!(daemon.stop().success());
     assert_nothing_left(&before);
 }
+
+#[test]
+fn a_grouped_join_of_two_streams_is_served_as_counters() {
+    let dir = tmp_dir("join");
+    let comm = format!("sj{}", std::process::id() % 100_000);
+    // Each enter meets only its own exit: the next call of the thread is 2 ms later.
+    let config = format!(
+        r#"listen = "127.0.0.1:{{port}}"
+
+[[query]]
+name = "pairs"
+sql = "SELECT a.fd, COUNT(*) AS calls, SUM(a.count) AS read_bytes FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b WHERE a.tid = b.tid AND a.comm = '{comm}' AND b.time - a.time < 1000000 GROUP BY a.fd WINDOW(time, 500)"
+"#
+    );
+    let daemon = Daemon::start(&dir, &config);
+    let w = Workload::start(&[
+        "pread",
+        "--fds",
+        "3",
+        "--calls",
+        "7,5,3",
+        "--fd-base",
+        "100",
+        "--size-base",
+        "64",
+        "--gap-us",
+        "2000",
+        "--comm",
+        &comm,
+    ]);
+    w.go();
+    let report = w.report();
+    daemon.wait_closed_window("pairs");
+    let page = daemon.metrics();
+    let series = |metric: &str| -> Vec<(String, f64)> {
+        page.lines()
+            .filter(|l| l.starts_with(&format!("{metric}{{")))
+            .map(|l| (l.split('}').next().unwrap().to_string(), sample(l, l.split(' ').next().unwrap()).unwrap()))
+            .collect()
+    };
+    let calls = series("ebq_pairs_calls_total");
+    assert_eq!(calls.len(), 3, "one series per fd:\n{page}");
+    for (fd, (calls, bytes)) in common::per_fd(&report) {
+        let label = format!("ebq_pairs_calls_total{{fd=\"{fd}\"");
+        assert_eq!(
+            series("ebq_pairs_calls_total").iter().find(|(l, _)| *l == label).map(|s| s.1),
+            Some(calls as f64),
+            "{page}"
+        );
+        let label = format!("ebq_pairs_read_bytes_total{{fd=\"{fd}\"");
+        assert_eq!(
+            series("ebq_pairs_read_bytes_total").iter().find(|(l, _)| *l == label).map(|s| s.1),
+            Some(bytes as f64),
+            "{page}"
+        );
+    }
+    assert_eq!(sample(&page, "ebq_query_up{query=\"pairs\"}"), Some(1.0), "{page}");
+    assert!(daemon.stop().success());
+}

@@ -177,11 +177,15 @@ impl MetricSchema {
     /// The roles of `plan`'s output columns for a query called `query`.
     /// Fails for row queries (no aggregate: nothing to turn into metrics).
     pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
-        let KernelOutput::Aggregate { slots, .. } = &plan.kernel.output else {
-            return Err(
-                "this query streams rows; only aggregate queries (GROUP BY, COUNT, HIST …) can be exported as metrics"
-                    .into(),
-            );
+        let slots: &[crate::plan::ValueSlot] = match (&plan.kernel.output, &plan.stream_join) {
+            // A join of two streams aggregates in user space: no kernel slots.
+            (_, Some(join)) if join.aggregate.is_some() => &[],
+            (KernelOutput::Aggregate { slots, .. }, None) => slots,
+            _ => {
+                return Err("this query streams rows; only aggregate queries (GROUP BY, COUNT, HIST …) can be \
+                            exported as metrics"
+                    .into())
+            }
         };
         let user = &plan.user;
         let mut roles = vec![];
@@ -202,6 +206,13 @@ impl MetricSchema {
                 Some(UserSource::Count) => MetricKind::Counter,
                 Some(UserSource::Slot(field)) => match slots.iter().find(|s| s.field == field) {
                     Some(s) if s.func == AggFunc::Sum && !s.arg.ty().is_signed() => MetricKind::Counter,
+                    _ => MetricKind::Gauge,
+                },
+                // A join of two streams' aggregate j (its sums add up like the kernel's).
+                Some(UserSource::Row(j)) => match plan.stream_join.as_ref().and_then(|s| s.aggregate.as_ref()) {
+                    Some(a) if matches!(a.aggs.get(j), Some((AggFunc::Sum, _, ty)) if !ty.is_signed()) => {
+                        MetricKind::Counter
+                    }
                     _ => MetricKind::Gauge,
                 },
                 Some(UserSource::Hist(_)) => MetricKind::Histogram,

@@ -58,7 +58,13 @@ pub(super) fn plan_stream_join(
     // The user plan's inputs: the joined row, or with GROUP BY the group row.
     let inputs = match &join.aggregate {
         None => (0..joined_names.len()).map(UserSource::Row).collect(),
-        Some(a) => (0..a.keys.len()).map(UserSource::Key).chain((0..a.aggs.len()).map(UserSource::Row)).collect(),
+        Some(a) => (0..a.keys.len())
+            .map(UserSource::Key)
+            .chain(a.aggs.iter().enumerate().map(|(j, (f, _, _))| match f {
+                AggFunc::Count => UserSource::Count,
+                _ => UserSource::Row(j),
+            }))
+            .collect(),
     };
     let user = UserPlan {
         inputs,

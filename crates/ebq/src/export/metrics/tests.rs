@@ -191,3 +191,22 @@ fn self_metrics_name_the_query() {
     assert_eq!(fams[4].samples[0].value, SampleValue::Number(2.0));
     assert_eq!(fams[5].samples[0].labels, vec![("query".into(), "vfs".into())]);
 }
+
+#[test]
+fn a_grouped_join_of_two_streams_exports_keys_as_labels_and_count_as_a_counter() {
+    let p = physical(
+        "SELECT a.fd, COUNT(*) AS pairs, MAX(b.ret) AS biggest, SUM(a.count) AS asked_bytes \
+         FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b \
+         WHERE a.tid = b.tid GROUP BY a.fd WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("j", &p).unwrap();
+    assert_eq!(
+        roles(&s),
+        ["label fd", "Counter ebq_j_pairs_total", "Gauge ebq_j_biggest", "Counter ebq_j_asked_bytes_total"]
+    );
+    let rows = physical(
+        "SELECT a.fd, b.ret FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b \
+         WHERE a.tid = b.tid WINDOW(time, 1000)",
+    );
+    assert!(MetricSchema::of("j", &rows).unwrap_err().contains("streams rows"));
+}
