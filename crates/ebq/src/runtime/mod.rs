@@ -14,6 +14,7 @@ mod load;
 pub mod pin;
 mod row_columns;
 mod selfstats;
+mod single_slot;
 mod sorted;
 mod user;
 
@@ -641,17 +642,24 @@ impl RunningQuery {
     /// Reads (and with `delete`, removes) the groups whose window satisfies
     /// `pick`, merged across CPUs, sorted by window.
     fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<u8>, decode::Merged)>> {
-        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.kernel.output)
+        let (Some(groups), KernelOutput::Aggregate { key, value, single_slot, .. }) =
+            (&self.groups, &self.plan.kernel.output)
         else {
             return Ok(vec![]);
         };
         let window_field = key.fields.iter().find(|f| f.name == "window").expect("keys start with the window");
         let funcs = decode::slot_funcs(&self.plan);
-        // Collect keys first: deleting while walking a hash map restarts the walk.
-        let keys: Vec<Vec<u8>> = groups.keys().collect();
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
         let mut out = vec![];
+        // A single slot is window 0's only group.
+        if *single_slot && pick(0) {
+            out.extend(
+                single_slot::read(groups, key, value, &funcs, delete).map_err(|e| map_err("read the group", e))?,
+            );
+        }
+        // Collect keys first: deleting while walking a hash map restarts the walk.
+        let keys: Vec<Vec<u8>> = if *single_slot { vec![] } else { groups.keys().collect() };
         for k in keys {
             let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };
             if !pick(w) {
