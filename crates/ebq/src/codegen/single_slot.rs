@@ -13,3 +13,29 @@ pub const MAP: &str = "/* No GROUP BY, no window: one group, in slot 0 of a per-
 /// The lookup in the program (slot 0 always exists; the check is for the verifier).
 pub const LOOKUP: &str =
     "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &zero);\n\tif (!v)\n\t\treturn 0;\t/* never: slot 0 always exists */\n";
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions};
+
+    /// The generated C of a keyless aggregate (one array slot), compared with a
+    /// checked-in snapshot (EBQ_UPDATE_SNAPSHOTS=1 rewrites it).
+    #[test]
+    fn keyless_snapshot() {
+        let sql = "SELECT COUNT(*), SUM(count), MIN(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
+                   WHERE comm = 'dd'";
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        let c = super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/keyless.bpf.c");
+        if std::env::var_os("EBQ_UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(path, &c).unwrap();
+        }
+        let want = std::fs::read_to_string(path).expect("snapshot exists (EBQ_UPDATE_SNAPSHOTS=1 writes it)");
+        assert_eq!(c, want, "generated C changed; review and rerun with EBQ_UPDATE_SNAPSHOTS=1");
+        if let Err(e) = crate::runtime::compile(&c) {
+            panic!("{e}\n{c}");
+        }
+    }
+}
