@@ -642,24 +642,26 @@ impl RunningQuery {
     /// Reads (and with `delete`, removes) the groups whose window satisfies
     /// `pick`, merged across CPUs, sorted by window.
     fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<u8>, decode::Merged)>> {
-        let (Some(groups), KernelOutput::Aggregate { key, value, single_slot, .. }) =
-            (&self.groups, &self.plan.kernel.output)
+        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.kernel.output)
         else {
             return Ok(vec![]);
         };
+        // The loaded map's own type, not the plan's: a bundle compiled before keyless
+        // queries used an array slot still holds a hash, and reads as one.
+        let single_slot = groups.map_type() == libbpf_rs::MapType::PercpuArray;
         let window_field = key.fields.iter().find(|f| f.name == "window").expect("keys start with the window");
         let funcs = decode::slot_funcs(&self.plan);
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
         let mut out = vec![];
         // A single slot is window 0's only group.
-        if *single_slot && pick(0) {
+        if single_slot && pick(0) {
             out.extend(
                 single_slot::read(groups, key, value, &funcs, delete).map_err(|e| map_err("read the group", e))?,
             );
         }
         // Collect keys first: deleting while walking a hash map restarts the walk.
-        let keys: Vec<Vec<u8>> = if *single_slot { vec![] } else { groups.keys().collect() };
+        let keys: Vec<Vec<u8>> = if single_slot { vec![] } else { groups.keys().collect() };
         for k in keys {
             let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };
             if !pick(w) {
