@@ -20,7 +20,10 @@
 //! what it printed with the hash (no row).
 //!
 //! Windowed keyless queries stay on the hash: a count window's number can
-//! run any distance ahead of the reader, so it has no small slot domain.
+//! run any distance ahead of the reader, so it has no small slot domain; a
+//! time window would fit two slots (window parity), but a pinned map's
+//! reader could then no longer tell which window a slot holds (the hash key
+//! says it; the window number lives in `.bss`, which is not pinned).
 
 use super::KernelWindow;
 
