@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn one_sketch_per_argument_and_zeroed_values_from_a_map() {
         let c = generate_for(
-            "SELECT P50(count), P99(count), QUANTILE(fd, 0.5), HIST(count) FROM syscalls.sys_enter_pread64",
+            "SELECT pid, P50(count), P99(count), QUANTILE(fd, 0.5), HIST(count) FROM syscalls.sys_enter_pread64 GROUP BY pid",
         );
         assert_eq!(c.matches(".agg = 0,").count(), 1, "{c}");
         assert_eq!(c.matches(".agg = 1,").count(), 1, "{c}");
@@ -243,10 +243,23 @@ mod tests {
         assert!(c.contains("bpf_map_lookup_elem(&ebq_zero, &zero)"), "{c}");
         assert!(!c.contains("struct ebq_value fresh = {}"), "{c}");
         // Without histogram counters the value stays on the stack and no helpers are emitted.
-        let c = generate_for("SELECT P50(count) FROM syscalls.sys_enter_pread64");
+        let c = generate_for("SELECT pid, P50(count) FROM syscalls.sys_enter_pread64 GROUP BY pid");
         assert!(c.contains("struct ebq_value fresh = {}") && !c.contains("ebq_zero"), "{c}");
         let c = generate_for("SELECT COUNT(*) FROM syscalls.sys_enter_pread64");
         assert!(!c.contains("ebq_log2"), "{c}");
+    }
+
+    /// Without GROUP BY and WINDOW the group is slot 0 of a per-CPU array: histograms need no
+    /// zero map, and sketches still key on the (all-zero) group key.
+    #[test]
+    fn a_single_slot_needs_no_zero_map_and_sketches_keep_their_key() {
+        let c = generate_for("SELECT P50(count), HIST(count) FROM syscalls.sys_enter_pread64");
+        assert!(c.contains("BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct ebq_value);\n} ebq_groups"), "{c}");
+        assert_eq!(c.matches("bpf_map_lookup_elem(&ebq_groups, &zero)").count(), 1, "{c}");
+        assert!(!c.contains("ebq_zero") && !c.contains("bpf_map_update_elem(&ebq_groups"), "{c}");
+        assert!(c.contains("struct ebq_key key = {};") && c.contains(".group = key"), "{c}");
+        let c = generate_for("SELECT COUNT(*), MIN(count) FROM syscalls.sys_enter_pread64");
+        assert!(!c.contains("struct ebq_key") && c.contains("if (v->count == 0 || x < v->min_0)"), "{c}");
     }
 
     /// Histogram programs compile with clang (-Wall -Werror): signed and unsigned

@@ -12,6 +12,7 @@ mod hist;
 mod pairing;
 mod pin_header;
 mod probe;
+mod single_slot;
 mod stages;
 mod structs;
 
@@ -69,21 +70,28 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         c.push_str("/* Matching events so far; window = ebq_seq / events per window. */\n__u64 ebq_seq = 0;\n\n");
     }
     match &k.output {
-        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, sketch_buckets, .. } => {
-            c.push_str(&structs::layout_struct("ebq_key", key));
+        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, sketch_buckets, single_slot, .. } => {
+            if !*single_slot || !sketches.is_empty() {
+                c.push_str(&structs::layout_struct("ebq_key", key));
+            }
             c.push_str(&structs::layout_struct("ebq_value", value));
-            let on_stack = crate::plan::codegen_value_on_stack(value);
+            // A single slot starts zeroed: no new values to copy from ebq_zero.
+            let on_stack = *single_slot || crate::plan::codegen_value_on_stack(value);
             let flags = if crate::plan::group_map_preallocated(value, *max_groups) {
                 ""
             } else {
                 "\t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* too big to reserve: allocated as groups occur */\n"
             };
-            let _ = write!(
-                c,
-                "/* One entry per (window, group); one value per CPU, merged by ebq. */\nstruct {{\n\
+            if *single_slot {
+                c.push_str(single_slot::MAP);
+            } else {
+                let _ = write!(
+                    c,
+                    "/* One entry per (window, group); one value per CPU, merged by ebq. */\nstruct {{\n\
                  \t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_groups});\n{flags}\
                  \t__type(key, struct ebq_key);\n\t__type(value, struct ebq_value);\n}} ebq_groups SEC(\".maps\");\n\n"
-            );
+                );
+            }
             c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets));
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
@@ -341,12 +349,14 @@ fn program(plan: &PhysicalPlan) -> String {
         return c + &stages::rows_tail(&k.output, limit, &skip, &load);
     }
     match &k.output {
-        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => {
+        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, .. } => {
             let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
-            c.push_str("\tstruct ebq_key key = {};\n");
+            if !*single_slot || !sketches.is_empty() {
+                c.push_str("\tstruct ebq_key key = {};\n");
+            }
             match k.window {
                 KernelWindow::None => {}
                 KernelWindow::Time { .. } => c.push_str("\tkey.window = ebq_window;\n"),
@@ -357,7 +367,9 @@ fn program(plan: &PhysicalPlan) -> String {
             for (e, field) in key_fields {
                 c.push_str(&assign("key.", &key.fields[*field].name, e));
             }
-            if !crate::plan::codegen_value_on_stack(value) {
+            if *single_slot {
+                c.push_str(single_slot::LOOKUP);
+            } else if !crate::plan::codegen_value_on_stack(value) {
                 c.push_str(hist::FRESH_FROM_ZERO_MAP);
             } else {
                 c.push_str(

@@ -30,8 +30,9 @@ pub mod pin_names {
 /// The header for the pins of an aggregate query under `dir`; `None` for row
 /// queries (they have no map to pin: rows stream through a ring buffer).
 pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
-    let KernelOutput::Aggregate { key, key_fields, value, slots, hidden_keys, sketches, max_groups, .. } =
-        &plan.kernel.output
+    let KernelOutput::Aggregate {
+        key, key_fields, value, slots, hidden_keys, sketches, max_groups, single_slot, ..
+    } = &plan.kernel.output
     else {
         return None;
     };
@@ -40,6 +41,13 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let c_dir = dir.replace('\\', "\\\\").replace('"', "\\\"");
     let dir = comment_safe(dir);
     let window = match plan.kernel.window {
+        KernelWindow::None if *single_slot => {
+            " * Windows: none. The one group is slot 0 of the groups array; ebq clears nothing while it\n \
+             * runs (the slot holds running totals). It exists before the first event: count 0 on\n \
+             * every CPU means no event yet (ebq prints no row then). With --keep-pins the final\n \
+             * totals stay in the map after ebq exits.\n"
+                .to_string()
+        }
         KernelWindow::None => " * Windows: none. ebq_key.window is always 0; groups count from ebq's start and\n \
              * ebq clears nothing while it runs (the map holds running totals). With --keep-pins\n \
              * the final totals stay in the map after ebq exits.\n"
@@ -60,8 +68,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         c,
         "/* Layout of the maps ebq pinned under {dir}, generated for:\n{sql} *\n\
          \x20* Pins (open with bpf_obj_get(\"{dir}/NAME\")):\n\
-         \x20*   groups  BPF_MAP_TYPE_PERCPU_HASH, key struct ebq_key, value struct ebq_value,\n\
-         \x20*           at most {max_groups} entries (more groups are counted in ebq_stats.dropped)\n\
+         \x20*   groups  {groups}\n\
          \x20*   stats   BPF_MAP_TYPE_PERCPU_ARRAY, key __u32 0, value struct ebq_stats\n{sketch}\
          \x20*\n\
          \x20* Per-CPU values: bpf_map_lookup_elem fills one value per possible CPU\n\
@@ -84,11 +91,24 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
              *           one count per (window, group, QUANTILE argument, sketch bucket)\n"
                 .into()
         },
+        groups = if *single_slot {
+            "BPF_MAP_TYPE_PERCPU_ARRAY, key __u32 0, value struct ebq_value: one slot, as the\n \
+             *           query has no GROUP BY and no window (EBQ_GROUPS_SINGLE_SLOT)"
+                .to_string()
+        } else {
+            format!(
+                "BPF_MAP_TYPE_PERCPU_HASH, key struct ebq_key, value struct ebq_value,\n \
+                 *           at most {max_groups} entries (more groups are counted in ebq_stats.dropped)"
+            )
+        },
         g = pin_names::GROUPS,
         s = pin_names::STATS,
     );
     if !sketches.is_empty() {
         let _ = writeln!(c, "#define EBQ_PIN_SKETCH EBQ_PIN_DIR \"/{}\"", pin_names::SKETCH);
+    }
+    if *single_slot {
+        c.push_str("/* groups is a one-slot array keyed by __u32 0, not a hash keyed by struct ebq_key. */\n#define EBQ_GROUPS_SINGLE_SLOT 1\n");
     }
     let (kind, size) = match plan.kernel.window {
         KernelWindow::None => ("0 /* none */", 0),
@@ -98,7 +118,12 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let _ = write!(c, "#define EBQ_WINDOW_KIND {kind}\n#define EBQ_WINDOW_SIZE {size}ULL\n\n");
 
     // Key: what each field holds.
-    c.push_str("/* Group key. window: see above.\n");
+    c.push_str(if *single_slot {
+        "/* Group key: not the groups map's key here (EBQ_GROUPS_SINGLE_SLOT), but the group\n \
+         * part of the sketch key. window: always 0.\n"
+    } else {
+        "/* Group key. window: see above.\n"
+    });
     let visible = key_fields.len() - hidden_keys;
     for (i, (expr, field)) in key_fields.iter().enumerate() {
         let f = &key.fields[*field];
@@ -244,6 +269,18 @@ mod tests {
             let _ = std::fs::remove_dir_all(&dir);
             assert!(out.status.success(), "{sql}\n{}\n{h}", String::from_utf8_lossy(&out.stderr));
         }
+    }
+
+    #[test]
+    fn a_single_slot_is_described_as_an_array() {
+        let h = header("SELECT COUNT(*), MAX(count) FROM syscalls.sys_enter_pread64").unwrap();
+        for needle in
+            ["groups  BPF_MAP_TYPE_PERCPU_ARRAY, key __u32 0", "#define EBQ_GROUPS_SINGLE_SLOT 1", "count 0 on\n"]
+        {
+            assert!(h.contains(needle), "missing {needle:?} in\n{h}");
+        }
+        let h = header("SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd").unwrap();
+        assert!(h.contains("BPF_MAP_TYPE_PERCPU_HASH, key struct ebq_key") && !h.contains("SINGLE_SLOT"), "{h}");
     }
 
     #[test]

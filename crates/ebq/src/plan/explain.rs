@@ -70,6 +70,7 @@ impl PhysicalPlan {
                 hidden_keys,
                 sketches,
                 sketch_buckets,
+                single_slot,
             } => {
                 let visible = key_fields.len() - hidden_keys;
                 let keys: Vec<String> = key_fields
@@ -87,18 +88,28 @@ impl PhysicalPlan {
                     .collect();
                 let mut aggs = vec!["count".to_string()];
                 aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
+                let store = if *single_slot {
+                    format!(
+                        "PERCPU_ARRAY ebq_groups, 1 slot (no GROUP BY, no window; value {} B; one inlined lookup per event)",
+                        value.size
+                    )
+                } else {
+                    format!(
+                        "PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
+                        key.size,
+                        value.size,
+                        if super::group_map_preallocated(value, *max_groups) {
+                            ""
+                        } else {
+                            "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
+                        }
+                    )
+                };
                 let _ = writeln!(
                     s,
-                    "[kernel] Aggregate  keys=[{}] values=[{}] in PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
+                    "[kernel] Aggregate  keys=[{}] values=[{}] in {store}",
                     keys.join(", "),
-                    aggs.join(", "),
-                    key.size,
-                    value.size,
-                    if super::group_map_preallocated(value, *max_groups) {
-                        ""
-                    } else {
-                        "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
-                    }
+                    aggs.join(", ")
                 );
                 if !sketches.is_empty() {
                     let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));

@@ -9,6 +9,7 @@ mod explain;
 mod hist_explain;
 mod layout;
 mod pairing;
+mod single_slot;
 mod stages;
 mod stream_join;
 
@@ -125,6 +126,9 @@ pub enum KernelOutput {
         sketches: Vec<ScalarExpr>,
         /// Capacity of the sketch map.
         sketch_buckets: u32,
+        /// No GROUP BY, no hidden key, no window: the one group lives in
+        /// slot 0 of a per-CPU array, not the hash (see `single_slot`).
+        single_slot: bool,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -339,6 +343,10 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         }
     };
     columns.window_panes = window_panes;
+    let mut output = output;
+    if let KernelOutput::Aggregate { key_fields, single_slot, .. } = &mut output {
+        *single_slot = single_slot::is_single_slot(key_fields.len(), window);
+    }
     let pairing = match &logical.join {
         Some(join) => Some(Pairing::new(join, logical.filter.iter().chain(output.exprs()), options.max_pending)?),
         None => None,
@@ -536,6 +544,7 @@ fn aggregate_plan(
             hidden_keys,
             sketches,
             sketch_buckets: options.sketch_buckets,
+            single_slot: false, // decided in `plan`, which knows the window
         },
         user,
     ))

@@ -16,6 +16,7 @@ pub mod pin;
 mod row_columns;
 mod running;
 mod selfstats;
+mod single_slot;
 mod sorted;
 mod stream_join;
 mod user;
@@ -656,13 +657,22 @@ impl SingleQuery {
         else {
             return Ok(vec![]);
         };
+        // The loaded map's own type, not the plan's: a bundle compiled before keyless
+        // queries used an array slot still holds a hash, and reads as one.
+        let single_slot = groups.map_type() == libbpf_rs::MapType::PercpuArray;
         let window_field = key.fields.iter().find(|f| f.name == "window").expect("keys start with the window");
         let funcs = decode::slot_funcs(&self.plan);
-        // Collect keys first: deleting while walking a hash map restarts the walk.
-        let keys: Vec<Vec<u8>> = groups.keys().collect();
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
         let mut out = vec![];
+        // A single slot is window 0's only group.
+        if single_slot && pick(0) {
+            out.extend(
+                single_slot::read(groups, key, value, &funcs, delete).map_err(|e| map_err("read the group", e))?,
+            );
+        }
+        // Collect keys first: deleting while walking a hash map restarts the walk.
+        let keys: Vec<Vec<u8>> = if single_slot { vec![] } else { groups.keys().collect() };
         for k in keys {
             let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };
             if !pick(w) {
