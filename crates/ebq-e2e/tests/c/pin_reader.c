@@ -22,7 +22,7 @@
 
 #include EBQ_LAYOUT
 
-#if EBQ_LAYOUT_VERSION != 1
+#if EBQ_LAYOUT_VERSION != 2
 #error "this reader follows ebq's pinned layout version 1"
 #endif
 
@@ -62,7 +62,12 @@ int main(int argc, char **argv)
 			for (int b = 0; b < EBQ_HIST_2_BUCKETS; b++)
 				sum.hist_2[b] += v->hist_2[b];
 		}
-		printf("group window=%llu fd=%llu count=%llu sum=%llu max=%llu hist=", (unsigned long long)key.window,
+#if EBQ_KEY_HAS_WINDOW
+		unsigned long long window = key.window;
+#else
+		unsigned long long window = 0; /* no WINDOW: one window, the whole run */
+#endif
+		printf("group window=%llu fd=%llu count=%llu sum=%llu max=%llu hist=", window,
 		       (unsigned long long)key.c0_fd, (unsigned long long)sum.count, (unsigned long long)sum.sum_0,
 		       (unsigned long long)sum.max_1);
 		const char *sep = "";

@@ -13,9 +13,11 @@ use std::fmt::Write;
 
 /// Version of the pinned layout conventions (`EBQ_LAYOUT_VERSION`). Bumped
 /// when a reader written for the old conventions would misread the maps:
-/// renamed pins, a changed merge rule or window key. A query's own fields
+/// renamed pins, a changed merge rule or window key (2: keyless queries use a
+/// one-slot array, and keys of queries without WINDOW have no window field).
+/// A query's own fields
 /// are described by the header itself and do not change the version.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// Pinned map names, relative to the pin directory.
 pub mod pin_names {
@@ -48,7 +50,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
              * totals stay in the map after ebq exits.\n"
                 .to_string()
         }
-        KernelWindow::None => " * Windows: none. ebq_key.window is always 0; groups count from ebq's start and\n \
+        KernelWindow::None => " * Windows: none. ebq_key has no window field; groups count from ebq's start and\n \
              * ebq clears nothing while it runs (the map holds running totals). With --keep-pins\n \
              * the final totals stay in the map after ebq exits.\n"
             .to_string(),
@@ -115,7 +117,14 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         KernelWindow::Time { size_ms } => ("1 /* time: EBQ_WINDOW_SIZE ms */", size_ms),
         KernelWindow::Count { n } => ("2 /* count: EBQ_WINDOW_SIZE events */", n),
     };
-    let _ = write!(c, "#define EBQ_WINDOW_KIND {kind}\n#define EBQ_WINDOW_SIZE {size}ULL\n\n");
+    let _ = write!(c, "#define EBQ_WINDOW_KIND {kind}\n#define EBQ_WINDOW_SIZE {size}ULL\n");
+    let has_window = key.fields.iter().any(|f| f.name == "window");
+    let _ = write!(
+        c,
+        "/* 1 when struct ebq_key starts with the window number (windowed and keyless queries). */\n\
+         #define EBQ_KEY_HAS_WINDOW {}\n\n",
+        u8::from(has_window)
+    );
 
     // Key: what each field holds.
     c.push_str(if *single_slot {
@@ -232,7 +241,7 @@ mod tests {
         )
         .unwrap();
         for needle in [
-            "#define EBQ_LAYOUT_VERSION 1",
+            "#define EBQ_LAYOUT_VERSION 2",
             "struct ebq_key {",
             "struct ebq_value {",
             "GROUP BY comm (NUL-padded string)",
@@ -260,7 +269,7 @@ mod tests {
             let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let path = dir.join("layout.c");
-            std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 1; }}\n")).unwrap();
+            std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 2; }}\n")).unwrap();
             let out = std::process::Command::new("cc")
                 .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only"])
                 .arg(&path)

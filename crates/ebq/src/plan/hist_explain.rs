@@ -63,7 +63,7 @@ mod tests {
             p.explain(),
             "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACEPOINT)
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
-[kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline] in PERCPU_HASH ebq_groups (max 10240 groups; key 16 B, value 576 B; one lookup per event)
+[kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline] in PERCPU_HASH ebq_groups (max 10240 groups; key 8 B, value 576 B; one lookup per event)
 [kernel] Sketch     quantiles of [count]: log-linear buckets (exact below 128, then 64 per power of two; midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max 262144 buckets; one more lookup per event and argument)
 [kernel] Window     none: one result at the end (or every --interval, cumulative)
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes, add bucket counts

@@ -108,7 +108,7 @@ pub struct ValueSlot {
 pub enum KernelOutput {
     /// Per-CPU hash of groups keyed by (window, keys).
     Aggregate {
-        /// Key struct; field 0 is `window`.
+        /// Key struct; with a WINDOW (or no key at all) field 0 is `window`.
         key: StructLayout,
         /// For each GROUP BY key, its expression and field index in `key`.
         key_fields: Vec<(ScalarExpr, usize)>,
@@ -337,10 +337,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             };
             (out, user)
         }
-        QueryBody::Aggregate { keys, aggs, columns, having } => {
-            aggregate_plan(keys, aggs, columns, having, &logical.order_by, logical.limit, options)
-                .map_err(|e| with_span(e, logical.select_span))?
-        }
+        QueryBody::Aggregate { .. } => aggregate_plan(logical, window != KernelWindow::None, options)
+            .map_err(|e| with_span(e, logical.select_span))?,
     };
     columns.window_panes = window_panes;
     let mut output = output;
@@ -412,15 +410,15 @@ fn window_panes(w: &Window) -> Result<u64> {
     Ok(size / step)
 }
 
-fn aggregate_plan(
-    keys: &[ScalarExpr],
-    aggs: &[crate::bind::AggCall],
-    columns: &[crate::bind::OutputColumn<PostExpr>],
-    having: &Option<PostExpr>,
-    order_by: &[SortKey],
-    limit: Option<u64>,
-    options: &PlanOptions,
-) -> Result<(KernelOutput, UserPlan)> {
+/// The aggregate of `logical` (whose body is one): its key and value structs
+/// and the user plan over them. Only a windowed query's key has a `window`
+/// field (and a keyless one, whose key must not be empty): a smaller key is
+/// cheaper to hash on every event.
+fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) -> Result<(KernelOutput, UserPlan)> {
+    let QueryBody::Aggregate { keys, aggs, columns, having } = &logical.body else {
+        unreachable!("called for aggregate bodies")
+    };
+    let (order_by, limit) = (&logical.order_by, logical.limit);
     // COUNT(DISTINCT x): x becomes a hidden kernel key; user space counts its values per group.
     let distinct: Vec<&ScalarExpr> =
         aggs.iter().filter(|a| a.func == AggFunc::CountDistinct).filter_map(|a| a.arg.as_ref()).collect();
@@ -435,7 +433,9 @@ fn aggregate_plan(
         }
         _ => 0,
     };
-    let mut key_named = vec![("window".to_string(), DataType::U64)];
+    let window_field = windowed || kernel_keys.is_empty();
+    let mut key_named = if window_field { vec![("window".to_string(), DataType::U64)] } else { vec![] };
+    let first_key = key_named.len();
     key_named.extend(kernel_keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
     let (key, key_pos) = StructLayout::new(&key_named);
     // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
@@ -491,7 +491,7 @@ fn aggregate_plan(
         .map(|(j, (func, arg))| ValueSlot { func, arg, field: value_pos[j + 1] })
         .collect::<Vec<_>>();
     // Inputs: every key, then every aggregate.
-    let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[i + 1])).collect();
+    let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[first_key + i])).collect();
     inputs.extend(aggs.iter().enumerate().map(|(i, a)| match (a.func, agg_slot[i]) {
         (AggFunc::Count, _) => UserSource::Count,
         (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
@@ -527,7 +527,7 @@ fn aggregate_plan(
         limit,
         window_panes: 1,
     };
-    let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[i + 1])).collect();
+    let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }

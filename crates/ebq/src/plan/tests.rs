@@ -57,6 +57,15 @@ fn key_fields_are_laid_out_largest_first() {
     .unwrap();
     let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
+    assert_eq!(layout, [("c2_fd", 0), ("c1_cpu", 8), ("c0_comm", 12), ("__pad", 28)]);
+    // Only a windowed query's key carries the window number.
+    let p = physical(
+        "SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd WINDOW(time, 1000)",
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
+    let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
     assert_eq!(layout, [("window", 0), ("c2_fd", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
 }
 

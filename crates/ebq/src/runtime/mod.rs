@@ -660,7 +660,8 @@ impl SingleQuery {
         // The loaded map's own type, not the plan's: a bundle compiled before keyless
         // queries used an array slot still holds a hash, and reads as one.
         let single_slot = groups.map_type() == libbpf_rs::MapType::PercpuArray;
-        let window_field = key.fields.iter().find(|f| f.name == "window").expect("keys start with the window");
+        // Queries without WINDOW have one window, 0, and no window field in their key.
+        let window_field = key.fields.iter().find(|f| f.name == "window");
         let funcs = decode::slot_funcs(&self.plan);
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
@@ -674,7 +675,11 @@ impl SingleQuery {
         // Collect keys first: deleting while walking a hash map restarts the walk.
         let keys: Vec<Vec<u8>> = if single_slot { vec![] } else { groups.keys().collect() };
         for k in keys {
-            let decode::Value::U(w) = decode::field_value(&k, window_field) else { continue };
+            let w = match window_field.map(|f| decode::field_value(&k, f)) {
+                None => 0,
+                Some(decode::Value::U(w)) => w,
+                Some(_) => continue,
+            };
             if !pick(w) {
                 continue;
             }
