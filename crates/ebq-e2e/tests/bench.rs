@@ -48,13 +48,25 @@ fn bench_all_quick_writes_every_study() {
         assert!(x["ebq"]["ns"].is_f64(), "{id}: ebq must run: {}", x["ebq"]);
     }
 
-    // Stages: one workload, every stage's overhead and both totals.
+    // Stages: one workload in two rounds, every stage's overhead and CPU per
+    // I/O as a median with its interval, and both totals.
     let ws = all["stages"]["workloads"].as_array().expect("workloads");
     assert_eq!(ws.len(), 1);
+    assert_eq!(ws[0]["rounds"], 2);
+    let interval = |v: &Value| {
+        let (m, lo, hi) = (v["median"].as_f64(), v["lo"].as_f64(), v["hi"].as_f64());
+        matches!((m, lo, hi), (Some(m), Some(lo), Some(hi)) if lo <= m && m <= hi) && v["n"] == 2
+    };
     for s in ["trigger", "filter", "reserve", "build", "commit", "retrieve"] {
         assert!(ws[0]["overhead_pct"][s].is_f64(), "stage {s}: {}", ws[0]);
+        assert!(interval(&ws[0]["overhead_ci"][s]), "stage {s}: {}", ws[0]["overhead_ci"]);
+        assert!(interval(&ws[0]["cpu_added_ns"][s]), "stage {s}: {}", ws[0]["cpu_added_ns"]);
     }
     assert!(ws[0]["rows_total_pct"].is_f64() && ws[0]["aggregate_total_pct"].is_f64());
+    assert!(interval(&ws[0]["rows_total_ci"]) && interval(&ws[0]["cpu_rows_total_ns"]), "{}", ws[0]);
+    for (config, runs) in ws[0]["runs"].as_object().expect("runs") {
+        assert_eq!(runs.as_array().map(Vec::len), Some(2), "{config}");
+    }
 
     // Fidelity: ebq accounts for every issued event exactly.
     let runs = all["fidelity"]["runs"].as_array().expect("runs");
@@ -71,12 +83,20 @@ fn bench_all_quick_writes_every_study() {
     assert_eq!(st.len(), 3);
     assert!(st.iter().all(|r| r["seconds"].is_f64()), "{st:?}");
 
-    for svg in ["pervent.svg", "stages.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {
+    for svg in ["pervent.svg", "stages.svg", "stages-cpu.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {
         let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
         assert!(s.starts_with("<svg") && s.contains("</svg>"), "{svg}");
     }
     let report = std::fs::read_to_string(&md).expect("report");
-    for h in ["## Machine", "## Per-event cost", "## Six-stage dissection", "## Fidelity", "## Startup", "## Targets"] {
+    for h in [
+        "## Machine",
+        "## Per-event cost",
+        "## Six-stage dissection",
+        "**CPU per I/O.**",
+        "## Fidelity",
+        "## Startup",
+        "## Targets",
+    ] {
         assert!(report.contains(h), "report lacks {h}");
     }
     assert!(!out.join("scratch").exists(), "the scratch directory is removed");

@@ -10,6 +10,7 @@
 //! draws SVG plots into OUT, and regenerates the Markdown report.
 
 mod fidelity;
+mod fio;
 mod pervent;
 mod plot;
 mod proc;
@@ -18,6 +19,7 @@ mod reference;
 mod report;
 mod stages;
 mod startup;
+mod stats;
 mod table;
 
 use clap::{Args, ValueEnum};

@@ -139,6 +139,16 @@ fn proc_cpu_ns(pid: u32) -> u64 {
     ticks * 1_000_000_000 / hz
 }
 
+/// CPU time of all of a live process's threads, in ns (/proc/PID/task/*/schedstat:
+/// exact, where /proc/PID/stat counts 10 ms ticks).
+pub fn threads_cpu_ns(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    dir.flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()))
+        .sum()
+}
+
 fn vm_hwm_kb(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -176,6 +186,23 @@ impl Tracer {
         env: &[(&str, String)],
         ready: &str,
     ) -> Result<Tracer, String> {
+        // bpftrace prints its line before attaching, and exits if that fails:
+        // let it settle, then make sure it is still there.
+        Tracer::start_settled(dir, name, cpu, argv, env, ready, Duration::from_millis(300))
+    }
+
+    /// [`Tracer::start`] with a chosen pause after the ready line: ebq prints
+    /// its line once attached, so a study starting it hundreds of times
+    /// (`stages`) only needs a short check that it did not exit.
+    pub fn start_settled(
+        dir: &Path,
+        name: &str,
+        cpu: usize,
+        argv: &[String],
+        env: &[(&str, String)],
+        ready: &str,
+        settle: Duration,
+    ) -> Result<Tracer, String> {
         let out = dir.join(format!("{name}.out"));
         let err = dir.join(format!("{name}.err"));
         let t0 = Instant::now();
@@ -192,9 +219,7 @@ impl Tracer {
             let seen = |p: &Path| std::fs::read_to_string(p).is_ok_and(|s| s.contains(ready));
             if seen(&err) || seen(&out) {
                 let startup = t0.elapsed();
-                // bpftrace prints its line before attaching, and exits if that fails:
-                // let it settle, then make sure it is still there.
-                std::thread::sleep(Duration::from_millis(300));
+                std::thread::sleep(settle);
                 if let Ok(Some(_)) = child.try_wait() {
                     let text = std::fs::read_to_string(&err).unwrap_or_default()
                         + &std::fs::read_to_string(&out).unwrap_or_default();
@@ -215,6 +240,20 @@ impl Tracer {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// Whether it is still running: a tracer that died during a measurement
+    /// would make that run look like one without tracing.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends SIGINT without waiting: the tracer detaches and exits while the
+    /// caller does something else; [`Tracer::stop`] reaps it (its own SIGINT
+    /// is harmless to a tracer already stopping).
+    pub fn interrupt(&self) {
+        // SAFETY: our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
     }
 
     /// Sends SIGINT (again every 5 s) and waits (up to 60 s, then SIGKILL) for the

@@ -1,7 +1,7 @@
 //! The machine description and the Markdown report (`RESULTS.md`) generated
 //! from `results.json`.
 
-use super::{fidelity, pervent, stages, startup, table};
+use super::{fidelity, pervent, stages, startup, stats, table};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -130,6 +130,55 @@ pub fn targets(all: &Value) -> Vec<String> {
     out
 }
 
+/// How the stage table was measured (rounds, medians, intervals), or the
+/// old one-run caveat for results written before the rounds.
+fn stages_method(st: &Value) -> String {
+    let mut s = format!(
+        "{}. Row query: `{}`; aggregate query: `{}`; ebq options: {}. ",
+        st["fio"].as_str().unwrap_or(""),
+        st["rows_query"].as_str().unwrap_or(""),
+        st["aggregate_query"].as_str().unwrap_or(""),
+        st["ebq_options"].as_str().unwrap_or(""),
+    );
+    let Some(rounds) = st["rounds"].as_object() else {
+        s += "Columns trigger…retrieve are Overhead_i = (T_{i−1} − T_i) / T_base × 100 (a negative value is noise: \
+              one run per cell); \"rows total\" = (T_base − T_retrieve) / T_base, \"aggregate total\" the same for \
+              the aggregate plan.\n\n";
+        return s;
+    };
+    let per_bs: Vec<String> = rounds
+        .iter()
+        .map(|(bs, n)| {
+            let n = n.as_u64().unwrap_or(0) as usize;
+            format!("{n} for bs={bs} (interval coverage {:.1} %)", stats::coverage(n) * 100.0)
+        })
+        .collect();
+    s += &format!(
+        "Per workload, one untimed warm-up run lays the files out (on the disk fio drops the files' cached pages at \
+         the start of every run), then the configurations — base (no tracing), trigger, filter, reserve, build, \
+         commit, retrieve (the full row query), aggregate — run in rounds: every configuration once, forward in even \
+         rounds and backward in odd ones, so slow drift in the machine's load cancels between neighbours; each run \
+         gets its own ebq, attached before fio starts and stopped after it ends. fio's jobs are pinned one per CPU \
+         (job i on CPU i mod N), ebq to CPU {} (so with one job fio and ebq never share a CPU). Rounds: {}. Every figure is computed within a round \
+         (Overhead_i = (T_{{i−1}} − T_i) / T_base × 100 with T fio's read + write throughput; \"rows total\" = \
+         (T_base − T_retrieve) / T_base, \"aggregate total\" the same for the aggregate plan), then the table gives \
+         its median over the rounds ± the half-width of a distribution-free confidence interval for that median \
+         (the order statistics x(k), x(n+1−k), the narrowest covering ≥ 90 %: with 8 rounds x(2)…x(7), so one \
+         outlying round on each side does not widen it; with fewer the whole range; the larger side if it is \
+         asymmetric). Medians do not add up: \"rows total\" is measured, not the sum of the stages. **`≈0 ±h`**: the interval \
+         includes zero, the stage's cost is below this run's noise (a negative median is noise, never a speed-up). \
+         With a hundred cells at 87.5–97 % coverage a few intervals miss by chance: a negative value whose \
+         interval excludes zero is such a miss, and a positive one of the same size deserves the same doubt. \
+         T_base is the median MB/s ± its interval: its width shows how much the machine's load moved throughput \
+         during the run; \"fio CPU %\" is the CPU time fio's jobs got as a share of their runtime without \
+         tracing (on tmpfs, where a job never waits for a device, anything under 100 % is other processes taking \
+         the CPU, which throughput cannot tell apart from tracing cost).\n\n",
+        st["ebq_cpu"],
+        per_bs.join(", ")
+    );
+    s
+}
+
 /// The whole report.
 pub fn markdown(all: &Value) -> String {
     let m = &all["machine"];
@@ -197,16 +246,20 @@ pub fn markdown(all: &Value) -> String {
     if st.is_object() {
         s += "\n## Six-stage dissection (`ebq bench stages`)\n\n";
         s += &run_line(st);
-        s += &format!(
-            "{}. Row query: `{}`; aggregate query: `{}`; ebq options: {}. Columns trigger…retrieve are \
-             Overhead_i = (T_{{i−1}} − T_i) / T_base × 100 (a negative value is noise: one run per cell); \
-             \"rows total\" = (T_base − T_retrieve) / T_base, \"aggregate total\" the same for the aggregate plan.\n\n",
-            st["fio"].as_str().unwrap_or(""),
-            st["rows_query"].as_str().unwrap_or(""),
-            st["aggregate_query"].as_str().unwrap_or(""),
-            st["ebq_options"].as_str().unwrap_or(""),
-        );
+        s += &stages_method(st);
         s += &table::markdown(stages::header(), &stages::table_rows(st));
+        if st["workloads"][0]["cpu_added_ns"].is_object() {
+            s += "\n**CPU per I/O.** The same runs, measured in CPU time instead of throughput: (fio's jobs' user + \
+                  system time, from fio's own per-job accounting, + ebq's CPU time during the run, from \
+                  /proc/PID/task/*/schedstat) / I/Os. The BPF programs run inside fio's syscalls, so the in-kernel \
+                  stages land in fio's system time whether or not other processes take a share of the CPUs, which \
+                  throughput cannot tell apart from tracing cost on a shared machine. Columns trigger…retrieve: ns of \
+                  CPU per I/O each stage adds (per round, then median ± interval as above); \"base ns/op\" is fio's \
+                  own cost; \"ebq ns/row\" is ebq's share at retrieve (reading, decoding and writing one row). Each \
+                  I/O is one row (one read or write); the trigger also fires on fio's other syscalls (its lseek \
+                  before each I/O).\n\n";
+            s += &table::markdown(stages::cpu_header(), &stages::cpu_rows(st));
+        }
     }
     let f = &all["fidelity"];
     if f.is_object() {
