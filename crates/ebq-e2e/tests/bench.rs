@@ -46,7 +46,13 @@ fn bench_all_quick_writes_every_study() {
     for id in ["tp_entry", "key_pid", "hist", "timing", "per_event"] {
         let x = exps.iter().find(|x| x["id"] == id).unwrap();
         assert!(x["ebq"]["ns"].is_f64(), "{id}: ebq must run: {}", x["ebq"]);
+        // The kernel's own time per event in each tool's programs (BPF statistics).
+        for tool in ["ebq", "bpftrace", "reference"] {
+            let ns = x[tool]["bpf_ns"].as_f64().unwrap_or_else(|| panic!("{id}: {tool} has no in-BPF time: {x}"));
+            assert!(ns > 0.0 && x[tool]["bpf_added_ns"].is_f64(), "{id}: {tool}: {x}");
+        }
     }
+    assert!(all["pervent"]["trigger_bpf_ns"].as_f64().is_some_and(|t| t > 0.0));
 
     // Stages: one workload in two rounds, every stage's overhead and CPU per
     // I/O as a median with its interval, and both totals.

@@ -11,6 +11,7 @@
 
 mod fidelity;
 mod fio;
+mod inbpf;
 mod pervent;
 mod plot;
 mod proc;

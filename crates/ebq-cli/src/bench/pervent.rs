@@ -233,6 +233,7 @@ fn libc_path() -> String {
 
 /// Runs one tool's tracer(s), measures dd under it, stops it.
 fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &str) -> Value {
+    let events = dd.iter().find_map(|a| a.strip_prefix("count=")).and_then(|n| n.parse().ok()).unwrap_or(1);
     let tracers = match start_all(&ctx.scratch, name, ctx.tracer_cpu, argvs, ready) {
         Ok(t) => t,
         Err(e) => return json!({ "unsupported": e }),
@@ -240,6 +241,7 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
     let startup = tracers.iter().map(|t| t.startup.as_secs_f64()).fold(0.0, f64::max);
     let own: Vec<u32> = tracers.iter().map(Tracer::pid).collect();
     let timed = fastest_clean(ctx.cpu, dd, ctx.runs, &own);
+    let in_bpf = super::inbpf::ns_per_event(ctx.cpu, dd, &own, events);
     let stopped: Vec<Result<Stopped, String>> = tracers.into_iter().map(Tracer::stop).collect();
     let files: Vec<_> = std::fs::read_dir(&ctx.scratch).into_iter().flatten().flatten().collect();
     for f in files {
@@ -258,6 +260,11 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
         "runs_with_foreign_probes": contaminated,
     });
     let mut notes = vec![];
+    match in_bpf {
+        Ok(Some(ns)) => v["bpf_ns"] = json!(ns),
+        Ok(None) => {}
+        Err(e) => notes.push(format!("in-BPF time not measured: {e}")),
+    }
     for s in stopped {
         match s {
             Ok(s) => {
@@ -353,10 +360,13 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         if e.id == "trigger" {
             trigger_ns = ebq["ns"].as_f64();
         }
-        let ratio = |a: &Value, b: &Value| match (a["ns"].as_f64(), b["ns"].as_f64()) {
-            (Some(x), Some(y)) if y > 0.0 => json!(x / y),
-            _ => Value::Null,
+        let ratio_of = |key: &'static str| {
+            move |a: &Value, b: &Value| match (a[key].as_f64(), b[key].as_f64()) {
+                (Some(x), Some(y)) if y > 0.0 => json!(x / y),
+                _ => Value::Null,
+            }
         };
+        let ratio = ratio_of("ns");
         exps.push(json!({
             "id": e.id,
             "title": e.title,
@@ -395,6 +405,29 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             }
         }
     }
+    // In BPF: the empty program's time per run is the statistics' own clock
+    // reads and the call into the program, the same for every tool (bpftrace's
+    // empty program measures the same); what a program adds is the rest.
+    let trigger_bpf = exps.iter().find(|x| x["id"] == "trigger").and_then(|x| x["ebq"]["bpf_ns"].as_f64());
+    if let Some(trig) = trigger_bpf {
+        for x in exps.iter_mut().filter(|x| x["probes"].as_u64().unwrap_or(0) > 0 && x["id"] != "trigger") {
+            let floor = trig * x["probes"].as_f64().unwrap_or(1.0);
+            for tool in ["ebq", "bpftrace", "reference"] {
+                if let Some(ns) = x[tool]["bpf_ns"].as_f64() {
+                    x[tool]["bpf_added_ns"] = json!(ns - floor);
+                }
+            }
+            let added = |t: &str| x[t]["bpf_added_ns"].as_f64();
+            let ratios: Vec<(&str, f64)> =
+                [("bpf_added_ebq_over_bpftrace", "bpftrace"), ("bpf_added_ebq_over_reference", "reference")]
+                    .into_iter()
+                    .filter_map(|(key, other)| Some((key, added("ebq")? / added(other).filter(|&o| o > 0.0)?)))
+                    .collect();
+            for (key, r) in ratios {
+                x[key] = json!(r);
+            }
+        }
+    }
     let control = control_of(ctx.count);
     let section = json!({
         "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
@@ -402,6 +435,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         "runs": ctx.runs,
         "control": { "cpu_s": control.cpu_ns as f64 / 1e9, "elapsed_s": control.elapsed_ns as f64 / 1e9 },
         "trigger_ns": trigger_ns,
+        "trigger_bpf_ns": trigger_bpf,
         "experiments": exps,
     });
     print!("{}", text_table(&section));
@@ -431,6 +465,9 @@ pub fn table_rows(section: &Value) -> Vec<Vec<String>> {
                 table::num(x["ebq_over_reference"].as_f64(), 2),
                 table::num(x["added_ebq_over_bpftrace"].as_f64(), 2),
                 table::num(x["added_ebq_over_reference"].as_f64(), 2),
+                ["ebq", "bpftrace", "reference"].map(|t| table::num(x[t]["bpf_ns"].as_f64(), 1)).join(" / "),
+                table::num(x["bpf_added_ebq_over_bpftrace"].as_f64(), 2),
+                table::num(x["bpf_added_ebq_over_reference"].as_f64(), 2),
             ]
         })
         .collect()
@@ -446,6 +483,9 @@ pub const HEADER: &[&str] = &[
     "ebq/reference",
     "added: ebq/bpftrace",
     "added: ebq/reference",
+    "in-BPF ns: ebq / bpftrace / reference",
+    "in-BPF added: ebq/bpftrace",
+    "in-BPF added: ebq/reference",
 ];
 
 fn text_table(section: &Value) -> String {
