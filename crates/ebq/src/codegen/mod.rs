@@ -184,6 +184,13 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 
+/* The same for a program that reads no pid: the helper runs only when a scope needs it
+ * (with scope 0 the verifier drops the call, as ebq_config is read-only). */
+static __always_inline int ebq_in_scope_now(void)
+{
+	return ebq_config.scope == 0 || ebq_in_scope(bpf_get_current_pid_tgid() >> 32);
+}
+
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field
  * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
  * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
@@ -311,12 +318,14 @@ fn program(plan: &PhysicalPlan) -> String {
         return format!("{header}\n{}", stages::TRIGGER_ONLY);
     }
     let _ = write!(c, "{header}\n{{\n");
-    if k.pairing.is_none() || reads_pid_tgid(k) {
+    let reads_pid = reads_pid_tgid(k);
+    if reads_pid {
         c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");
     }
     let mut loaded: Vec<ColumnSource> = vec![];
     match &k.pairing {
-        None => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n"),
+        None if reads_pid => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n"),
+        None => c.push_str("\tif (!ebq_in_scope_now())\n\t\treturn 0;\n"),
         Some(p) => {
             c.push_str(&pairing::end_lookup(p, &k.event));
             loaded.extend(p.keys.iter().flat_map(|(_, e, _)| columns_of([e], &[])).map(|(c, _)| c));

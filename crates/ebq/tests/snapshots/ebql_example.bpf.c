@@ -66,6 +66,13 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 
+/* The same for a program that reads no pid: the helper runs only when a scope needs it
+ * (with scope 0 the verifier drops the call, as ebq_config is read-only). */
+static __always_inline int ebq_in_scope_now(void)
+{
+	return ebq_config.scope == 0 || ebq_in_scope(bpf_get_current_pid_tgid() >> 32);
+}
+
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field
  * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
  * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
