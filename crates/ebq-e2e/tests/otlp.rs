@@ -254,7 +254,7 @@ pin = "{pin}"
     // The pin and its layout header exist while the query runs.
     assert!(std::path::Path::new(&pin).join("groups").exists(), "{}", std::fs::read_to_string(&log).unwrap());
     let header = ebq::runtime::pin::default_header_path(std::path::Path::new(&pin));
-    assert!(std::fs::read_to_string(&header).unwrap().contains("EBQ_LAYOUT_VERSION 1"));
+    assert!(std::fs::read_to_string(&header).unwrap().contains("EBQ_LAYOUT_VERSION 2"));
 
     let w = Workload::start(&["readzero", "--count", "3000", "--comm", &comm]);
     w.go();
