@@ -240,12 +240,14 @@ pin = "{pin}"
     )
     .unwrap();
     let log = dir.join("serve.log");
-    let mut serve = Command::new(ebq_bin())
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let serve = common::Background(
+        Command::new(ebq_bin())
+            .args(["serve", "--config"])
+            .arg(&config)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !std::fs::read_to_string(&log).unwrap_or_default().contains("capabilities reduced") {
         assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&log).unwrap_or_default());
@@ -275,9 +277,7 @@ pin = "{pin}"
     assert_eq!(windows, [1000.0, 1000.0, 1000.0]);
 
     // SIGTERM: programs detached, pins and header removed.
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
-    assert!(serve.wait().unwrap().success());
+    assert!(serve.stop().success());
     assert!(!std::path::Path::new(&pin).exists(), "pin left behind");
     assert!(!header.exists(), "header left behind");
     let _ = std::fs::remove_dir(std::path::Path::new(&pin).parent().unwrap());

@@ -241,9 +241,10 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
         ),
     )
     .unwrap();
-    let mut serve =
-        Command::new(ebq_bin()).args(["serve", "--config"]).arg(&config).stderr(Stdio::piped()).spawn().unwrap();
-    wait_for(&header, &mut serve);
+    let mut serve = common::Background(
+        Command::new(ebq_bin()).args(["serve", "--config"]).arg(&config).stderr(Stdio::piped()).spawn().unwrap(),
+    );
+    wait_for(&header, &mut serve.0);
     let reader = build_reader(&header, "serve");
     let w = Workload::start(&["pread", "--fds", "3", "--calls", "5,17,40", "--comm", &comm, "--fd-base", "300"]);
     w.go();
@@ -266,9 +267,7 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
         assert_eq!(sample(&page, &format!("ebq_p_bytes_total{l}")), Some(*bytes as f64), "{page}");
         assert_eq!(sample(&page, &format!("ebq_p_mx{l}")), Some(*mx as f64), "{page}");
     }
-    // SAFETY: kill on a child we spawned.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
-    assert!(serve.wait().unwrap().success());
+    assert!(serve.stop().success());
     assert!(!dir.exists() && !header.exists(), "pins outlived ebq serve");
     let _ = std::fs::remove_file(&reader);
     let _ = std::fs::remove_dir_all(&tmp);

@@ -136,6 +136,29 @@ impl Drop for Workload {
     }
 }
 
+/// A background `ebq` (serve) process: SIGTERM and reaped when dropped, so a
+/// test that fails halfway leaves no daemon attached to the kernel.
+pub struct Background(pub Child);
+
+impl Background {
+    /// SIGTERM, then its exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        // SAFETY: kill on a child we spawned and have not reaped.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        self.0.wait().unwrap()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            // SAFETY: as in `stop`.
+            unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+            let _ = self.0.wait();
+        }
+    }
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
