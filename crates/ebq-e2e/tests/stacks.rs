@@ -76,3 +76,14 @@ fn row_queries_stream_symbolized_stacks() {
     assert_eq!(stats.dropped, 0);
     assert!(rows.iter().all(|r| s(r, "kstack").contains("do_syscall_64+0x")), "{:?}", rows.first());
 }
+
+#[test]
+fn a_join_carries_the_start_events_stack() {
+    let sql = "SELECT e.kstack, COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x \
+               ON e.tid = x.tid WHERE e.pid = {pid} AND e.fd >= 100 GROUP BY e.kstack";
+    let (outs, stats, _) = run_around(sql, |_| Scope::All, PREAD);
+    let rows = rows_of(&outs);
+    assert_eq!(stats.dropped, 0);
+    assert_eq!(rows.iter().map(|r| u(r, "COUNT(*)")).sum::<u64>(), 60, "one pair per pread");
+    assert!(rows.iter().all(|r| s(r, "e.kstack").contains("do_syscall_64+0x")));
+}

@@ -115,13 +115,12 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         c.push_str(&pairing::declarations(p));
     }
     let query = program(plan);
-    if query.contains("&ebq_stacks") {
+    let start = k.pairing.as_ref().map(pairing::start_program).unwrap_or_default();
+    if query.contains("&ebq_stacks") || start.contains("&ebq_stacks") {
         c.push_str(&stacks::map());
     }
     c.push_str(&query);
-    if let Some(p) = &k.pairing {
-        c.push_str(&pairing::start_program(p));
-    }
+    c.push_str(&start);
     c.push_str(&fork_program(plan));
     c.push_str(&exit_program(plan));
     c
