@@ -93,6 +93,7 @@ impl Binder<'_> {
     /// Binds an expression that must be a condition (WHERE).
     pub(super) fn condition(&self, e: &Expr, clause: &str) -> Result<ScalarExpr> {
         let s = self.scalar(e)?;
+        refuse_stack(e, &s)?;
         if s.ty() != DataType::Bool {
             return Err(Error::Query(
                 QueryError::new(
@@ -531,7 +532,7 @@ fn refuse_stack(at: &Expr, s: &ScalarExpr) -> Result<()> {
         DataType::Stack { .. } => Err(err(
             at,
             format!(
-                "`{at}` is a {}: it can be selected and grouped by, not compared or computed with (its frames are text only in user space)",
+                "{}s can be selected and grouped by, not compared or computed with (their frames are text only in user space): `{at}`",
                 s.ty()
             ),
         )),
