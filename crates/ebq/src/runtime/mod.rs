@@ -563,9 +563,7 @@ impl SingleQuery {
             RowBuffer::Values(rows) => std::mem::take(rows),
         };
         let mut rows = rows;
-        if let (Some(st), KernelOutput::Rows { record, .. }) = (&self.stacks, &self.plan.kernel.output) {
-            rows.iter_mut().for_each(|row| st.symbolize_inputs(&self.plan.user.inputs, record, row));
-        }
+        symbolize_rows(&self.stacks, &self.plan, &mut rows);
         r.delivered += rows.len() as u64;
         let user = &self.plan.user;
         let out_rows = if user.order_by.is_empty() {
@@ -762,6 +760,13 @@ impl SingleQuery {
             .map_err(|e| map_err("read the event sequence", e))?
             .unwrap_or_default();
         Ok(v.get(0..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap())))
+    }
+}
+
+/// Stack ids in a row query's decoded rows → their frames (runtime::stacks).
+fn symbolize_rows(stacks: &Option<stacks::Stacks>, plan: &PhysicalPlan, rows: &mut [Vec<Value>]) {
+    if let (Some(st), KernelOutput::Rows { record, .. }) = (stacks, &plan.kernel.output) {
+        rows.iter_mut().for_each(|row| st.symbolize_inputs(&plan.user.inputs, record, row));
     }
 }
 
