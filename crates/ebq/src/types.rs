@@ -36,6 +36,14 @@ pub enum DataType {
         /// Number of counters.
         len: u16,
     },
+    /// A call stack (`kstack`, `ustack`): a 64-bit stack id in the kernel
+    /// (a `BPF_MAP_TYPE_STACK_TRACE` id; for user stacks the tgid in the high
+    /// half), symbolized to text in user space. Selected and grouped by,
+    /// never compared or computed with.
+    Stack {
+        /// True for user-space stacks.
+        user: bool,
+    },
     /// `len` one-byte registers: storage only, for a HyperLogLog sketch inside a map value.
     Registers {
         /// Number of registers.
@@ -80,6 +88,7 @@ impl DataType {
             DataType::Str { cap } => u32::from(*cap),
             DataType::Float => 8,
             DataType::Hist { .. } => 0,
+            DataType::Stack { .. } => 8,
             DataType::Buckets { len } => 8 * u32::from(*len),
             DataType::Registers { len } => u32::from(*len),
         }
@@ -100,6 +109,7 @@ impl DataType {
             DataType::Str { .. } => "char",
             DataType::Float => "double",
             DataType::Hist { .. } => "void",
+            DataType::Stack { .. } => "__u64",
             DataType::Buckets { .. } => "__u64",
             DataType::Registers { .. } => "__u8",
         }
@@ -115,6 +125,8 @@ impl fmt::Display for DataType {
             DataType::Str { cap } => write!(f, "string({cap})"),
             DataType::Float => f.write_str("f64"),
             DataType::Hist { .. } => f.write_str("histogram"),
+            DataType::Stack { user: false } => f.write_str("kernel stack"),
+            DataType::Stack { user: true } => f.write_str("user stack"),
             DataType::Buckets { len } => write!(f, "u64[{len}]"),
             DataType::Registers { len } => write!(f, "u8[{len}]"),
         }

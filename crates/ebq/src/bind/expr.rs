@@ -93,6 +93,7 @@ impl Binder<'_> {
     /// Binds an expression that must be a condition (WHERE).
     pub(super) fn condition(&self, e: &Expr, clause: &str) -> Result<ScalarExpr> {
         let s = self.scalar(e)?;
+        refuse_stack(e, &s)?;
         if s.ty() != DataType::Bool {
             return Err(Error::Query(
                 QueryError::new(
@@ -440,6 +441,8 @@ impl Binder<'_> {
         }
         let l = self.scalar(left)?;
         let r = self.scalar(right)?;
+        refuse_stack(left, &l)?;
+        refuse_stack(right, &r)?;
         match op {
             BinaryOp::And | BinaryOp::Or => {
                 for (side, s) in [(left, &l), (right, &r)] {
@@ -476,6 +479,8 @@ impl Binder<'_> {
     }
 
     fn compare(&self, e: &Expr, op: BinaryOp, l: ScalarExpr, r: ScalarExpr) -> Result<ScalarExpr> {
+        refuse_stack(e, &l)?;
+        refuse_stack(e, &r)?;
         let (lt, rt) = (l.ty(), r.ty());
         let ints = lt.is_int() && rt.is_int();
         let bools = lt == DataType::Bool && rt == DataType::Bool && matches!(op, BinaryOp::Eq | BinaryOp::Ne);
@@ -494,6 +499,7 @@ impl Binder<'_> {
 
     fn string_match(&self, col: &Expr, lit: &str, prefix: bool, negated: bool) -> Result<ScalarExpr> {
         let c = self.scalar(col)?;
+        refuse_stack(col, &c)?;
         let ScalarExpr::Column { source, ty: DataType::Str { cap } } = c else {
             return Err(err(
                 col,
@@ -519,6 +525,21 @@ impl Binder<'_> {
 }
 
 /// The ebq operator for a sqlparser one.
+/// Stacks (`kstack`, `ustack`) are ids in the kernel and text only in user
+/// space: comparing or computing with them would compare ids, not frames.
+fn refuse_stack(at: &Expr, s: &ScalarExpr) -> Result<()> {
+    match s.ty() {
+        DataType::Stack { .. } => Err(err(
+            at,
+            format!(
+                "{}s can be selected and grouped by, not compared or computed with (their frames are text only in user space): `{at}`",
+                s.ty()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(super) fn binary_op(op: &BinaryOperator) -> Option<BinaryOp> {
     Some(match op {
         BinaryOperator::Plus => BinaryOp::Add,

@@ -21,11 +21,15 @@ pub enum SystemColumn {
     Cpu,
     /// cgroup v2 id of the task.
     Cgroup,
+    /// Kernel call stack (`bpf_get_stackid`), shown as symbolized frames.
+    Kstack,
+    /// User call stack (`BPF_F_USER_STACK`), shown as symbolized frames.
+    Ustack,
 }
 
 impl SystemColumn {
     /// All system columns, in the order `describe` lists them.
-    pub const ALL: [SystemColumn; 8] = [
+    pub const ALL: [SystemColumn; 10] = [
         SystemColumn::Time,
         SystemColumn::Pid,
         SystemColumn::Tid,
@@ -34,6 +38,8 @@ impl SystemColumn {
         SystemColumn::Comm,
         SystemColumn::Cpu,
         SystemColumn::Cgroup,
+        SystemColumn::Kstack,
+        SystemColumn::Ustack,
     ];
 
     /// The column's name in queries.
@@ -47,6 +53,8 @@ impl SystemColumn {
             SystemColumn::Comm => "comm",
             SystemColumn::Cpu => "cpu",
             SystemColumn::Cgroup => "cgroup",
+            SystemColumn::Kstack => "kstack",
+            SystemColumn::Ustack => "ustack",
         }
     }
 
@@ -60,6 +68,8 @@ impl SystemColumn {
         match self {
             SystemColumn::Time | SystemColumn::Cgroup => DataType::U64,
             SystemColumn::Comm => DataType::Str { cap: 16 },
+            SystemColumn::Kstack => DataType::Stack { user: false },
+            SystemColumn::Ustack => DataType::Stack { user: true },
             _ => DataType::U32,
         }
     }
@@ -75,6 +85,8 @@ impl SystemColumn {
             SystemColumn::Comm => "task command name",
             SystemColumn::Cpu => "CPU number",
             SystemColumn::Cgroup => "cgroup v2 id",
+            SystemColumn::Kstack => "kernel stack, innermost frame first (`func+0xOFF; …`)",
+            SystemColumn::Ustack => "user stack, innermost frame first, symbolized from /proc/PID/maps",
         }
     }
 }

@@ -13,6 +13,7 @@ mod pairing;
 mod pin_header;
 mod probe;
 mod single_slot;
+mod stacks;
 mod stages;
 mod structs;
 
@@ -113,10 +114,13 @@ pub fn generate(plan: &PhysicalPlan) -> String {
     if let Some(p) = &k.pairing {
         c.push_str(&pairing::declarations(p));
     }
-    c.push_str(&program(plan));
-    if let Some(p) = &k.pairing {
-        c.push_str(&pairing::start_program(p));
+    let query = program(plan);
+    let start = k.pairing.as_ref().map(pairing::start_program).unwrap_or_default();
+    if query.contains("&ebq_stacks") || start.contains("&ebq_stacks") {
+        c.push_str(&stacks::map());
     }
+    c.push_str(&query);
+    c.push_str(&start);
     c.push_str(&fork_program(plan));
     c.push_str(&exit_program(plan));
     c
@@ -275,6 +279,8 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             SystemColumn::Cpu => format!("\t__u32 {local} = bpf_get_smp_processor_id();\n"),
             SystemColumn::Cgroup => format!("\t__u64 {local} = bpf_get_current_cgroup_id();\n"),
             SystemColumn::Comm => format!("\tchar {local}[16];\n\tebq_current_comm({local});\n"),
+            SystemColumn::Kstack => stacks::load(&local, false),
+            SystemColumn::Ustack => stacks::load(&local, true),
         },
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));

@@ -64,7 +64,7 @@ pub fn arrow_type(ty: DataType) -> ArrowType {
         DataType::Int { bits: 32, signed: false } => ArrowType::UInt32,
         DataType::Int { signed: false, .. } => ArrowType::UInt64,
         DataType::Bool => ArrowType::Boolean,
-        DataType::Str { .. } => ArrowType::Utf8,
+        DataType::Str { .. } | DataType::Stack { .. } => ArrowType::Utf8,
         DataType::Float => ArrowType::Float64,
         DataType::Hist { signed } => super::hist_values::arrow_hist_type(signed),
         DataType::Buckets { .. } | DataType::Registers { .. } => {
@@ -109,6 +109,8 @@ pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
             Value::I(((raw << shift) as i64) >> shift)
         }
         DataType::Int { bits, signed: false } => Value::U(read_u64(bytes, f.offset, u32::from(bits) / 8)),
+        // The raw id; the runtime symbolizes it (runtime::stacks).
+        DataType::Stack { .. } => Value::U(read_u64(bytes, f.offset, 8)),
         DataType::Bool => Value::B(bytes[f.offset as usize] != 0),
         DataType::Float => Value::F(f64::from_bits(read_u64(bytes, f.offset, 8))),
         DataType::Hist { .. } | DataType::Buckets { .. } | DataType::Registers { .. } => {

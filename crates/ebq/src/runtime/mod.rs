@@ -18,6 +18,7 @@ mod running;
 mod selfstats;
 mod single_slot;
 mod sorted;
+mod stacks;
 mod stream_join;
 mod user;
 
@@ -144,6 +145,8 @@ struct SingleQuery {
     groups: Option<MapHandle>,
     /// Quantile sketches (`ebq_sketch`), when the query has QUANTILE/Pxx.
     sketch: Option<MapHandle>,
+    /// Call stacks (`ebq_stacks`), when the query reads kstack/ustack.
+    stacks: Option<stacks::Stacks>,
     stats_map: MapHandle,
     pids: MapHandle,
     bss: Option<MapHandle>,
@@ -216,6 +219,7 @@ impl SingleQuery {
         let pids = handle("ebq_pids")?.ok_or_else(|| missing("ebq_pids"))?;
         let groups = handle("ebq_groups")?;
         let sketch = handle("ebq_sketch")?;
+        let stacks = handle("ebq_stacks")?.map(stacks::Stacks::new);
         let bss = object
             .maps()
             .find(|m| m.name().to_string_lossy().ends_with(".bss"))
@@ -316,6 +320,7 @@ impl SingleQuery {
             plan: plan.clone(),
             groups,
             sketch,
+            stacks,
             stats_map,
             pids,
             bss,
@@ -434,6 +439,12 @@ impl SingleQuery {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
             return self.take_rows(false);
         }
+        // User stacks resolve against their process's mappings: read them while it lives.
+        if let (Some(st), Some(groups), KernelOutput::Aggregate { key, .. }) =
+            (&self.stacks, &self.groups, &self.plan.kernel.output)
+        {
+            st.prefetch(key, groups.keys());
+        }
         match self.plan.kernel.window {
             KernelWindow::Time { size_ms } => {
                 let flip_at = self.next_flip.expect("time windows have a flip time");
@@ -551,6 +562,8 @@ impl SingleQuery {
             }
             RowBuffer::Values(rows) => std::mem::take(rows),
         };
+        let mut rows = rows;
+        symbolize_rows(&self.stacks, &self.plan, &mut rows);
         r.delivered += rows.len() as u64;
         let user = &self.plan.user;
         let out_rows = if user.order_by.is_empty() {
@@ -730,7 +743,13 @@ impl SingleQuery {
         }
         by_visible
             .into_values()
-            .map(|(k, merged, hidden)| decode::group_inputs(&self.plan, key, &k, &merged, hidden.len() as u64))
+            .map(|(k, merged, hidden)| {
+                let mut row = decode::group_inputs(&self.plan, key, &k, &merged, hidden.len() as u64);
+                if let Some(st) = &self.stacks {
+                    st.symbolize_inputs(&self.plan.user.inputs, key, &mut row);
+                }
+                row
+            })
             .collect()
     }
 
@@ -741,6 +760,13 @@ impl SingleQuery {
             .map_err(|e| map_err("read the event sequence", e))?
             .unwrap_or_default();
         Ok(v.get(0..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap())))
+    }
+}
+
+/// Stack ids in a row query's decoded rows → their frames (runtime::stacks).
+fn symbolize_rows(stacks: &Option<stacks::Stacks>, plan: &PhysicalPlan, rows: &mut [Vec<Value>]) {
+    if let (Some(st), KernelOutput::Rows { record, .. }) = (stacks, &plan.kernel.output) {
+        rows.iter_mut().for_each(|row| st.symbolize_inputs(&plan.user.inputs, record, row));
     }
 }
 

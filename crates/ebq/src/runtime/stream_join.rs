@@ -185,6 +185,8 @@ impl JoinQuery {
                 RowBuffer::Columns(_) => unreachable!("join streams decode to values"),
             };
             r.delivered += rows.len() as u64;
+            let mut rows = rows;
+            super::symbolize_rows(&self.sides[side].stacks, &self.sides[side].plan, &mut rows);
             for row in rows {
                 let Value::U(time) = row[0] else { unreachable!("field 0 of a join stream is time") };
                 let pane = time.saturating_sub(self.origin_ns) / self.join.step_ns;
