@@ -219,6 +219,7 @@ fn ebq_serve_pushes_each_window_and_pins_the_query_map() {
     let dir = std::env::temp_dir().join(format!("ebq-serve-otlp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pin = format!("/sys/fs/bpf/ebq-test-{}/wl", std::process::id());
+    let _tidy = common::PinParents(std::path::PathBuf::from(&pin));
     let metrics_port = free_port();
     let config = dir.join("ebq.toml");
     std::fs::write(
@@ -280,7 +281,6 @@ pin = "{pin}"
     assert!(serve.stop().success());
     assert!(!std::path::Path::new(&pin).exists(), "pin left behind");
     assert!(!header.exists(), "header left behind");
-    let _ = std::fs::remove_dir(std::path::Path::new(&pin).parent().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
     assert_nothing_left(&before);
 }

@@ -21,12 +21,6 @@ fn pin_dir(tag: &str) -> PathBuf {
     PathBuf::from(format!("/sys/fs/bpf/ebq-test/{tag}-{}", std::process::id()))
 }
 
-/// Removes the (empty) parents the tests' pins and headers created.
-fn tidy(dir: &Path) {
-    let _ = std::fs::remove_dir(dir.parent().unwrap());
-    let _ = std::fs::remove_dir(ebq::runtime::pin::default_header_path(dir).parent().unwrap());
-}
-
 /// What the pread workload issued: `--calls` per fd at size 64 * ((j % 5) + 1).
 fn expected(report: &serde_json::Value) -> Groups {
     per_fd(report)
@@ -110,6 +104,7 @@ fn wait_for(path: &Path, ebq: &mut std::process::Child) {
 #[test]
 fn a_libbpf_reader_gets_the_exact_counts_while_ebq_runs_and_sigterm_unpins() {
     let dir = pin_dir("live");
+    let _tidy = PinParents(dir.clone());
     let header = ebq::runtime::pin::default_header_path(&dir);
     let comm = format!("pinlive{}", std::process::id() % 10000);
     let out_file = std::env::temp_dir().join(format!("ebq-pins-live-{}.json", std::process::id()));
@@ -143,12 +138,12 @@ fn a_libbpf_reader_gets_the_exact_counts_while_ebq_runs_and_sigterm_unpins() {
     assert_eq!(ebq_groups(&json), want, "ebq's own output");
     assert!(!dir.exists(), "the pin directory outlived ebq");
     assert!(!header.exists(), "the header outlived ebq");
-    tidy(&dir);
 }
 
 #[test]
 fn keep_pins_leave_the_final_totals_and_the_header() {
     let dir = pin_dir("keep");
+    let _tidy = PinParents(dir.clone());
     let header = std::env::temp_dir().join(format!("ebq-pins-keep-{}.h", std::process::id()));
     let comm = format!("pinkeep{}", std::process::id() % 10000);
     let workload = format!(
@@ -180,7 +175,6 @@ fn keep_pins_leave_the_final_totals_and_the_header() {
     std::fs::remove_dir(&dir).unwrap();
     let _ = std::fs::remove_file(&header);
     let _ = std::fs::remove_file(&reader);
-    tidy(&dir);
     assert_eq!(got, want, "the C reader after ebq exited");
     assert_eq!((matched, dropped), (15, 0));
 }
@@ -210,6 +204,7 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     let err = run(&["--keep-pins"]);
     assert!(err.contains("--keep-pins and --pin-header need --pin DIR"), "{err}");
     let rows = pin_dir("rows");
+    let _tidy = PinParents(rows.clone());
     let out = Command::new(ebq_bin())
         .args(["SELECT pid FROM syscalls.sys_enter_pread64", "--duration", "0.2", "--pin"])
         .arg(&rows)
@@ -218,7 +213,6 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("--pin needs an aggregate query"), "{err}");
     assert!(!rows.exists());
-    tidy(&rows);
     assert_nothing_left(&before);
 }
 
@@ -226,6 +220,7 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
 fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     let before = ebq_prog_ids();
     let dir = pin_dir("serve");
+    let _tidy = PinParents(dir.clone());
     let header = ebq::runtime::pin::default_header_path(&dir);
     let comm = format!("pinsrv{}", std::process::id() % 10000);
     let tmp = std::env::temp_dir().join(format!("ebq-pins-serve-{}", std::process::id()));
@@ -271,6 +266,5 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     assert!(!dir.exists() && !header.exists(), "pins outlived ebq serve");
     let _ = std::fs::remove_file(&reader);
     let _ = std::fs::remove_dir_all(&tmp);
-    tidy(&dir);
     assert_nothing_left(&before);
 }

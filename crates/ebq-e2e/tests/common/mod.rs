@@ -159,6 +159,19 @@ impl Drop for Background {
     }
 }
 
+/// A test's pin directory: when dropped, removes the empty parents that ebq
+/// created for it and for its layout header (under /sys/fs/bpf and
+/// /run/ebq/pins), also when the test fails halfway. The pins themselves are
+/// ebq's to remove; a non-empty parent (another test's) stays.
+pub struct PinParents(pub PathBuf);
+
+impl Drop for PinParents {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(self.0.parent().unwrap());
+        let _ = std::fs::remove_dir(ebq::runtime::pin::default_header_path(&self.0).parent().unwrap());
+    }
+}
+
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
