@@ -287,6 +287,35 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
     v
 }
 
+/// For the tracepoint experiments: each tool's `cost` minus the bare trigger's
+/// (ebq's empty program, per probe) as `{prefix}ns`, and ebq's added cost over
+/// bpftrace's and the reference's as `{prefix}ebq_over_bpftrace` /
+/// `{prefix}ebq_over_reference` (none where theirs is not above the trigger).
+fn add_over_trigger(exps: &mut [Value], cost: &str, prefix: &str) {
+    let Some(trig) = exps.iter().find(|x| x["id"] == "trigger").and_then(|x| x["ebq"][cost].as_f64()) else {
+        return;
+    };
+    let added_key = format!("{prefix}ns");
+    for x in exps.iter_mut().filter(|x| x["probes"].as_u64().unwrap_or(0) > 0 && x["id"] != "trigger") {
+        let floor = trig * x["probes"].as_f64().unwrap_or(1.0);
+        for tool in ["ebq", "bpftrace", "reference"] {
+            if let Some(ns) = x[tool][cost].as_f64() {
+                x[tool][&added_key] = json!(ns - floor);
+            }
+        }
+        let added = |t: &str| x[t][&added_key].as_f64();
+        let ratios: Vec<(String, f64)> = ["bpftrace", "reference"]
+            .into_iter()
+            .filter_map(|other| {
+                Some((format!("{prefix}ebq_over_{other}"), added("ebq")? / added(other).filter(|&o| o > 0.0)?))
+            })
+            .collect();
+        for (key, r) in ratios {
+            x[key.as_str()] = json!(r);
+        }
+    }
+}
+
 fn per_event(count: u64, control: Timed, tool: &mut Value) {
     let (Some(cpu), Some(el)) = (tool["cpu_s"].as_f64(), tool["elapsed_s"].as_f64()) else { return };
     let n = count as f64;
@@ -383,51 +412,13 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             "ebq_over_reference": ratio(&ebq, &reference),
         }));
     }
-    // Added cost over the bare trigger (tracepoint experiments only).
-    if let Some(trig) = trigger_ns {
-        for x in exps.iter_mut().filter(|x| x["probes"].as_u64().unwrap_or(0) > 0 && x["id"] != "trigger") {
-            let floor = trig * x["probes"].as_f64().unwrap_or(1.0);
-            for tool in ["ebq", "bpftrace", "reference"] {
-                if let Some(ns) = x[tool]["ns"].as_f64() {
-                    x[tool]["added_ns"] = json!(ns - floor);
-                }
-            }
-            let (ae, ab, ar) = (
-                x["ebq"]["added_ns"].as_f64(),
-                x["bpftrace"]["added_ns"].as_f64(),
-                x["reference"]["added_ns"].as_f64(),
-            );
-            if let (Some(a), Some(b)) = (ae, ab) {
-                x["added_ebq_over_bpftrace"] = json!(if b > 0.0 { a / b } else { f64::NAN });
-            }
-            if let (Some(a), Some(r)) = (ae, ar) {
-                x["added_ebq_over_reference"] = json!(if r > 0.0 { a / r } else { f64::NAN });
-            }
-        }
-    }
-    // In BPF: the empty program's time per run is the statistics' own clock
-    // reads and the call into the program, the same for every tool (bpftrace's
-    // empty program measures the same); what a program adds is the rest.
+    // Added cost over the bare trigger, by dd's CPU time and in BPF. In BPF the
+    // empty program's time per run is the statistics' own clock reads and the
+    // call into the program, the same for every tool (bpftrace's empty program
+    // measures the same); what a program adds is the rest.
+    add_over_trigger(&mut exps, "ns", "added_");
+    add_over_trigger(&mut exps, "bpf_ns", "bpf_added_");
     let trigger_bpf = exps.iter().find(|x| x["id"] == "trigger").and_then(|x| x["ebq"]["bpf_ns"].as_f64());
-    if let Some(trig) = trigger_bpf {
-        for x in exps.iter_mut().filter(|x| x["probes"].as_u64().unwrap_or(0) > 0 && x["id"] != "trigger") {
-            let floor = trig * x["probes"].as_f64().unwrap_or(1.0);
-            for tool in ["ebq", "bpftrace", "reference"] {
-                if let Some(ns) = x[tool]["bpf_ns"].as_f64() {
-                    x[tool]["bpf_added_ns"] = json!(ns - floor);
-                }
-            }
-            let added = |t: &str| x[t]["bpf_added_ns"].as_f64();
-            let ratios: Vec<(&str, f64)> =
-                [("bpf_added_ebq_over_bpftrace", "bpftrace"), ("bpf_added_ebq_over_reference", "reference")]
-                    .into_iter()
-                    .filter_map(|(key, other)| Some((key, added("ebq")? / added(other).filter(|&o| o > 0.0)?)))
-                    .collect();
-            for (key, r) in ratios {
-                x[key] = json!(r);
-            }
-        }
-    }
     let control = control_of(ctx.count);
     let section = json!({
         "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
