@@ -141,16 +141,26 @@ fn is_elf(p: &Path) -> bool {
     std::fs::File::open(p).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
 }
 
+/// The bytes of the ELF file `path`. Device files, /proc/kcore (an ELF file
+/// of the size of the address space) and the like are never read.
+pub fn read_elf(path: &Path) -> Result<Vec<u8>, ElfError> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if !is_elf(path) || size > MAX_ELF_BYTES {
+        return Err(ElfError::NotElf(format!("{} is not an ELF object ebq can read", path.display())));
+    }
+    std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))
+}
+
+/// A function defined in the object (not an import): what a probe can attach
+/// to and what a stack frame can be named after.
+pub fn is_defined_function<'d, S: ObjectSymbol<'d>>(s: &S) -> bool {
+    s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0
+}
+
 /// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
 /// and computes its uprobe file offset.
 pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
-    let not_elf = || ElfError::NotElf(format!("{} is not an ELF object ebq can read", path.display()));
-    // Device files, /proc/kcore (an ELF file of the size of the address space) and the like are never read.
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    if !is_elf(path) || size > MAX_ELF_BYTES {
-        return Err(not_elf());
-    }
-    let data = std::fs::read(path).map_err(|e| ElfError::NotElf(format!("cannot read {}: {e}", path.display())))?;
+    let data = read_elf(path)?;
     let file = object::File::parse(&*data)
         .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
     if !file.is_64() {
@@ -159,11 +169,7 @@ pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
             path.display()
         )));
     }
-    let defined_functions = || {
-        file.dynamic_symbols()
-            .chain(file.symbols())
-            .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
-    };
+    let defined_functions = || file.dynamic_symbols().chain(file.symbols()).filter(is_defined_function);
     let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
         if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
             return Err(ElfError::Imported);

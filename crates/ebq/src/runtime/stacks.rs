@@ -11,10 +11,9 @@ use super::decode::Value;
 use crate::plan::{StructLayout, UserSource};
 use crate::types::DataType;
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
-use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSegment, ObjectSymbol};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 /// Sorted (address, name, size) symbols; size 0 when unknown.
 type Symbols = Vec<(u64, String, u64)>;
@@ -183,12 +182,13 @@ fn proc_maps(tgid: u32) -> Vec<Mapping> {
 
 /// Functions and loadable segments of the ELF file at `path`.
 fn elf_syms(path: &str) -> Option<ElfSyms> {
-    let data = std::fs::read(PathBuf::from(path)).ok()?;
+    // Mappings can be device files: read only what is an ELF object of sane size.
+    let data = crate::catalog::elf::read_elf(std::path::Path::new(path)).ok()?;
     let file = object::File::parse(&*data).ok()?;
     let mut symbols: Symbols = file
         .symbols()
         .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0)
+        .filter(crate::catalog::elf::is_defined_function)
         .filter_map(|s| Some((s.address(), s.name().ok()?.to_string(), s.size())))
         .collect();
     symbols.sort_unstable();
