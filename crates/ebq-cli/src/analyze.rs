@@ -40,7 +40,7 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
         "  [user] ebq process      {:.3} ms CPU ({:.2}% of one CPU){}",
         stats.user_cpu_ns as f64 / 1e6,
         stats.user_cpu_ns as f64 / 1e9 / secs * 100.0,
-        if matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Rows { .. }) {
+        if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
             format!(", {} rows delivered ({:.0}/s)", stats.delivered, per_s(stats.delivered))
         } else {
             String::new()

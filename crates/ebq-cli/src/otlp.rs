@@ -31,7 +31,7 @@ impl Pusher {
         }
         // Check the URL now, not at the first window.
         ebq::export::otlp::check_endpoint(url).map_err(|e| format!("error: {e}"))?;
-        let windowless = prepared.physical.kernel.window == ebq::plan::KernelWindow::None;
+        let windowless = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None;
         Ok(Pusher { config, schema, started_unix_ns: unix_now_ns(), windowless, windows: 0, pushed: 0, failed: 0 })
     }
 

@@ -18,8 +18,8 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         return Err("error: --rotate-windows and --rotate-bytes must be at least 1".into());
     }
     // A join of two streams returns time windows of joined rows.
-    let rows =
-        matches!(prepared.physical.kernel.output, KernelOutput::Rows { .. }) && prepared.physical.stream_join.is_none();
+    let rows = matches!(prepared.physical.programs[0].output, KernelOutput::Rows { .. })
+        && prepared.physical.window_join().is_none();
     if rows && rotation.windows.is_some() {
         return Err(
             "error: --rotate-windows needs a query with windows (an aggregate); this row query streams rows: use --rotate-bytes"
@@ -51,7 +51,7 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
     // The window kind of every batch, for a columnar file that gets none.
     let window = if rows {
         WindowBounds::Rows
-    } else if matches!(prepared.physical.kernel.window, KernelWindow::Count { .. }) {
+    } else if matches!(prepared.physical.programs[0].window, KernelWindow::Count { .. }) {
         WindowBounds::Count { index: 0 }
     } else {
         WindowBounds::Time { start_ns: 0, end_ns: 0 }

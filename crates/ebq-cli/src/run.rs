@@ -71,7 +71,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     });
     if let Some(p) = &pin {
         p.check().map_err(|e| format!("error: {e}"))?;
-        if !matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. }) {
+        if !matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. }) {
             return Err("error: --pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin".into());
         }
     }
@@ -128,11 +128,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
         (None, Some(p), _) => format!("process {p}"),
     };
-    let k = &prepared.physical.kernel;
-    let events = match (&k.pairing, &prepared.physical.stream_join) {
+    let k = &prepared.physical.programs[0];
+    let events = match (&k.pairing, prepared.physical.programs.get(1)) {
         (Some(p), _) => format!("{} JOIN {}", p.start.event_description(), k.event.event_description()),
-        (None, Some(j)) => {
-            format!("{} joined with {}", k.event.event_description(), j.sides[1].kernel.event.event_description())
+        (None, Some(second)) => {
+            format!("{} joined with {}", k.event.event_description(), second.event.event_description())
         }
         (None, None) => k.event.event_description(),
     };
@@ -147,8 +147,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     let interval = args.interval.map(Duration::from_secs_f64);
     let mut next_snapshot = interval.map(|i| started + i);
-    let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
-        && matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. });
+    let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
+        && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
     // `ebq bench stages` at commit: rows are submitted but nobody reads them.
     let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
@@ -207,12 +207,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         write(outs, &mut sink)?;
         sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
     }
-    let delivered = if matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Rows { .. }) {
+    let delivered = if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
         format!(", {} delivered", stats.delivered)
     } else {
         String::new()
     };
-    let pairs = if prepared.physical.kernel.pairing.is_some() {
+    let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
             "; JOIN: {} end events unmatched, {} pairs lost (pairing map full)",
             stats.unmatched, stats.pending_full
@@ -220,7 +220,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
-    let late = if prepared.physical.stream_join.is_some() {
+    let late = if prepared.physical.window_join().is_some() {
         format!("; join: {} rows late (after their window was joined)", stats.late)
     } else {
         String::new()

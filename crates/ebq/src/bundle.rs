@@ -44,14 +44,14 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
-        if prepared.physical.stream_join.is_some() {
+        if prepared.physical.programs.len() != 1 {
             return Err(Error::query(
                 crate::error::Stage::Plan,
                 "a join of two streams runs two programs and a bundle holds one: run it from its SQL",
                 prepared.logical.select_span,
             ));
         }
-        let k = &prepared.physical.kernel;
+        let k = &prepared.physical.programs[0];
         let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
         if let Some(probe) = events.into_iter().find(|e| e.source != crate::bind::EventSource::Tracepoint) {
             // A probe's offsets and argument layout belong to one binary or kernel build.
@@ -64,9 +64,8 @@ impl Bundle {
                 None,
             ));
         }
-        let object = crate::runtime::compile(&prepared.source)?;
+        let object = crate::runtime::compile(&prepared.programs[0].source)?;
         let mut formats = vec![];
-        let k = &prepared.physical.kernel;
         let start = k.pairing.as_ref().map(|p| &p.start.format);
         for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
             let path = engine.catalog().root().join("events").join(&f.category).join(&f.name).join("format");

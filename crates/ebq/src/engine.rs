@@ -2,7 +2,7 @@
 
 use crate::bind::{bind, LogicalPlan};
 use crate::catalog::Catalog;
-use crate::codegen::generate;
+use crate::codegen::{generate, Program};
 use crate::error::Result;
 use crate::parse::parse_query;
 use crate::plan::{plan, PhysicalPlan, PlanOptions};
@@ -22,7 +22,11 @@ pub struct PreparedQuery {
     pub logical: LogicalPlan,
     /// The kernel/user split.
     pub physical: PhysicalPlan,
-    /// The generated BPF C.
+    /// The generated BPF objects, one per kernel program of `physical`.
+    pub programs: Vec<Program>,
+    /// The first program's BPF C (a copy of `programs[0].source`; a query
+    /// has one program except a join of two streams). Running the query
+    /// loads `programs`, never this.
     pub source: String,
 }
 
@@ -58,8 +62,9 @@ impl Engine {
         let query = parse_query(sql)?;
         let logical = bind(&query, &self.catalog)?;
         let physical = plan(sql, &logical, &self.catalog, &self.options)?;
-        let source = generate(&physical);
-        Ok(PreparedQuery { logical, physical, source })
+        let programs = generate(&physical);
+        let source = programs[0].source.clone();
+        Ok(PreparedQuery { logical, physical, programs, source })
     }
 
     /// Prepares and starts `sql`.
@@ -71,15 +76,15 @@ impl Engine {
 impl PreparedQuery {
     /// EXPLAIN: the plan with its kernel/user split, then the generated C.
     pub fn explain(&self) -> String {
-        let sources = match &self.physical.stream_join {
-            None => format!("Generated BPF C:\n{}", self.source),
-            Some(join) => format!(
-                "Generated BPF C, stream {}:\n{}\nGenerated BPF C, stream {}:\n{}",
-                join.names[0],
-                self.source,
-                join.names[1],
-                generate(&join.sides[1])
-            ),
+        let sources = match self.physical.window_join() {
+            None => format!("Generated BPF C:\n{}", self.programs[0].source),
+            Some(join) => self
+                .programs
+                .iter()
+                .zip(&join.names)
+                .map(|(p, name)| format!("Generated BPF C, stream {name}:\n{}", p.source))
+                .collect::<Vec<_>>()
+                .join("\n"),
         };
         format!(
             "Query:\n  {}\n\nPlan:\n{}\n{sources}",
@@ -90,6 +95,6 @@ impl PreparedQuery {
 
     /// Compiles, loads and attaches the query.
     pub fn start(&self, scope: Scope) -> Result<RunningQuery> {
-        RunningQuery::start(&self.physical, &self.source, scope)
+        RunningQuery::start(&self.physical, &self.programs, scope)
     }
 }

@@ -70,7 +70,7 @@ impl Served {
         };
         // A join of two streams is always windowed (its kernel part is the first stream's row program).
         let windowless =
-            c.prepared.physical.kernel.window == KernelWindow::None && c.prepared.physical.stream_join.is_none();
+            c.prepared.physical.programs[0].window == KernelWindow::None && c.prepared.physical.window_join().is_none();
         let next_snapshot = windowless.then(|| Instant::now() + c.config.interval);
         let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own: Instant::now() };
         publisher.own(&name, s.stats().as_ref());

@@ -11,7 +11,6 @@
 
 use crate::bind::ColumnSource;
 use crate::catalog::FileColumn;
-use crate::plan::PhysicalPlan;
 use crate::types::DataType;
 
 /// Includes for programs with file columns (vmlinux.h replaces <linux/bpf.h>,
@@ -106,11 +105,6 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 }
 
 "#;
-
-/// True when any program of the query reads a file column.
-pub fn uses_files(plan: &PhysicalPlan) -> bool {
-    plan.kernel.reads_files()
-}
 
 /// `columns` with each file column's [`FileColumn::Handle`] inserted before
 /// its first use (once), so the fd is resolved before anything reads the file.

@@ -213,7 +213,7 @@ mod tests {
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap();
         let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
-        super::super::generate(&p)
+        super::super::generate(&p).remove(0).source
     }
 
     /// The generated C of a histogram query, compared with a checked-in snapshot

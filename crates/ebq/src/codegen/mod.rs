@@ -6,12 +6,14 @@
 //! one ring-buffer record. Layouts come from tracefs and the planner, never
 //! from hand-written kernel structs.
 
+mod contract;
 mod expr;
 mod file;
 mod hist;
 mod pairing;
 mod pin_header;
 mod probe;
+mod shared;
 mod single_slot;
 mod stacks;
 mod stages;
@@ -19,33 +21,41 @@ mod structs;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
 use crate::catalog::{FieldKind, SystemColumn};
-use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan, StructLayout};
+use crate::plan::{KernelOutput, KernelPlan, KernelWindow, PhysicalPlan, StructLayout};
 use crate::types::DataType;
 use std::fmt::Write;
 
+pub use contract::{AttachPoint, Layout, MapInfo, MapRole, ProgInfo, Program};
 pub use expr::c_expr;
 pub use pin_header::{pin_header, pin_names, LAYOUT_VERSION};
+pub use shared::{scope, Config, ConfigLayout, StatsField, StatsLayout};
 
-/// Values of `ebq_config.scope`.
-pub mod scope {
-    /// Every process.
-    pub const ALL: u32 = 0;
-    /// Only threads of `ebq_config.target_tgid`.
-    pub const PROCESS: u32 = 1;
-    /// Processes in the `ebq_pids` set (a `-c` command and its descendants).
-    pub const TRACKED: u32 = 2;
+/// Generates one BPF object per kernel program of `plan`, with the contract
+/// the runtime loads it by.
+pub fn generate(plan: &PhysicalPlan) -> Vec<Program> {
+    plan.programs.iter().map(|k| generate_program(&plan.sql, k)).collect()
 }
 
-/// Generates the BPF C source for a plan.
-pub fn generate(plan: &PhysicalPlan) -> String {
-    if let Some(join) = &plan.stream_join {
-        // Each stream has a program of its own; this is the first one's.
-        return generate(&join.sides[0]);
-    }
-    let k = &plan.kernel;
+/// Names of the generated programs (functions) and maps.
+mod names {
+    pub const QUERY: &str = "ebq_query";
+    pub const PAIR_START: &str = "ebq_pair_start";
+    pub const FOLLOW_FORK: &str = "ebq_follow_fork";
+    pub const FORGET_EXIT: &str = "ebq_forget_exit";
+    pub const FORK_TRACEPOINT: &str = "tracepoint:sched:sched_process_fork";
+    pub const EXIT_TRACEPOINT: &str = "tracepoint:sched:sched_process_exit";
+}
+
+/// The BPF C of kernel program `k` of the query `sql`, and its contract.
+fn generate_program(sql: &str, k: &KernelPlan) -> Program {
+    let mut maps = vec![
+        map_info(".rodata", MapRole::Config, Layout::None, Layout::Config),
+        map_info("ebq_stats", MapRole::Stats, Layout::U32, Layout::Stats),
+        map_info("ebq_pids", MapRole::TrackedPids, Layout::U32, Layout::U8),
+    ];
     let mut c = String::new();
-    let sql_comment: String = plan.sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
-    let files = file::uses_files(plan);
+    let sql_comment: String = sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
+    let files = k.reads_files();
     let header = if files { file::HEADER } else { "#include <linux/bpf.h>\n#include <bpf/bpf_helpers.h>\n" };
     let _ = write!(
         c,
@@ -56,11 +66,12 @@ pub fn generate(plan: &PhysicalPlan) -> String {
         Some(decls) => c.push_str(&decls),
         None => c.push_str(&structs::event_struct("ebq_event", &k.event.event_description(), &k.event.format)),
     }
-    c.push_str(PRELUDE);
+    c.push_str(&prelude());
     c.push_str(&pids_map(k.max_tracked));
     c.push_str(PRELUDE_HELPERS);
     if files {
         c.push_str(file::PRELUDE);
+        maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
     }
     if let KernelWindow::Time { .. } = k.window {
         c.push_str(
@@ -70,21 +81,34 @@ pub fn generate(plan: &PhysicalPlan) -> String {
     if let KernelWindow::Count { .. } = k.window {
         c.push_str("/* Matching events so far; window = ebq_seq / events per window. */\n__u64 ebq_seq = 0;\n\n");
     }
+    if k.window != KernelWindow::None {
+        maps.push(map_info(".bss", MapRole::WindowCounter, Layout::U32, Layout::U64));
+    }
     match &k.output {
-        KernelOutput::Aggregate { key, value, max_groups, slots, sketches, sketch_buckets, single_slot, .. } => {
+        KernelOutput::Aggregate {
+            key,
+            value,
+            max_groups,
+            slots,
+            sketches,
+            sketch_buckets,
+            single_slot,
+            value_on_stack,
+            preallocated,
+            ..
+        } => {
             if !*single_slot || !sketches.is_empty() {
                 c.push_str(&structs::layout_struct("ebq_key", key));
             }
             c.push_str(&structs::layout_struct("ebq_value", value));
-            // A single slot starts zeroed: no new values to copy from ebq_zero.
-            let on_stack = *single_slot || crate::plan::codegen_value_on_stack(value);
-            let flags = if crate::plan::group_map_preallocated(value, *max_groups) {
+            let flags = if *preallocated {
                 ""
             } else {
                 "\t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* too big to reserve: allocated as groups occur */\n"
             };
-            if *single_slot {
+            let group_key = if *single_slot {
                 c.push_str(single_slot::MAP);
+                Layout::U32
             } else {
                 let _ = write!(
                     c,
@@ -92,6 +116,16 @@ pub fn generate(plan: &PhysicalPlan) -> String {
                  \t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_groups});\n{flags}\
                  \t__type(key, struct ebq_key);\n\t__type(value, struct ebq_value);\n}} ebq_groups SEC(\".maps\");\n\n"
                 );
+                Layout::Struct(key.clone())
+            };
+            maps.push(map_info("ebq_groups", MapRole::Groups, group_key, Layout::Struct(value.clone())));
+            // A single slot starts zeroed: no new values to copy from ebq_zero.
+            let on_stack = *single_slot || *value_on_stack;
+            if !on_stack {
+                maps.push(map_info("ebq_zero", MapRole::ZeroValue, Layout::U32, Layout::Struct(value.clone())));
+            }
+            if !sketches.is_empty() {
+                maps.push(map_info("ebq_sketch", MapRole::Sketch, Layout::Bytes(key.size + 8), Layout::U64));
             }
             c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets));
             if hist::needed(slots, sketches) {
@@ -109,21 +143,42 @@ pub fn generate(plan: &PhysicalPlan) -> String {
                  /* Wake the reader only once this much is waiting; it also polls on a timer. */\n#define EBQ_WAKEUP_BYTES {wakeup_bytes}\n\n"
             );
             c.push_str(WAKEUP_FLAG);
+            maps.push(map_info("ebq_rows", MapRole::Rows, Layout::None, Layout::Struct(record.clone())));
         }
     }
+    let mut progs = vec![ProgInfo { name: names::QUERY, attach: AttachPoint::Query(k.event.clone()) }];
     if let Some(p) = &k.pairing {
         c.push_str(&pairing::declarations(p));
+        let stash = if p.stash.fields.is_empty() { Layout::Bytes(1) } else { Layout::Struct(p.stash.clone()) };
+        maps.push(map_info("ebq_pending", MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
+        if !p.carried.is_empty() {
+            maps.push(map_info("ebq_taken", MapRole::Taken, Layout::U32, stash));
+        }
+        progs.push(ProgInfo { name: names::PAIR_START, attach: AttachPoint::PairStart(p.start.clone()) });
     }
-    let query = program(plan);
-    let start = k.pairing.as_ref().map(pairing::start_program).unwrap_or_default();
-    if query.contains("&ebq_stacks") || start.contains("&ebq_stacks") {
+    if k.reads_stacks() {
         c.push_str(&stacks::map());
+        maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));
     }
-    c.push_str(&query);
-    c.push_str(&start);
-    c.push_str(&fork_program(plan));
-    c.push_str(&exit_program(plan));
-    c
+    c.push_str(&program(k));
+    c.push_str(&k.pairing.as_ref().map(pairing::start_program).unwrap_or_default());
+    for (tracking, name, tracepoint) in [
+        (fork_program(k), names::FOLLOW_FORK, names::FORK_TRACEPOINT),
+        (exit_program(k), names::FORGET_EXIT, names::EXIT_TRACEPOINT),
+    ] {
+        match tracking {
+            Ok(text) => {
+                c.push_str(&text);
+                progs.push(ProgInfo { name, attach: AttachPoint::ProcessTracking(tracepoint) });
+            }
+            Err(comment) => c.push_str(comment),
+        }
+    }
+    Program { source: c, progs, maps, stats: StatsLayout, config: ConfigLayout }
+}
+
+fn map_info(name: &'static str, role: MapRole, key: Layout, value: Layout) -> MapInfo {
+    MapInfo { name, role, key, value }
 }
 
 /// The wake-up decision of row programs (after the ring buffer map).
@@ -143,25 +198,18 @@ static __always_inline __u64 ebq_wakeup_flag(__u64 record_bytes)
 
 "#;
 
-const PRELUDE: &str = r#"/* Set by ebq before loading; read-only, so the verifier drops unused branches. */
-struct ebq_config {
-	__u32 scope;		/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids */
-	__u32 target_tgid;
-};
-const volatile struct ebq_config ebq_config = {};
+/// The config and stats structs (defined in [`shared`]) and the stats map.
+fn prelude() -> String {
+    format!(
+        "/* Set by ebq before loading; read-only, so the verifier drops unused branches. */\n{}\
+         /* Events in scope, events that passed WHERE, events lost (group map or ring buffer full);\n \
+         * for a JOIN also end events with no open pair, and starts lost to a full pairing map. */\n{}{STATS_MAP}",
+        ConfigLayout.c_declaration(),
+        StatsLayout.c_struct()
+    )
+}
 
-/* Events in scope, events that passed WHERE, events lost (group map or ring buffer full);
- * for a JOIN also end events with no open pair, and starts lost to a full pairing map. */
-struct ebq_stats {
-	__u64 seen;
-	__u64 matched;
-	__u64 dropped;
-	__u64 unmatched;
-	__u64 pending_full;
-	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
-};
-
-struct {
+const STATS_MAP: &str = r#"struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -309,12 +357,11 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
     }
 }
 
-fn program(plan: &PhysicalPlan) -> String {
-    let k = &plan.kernel;
+fn program(k: &KernelPlan) -> String {
     let mut c = String::new();
-    let header = probe::program_header(&k.event, "ebq_query").unwrap_or_else(|| {
+    let header = probe::program_header(&k.event, names::QUERY).unwrap_or_else(|| {
         let (category, name) = (&k.event.format.category, &k.event.format.name);
-        format!("SEC(\"tracepoint/{category}/{name}\")\nint ebq_query(struct ebq_event *ctx)")
+        format!("SEC(\"tracepoint/{category}/{name}\")\nint {}(struct ebq_event *ctx)", names::QUERY)
     });
     let stage_limit = match &k.output {
         KernelOutput::Rows { stage_limit, .. } if k.pairing.is_none() => *stage_limit,
@@ -364,7 +411,7 @@ fn program(plan: &PhysicalPlan) -> String {
         return c + &stages::rows_tail(&k.output, limit, &skip, &load);
     }
     match &k.output {
-        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, .. } => {
+        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, value_on_stack, .. } => {
             let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
@@ -384,7 +431,7 @@ fn program(plan: &PhysicalPlan) -> String {
             }
             if *single_slot {
                 c.push_str(single_slot::LOOKUP);
-            } else if !crate::plan::codegen_value_on_stack(value) {
+            } else if !*value_on_stack {
                 c.push_str(hist::FRESH_FROM_ZERO_MAP);
             } else {
                 c.push_str(
@@ -419,7 +466,7 @@ fn program(plan: &PhysicalPlan) -> String {
 }
 
 /// Does the main program read `pid` or `tid` of its own event?
-fn reads_pid_tgid(k: &crate::plan::KernelPlan) -> bool {
+fn reads_pid_tgid(k: &KernelPlan) -> bool {
     let mut cols = vec![];
     let keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
     for e in k.filter.iter().chain(k.output.exprs()).chain(keys) {
@@ -466,12 +513,14 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
     }
 }
 
-fn fork_program(plan: &PhysicalPlan) -> String {
-    let fork = &plan.kernel.fork_event;
+/// The fork follower, or (when this kernel's fork event lacks what it
+/// reads) the comment that stands in its place.
+fn fork_program(k: &KernelPlan) -> Result<String, &'static str> {
+    let fork = &k.fork_event;
     let Some(child) =
         fork.field("child_pid").filter(|f| f.kind == FieldKind::Int && structs::in_struct(f.offset, f.size))
     else {
-        return "/* sched_process_fork has no child_pid field on this kernel: -c cannot follow children. */\n".into();
+        return Err("/* sched_process_fork has no child_pid field on this kernel: -c cannot follow children. */\n");
     };
     let mut c = structs::event_struct("ebq_fork_event", "tracepoint:sched:sched_process_fork", fork);
     let ty = DataType::int_of_size(child.size, child.signed).c_type();
@@ -484,19 +533,21 @@ fn fork_program(plan: &PhysicalPlan) -> String {
          \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
          \t\tif (stats)\n\t\t\tstats->untracked++;\t/* ebq_pids full: this child is not traced */\n\t}}\n\treturn 0;\n}}\n"
     );
-    c
+    Ok(c)
 }
 
 /// Forgets a traced process when its last thread exits (`group_dead`), so
 /// `ebq_pids` holds live processes only and a pid the kernel hands out again
-/// is not traced. Attached with the fork follower (scope 2 only).
-fn exit_program(plan: &PhysicalPlan) -> String {
-    let Some(exit) = &plan.kernel.exit_event else {
-        return "/* sched_process_exit has no group_dead field on this kernel: ended processes stay in ebq_pids. */\n"
-            .into();
+/// is not traced. Attached with the fork follower (scope 2 only); the
+/// comment that stands in its place when the exit event cannot tell.
+fn exit_program(k: &KernelPlan) -> Result<String, &'static str> {
+    let Some(exit) = &k.exit_event else {
+        return Err(
+            "/* sched_process_exit has no group_dead field on this kernel: ended processes stay in ebq_pids. */\n",
+        );
     };
     if !exit.field("group_dead").is_some_and(|f| structs::in_struct(f.offset, f.size)) {
-        return "/* sched_process_exit's group_dead cannot be read: ended processes stay in ebq_pids. */\n".into();
+        return Err("/* sched_process_exit's group_dead cannot be read: ended processes stay in ebq_pids. */\n");
     }
     let mut c = structs::event_struct("ebq_exit_event", "tracepoint:sched:sched_process_exit", exit);
     c.push_str(
@@ -505,7 +556,7 @@ fn exit_program(plan: &PhysicalPlan) -> String {
          \t__u32 tgid = bpf_get_current_pid_tgid() >> 32;\n\n\tif (ctx->group_dead)\n\
          \t\tbpf_map_delete_elem(&ebq_pids, &tgid);\n\treturn 0;\n}\n",
     );
-    c
+    Ok(c)
 }
 
 #[cfg(test)]

@@ -29,20 +29,22 @@ pub mod pin_names {
     pub const SKETCH: &str = "sketch";
 }
 
-/// The header for the pins of an aggregate query under `dir`; `None` for row
-/// queries (they have no map to pin: rows stream through a ring buffer).
+/// The header for the pins of an aggregate query under `dir` (its first, for
+/// a one-program plan its only, program); `None` for row queries (they have
+/// no map to pin: rows stream through a ring buffer).
 pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let KernelOutput::Aggregate {
         key, key_fields, value, slots, hidden_keys, sketches, max_groups, single_slot, ..
-    } = &plan.kernel.output
+    } = &plan.programs[0].output
     else {
         return None;
     };
+    let kernel_window = plan.programs[0].window;
     let mut c = String::new();
     let sql: String = plan.sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
     let c_dir = dir.replace('\\', "\\\\").replace('"', "\\\"");
     let dir = comment_safe(dir);
-    let window = match plan.kernel.window {
+    let window = match kernel_window {
         KernelWindow::None if *single_slot => {
             " * Windows: none. The one group is slot 0 of the groups array; ebq clears nothing while it\n \
              * runs (the slot holds running totals). It exists before the first event: count 0 on\n \
@@ -112,7 +114,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     if *single_slot {
         c.push_str("/* groups is a one-slot array keyed by __u32 0, not a hash keyed by struct ebq_key. */\n#define EBQ_GROUPS_SINGLE_SLOT 1\n");
     }
-    let (kind, size) = match plan.kernel.window {
+    let (kind, size) = match kernel_window {
         KernelWindow::None => ("0 /* none */", 0),
         KernelWindow::Time { size_ms } => ("1 /* time: EBQ_WINDOW_SIZE ms */", size_ms),
         KernelWindow::Count { n } => ("2 /* count: EBQ_WINDOW_SIZE events */", n),
@@ -202,10 +204,9 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     }
     c.push_str(
         "/* Event accounting, summed over CPUs: in scope, passed WHERE, lost (map full); JOINs:\n \
-         * unmatched ends, starts lost to a full pairing map; -c: children not traced. */\n\
-         struct ebq_stats {\n\t__u64 seen;\n\t__u64 matched;\n\t__u64 dropped;\n\t__u64 unmatched;\n\
-         \t__u64 pending_full;\n\t__u64 untracked;\n};\n\n",
+         * unmatched ends, starts lost to a full pairing map; -c: children not traced. */\n",
     );
+    c.push_str(&super::StatsLayout.c_struct());
     if !sketches.is_empty() {
         let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
         let _ = write!(

@@ -73,7 +73,7 @@ mod tests {
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap_or_else(|e| panic!("{}", e.render(sql)));
         let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
-        super::super::generate(&p)
+        super::super::generate(&p).remove(0).source
     }
 
     fn compiles(sql: &str, c: &str) {

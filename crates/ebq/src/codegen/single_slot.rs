@@ -27,7 +27,7 @@ mod tests {
                    WHERE comm = 'dd'";
         let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
         let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
-        let c = super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap());
+        let c = super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap()).remove(0).source;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/keyless.bpf.c");
         if std::env::var_os("EBQ_UPDATE_SNAPSHOTS").is_some() {
             std::fs::write(path, &c).unwrap();

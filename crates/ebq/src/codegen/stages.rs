@@ -54,7 +54,7 @@ mod tests {
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap();
         let p = plan(sql, &l, &cat, &PlanOptions { stage_limit: limit, ..Default::default() }).unwrap();
-        super::super::generate(&p)
+        super::super::generate(&p).remove(0).source
     }
 
     /// Each stage adds exactly its own code to the program, and every cut compiles.

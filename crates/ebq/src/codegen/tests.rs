@@ -10,7 +10,7 @@ fn generate_for(sql: &str) -> String {
     let q = crate::parse::parse_query(sql).unwrap();
     let l = crate::bind::bind(&q, &cat).unwrap();
     let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
-    super::generate(&p)
+    super::generate(&p).remove(0).source
 }
 
 #[test]

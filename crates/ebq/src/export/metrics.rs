@@ -177,7 +177,7 @@ impl MetricSchema {
     /// The roles of `plan`'s output columns for a query called `query`.
     /// Fails for row queries (no aggregate: nothing to turn into metrics).
     pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
-        let slots: &[crate::plan::ValueSlot] = match (&plan.kernel.output, &plan.stream_join) {
+        let slots: &[crate::plan::ValueSlot] = match (&plan.programs[0].output, plan.window_join()) {
             // A join of two streams aggregates in user space: no kernel slots.
             (_, Some(join)) if join.aggregate.is_some() => &[],
             (KernelOutput::Aggregate { slots, .. }, None) => slots,
@@ -209,7 +209,7 @@ impl MetricSchema {
                     _ => MetricKind::Gauge,
                 },
                 // A join of two streams' aggregate j (its sums add up like the kernel's).
-                Some(UserSource::Row(j)) => match plan.stream_join.as_ref().and_then(|s| s.aggregate.as_ref()) {
+                Some(UserSource::Row(j)) => match plan.window_join().and_then(|s| s.aggregate.as_ref()) {
                     Some(a) if matches!(a.aggs.get(j), Some((AggFunc::Sum, _, ty)) if !ty.is_signed()) => {
                         MetricKind::Counter
                     }

@@ -1,22 +1,28 @@
 //! EXPLAIN: the plan as text, one operator per line, tagged `[kernel]` or `[user]`.
 
-use super::{KernelOutput, KernelWindow, PhysicalPlan, UserSource};
+use super::{KernelOutput, KernelPlan, KernelWindow, PhysicalPlan, UserSource};
 use std::fmt::Write;
 
 impl PhysicalPlan {
     /// The operator tree with its kernel/user split (without the generated C).
     pub fn explain(&self) -> String {
-        if let Some(join) = &self.stream_join {
+        if let Some(join) = self.window_join() {
             return join.explain(self);
         }
-        let mut s = self.kernel_explain();
-        self.user_explain(&mut s, matches!(self.kernel.output, KernelOutput::Rows { .. }));
+        let mut s = String::new();
+        for k in &self.programs {
+            s.push_str(&k.explain());
+        }
+        let rows = self.programs.iter().all(|k| matches!(k.output, KernelOutput::Rows { .. }));
+        self.user_explain(&mut s, rows);
         s
     }
+}
 
+impl KernelPlan {
     /// The kernel operators and the merge or decode of their output.
-    pub(super) fn kernel_explain(&self) -> String {
-        let k = &self.kernel;
+    pub(super) fn explain(&self) -> String {
+        let k = self;
         let mut s = String::new();
         if let Some(p) = &k.pairing {
             let _ = writeln!(
@@ -71,6 +77,8 @@ impl PhysicalPlan {
                 sketches,
                 sketch_buckets,
                 single_slot,
+                preallocated,
+                ..
             } => {
                 let visible = key_fields.len() - hidden_keys;
                 let keys: Vec<String> = key_fields
@@ -98,7 +106,7 @@ impl PhysicalPlan {
                         "PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
                         key.size,
                         value.size,
-                        if super::group_map_preallocated(value, *max_groups) {
+                        if *preallocated {
                             ""
                         } else {
                             "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
@@ -145,7 +153,9 @@ impl PhysicalPlan {
         }
         s
     }
+}
 
+impl PhysicalPlan {
     /// The user-space operators: HAVING, projection, sort and limit, over
     /// the whole stream of rows (`rows`) or each window.
     pub(super) fn user_explain(&self, s: &mut String, rows: bool) {

@@ -70,7 +70,7 @@ mod tests {
 [user]   Project    fd, HIST(count), LHIST(count, 0, 400, 100), P50(count) = QUANTILE(count, 0.5), P99(count) = QUANTILE(count, 0.99)
 "
         );
-        let KernelOutput::Aggregate { sketches, .. } = &p.kernel.output else { panic!() };
+        let KernelOutput::Aggregate { sketches, .. } = &p.programs[0].output else { panic!() };
         assert_eq!(sketches.len(), 1, "P50 and P99 of one argument share a sketch");
         assert_eq!(p.user.inputs[3], UserSource::Quantile { sketch: 0, ppm: 500_000 });
     }

@@ -16,7 +16,7 @@ mod stream_join;
 pub use layout::{StructField, StructLayout};
 pub use pairing::Pairing;
 pub use stages::StageLimit;
-pub use stream_join::{StreamJoinPlan, JOIN_GRACE_MS};
+pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
 
 use crate::bind::{
     AggFunc, BoundEvent, ColumnSource, EventSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window,
@@ -129,6 +129,12 @@ pub enum KernelOutput {
         /// No GROUP BY, no hidden key, no window: the one group lives in
         /// slot 0 of a per-CPU array, not the hash (see `single_slot`).
         single_slot: bool,
+        /// A new group's value is zeroed on the BPF stack (`struct ebq_value
+        /// fresh = {}`); when false it is copied from the all-zero `ebq_zero`
+        /// map (see [`value_fits_stack`]).
+        value_on_stack: bool,
+        /// `ebq_groups` is preallocated (see [`group_map_preallocated`]).
+        preallocated: bool,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -158,15 +164,27 @@ impl KernelOutput {
 }
 
 impl KernelPlan {
-    /// True when any program of the query reads a file column: the end (or
-    /// only) program, or a JOIN's start program (its filter, keys and carried
-    /// columns). Such programs are compiled against the kernel's BTF types.
+    /// True when the program reads a file column: the end (or only) event,
+    /// or a JOIN's start event (its filter, keys and carried columns). Such
+    /// programs are compiled against the kernel's BTF types.
     pub fn reads_files(&self) -> bool {
-        fn is_file(c: &ColumnSource) -> bool {
+        self.reads_column(&|c| matches!(c, ColumnSource::File { .. }))
+    }
+
+    /// True when the program reads `kstack` or `ustack`: it then has the
+    /// `ebq_stacks` map.
+    pub fn reads_stacks(&self) -> bool {
+        use crate::catalog::SystemColumn::{Kstack, Ustack};
+        self.reads_column(&|c| matches!(c, ColumnSource::System(Kstack | Ustack)))
+    }
+
+    /// True when any expression of the program (carried JOIN columns
+    /// included, by the column they carry) reads a column `is` accepts.
+    fn reads_column(&self, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
+        fn carried(c: &ColumnSource, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
             match c {
-                ColumnSource::File { .. } => true,
-                ColumnSource::Start { column, .. } => is_file(column),
-                _ => false,
+                ColumnSource::Start { column, .. } => carried(column, is),
+                c => is(c),
             }
         }
         let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
@@ -174,10 +192,10 @@ impl KernelPlan {
         if let Some(p) = &self.pairing {
             exprs.extend(p.start_filter.iter());
             exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
-            found |= p.carried.iter().any(|(c, _, _)| is_file(c));
+            found |= p.carried.iter().any(|(c, _, _)| carried(c, is));
         }
         for e in exprs {
-            e.visit_columns(&mut |c| found |= is_file(c));
+            e.visit_columns(&mut |c| found |= carried(c, is));
         }
         found
     }
@@ -245,10 +263,25 @@ pub struct UserColumn {
     pub expr: PostExpr,
 }
 
+/// How the outputs of a plan's programs become the user plan's input rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Combine {
+    /// One program: its per-CPU groups merged per window, or its rows
+    /// streamed as they come.
+    Single,
+    /// Two row programs (`FROM a, b … WINDOW(time, …)`): each window's rows
+    /// of the first stream hash-joined with the second's.
+    WindowJoin(Box<WindowJoin>),
+    // Several programs feeding one result (a union of their groups or rows,
+    // the I/O-paths issue) is the next variant: `Union { … }`.
+}
+
 /// The user-space part of a query: per group (or record) fetch `inputs`,
 /// keep it if `having` holds, compute `columns`, then sort and limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserPlan {
+    /// How the programs' outputs combine into the rows this plan works on.
+    pub combine: Combine,
     /// Values read per group or record (`PostExpr::Input(i)` is `inputs[i]`).
     pub inputs: Vec<UserSource>,
     /// A name for each input, for EXPLAIN.
@@ -266,18 +299,27 @@ pub struct UserPlan {
     pub window_panes: u64,
 }
 
-/// A query ready for code generation.
+/// A query ready for code generation: its BPF programs (one object each,
+/// with its own maps and attach points) and the user-space part that
+/// combines their outputs ([`UserPlan::combine`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhysicalPlan {
     /// The query text.
     pub sql: String,
-    /// Kernel part.
-    pub kernel: KernelPlan,
+    /// Kernel part: one entry per BPF object (two for a join of two streams).
+    pub programs: Vec<KernelPlan>,
     /// User part.
     pub user: UserPlan,
-    /// `FROM a, b … WINDOW(time, …)`: the two streams' plans and the join.
-    /// `kernel` is then the first stream's, and `user` works on joined rows.
-    pub stream_join: Option<Box<StreamJoinPlan>>,
+}
+
+impl PhysicalPlan {
+    /// The join of two streams, when the plan is one.
+    pub fn window_join(&self) -> Option<&WindowJoin> {
+        match &self.user.combine {
+            Combine::WindowJoin(j) => Some(j),
+            Combine::Single => None,
+        }
+    }
 }
 
 /// Builds the physical plan.
@@ -319,6 +361,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             let order_by = logical.order_by.iter().map(|k| SortKey { expr: k.expr.clone(), desc: k.desc }).collect();
             let input_names = columns.iter().map(|c| c.name.clone()).collect();
             let user = UserPlan {
+                combine: Combine::Single,
                 inputs,
                 input_names,
                 having: None,
@@ -360,7 +403,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     }
     let physical = PhysicalPlan {
         sql: sql.to_string(),
-        kernel: KernelPlan {
+        programs: vec![KernelPlan {
             event: logical.event.clone(),
             fork_event,
             exit_event,
@@ -369,11 +412,10 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             window,
             pairing,
             max_tracked: options.max_tracked,
-        },
+        }],
         user: columns,
-        stream_join: None,
     };
-    if let Some(probe) = register_probe.filter(|_| physical.kernel.reads_files()) {
+    if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
         return Err(Error::query(
@@ -516,6 +558,7 @@ fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) 
     let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
     input_names.extend(aggs.iter().map(|a| a.to_string()));
     let user = UserPlan {
+        combine: Combine::Single,
         inputs,
         input_names,
         having: having.clone().map(to_inputs),
@@ -534,6 +577,7 @@ fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) 
     if options.sketch_buckets == 0 && !sketches.is_empty() {
         return Err(Error::query(Stage::Plan, "the quantile sketch needs at least 1 bucket", None));
     }
+    let (value_on_stack, preallocated) = (value_fits_stack(&value), group_map_preallocated(&value, options.max_groups));
     Ok((
         KernelOutput::Aggregate {
             key,
@@ -545,6 +589,8 @@ fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) 
             sketches,
             sketch_buckets: options.sketch_buckets,
             single_slot: false, // decided in `plan`, which knows the window
+            value_on_stack,
+            preallocated,
         },
         user,
     ))
@@ -582,7 +628,7 @@ pub fn c_name(name: &str, i: usize) -> String {
 /// ebq_value fresh = {}`); values with histogram counters or HyperLogLog
 /// registers are too big and
 /// are copied from the all-zero `ebq_zero` map instead.
-pub fn codegen_value_on_stack(value: &StructLayout) -> bool {
+fn value_fits_stack(value: &StructLayout) -> bool {
     !value.fields.iter().any(|f| matches!(f.ty, DataType::Buckets { .. } | DataType::Registers { .. }))
 }
 
@@ -596,7 +642,7 @@ pub const PREALLOC_BUDGET_BYTES: u64 = 32 << 20;
 /// find it empty and lose the event (counted in `dropped`) while the map is
 /// far from full — measured: 600–1000 of 12,000 new HIST groups with
 /// `BPF_F_NO_PREALLOC`. Only maps over [`PREALLOC_BUDGET_BYTES`] take that risk.
-pub fn group_map_preallocated(value: &StructLayout, max_groups: u32) -> bool {
+fn group_map_preallocated(value: &StructLayout, max_groups: u32) -> bool {
     u64::from(max_groups) * u64::from(value.size) <= PREALLOC_BUDGET_BYTES
 }
 
@@ -617,10 +663,10 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         e.visit_columns(&mut note);
     }
     let mut fixed = match output {
-        KernelOutput::Aggregate { key, value, sketches, .. } => {
+        KernelOutput::Aggregate { key, value, sketches, value_on_stack, .. } => {
             // A value with histogram counters starts from a zeroed map entry, not the stack;
             // a sketch update copies the key into the sketch key (+ agg, bucket) and a count.
-            let value_on_stack = if codegen_value_on_stack(value) { value.size } else { 0 };
+            let value_on_stack = if *value_on_stack { value.size } else { 0 };
             let sketch = if sketches.is_empty() { 0 } else { key.size + 16 };
             key.size + value_on_stack + sketch
         }

@@ -45,7 +45,7 @@ mod tests {
     }
 
     fn single_slot(sql: &str) -> bool {
-        match physical(sql).kernel.output {
+        match physical(sql).programs[0].output {
             KernelOutput::Aggregate { single_slot, .. } => single_slot,
             KernelOutput::Rows { .. } => panic!("{sql} is an aggregate"),
         }

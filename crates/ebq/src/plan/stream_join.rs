@@ -3,7 +3,7 @@
 //! assigns rows to windows by their `time`, and joins a window once both
 //! streams have delivered everything up to its end.
 
-use super::{plan, window_panes, PhysicalPlan, PlanOptions, UserColumn, UserPlan, UserSource};
+use super::{plan, window_panes, Combine, PhysicalPlan, PlanOptions, UserColumn, UserPlan, UserSource};
 use crate::bind::{AggFunc, JoinAggregate, JoinKey, LogicalPlan, PostExpr, StreamJoin};
 use crate::catalog::Catalog;
 use crate::error::Result;
@@ -13,11 +13,12 @@ use std::fmt::Write;
 /// event's `time` is taken before its record is reserved and committed).
 pub const JOIN_GRACE_MS: u64 = 50;
 
-/// The physical plan of a two-stream join.
+/// How the rows of two streams (the plan's two row programs) are joined.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StreamJoinPlan {
-    /// Each stream's row plan; field 0 of each record is `time`.
-    pub sides: [PhysicalPlan; 2],
+pub struct WindowJoin {
+    /// How each stream's records decode to rows (its program's row plan);
+    /// field 0 of each row is `time`.
+    pub streams: [UserPlan; 2],
     /// The streams' names (aliases).
     pub names: [String; 2],
     /// The joined row's fields (`a.fd`, …), for EXPLAIN.
@@ -50,10 +51,11 @@ pub(super) fn plan_stream_join(
 ) -> Result<PhysicalPlan> {
     let window = logical.window.expect("the binder requires a window");
     let panes = window_panes(&window)?;
-    let sides = [plan(sql, &join.sides[0], catalog, options)?, plan(sql, &join.sides[1], catalog, options)?];
+    let [first, second] = [plan(sql, &join.sides[0], catalog, options)?, plan(sql, &join.sides[1], catalog, options)?];
+    let sides = [first.user, second.user];
     let mut joined_names = vec![];
     for (side, name) in sides.iter().zip(&join.names) {
-        joined_names.extend(side.user.columns.iter().map(|c| format!("{name}.{}", c.name)));
+        joined_names.extend(side.columns.iter().map(|c| format!("{name}.{}", c.name)));
     }
     // The user plan's inputs: the joined row, or with GROUP BY the group row.
     let inputs = match &join.aggregate {
@@ -66,7 +68,19 @@ pub(super) fn plan_stream_join(
             }))
             .collect(),
     };
+    let window_join = WindowJoin {
+        names: join.names.clone(),
+        joined_names: joined_names.clone(),
+        keys: join.keys.clone(),
+        residual: join.residual.clone(),
+        aggregate: join.aggregate.clone(),
+        size_ns: window.size * 1_000_000,
+        step_ns: window.step * 1_000_000,
+        grace_ns: JOIN_GRACE_MS * 1_000_000,
+        streams: sides,
+    };
     let user = UserPlan {
+        combine: Combine::WindowJoin(Box::new(window_join)),
         inputs,
         input_names: join.aggregate.as_ref().map_or_else(|| joined_names.clone(), |a| group_names(a, &joined_names)),
         having: join.having.clone(),
@@ -79,31 +93,25 @@ pub(super) fn plan_stream_join(
         limit: logical.limit,
         window_panes: panes,
     };
-    Ok(PhysicalPlan {
-        sql: sql.to_string(),
-        kernel: sides[0].kernel.clone(),
-        user,
-        stream_join: Some(Box::new(StreamJoinPlan {
-            names: join.names.clone(),
-            joined_names,
-            keys: join.keys.clone(),
-            residual: join.residual.clone(),
-            aggregate: join.aggregate.clone(),
-            size_ns: window.size * 1_000_000,
-            step_ns: window.step * 1_000_000,
-            grace_ns: JOIN_GRACE_MS * 1_000_000,
-            sides,
-        })),
-    })
+    let programs = first.programs.into_iter().chain(second.programs).collect();
+    Ok(PhysicalPlan { sql: sql.to_string(), programs, user })
 }
 
-impl StreamJoinPlan {
+impl PhysicalPlan {
+    /// The plan of stream `i` of a join alone: its program and the decoding
+    /// of its records to rows (what runs it and reads its ring buffer).
+    pub fn stream(&self, join: &WindowJoin, i: usize) -> PhysicalPlan {
+        PhysicalPlan { sql: self.sql.clone(), programs: vec![self.programs[i].clone()], user: join.streams[i].clone() }
+    }
+}
+
+impl WindowJoin {
     /// EXPLAIN of the whole join; `top` is the plan that holds it.
     pub(super) fn explain(&self, top: &PhysicalPlan) -> String {
         let mut s = String::new();
-        for (side, name) in self.sides.iter().zip(&self.names) {
+        for (program, name) in top.programs.iter().zip(&self.names) {
             let _ = writeln!(s, "Stream {name}: its own program and ring buffer");
-            for line in side.kernel_explain().lines().filter(|l| !l.starts_with("[user]   Decode")) {
+            for line in program.explain().lines().filter(|l| !l.starts_with("[user]   Decode")) {
                 let _ = writeln!(s, "  {line}");
             }
             let _ = writeln!(s, "  [user]   Decode     records → rows, kept by time in panes of one window step");
@@ -121,7 +129,7 @@ impl StreamJoinPlan {
             self.grace_ns / 1_000_000
         );
         let names = &self.joined_names;
-        let left = self.sides[0].user.columns.len();
+        let left = self.streams[0].columns.len();
         let keys: Vec<String> =
             self.keys.iter().map(|k| format!("{} = {}", names[k.left], names[left + k.right])).collect();
         let _ = writeln!(s, "[user]   Join       hash join on [{}] within each window", keys.join(", "));

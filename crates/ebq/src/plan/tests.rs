@@ -37,7 +37,7 @@ fn avg_and_sum_of_the_same_argument_share_one_slot() {
     let p =
         physical("SELECT SUM(count), AVG(count), MIN(count) FROM syscalls.sys_enter_pread64", &PlanOptions::default())
             .unwrap();
-    let KernelOutput::Aggregate { slots, value, .. } = &p.kernel.output else { panic!() };
+    let KernelOutput::Aggregate { slots, value, .. } = &p.programs[0].output else { panic!() };
     assert_eq!(slots.len(), 2);
     assert_eq!(value.size, 24);
     let input = |i: usize| match p.user.columns[i].expr {
@@ -55,7 +55,7 @@ fn key_fields_are_laid_out_largest_first() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
+    let KernelOutput::Aggregate { key, .. } = &p.programs[0].output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
     assert_eq!(layout, [("c2_fd", 0), ("c1_cpu", 8), ("c0_comm", 12), ("__pad", 28)]);
     // Only a windowed query's key carries the window number.
@@ -64,7 +64,7 @@ fn key_fields_are_laid_out_largest_first() {
         &PlanOptions::default(),
     )
     .unwrap();
-    let KernelOutput::Aggregate { key, .. } = &p.kernel.output else { panic!() };
+    let KernelOutput::Aggregate { key, .. } = &p.programs[0].output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
     assert_eq!(layout, [("window", 0), ("c2_fd", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
 }
@@ -87,7 +87,7 @@ fn sliding_windows_are_panes_and_bad_ring_sizes_are_refused() {
     let p =
         physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 100)", &PlanOptions::default())
             .unwrap();
-    assert_eq!((p.kernel.window, p.user.window_panes), (KernelWindow::Time { size_ms: 100 }, 10));
+    assert_eq!((p.programs[0].window, p.user.window_panes), (KernelWindow::Time { size_ms: 100 }, 10));
     let e =
         physical("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WINDOW(time, 1000, 300)", &PlanOptions::default());
     assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("multiple of its step") && q.span.is_some()));

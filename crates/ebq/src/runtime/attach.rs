@@ -6,8 +6,9 @@
 
 use super::load::Scope;
 use crate::bind::{BoundEvent, EventSource};
+use crate::codegen::{AttachPoint, Program};
 use crate::error::{Error, Result};
-use libbpf_rs::{Link, ProgramMut};
+use libbpf_rs::{Link, Object, ProgramMut};
 use std::path::Path;
 
 /// Fails with an explanation and an alternative when the kernel cannot attach
@@ -96,6 +97,39 @@ fn trampoline_probe(function: &str, exit: bool) -> std::result::Result<(), (&'st
         libc::close(prog);
     }
     result
+}
+
+/// Attaches the programs of `object` in the contract's order; the
+/// process-tracking ones only when `scope` tracks processes.
+pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<Vec<Link>> {
+    let follow = matches!(scope, Scope::Tracked(_));
+    let mut links = vec![];
+    for info in &program.progs {
+        let event = match &info.attach {
+            AttachPoint::ProcessTracking(_) if !follow => continue,
+            AttachPoint::ProcessTracking(_) => None,
+            AttachPoint::Query(e) | AttachPoint::PairStart(e) => Some(e),
+        };
+        let prog = object.progs_mut().find(|p| p.name() == info.name).ok_or_else(|| Error::Io {
+            what: format!("find program {}", info.name),
+            source: std::io::Error::other("not in the object"),
+        })?;
+        let attached = match event {
+            Some(e) => attach_query(&prog, e, scope),
+            None => prog.attach(),
+        };
+        let link = attached.map_err(|e| Error::Load {
+            what: format!("attach {}", info.attach.describe()),
+            errno: match e.kind() {
+                libbpf_rs::ErrorKind::NotFound => libc::ENOENT,
+                libbpf_rs::ErrorKind::PermissionDenied => libc::EPERM,
+                _ => libc::EINVAL,
+            },
+            log: String::new(),
+        })?;
+        links.push(link);
+    }
+    Ok(links)
 }
 
 /// Attaches the query's main program: uprobes to the resolved file and offset,

@@ -228,7 +228,7 @@ pub fn combine(a: &mut Merged, b: &Merged, funcs: &[Option<AggFunc>]) {
 
 /// Which function fills each value field (index 0, the count, has none).
 pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
-    match &plan.kernel.output {
+    match &plan.programs[0].output {
         KernelOutput::Aggregate { value, slots, .. } => {
             let mut funcs = vec![None; value.fields.len()];
             for s in slots {

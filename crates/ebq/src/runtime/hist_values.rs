@@ -112,7 +112,7 @@ pub fn add_counters(merged: &mut Merged, field: usize, bytes: &[u8], offset: u32
 /// The histogram of value field `field`: buckets from the first to the last
 /// non-empty one (empty ones between included, so bars show the gaps).
 pub fn hist_value(plan: &PhysicalPlan, merged: &Merged, field: usize) -> Value {
-    let KernelOutput::Aggregate { slots, .. } = &plan.kernel.output else { return Value::Hist(vec![]) };
+    let KernelOutput::Aggregate { slots, .. } = &plan.programs[0].output else { return Value::Hist(vec![]) };
     let Some(slot) = slots.iter().find(|s| s.field == field) else { return Value::Hist(vec![]) };
     let signed = slot.arg.ty().is_signed();
     let counts: Vec<(i32, u64)> = merged
@@ -137,7 +137,7 @@ pub fn hist_value(plan: &PhysicalPlan, merged: &Merged, field: usize) -> Value {
 
 /// The q-quantile (millionths) of sketch `sketch`; 0 without values.
 pub fn quantile_value(plan: &PhysicalPlan, merged: &Merged, sketch: usize, ppm: u32) -> Value {
-    let signed = match &plan.kernel.output {
+    let signed = match &plan.programs[0].output {
         KernelOutput::Aggregate { sketches, .. } => sketches.get(sketch).is_some_and(|a| a.ty().is_signed()),
         KernelOutput::Rows { .. } => false,
     };

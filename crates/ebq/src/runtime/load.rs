@@ -1,8 +1,8 @@
 //! libbpf: object bytes → loaded object, with the verifier log kept for errors.
 
-use crate::codegen::scope;
+use crate::codegen::{scope, Config, ConfigLayout, MapRole, Program};
 use crate::error::{Error, Result};
-use libbpf_rs::{Object, ObjectBuilder, PrintLevel};
+use libbpf_rs::{MapCore, MapHandle, Object, ObjectBuilder, PrintLevel};
 use std::sync::Mutex;
 
 /// Who the program should see.
@@ -26,8 +26,9 @@ fn capture(level: PrintLevel, msg: String) {
     }
 }
 
-/// Opens the object, writes the scope into `.rodata`, and loads it.
-pub fn load(object: &[u8], scope_: &Scope) -> Result<Object> {
+/// Opens the object, writes the scope into its config (`program.config`,
+/// in the [`MapRole::Config`] section), and loads it.
+pub fn load(object: &[u8], program: &Program, scope_: &Scope) -> Result<Object> {
     static INIT: std::sync::Once = std::sync::Once::new();
     INIT.call_once(|| {
         libbpf_rs::set_print(Some((PrintLevel::Warn, capture)));
@@ -52,20 +53,52 @@ pub fn load(object: &[u8], scope_: &Scope) -> Result<Object> {
         l.clear();
     }
     let mut open = ObjectBuilder::default().open_memory(object).map_err(|e| fail("open the BPF object", e))?;
-    let (mode, tgid) = match scope_ {
-        Scope::All => (scope::ALL, 0),
-        Scope::Process(p) => (scope::PROCESS, *p),
-        Scope::Tracked(_) => (scope::TRACKED, 0),
+    let config = match scope_ {
+        Scope::All => Config { scope: scope::ALL, target_tgid: 0 },
+        Scope::Process(p) => Config { scope: scope::PROCESS, target_tgid: *p },
+        Scope::Tracked(_) => Config { scope: scope::TRACKED, target_tgid: 0 },
     };
-    for mut m in open.maps_mut() {
-        if m.name().to_string_lossy().ends_with(".rodata") {
-            if let Some(data) = m.initial_value_mut() {
-                if data.len() >= 8 {
-                    data[0..4].copy_from_slice(&mode.to_ne_bytes());
-                    data[4..8].copy_from_slice(&tgid.to_ne_bytes());
+    let bytes = program.config.encode(&config);
+    let at = ConfigLayout::OFFSET..ConfigLayout::OFFSET + bytes.len();
+    if let Some(section) = program.map(MapRole::Config) {
+        for mut m in open.maps_mut() {
+            if section.is(&m.name().to_string_lossy()) {
+                if let Some(data) = m.initial_value_mut().and_then(|d| d.get_mut(at.clone())) {
+                    data.copy_from_slice(&bytes);
                 }
             }
         }
     }
     open.load().map_err(|e| fail("load the query's BPF program", e))
+}
+
+/// The maps of a loaded object, found through its contract.
+pub struct Maps<'a> {
+    /// The object's contract.
+    pub program: &'a Program,
+    /// The loaded object.
+    pub object: &'a Object,
+}
+
+impl Maps<'_> {
+    /// The map with `role`, when the contract has one.
+    pub fn optional(&self, role: MapRole) -> Result<Option<MapHandle>> {
+        let Some(info) = self.program.map(role) else { return Ok(None) };
+        let map = self.object.maps().find(|m| info.is(&m.name().to_string_lossy())).ok_or_else(|| Error::Io {
+            what: format!("find map {}", info.name),
+            source: std::io::Error::other("not in the object"),
+        })?;
+        MapHandle::try_from(&map).map(Some).map_err(|e| Error::Io {
+            what: format!("open map {}", info.name),
+            source: std::io::Error::other(e.to_string()),
+        })
+    }
+
+    /// The map with `role`, which every object of this kind has.
+    pub fn required(&self, role: MapRole) -> Result<MapHandle> {
+        self.optional(role)?.ok_or_else(|| Error::Io {
+            what: format!("find the {role:?} map"),
+            source: std::io::Error::other("not in the program's contract"),
+        })
+    }
 }

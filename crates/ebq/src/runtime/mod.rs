@@ -35,6 +35,7 @@ pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
 use crate::bind::ScalarExpr;
+use crate::codegen::{MapRole, Program, StatsField};
 use crate::error::{Error, Result};
 use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
 use arrow_array::RecordBatch;
@@ -141,6 +142,8 @@ struct SingleQuery {
     rows: Option<RowReader>,
     links: Vec<Link>,
     plan: PhysicalPlan,
+    /// The object's contract: its programs and maps.
+    program: Program,
     schema: SchemaRef,
     groups: Option<MapHandle>,
     /// Quantile sketches (`ebq_sketch`), when the query has QUANTILE/Pxx.
@@ -184,48 +187,37 @@ enum RowBuffer {
 }
 
 impl SingleQuery {
-    /// Compiles, loads and attaches `plan` (whose generated C is `source`).
-    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope, rows_as_values: bool) -> Result<SingleQuery> {
+    /// Compiles `program` (the one program of `plan`), loads and attaches it.
+    pub fn start(plan: &PhysicalPlan, program: &Program, scope: Scope, rows_as_values: bool) -> Result<SingleQuery> {
         env::check_privileges()?;
-        attach::check_available(&plan.kernel.event)?;
-        let object = compile(source)?;
-        Self::load_and_attach(plan, &object, scope, rows_as_values)
+        attach::check_available(&plan.programs[0].event)?;
+        let object = compile(&program.source)?;
+        Self::load_and_attach(plan, program, &object, scope, rows_as_values)
     }
 
-    /// Loads and attaches an already compiled object.
-    pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<SingleQuery> {
-        attach::check_available(&plan.kernel.event)?;
-        Self::load_and_attach(plan, object, scope, false)
+    /// Loads and attaches an already compiled object, built from `program`.
+    pub fn start_object(plan: &PhysicalPlan, program: &Program, object: &[u8], scope: Scope) -> Result<SingleQuery> {
+        attach::check_available(&plan.programs[0].event)?;
+        Self::load_and_attach(plan, program, object, scope, false)
     }
 
     /// `rows_as_values`: decode rows to values for user-space operators
     /// (a stream join) instead of straight into Arrow columns.
-    fn load_and_attach(plan: &PhysicalPlan, object: &[u8], scope: Scope, rows_as_values: bool) -> Result<SingleQuery> {
-        let object = load::load(object, &scope)?;
-        let handle = |name: &str| -> Result<Option<MapHandle>> {
-            match object.maps().find(|m| m.name() == name) {
-                Some(m) => MapHandle::try_from(&m).map(Some).map_err(|e| Error::Io {
-                    what: format!("open map {name}"),
-                    source: std::io::Error::other(e.to_string()),
-                }),
-                None => Ok(None),
-            }
-        };
-        let missing = |name: &str| Error::Io {
-            what: format!("find map {name}"),
-            source: std::io::Error::other("not in the object"),
-        };
-        let stats_map = handle("ebq_stats")?.ok_or_else(|| missing("ebq_stats"))?;
-        let pids = handle("ebq_pids")?.ok_or_else(|| missing("ebq_pids"))?;
-        let groups = handle("ebq_groups")?;
-        let sketch = handle("ebq_sketch")?;
-        let stacks = handle("ebq_stacks")?.map(stacks::Stacks::new);
-        let bss = object
-            .maps()
-            .find(|m| m.name().to_string_lossy().ends_with(".bss"))
-            .map(|m| MapHandle::try_from(&m))
-            .transpose()
-            .map_err(|e| Error::Io { what: "open .bss".into(), source: std::io::Error::other(e.to_string()) })?;
+    fn load_and_attach(
+        plan: &PhysicalPlan,
+        program: &Program,
+        object: &[u8],
+        scope: Scope,
+        rows_as_values: bool,
+    ) -> Result<SingleQuery> {
+        let object = load::load(object, program, &scope)?;
+        let maps = load::Maps { program, object: &object };
+        let stats_map = maps.required(MapRole::Stats)?;
+        let pids = maps.required(MapRole::TrackedPids)?;
+        let groups = maps.optional(MapRole::Groups)?;
+        let sketch = maps.optional(MapRole::Sketch)?;
+        let stacks = maps.optional(MapRole::Stacks)?.map(stacks::Stacks::new);
+        let bss = maps.optional(MapRole::WindowCounter)?;
         if let Scope::Tracked(tgids) = &scope {
             for t in tgids {
                 pids.update(&t.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| Error::Io {
@@ -234,9 +226,9 @@ impl SingleQuery {
                 })?;
             }
         }
-        let rows = match &plan.kernel.output {
+        let rows = match &plan.programs[0].output {
             KernelOutput::Rows { record, .. } => {
-                let map = handle("ebq_rows")?.ok_or_else(|| missing("ebq_rows"))?;
+                let map = maps.required(MapRole::Rows)?;
                 let columns = RowColumns::new(plan, record, schema(plan)).filter(|_| !rows_as_values);
                 let buffer = Rc::new(RefCell::new(match columns {
                     Some(columns) => RowBuffer::Columns(columns),
@@ -273,43 +265,9 @@ impl SingleQuery {
             }
             KernelOutput::Aggregate { .. } => None,
         };
-        let mut links = vec![];
-        let follow = matches!(scope, Scope::Tracked(_));
-        let mut progs: Vec<_> = object.progs_mut().collect();
-        // A JOIN's end program first: a pair opened before its end is attached could never close.
-        progs.sort_by_key(|p| p.name() != "ebq_query");
-        for prog in progs {
-            let name = prog.name().to_string_lossy().into_owned();
-            if (name == "ebq_follow_fork" || name == "ebq_forget_exit") && !follow {
-                continue;
-            }
-            let what = match name.as_str() {
-                "ebq_query" => plan.kernel.event.event_description(),
-                "ebq_pair_start" => plan.kernel.pairing.as_ref().map_or(name.clone(), |p| p.start.event_description()),
-                "ebq_forget_exit" => "tracepoint:sched:sched_process_exit".into(),
-                _ => "tracepoint:sched:sched_process_fork".into(),
-            };
-            let attached = match name.as_str() {
-                "ebq_query" => attach::attach_query(&prog, &plan.kernel.event, &scope),
-                "ebq_pair_start" => match &plan.kernel.pairing {
-                    Some(p) => attach::attach_query(&prog, &p.start, &scope),
-                    None => prog.attach(),
-                },
-                _ => prog.attach(),
-            };
-            let link = attached.map_err(|e| Error::Load {
-                what: format!("attach {what}"),
-                errno: match e.kind() {
-                    libbpf_rs::ErrorKind::NotFound => libc::ENOENT,
-                    libbpf_rs::ErrorKind::PermissionDenied => libc::EPERM,
-                    _ => libc::EINVAL,
-                },
-                log: String::new(),
-            })?;
-            links.push(link);
-        }
+        let links = attach::attach_all(&object, program, &scope)?;
         let started_at = Instant::now();
-        let next_flip = match plan.kernel.window {
+        let next_flip = match plan.programs[0].window {
             KernelWindow::Time { size_ms } => Some(started_at + Duration::from_millis(size_ms)),
             _ => None,
         };
@@ -318,6 +276,7 @@ impl SingleQuery {
             links,
             schema: schema(plan),
             plan: plan.clone(),
+            program: program.clone(),
             groups,
             sketch,
             stacks,
@@ -441,11 +400,11 @@ impl SingleQuery {
         }
         // User stacks resolve against their process's mappings: read them while it lives.
         if let (Some(st), Some(groups), KernelOutput::Aggregate { key, .. }) =
-            (&self.stacks, &self.groups, &self.plan.kernel.output)
+            (&self.stacks, &self.groups, &self.plan.programs[0].output)
         {
             st.prefetch(key, groups.keys());
         }
-        match self.plan.kernel.window {
+        match self.plan.programs[0].window {
             KernelWindow::Time { size_ms } => {
                 let flip_at = self.next_flip.expect("time windows have a flip time");
                 let now = Instant::now();
@@ -497,7 +456,7 @@ impl SingleQuery {
             r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
             return self.take_rows(true);
         }
-        match self.plan.kernel.window {
+        match self.plan.programs[0].window {
             KernelWindow::Count { n } => self.drain_count_windows(u64::MAX, n),
             _ => {
                 let groups = self.collect_groups(|_| true, true)?;
@@ -519,16 +478,21 @@ impl SingleQuery {
             .unwrap_or_default();
         let mut s = QueryStats::default();
         for v in per_cpu {
-            let at = |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap());
-            s.seen += at(0);
-            s.matched += at(1);
-            s.dropped += at(2);
-            s.unmatched += at(3);
-            s.pending_full += at(4);
-            s.untracked += at(5);
+            for f in StatsField::ALL {
+                let n = self.program.stats.read(&v, f);
+                *match f {
+                    StatsField::Seen => &mut s.seen,
+                    StatsField::Matched => &mut s.matched,
+                    StatsField::Dropped => &mut s.dropped,
+                    StatsField::Unmatched => &mut s.unmatched,
+                    StatsField::PendingFull => &mut s.pending_full,
+                    StatsField::Untracked => &mut s.untracked,
+                } += n;
+            }
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
-        if let Some(p) = self.program_stats().into_iter().find(|p| p.name == "ebq_query") {
+        let query_prog = self.program.query_prog().map(|p| p.name);
+        if let Some(p) = self.program_stats().into_iter().find(|p| Some(p.name.as_str()) == query_prog) {
             s.bpf_run_cnt = p.run_cnt;
             s.bpf_run_time_ns = p.run_time_ns;
         }
@@ -666,7 +630,7 @@ impl SingleQuery {
     /// Reads (and with `delete`, removes) the groups whose window satisfies
     /// `pick`, merged across CPUs, sorted by window.
     fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<u8>, decode::Merged)>> {
-        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.kernel.output)
+        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.programs[0].output)
         else {
             return Ok(vec![]);
         };
@@ -716,7 +680,7 @@ impl SingleQuery {
     /// Groups → the user plan's input rows: panes combined (the window field
     /// is ignored), hidden COUNT(DISTINCT) keys reduced and counted.
     fn group_rows(&self, groups: impl IntoIterator<Item = Group>) -> Vec<Vec<Value>> {
-        let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &self.plan.kernel.output else {
+        let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &self.plan.programs[0].output else {
             return vec![];
         };
         let funcs = decode::slot_funcs(&self.plan);
@@ -765,7 +729,7 @@ impl SingleQuery {
 
 /// Stack ids in a row query's decoded rows → their frames (runtime::stacks).
 fn symbolize_rows(stacks: &Option<stacks::Stacks>, plan: &PhysicalPlan, rows: &mut [Vec<Value>]) {
-    if let (Some(st), KernelOutput::Rows { record, .. }) = (stacks, &plan.kernel.output) {
+    if let (Some(st), KernelOutput::Rows { record, .. }) = (stacks, &plan.programs[0].output) {
         rows.iter_mut().for_each(|row| st.symbolize_inputs(&plan.user.inputs, record, row));
     }
 }

@@ -155,7 +155,7 @@ mod tests {
             let q = crate::parse::parse_query(sql).unwrap();
             let l = crate::bind::bind(&q, &cat).unwrap();
             let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
-            let KernelOutput::Rows { record, .. } = &p.kernel.output else { panic!("a row plan") };
+            let KernelOutput::Rows { record, .. } = &p.programs[0].output else { panic!("a row plan") };
             let schema = decode::schema(&p);
             let mut columns = RowColumns::new(&p, record, schema.clone()).expect("a plain row plan");
             let mut values = vec![];

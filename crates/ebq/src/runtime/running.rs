@@ -3,6 +3,7 @@
 
 use super::stream_join::JoinQuery;
 use super::{Output, PinOptions, ProgramStats, QueryStats, Scope, SingleQuery};
+use crate::codegen::{generate, Program};
 use crate::error::{Error, Result, Stage};
 use crate::plan::PhysicalPlan;
 use arrow_schema::SchemaRef;
@@ -19,26 +20,29 @@ enum Run {
 }
 
 impl RunningQuery {
-    /// Compiles, loads and attaches `plan` (whose generated C is `source`;
-    /// a join's second stream is generated from its own plan).
-    pub fn start(plan: &PhysicalPlan, source: &str, scope: Scope) -> Result<RunningQuery> {
-        let run = match &plan.stream_join {
-            None => Run::Single(Box::new(SingleQuery::start(plan, source, scope, false)?)),
-            Some(join) => Run::Join(Box::new(JoinQuery::start(plan, join, source, scope)?)),
+    /// Compiles, loads and attaches `plan`'s programs (`programs`, as
+    /// [`generate`] made them from it).
+    pub fn start(plan: &PhysicalPlan, programs: &[Program], scope: Scope) -> Result<RunningQuery> {
+        let run = match plan.window_join() {
+            None => Run::Single(Box::new(SingleQuery::start(plan, &programs[0], scope, false)?)),
+            Some(join) => Run::Join(Box::new(JoinQuery::start(plan, join, programs, scope)?)),
         };
         Ok(RunningQuery { run })
     }
 
-    /// Loads and attaches an already compiled object.
+    /// Loads and attaches an already compiled object of `plan`'s one program.
+    /// Its contract is generated again from the plan: codegen is a pure
+    /// function of the plan, so it is the contract the object was built with.
     pub fn start_object(plan: &PhysicalPlan, object: &[u8], scope: Scope) -> Result<RunningQuery> {
-        if plan.stream_join.is_some() {
+        if plan.programs.len() != 1 {
             return Err(Error::query(
                 Stage::Plan,
                 "a join of two streams runs two programs and a compiled bundle holds one: run it from its SQL",
                 None,
             ));
         }
-        Ok(RunningQuery { run: Run::Single(Box::new(SingleQuery::start_object(plan, object, scope)?)) })
+        let program = generate(plan).remove(0);
+        Ok(RunningQuery { run: Run::Single(Box::new(SingleQuery::start_object(plan, &program, object, scope)?)) })
     }
 
     /// Pins the aggregate maps under `options.dir` for external readers and

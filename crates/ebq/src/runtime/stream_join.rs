@@ -15,9 +15,9 @@ use super::{
     map_err, monotonic_ns, user, wait_for_inflight_programs, Output, ProgramStats, QueryStats, RowBuffer, Scope,
     SingleQuery, WindowBounds,
 };
-use crate::codegen::generate;
+use crate::codegen::Program;
 use crate::error::{Error, Result, Stage};
-use crate::plan::{PhysicalPlan, StreamJoinPlan, UserPlan};
+use crate::plan::{PhysicalPlan, UserPlan, WindowJoin};
 use crate::types::DataType;
 use arrow_schema::SchemaRef;
 use std::collections::{BTreeMap, HashMap};
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 /// A running two-stream join.
 pub(super) struct JoinQuery {
     sides: [SingleQuery; 2],
-    join: StreamJoinPlan,
+    join: WindowJoin,
     user: UserPlan,
     schema: SchemaRef,
     /// Pane 0 starts here (CLOCK_MONOTONIC ns, before either program attached).
@@ -44,11 +44,16 @@ pub(super) struct JoinQuery {
 }
 
 impl JoinQuery {
-    /// Starts the second stream, then the first; `source` is the first's C.
-    pub(super) fn start(plan: &PhysicalPlan, join: &StreamJoinPlan, source: &str, scope: Scope) -> Result<JoinQuery> {
+    /// Starts the second stream, then the first (`programs` holds their objects).
+    pub(super) fn start(
+        plan: &PhysicalPlan,
+        join: &WindowJoin,
+        programs: &[Program],
+        scope: Scope,
+    ) -> Result<JoinQuery> {
         let origin_ns = monotonic_ns();
-        let second = SingleQuery::start(&join.sides[1], &generate(&join.sides[1]), scope.clone(), true)?;
-        let first = SingleQuery::start(&join.sides[0], source, scope, true)?;
+        let second = SingleQuery::start(&plan.stream(join, 1), &programs[1], scope.clone(), true)?;
+        let first = SingleQuery::start(&plan.stream(join, 0), &programs[0], scope, true)?;
         Ok(JoinQuery {
             sides: [first, second],
             join: join.clone(),

@@ -1,0 +1,148 @@
+//! The codegen → runtime contract: what one generated BPF object holds, typed.
+//!
+//! [`generate`](super::generate) returns a [`Program`] per kernel program of
+//! the plan: its C, its BPF programs with their attach points (in attach
+//! order), its maps with their roles and layouts, and the layouts of the
+//! shared structs. The runtime loads, attaches and reads the object through
+//! this value alone: it never names a program or map itself.
+
+use super::shared::{ConfigLayout, StatsLayout};
+use crate::bind::BoundEvent;
+use crate::plan::StructLayout;
+
+/// One generated BPF object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    /// The BPF C.
+    pub source: String,
+    /// Its programs, in the order they must be attached.
+    pub progs: Vec<ProgInfo>,
+    /// Its maps, data sections included.
+    pub maps: Vec<MapInfo>,
+    /// The value of the [`MapRole::Stats`] map.
+    pub stats: StatsLayout,
+    /// The [`MapRole::Config`] section's variable.
+    pub config: ConfigLayout,
+}
+
+impl Program {
+    /// The map with `role`, when the object has one.
+    pub fn map(&self, role: MapRole) -> Option<&MapInfo> {
+        self.maps.iter().find(|m| m.role == role)
+    }
+
+    /// The program that runs per event of the query (its run time is the query's).
+    pub fn query_prog(&self) -> Option<&ProgInfo> {
+        self.progs.iter().find(|p| matches!(p.attach, AttachPoint::Query(_)))
+    }
+}
+
+/// One BPF program of the object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgInfo {
+    /// Its function name in the C (and in the object).
+    pub name: &'static str,
+    /// Where it attaches.
+    pub attach: AttachPoint,
+}
+
+/// Where a program attaches, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttachPoint {
+    /// The query's event (a JOIN's end event): always.
+    Query(BoundEvent),
+    /// A JOIN's start event: always, after the end program (a pair opened
+    /// before its end is attached could never close).
+    PairStart(BoundEvent),
+    /// A scheduler tracepoint that maintains the `-c` process set
+    /// (`tracepoint:sched:…`): only when the scope tracks processes.
+    ProcessTracking(&'static str),
+}
+
+impl AttachPoint {
+    /// The event as users name it, for errors.
+    pub fn describe(&self) -> String {
+        match self {
+            AttachPoint::Query(e) | AttachPoint::PairStart(e) => e.event_description(),
+            AttachPoint::ProcessTracking(tp) => (*tp).to_string(),
+        }
+    }
+}
+
+/// One map of the object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapInfo {
+    /// Its name in the C; a data section's (`.bss`, `.rodata`) is the
+    /// section name, which libbpf prefixes with part of the object's name.
+    pub name: &'static str,
+    /// What it is for.
+    pub role: MapRole,
+    /// Its key.
+    pub key: Layout,
+    /// Its value (per CPU for per-CPU maps).
+    pub value: Layout,
+}
+
+impl MapInfo {
+    /// True when the loaded map called `loaded` is this one.
+    pub fn is(&self, loaded: &str) -> bool {
+        if self.name.starts_with('.') {
+            loaded.ends_with(self.name)
+        } else {
+            loaded == self.name
+        }
+    }
+}
+
+/// What a map is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapRole {
+    /// Per-CPU event accounting (`struct ebq_stats`).
+    Stats,
+    /// The `-c` process set, filled by the loader and the fork follower.
+    TrackedPids,
+    /// Per-CPU aggregates by (window, group), or the one slot of a keyless aggregate.
+    Groups,
+    /// The all-zero value new groups are copied from.
+    ZeroValue,
+    /// Quantile sketch counts by (window, group, argument, bucket).
+    Sketch,
+    /// Call stacks by id (kstack, ustack).
+    Stacks,
+    /// The ring buffer of a row query's records.
+    Rows,
+    /// JOIN: open pairs by pairing key.
+    Pending,
+    /// JOIN: the end program's per-CPU copy of its pair.
+    Taken,
+    /// File columns: per-CPU scratch for path walks.
+    PathScratch,
+    /// `.bss`: the window number (time windows) or event sequence (count windows).
+    WindowCounter,
+    /// `.rodata`: `struct ebq_config`.
+    Config,
+}
+
+/// A key or value layout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layout {
+    /// No key or value (ring buffers).
+    None,
+    /// `__u8`.
+    U8,
+    /// `__u32` (array index, pid, stack id).
+    U32,
+    /// `__u64` (sketch counts, the window counter).
+    U64,
+    /// `__u64[n]`: stack frames.
+    Frames(u32),
+    /// A struct the planner laid out.
+    Struct(StructLayout),
+    /// A struct generated without a planner layout (`struct ebq_sketch_key`,
+    /// `struct ebq_stash` for a pair with nothing to carry, scratch), by size.
+    Bytes(u32),
+    /// `struct ebq_stats`.
+    Stats,
+    /// `struct ebq_config`.
+    Config,
+}

@@ -1,0 +1,191 @@
+//! The structs the kernel and user space share, each defined once here:
+//! `struct ebq_stats` (event accounting, read back per CPU) and `struct
+//! ebq_config` (the scope, written into `.rodata` before loading). The BPF
+//! C, the pin header and the runtime's encoder and decoder are all made from
+//! these definitions, so they cannot drift apart.
+
+use std::fmt::Write;
+
+/// One `__u64` counter of `struct ebq_stats`, in field order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsField {
+    /// Events in scope at the probe.
+    Seen,
+    /// Events that passed WHERE.
+    Matched,
+    /// Events lost: group map, ring buffer or stack map full.
+    Dropped,
+    /// JOIN: end events with no open pair.
+    Unmatched,
+    /// JOIN: start events lost to a full pairing map.
+    PendingFull,
+    /// `-c`: children not traced because `ebq_pids` was full.
+    Untracked,
+}
+
+impl StatsField {
+    /// Every field, in memory order.
+    pub const ALL: [StatsField; 6] = [
+        StatsField::Seen,
+        StatsField::Matched,
+        StatsField::Dropped,
+        StatsField::Unmatched,
+        StatsField::PendingFull,
+        StatsField::Untracked,
+    ];
+
+    /// The C field name (`stats->NAME++` in the programs).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            StatsField::Seen => "seen",
+            StatsField::Matched => "matched",
+            StatsField::Dropped => "dropped",
+            StatsField::Unmatched => "unmatched",
+            StatsField::PendingFull => "pending_full",
+            StatsField::Untracked => "untracked",
+        }
+    }
+
+    /// A trailing C comment for fields whose name does not say it all.
+    fn c_comment(self) -> &'static str {
+        match self {
+            StatsField::Untracked => "\t/* -c: children not traced because ebq_pids was full */",
+            _ => "",
+        }
+    }
+
+    /// Byte offset in `struct ebq_stats`.
+    pub fn offset(self) -> usize {
+        Self::ALL.iter().position(|f| *f == self).expect("ALL lists every field") * 8
+    }
+}
+
+/// The value layout of the stats map: `struct ebq_stats`, one per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatsLayout;
+
+impl StatsLayout {
+    /// `struct ebq_stats { … };` followed by a blank line.
+    pub fn c_struct(&self) -> String {
+        let mut c = "struct ebq_stats {\n".to_string();
+        for f in StatsField::ALL {
+            let _ = writeln!(c, "\t__u64 {};{}", f.c_name(), f.c_comment());
+        }
+        c.push_str("};\n\n");
+        c
+    }
+
+    /// Bytes per CPU.
+    pub fn size(&self) -> usize {
+        StatsField::ALL.len() * 8
+    }
+
+    /// Field `f` of one CPU's value (0 when the value is short).
+    pub fn read(&self, value: &[u8], f: StatsField) -> u64 {
+        let at = f.offset();
+        value.get(at..at + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
+    }
+}
+
+/// Values of [`ConfigField::Scope`].
+pub mod scope {
+    /// Every process.
+    pub const ALL: u32 = 0;
+    /// Only threads of `ebq_config.target_tgid`.
+    pub const PROCESS: u32 = 1;
+    /// Processes in the `ebq_pids` set (a `-c` command and its descendants).
+    pub const TRACKED: u32 = 2;
+}
+
+/// One `__u32` field of `struct ebq_config`, in field order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigField {
+    /// Which processes the programs see ([`scope`]).
+    Scope,
+    /// With [`scope::PROCESS`], the process.
+    TargetTgid,
+}
+
+impl ConfigField {
+    /// Every field, in memory order.
+    pub const ALL: [ConfigField; 2] = [ConfigField::Scope, ConfigField::TargetTgid];
+
+    fn c_name(self) -> &'static str {
+        match self {
+            ConfigField::Scope => "scope",
+            ConfigField::TargetTgid => "target_tgid",
+        }
+    }
+
+    fn c_comment(self) -> &'static str {
+        match self {
+            ConfigField::Scope => "\t\t/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids */",
+            ConfigField::TargetTgid => "",
+        }
+    }
+}
+
+/// What the loader writes into `struct ebq_config` before loading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Config {
+    /// [`ConfigField::Scope`].
+    pub scope: u32,
+    /// [`ConfigField::TargetTgid`].
+    pub target_tgid: u32,
+}
+
+/// `struct ebq_config`, the read-only `ebq_config` variable: the only
+/// variable of the object's `.rodata`, so it starts at [`Self::OFFSET`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ConfigLayout;
+
+impl ConfigLayout {
+    /// Offset of `ebq_config` in `.rodata`.
+    pub const OFFSET: usize = 0;
+
+    /// The struct and the variable, followed by a blank line.
+    pub fn c_declaration(&self) -> String {
+        let mut c = "struct ebq_config {\n".to_string();
+        for f in ConfigField::ALL {
+            let _ = writeln!(c, "\t__u32 {};{}", f.c_name(), f.c_comment());
+        }
+        c.push_str("};\nconst volatile struct ebq_config ebq_config = {};\n\n");
+        c
+    }
+
+    /// `config` as the struct's bytes.
+    pub fn encode(&self, config: &Config) -> Vec<u8> {
+        ConfigField::ALL
+            .iter()
+            .flat_map(|f| {
+                match f {
+                    ConfigField::Scope => config.scope,
+                    ConfigField::TargetTgid => config.target_tgid,
+                }
+                .to_ne_bytes()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_fields_are_consecutive_u64s() {
+        let layout = StatsLayout;
+        assert_eq!(layout.size(), 48);
+        let mut value = vec![0u8; 48];
+        value[40..48].copy_from_slice(&7u64.to_ne_bytes());
+        assert_eq!(layout.read(&value, StatsField::Untracked), 7);
+        assert_eq!(layout.read(&value, StatsField::Seen), 0);
+        assert!(layout.c_struct().ends_with("\t__u64 pending_full;\n\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n};\n\n"));
+    }
+
+    #[test]
+    fn config_encodes_in_field_order() {
+        let bytes = ConfigLayout.encode(&Config { scope: scope::PROCESS, target_tgid: 42 });
+        assert_eq!(bytes, [1u32.to_ne_bytes(), 42u32.to_ne_bytes()].concat());
+    }
+}
