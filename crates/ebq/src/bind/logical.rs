@@ -365,13 +365,11 @@ impl AggFunc {
     }
 }
 
-impl fmt::Display for PostExpr {
+impl<R: fmt::Display> fmt::Display for PostExpr<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PostExpr::Key { index, .. } => write!(f, "key#{index}"),
-            PostExpr::Agg { index, .. } => write!(f, "agg#{index}"),
+            PostExpr::Ref(r) => write!(f, "{r}"),
             PostExpr::Output { index, .. } => write!(f, "col#{index}"),
-            PostExpr::Input { index, .. } => write!(f, "in#{index}"),
             PostExpr::Int { value, ty } if ty.is_signed() => write!(f, "{}", *value as i64),
             PostExpr::Int { value, .. } => write!(f, "{value}"),
             PostExpr::Float(v) => write!(f, "{v}"),
@@ -380,6 +378,21 @@ impl fmt::Display for PostExpr {
             PostExpr::Neg(e) => write!(f, "-{e}"),
             PostExpr::SyscallName(e) => write!(f, "syscall_name({e})"),
         }
+    }
+}
+
+impl fmt::Display for GroupRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupRef::Key { index, .. } => write!(f, "key#{index}"),
+            GroupRef::Agg { index, .. } => write!(f, "agg#{index}"),
+        }
+    }
+}
+
+impl fmt::Display for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in#{}", self.index)
     }
 }
 
@@ -451,10 +464,11 @@ impl AggCall {
     }
 }
 
-/// An expression evaluated in user space after aggregation (or over output
-/// rows, for ORDER BY): over group keys, aggregate values and literals.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PostExpr {
+/// What a bind-time user-space expression reads: a GROUP BY key or an
+/// aggregate of the query. The planner turns each into an [`Input`] of the
+/// user plan ([`GroupRef::input`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GroupRef {
     /// The i-th GROUP BY key.
     Key {
         /// Key index.
@@ -469,17 +483,60 @@ pub enum PostExpr {
         /// Its type.
         ty: DataType,
     },
+}
+
+impl GroupRef {
+    /// The user plan's input for this reference, when the inputs are the
+    /// `nkeys` keys, then the aggregates.
+    pub fn input(self, nkeys: usize) -> Input {
+        match self {
+            GroupRef::Key { index, ty } => Input { index, ty },
+            GroupRef::Agg { index, ty } => Input { index: nkeys + index, ty },
+        }
+    }
+}
+
+/// Input value `index` of the user plan (what it fetches per group or row).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Input {
+    /// Input index.
+    pub index: usize,
+    /// Its type.
+    pub ty: DataType,
+}
+
+/// A value a [`PostExpr`] reads, with its type.
+pub trait PostRef {
+    /// The value's type.
+    fn ty(&self) -> DataType;
+}
+
+impl PostRef for GroupRef {
+    fn ty(&self) -> DataType {
+        match self {
+            GroupRef::Key { ty, .. } | GroupRef::Agg { ty, .. } => *ty,
+        }
+    }
+}
+
+impl PostRef for Input {
+    fn ty(&self) -> DataType {
+        self.ty
+    }
+}
+
+/// A bind-time user-space expression, over keys and aggregates.
+pub type GroupExpr = PostExpr<GroupRef>;
+
+/// An expression computed in user space, over values `R`: at bind time keys
+/// and aggregates ([`GroupExpr`]), in the user plan its inputs (the default).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PostExpr<R = Input> {
+    /// A value read: a key or aggregate ([`GroupRef`]), or an input ([`Input`]).
+    Ref(R),
     /// The i-th output column (ORDER BY by name or position).
     Output {
         /// Column index.
-        index: usize,
-        /// Its type.
-        ty: DataType,
-    },
-    /// Input value `index` of the user plan (set by the planner, which maps
-    /// keys and aggregates to the values it fetches per group).
-    Input {
-        /// Input index.
         index: usize,
         /// Its type.
         ty: DataType,
@@ -498,48 +555,49 @@ pub enum PostExpr {
         /// Operator.
         op: BinaryOp,
         /// Left operand.
-        left: Box<PostExpr>,
+        left: Box<PostExpr<R>>,
         /// Right operand.
-        right: Box<PostExpr>,
+        right: Box<PostExpr<R>>,
         /// Result type.
         ty: DataType,
     },
     /// Logical NOT.
-    Not(Box<PostExpr>),
+    Not(Box<PostExpr<R>>),
     /// Arithmetic negation.
-    Neg(Box<PostExpr>),
+    Neg(Box<PostExpr<R>>),
     /// `syscall_name(nr)`: the system call's name, looked up in user space
     /// (the kernel has no name table a program could read).
-    SyscallName(Box<PostExpr>),
+    SyscallName(Box<PostExpr<R>>),
 }
 
 /// Capacity of `syscall_name()` strings.
 pub const SYSCALL_NAME_CAP: u16 = 32;
 
-impl PostExpr {
-    /// The same expression with every node rewritten bottom-up by `f`.
-    pub fn map(self, f: &impl Fn(PostExpr) -> PostExpr) -> PostExpr {
-        let e = match self {
+impl<R> PostExpr<R> {
+    /// The same expression with every value read rewritten by `f`.
+    pub fn map_refs<S>(self, f: &impl Fn(R) -> S) -> PostExpr<S> {
+        let again = |e: Box<PostExpr<R>>| Box::new(e.map_refs(f));
+        match self {
+            PostExpr::Ref(r) => PostExpr::Ref(f(r)),
+            PostExpr::Output { index, ty } => PostExpr::Output { index, ty },
+            PostExpr::Int { value, ty } => PostExpr::Int { value, ty },
+            PostExpr::Float(v) => PostExpr::Float(v),
             PostExpr::Binary { op, left, right, ty } => {
-                PostExpr::Binary { op, left: Box::new(left.map(f)), right: Box::new(right.map(f)), ty }
+                PostExpr::Binary { op, left: again(left), right: again(right), ty }
             }
-            PostExpr::Not(e) => PostExpr::Not(Box::new(e.map(f))),
-            PostExpr::Neg(e) => PostExpr::Neg(Box::new(e.map(f))),
-            PostExpr::SyscallName(e) => PostExpr::SyscallName(Box::new(e.map(f))),
-            leaf => leaf,
-        };
-        f(e)
+            PostExpr::Not(e) => PostExpr::Not(again(e)),
+            PostExpr::Neg(e) => PostExpr::Neg(again(e)),
+            PostExpr::SyscallName(e) => PostExpr::SyscallName(again(e)),
+        }
     }
+}
 
+impl<R: PostRef> PostExpr<R> {
     /// The expression's type.
     pub fn ty(&self) -> DataType {
         match self {
-            PostExpr::Key { ty, .. }
-            | PostExpr::Agg { ty, .. }
-            | PostExpr::Output { ty, .. }
-            | PostExpr::Input { ty, .. }
-            | PostExpr::Int { ty, .. }
-            | PostExpr::Binary { ty, .. } => *ty,
+            PostExpr::Ref(r) => r.ty(),
+            PostExpr::Output { ty, .. } | PostExpr::Int { ty, .. } | PostExpr::Binary { ty, .. } => *ty,
             PostExpr::Float(_) => DataType::Float,
             PostExpr::Not(_) => DataType::Bool,
             PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
@@ -549,11 +607,12 @@ impl PostExpr {
     }
 }
 
-/// One ORDER BY key.
+/// One ORDER BY key: over keys and aggregates at bind time, over the user
+/// plan's inputs after planning (the default).
 #[derive(Debug, Clone, PartialEq)]
-pub struct SortKey {
+pub struct SortKey<R = Input> {
     /// What to sort by.
-    pub expr: PostExpr,
+    pub expr: PostExpr<R>,
     /// Descending when true.
     pub desc: bool,
 }
@@ -584,9 +643,9 @@ pub enum QueryBody {
         /// Distinct aggregate calls.
         aggs: Vec<AggCall>,
         /// Output columns, expressions over keys and aggregates.
-        columns: Vec<OutputColumn<PostExpr>>,
+        columns: Vec<OutputColumn<GroupExpr>>,
         /// HAVING, over keys and aggregates.
-        having: Option<PostExpr>,
+        having: Option<GroupExpr>,
     },
 }
 
@@ -695,8 +754,9 @@ pub struct LogicalPlan {
     pub window: Option<Window>,
     /// The SELECT list's extent, for plan errors about the query's size.
     pub select_span: Option<Span>,
-    /// ORDER BY, applied per window (aggregates) or to all rows at the end.
-    pub order_by: Vec<SortKey>,
+    /// ORDER BY, applied per window (aggregates) or to all rows at the end:
+    /// over output columns, keys and aggregates.
+    pub order_by: Vec<SortKey<GroupRef>>,
     /// LIMIT: rows per window (aggregates) or in total (rows).
     pub limit: Option<u64>,
     /// `FROM a, b … WINDOW(time, …)`: the two streams and how user space
@@ -730,6 +790,8 @@ pub struct StreamJoin {
     pub columns: Vec<OutputColumn<PostExpr>>,
     /// HAVING, over the group row.
     pub having: Option<PostExpr>,
+    /// ORDER BY, over the joined (or with `aggregate` the group) row.
+    pub order_by: Vec<SortKey>,
 }
 
 /// GROUP BY and aggregates of a stream join, computed in user space over

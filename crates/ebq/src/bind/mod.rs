@@ -205,7 +205,7 @@ struct Binder<'a> {
 }
 
 impl Binder<'_> {
-    fn row_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey>)> {
+    fn row_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey<GroupRef>>)> {
         if let Some(h) = &q.having {
             return Err(Error::query(
                 Stage::Bind,
@@ -253,7 +253,7 @@ impl Binder<'_> {
         Ok((QueryBody::Rows { columns }, order_by))
     }
 
-    fn aggregate_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey>)> {
+    fn aggregate_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey<GroupRef>>)> {
         // GROUP BY may name a SELECT alias.
         let mut keys = vec![];
         for g in &q.group_by {

@@ -2,7 +2,7 @@
 //! ORDER BY and LIMIT.
 
 use super::expr::{binary_op, contains_aggregate, err, span_of};
-use super::{AggCall, BinaryOp, Binder, OutputColumn, PostExpr, ScalarExpr, SortKey};
+use super::{AggCall, BinaryOp, Binder, GroupExpr, GroupRef, OutputColumn, PostExpr, PostRef, ScalarExpr, SortKey};
 use crate::error::{Error, QueryError, Result, Stage};
 use crate::parse::{Expr, OrderByExpr};
 use crate::types::DataType;
@@ -11,19 +11,19 @@ use sqlparser::ast::{FunctionArgExpr, UnaryOperator, Value};
 impl Binder<'_> {
     /// Binds an expression over group keys and aggregates; new aggregate calls
     /// are appended to `aggs`.
-    pub(super) fn post_expr(&self, e: &Expr, keys: &[ScalarExpr], aggs: &mut Vec<AggCall>) -> Result<PostExpr> {
+    pub(super) fn post_expr(&self, e: &Expr, keys: &[ScalarExpr], aggs: &mut Vec<AggCall>) -> Result<GroupExpr> {
         if let Some(call) = self.aggregate_call_here(e)? {
             let ty = call.ty();
             let index = aggs.iter().position(|a| *a == call).unwrap_or_else(|| {
                 aggs.push(call);
                 aggs.len() - 1
             });
-            return Ok(PostExpr::Agg { index, ty });
+            return Ok(PostExpr::Ref(GroupRef::Agg { index, ty }));
         }
         if !contains_aggregate(e) {
             if let Ok(s) = self.scalar(e) {
                 if let Some(index) = keys.iter().position(|k| *k == s) {
-                    return Ok(PostExpr::Key { index, ty: s.ty() });
+                    return Ok(PostExpr::Ref(GroupRef::Key { index, ty: s.ty() }));
                 }
                 if let ScalarExpr::Int { value, ty } = s {
                     return Ok(PostExpr::Int { value, ty });
@@ -94,10 +94,10 @@ impl Binder<'_> {
     pub(super) fn order_by_post(
         &self,
         order: &[OrderByExpr],
-        columns: &[OutputColumn<PostExpr>],
+        columns: &[OutputColumn<GroupExpr>],
         keys: &[ScalarExpr],
         aggs: &mut Vec<AggCall>,
-    ) -> Result<Vec<SortKey>> {
+    ) -> Result<Vec<SortKey<GroupRef>>> {
         order
             .iter()
             .map(|o| {
@@ -124,7 +124,7 @@ impl Binder<'_> {
         &self,
         order: &[OrderByExpr],
         columns: &[OutputColumn<ScalarExpr>],
-    ) -> Result<Vec<SortKey>> {
+    ) -> Result<Vec<SortKey<GroupRef>>> {
         order
             .iter()
             .map(|o| {
@@ -151,7 +151,7 @@ impl Binder<'_> {
 }
 
 /// `ORDER BY name` (an output column or alias) or `ORDER BY 2` (1-based position).
-fn output_ref<'a>(e: &Expr, columns: impl Iterator<Item = (&'a str, DataType)>) -> Result<Option<PostExpr>> {
+fn output_ref<'a, R>(e: &Expr, columns: impl Iterator<Item = (&'a str, DataType)>) -> Result<Option<PostExpr<R>>> {
     let columns: Vec<(&str, DataType)> = columns.collect();
     match e {
         Expr::Identifier(id) => Ok(columns
@@ -172,7 +172,7 @@ fn output_ref<'a>(e: &Expr, columns: impl Iterator<Item = (&'a str, DataType)>) 
 }
 
 /// The result type of a user-space binary operation.
-fn post_type(e: &Expr, op: BinaryOp, l: &PostExpr, r: &PostExpr) -> Result<DataType> {
+fn post_type<R: PostRef>(e: &Expr, op: BinaryOp, l: &PostExpr<R>, r: &PostExpr<R>) -> Result<DataType> {
     let (lt, rt) = (l.ty(), r.ty());
     let numeric = |t: DataType| t.is_int() || t == DataType::Float;
     if matches!(lt, DataType::Hist { .. }) || matches!(rt, DataType::Hist { .. }) {

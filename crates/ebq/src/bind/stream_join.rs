@@ -11,8 +11,8 @@
 use super::expr::err;
 use super::join::{and_all, conjuncts, side_of, uncarry};
 use super::{
-    bind_event, AggFunc, Binder, JoinAggregate, JoinKey, LogicalPlan, OutputColumn, PostExpr, QueryBody, ScalarExpr,
-    Side, StreamJoin, Window,
+    bind_event, AggFunc, Binder, GroupExpr, Input, JoinAggregate, JoinKey, LogicalPlan, OutputColumn, PostExpr,
+    QueryBody, ScalarExpr, Side, SortKey, StreamJoin, Window,
 };
 use crate::catalog::{Catalog, SystemColumn};
 use crate::error::{Error, Result, Span, Stage};
@@ -111,13 +111,16 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
     // Where a split error points when an expression has no place of its own.
     let first_item =
         items.first().copied().ok_or_else(|| Error::query(Stage::Bind, "SELECT needs columns", Some(at)))?;
-    let (aggregate, columns, having, order_by) = match &body {
+    let (aggregate, columns, having, join_order_by) = match &body {
         QueryBody::Rows { columns: bound } => {
             let mut columns = vec![];
             for (c, e) in bound.iter().zip(&items) {
                 columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
             }
-            (None, columns, None, order_by)
+            // A row query's ORDER BY names its outputs, which read no key or aggregate.
+            let order_by =
+                order_by.iter().map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc });
+            (None, columns, None, order_by.collect())
         }
         QueryBody::Aggregate { keys, aggs, columns, having } => {
             let mut post_keys = vec![];
@@ -143,17 +146,12 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
                 post_aggs.push((a.func, arg, a.ty()));
             }
             let nkeys = keys.len();
-            let to_inputs = move |e: PostExpr| {
-                e.map(&|n| match n {
-                    PostExpr::Key { index, ty } => PostExpr::Input { index, ty },
-                    PostExpr::Agg { index, ty } => PostExpr::Input { index: nkeys + index, ty },
-                    other => other,
-                })
-            };
-            let columns =
-                columns.iter().map(|c| OutputColumn { source: to_inputs(c.source.clone()), ..c.clone() }).collect();
-            let order_by =
-                order_by.into_iter().map(|k| super::SortKey { expr: to_inputs(k.expr), desc: k.desc }).collect();
+            let to_inputs = move |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
+            let columns = columns
+                .iter()
+                .map(|c| OutputColumn { name: c.name.clone(), ty: c.ty, source: to_inputs(c.source.clone()) })
+                .collect();
+            let order_by = order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect();
             let aggregate = JoinAggregate { keys: post_keys, aggs: post_aggs };
             (Some(aggregate), columns, having.clone().map(to_inputs), order_by)
         }
@@ -196,7 +194,16 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         select_span,
         order_by,
         limit: query.limit.as_ref().map(super::post::limit_value).transpose()?,
-        stream_join: Some(Box::new(StreamJoin { sides, names, keys, residual, aggregate, columns, having })),
+        stream_join: Some(Box::new(StreamJoin {
+            sides,
+            names,
+            keys,
+            residual,
+            aggregate,
+            columns,
+            having,
+            order_by: join_order_by,
+        })),
     })
 }
 
@@ -275,7 +282,7 @@ impl Fields {
     /// none) becomes a field of that stream's record, the rest is computed
     /// in user space.
     fn split(&mut self, e: &ScalarExpr, at: &Expr) -> Result<PostExpr> {
-        let input = |side: usize, index: usize, ty| PostExpr::Input { index: index + side * SECOND, ty };
+        let input = |side: usize, index: usize, ty| PostExpr::Ref(Input { index: index + side * SECOND, ty });
         match side_of(e) {
             Some(true) => return Ok(input(0, self.index(0, uncarry(e.clone())), e.ty())),
             Some(false) => return Ok(input(1, self.index(1, e.clone()), e.ty())),
@@ -314,7 +321,9 @@ impl Fields {
 fn offset_second(e: PostExpr, left: usize) -> PostExpr {
     let again = |x: Box<PostExpr>| Box::new(offset_second(*x, left));
     match e {
-        PostExpr::Input { index, ty } if index >= SECOND => PostExpr::Input { index: index - SECOND + left, ty },
+        PostExpr::Ref(Input { index, ty }) if index >= SECOND => {
+            PostExpr::Ref(Input { index: index - SECOND + left, ty })
+        }
         PostExpr::Binary { op, left: l, right: r, ty } => PostExpr::Binary { op, left: again(l), right: again(r), ty },
         PostExpr::Not(x) => PostExpr::Not(again(x)),
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),

@@ -146,3 +146,90 @@ pub enum Layout {
     /// `struct ebq_config`.
     Config,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::plan::{plan, PlanOptions};
+
+    fn programs(sql: &str) -> Vec<Program> {
+        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap())
+    }
+
+    /// The names after `} ` of `… SEC(".maps");` lines, and the functions
+    /// after `SEC("…")` lines: what the C declares.
+    fn declared(source: &str) -> (Vec<String>, Vec<String>) {
+        let lines: Vec<&str> = source.lines().collect();
+        let maps = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("} ")?.strip_suffix(" SEC(\".maps\");").map(str::to_string))
+            .collect();
+        let progs = lines
+            .windows(2)
+            .filter(|w| w[0].starts_with("SEC(\"") && !w[0].contains("license"))
+            .filter_map(|w| Some(w[1].strip_prefix("int ")?.split('(').next()?.to_string()))
+            .collect();
+        (maps, progs)
+    }
+
+    /// Every map and program the C declares is in the contract, and nothing else.
+    #[test]
+    fn the_contract_lists_what_the_source_declares() {
+        let queries = [
+            ("SELECT fd, COUNT(*), HIST(count), P99(count) FROM syscalls.sys_enter_pread64 GROUP BY fd WINDOW(time, 1000)", 1),
+            ("SELECT COUNT(*), MAX(count) FROM syscalls.sys_enter_pread64", 1),
+            ("SELECT kstack, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY kstack WINDOW(count, 100)", 1),
+            ("SELECT time, pid, comm FROM syscalls.sys_enter_pread64", 1),
+            (
+                "SELECT e.fd, COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x \
+                 ON e.tid = x.tid GROUP BY e.fd",
+                1,
+            ),
+            (
+                "SELECT a.fd, b.ret FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b \
+                 WHERE a.tid = b.tid WINDOW(time, 100)",
+                2,
+            ),
+        ];
+        for (sql, n) in queries {
+            let programs = programs(sql);
+            assert_eq!(programs.len(), n, "{sql}");
+            for p in programs {
+                let (maps, progs) = declared(&p.source);
+                let mut named: Vec<&str> = p.maps.iter().map(|m| m.name).filter(|n| !n.starts_with('.')).collect();
+                let mut declared: Vec<&str> = maps.iter().map(String::as_str).collect();
+                named.sort_unstable();
+                declared.sort_unstable();
+                assert_eq!(named, declared, "{sql}");
+                let named: Vec<&str> = p.progs.iter().map(|p| p.name).collect();
+                assert_eq!(named, progs, "{sql}");
+                assert!(matches!(p.progs[0].attach, AttachPoint::Query(_)), "{sql}: the query program attaches first");
+                let counter = p.source.contains("__u64 ebq_window = 0;") || p.source.contains("__u64 ebq_seq = 0;");
+                assert_eq!(p.map(MapRole::WindowCounter).is_some(), counter, "{sql}");
+                assert!(p.map(MapRole::Config).is_some() && p.source.contains("const volatile struct ebq_config"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_join_start_program_attaches_after_the_end_program() {
+        let p = programs(
+            "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid",
+        )
+        .remove(0);
+        let attach: Vec<String> = p.progs.iter().map(|p| p.attach.describe()).collect();
+        assert_eq!(
+            attach,
+            [
+                "tracepoint:syscalls:sys_exit_pread64",
+                "tracepoint:syscalls:sys_enter_pread64",
+                "tracepoint:sched:sched_process_fork",
+                "tracepoint:sched:sched_process_exit"
+            ]
+        );
+        assert_eq!(p.map(MapRole::Pending).map(|m| m.name), Some("ebq_pending"));
+    }
+}

@@ -25,7 +25,7 @@
 //! [`SampleValue::Histogram::sum`] is `None`.
 
 use super::naming::{label_name, metric_name, scaled, snake, Unit};
-use crate::bind::{AggFunc, PostExpr};
+use crate::bind::{AggFunc, Input, PostExpr};
 use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
 use crate::runtime::{Output, QueryStats, Value};
 use crate::sink::{cell, text};
@@ -147,7 +147,7 @@ pub struct MetricSchema {
 /// The user-plan inputs `e` reads.
 fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
     match e {
-        PostExpr::Input { index, .. } => out.push(*index),
+        PostExpr::Ref(Input { index, .. }) => out.push(*index),
         PostExpr::Binary { left, right, .. } => {
             inputs_of(left, out);
             inputs_of(right, out);
@@ -199,7 +199,7 @@ impl MetricSchema {
                 continue;
             }
             let direct = match &c.expr {
-                PostExpr::Input { index, .. } => Some(user.inputs[*index]),
+                PostExpr::Ref(Input { index, .. }) => Some(user.inputs[*index]),
                 _ => None,
             };
             let kind = match direct {

@@ -1,6 +1,7 @@
 //! EXPLAIN: the plan as text, one operator per line, tagged `[kernel]` or `[user]`.
 
 use super::{KernelOutput, KernelPlan, KernelWindow, PhysicalPlan, UserSource};
+use crate::bind::Input;
 use std::fmt::Write;
 
 impl PhysicalPlan {
@@ -168,10 +169,10 @@ impl PhysicalPlan {
             .columns
             .iter()
             .map(|c| match &c.expr {
-                crate::bind::PostExpr::Input { index, .. } if matches!(u.inputs[*index], UserSource::Avg(_)) => {
+                crate::bind::PostExpr::Ref(Input { index, .. }) if matches!(u.inputs[*index], UserSource::Avg(_)) => {
                     format!("{} = sum / count", c.name)
                 }
-                crate::bind::PostExpr::Input { index, .. } if u.input_names[*index] == c.name => c.name.clone(),
+                crate::bind::PostExpr::Ref(Input { index, .. }) if u.input_names[*index] == c.name => c.name.clone(),
                 e => format!("{} = {}", c.name, text(e)),
             })
             .collect();
@@ -197,10 +198,8 @@ impl PhysicalPlan {
 pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
     use crate::bind::PostExpr as P;
     match e {
-        P::Input { index, .. } => inputs[*index].clone(),
+        P::Ref(Input { index, .. }) => inputs[*index].clone(),
         P::Output { index, .. } => outputs[*index].name.clone(),
-        P::Key { index, .. } => format!("key#{index}"),
-        P::Agg { index, .. } => format!("agg#{index}"),
         P::Int { value, ty } if ty.is_signed() => (*value as i64).to_string(),
         P::Int { value, .. } => value.to_string(),
         P::Float(v) => v.to_string(),

@@ -19,7 +19,8 @@ pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
 
 use crate::bind::{
-    AggFunc, BoundEvent, ColumnSource, EventSource, LogicalPlan, PostExpr, QueryBody, ScalarExpr, SortKey, Window,
+    AggCall, AggFunc, BoundEvent, ColumnSource, EventSource, GroupExpr, Input, LogicalPlan, OutputColumn, PostExpr,
+    QueryBody, ScalarExpr, SortKey, Window,
 };
 use crate::catalog::{Catalog, TracepointFormat};
 use crate::error::{Error, Result, Stage};
@@ -355,10 +356,15 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 .map(|(i, c)| UserColumn {
                     name: c.name.clone(),
                     ty: c.ty,
-                    expr: PostExpr::Input { index: i, ty: c.ty },
+                    expr: PostExpr::Ref(Input { index: i, ty: c.ty }),
                 })
                 .collect();
-            let order_by = logical.order_by.iter().map(|k| SortKey { expr: k.expr.clone(), desc: k.desc }).collect();
+            // A row query's ORDER BY names its outputs, which read no key or aggregate.
+            let order_by = logical
+                .order_by
+                .iter()
+                .map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc })
+                .collect();
             let input_names = columns.iter().map(|c| c.name.clone()).collect();
             let user = UserPlan {
                 combine: Combine::Single,
@@ -380,8 +386,11 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             };
             (out, user)
         }
-        QueryBody::Aggregate { .. } => aggregate_plan(logical, window != KernelWindow::None, options)
-            .map_err(|e| with_span(e, logical.select_span))?,
+        QueryBody::Aggregate { keys, aggs, columns, having } => {
+            let body = AggregateBody { keys, aggs, columns, having: having.as_ref() };
+            aggregate_plan(logical, &body, window != KernelWindow::None, options)
+                .map_err(|e| with_span(e, logical.select_span))?
+        }
     };
     columns.window_panes = window_panes;
     let mut output = output;
@@ -452,14 +461,32 @@ fn window_panes(w: &Window) -> Result<u64> {
     Ok(size / step)
 }
 
-/// The aggregate of `logical` (whose body is one): its key and value structs
+/// The parts of an aggregate [`QueryBody`].
+struct AggregateBody<'a> {
+    keys: &'a [ScalarExpr],
+    aggs: &'a [AggCall],
+    columns: &'a [OutputColumn<GroupExpr>],
+    having: Option<&'a GroupExpr>,
+}
+
+/// How a user plan input reads an aggregate: directly, or from value slot
+/// `j` (laid out later) through the constructor.
+enum AggInput {
+    Direct(UserSource),
+    Slot(usize, fn(usize) -> UserSource),
+}
+
+/// The aggregate `body` of `logical`: its key and value structs
 /// and the user plan over them. Only a windowed query's key has a `window`
 /// field (and a keyless one, whose key must not be empty): a smaller key is
 /// cheaper to hash on every event.
-fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) -> Result<(KernelOutput, UserPlan)> {
-    let QueryBody::Aggregate { keys, aggs, columns, having } = &logical.body else {
-        unreachable!("called for aggregate bodies")
-    };
+fn aggregate_plan(
+    logical: &LogicalPlan,
+    body: &AggregateBody,
+    windowed: bool,
+    options: &PlanOptions,
+) -> Result<(KernelOutput, UserPlan)> {
+    let AggregateBody { keys, aggs, columns, having } = *body;
     let (order_by, limit) = (&logical.order_by, logical.limit);
     // COUNT(DISTINCT x): x becomes a hidden kernel key; user space counts its values per group.
     let distinct: Vec<&ScalarExpr> =
@@ -482,28 +509,39 @@ fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) 
     let (key, key_pos) = StructLayout::new(&key_named);
     // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
     let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
-    let mut agg_slot = vec![None; aggs.len()];
+    let mut agg_inputs = vec![];
     // Quantiles: one sketch per distinct argument, shared by every q.
     let mut sketches: Vec<ScalarExpr> = vec![];
-    for (i, a) in aggs.iter().enumerate() {
-        let func = match a.func {
-            AggFunc::Quantile { .. } => {
+    for a in aggs {
+        let (func, input): (AggFunc, fn(usize) -> UserSource) = match a.func {
+            AggFunc::Quantile { ppm } => {
                 let arg = a.arg.clone().expect("QUANTILE has an argument");
-                if !sketches.contains(&arg) {
+                let sketch = sketches.iter().position(|x| *x == arg).unwrap_or_else(|| {
                     sketches.push(arg);
-                }
+                    sketches.len() - 1
+                });
+                agg_inputs.push(AggInput::Direct(UserSource::Quantile { sketch, ppm }));
                 continue;
             }
-            AggFunc::Count | AggFunc::CountDistinct => continue,
-            AggFunc::Avg => AggFunc::Sum,
-            f => f,
+            AggFunc::Count => {
+                agg_inputs.push(AggInput::Direct(UserSource::Count));
+                continue;
+            }
+            AggFunc::CountDistinct => {
+                agg_inputs.push(AggInput::Direct(UserSource::DistinctCount));
+                continue;
+            }
+            AggFunc::Avg => (AggFunc::Sum, UserSource::Avg),
+            f @ (AggFunc::Hist | AggFunc::Lhist(_)) => (f, UserSource::Hist),
+            f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
+            f => (f, UserSource::Slot),
         };
         let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
         let j = slot_defs.iter().position(|(f, x)| *f == func && *x == arg).unwrap_or_else(|| {
             slot_defs.push((func, arg));
             slot_defs.len() - 1
         });
-        agg_slot[i] = Some(j);
+        agg_inputs.push(AggInput::Slot(j, input));
     }
     let mut value_named = vec![("count".to_string(), DataType::U64)];
     value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
@@ -534,34 +572,19 @@ fn aggregate_plan(logical: &LogicalPlan, windowed: bool, options: &PlanOptions) 
         .collect::<Vec<_>>();
     // Inputs: every key, then every aggregate.
     let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[first_key + i])).collect();
-    inputs.extend(aggs.iter().enumerate().map(|(i, a)| match (a.func, agg_slot[i]) {
-        (AggFunc::Count, _) => UserSource::Count,
-        (AggFunc::CountDistinct, _) => UserSource::DistinctCount,
-        (AggFunc::Avg, Some(j)) => UserSource::Avg(value_pos[j + 1]),
-        (AggFunc::Hist | AggFunc::Lhist(_), Some(j)) => UserSource::Hist(value_pos[j + 1]),
-        (AggFunc::ApproxCountDistinct, Some(j)) => UserSource::Hll(value_pos[j + 1]),
-        (AggFunc::Quantile { ppm }, _) => UserSource::Quantile {
-            sketch: sketches.iter().position(|x| Some(x) == a.arg.as_ref()).expect("every quantile has a sketch"),
-            ppm,
-        },
-        (_, Some(j)) => UserSource::Slot(value_pos[j + 1]),
-        (_, None) => unreachable!("every non-COUNT aggregate has a slot"),
+    inputs.extend(agg_inputs.into_iter().map(|a| match a {
+        AggInput::Direct(source) => source,
+        AggInput::Slot(j, input) => input(value_pos[j + 1]),
     }));
     let nkeys = keys.len();
-    let to_inputs = |e: PostExpr| {
-        e.map(&|n| match n {
-            PostExpr::Key { index, ty } => PostExpr::Input { index, ty },
-            PostExpr::Agg { index, ty } => PostExpr::Input { index: nkeys + index, ty },
-            other => other,
-        })
-    };
+    let to_inputs = |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
     let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
     input_names.extend(aggs.iter().map(|a| a.to_string()));
     let user = UserPlan {
         combine: Combine::Single,
         inputs,
         input_names,
-        having: having.clone().map(to_inputs),
+        having: having.cloned().map(to_inputs),
         columns: columns
             .iter()
             .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: to_inputs(c.source.clone()) })

@@ -89,7 +89,7 @@ pub(super) fn plan_stream_join(
             .iter()
             .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: c.source.clone() })
             .collect(),
-        order_by: logical.order_by.clone(),
+        order_by: join.order_by.clone(),
         limit: logical.limit,
         window_panes: panes,
     };

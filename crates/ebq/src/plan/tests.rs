@@ -41,7 +41,7 @@ fn avg_and_sum_of_the_same_argument_share_one_slot() {
     assert_eq!(slots.len(), 2);
     assert_eq!(value.size, 24);
     let input = |i: usize| match p.user.columns[i].expr {
-        crate::bind::PostExpr::Input { index, .. } => p.user.inputs[index],
+        crate::bind::PostExpr::Ref(crate::bind::Input { index, .. }) => p.user.inputs[index],
         ref other => panic!("column {i} is {other:?}"),
     };
     assert_eq!(input(0), UserSource::Slot(slots[0].field));

@@ -54,7 +54,7 @@ impl RowColumns {
         let mut columns = vec![];
         for (i, c) in plan.user.columns.iter().enumerate() {
             // Row plans output input i as column i; anything else takes the general path.
-            if !matches!(c.expr, crate::bind::PostExpr::Input { index, .. } if index == i) {
+            if !matches!(c.expr, crate::bind::PostExpr::Ref(crate::bind::Input { index, .. }) if index == i) {
                 return None;
             }
             let UserSource::Row(p) = plan.user.inputs[i] else { return None };

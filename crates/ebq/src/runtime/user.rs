@@ -2,16 +2,15 @@
 //! the kernel cannot do, applied to each window's groups (or to rows).
 
 use super::decode::Value;
-use crate::bind::{BinaryOp, PostExpr};
+use crate::bind::{BinaryOp, Input, PostExpr};
 use crate::plan::{UserPlan, UserSource};
 use std::cmp::Ordering;
 
 /// Evaluates `e` over one group's inputs and (for ORDER BY) its outputs.
 pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
     match e {
-        PostExpr::Input { index, .. } => inputs[*index].clone(),
+        PostExpr::Ref(Input { index, .. }) => inputs[*index].clone(),
         PostExpr::Output { index, .. } => outputs[*index].clone(),
-        PostExpr::Key { .. } | PostExpr::Agg { .. } => unreachable!("the planner maps keys and aggregates to inputs"),
         PostExpr::Int { value, ty } if ty.is_signed() => Value::I(*value as i64),
         PostExpr::Int { value, .. } => Value::U(*value),
         PostExpr::Float(v) => Value::F(*v),
