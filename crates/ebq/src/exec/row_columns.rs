@@ -139,8 +139,8 @@ fn array<const N: usize>(bytes: &[u8], o: usize) -> [u8; N] {
 mod tests {
     use super::RowColumns;
     use crate::catalog::Catalog;
+    use crate::exec::decode;
     use crate::plan::{plan, KernelOutput, PlanOptions};
-    use crate::runtime::decode;
 
     /// Builders and the general path (values, then a batch) agree on every
     /// type a record holds: signed and unsigned widths, bools, strings with

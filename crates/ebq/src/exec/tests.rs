@@ -1,0 +1,1 @@
+//! Unit tests of exec's operators on hand-made inputs.
