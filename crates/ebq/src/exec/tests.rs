@@ -1,1 +1,0 @@
-//! Unit tests of exec's operators on hand-made inputs.
