@@ -3,6 +3,7 @@
 
 use super::{aggregate, bytes_of, physical};
 use crate::exec::decode::{self, Merged, Value};
+use crate::exec::group_rows::Group;
 use crate::exec::percpu_map::{FakeMap, PerCpuMap};
 use crate::exec::read_groups::{read_groups, GroupMaps};
 use crate::exec::window::{count_windows, SlidingPanes, WindowBounds};
@@ -234,7 +235,7 @@ fn a_sliding_window_is_its_last_panes_and_spans_them() {
     let one = |n: u64| (vec![n as u8], Merged { count: n, ..Merged::default() });
     let pane = |i: u64| WindowBounds::Time { start_ns: i * 10, end_ns: (i + 1) * 10 };
     let mut sliding = SlidingPanes::default();
-    let counts = |g: &[(Vec<u8>, Merged)]| g.iter().map(|(_, m)| m.count).collect::<Vec<_>>();
+    let counts = |g: &[Group]| g.iter().map(|(_, m)| m.count).collect::<Vec<_>>();
     let (w, g) = sliding.close(3, pane(0), vec![one(1)]);
     assert_eq!((w, counts(&g)), (WindowBounds::Time { start_ns: 0, end_ns: 10 }, vec![1]));
     sliding.close(3, pane(1), vec![one(2), one(3)]);
@@ -251,7 +252,7 @@ fn a_sliding_window_is_its_last_panes_and_spans_them() {
 #[test]
 fn count_windows_are_emitted_in_order_empty_ones_included() {
     let g = |w: u64, n: u64| (w, vec![n as u8], Merged { count: n, ..Merged::default() });
-    let summary = |out: Vec<(u64, Vec<(Vec<u8>, Merged)>)>| {
+    let summary = |out: Vec<(u64, Vec<Group>)>| {
         out.into_iter().map(|(i, g)| (i, g.iter().map(|(_, m)| m.count).collect())).collect::<Vec<(u64, Vec<u64>)>>()
     };
     let (out, next) = count_windows(vec![g(2, 7), g(4, 1), g(4, 2)], 2, 5);
