@@ -8,6 +8,9 @@
 //! ```
 //!
 //! Everything before [`runtime`] is pure: no syscalls, testable without root.
+//! [`runtime`] is the only module that touches the kernel; the user-space
+//! operators it drives (decoding, windows, joins, HAVING/ORDER BY/LIMIT)
+//! live in [`exec`], pure as well.
 #![deny(missing_docs)]
 
 pub mod bind;
@@ -16,6 +19,7 @@ pub mod catalog;
 pub mod codegen;
 mod engine;
 pub mod error;
+pub mod exec;
 pub mod export;
 pub mod hist;
 pub mod hll;

@@ -7,63 +7,38 @@
 mod attach;
 pub mod btf;
 mod compile;
-mod decode;
 pub mod env;
-mod hist_values;
-mod join_groups;
 mod load;
+mod maps;
 pub mod pin;
-mod row_columns;
 mod running;
 mod selfstats;
-mod single_slot;
-mod sorted;
 mod stacks;
 mod stream_join;
-mod user;
 
-pub use compile::{compile, scratch_dir};
 /// Decoded rows → a batch (the export module's tests build windows with it).
 #[cfg(test)]
-pub(crate) use decode::to_batch;
-pub use decode::{arrow_type, schema, Value};
-pub use hist_values::hist_cell;
+pub(crate) use crate::exec::decode::to_batch;
+pub use crate::exec::{arrow_type, hist_cell, schema, Value, WindowBounds, DEFAULT_MAX_SORTED_ROWS};
+pub use compile::{compile, scratch_dir};
 pub use load::Scope;
 pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
-pub use sorted::DEFAULT_MAX_SORTED_ROWS;
 
-use crate::bind::ScalarExpr;
 use crate::codegen::{MapRole, Program, StatsField};
 use crate::error::{Error, Result};
+use crate::exec::group_rows::Group;
+use crate::exec::read_groups::{GroupMaps, WindowGroup};
+use crate::exec::row_columns::RowColumns;
+use crate::exec::{decode, sorted, user, window};
 use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, Object, RingBuffer, RingBufferBuilder};
-use row_columns::RowColumns;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-
-/// Which part of the stream a batch covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowBounds {
-    /// A time window (or the whole run): [start_ns, end_ns) in CLOCK_MONOTONIC.
-    Time {
-        /// First nanosecond.
-        start_ns: u64,
-        /// One past the last nanosecond.
-        end_ns: u64,
-    },
-    /// The `index`-th count window (0-based).
-    Count {
-        /// Window number.
-        index: u64,
-    },
-    /// Streamed rows: no window.
-    Rows,
-}
 
 /// A batch of results.
 #[derive(Debug, Clone)]
@@ -130,12 +105,6 @@ fn wait_for_inflight_programs() {
     }
 }
 
-/// One group of a closed window: its key bytes and its values merged across CPUs.
-type Group = (Vec<u8>, decode::Merged);
-
-/// The distinct hidden-key values of one visible group (COUNT(DISTINCT)).
-type HiddenKeys = std::collections::HashSet<Vec<u8>>;
-
 /// One loaded, attached BPF object: a query's programs, maps and ring
 /// buffer (a join of two streams has two). Dropping it detaches everything.
 struct SingleQuery {
@@ -157,7 +126,7 @@ struct SingleQuery {
     window_start_ns: u64,
     next_flip: Option<Instant>,
     /// The last panes of a sliding window (kernel windows of one step each).
-    panes: std::collections::VecDeque<(WindowBounds, Vec<Group>)>,
+    panes: window::SlidingPanes,
     started_at: Instant,
     cpu_at_start: u64,
     deadline: Option<Instant>,
@@ -565,23 +534,8 @@ impl SingleQuery {
     /// A kernel window (pane) closed: emit it, or for a sliding window the
     /// combination of the last `window_panes` panes.
     fn close_pane(&mut self, bounds: WindowBounds, groups: Vec<Group>) -> Output {
-        let k = self.plan.user.window_panes.max(1) as usize;
-        if k == 1 {
-            let rows = self.group_rows(groups);
-            return Output { window: bounds, batch: self.window_batch(rows), partial: false };
-        }
-        self.panes.push_back((bounds, groups));
-        while self.panes.len() > k {
-            self.panes.pop_front();
-        }
-        let window = match (self.panes.front().map(|p| p.0), bounds) {
-            (Some(WindowBounds::Time { start_ns, .. }), WindowBounds::Time { end_ns, .. }) => {
-                WindowBounds::Time { start_ns, end_ns }
-            }
-            _ => bounds,
-        };
-        let all: Vec<Group> = self.panes.iter().flat_map(|(_, g)| g.iter().cloned()).collect();
-        let rows = self.group_rows(all);
+        let (window, groups) = self.panes.close(self.plan.user.window_panes, bounds, groups);
+        let rows = self.group_rows(groups);
         Output { window, batch: self.window_batch(rows), partial: false }
     }
 
@@ -613,108 +567,36 @@ impl SingleQuery {
             wait_for_inflight_programs();
         }
         let groups = self.collect_groups(|w| w < upto, true)?;
-        let mut by_window: std::collections::BTreeMap<u64, Vec<Group>> = Default::default();
-        for (w, k, m) in groups {
-            by_window.entry(w).or_default().push((k, m));
-        }
-        let last = if upto == u64::MAX { by_window.keys().next_back().map_or(self.window, |w| w + 1) } else { upto };
-        let mut out = vec![];
-        for index in self.window..last {
-            let groups = by_window.remove(&index).unwrap_or_default();
-            out.push(self.close_pane(WindowBounds::Count { index }, groups));
-        }
-        self.window = last.max(self.window);
+        let (windows, next) = window::count_windows(groups, self.window, upto);
+        let out =
+            windows.into_iter().map(|(index, groups)| self.close_pane(WindowBounds::Count { index }, groups)).collect();
+        self.window = next;
         Ok(out)
     }
 
     /// Reads (and with `delete`, removes) the groups whose window satisfies
     /// `pick`, merged across CPUs, sorted by window.
-    fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<(u64, Vec<u8>, decode::Merged)>> {
-        let (Some(groups), KernelOutput::Aggregate { key, value, .. }) = (&self.groups, &self.plan.programs[0].output)
-        else {
-            return Ok(vec![]);
-        };
-        // The loaded map's own type, not the plan's: a bundle compiled before keyless
-        // queries used an array slot still holds a hash, and reads as one.
-        let single_slot = groups.map_type() == libbpf_rs::MapType::PercpuArray;
-        // Queries without WINDOW have one window, 0, and no window field in their key.
-        let window_field = key.fields.iter().find(|f| f.name == "window");
-        let funcs = decode::slot_funcs(&self.plan);
+    fn collect_groups(&self, pick: impl Fn(u64) -> bool, delete: bool) -> Result<Vec<WindowGroup>> {
+        let Some(groups) = &self.groups else { return Ok(vec![]) };
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
-        let mut out = vec![];
-        // A single slot is window 0's only group.
-        if single_slot && pick(0) {
-            out.extend(
-                single_slot::read(groups, key, value, &funcs, delete).map_err(|e| map_err("read the group", e))?,
-            );
-        }
-        // Collect keys first: deleting while walking a hash map restarts the walk.
-        let keys: Vec<Vec<u8>> = if single_slot { vec![] } else { groups.keys().collect() };
-        for k in keys {
-            let w = match window_field.map(|f| decode::field_value(&k, f)) {
-                None => 0,
-                Some(decode::Value::U(w)) => w,
-                Some(_) => continue,
-            };
-            if !pick(w) {
-                continue;
-            }
-            let Some(per_cpu) = groups.lookup_percpu(&k, MapFlags::ANY).map_err(|e| map_err("read a group", e))? else {
-                continue;
-            };
-            let merged = decode::merge_percpu(value, &funcs, &per_cpu);
-            if delete {
-                groups.delete(&k).map_err(|e| map_err("clear a group", e))?;
-            }
-            out.push((w, k, merged));
-        }
-        if let Some(sketch) = &self.sketch {
-            hist_values::collect_sketches(sketch, key.size, &mut out, delete)
-                .map_err(|e| map_err("read a sketch", e))?;
-        }
-        out.sort_by_key(|(w, _, _)| *w);
-        Ok(out)
+        let maps = GroupMaps {
+            groups,
+            // The loaded map's own type, not the plan's: a bundle compiled before keyless
+            // queries used an array slot still holds a hash, and reads as one.
+            single_slot: groups.map_type() == libbpf_rs::MapType::PercpuArray,
+            sketch: self.sketch.as_ref().map(|m| m as &dyn crate::exec::PerCpuMap),
+        };
+        crate::exec::read_groups::read_groups(&self.plan, &maps, pick, delete)
     }
 
-    /// Groups → the user plan's input rows: panes combined (the window field
-    /// is ignored), hidden COUNT(DISTINCT) keys reduced and counted.
+    /// Groups → the user plan's input rows (`exec::group_rows`), stack ids symbolized.
     fn group_rows(&self, groups: impl IntoIterator<Item = Group>) -> Vec<Vec<Value>> {
-        let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &self.plan.programs[0].output else {
-            return vec![];
-        };
-        let funcs = decode::slot_funcs(&self.plan);
-        let visible = &key_fields[..key_fields.len() - hidden_keys];
-        let bytes_of = |k: &[u8], fields: &[(ScalarExpr, usize)]| -> Vec<u8> {
-            fields
-                .iter()
-                .flat_map(|(_, i)| {
-                    let f = &key.fields[*i];
-                    k[f.offset as usize..(f.offset + f.ty.byte_size()) as usize].to_vec()
-                })
-                .collect()
-        };
-        // (visible key bytes) → (a full key, merged values, hidden keys seen)
-        // Visible key bytes → (one full key, values merged over hidden keys, hidden keys seen).
-        let mut by_visible: std::collections::HashMap<Vec<u8>, (Vec<u8>, decode::Merged, HiddenKeys)> =
-            Default::default();
-        for (k, merged) in groups {
-            let entry = by_visible
-                .entry(bytes_of(&k, visible))
-                .or_insert_with(|| (k.clone(), decode::Merged::default(), Default::default()));
-            decode::combine(&mut entry.1, &merged, &funcs);
-            entry.2.insert(bytes_of(&k, &key_fields[visible.len()..]));
+        let mut rows = crate::exec::group_rows::group_rows(&self.plan, groups);
+        if let (Some(st), KernelOutput::Aggregate { key, .. }) = (&self.stacks, &self.plan.programs[0].output) {
+            rows.iter_mut().for_each(|row| st.symbolize_inputs(&self.plan.user.inputs, key, row));
         }
-        by_visible
-            .into_values()
-            .map(|(k, merged, hidden)| {
-                let mut row = decode::group_inputs(&self.plan, key, &k, &merged, hidden.len() as u64);
-                if let Some(st) = &self.stacks {
-                    st.symbolize_inputs(&self.plan.user.inputs, key, &mut row);
-                }
-                row
-            })
-            .collect()
+        rows
     }
 
     fn read_bss_u64(&self) -> Result<u64> {

@@ -7,7 +7,7 @@
 //! as `file+0xOFF` or `0xADDR`. A process's mappings are read while it lives
 //! (user stacks are resolved at each poll, see [`Stacks::prefetch`]) and kept.
 
-use super::decode::Value;
+use crate::exec::Value;
 use crate::plan::{StructLayout, UserSource};
 use crate::types::DataType;
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
@@ -76,7 +76,7 @@ impl Stacks {
         }
         for k in keys {
             for f in &fields {
-                if let Value::U(raw) = super::decode::field_value(&k, f) {
+                if let Value::U(raw) = crate::exec::decode::field_value(&k, f) {
                     self.name(true, raw);
                 }
             }

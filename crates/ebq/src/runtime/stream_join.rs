@@ -1,26 +1,20 @@
 //! Running a join of two streams: two row programs, and a windowed hash join
 //! in user space.
 //!
-//! Rows go to panes (one step long) by their `time`, counted from just before
-//! the first program attached. Pane `p` closes once the clock is
-//! `grace` past its end and both ring buffers have been drained after that
-//! moment; then the window made of the last `size / step` panes is joined:
-//! the second stream's rows are hashed on their keys, each row of the first
-//! stream probes them in arrival order, and the user plan filters, projects,
-//! sorts and limits the joined rows.
+//! This file reads the two ring buffers and keeps time; which pane a row
+//! goes to and when a window is complete is `exec::join_panes`, the join of
+//! one window `exec::hash_join`.
 
-use super::decode::{self, Value};
-use super::join_groups::{self, KeyPart};
 use super::{
-    map_err, monotonic_ns, user, wait_for_inflight_programs, Output, ProgramStats, QueryStats, RowBuffer, Scope,
-    SingleQuery, WindowBounds,
+    map_err, monotonic_ns, wait_for_inflight_programs, Output, ProgramStats, QueryStats, RowBuffer, Scope, SingleQuery,
 };
 use crate::codegen::Program;
-use crate::error::{Error, Result, Stage};
+use crate::error::Result;
+use crate::exec::decode;
+use crate::exec::hash_join::{hash_join, join_output};
+use crate::exec::join_panes::JoinPanes;
 use crate::plan::{PhysicalPlan, UserPlan, WindowJoin};
-use crate::types::DataType;
 use arrow_schema::SchemaRef;
-use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 /// A running two-stream join.
@@ -29,16 +23,9 @@ pub(super) struct JoinQuery {
     join: WindowJoin,
     user: UserPlan,
     schema: SchemaRef,
-    /// Pane 0 starts here (CLOCK_MONOTONIC ns, before either program attached).
-    origin_ns: u64,
-    /// Rows of each stream by pane.
-    panes: [BTreeMap<u64, Vec<Vec<Value>>>; 2],
-    /// Panes below this one are closed.
-    next_pane: u64,
-    held: usize,
-    max_held: usize,
-    /// Rows whose pane had already closed when they arrived.
-    late: u64,
+    /// Both streams' rows by pane; pane 0 starts just before either
+    /// program attached.
+    panes: JoinPanes,
     deadline: Option<Instant>,
     finished: bool,
 }
@@ -59,12 +46,13 @@ impl JoinQuery {
             join: join.clone(),
             user: plan.user.clone(),
             schema: super::schema(plan),
-            origin_ns,
-            panes: Default::default(),
-            next_pane: 0,
-            held: 0,
-            max_held: super::sorted::DEFAULT_MAX_SORTED_ROWS,
-            late: 0,
+            panes: JoinPanes::new(
+                origin_ns,
+                join.step_ns,
+                join.grace_ns,
+                plan.user.window_panes,
+                crate::exec::DEFAULT_MAX_SORTED_ROWS,
+            ),
             deadline: None,
             finished: false,
         })
@@ -83,11 +71,11 @@ impl JoinQuery {
     }
 
     pub(super) fn set_max_held_rows(&mut self, n: usize) {
-        self.max_held = n;
+        self.panes.set_max_held(n);
     }
 
     pub(super) fn held_rows(&self) -> usize {
-        self.held
+        self.panes.held()
     }
 
     pub(super) fn is_finished(&self) -> bool {
@@ -115,7 +103,7 @@ impl JoinQuery {
             bpf_run_time_ns: a.bpf_run_time_ns + b.bpf_run_time_ns,
             // Process CPU time, counted from the first stream's start.
             user_cpu_ns: a.user_cpu_ns,
-            late: self.late,
+            late: self.panes.late(),
             ..QueryStats::default()
         })
     }
@@ -128,7 +116,7 @@ impl JoinQuery {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return self.finish();
         }
-        let close_at = self.pane_end(self.next_pane) + self.join.grace_ns;
+        let close_at = self.panes.next_close_at();
         let until_close = Duration::from_nanos(close_at.saturating_sub(monotonic_ns()));
         let mut wait = max_wait.min(Duration::from_millis(50)).min(until_close);
         if let Some(d) = self.deadline {
@@ -147,7 +135,7 @@ impl JoinQuery {
         let now = monotonic_ns();
         self.read_rows()?;
         let mut out = vec![];
-        while self.pane_end(self.next_pane) + self.join.grace_ns <= now {
+        while self.panes.next_is_complete(now) {
             out.push(self.close_pane(None));
         }
         Ok(out)
@@ -167,17 +155,13 @@ impl JoinQuery {
         // Every row received has a time before this: the last window ends here.
         let end_ns = monotonic_ns();
         self.read_rows()?;
-        let last = (end_ns.saturating_sub(self.origin_ns)) / self.join.step_ns;
+        let last = self.panes.pane_of(end_ns);
         let mut out = vec![];
-        while self.next_pane <= last {
-            let end = if self.next_pane == last { Some(end_ns) } else { None };
+        while self.panes.next_pane() <= last {
+            let end = if self.panes.next_pane() == last { Some(end_ns) } else { None };
             out.push(self.close_pane(end));
         }
         Ok(out)
-    }
-
-    fn pane_end(&self, pane: u64) -> u64 {
-        self.origin_ns + (pane + 1) * self.join.step_ns
     }
 
     /// Drains both ring buffers into panes.
@@ -192,86 +176,19 @@ impl JoinQuery {
             r.delivered += rows.len() as u64;
             let mut rows = rows;
             super::symbolize_rows(&self.sides[side].stacks, &self.sides[side].plan, &mut rows);
-            for row in rows {
-                let Value::U(time) = row[0] else { unreachable!("field 0 of a join stream is time") };
-                let pane = time.saturating_sub(self.origin_ns) / self.join.step_ns;
-                if pane < self.next_pane {
-                    self.late += 1;
-                    continue;
-                }
-                self.held += 1;
-                if self.held > self.max_held {
-                    return Err(Error::query(
-                        Stage::Plan,
-                        format!(
-                            "the join holds more than {} rows in its open windows; shorten the window, filter more, \
-                             or raise --max-sorted-rows",
-                            self.max_held
-                        ),
-                        None,
-                    ));
-                }
-                self.panes[side].entry(pane).or_default().push(row);
-            }
+            self.panes.add(side, rows)?;
         }
         Ok(())
     }
 
-    /// Joins the window that ends with pane `next_pane` (ending at `end_ns`
+    /// Joins the window that ends with the next pane (ending at `end_ns`
     /// when given: the query's end), then forgets the pane that no later
     /// window contains.
     fn close_pane(&mut self, end_ns: Option<u64>) -> Output {
-        let pane = self.next_pane;
-        let first = (pane + 1).saturating_sub(self.user.window_panes.max(1));
-        let joined = {
-            let rows = |side: usize| self.panes[side].range(first..=pane).flat_map(|(_, rows)| rows);
-            let mut by_key: HashMap<Vec<KeyPart>, Vec<&Vec<Value>>> = HashMap::new();
-            for r in rows(1) {
-                by_key.entry(self.key(r, 1)).or_default().push(r);
-            }
-            let mut joined = vec![];
-            for l in rows(0) {
-                for r in by_key.get(&self.key(l, 0)).into_iter().flatten() {
-                    joined.push(l.iter().chain(r.iter()).cloned().collect::<Vec<Value>>());
-                }
-            }
-            joined
-        };
-        let kept = match &self.join.residual {
-            Some(r) => joined.into_iter().filter(|row| matches!(user::eval(r, row, &[]), Value::B(true))).collect(),
-            None => joined,
-        };
-        let out = match &self.join.aggregate {
-            None => user::apply(&self.user, kept, false),
-            Some(a) => user::apply(&self.user, join_groups::group_rows(a, kept), true),
-        };
+        let joined = hash_join(&self.join.keys, self.panes.window_rows(0), self.panes.window_rows(1));
+        let out = join_output(self.join.residual.as_ref(), self.join.aggregate.as_ref(), &self.user, joined);
         let batch = decode::to_batch(&self.schema, &out);
-        // The next window starts one pane later: this window's first pane is done.
-        if pane + 1 >= self.user.window_panes.max(1) {
-            for side in &mut self.panes {
-                if let Some(rows) = side.remove(&first) {
-                    self.held -= rows.len();
-                }
-            }
-        }
-        self.next_pane += 1;
-        let start_ns = self.origin_ns + first * self.join.step_ns;
-        let end_ns = end_ns.unwrap_or_else(|| self.pane_end(pane));
-        Output { window: WindowBounds::Time { start_ns, end_ns }, batch, partial: false }
-    }
-
-    /// The key of a row of stream `side`.
-    fn key(&self, row: &[Value], side: usize) -> Vec<KeyPart> {
-        self.join.keys.iter().map(|k| key_part(&row[if side == 0 { k.left } else { k.right }], k.ty)).collect()
-    }
-}
-
-/// `v` as compared in `ty`: integers as their value in that type (as the
-/// kernel converts both operands of a comparison).
-fn key_part(v: &Value, ty: DataType) -> KeyPart {
-    match v {
-        Value::I(i) if !ty.is_signed() => KeyPart::Int(i128::from(*i as u64)),
-        Value::U(u) if ty.is_signed() => KeyPart::Int(i128::from(*u as i64)),
-        other => KeyPart::of(other),
+        let window = self.panes.close_next(end_ns);
+        Output { window, batch, partial: false }
     }
 }

@@ -14,13 +14,13 @@ pub const DEFAULT_MAX_SORTED_ROWS: usize = 1_000_000;
 
 /// Rows waiting for the end of an ORDER BY row query.
 #[derive(Default)]
-pub(super) struct SortedRows {
+pub(crate) struct SortedRows {
     rows: Vec<Vec<Value>>,
 }
 
 impl SortedRows {
     /// Adds `rows`; errors when an ORDER BY without LIMIT would hold more than `max_rows`.
-    pub(super) fn push(&mut self, plan: &UserPlan, rows: Vec<Vec<Value>>, max_rows: usize) -> Result<()> {
+    pub(crate) fn push(&mut self, plan: &UserPlan, rows: Vec<Vec<Value>>, max_rows: usize) -> Result<()> {
         self.rows.extend(rows);
         match plan.limit {
             Some(n) => {
@@ -47,12 +47,12 @@ impl SortedRows {
     }
 
     /// Rows held so far (bounded as above).
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
     /// Every row held, for the final sort.
-    pub(super) fn take(&mut self) -> Vec<Vec<Value>> {
+    pub(crate) fn take(&mut self) -> Vec<Vec<Value>> {
         std::mem::take(&mut self.rows)
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 /// A value as a hash key: integers by value whatever their width and sign.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) enum KeyPart {
+pub(crate) enum KeyPart {
     Int(i128),
     Str(String),
     Bool(bool),
@@ -17,7 +17,7 @@ pub(super) enum KeyPart {
 }
 
 impl KeyPart {
-    pub(super) fn of(v: &Value) -> KeyPart {
+    pub(crate) fn of(v: &Value) -> KeyPart {
         match v {
             Value::U(u) => KeyPart::Int(i128::from(*u)),
             Value::I(i) => KeyPart::Int(i128::from(*i)),
@@ -106,7 +106,7 @@ impl Acc {
 
 /// Groups `rows` (joined rows) by the aggregate's keys, in order of first
 /// appearance; returns one row per group: its keys, then its aggregates.
-pub(super) fn group_rows(agg: &JoinAggregate, rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+pub(crate) fn group_rows(agg: &JoinAggregate, rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
     let mut groups: Vec<(Vec<Value>, Vec<Acc>)> = vec![];
     for row in rows {

@@ -152,39 +152,3 @@ pub fn quantile_value(plan: &PhysicalPlan, merged: &Merged, sketch: usize, ppm: 
         Value::U(q as u64)
     }
 }
-
-/// Adds the sketch entries of the groups in `groups` (key bytes → merged
-/// values) to their `buckets`, summed across CPUs; with `delete`, removes them.
-///
-/// The sketch key is the group key followed by `agg` (u32) and `bucket` (s32).
-/// Entries of groups not in `groups` (other windows) are left alone.
-pub fn collect_sketches(
-    sketch: &libbpf_rs::MapHandle,
-    key_size: u32,
-    groups: &mut [(u64, Vec<u8>, Merged)],
-    delete: bool,
-) -> Result<(), libbpf_rs::Error> {
-    use libbpf_rs::{MapCore, MapFlags};
-    let ks = key_size as usize;
-    let index: std::collections::HashMap<Vec<u8>, usize> =
-        groups.iter().enumerate().map(|(i, (_, k, _))| (k.clone(), i)).collect();
-    // Collect keys first: deleting while walking a hash map restarts the walk.
-    let keys: Vec<Vec<u8>> = sketch.keys().collect();
-    for k in keys {
-        if k.len() < ks + 8 {
-            continue;
-        }
-        let Some(&g) = index.get(&k[..ks]) else { continue };
-        let agg = u32::from_ne_bytes(k[ks..ks + 4].try_into().expect("4 bytes")) as usize;
-        let bucket = i32::from_ne_bytes(k[ks + 4..ks + 8].try_into().expect("4 bytes"));
-        let Some(per_cpu) = sketch.lookup_percpu(&k, MapFlags::ANY)? else { continue };
-        let n: u64 = per_cpu.iter().map(|b| u64::from_ne_bytes(b[..8].try_into().expect("8 bytes"))).sum();
-        if delete {
-            sketch.delete(&k)?;
-        }
-        if n > 0 {
-            *groups[g].2.buckets.entry((Store::Sketch(agg), bucket)).or_insert(0) += n;
-        }
-    }
-    Ok(())
-}

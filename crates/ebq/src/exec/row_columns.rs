@@ -138,23 +138,20 @@ fn array<const N: usize>(bytes: &[u8], o: usize) -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::RowColumns;
-    use crate::catalog::Catalog;
-    use crate::plan::{plan, KernelOutput, PlanOptions};
-    use crate::runtime::decode;
+    use crate::exec::decode;
+    use crate::exec::tests::physical;
+    use crate::plan::KernelOutput;
 
     /// Builders and the general path (values, then a batch) agree on every
     /// type a record holds: signed and unsigned widths, bools, strings with
     /// and without a NUL, and invalid UTF-8.
     #[test]
     fn builders_decode_exactly_what_the_value_path_decodes() {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
         for sql in [
             "SELECT pid, tid, comm, fd, count, pos, fd > 3 AS big, cpu FROM syscalls.sys_enter_pread64",
             "SELECT prev_comm, prev_pid, prev_prio, prev_state, next_comm, uid FROM sched.sched_switch",
         ] {
-            let q = crate::parse::parse_query(sql).unwrap();
-            let l = crate::bind::bind(&q, &cat).unwrap();
-            let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
+            let p = physical(sql);
             let KernelOutput::Rows { record, .. } = &p.programs[0].output else { panic!("a row plan") };
             let schema = decode::schema(&p);
             let mut columns = RowColumns::new(&p, record, schema.clone()).expect("a plain row plan");

@@ -4,26 +4,26 @@
 //! deleted, so clearing writes zeros (what a fresh slot holds).
 
 use super::decode;
+use super::percpu_map::PerCpuMap;
 use crate::plan::StructLayout;
-use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 /// The group as `(window 0, key bytes, merged values)`, or `None` before the
 /// first matching event (the same as an empty hash). The key bytes are a
 /// zeroed `struct ebq_key` (window 0, no fields): what quantile sketch keys
 /// hold as their group. With `clear`, the slot is zeroed on every CPU.
-pub(super) fn read(
-    groups: &MapHandle,
+pub(crate) fn read(
+    groups: &dyn PerCpuMap,
     key: &StructLayout,
     value: &StructLayout,
     funcs: &[Option<crate::bind::AggFunc>],
     clear: bool,
-) -> Result<Option<(u64, Vec<u8>, decode::Merged)>, libbpf_rs::Error> {
+) -> std::io::Result<Option<(u64, Vec<u8>, decode::Merged)>> {
     let slot = 0u32.to_ne_bytes();
-    let Some(mut per_cpu) = groups.lookup_percpu(&slot, MapFlags::ANY)? else { return Ok(None) };
+    let Some(mut per_cpu) = groups.read_percpu(&slot)? else { return Ok(None) };
     let merged = decode::merge_percpu(value, funcs, &per_cpu);
     if clear && merged.count > 0 {
         per_cpu.iter_mut().for_each(|v| v.fill(0));
-        groups.update_percpu(&slot, &per_cpu, MapFlags::ANY)?;
+        groups.write_percpu(&slot, &per_cpu)?;
     }
     Ok((merged.count > 0).then(|| (0, vec![0; key.size as usize], merged)))
 }
