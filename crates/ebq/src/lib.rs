@@ -8,6 +8,8 @@
 //! ```
 //!
 //! Everything before [`runtime`] is pure: no syscalls, testable without root.
+//! What bind and plan know of the kernel comes through one seam,
+//! [`host::KernelInfo`]: the running kernel, or a fixture in tests.
 #![deny(missing_docs)]
 
 pub mod bind;
@@ -19,6 +21,7 @@ pub mod error;
 pub mod export;
 pub mod hist;
 pub mod hll;
+pub mod host;
 pub mod parse;
 pub mod plan;
 pub mod runtime;

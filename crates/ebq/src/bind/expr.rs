@@ -360,7 +360,7 @@ impl Binder<'_> {
                         }
                     }
                     ("syscall_nr", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
-                        Value::SingleQuotedString(n) => match crate::catalog::syscall_nr(n) {
+                        Value::SingleQuotedString(n) => match self.kernel.syscalls().nr(n) {
                             Some(nr) => Ok(ScalarExpr::Int { value: nr as u64, ty: DataType::U64 }),
                             None => Err(err(arg, format!("`{n}` is not a system call of this machine"))),
                         },
@@ -395,7 +395,7 @@ impl Binder<'_> {
         }
         let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
         let formats: Vec<_> = sides.iter().map(|s| (s.format(), s.event.name.to_string())).collect();
-        if let Some(error) = super::file::file_column_error(name, e, &formats) {
+        if let Some(error) = super::file::file_column_error(self.kernel, name, e, &formats) {
             return Err(error);
         }
         let unreadable = sides

@@ -209,7 +209,7 @@ mod tests {
     use crate::plan::{plan, PlanOptions};
 
     fn generate_for(sql: &str) -> String {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap();
         let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();

@@ -228,7 +228,7 @@ mod tests {
     use crate::plan::{plan, PlanOptions};
 
     fn header(sql: &str) -> Option<String> {
-        let catalog = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let catalog = Catalog::fixture();
         let logical = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &catalog).unwrap();
         pin_header(&plan(sql, &logical, &catalog, &PlanOptions::default()).unwrap(), "/sys/fs/bpf/ebq/q")
     }

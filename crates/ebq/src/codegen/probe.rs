@@ -69,7 +69,7 @@ mod tests {
     /// Binds against this machine's binaries and kernel (libc, BTF, kallsyms) and
     /// the fixture tracepoints (the fork follower).
     fn generate_for(sql: &str) -> String {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap_or_else(|e| panic!("{}", e.render(sql)));
         let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();

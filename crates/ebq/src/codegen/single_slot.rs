@@ -25,7 +25,7 @@ mod tests {
     fn keyless_snapshot() {
         let sql = "SELECT COUNT(*), SUM(count), MIN(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
                    WHERE comm = 'dd'";
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
         let c = super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap());
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/keyless.bpf.c");

@@ -50,7 +50,7 @@ mod tests {
     use crate::plan::{plan, PlanOptions, StageLimit};
 
     fn generate(sql: &str, limit: Option<StageLimit>) -> String {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let q = crate::parse::parse_query(sql).unwrap();
         let l = crate::bind::bind(&q, &cat).unwrap();
         let p = plan(sql, &l, &cat, &PlanOptions { stage_limit: limit, ..Default::default() }).unwrap();

@@ -2,7 +2,7 @@ use crate::catalog::Catalog;
 use crate::plan::{plan, PlanOptions};
 
 fn fixtures() -> Catalog {
-    Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"))
+    Catalog::fixture()
 }
 
 fn generate_for(sql: &str) -> String {

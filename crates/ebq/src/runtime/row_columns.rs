@@ -147,7 +147,7 @@ mod tests {
     /// and without a NUL, and invalid UTF-8.
     #[test]
     fn builders_decode_exactly_what_the_value_path_decodes() {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         for sql in [
             "SELECT pid, tid, comm, fd, count, pos, fd > 3 AS big, cpu FROM syscalls.sys_enter_pread64",
             "SELECT prev_comm, prev_pid, prev_prio, prev_state, next_comm, uid FROM sched.sched_switch",
