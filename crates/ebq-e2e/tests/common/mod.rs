@@ -254,6 +254,7 @@ pub fn per_fd(report: &serde_json::Value) -> BTreeMap<u64, (u64, u64)> {
 
 #[path = "../../../ebq/tests/common/rng.rs"]
 mod rng;
+#[allow(unused_imports)] // not every test file draws random numbers
 pub use rng::Rng;
 
 /// Runs a bundle made by `ebq compile` around `cmd` (`ebq run BUNDLE -c CMD
