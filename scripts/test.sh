@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Full check: setup (packages, mounts, release build), rustfmt check, clippy
-# with warnings as errors, then the test suite run serially (tests load real
+# with warnings as errors, the library's unit tests with the host hidden
+# (scripts/test-pure.sh), then the test suite run serially (tests load real
 # BPF programs). Extra arguments are passed to the test binaries, e.g.
 # `scripts/test.sh some_test_name`.
 set -euo pipefail
@@ -29,6 +30,9 @@ cargo fmt --all -- --check
 
 echo "== cargo clippy"
 cargo clippy --quiet --release --workspace --all-targets -- -D warnings
+
+echo "== pure unit tests (tracefs, BTF, kallsyms and asm headers hidden)"
+bash scripts/test-pure.sh
 
 echo "== cargo test"
 # Older kernels charge BPF maps against RLIMIT_MEMLOCK; lift it when allowed.

@@ -1,18 +1,18 @@
 //! The fuzz check shared by the libFuzzer target, the corpus replayer and the
 //! in-house mutation loop: text → parse → bind → plan → codegen, against the
-//! fixture catalog (no tracefs, no root). Any panic is a finding; so is an
-//! error that is not a positioned query error, or an error whose rendering
-//! panics.
+//! fixture kernel (no tracefs, BTF, kallsyms or binaries; no root). Any panic
+//! is a finding; so is an error that is not a positioned query error, or an
+//! error whose rendering panics.
 
 use ebq::catalog::Catalog;
 use ebq::error::Error;
 use ebq::plan::PlanOptions;
 use std::sync::OnceLock;
 
-/// The fixture catalog of the ebq crate's unit tests.
+/// The catalog of the ebq crate's fixture kernel (its unit tests' too).
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/ebq/tests/fixtures/formats")))
+    CATALOG.get_or_init(|| Catalog::new(ebq::host::FixtureKernel::checked_in()))
 }
 
 /// Runs one input through every pure stage. Panics on a finding.

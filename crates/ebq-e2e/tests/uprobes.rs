@@ -30,7 +30,7 @@ fn single(outs: &[Output]) -> Row {
 }
 
 fn libc_path() -> String {
-    ebq::catalog::elf::resolve_binary("libc").expect("libc").display().to_string()
+    ebq::host::elf::resolve_binary("libc").expect("libc").display().to_string()
 }
 
 #[test]

@@ -13,11 +13,13 @@
 use crate::catalog::{parse_format, Catalog, TracepointFormat};
 use crate::engine::{Engine, PreparedQuery};
 use crate::error::{Error, Result};
+use crate::host::HostKernel;
 use crate::parse::EventName;
 use crate::plan::PlanOptions;
 use crate::runtime::{RunningQuery, Scope};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const MAGIC: &[u8] = b"EBQAOT1\n";
 
@@ -68,10 +70,8 @@ impl Bundle {
         let mut formats = vec![];
         let start = k.pairing.as_ref().map(|p| &p.start.format);
         for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
-            let path = engine.catalog().root().join("events").join(&f.category).join(&f.name).join("format");
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| Error::Io { what: format!("read {}", path.display()), source })?;
-            formats.push((f.category.clone(), f.name.clone(), text));
+            let file = engine.catalog().format_file(&f.category, &f.name)?;
+            formats.push((f.category.clone(), f.name.clone(), file.text));
         }
         Ok(Bundle {
             sql: sql.to_string(),
@@ -167,7 +167,9 @@ impl Bundle {
             })?;
             check_same_layout(&compiled, &current)?;
         }
-        Engine::with_catalog(Catalog::at(&dir.0)).with_options(self.options.clone()).prepare(&self.sql)
+        // The bundle's formats, this host for the rest.
+        let kernel = Arc::new(HostKernel::with_tracefs(&dir.0));
+        Engine::with_kernel(kernel).with_options(self.options.clone()).prepare(&self.sql)
     }
 
     /// Prepares and starts the bundled query without clang.

@@ -4,11 +4,14 @@ use crate::bind::{bind, LogicalPlan};
 use crate::catalog::Catalog;
 use crate::codegen::{generate, Program};
 use crate::error::Result;
+use crate::host::KernelInfo;
 use crate::parse::parse_query;
 use crate::plan::{plan, PhysicalPlan, PlanOptions};
 use crate::runtime::{RunningQuery, Scope};
+use std::sync::Arc;
 
-/// Prepares and starts queries against this kernel's catalog.
+/// Prepares and starts queries against a kernel's catalog: the running
+/// kernel's, or a fixture's (everything but [`PreparedQuery::start`] is pure).
 #[derive(Debug, Clone)]
 pub struct Engine {
     catalog: Catalog,
@@ -31,14 +34,20 @@ pub struct PreparedQuery {
 }
 
 impl Engine {
-    /// An engine over the running kernel's tracefs.
+    /// An engine over the running kernel ([`crate::host::HostKernel`]).
     pub fn new() -> Result<Engine> {
         Ok(Engine::with_catalog(Catalog::open()?))
     }
 
-    /// An engine over a given catalog (tests use fixture directories).
+    /// An engine over a given catalog.
     pub fn with_catalog(catalog: Catalog) -> Engine {
         Engine { catalog, options: PlanOptions::default() }
+    }
+
+    /// An engine over `kernel`: a [`crate::host::FixtureKernel`] in tests, the
+    /// running kernel with other tracepoint formats for bundles.
+    pub fn with_kernel(kernel: Arc<dyn KernelInfo>) -> Engine {
+        Engine::with_catalog(Catalog::new(kernel))
     }
 
     /// Replaces the plan options.

@@ -11,6 +11,8 @@
 //! [`runtime`] is the only module that touches the kernel; the user-space
 //! operators it drives (decoding, windows, joins, HAVING/ORDER BY/LIMIT)
 //! live in [`exec`], pure as well.
+//! What bind and plan know of the kernel comes through one seam,
+//! [`host::KernelInfo`]: the running kernel, or a fixture in tests.
 #![deny(missing_docs)]
 
 pub mod bind;
@@ -23,6 +25,7 @@ pub mod exec;
 pub mod export;
 pub mod hist;
 pub mod hll;
+pub mod host;
 pub mod parse;
 pub mod plan;
 pub mod runtime;

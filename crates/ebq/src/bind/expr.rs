@@ -359,8 +359,11 @@ impl Binder<'_> {
                             _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
                         }
                     }
+                    ("starts_with", _) => {
+                        Err(err(e, "starts_with(column, 'prefix') takes a string column and a string literal prefix"))
+                    }
                     ("syscall_nr", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
-                        Value::SingleQuotedString(n) => match crate::catalog::syscall_nr(n) {
+                        Value::SingleQuotedString(n) => match self.kernel.syscalls().nr(n) {
                             Some(nr) => Ok(ScalarExpr::Int { value: nr as u64, ty: DataType::U64 }),
                             None => Err(err(arg, format!("`{n}` is not a system call of this machine"))),
                         },
@@ -395,7 +398,7 @@ impl Binder<'_> {
         }
         let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
         let formats: Vec<_> = sides.iter().map(|s| (s.format(), s.event.name.to_string())).collect();
-        if let Some(error) = super::file::file_column_error(name, e, &formats) {
+        if let Some(error) = super::file::file_column_error(self.kernel, name, e, &formats) {
             return Err(error);
         }
         let unreadable = sides
@@ -404,8 +407,10 @@ impl Binder<'_> {
         let message = match unreadable {
             Some(m) => m,
             _ if side.is_none() && self.sides.iter().filter(|s| self.side_lookup(s, name).is_some()).count() > 1 => {
+                // The column exists; the message says how to name it, and other columns are no help.
                 let names: Vec<String> = self.sides.iter().map(|s| format!("{}.{name}", s.display_name())).collect();
-                format!("`{name}` is a column of both joined events; write {}", names.join(" or "))
+                let message = format!("`{name}` is a column of both joined events; write {}", names.join(" or "));
+                return Err(err(e, message));
             }
             _ => match sides.iter().find_map(|s| crate::catalog::probe::unavailable_column(&s.event.name, name)) {
                 Some(why) => return Err(err(e, why)), // arg0 at a return probe, retval at an entry
@@ -510,10 +515,11 @@ impl Binder<'_> {
             return Err(err(
                 col,
                 format!(
-                    "`{col}` holds at most {} bytes, so it can never {} the {}-byte string '{lit}'",
+                    "`{col}` holds at most {} bytes, so it can never {} the {}-byte string '{}'",
                     cap - 1,
                     if prefix { "start with" } else { "equal" },
-                    lit.len()
+                    lit.len(),
+                    shortened(lit)
                 ),
             ));
         }
@@ -570,5 +576,17 @@ pub(super) fn arithmetic_type(l: &ScalarExpr, r: &ScalarExpr) -> DataType {
         DataType::I64
     } else {
         DataType::U64
+    }
+}
+
+/// Longest string literal quoted whole in an error message.
+const MAX_QUOTED: usize = 80;
+
+/// `lit`, or its first [`MAX_QUOTED`] characters and `…` (a 900 kB literal
+/// does not belong in a one-line message).
+fn shortened(lit: &str) -> String {
+    match lit.char_indices().nth(MAX_QUOTED) {
+        Some((end, _)) => format!("{}…", &lit[..end]),
+        None => lit.to_string(),
     }
 }

@@ -6,17 +6,18 @@
 //! JOIN they belong to whichever side has the fd, like any column.
 
 use super::{ColumnSource, ScalarExpr};
-use crate::catalog::file_columns::{btf_problem, fd_field, WHICH_EVENTS};
+use crate::catalog::file_columns::{fd_field, WHICH_EVENTS};
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
+use crate::host::KernelInfo;
 use crate::parse::Expr;
 
 /// The file column `name` of an event with `format`, when it has file
-/// columns and the kernel has BTF.
-pub(super) fn file_lookup(format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
+/// columns and `kernel` has BTF.
+pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
     let column = FileColumn::from_name(name)?;
     let fd = fd_field(format)?;
-    if btf_problem().is_some() {
+    if kernel.btf_problem().is_some() {
         return None;
     }
     Some(ScalarExpr::Column { source: ColumnSource::File { column, fd: fd.to_string() }, ty: column.data_type() })
@@ -32,11 +33,16 @@ pub(super) fn file_column_names(format: &TracepointFormat) -> Vec<&'static str> 
 
 /// Why the file column `name` is not available at any of `events` (format,
 /// name as written); `None` if `name` is not a file column, or one event has it.
-pub(super) fn file_column_error(name: &str, e: &Expr, events: &[(&TracepointFormat, String)]) -> Option<Error> {
+pub(super) fn file_column_error(
+    kernel: &dyn KernelInfo,
+    name: &str,
+    e: &Expr,
+    events: &[(&TracepointFormat, String)],
+) -> Option<Error> {
     FileColumn::from_name(name)?;
     let span = super::expr::span_of(e);
     let with_fd = events.iter().any(|(f, _)| fd_field(f).is_some());
-    let error = match (with_fd, btf_problem()) {
+    let error = match (with_fd, kernel.btf_problem()) {
         (false, _) => {
             let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
             QueryError::new(
@@ -59,7 +65,7 @@ mod tests {
     use crate::error::Error;
 
     fn bind(sql: &str) -> crate::Result<crate::bind::LogicalPlan> {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat)
     }
 

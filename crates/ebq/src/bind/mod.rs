@@ -18,6 +18,7 @@ pub use logical::*;
 
 use crate::catalog::{Catalog, CatalogError, FieldKind, SystemColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Result, Span, Stage};
+use crate::host::KernelInfo;
 use crate::parse::{EventName, EventRef, Expr, Query, SelectItem};
 use crate::types::DataType;
 use sqlparser::ast::Spanned;
@@ -62,7 +63,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
             Side { event: end, alias: j.event.alias.clone(), carried: false },
         ],
     };
-    let binder = Binder { sides, depth: std::cell::Cell::new(0) };
+    let binder = Binder { sides, kernel: catalog.kernel(), depth: std::cell::Cell::new(0) };
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(e, "WHERE")?),
         None => None,
@@ -200,6 +201,8 @@ impl Side<'_> {
 /// Binding context: the events in scope and the nesting depth.
 struct Binder<'a> {
     sides: Vec<Side<'a>>,
+    /// What file columns and `syscall_nr()` consult.
+    kernel: &'a dyn KernelInfo,
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: std::cell::Cell<u32>,
 }
@@ -331,7 +334,7 @@ impl Binder<'_> {
                 SystemColumn::from_name(name)
                     .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
             })
-            .or_else(|| file::file_lookup(side.format(), name))?;
+            .or_else(|| file::file_lookup(self.kernel, side.format(), name))?;
         Some(side.carry(plain))
     }
 

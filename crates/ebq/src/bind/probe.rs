@@ -3,12 +3,10 @@
 //! with suggestions, not a failed attach.
 
 use super::{BoundEvent, EventSource};
-use crate::catalog::elf::{find_symbol, resolve_binary, ElfError};
-use crate::catalog::probe::{
-    argument_format, btf_functions, kernel_text_symbol, suggest_kernel_function, tracepoint_alternative, MAX_REG_ARGS,
-};
+use crate::catalog::probe::{argument_format, tracepoint_alternative, MAX_REG_ARGS};
 use crate::catalog::Catalog;
 use crate::error::{Error, QueryError, Result, Stage};
+use crate::host::ElfError;
 use crate::parse::{EventName, EventRef};
 
 /// Binds a uprobe, kprobe or fentry event.
@@ -33,7 +31,7 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
     }
     match &from.name {
         EventName::Uprobe { path, symbol, ret } => {
-            let file = match resolve_binary(path) {
+            let file = match catalog.kernel().resolve_binary(path) {
                 Ok(f) => f,
                 Err(e) => {
                     let looked = match e {
@@ -46,7 +44,7 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
                     );
                 }
             };
-            let sym = match find_symbol(&file, symbol) {
+            let sym = match catalog.kernel().find_symbol(&file, symbol) {
                 Ok(s) => s,
                 Err(ElfError::NoSymbol { suggestions }) => {
                     return fail(
@@ -71,10 +69,10 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
             })
         }
         EventName::Kprobe { function, ret } => {
-            if kernel_text_symbol(function) == Some(false) {
+            if catalog.is_kernel_function(function) == Some(false) {
                 return fail(
                     format!("{name}: the kernel has no function `{function}`"),
-                    did_you_mean(suggest_kernel_function(function)),
+                    did_you_mean(catalog.suggest_kernel_function(function)),
                 );
             }
             Ok(BoundEvent {
@@ -88,7 +86,7 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
             })
         }
         EventName::Fentry { function, exit } => {
-            let Some(funcs) = btf_functions() else {
+            let Some(funcs) = catalog.kernel().btf_functions() else {
                 return fail(
                     format!("{name}: fentry and fexit need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel lacks"),
                     Some("use a kprobe or a tracepoint (`ebq events`)".into()),
@@ -97,7 +95,7 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
             let Some(f) = funcs.get(function) else {
                 return fail(
                     format!("{name}: the kernel's BTF has no function `{function}`"),
-                    did_you_mean(suggest_kernel_function(function)),
+                    did_you_mean(catalog.suggest_kernel_function(function)),
                 );
             };
             Ok(BoundEvent {

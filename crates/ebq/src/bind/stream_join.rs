@@ -68,7 +68,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         Side { event: &other, alias: second.alias.clone(), carried: false },
     ];
     let names = [sides[0].display_name(), sides[1].display_name()];
-    let binder = Binder { sides, depth: std::cell::Cell::new(0) };
+    let binder = Binder { sides, kernel: catalog.kernel(), depth: std::cell::Cell::new(0) };
 
     let mut fields = Fields::default();
     let mut filters: [Vec<ScalarExpr>; 2] = [vec![], vec![]];

@@ -12,22 +12,9 @@
 
 use super::TracepointFormat;
 use crate::types::DataType;
-use std::path::PathBuf;
-
-/// Environment variable naming the kernel BTF file (default
-/// [`DEFAULT_KERNEL_BTF`]); also how tests simulate a kernel without BTF.
-pub const KERNEL_BTF_ENV: &str = "EBQ_KERNEL_BTF";
-
-/// Where the running kernel publishes its BTF.
-pub const DEFAULT_KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// Exit events whose `ret` is a new fd.
 const OPEN_EXITS: [&str; 4] = ["sys_exit_open", "sys_exit_openat", "sys_exit_openat2", "sys_exit_creat"];
-
-/// The kernel BTF file file columns are compiled against.
-pub fn kernel_btf_path() -> PathBuf {
-    std::env::var_os(KERNEL_BTF_ENV).map_or_else(|| PathBuf::from(DEFAULT_KERNEL_BTF), PathBuf::from)
-}
 
 /// A column describing the file behind an fd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -179,21 +166,6 @@ sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and 
 (its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
 for opening calls)";
 
-/// Why file columns cannot be compiled on this machine, if they cannot:
-/// they need the running kernel's BTF.
-pub fn btf_problem() -> Option<String> {
-    let path = kernel_btf_path();
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() && m.len() > 0 => None,
-        Ok(_) => Some(format!("{} is empty or not a file", path.display())),
-        Err(e) => Some(format!(
-            "file columns are read with CO-RE and need the kernel's BTF, but {} cannot be read ({e}); \
-             kernels publish it when built with CONFIG_DEBUG_INFO_BTF",
-            path.display()
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,7 +173,7 @@ mod tests {
 
     #[test]
     fn which_events_have_file_columns() {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         for (category, name, want) in [
             ("syscalls", "sys_enter_pread64", Some("fd")),
             ("syscalls", "sys_enter_write", Some("fd")),

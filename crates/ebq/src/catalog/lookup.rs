@@ -1,73 +1,67 @@
-//! Finding tracefs and reading event formats from it.
+//! Looking events up in a kernel's catalog: safe names, parsed formats,
+//! globs and "did you mean" suggestions over what [`KernelInfo`] reports.
 
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::glob::glob_match;
 use super::suggest::suggest_event;
 use super::{parse_format, Catalog, CatalogError, TracepointFormat};
-
-/// Where tracefs is usually mounted, in order of preference (the debugfs path is
-/// for older systems that only mount debugfs).
-const TRACEFS_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+use crate::host::{FormatFile, HostKernel, KernelInfo};
 
 impl Catalog {
-    /// The first of `/sys/kernel/tracing` and `/sys/kernel/debug/tracing` that has an
-    /// `events` directory.
-    ///
-    /// A root that exists but cannot be read (not running as root) is reported as
-    /// an I/O error rather than "not mounted", since that is the fix the user needs.
+    /// The running kernel's catalog (see [`HostKernel::open`]).
     pub fn open() -> Result<Catalog, CatalogError> {
-        let mut denied = None;
-        for root in TRACEFS_ROOTS {
-            let events = Path::new(root).join("events");
-            match fs::metadata(&events) {
-                Ok(meta) if meta.is_dir() => return Ok(Catalog::at(root)),
-                Err(e) if e.kind() == io::ErrorKind::PermissionDenied && denied.is_none() => {
-                    denied = Some(CatalogError::Io { path: events.display().to_string(), source: e });
-                }
-                _ => {}
-            }
-        }
-        Err(denied.unwrap_or_else(|| CatalogError::NoTracefs { looked: TRACEFS_ROOTS.join(", ") }))
+        Ok(Catalog::new(Arc::new(HostKernel::open()?)))
     }
 
-    /// A catalog rooted at `root`, which must contain `events/<cat>/<name>/format`.
-    /// Nothing is checked until the catalog is used; meant for tests and fixtures.
-    pub fn at(root: impl Into<PathBuf>) -> Catalog {
-        Catalog { root: root.into() }
+    /// The catalog of `kernel`.
+    pub fn new(kernel: Arc<dyn KernelInfo>) -> Catalog {
+        Catalog { kernel }
     }
 
-    /// The tracefs root this catalog reads.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// The catalog of the fixture kernel checked in with this crate.
+    #[cfg(test)]
+    pub(crate) fn fixture() -> Catalog {
+        Catalog::new(crate::host::FixtureKernel::checked_in())
     }
 
-    /// Reads and parses `events/<category>/<name>/format`.
+    /// The kernel this catalog describes.
+    pub fn kernel(&self) -> &dyn KernelInfo {
+        &*self.kernel
+    }
+
+    /// The kernel, shared.
+    pub fn kernel_arc(&self) -> Arc<dyn KernelInfo> {
+        self.kernel.clone()
+    }
+
+    /// The format file of `category:name`, unparsed (what a bundle stores).
     ///
     /// Names that could escape the events directory (`/`, `..`, NUL, empty) are
     /// rejected as unknown without touching the file system. An event that does
     /// not exist yields [`CatalogError::UnknownEvent`] with up to three close
     /// existing events as suggestions.
-    pub fn tracepoint(&self, category: &str, name: &str) -> Result<TracepointFormat, CatalogError> {
+    pub fn format_file(&self, category: &str, name: &str) -> Result<FormatFile, CatalogError> {
         let event = format!("tracepoint:{category}:{name}");
         if !is_safe_component(category) || !is_safe_component(name) {
             return Err(CatalogError::UnknownEvent { event, suggestions: Vec::new() });
         }
-        let path = self.root.join("events").join(category).join(name).join("format");
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+        match self.kernel.tracepoint_format(category, name)? {
+            Some(file) => Ok(file),
+            None => {
                 // Suggestions are best effort: an unreadable catalog just gives none.
                 let events = self.list(None).unwrap_or_default();
                 let suggestions = suggest_event(category, name, &events);
-                return Err(CatalogError::UnknownEvent { event, suggestions });
+                Err(CatalogError::UnknownEvent { event, suggestions })
             }
-            Err(source) => return Err(CatalogError::Io { path: path.display().to_string(), source }),
-        };
-        parse_format(category, &text).map_err(|(line, message)| CatalogError::BadFormat {
-            path: path.display().to_string(),
+        }
+    }
+
+    /// Reads and parses the format of `category:name` (see [`Catalog::format_file`]).
+    pub fn tracepoint(&self, category: &str, name: &str) -> Result<TracepointFormat, CatalogError> {
+        let file = self.format_file(category, name)?;
+        parse_format(category, &file.text).map_err(|(line, message)| CatalogError::BadFormat {
+            path: file.path,
             line,
             message,
         })
@@ -78,20 +72,16 @@ impl Catalog {
     /// With a `glob` (`*`, `?`), only events whose `cat:name` matches are kept; a
     /// glob without `:` may also match the bare name, so `sys_enter_*` works.
     pub fn list(&self, glob: Option<&str>) -> Result<Vec<(String, String)>, CatalogError> {
-        let events_dir = self.root.join("events");
-        let mut out = Vec::new();
-        // ftrace's own events (function, print, …) have format files but are not
-        // tracepoints BPF can attach to.
-        for category in subdirs(&events_dir)?.into_iter().filter(|c| c != "ftrace") {
-            for name in subdirs(&events_dir.join(&category))? {
-                let wanted = glob.is_none_or(|g| {
-                    glob_match(g, &format!("{category}:{name}")) || (!g.contains(':') && glob_match(g, &name))
-                });
-                if wanted && events_dir.join(&category).join(&name).join("format").is_file() {
-                    out.push((category.clone(), name));
-                }
-            }
-        }
+        let mut out: Vec<(String, String)> = self
+            .kernel
+            .tracepoints()?
+            .into_iter()
+            .filter(|(category, name)| {
+                glob.is_none_or(|g| {
+                    glob_match(g, &format!("{category}:{name}")) || (!g.contains(':') && glob_match(g, name))
+                })
+            })
+            .collect();
         out.sort();
         Ok(out)
     }
@@ -105,19 +95,4 @@ const MAX_NAME_LEN: usize = 128;
 /// not absurdly long.
 fn is_safe_component(s: &str) -> bool {
     !s.is_empty() && s.len() <= MAX_NAME_LEN && s != "." && !s.contains(['/', '\0']) && !s.contains("..")
-}
-
-/// Names of the subdirectories of `dir` (skipping files such as `enable` and
-/// `header_page`, and names that are not UTF-8).
-fn subdirs(dir: &Path) -> Result<Vec<String>, CatalogError> {
-    let io_err = |source| CatalogError::Io { path: dir.display().to_string(), source };
-    let mut names = Vec::new();
-    for entry in fs::read_dir(dir).map_err(io_err)? {
-        let entry = entry.map_err(io_err)?;
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if let (true, Ok(name)) = (is_dir, entry.file_name().into_string()) {
-            names.push(name);
-        }
-    }
-    Ok(names)
 }

@@ -3,31 +3,34 @@
 //! Tracepoint layouts are read from tracefs `format` files at run time, never
 //! hard-coded: offsets and sizes differ between kernels. System columns (time,
 //! pid, …) exist on every event and are produced by BPF helpers, not read from
-//! the event record.
+//! the event record. The catalog reads nothing itself: it asks its
+//! [`KernelInfo`] (the running kernel, or a fixture in tests).
 //!
-//! Main types: [`Catalog`] (a tracefs root), [`TracepointFormat`] (one parsed
+//! Main types: [`Catalog`] (a kernel's events), [`TracepointFormat`] (one parsed
 //! `format` file), [`TpField`] and [`SystemColumn`]. Misspelt names get "did you
 //! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
 
-pub mod elf;
 pub mod file_columns;
 mod format;
 mod glob;
 mod lookup;
 pub mod probe;
 mod suggest;
-mod syscalls;
 mod system;
 #[cfg(test)]
 mod tests;
 
+/// The host's system call table, for user space (`syscall_name()` values, the
+/// CLI's report); bind asks the engine's [`KernelInfo`] instead.
+pub use crate::host::syscalls::{syscall_name, syscall_nr};
 pub use file_columns::FileColumn;
 pub use format::parse_format;
+pub(crate) use suggest::closest;
 pub use suggest::suggest_column;
-pub use syscalls::{syscall_name, syscall_nr};
 pub use system::SystemColumn;
 
-use std::path::PathBuf;
+use crate::host::KernelInfo;
+use std::sync::Arc;
 
 /// How the bytes of a tracepoint field are to be read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -134,8 +137,8 @@ pub enum CatalogError {
     },
 }
 
-/// The events of one tracefs instance.
+/// The events of one kernel, read through its [`KernelInfo`].
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    root: PathBuf,
+    kernel: Arc<dyn KernelInfo>,
 }

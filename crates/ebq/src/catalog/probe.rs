@@ -9,8 +9,6 @@
 
 use super::{Catalog, FieldKind, TpField, TracepointFormat};
 use crate::parse::EventName;
-use std::collections::HashMap;
-use std::sync::OnceLock;
 
 /// Integer arguments passed in registers by the C calling conventions ebq maps
 /// (x86-64 System V: rdi, rsi, rdx, rcx, r8, r9).
@@ -99,90 +97,29 @@ fn return_spelling(event: &EventName) -> String {
     }
 }
 
-/// A kernel function as BTF describes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KernelFunction {
-    /// Argument slots (8 bytes each) in fentry's context array.
-    pub arg_slots: u32,
-    /// False for `void` functions (fexit then has no `retval`).
-    pub returns_value: bool,
-    /// Its BTF type id (what a trampoline program is loaded against).
-    pub btf_id: u32,
-}
-
-/// Every function in the running kernel's BTF (`/sys/kernel/btf/vmlinux`),
-/// read once; `None` when the kernel has no BTF.
-pub fn btf_functions() -> Option<&'static HashMap<String, KernelFunction>> {
-    static FUNCS: OnceLock<Option<HashMap<String, KernelFunction>>> = OnceLock::new();
-    FUNCS.get_or_init(read_btf_functions).as_ref()
-}
-
-fn read_btf_functions() -> Option<HashMap<String, KernelFunction>> {
-    use libbpf_sys as sys;
-    let path = std::ffi::CString::new("/sys/kernel/btf/vmlinux").ok()?;
-    // SAFETY: path is a valid C string; libbpf returns NULL or an error pointer on failure.
-    let btf = unsafe { sys::btf__parse_raw(path.as_ptr()) };
-    if btf.is_null() || (btf as isize) < 0 && (btf as isize) > -4096 {
-        return None;
-    }
-    let mut out = HashMap::new();
-    // SAFETY: btf is a valid handle until btf__free below; every type id is < btf__type_cnt,
-    // and a FUNC_PROTO is followed in memory by its `vlen` btf_param entries (BTF format).
-    unsafe {
-        for id in 1..sys::btf__type_cnt(btf) {
-            let t = sys::btf__type_by_id(btf, id);
-            if t.is_null() || ((*t).info >> 24) & 0x1f != sys::BTF_KIND_FUNC {
-                continue;
-            }
-            let name = sys::btf__name_by_offset(btf, (*t).name_off);
-            let proto = sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
-            if name.is_null() || proto.is_null() {
-                continue;
-            }
-            let vlen = (*proto).info & 0xffff;
-            let params = proto.add(1) as *const sys::btf_param;
-            let mut slots = 0;
-            for i in 0..vlen as usize {
-                let size = sys::btf__resolve_size(btf, (*params.add(i)).type_);
-                slots += if size > 8 { 2 } else { 1 };
-            }
-            let returns_value = (*proto).__bindgen_anon_1.type_ != 0;
-            let name = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
-            out.insert(name, KernelFunction { arg_slots: slots, returns_value, btf_id: id });
+impl Catalog {
+    /// Is `function` a kernel text symbol? kallsyms when readable (kprobes
+    /// can attach to functions BTF omits) or BTF; `None` when neither is readable.
+    pub fn is_kernel_function(&self, function: &str) -> Option<bool> {
+        let in_btf = self.kernel().btf_functions().map(|f| f.contains_key(function));
+        match self.kernel().kallsyms_has_function(function) {
+            None => in_btf,
+            Some(in_kallsyms) => Some(in_kallsyms || in_btf == Some(true)),
         }
-        sys::btf__free(btf);
     }
-    Some(out)
-}
 
-/// Is `function` a kernel text symbol? `/proc/kallsyms` when readable (kprobes
-/// can attach to functions BTF omits) or BTF; `None` when neither is readable.
-pub fn kernel_text_symbol(function: &str) -> Option<bool> {
-    let in_btf = btf_functions().map(|f| f.contains_key(function));
-    let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else { return in_btf };
-    let in_kallsyms = text.lines().any(|l| {
-        let mut parts = l.split_ascii_whitespace().skip(1);
-        matches!(parts.next(), Some("t" | "T")) && parts.next() == Some(function)
-    });
-    Some(in_kallsyms || in_btf == Some(true))
-}
-
-/// Up to three kernel functions named like `function`.
-pub fn suggest_kernel_function(function: &str) -> Vec<String> {
-    let Some(funcs) = btf_functions() else { return vec![] };
-    // Tens of thousands of names: skip those whose length alone rules out a close
-    // match (closeness needs similarity >= 0.7, one edit, or containment) before
-    // computing edit distances.
-    let plausible = |n: &str| {
-        let (a, b) = (function.len(), n.len());
-        n.contains(function) || a.abs_diff(b) * 10 <= a.max(b) * 3 || a.abs_diff(b) <= 1
-    };
-    let scored = funcs
-        .keys()
-        .filter(|n| plausible(n))
-        .filter_map(|n| super::suggest::closeness(function, n).map(|c| (n.clone(), c)))
-        .collect();
-    super::suggest::best(scored)
+    /// Up to three kernel functions named like `function`.
+    pub fn suggest_kernel_function(&self, function: &str) -> Vec<String> {
+        let Some(funcs) = self.kernel().btf_functions() else { return vec![] };
+        // Tens of thousands of names: skip those whose length alone rules out a close
+        // match (closeness needs similarity >= 0.7, one edit, or containment) before
+        // computing edit distances.
+        let plausible = |n: &str| {
+            let (a, b) = (function.len(), n.len());
+            n.contains(function) || a.abs_diff(b) * 10 <= a.max(b) * 3 || a.abs_diff(b) <= 1
+        };
+        super::suggest::closest(function, funcs.keys().map(String::as_str).filter(|n| plausible(n)))
+    }
 }
 
 /// A tracepoint to use instead of probing kernel `function`: one whose name

@@ -36,15 +36,16 @@ pub(crate) fn best(mut scored: Vec<(String, f64)>) -> Vec<String> {
     out
 }
 
+/// Up to three of `candidates` closest to `query`, best first (functions of a
+/// binary, of the kernel).
+pub(crate) fn closest<'a>(query: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    best(candidates.into_iter().filter_map(|n| closeness(query, n).map(|c| (n.to_string(), c))).collect())
+}
+
 /// Up to three names from `candidates` closest to `name`, best first, for errors
 /// like "unknown column `cout`, did you mean `count`?". Empty when nothing is close.
 pub fn suggest_column(name: &str, candidates: &[&str]) -> Vec<String> {
-    let scored = candidates
-        .iter()
-        .filter(|c| **c != name)
-        .filter_map(|c| closeness(name, c).map(|s| (c.to_string(), s)))
-        .collect();
-    best(scored)
+    closest(name, candidates.iter().copied().filter(|c| *c != name))
 }
 
 /// Up to three of the `(category, name)` events closest to `category:name`,

@@ -1,10 +1,11 @@
-//! Catalog tests against the fixture tree in `tests/fixtures/formats` (real format
-//! files copied from a 6.x kernel) and, when present, the live tracefs.
+//! Catalog tests against the fixture kernel's tree in `tests/fixtures/formats`
+//! (real format files copied from a 6.x kernel) and, when present, the live tracefs.
 
 use super::{Catalog, CatalogError, FieldKind, TpField};
+use crate::host::HostKernel;
 
 fn fixtures() -> Catalog {
-    Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"))
+    Catalog::fixture()
 }
 
 /// (offset, size, signed, kind) of one field.
@@ -63,22 +64,29 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 12);
+    assert_eq!(all.len(), 20);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
         |g| -> Vec<String> { cat.list(Some(g)).unwrap().into_iter().map(|(c, n)| format!("{c}:{n}")).collect() };
-    assert_eq!(names("sched:*"), ["sched:sched_process_exit", "sched:sched_process_fork", "sched:sched_switch"]);
+    assert_eq!(
+        names("sched:*"),
+        ["sched:sched_process_exec", "sched:sched_process_exit", "sched:sched_process_fork", "sched:sched_switch"]
+    );
     assert_eq!(
         names("sys_enter*"),
         [
             "raw_syscalls:sys_enter",
             "syscalls:sys_enter_openat",
             "syscalls:sys_enter_pread64",
+            "syscalls:sys_enter_read",
             "syscalls:sys_enter_write"
         ]
     );
-    assert_eq!(names("*:sys_?xit_*"), ["syscalls:sys_exit_openat", "syscalls:sys_exit_pread64"]);
+    assert_eq!(
+        names("*:sys_?xit_*"),
+        ["syscalls:sys_exit_openat", "syscalls:sys_exit_pread64", "syscalls:sys_exit_read", "syscalls:sys_exit_write"]
+    );
     assert_eq!(names("block_rq_issue"), ["block:block_rq_issue"]);
     assert!(names("nothing*").is_empty());
     // A glob with `:` is matched against `cat:name` only.
@@ -124,21 +132,24 @@ fn rejects_path_traversal() {
 
 #[test]
 fn missing_root_is_io_error() {
-    let cat = Catalog::at("/nonexistent/ebq-catalog-test");
+    let host = HostKernel::with_tracefs("/nonexistent/ebq-catalog-test");
+    assert_eq!(host.tracefs().root(), std::path::Path::new("/nonexistent/ebq-catalog-test"));
+    let cat = Catalog::new(std::sync::Arc::new(host));
     assert!(matches!(cat.list(None), Err(CatalogError::Io { .. })));
-    assert_eq!(cat.root(), std::path::Path::new("/nonexistent/ebq-catalog-test"));
 }
 
 /// Parses every format file of the running kernel. Skipped without tracefs.
 #[test]
 fn parses_every_live_format() {
-    let cat = match Catalog::open() {
-        Ok(cat) => cat,
+    let host = match HostKernel::open() {
+        Ok(host) => host,
         Err(e) => {
             eprintln!("skipping parses_every_live_format: {e}");
             return;
         }
     };
+    let root = host.tracefs().root().to_path_buf();
+    let cat = Catalog::new(std::sync::Arc::new(host));
     let events = cat.list(None).unwrap();
     let (mut fields, mut unsupported) = (0, Vec::new());
     for (c, n) in &events {
@@ -155,7 +166,7 @@ fn parses_every_live_format() {
     eprintln!(
         "parsed {} events from {}: {fields} fields, {} unsupported",
         events.len(),
-        cat.root().display(),
+        root.display(),
         unsupported.len()
     );
     for u in unsupported.iter().take(20) {

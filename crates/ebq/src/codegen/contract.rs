@@ -154,7 +154,7 @@ mod tests {
     use crate::plan::{plan, PlanOptions};
 
     fn programs(sql: &str) -> Vec<Program> {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
         super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap())
     }

@@ -16,26 +16,16 @@ pub const LOOKUP: &str =
 
 #[cfg(test)]
 mod tests {
-    use crate::catalog::Catalog;
-    use crate::plan::{plan, PlanOptions};
+    use crate::codegen::tests::{assert_snapshot, generate_for};
 
     /// The generated C of a keyless aggregate (one array slot), compared with a
     /// checked-in snapshot (EBQ_UPDATE_SNAPSHOTS=1 rewrites it).
     #[test]
     fn keyless_snapshot() {
-        let sql = "SELECT COUNT(*), SUM(count), MIN(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
-                   WHERE comm = 'dd'";
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
-        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
-        let c = super::super::generate(&plan(sql, &l, &cat, &PlanOptions::default()).unwrap()).remove(0).source;
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/keyless.bpf.c");
-        if std::env::var_os("EBQ_UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(path, &c).unwrap();
-        }
-        let want = std::fs::read_to_string(path).expect("snapshot exists (EBQ_UPDATE_SNAPSHOTS=1 writes it)");
-        assert_eq!(c, want, "generated C changed; review and rerun with EBQ_UPDATE_SNAPSHOTS=1");
-        if let Err(e) = crate::runtime::compile(&c) {
-            panic!("{e}\n{c}");
-        }
+        let c = generate_for(
+            "SELECT COUNT(*), SUM(count), MIN(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
+             WHERE comm = 'dd'",
+        );
+        assert_snapshot("keyless.bpf.c", &c);
     }
 }

@@ -47,7 +47,7 @@ mod tests {
     use crate::error::Result;
 
     fn physical(sql: &str) -> Result<PhysicalPlan> {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let q = crate::parse::parse_query(sql)?;
         let l = crate::bind::bind(&q, &cat)?;
         plan(sql, &l, &cat, &PlanOptions::default())

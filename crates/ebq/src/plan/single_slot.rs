@@ -39,7 +39,7 @@ mod tests {
     use crate::plan::{plan, KernelOutput, PhysicalPlan, PlanOptions};
 
     fn physical(sql: &str) -> PhysicalPlan {
-        let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+        let cat = Catalog::fixture();
         let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
         plan(sql, &l, &cat, &PlanOptions::default()).unwrap()
     }

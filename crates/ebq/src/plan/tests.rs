@@ -2,7 +2,7 @@ use super::*;
 use crate::catalog::Catalog;
 
 fn fixtures() -> Catalog {
-    Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"))
+    Catalog::fixture()
 }
 
 fn physical(sql: &str, options: &PlanOptions) -> Result<PhysicalPlan> {

@@ -56,7 +56,7 @@ fn kprobes_available() -> bool {
 /// closes both; `Err((step, errno))` when the kernel refuses.
 fn trampoline_probe(function: &str, exit: bool) -> std::result::Result<(), (&'static str, i32)> {
     use libbpf_sys as sys;
-    let btf_id = crate::catalog::probe::btf_functions()
+    let btf_id = crate::host::btf::btf_functions()
         .and_then(|f| f.get(function))
         .map(|f| f.btf_id)
         .ok_or(("finding the function in the kernel's BTF", libc::ENOENT))?;

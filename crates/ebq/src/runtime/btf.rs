@@ -17,8 +17,8 @@
 //! existing file, so readers only ever see complete files and a PCH never
 //! sees its header change under it.
 
-use crate::catalog::file_columns::kernel_btf_path;
 use crate::error::{Error, Result};
+use crate::host::btf::kernel_btf_path;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -11,7 +11,7 @@ use crate::plan::{plan, KernelOutput, PhysicalPlan, PlanOptions, StructField, St
 
 /// The physical plan of `sql` over the fixture catalog.
 pub(crate) fn physical(sql: &str) -> PhysicalPlan {
-    let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+    let cat = Catalog::fixture();
     let q = crate::parse::parse_query(sql).unwrap();
     let l = crate::bind::bind(&q, &cat).unwrap();
     plan(sql, &l, &cat, &PlanOptions::default()).unwrap()

@@ -5,7 +5,7 @@ use crate::plan::{plan, PlanOptions};
 use crate::runtime::{schema, to_batch, WindowBounds};
 
 fn physical(sql: &str) -> PhysicalPlan {
-    let cat = Catalog::at(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats"));
+    let cat = Catalog::fixture();
     let q = crate::parse::parse_query(sql).unwrap();
     let l = crate::bind::bind(&q, &cat).unwrap();
     plan(sql, &l, &cat, &PlanOptions::default()).unwrap()

@@ -7,6 +7,7 @@
 //! This is what libbpf and perf compute, and it holds for shared objects, PIE
 //! and non-PIE executables alike (for the latter `p_vaddr` is absolute).
 
+use crate::catalog::closest;
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::path::{Path, PathBuf};
 
@@ -174,11 +175,8 @@ pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
         if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
             return Err(ElfError::Imported);
         }
-        let scored: Vec<(String, f64)> = defined_functions()
-            .filter_map(|s| s.name().ok())
-            .filter_map(|n| super::suggest::closeness(symbol, n).map(|c| (n.to_string(), c)))
-            .collect();
-        return Err(ElfError::NoSymbol { suggestions: super::suggest::best(scored) });
+        let suggestions = closest(symbol, defined_functions().filter_map(|s| s.name().ok()));
+        return Err(ElfError::NoSymbol { suggestions });
     };
     let address = sym.address();
     let segment = file

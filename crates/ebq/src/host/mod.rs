@@ -1,0 +1,80 @@
+//! The one seam between the pure stages and the machine they plan for.
+//!
+//! Bind and plan learn about the kernel and its binaries only through
+//! [`KernelInfo`]: tracepoint formats, BTF functions, kernel text symbols,
+//! uprobe targets, system call numbers and whether CO-RE programs can be
+//! built. [`HostKernel`] reads this machine (tracefs, `/sys/kernel/btf`,
+//! `/proc/kallsyms`, ELF files, UAPI headers); [`FixtureKernel`] answers from
+//! checked-in files, so every stage before `runtime` runs in tests with the
+//! host hidden. The runtime still reads the host directly (it loads programs
+//! into this kernel), through the free functions of these modules.
+//!
+//! Answers are raw data (a format file's text, a symbol's offset); what to
+//! make of them (parsing, globs, suggestions, error messages) lives in
+//! [`crate::catalog`] and [`crate::bind`], written once for both kernels.
+
+pub mod btf;
+pub mod elf;
+mod fixture;
+mod host_kernel;
+pub mod kallsyms;
+pub mod syscalls;
+mod tracefs;
+
+pub use btf::KernelFunction;
+pub use elf::{ElfError, ElfSymbol};
+pub use fixture::FixtureKernel;
+pub use host_kernel::HostKernel;
+pub use syscalls::SyscallTable;
+pub use tracefs::Tracefs;
+
+use crate::catalog::CatalogError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A tracefs `format` file: where it was read (for error messages) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatFile {
+    /// The file's path, as error messages show it.
+    pub path: String,
+    /// Its contents.
+    pub text: String,
+}
+
+/// What the pure stages may know about a kernel and the binaries on its host.
+///
+/// One method per kind of fact; a later fact (typed BTF structs for paths
+/// such as `rq.q.disk.disk_name`) is one more method here, answered by both
+/// kernels.
+pub trait KernelInfo: std::fmt::Debug + Send + Sync {
+    /// All tracepoint events `(category, name)` that have a format file, in
+    /// any order; ftrace's own events are left out.
+    fn tracepoints(&self) -> Result<Vec<(String, String)>, CatalogError>;
+
+    /// The format file of `category:name` (each a single, safe path
+    /// component), or `None` when the kernel has no such event.
+    fn tracepoint_format(&self, category: &str, name: &str) -> Result<Option<FormatFile>, CatalogError>;
+
+    /// Every function in the kernel's BTF, or `None` when it has no BTF
+    /// (no fentry/fexit then).
+    fn btf_functions(&self) -> Option<&HashMap<String, KernelFunction>>;
+
+    /// Why programs reading kernel structs with CO-RE (file columns) cannot be
+    /// compiled here, or `None` when they can.
+    fn btf_problem(&self) -> Option<String>;
+
+    /// Is `function` a text symbol of the kernel (what a kprobe attaches to)?
+    /// `None` when the symbol list cannot be read.
+    fn kallsyms_has_function(&self, function: &str) -> Option<bool>;
+
+    /// The file a uprobe's binary name means: a path as is, a bare library
+    /// name searched in the library directories.
+    fn resolve_binary(&self, name: &str) -> Result<PathBuf, ElfError>;
+
+    /// Function `symbol` of binary `path` (as [`KernelInfo::resolve_binary`]
+    /// gave it) and the file offset a uprobe attaches at.
+    fn find_symbol(&self, path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError>;
+
+    /// System call numbers and names.
+    fn syscalls(&self) -> &SyscallTable;
+}

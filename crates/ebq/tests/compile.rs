@@ -1,0 +1,132 @@
+//! Generated programs compile: BPF C with clang (-Wall -Werror, the UAPI
+//! headers; file columns against the running kernel's BTF), pin headers as
+//! user-space C. Nothing is loaded, so no root is needed; the queries bind
+//! against the fixture kernel, as the codegen unit tests do.
+//!
+//! These are outside the library's unit tests because they need the host's
+//! compiler and headers, which `scripts/test-pure.sh` hides.
+
+use ebq::host::FixtureKernel;
+use ebq::plan::{PlanOptions, StageLimit};
+use ebq::{Engine, PreparedQuery};
+
+fn prepare_with(sql: &str, options: PlanOptions) -> PreparedQuery {
+    Engine::with_kernel(FixtureKernel::checked_in())
+        .with_options(options)
+        .prepare(sql)
+        .unwrap_or_else(|e| panic!("{}", e.render(sql)))
+}
+
+/// Compiles the BPF C generated for `sql` with `options`.
+fn compiles_with(sql: &str, options: PlanOptions) {
+    let c = prepare_with(sql, options).source;
+    if let Err(e) = ebq::runtime::compile(&c) {
+        panic!("{sql}\n{e}\n{c}");
+    }
+}
+
+fn compiles(sql: &str) {
+    compiles_with(sql, PlanOptions::default());
+}
+
+#[test]
+fn generated_programs_compile_with_clang() {
+    for sql in [
+        "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM syscalls.sys_enter_pread64 GROUP BY fd, cpu WINDOW(time, 1000, 1000)",
+        "SELECT comm, COUNT(*), SUM(count / 3 - 1), MIN(-count % 7) FROM syscalls.sys_enter_pread64 WHERE comm LIKE 'd%' GROUP BY comm WINDOW(count, 100, 100)",
+        "SELECT time, pid, tid, uid, gid, comm, cpu, cgroup, fd, count, pos FROM syscalls.sys_enter_pread64 WHERE fd << 2 >= 8 OR NOT (pos BETWEEN -1 AND 10)",
+        "SELECT rwbs, dev, SUM(bytes) FROM block.block_rq_issue WHERE cmd = 'x' GROUP BY rwbs, dev",
+        "SELECT args[0], COUNT(*) FROM raw_syscalls.sys_enter GROUP BY args[0]",
+        "SELECT parent_comm, child_pid FROM sched.sched_process_fork WHERE parent_comm != 'bash'",
+    ] {
+        compiles(sql);
+    }
+}
+
+/// Programs with file columns compile against the cached vmlinux.h PCH
+/// (needs /sys/kernel/btf/vmlinux and bpftool, like running them).
+#[test]
+fn file_column_programs_compile_with_clang() {
+    for sql in [
+        "SELECT inode, dev, dev_major, dev_minor, fs_type, mount_point, mount_id, file_name, file_pos, count \
+         FROM syscalls.sys_enter_write WHERE file_pos > 10 AND mount_point LIKE '/t%'",
+        "SELECT file_name, inode FROM syscalls.sys_exit_openat WHERE ret >= 0",
+        "SELECT e.file_name, e.inode, COUNT(*), SUM(x.ret) FROM syscalls.sys_enter_pread64 e \
+         JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid WHERE e.mount_point = '/' GROUP BY e.file_name, e.inode",
+        "SELECT fs_type, file_name, COUNT(*), SUM(count), MAX(file_pos) FROM syscalls.sys_enter_pread64 \
+         GROUP BY fs_type, file_name WINDOW(time, 1000, 1000)",
+    ] {
+        compiles(sql);
+    }
+}
+
+/// Histogram programs: signed and unsigned arguments, extreme LHIST bounds,
+/// string keys, count windows.
+#[test]
+fn histogram_programs_compile_with_clang() {
+    for sql in [
+        "SELECT comm, HIST(count), LHIST(count, 0, 400, 100), P50(count), P999(count) FROM syscalls.sys_enter_pread64 GROUP BY comm WINDOW(count, 100, 50)",
+        "SELECT HIST(-pos), LHIST(-pos, -9223372036854775808, 9223372036854775807, 18446744073709552), QUANTILE(pos - 5, 0.25) FROM syscalls.sys_enter_pread64",
+        "SELECT fd, LHIST(count, 7, 8, 1), HIST(count * 2), MIN(count), AVG(count) FROM syscalls.sys_enter_pread64 GROUP BY fd HAVING P90(count) > 3",
+    ] {
+        compiles(sql);
+    }
+}
+
+/// The keyless aggregate of the `keyless.bpf.c` snapshot.
+#[test]
+fn keyless_program_compiles_with_clang() {
+    compiles(
+        "SELECT COUNT(*), SUM(count), MIN(count), MAX(count), HIST(count) FROM syscalls.sys_enter_pread64 \
+         WHERE comm = 'dd'",
+    );
+}
+
+/// Every cut of the pipeline (`--stage-limit`) compiles.
+#[test]
+fn every_stage_cut_compiles_with_clang() {
+    let sql = "SELECT time, pid, count FROM syscalls.sys_enter_pread64 WHERE comm = 'fio'";
+    for limit in [StageLimit::Trigger, StageLimit::Filter, StageLimit::Reserve, StageLimit::Build, StageLimit::Commit] {
+        compiles_with(sql, PlanOptions { stage_limit: Some(limit), ..Default::default() });
+    }
+}
+
+#[test]
+fn probe_programs_compile_with_clang() {
+    for sql in [
+        "SELECT COUNT(*), SUM(arg2) FROM uprobe:libc:pread64 WHERE arg0 > 2",
+        "SELECT time, tid, comm, retval FROM uretprobe:libc.so.6:pread64 WHERE retval > 0",
+        "SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm",
+        "SELECT pid, retval FROM kretprobe:vfs_read",
+        "SELECT COUNT(*), MAX(arg2) FROM fentry:vfs_read WHERE arg2 > 1",
+        "SELECT retval, COUNT(*) FROM fexit:vfs_read GROUP BY retval",
+    ] {
+        compiles(sql);
+    }
+}
+
+/// Pin headers of every aggregate shape are valid user-space C (what a sampler compiles).
+#[test]
+fn pin_headers_compile_as_user_space_c() {
+    for sql in [
+        "SELECT comm, COUNT(*), SUM(count), MIN(-count % 7), HIST(-count) FROM syscalls.sys_enter_pread64 \
+         GROUP BY comm WINDOW(time, 1000, 1000)",
+        "SELECT fd, COUNT(DISTINCT pid), LHIST(count, 0, 100, 7), AVG(count) FROM syscalls.sys_enter_pread64 \
+         GROUP BY fd WINDOW(count, 100, 100)",
+        "SELECT P50(count), P99(count), QUANTILE(pos, 0.9) FROM syscalls.sys_enter_pread64",
+    ] {
+        let h = ebq::codegen::pin_header(&prepare_with(sql, PlanOptions::default()).physical, "/sys/fs/bpf/ebq/q")
+            .expect("aggregates have a pin header");
+        let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("layout.c");
+        std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 2; }}\n")).unwrap();
+        let out = std::process::Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only"])
+            .arg(&path)
+            .output()
+            .expect("a C compiler (cc)");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.status.success(), "{sql}\n{}\n{h}", String::from_utf8_lossy(&out.stderr));
+    }
+}
