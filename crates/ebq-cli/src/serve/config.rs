@@ -304,6 +304,14 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
                     .map_err(|_| err(v.span(), format!("query `{name}`: {key} must be below 2^32, not {n}")))?;
             }
         }
+        if let Some(r) =
+            q.ringbuf_size.as_ref().filter(|_| !limits.ringbuf_size.is_power_of_two() || limits.ringbuf_size < 4096)
+        {
+            return Err(err(
+                r.span(),
+                format!("query `{name}`: ringbuf_size must be a power of two of at least 4096, not {}", r.get_ref()),
+            ));
+        }
         let pin = match &q.pin {
             Some(p) => {
                 let path = PathBuf::from(p.get_ref());
@@ -469,6 +477,10 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(
             parse_err(&format!("{q}max_groups = 5000000000\n")),
             "ebq.toml:4:14: query `a`: max_groups must be below 2^32, not 5000000000"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}ringbuf_size = 5000\n")),
+            "ebq.toml:4:16: query `a`: ringbuf_size must be a power of two of at least 4096, not 5000"
         );
         assert_eq!(
             parse_err(&format!("series_ttl = \"never\"\n{q}")),
