@@ -22,6 +22,7 @@
 //! ringbuf_size = 8388608        #   ring buffer bytes (a join of two streams reads rows through it)
 //! wakeup_bytes = 262144
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see README)
+//! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
@@ -82,6 +83,7 @@ struct RawQuery {
     ringbuf_size: Option<Spanned<i64>>,
     wakeup_bytes: Option<Spanned<i64>>,
     pin: Option<Spanned<String>>,
+    pin_header: Option<Spanned<String>>,
     keep_pins: Option<bool>,
 }
 
@@ -128,6 +130,8 @@ pub struct QueryConfig {
     pub limits: Limits,
     /// Where to pin the query's aggregate map (bpffs path), if asked.
     pub pin: Option<PathBuf>,
+    /// Where to write the pins' layout header (`--pin-header`); default beside `/run/ebq/pins`.
+    pub pin_header: Option<PathBuf>,
     /// Leave the pins in place on shutdown.
     pub keep_pins: bool,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
@@ -331,6 +335,9 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         if q.keep_pins.is_some() && pin.is_none() {
             return Err(err(q.name.span(), format!("query `{name}`: keep_pins needs a `pin` path")));
         }
+        if let (Some(h), None) = (&q.pin_header, &pin) {
+            return Err(err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
+        }
         queries.push(QueryConfig {
             name,
             sql,
@@ -339,6 +346,7 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             series_ttl,
             limits,
             pin,
+            pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
             keep_pins: q.keep_pins.unwrap_or(false),
             at: at(q.name.span().start),
             sql_at: at(source.span().start),
@@ -428,6 +436,7 @@ sql = "SELECT COUNT(*) FROM syscalls.sys_enter_read"
 interval = "500ms"
 pin = "/sys/fs/bpf/ebq/reads"
 keep_pins = true
+pin_header = "/run/ebq/reads.h"
 
 [[query]]
 name = "writes"
@@ -451,6 +460,8 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(c.queries[0].max_series, 50);
         assert_eq!(c.queries[0].pin.as_deref(), Some(std::path::Path::new("/sys/fs/bpf/ebq/reads")));
         assert!(c.queries[0].keep_pins);
+        assert_eq!(c.queries[0].pin_header.as_deref(), Some(std::path::Path::new("/run/ebq/reads.h")));
+        assert_eq!(c.queries[1].pin_header, None);
         assert_eq!(c.queries[0].at, "ebq.toml:6:8");
         assert_eq!(c.queries[1].max_series, 7);
         assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
@@ -469,7 +480,11 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
     #[test]
     fn errors_are_positioned() {
         let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `keep_pins`");
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
+        assert_eq!(
+            parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
+            "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"
+        );
         assert_eq!(
             parse_err(&format!("{q}max_groups = 0\n")),
             "ebq.toml:4:14: query `a`: max_groups must be a positive number, not 0"

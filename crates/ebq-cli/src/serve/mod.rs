@@ -69,6 +69,7 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
         && a.series_ttl == b.series_ttl
         && a.limits == b.limits
         && a.pin == b.pin
+        && a.pin_header == b.pin_header
         && a.keep_pins == b.keep_pins
 }
 

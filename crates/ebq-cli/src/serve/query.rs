@@ -50,7 +50,8 @@ impl Served {
         publisher.start(&name, c.config.max_series, c.config.series_ttl);
         let started = c.prepared.start(Scope::All).and_then(|mut r| {
             if let Some(dir) = &c.config.pin {
-                let options = PinOptions { dir: dir.clone(), header: None, keep: c.config.keep_pins };
+                let options =
+                    PinOptions { dir: dir.clone(), header: c.config.pin_header.clone(), keep: c.config.keep_pins };
                 let header = r.pin_maps(&options)?;
                 eprintln!("ebq serve: query `{name}` pinned under {} (layout: {})", dir.display(), header.display());
             }
