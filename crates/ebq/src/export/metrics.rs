@@ -8,7 +8,7 @@
 //! | `COUNT(*)`, `SUM(unsigned)`            | counter (`_total`)                        |
 //! | `MIN`, `MAX`, `AVG`, `COUNT(DISTINCT)`, `SUM(signed)`, other expressions | gauge |
 //! | `HIST`, `LHIST`                        | histogram (buckets with inclusive upper bounds) |
-//! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles)           |
+//! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles); a signed argument's: one gauge per column |
 //!
 //! A summary's count is the group's `COUNT(*)` and its sum the `SUM` of the
 //! same (unsigned) argument, when the query selects them; a histogram's sum
@@ -253,6 +253,13 @@ impl MetricSchema {
                     _ => MetricKind::Gauge,
                 },
                 Some(UserSource::Hist(_)) => MetricKind::Histogram,
+                // OpenMetrics summaries hold no negative quantiles: those of a
+                // signed argument are gauges, one per column (`ebq_q_p50_ret`).
+                Some(UserSource::Quantile { sketch, .. })
+                    if sketches.get(sketch).is_some_and(|a| a.ty().is_signed()) =>
+                {
+                    MetricKind::Gauge
+                }
                 Some(UserSource::Quantile { ppm, sketch }) => {
                     let stem = quantile_stem(&col);
                     let (name, unit, scale) = metric_name(query, &stem, false);

@@ -86,6 +86,14 @@ fn keys_are_labels_and_aggregates_are_typed_by_function() {
 }
 
 #[test]
+fn quantiles_of_a_signed_argument_are_gauges() {
+    let p =
+        physical("SELECT P50(ret) AS p50_ret, P99(ret) AS p99_ret FROM syscalls.sys_exit_pread64 WINDOW(time, 1000)");
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(roles(&s), ["Gauge ebq_q_p50_ret", "Gauge ebq_q_p99_ret"]);
+}
+
+#[test]
 fn signed_sums_are_gauges() {
     let p = physical("SELECT SUM(ret) AS total FROM syscalls.sys_exit_pread64 WINDOW(time, 1000)");
     let s = MetricSchema::of("q", &p).unwrap();
