@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod bind;
+pub mod btf;
 pub mod bundle;
 pub mod catalog;
 pub mod codegen;
