@@ -137,8 +137,10 @@ fn classify_int(int: Int) -> Result<LeafType, Unreadable> {
     if int.bit_offset != 0 || int.bits as u32 != int.size * 8 {
         return Err(Unreadable::Bitfield { bits: int.bits as u32 });
     }
+    if int.bool {
+        return Ok(LeafType::Bool);
+    }
     match int.size {
-        _ if int.bool => Ok(LeafType::Bool),
         1 | 2 | 4 | 8 => Ok(LeafType::Integer { bytes: int.size, signed: int.signed }),
         bytes => Err(Unreadable::WideInteger { bytes }),
     }

@@ -57,7 +57,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Btf, BtfError> {
     }
     let data = &bytes[hdr_len..];
     let type_off = header_u32(bytes, 8);
-    if type_off % 4 != 0 {
+    if !type_off.is_multiple_of(4) {
         return Err(BtfError::Header { reason: "type section not 4-byte aligned" });
     }
     let type_sec = section(data, type_off, header_u32(bytes, 12), "type section outside the blob")?;
