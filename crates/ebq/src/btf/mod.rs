@@ -7,7 +7,7 @@
 //! without libbpf or syscalls (it takes `&[u8]`), so it is tested on a compiled
 //! fixture and on the running kernel alike:
 //!
-//! - [`Btf::parse`] decodes a blob ([`raw`] has the wire format), rejecting truncated or
+//! - [`Btf::parse`] decodes a blob (the wire format is in `raw.rs`), rejecting truncated or
 //!   corrupt input with a [`BtfError`]; names are indexed on first lookup ([`Btf::find`]).
 //! - [`Btf::tracepoint_args`] lists a tracepoint's arguments with their types ([`Arg`]).
 //! - [`Btf::resolve_path`] follows `rq.q.disk.disk_name` through pointers and anonymous
