@@ -166,9 +166,10 @@ impl Btf {
         self.get(id).map_or(Kind::Void, |t| t.kind)
     }
 
-    /// The name of a type, member, parameter or enumerator; empty when anonymous.
+    /// The name of a type, member, parameter or enumerator; empty when anonymous (or
+    /// when `item` comes from another blob and its offset is not a string here).
     pub fn name<N: Named>(&self, item: &N) -> &str {
-        let rest = &self.strings[item.name_off() as usize..];
+        let rest = self.strings.get(item.name_off() as usize..).unwrap_or("");
         rest.find('\0').map_or(rest, |end| &rest[..end])
     }
 
@@ -177,24 +178,25 @@ impl Btf {
         self.get(id).map_or("", |t| self.name(t))
     }
 
-    /// A struct's or union's members, in declaration order.
+    /// A struct's or union's members, in declaration order. (Lists from another blob
+    /// that do not fit this one give an empty slice, here and in the three below.)
     pub fn members(&self, c: Composite) -> &[Member] {
-        &self.members[c.members.range()]
+        self.members.get(c.members.range()).unwrap_or_default()
     }
 
     /// A function prototype's parameters.
     pub fn params(&self, params: List) -> &[Param] {
-        &self.params[params.range()]
+        self.params.get(params.range()).unwrap_or_default()
     }
 
     /// An enum's enumerators.
     pub fn enum_values(&self, e: Enum) -> &[EnumValue] {
-        &self.enum_values[e.values.range()]
+        self.enum_values.get(e.values.range()).unwrap_or_default()
     }
 
     /// A data section's variables.
     pub fn section_vars(&self, vars: List) -> &[SectionVar] {
-        &self.section_vars[vars.range()]
+        self.section_vars.get(vars.range()).unwrap_or_default()
     }
 
     /// Follows typedefs and qualifiers (const, volatile, restrict, type tags) to the

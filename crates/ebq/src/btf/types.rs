@@ -24,7 +24,7 @@ pub struct List {
 
 impl List {
     pub(crate) fn range(self) -> std::ops::Range<usize> {
-        self.start as usize..(self.start + self.len) as usize
+        self.start as usize..self.start as usize + self.len as usize
     }
 }
 
