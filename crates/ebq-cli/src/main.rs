@@ -1,7 +1,6 @@
 //! `ebq`: run SQL over kernel events from the command line.
 
 mod analyze;
-mod bench;
 mod child;
 mod otlp;
 mod output;
@@ -80,7 +79,7 @@ enum Command {
     /// Benchmarks side by side with bpftrace: pervent (Gregg's per-event cost),
     /// stages (six-stage overhead dissection with fio), fidelity (issued vs
     /// delivered vs dropped), startup, all; results to --out (default bench/results).
-    Bench(bench::BenchArgs),
+    Bench(ebq_bench::BenchArgs),
     /// List the shipped queries; with a NAME, print it and its parameters.
     Queries {
         /// A shipped query's name.
@@ -271,7 +270,7 @@ fn main() -> ExitCode {
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
         Some(Command::Serve { config, check }) => serve::main(&config, check),
-        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),
