@@ -8,6 +8,7 @@ mod report;
 mod run;
 mod serve;
 mod shipped;
+mod signals;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ebq::catalog::SystemColumn;

@@ -1,26 +1,13 @@
-//! Running a query: scope, the poll loop, signals, the final window and stats.
+//! Running a query: scope, the poll loop (stopped through [`crate::signals`]), the final window and stats.
 
 use crate::child::spawn_held;
 use crate::output::make_sink;
+use crate::signals::{self, OnHangup};
 use crate::{engine, read_sql, RunArgs};
 use ebq::sink::Sink;
 use ebq::{Output, Scope};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    SIGNAL.store(sig, Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
-    }
-}
 
 fn process_alive(pid: u32) -> bool {
     // SAFETY: kill with signal 0 only checks for existence.
@@ -84,7 +71,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         )?),
         None => None,
     };
-    install_signal_handlers();
+    signals::install(OnHangup::Stop);
 
     let mut held = match &args.command {
         Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
@@ -114,7 +101,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    SIGNAL.store(libc::SIGPIPE, Ordering::SeqCst);
+                    signals::output_closed();
                     return Ok(());
                 }
                 return Err(format!("error: writing results: {e}"));
@@ -153,7 +140,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
     loop {
-        if SIGNAL.load(Ordering::SeqCst) != 0 {
+        if signals::stopping() {
             break;
         }
         if let Some(h) = held.as_mut() {
@@ -203,7 +190,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let elapsed = started.elapsed();
     drop(query);
     drop(stats_on);
-    if SIGNAL.load(Ordering::SeqCst) != libc::SIGPIPE {
+    if !signals::is_output_closed() {
         write(outs, &mut sink)?;
         sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
     }

@@ -6,7 +6,7 @@
 //! - [`publish`]: the one place windows and ebq's own metrics are published;
 //! - [`prom`]: `/metrics` (prometheus-client text encoder + a small HTTP thread);
 //! - [`caps`]: dropping capabilities once everything is attached;
-//! - [`signals`]: SIGHUP reloads, SIGTERM/SIGINT stop.
+//! - [`crate::signals`] (shared with `ebq run`): SIGHUP reloads, SIGTERM/SIGINT stop.
 //!
 //! All queries run on the main thread (a running query is not `Send`), which
 //! polls each without blocking every 10 ms: window flips happen within ~10 ms
@@ -17,8 +17,8 @@ mod config;
 mod prom;
 mod publish;
 mod query;
-mod signals;
 
+use crate::signals::{self, OnHangup};
 use config::Config;
 use publish::Publisher;
 use query::{check, Checked, Served};
@@ -78,7 +78,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let listener = prom::bind(config.listen)?;
     let shared = prom::Shared::default();
     prom::serve(listener, shared.clone());
-    signals::install();
+    signals::install(OnHangup::Reload);
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
@@ -94,7 +94,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     }
     let mut listen = config.listen;
     while !signals::stopping() {
-        if signals::take_hup() {
+        if signals::take_hangup() {
             reload(config_path, &engine, &mut served, &mut publisher, &mut listen);
         }
         for s in &mut served {
