@@ -6,6 +6,7 @@ mod otlp;
 mod output;
 mod report;
 mod run;
+mod seconds;
 mod serve;
 mod shipped;
 mod signals;
@@ -93,7 +94,7 @@ enum Command {
     },
     /// List an event's columns with their types.
     Describe {
-        /// The event, e.g. syscalls.sys_enter_pread64.
+        /// The event, e.g. syscalls:sys_enter_pread64 (any spelling FROM takes).
         event: String,
     },
 }
@@ -130,11 +131,12 @@ pub struct RunArgs {
     /// With -c or -p: trace every process anyway (still stops when the command/process ends).
     #[arg(long)]
     system_wide: bool,
-    /// Stop after this many seconds.
-    #[arg(long, value_name = "SECS")]
+    /// Stop after this long: seconds (1.5) or with a unit (500ms, 1s, 2m, 1h).
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     duration: Option<f64>,
-    /// For queries without WINDOW: print the running totals every SECS.
-    #[arg(long, value_name = "SECS")]
+    /// Aggregates without WINDOW: print the running totals every DURATION
+    /// (seconds or 500ms, 1s, 2m …); a WINDOW query prints each window itself.
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     interval: Option<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -377,10 +379,16 @@ fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
 }
 
 fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
+    let name = ebq::parse::parse_event_name(event.trim()).map_err(|m| format!("error: {m}"))?;
     let engine = engine(args)?;
-    let sql = format!("SELECT COUNT(*) FROM {event}");
-    let q = ebq::parse::parse_query(&sql).map_err(|e| e.render(&sql))?;
-    let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
+    // Bound as the FROM of a query the user never wrote: its errors are told
+    // about the event alone, without that query's text.
+    let mut q = ebq::parse::parse_query("SELECT COUNT(*) FROM described.event").expect("a valid query");
+    q.from.name = name;
+    let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| match e {
+        Error::Query(q) => Error::Query(ebq::error::QueryError { span: None, ..q }).render(""),
+        other => other.render(""),
+    })?;
     let f = &bound.event.format;
     let mut out = format!(
         "{} ({})\n  {:<24} {:<12} source\n",

@@ -47,6 +47,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => engine.prepare(&sql),
     }
     .map_err(|e| e.render(&sql))?;
+    let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
+        && matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. });
+    if args.interval.is_some() && !windowless_aggregate {
+        let windowed = prepared.logical.window.is_some() || prepared.logical.stream_join.is_some();
+        return Err(interval_refused(windowed).into());
+    }
     let mut sink = make_sink(args, &prepared)?;
     if args.otlp.is_none() && !args.otlp_resource.is_empty() {
         return Err("error: --otlp-resource needs --otlp URL".into());
@@ -134,8 +140,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     let interval = args.interval.map(Duration::from_secs_f64);
     let mut next_snapshot = interval.map(|i| started + i);
-    let windowless_aggregate = prepared.physical.kernel.window == ebq::plan::KernelWindow::None
-        && matches!(prepared.physical.kernel.output, ebq::plan::KernelOutput::Aggregate { .. });
     // `ebq bench stages` at commit: rows are submitted but nobody reads them.
     let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
@@ -170,7 +174,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         }
         write(outs, &mut sink)?;
         if let (Some(at), Some(i)) = (next_snapshot, interval) {
-            if windowless_aggregate && Instant::now() >= at {
+            // Past the deadline the final window is out (or on its way): a
+            // snapshot then would print an empty table after it.
+            let now = Instant::now();
+            if windowless_aggregate && now >= at && deadline.is_none_or(|d| now < d) {
                 let snapshot = query.snapshot().map_err(|e| e.render(&sql))?;
                 if let Some(p) = otlp.as_mut() {
                     p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(&sql))?);
@@ -230,4 +237,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(code as u8));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why `--interval` does not apply: it snapshots the running totals of an
+/// aggregate that has no windows of its own, and any other query already
+/// prints as it goes (silently ignoring the flag left users waiting for it).
+fn interval_refused(windowed: bool) -> &'static str {
+    if windowed {
+        "error: --interval prints the running totals of a query without WINDOW; this query's WINDOW already prints each window as it closes\n  help: drop --interval, or drop WINDOW to get running totals every --interval"
+    } else {
+        "error: --interval prints the running totals of an aggregate; a query without aggregates prints each row as it happens\n  help: drop --interval"
+    }
 }

@@ -141,7 +141,8 @@ fn cases() -> Vec<Bad> {
         bad("SELECT COUNT(*) FROM tracepoint/sched/sched_swich", &["did you mean", "tracepoint:sched:sched_switch"]),
         bad("SELECT COUNT(*) FROM nosuch.event", &["unknown event `tracepoint:nosuch:event`"]),
         bad("SELECT COUNT(*) FROM tracepoint:syscalls", &["malformed tracepoint"]),
-        bad("SELECT COUNT(*) FROM bogus:x", &["unknown probe type `bogus`"]),
+        bad("SELECT COUNT(*) FROM bogus:/x:y", &["unknown probe type `bogus`"]),
+        bad("SELECT COUNT(*) FROM bogus:x", &["unknown event `tracepoint:bogus:x`"]),
         bad("SELECT COUNT(*) FROM a.b.c", &["malformed event name"]),
         // --- probes: files, symbols and kernel functions are checked at bind time ---
         bad("SELECT COUNT(*) FROM uprobe:/no/such/lib.so:f", &["no file `/no/such/lib.so`"]),
