@@ -40,7 +40,7 @@ fn double_quoted_strings_are_answered_with_the_fixed_query() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: there is no column `dd`: double quotes name a column; a string takes single quotes at 1:60\n\
+            "error: unknown column `dd`: double quotes name a column; a string takes single quotes at 1:60\n\
              1 | {sql}\n{}^^^^\n  help: write 'dd'\n  \
              fixed: SELECT COUNT(*) FROM syscalls.sys_enter_read WHERE comm == 'dd'\n",
             " ".repeat(4 + 59)

@@ -16,6 +16,7 @@ use super::expr::{contains_aggregate, span_of};
 use crate::error::{Error, QueryError, Result, Stage};
 use crate::parse::{Expr, SelectItem};
 use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments, Ident};
+use std::borrow::Cow;
 
 /// The clause an expression comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -27,13 +28,55 @@ pub(super) enum Clause {
 }
 
 /// `e` with every SELECT alias that `is_column` does not claim replaced by
-/// its expression (in parentheses).
-pub(super) fn substitute(
-    e: &Expr,
+/// its expression (in parentheses). Borrowed when no alias is used, and when
+/// `e` is nested deeper than the binder accepts (it refuses it with its own
+/// message): long operator chains are never copied or walked to the end.
+pub(super) fn resolve<'e>(
+    e: &'e Expr,
     projection: &[SelectItem],
     is_column: &dyn Fn(&str) -> bool,
     clause: Clause,
-) -> Result<Expr> {
+) -> Result<Cow<'e, Expr>> {
+    let uses_alias = |id: &Ident| !is_column(&id.value) && aliased(projection, id).is_some();
+    match any_identifier(e, &uses_alias, super::MAX_EXPR_DEPTH) {
+        Some(true) => substitute(e, projection, is_column, clause).map(Cow::Owned),
+        Some(false) | None => Ok(Cow::Borrowed(e)),
+    }
+}
+
+/// Whether an identifier in `e` satisfies `test` (the variants [`substitute`]
+/// rewrites); `None` when `e` is nested deeper than `depth`.
+fn any_identifier(e: &Expr, test: &dyn Fn(&Ident) -> bool, depth: u32) -> Option<bool> {
+    let depth = depth.checked_sub(1)?;
+    let any = |xs: &[&Expr]| -> Option<bool> {
+        let mut found = false;
+        for x in xs {
+            found |= any_identifier(x, test, depth)?;
+        }
+        Some(found)
+    };
+    match e {
+        Expr::Identifier(id) => Some(test(id)),
+        Expr::BinaryOp { left, right, .. } => any(&[left, right]),
+        Expr::UnaryOp { expr, .. } | Expr::Nested(expr) | Expr::InList { expr, .. } => any(&[expr]),
+        Expr::Between { expr, low, high, .. } => any(&[expr, low, high]),
+        Expr::Function(f) => match &f.args {
+            FunctionArguments::List(list) => any(&list
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => Some(x),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()),
+            _ => Some(false),
+        },
+        _ => Some(false),
+    }
+}
+
+/// The rewrite of [`resolve`], on expressions known to be shallow.
+fn substitute(e: &Expr, projection: &[SelectItem], is_column: &dyn Fn(&str) -> bool, clause: Clause) -> Result<Expr> {
     let again = |x: &Expr| substitute(x, projection, is_column, clause).map(Box::new);
     Ok(match e {
         Expr::Identifier(id) if !is_column(&id.value) => match aliased(projection, id) {

@@ -583,7 +583,7 @@ fn double_quoted_string(e: &Expr, text: &str) -> Error {
     Error::Query(
         QueryError::new(
             Stage::Bind,
-            format!("there is no column `{text}`: double quotes name a column; a string takes single quotes"),
+            format!("unknown column `{text}`: double quotes name a column; a string takes single quotes"),
             span_of(e),
         )
         .with_help(format!("write {string}"))

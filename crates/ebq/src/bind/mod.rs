@@ -65,7 +65,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     };
     let binder = Binder { sides, depth: std::cell::Cell::new(0) };
     let mut filter = match &query.selection {
-        Some(e) => Some(binder.condition(&binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
+        Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
     };
     let join = match &joined {
@@ -297,7 +297,7 @@ impl Binder<'_> {
         }
         let having = match &q.having {
             Some(h) => {
-                let p = self.post_expr(&self.with_aliases(h, q, aliases::Clause::Having)?, &keys, &mut aggs)?;
+                let p = self.post_expr(&*self.with_aliases(h, q, aliases::Clause::Having)?, &keys, &mut aggs)?;
                 if p.ty() != DataType::Bool {
                     return Err(Error::query(
                         Stage::Bind,
@@ -314,8 +314,8 @@ impl Binder<'_> {
     }
 
     /// `e` with the SELECT aliases that name no column replaced by their expressions.
-    fn with_aliases(&self, e: &Expr, q: &Query, clause: aliases::Clause) -> Result<Expr> {
-        aliases::substitute(e, &q.projection, &|name| self.lookup(name).is_some(), clause)
+    fn with_aliases<'e>(&self, e: &'e Expr, q: &Query, clause: aliases::Clause) -> Result<std::borrow::Cow<'e, Expr>> {
+        aliases::resolve(e, &q.projection, &|name| self.lookup(name).is_some(), clause)
     }
 
     /// Looks a bare column name up: event fields first, then system columns;

@@ -23,7 +23,7 @@ fn a_double_quoted_string_says_strings_take_single_quotes_and_shows_the_fixed_qu
     assert_eq!(
         rendered(sql),
         format!(
-            "error: there is no column `dd`: double quotes name a column; a string takes single quotes at 1:63\n\
+            "error: unknown column `dd`: double quotes name a column; a string takes single quotes at 1:63\n\
              1 | {sql}\n\
              {}^^^^\n  \
              help: write 'dd'\n  \
