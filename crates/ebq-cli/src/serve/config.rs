@@ -384,21 +384,8 @@ pub fn duration(v: &toml::Value) -> Result<Duration, String> {
     let secs = match v {
         toml::Value::Integer(i) => *i as f64,
         toml::Value::Float(f) => *f,
-        toml::Value::String(s) => {
-            let s = s.trim();
-            let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
-                (n, 1e-3)
-            } else if let Some(n) = s.strip_suffix('s') {
-                (n, 1.0)
-            } else if let Some(n) = s.strip_suffix('m') {
-                (n, 60.0)
-            } else if let Some(n) = s.strip_suffix('h') {
-                (n, 3600.0)
-            } else {
-                (s, 1.0)
-            };
-            num.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a duration like \"10s\" or \"500ms\""))? * scale
-        }
+        toml::Value::String(s) => crate::seconds::parse(s)
+            .map_err(|_| format!("`{}` is not a duration like \"10s\" or \"500ms\"", s.trim()))?,
         other => return Err(format!("{other} is not a duration like \"10s\" or \"500ms\"")),
     };
     if !(0.01..=86_400.0).contains(&secs) {

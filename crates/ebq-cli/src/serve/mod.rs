@@ -7,7 +7,7 @@
 //! - [`publish`]: the one place windows and ebq's own metrics are published;
 //! - [`prom`]: `/metrics` (OpenMetrics or 0.0.4 text, one thread per client);
 //! - [`caps`]: dropping capabilities once everything is attached;
-//! - [`signals`]: SIGHUP reloads, SIGTERM/SIGINT stop.
+//! - [`crate::signals`] (shared with `ebq run`): SIGHUP reloads, SIGTERM/SIGINT stop.
 //!
 //! All queries run on the main thread (a running query is not `Send`), which
 //! polls each without blocking every 10 ms: window flips happen within ~10 ms
@@ -19,8 +19,8 @@ mod names;
 mod prom;
 mod publish;
 mod query;
-mod signals;
 
+use crate::signals::{self, OnHangup};
 use config::Config;
 use publish::Publisher;
 use query::{check, Checked, Served};
@@ -88,7 +88,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let listener = prom::bind(config.listen)?;
     let shared = prom::Shared::default();
     prom::serve(listener, shared.clone());
-    signals::install();
+    signals::install(OnHangup::Reload);
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
@@ -104,7 +104,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     }
     let mut listen = config.listen;
     while !signals::stopping() {
-        if signals::take_hup() {
+        if signals::take_hangup() {
             reload(config_path, &engine, &mut served, &mut publisher, &mut listen);
         }
         for s in &mut served {
