@@ -1,14 +1,15 @@
 //! `ebq`: run SQL over kernel events from the command line.
 
 mod analyze;
-mod bench;
 mod child;
 mod otlp;
 mod output;
 mod report;
 mod run;
+mod seconds;
 mod serve;
 mod shipped;
+mod signals;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ebq::catalog::SystemColumn;
@@ -80,7 +81,7 @@ enum Command {
     /// Benchmarks side by side with bpftrace: pervent (Gregg's per-event cost),
     /// stages (six-stage overhead dissection with fio), fidelity (issued vs
     /// delivered vs dropped), startup, all; results to --out (default bench/results).
-    Bench(bench::BenchArgs),
+    Bench(ebq_bench::BenchArgs),
     /// List the shipped queries; with a NAME, print it and its parameters.
     Queries {
         /// A shipped query's name.
@@ -93,7 +94,7 @@ enum Command {
     },
     /// List an event's columns with their types.
     Describe {
-        /// The event, e.g. syscalls.sys_enter_pread64.
+        /// The event, e.g. syscalls:sys_enter_pread64 (any spelling FROM takes).
         event: String,
     },
 }
@@ -130,11 +131,12 @@ pub struct RunArgs {
     /// With -c or -p: trace every process anyway (still stops when the command/process ends).
     #[arg(long)]
     system_wide: bool,
-    /// Stop after this many seconds.
-    #[arg(long, value_name = "SECS")]
+    /// Stop after this long: seconds (1.5) or with a unit (500ms, 1s, 2m, 1h).
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     duration: Option<f64>,
-    /// For queries without WINDOW: print the running totals every SECS.
-    #[arg(long, value_name = "SECS")]
+    /// Aggregates without WINDOW: print the running totals every DURATION
+    /// (seconds or 500ms, 1s, 2m …); a WINDOW query prints each window itself.
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     interval: Option<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -271,7 +273,7 @@ fn main() -> ExitCode {
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
         Some(Command::Serve { config, check }) => serve::main(&config, check),
-        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
         Some(Command::Describe { event }) => describe(&event, &cli.run),
@@ -377,10 +379,16 @@ fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
 }
 
 fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
+    let name = ebq::parse::parse_event_name(event.trim()).map_err(|m| format!("error: {m}"))?;
     let engine = engine(args)?;
-    let sql = format!("SELECT COUNT(*) FROM {event}");
-    let q = ebq::parse::parse_query(&sql).map_err(|e| e.render(&sql))?;
-    let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| e.render(&sql))?;
+    // Bound as the FROM of a query the user never wrote: its errors are told
+    // about the event alone, without that query's text.
+    let mut q = ebq::parse::parse_query("SELECT COUNT(*) FROM described.event").expect("a valid query");
+    q.from.name = name;
+    let bound = ebq::bind::bind(&q, engine.catalog()).map_err(|e| match e {
+        Error::Query(q) => Error::Query(ebq::error::QueryError { span: None, ..q }).render(""),
+        other => other.render(""),
+    })?;
     let f = &bound.event.format;
     let mut out = format!(
         "{} ({})\n  {:<24} {:<12} source\n",

@@ -1,26 +1,13 @@
-//! Running a query: scope, the poll loop, signals, the final window and stats.
+//! Running a query: scope, the poll loop (stopped through [`crate::signals`]), the final window and stats.
 
 use crate::child::spawn_held;
 use crate::output::make_sink;
+use crate::signals::{self, OnHangup};
 use crate::{engine, read_sql, RunArgs};
 use ebq::sink::Sink;
 use ebq::{Output, Scope};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    SIGNAL.store(sig, Ordering::SeqCst);
-}
-
-fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
-    }
-}
 
 fn process_alive(pid: u32) -> bool {
     // SAFETY: kill with signal 0 only checks for existence.
@@ -60,6 +47,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => engine.prepare(&sql),
     }
     .map_err(|e| e.render(&sql))?;
+    let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
+        && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
+    if args.interval.is_some() && !windowless_aggregate {
+        let windowed = prepared.logical.window.is_some() || prepared.logical.stream_join.is_some();
+        return Err(interval_refused(windowed).into());
+    }
     let mut sink = make_sink(args, &prepared)?;
     if args.otlp.is_none() && !args.otlp_resource.is_empty() {
         return Err("error: --otlp-resource needs --otlp URL".into());
@@ -84,7 +77,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         )?),
         None => None,
     };
-    install_signal_handlers();
+    signals::install(OnHangup::Stop);
 
     let mut held = match &args.command {
         Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
@@ -114,7 +107,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         for o in outs {
             if let Err(e) = sink.write(&o) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    SIGNAL.store(libc::SIGPIPE, Ordering::SeqCst);
+                    signals::output_closed();
                     return Ok(());
                 }
                 return Err(format!("error: writing results: {e}"));
@@ -147,13 +140,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     let interval = args.interval.map(Duration::from_secs_f64);
     let mut next_snapshot = interval.map(|i| started + i);
-    let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
-        && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
     // `ebq bench stages` at commit: rows are submitted but nobody reads them.
     let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
     loop {
-        if SIGNAL.load(Ordering::SeqCst) != 0 {
+        if signals::stopping() {
             break;
         }
         if let Some(h) = held.as_mut() {
@@ -183,7 +174,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         }
         write(outs, &mut sink)?;
         if let (Some(at), Some(i)) = (next_snapshot, interval) {
-            if windowless_aggregate && Instant::now() >= at {
+            // Past the deadline the final window is out (or on its way): a
+            // snapshot then would print an empty table after it.
+            let now = Instant::now();
+            if windowless_aggregate && now >= at && deadline.is_none_or(|d| now < d) {
                 let snapshot = query.snapshot().map_err(|e| e.render(&sql))?;
                 if let Some(p) = otlp.as_mut() {
                     p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(&sql))?);
@@ -203,7 +197,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let elapsed = started.elapsed();
     drop(query);
     drop(stats_on);
-    if SIGNAL.load(Ordering::SeqCst) != libc::SIGPIPE {
+    if !signals::is_output_closed() {
         write(outs, &mut sink)?;
         sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
     }
@@ -243,4 +237,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(code as u8));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why `--interval` does not apply: it snapshots the running totals of an
+/// aggregate that has no windows of its own, and any other query already
+/// prints as it goes (silently ignoring the flag left users waiting for it).
+fn interval_refused(windowed: bool) -> &'static str {
+    if windowed {
+        "error: --interval prints the running totals of a query without WINDOW; this query's WINDOW already prints each window as it closes\n  help: drop --interval, or drop WINDOW to get running totals every --interval"
+    } else {
+        "error: --interval prints the running totals of an aggregate; a query without aggregates prints each row as it happens\n  help: drop --interval"
+    }
 }

@@ -15,39 +15,7 @@ use std::time::Duration;
 /// target/pyenv/bin/python with pyarrow installed (created on first use).
 fn python() -> &'static Path {
     static PY: OnceLock<PathBuf> = OnceLock::new();
-    PY.get_or_init(|| {
-        let target = ebq_bin().parent().and_then(|d| d.parent()).expect("target/").to_path_buf();
-        let env = target.join("pyenv");
-        let py = env.join("bin/python");
-        let has_pyarrow = |py: &Path| {
-            Command::new(py).args(["-c", "import pyarrow"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-        };
-        if !has_pyarrow(&py) {
-            let quiet = |cmd: &mut Command, what: &str| {
-                let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert!(
-                    out.status.success(),
-                    "{what} failed ({}): {}{}\n(scripts/setup.sh installs python3-venv)",
-                    out.status,
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            };
-            if !py.exists() {
-                quiet(Command::new("python3").args(["-m", "venv"]).arg(&env), "python3 -m venv target/pyenv");
-            }
-            quiet(
-                Command::new(env.join("bin/pip")).args([
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "pyarrow",
-                ]),
-                "pip install pyarrow",
-            );
-        }
-        py
-    })
+    PY.get_or_init(|| common::python_with("pyarrow", "pyarrow"))
 }
 
 const READ: &str = r#"
@@ -365,4 +333,56 @@ fn dash_o_writes_text_formats_to_the_file() {
     assert_eq!(lines[0], "window_start_ns,window_end_ns,comm,n");
     assert!(lines[1].ends_with(&format!(",{comm},{}", report["total_calls"])), "{text}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A command that reads 4322 bytes from /dev/zero 3 times as comm `zx\xffy`,
+/// 5 times as `zx\xfey` and 2 times as `a\b` (prctl with raw bytes).
+const HOSTILE_COMMS: &str = r#"python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None)
+fd = os.open("/dev/zero", os.O_RDONLY)
+for name, n in [(b"zx\xffy", 3), (b"zx\xfey", 5), (b"a\\b", 2)]:
+    libc.prctl(15, name, 0, 0, 0)
+    for _ in range(n):
+        os.read(fd, 4322)
+'"#;
+
+#[test]
+fn invalid_utf8_stays_distinct_and_reversible_in_every_format() {
+    let dir = scratch("bytes");
+    let agg = "SELECT comm, COUNT(*) AS n FROM syscalls.sys_enter_read WHERE count = 4322 GROUP BY comm";
+    let want = [("zx\\xffy", 3), ("zx\\xfey", 5), ("a\\\\b", 2)];
+    let ebq = |args: &[&str]| {
+        let out = Command::new(ebq_bin()).args(args).args(["-c", HOSTILE_COMMS]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("ebq writes UTF-8")
+    };
+    // JSON: one object per group, the escaped comm as a JSON string.
+    let json = ebq(&[agg, "--format", "json"]);
+    let mut got: Vec<(String, u64)> = json
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+        .map(|v| (v["comm"].as_str().unwrap().to_string(), v["n"].as_u64().unwrap()))
+        .collect();
+    got.sort_by_key(|g| g.1);
+    assert_eq!(got, [("a\\\\b".to_string(), 2), ("zx\\xffy".into(), 3), ("zx\\xfey".into(), 5)], "{json}");
+    // CSV.
+    let csv = ebq(&[agg, "--format", "csv"]);
+    for (comm, n) in want {
+        // After the run's window columns.
+        assert!(csv.lines().any(|l| l.ends_with(&format!(",{comm},{n}"))), "{comm}: {csv}");
+    }
+    // Parquet through pyarrow, from the row path (one row per read).
+    let path = dir.join("rows.parquet");
+    let p = path.display().to_string();
+    ebq(&["SELECT comm FROM syscalls.sys_enter_read WHERE count = 4322", "--format", "parquet", "-o", &p]);
+    let py = Command::new(python())
+        .args(["-c", "import pyarrow.parquet as pq, json, sys; print(json.dumps(pq.read_table(sys.argv[1]).column('comm').to_pylist()))", &p])
+        .output()
+        .unwrap();
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let comms: Vec<String> = serde_json::from_slice(&py.stdout).unwrap();
+    for (comm, n) in want {
+        assert_eq!(comms.iter().filter(|c| *c == comm).count(), n, "{comm}: {comms:?}");
+    }
 }

@@ -140,10 +140,19 @@ fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
         let fd: u64 = attrs(&p.attributes)["fd"].parse().unwrap();
         let n = want[&fd].0;
         let in_bucket = |sizes: &[u64]| (0..n).filter(|j| sizes.contains(&(64 * ((j % 5) + 1)))).count() as u64;
-        assert_eq!(p.explicit_bounds, [127.0, 255.0, 511.0], "fd {fd}");
-        assert_eq!(p.bucket_counts, [in_bucket(&[64]), in_bucket(&[128, 192]), in_bucket(&[256, 320]), 0], "fd {fd}");
+        // One fixed layout for every point: all 64 finite log2 bounds 0, 1, 3, …, 2^63 − 1, then overflow.
+        let bounds: Vec<f64> = (0..64).map(|i| ((1u128 << i) - 1) as f64).collect();
+        assert_eq!(p.explicit_bounds, bounds, "fd {fd}");
+        let mut counts = vec![0; 65];
+        counts[7..10].copy_from_slice(&[in_bucket(&[64]), in_bucket(&[128, 192]), in_bucket(&[256, 320])]);
+        assert_eq!(p.bucket_counts, counts, "fd {fd}");
         assert_eq!(p.count, n);
+        // SUM(count) of the same argument gives the histogram its exact sum.
+        assert_eq!(p.sum, Some(want[&fd].1 as f64), "fd {fd}");
     }
+    // Counts are integers.
+    let Some(Data::Sum(c)) = &m["ebq_query_calls_total"].data else { panic!() };
+    assert!(c.data_points.iter().all(|p| matches!(p.value, Some(number_data_point::Value::AsInt(_)))), "{c:?}");
     // ebq's own counters ride along, cumulative.
     let total: u64 = want.values().map(|v| v.0).sum();
     let Some(Data::Sum(matched)) = &m["ebq_query_events_matched_total"].data else { panic!() };

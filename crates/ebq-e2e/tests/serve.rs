@@ -6,10 +6,26 @@
 
 mod common;
 
-use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, sample, Workload};
+use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, python_with, sample, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
+
+/// The `Accept` header of Prometheus 2.42's scrapes.
+const OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// One request to `/metrics` with `method` and `accept`: (status line and headers, body).
+fn scrape(port: u16, method: &str, accept: Option<&str>) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(s, "{method} /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n{accept}Connection: close\r\n\r\n").unwrap();
+    let mut got = String::new();
+    s.read_to_string(&mut got).unwrap();
+    let (head, body) = got.split_once("\r\n\r\n").unwrap_or((&got, ""));
+    (head.to_string(), body.to_string())
+}
 
 fn tmp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ebq-serve-{tag}-{}", std::process::id()));
@@ -71,9 +87,10 @@ impl Daemon {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The page in OpenMetrics, the format Prometheus asks for.
     fn metrics(&self) -> String {
-        let (code, body) = http_get(self.port, "/metrics").expect("/metrics answers");
-        assert_eq!(code, 200, "{body}");
+        let (head, body) = scrape(self.port, "GET", Some(OPENMETRICS));
+        assert!(head.starts_with("HTTP/1.1 200 "), "{head}\n{body}");
         body
     }
 
@@ -247,6 +264,12 @@ max_series = 2
     assert_eq!(prom.value_after(&format!("ebq_wl_size_bytes_count{sel}"), closed), 3000.0);
     assert_eq!(prom.value_after("ebq_query_series_overflow_total{query=\"fds\"}", closed), 2.0);
     assert_eq!(prom.value_after("ebq_query_up{query=\"wl\"}", closed), 1.0);
+    // Every bucket is exported, so the reads of 3 bytes are in (1, 3] and the
+    // median interpolates to 2 (with the empty buckets below left out, Prometheus
+    // would take (0, 3] and say 1.5).
+    let median = prom.query("histogram_quantile(0.5, sum by (le) (ebq_wl_size_bytes_bucket{job=\"ebq\"}))");
+    assert_eq!(median.len(), 1, "{median:?}");
+    assert_eq!(median[0].1, 2.0);
 
     // Least privilege: only CAP_BPF and CAP_PERFMON remain, in every set that could give more back.
     let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.child.id())).unwrap();
@@ -277,7 +300,12 @@ fn config_errors_are_positioned() {
     };
     let ok =
         "[[query]]\nname = \"ok\"\nsql = \"SELECT COUNT(*) AS n FROM syscalls.sys_enter_read WINDOW(time, 1000)\"\n";
-    assert_eq!(check(&format!("{ok}max_groups = 3\n")), "error: bad.toml:4:1: unknown field `max_groups`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `pin`, `keep_pins`\n");
+    // `max_groups` and the other `ebq run` limits are keys now (issue 19); an unknown key is still refused.
+    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`\n");
+    assert_eq!(
+        check(&format!("{ok}ringbuf_size = 5000\n")),
+        "error: bad.toml:4:16: query `ok`: ringbuf_size must be a power of two of at least 4096, not 5000\n"
+    );
     assert_eq!(check(&format!("listen = \"10.1.2.3:9435\"\n{ok}")), "error: bad.toml:1:10: listen: 10.1.2.3:9435 is not a loopback address; /metrics is unauthenticated, so ebq only serves it beyond this host when the file says `allow_remote = true`\n");
     assert_eq!(
         check(&format!("{ok}interval = \"fast\"\n")),
@@ -520,4 +548,225 @@ sql = "SELECT a.fd, COUNT(*) AS calls, SUM(a.count) AS read_bytes FROM syscalls.
     }
     assert_eq!(sample(&page, "ebq_query_up{query=\"pairs\"}"), Some(1.0), "{page}");
     assert!(daemon.stop().success());
+}
+
+/// Reads `n` times 4321 bytes from /dev/zero on a thread whose comm is `comm` (raw bytes).
+fn reads_as(comm: &'static [u8], n: usize) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let name = std::ffi::CString::new(comm).unwrap();
+        // SAFETY: PR_SET_NAME with a NUL-terminated string of at most 16 bytes.
+        assert_eq!(unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) }, 0);
+        let mut f = std::fs::File::open("/dev/zero").unwrap();
+        let mut buf = vec![0u8; 4321];
+        for _ in 0..n {
+            std::io::Read::read_exact(&mut f, &mut buf).unwrap();
+        }
+    })
+}
+
+/// Parses `page` with prometheus_client's OpenMetrics parser (strict) or its
+/// 0.0.4 parser: `[[family, type, [[sample, labels, value], …]], …]`, or the parser's error.
+fn python_parse(page: &str, openmetrics: bool) -> Result<serde_json::Value, String> {
+    const PARSE: &str = r#"
+import json, math, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as om
+from prometheus_client.parser import text_string_to_metric_families as classic
+page = sys.stdin.read()
+parse = om if sys.argv[1] == "om" else classic
+out = [[f.name, f.type, [[s.name, s.labels, s.value if math.isfinite(s.value) else str(s.value)] for s in f.samples]] for f in parse(page)]
+print(json.dumps(out))
+"#;
+    let py = python_with("prometheus_client", "prometheus-client");
+    let mut child = Command::new(py)
+        .args(["-c", PARSE, if openmetrics { "om" } else { "classic" }])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), page.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// `promtool check metrics` on `page`: (exit code, its output).
+fn promtool(page: &str) -> (i32, String) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus, scripts/setup.sh)");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), page.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Samples of `family` named `sample` with label `comm` = `comm` and `extra` labels.
+fn values(fams: &serde_json::Value, sample: &str, comm: &str, extra: &[(&str, &str)]) -> Vec<f64> {
+    fams.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f[2].as_array().unwrap().iter())
+        .filter(|s| s[0] == sample && s[1]["comm"] == comm && extra.iter().all(|(k, v)| s[1][*k] == *v))
+        .map(|s| s[2].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn pages_pass_the_strict_parsers_with_hostile_names_and_exact_counts() {
+    let before = ebq_prog_ids();
+    let dir = tmp_dir("strict");
+    let config = r#"listen = "127.0.0.1:{port}"
+
+[[query]]
+name = "hostile"
+sql = "SELECT comm, COUNT(*) AS calls, SUM(count) AS read_bytes, HIST(count) AS size_bytes, LHIST(count, 0, 10000, 1000) AS len_bytes, P50(count) AS p50_req_bytes, P99(count) AS p99_req_bytes, MAX(count) AS max_bytes FROM syscalls.sys_enter_read WHERE count = 4321 GROUP BY comm"
+# No WINDOW: running totals every 500 ms, so the summary and the gauge keep their values.
+interval = "500ms"
+
+[[query]]
+name = "all"
+sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE count = 4321 WINDOW(time, 500)"
+"#;
+    let daemon = Daemon::start(&dir, config);
+    // (raw comm, reads, the label value ebq shows: invalid bytes as \xHH, a backslash doubled).
+    let comms: [(&'static [u8], usize, &str); 5] = [
+        (b"zx\xffy", 3, "zx\\xffy"),
+        (b"zx\xfey", 5, "zx\\xfey"),
+        (b"q\"uote", 7, "q\"uote"),
+        (b"back\\slash", 11, "back\\\\slash"),
+        (b"new\nline", 13, "new\nline"),
+    ];
+    for (comm, n, _) in comms {
+        reads_as(comm, n).join().unwrap();
+    }
+    daemon.wait_closed_window("hostile");
+    daemon.wait_closed_window("all");
+
+    let om = daemon.metrics();
+    let fams = python_parse(&om, true).unwrap_or_else(|e| panic!("the OpenMetrics parser refused the page: {e}\n{om}"));
+    for (_, n, label) in comms {
+        let n = n as f64;
+        assert_eq!(values(&fams, "ebq_hostile_calls_total", label, &[]), [n], "{label:?}\n{om}");
+        assert_eq!(values(&fams, "ebq_hostile_read_bytes_total", label, &[]), [4321.0 * n]);
+        // Every bucket of the log2 layout, cumulative; the reads are all in (4095, 8191].
+        let buckets = values(&fams, "ebq_hostile_size_bytes_bucket", label, &[]);
+        assert_eq!(buckets.len(), 65, "{label:?}: {buckets:?}");
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "4095.0")]), [0.0]);
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "8191.0")]), [n]);
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "+Inf")]), [n]);
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_count", label, &[]), [n]);
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_sum", label, &[]), [4321.0 * n]);
+        // LHIST: 10 linear buckets and the overflow (the empty underflow below 0 is left out).
+        assert_eq!(values(&fams, "ebq_hostile_len_bytes_bucket", label, &[]).len(), 11);
+        assert_eq!(values(&fams, "ebq_hostile_len_bytes_bucket", label, &[("le", "3999.0")]), [0.0]);
+        assert_eq!(values(&fams, "ebq_hostile_len_bytes_bucket", label, &[("le", "4999.0")]), [n]);
+        // The summary: quantiles within the sketch bound, the true count and sum.
+        for q in ["0.5", "0.99"] {
+            let v = values(&fams, "ebq_hostile_req_bytes", label, &[("quantile", q)]);
+            assert!(v.len() == 1 && (v[0] - 4321.0).abs() <= 4321.0 / 128.0, "{label:?} q={q}: {v:?}\n{om}");
+        }
+        assert_eq!(values(&fams, "ebq_hostile_req_bytes_count", label, &[]), [n]);
+        assert_eq!(values(&fams, "ebq_hostile_req_bytes_sum", label, &[]), [4321.0 * n]);
+    }
+    let types: Vec<(&str, &str)> = fams
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f[0].as_str().unwrap(), f[1].as_str().unwrap()))
+        .filter(|(name, _)| name.starts_with("ebq_hostile_") || name.starts_with("ebq_all_"))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("ebq_all_calls", "counter"),
+            ("ebq_hostile_calls", "counter"),
+            ("ebq_hostile_read_bytes", "counter"),
+            ("ebq_hostile_size_bytes", "histogram"),
+            ("ebq_hostile_len_bytes", "histogram"),
+            ("ebq_hostile_req_bytes", "summary"),
+            ("ebq_hostile_max_bytes", "gauge"),
+        ]
+    );
+    assert_eq!(sample(&om, "ebq_all_calls_total"), Some(39.0), "{om}");
+
+    // The 0.0.4 page (no Accept header): promtool's parser and lint, and prometheus_client's parser.
+    let (head, plain) = scrape(daemon.port, "GET", None);
+    assert!(head.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"), "{head}");
+    let (code, lint) = promtool(&plain);
+    assert_eq!((code, lint.as_str()), (0, ""), "promtool check metrics:\n{plain}");
+    let classic = python_parse(&plain, false).unwrap_or_else(|e| panic!("{e}\n{plain}"));
+    for (_, n, label) in comms {
+        assert_eq!(values(&classic, "ebq_hostile_calls_total", label, &[]), [n as f64], "{label:?}\n{plain}");
+    }
+    let (head, _) = scrape(daemon.port, "GET", Some("text/plain;version=0.0.4"));
+    assert!(head.contains("version=0.0.4"), "{head}");
+    let (head, body) = scrape(daemon.port, "HEAD", None);
+    assert!(head.starts_with("HTTP/1.1 200 OK") && body.is_empty(), "{head}\n{body}");
+
+    // 50 idle connections and 10 half-sent requests do not hold up a scrape.
+    let idle: Vec<std::net::TcpStream> =
+        (0..50).map(|_| std::net::TcpStream::connect(("127.0.0.1", daemon.port)).unwrap()).collect();
+    let half: Vec<std::net::TcpStream> = (0..10)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", daemon.port)).unwrap();
+            std::io::Write::write_all(&mut s, b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc").unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let (head, _) = scrape(daemon.port, "GET", Some(OPENMETRICS));
+    let took = started.elapsed();
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert!(took < Duration::from_millis(100), "the scrape took {took:?} with 60 slow clients connected");
+    drop((idle, half));
+
+    assert!(daemon.stop().success());
+    assert_nothing_left(&before);
+}
+
+#[test]
+fn colliding_metric_names_fail_the_check() {
+    let dir = tmp_dir("collide");
+    let check = |config: &str| {
+        let path = dir.join("c.toml");
+        std::fs::write(&path, config).unwrap();
+        let out = Command::new(ebq_bin()).args(["serve", "--check", "--config"]).arg(&path).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let q = |name: &str, column: &str| {
+        format!(
+            "[[query]]\nname = \"{name}\"\nsql = \"SELECT COUNT(*) AS {column} FROM syscalls.sys_enter_read WINDOW(time, 1000)\"\n"
+        )
+    };
+    let path = dir.join("c.toml").display().to_string();
+    let (ok, err) = check(&format!("{}{}", q("x-y", "calls"), q("x_y", "calls")));
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {path}:5:8: query `x_y` column `calls` (metric `ebq_x_y_calls_total`) collides with \
+             {path}:2:8: query `x-y` column `calls` (metric `ebq_x_y_calls_total`): both would write `ebq_x_y_calls`; \
+             rename the column or the query"
+        )
+    );
+    let (ok, err) = check(&q("query", "up"));
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "query `query` column `up` (metric `ebq_query_up_total`) collides with ebq's own metric `ebq_query_up`"
+        ),
+        "{err}"
+    );
+    let (ok, err) = check(&format!("{}{}", q("x-y", "calls"), q("x_z", "calls")));
+    assert!(ok, "{err}");
 }

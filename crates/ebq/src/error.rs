@@ -74,17 +74,26 @@ pub struct QueryError {
     pub span: Option<Span>,
     /// A suggestion (`did you mean …`), when there is one.
     pub help: Option<String>,
+    /// Text that, put in place of `span`, fixes the query; [`Error::render`]
+    /// shows the whole fixed query, ready to copy.
+    pub fix: Option<String>,
 }
 
 impl QueryError {
     /// A new error without help text.
     pub fn new(stage: Stage, message: impl Into<String>, span: Option<Span>) -> Self {
-        QueryError { stage, message: message.into(), span, help: None }
+        QueryError { stage, message: message.into(), span, help: None, fix: None }
     }
 
     /// Adds help text.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Adds the text that replaces the span to fix the query.
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
         self
     }
 }
@@ -200,8 +209,21 @@ fn render_query_error(q: &QueryError, sql: &str) -> String {
     if let Some(help) = &q.help {
         out.push_str(&format!("  help: {help}\n"));
     }
+    if let Some(fixed) = fixed_query(q, sql) {
+        out.push_str(&format!("  fixed: {}\n", fixed.replace('\n', "\n         ")));
+    }
     out.pop();
     out
+}
+
+/// `sql` with the error's span replaced by its fix (one-line spans only).
+fn fixed_query(q: &QueryError, sql: &str) -> Option<String> {
+    let (fix, span) = (q.fix.as_ref()?, q.span?);
+    if span.end.line != span.start.line || span.end.column <= span.start.column {
+        return None;
+    }
+    let (start, end) = (crate::parse::byte_offset(sql, span.start), crate::parse::byte_offset(sql, span.end));
+    Some(format!("{}{fix}{}", &sql[..start], &sql[end..]))
 }
 
 /// Result with ebq's error.

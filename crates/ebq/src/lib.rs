@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod bind;
+pub mod btf;
 pub mod bundle;
 pub mod catalog;
 pub mod codegen;

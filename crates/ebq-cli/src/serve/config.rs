@@ -6,6 +6,7 @@
 //! allow_remote = false
 //! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
 //! max_series = 10000            # default per-query series bound
+//! series_ttl = "10m"            # default: drop a series not updated for this long
 //!
 //! [[query]]
 //! name = "vfsstat"              # [a-z0-9_-]+, unique
@@ -13,7 +14,15 @@
 //! set = { interval_ms = "5000" }# shipped-query parameters
 //! interval = "10s"              # queries without WINDOW: publish running totals this often
 //! max_series = 1000
+//! series_ttl = "1h"
+//! max_groups = 10240            # the `ebq run` options of the same names:
+//! max_pending = 10240           #   JOIN pairs open at once
+//! max_tracked = 65536           #   processes tracked (the -c scope; unused by serve's system-wide queries)
+//! max_sketch_buckets = 65536    #   QUANTILE/Pxx sketch entries
+//! ringbuf_size = 8388608        #   ring buffer bytes (a join of two streams reads rows through it)
+//! wakeup_bytes = 262144
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see README)
+//! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
@@ -36,6 +45,10 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
 pub const DEFAULT_MAX_SERIES: usize = 10_000;
 /// Default publishing interval of queries without WINDOW.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
+/// Default time after which a series no window updated is dropped: long
+/// enough for queries with minute-long windows and for Prometheus' 5-minute
+/// staleness, short enough that exited processes leave within minutes.
+pub const DEFAULT_SERIES_TTL: Duration = Duration::from_secs(600);
 
 /// The file as written (spans kept for errors).
 #[derive(Debug, Deserialize)]
@@ -45,6 +58,7 @@ struct RawConfig {
     allow_remote: Option<bool>,
     reload: Option<bool>,
     max_series: Option<Spanned<i64>>,
+    series_ttl: Option<Spanned<toml::Value>>,
     #[serde(default)]
     query: Vec<RawQuery>,
     otlp: Option<RawOtlp>,
@@ -61,7 +75,15 @@ struct RawQuery {
     set: BTreeMap<String, toml::Value>,
     interval: Option<Spanned<toml::Value>>,
     max_series: Option<Spanned<i64>>,
+    series_ttl: Option<Spanned<toml::Value>>,
+    max_groups: Option<Spanned<i64>>,
+    max_pending: Option<Spanned<i64>>,
+    max_tracked: Option<Spanned<i64>>,
+    max_sketch_buckets: Option<Spanned<i64>>,
+    ringbuf_size: Option<Spanned<i64>>,
+    wakeup_bytes: Option<Spanned<i64>>,
     pin: Option<Spanned<String>>,
+    pin_header: Option<Spanned<String>>,
     keep_pins: Option<bool>,
 }
 
@@ -102,14 +124,66 @@ pub struct QueryConfig {
     pub interval: Duration,
     /// Series bound.
     pub max_series: usize,
+    /// A series not updated for this long is dropped.
+    pub series_ttl: Duration,
+    /// The plan limits `ebq run` takes as options.
+    pub limits: Limits,
     /// Where to pin the query's aggregate map (bpffs path), if asked.
     pub pin: Option<PathBuf>,
+    /// Where to write the pins' layout header (`--pin-header`); default beside `/run/ebq/pins`.
+    pub pin_header: Option<PathBuf>,
     /// Leave the pins in place on shutdown.
     pub keep_pins: bool,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
     pub at: String,
     /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
     pub sql_at: String,
+}
+
+/// Per-query kernel limits: `ebq run`'s options of the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `--max-groups`.
+    pub max_groups: u32,
+    /// `--max-pending`.
+    pub max_pending: u32,
+    /// `--max-tracked`.
+    pub max_tracked: u32,
+    /// `--max-sketch-buckets`.
+    pub max_sketch_buckets: u32,
+    /// `--ringbuf-size`.
+    pub ringbuf_size: u32,
+    /// `--wakeup-bytes`.
+    pub wakeup_bytes: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        let o = ebq::plan::PlanOptions::default();
+        Limits {
+            max_groups: o.max_groups,
+            max_pending: o.max_pending,
+            max_tracked: o.max_tracked,
+            max_sketch_buckets: o.sketch_buckets,
+            ringbuf_size: o.ringbuf_bytes,
+            wakeup_bytes: o.wakeup_bytes,
+        }
+    }
+}
+
+impl Limits {
+    /// The plan options these limits give.
+    pub fn plan_options(&self) -> ebq::plan::PlanOptions {
+        ebq::plan::PlanOptions {
+            max_groups: self.max_groups,
+            ringbuf_bytes: self.ringbuf_size,
+            wakeup_bytes: self.wakeup_bytes,
+            max_pending: self.max_pending,
+            max_tracked: self.max_tracked,
+            sketch_buckets: self.max_sketch_buckets,
+            stage_limit: None,
+        }
+    }
 }
 
 /// `[otlp]`.
@@ -164,6 +238,10 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         Some(m) => positive(m, "max_series").map_err(|e| err(m.span(), e))?,
         None => DEFAULT_MAX_SERIES,
     };
+    let default_ttl = match &raw.series_ttl {
+        Some(t) => duration(t.get_ref()).map_err(|e| err(t.span(), format!("series_ttl: {e}")))?,
+        None => DEFAULT_SERIES_TTL,
+    };
     let mut queries: Vec<QueryConfig> = vec![];
     for q in raw.query {
         let name = q.name.get_ref().clone();
@@ -211,6 +289,33 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             Some(m) => positive(m, "max_series").map_err(|e| err(m.span(), format!("query `{name}`: {e}")))?,
             None => default_series,
         };
+        let series_ttl = match &q.series_ttl {
+            Some(t) => duration(t.get_ref()).map_err(|e| err(t.span(), format!("query `{name}`: series_ttl: {e}")))?,
+            None => default_ttl,
+        };
+        let mut limits = Limits::default();
+        for (key, value, slot) in [
+            ("max_groups", &q.max_groups, &mut limits.max_groups),
+            ("max_pending", &q.max_pending, &mut limits.max_pending),
+            ("max_tracked", &q.max_tracked, &mut limits.max_tracked),
+            ("max_sketch_buckets", &q.max_sketch_buckets, &mut limits.max_sketch_buckets),
+            ("ringbuf_size", &q.ringbuf_size, &mut limits.ringbuf_size),
+            ("wakeup_bytes", &q.wakeup_bytes, &mut limits.wakeup_bytes),
+        ] {
+            if let Some(v) = value {
+                let n = positive(v, key).map_err(|e| err(v.span(), format!("query `{name}`: {e}")))?;
+                *slot = u32::try_from(n)
+                    .map_err(|_| err(v.span(), format!("query `{name}`: {key} must be below 2^32, not {n}")))?;
+            }
+        }
+        if let Some(r) =
+            q.ringbuf_size.as_ref().filter(|_| !limits.ringbuf_size.is_power_of_two() || limits.ringbuf_size < 4096)
+        {
+            return Err(err(
+                r.span(),
+                format!("query `{name}`: ringbuf_size must be a power of two of at least 4096, not {}", r.get_ref()),
+            ));
+        }
         let pin = match &q.pin {
             Some(p) => {
                 let path = PathBuf::from(p.get_ref());
@@ -230,12 +335,18 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         if q.keep_pins.is_some() && pin.is_none() {
             return Err(err(q.name.span(), format!("query `{name}`: keep_pins needs a `pin` path")));
         }
+        if let (Some(h), None) = (&q.pin_header, &pin) {
+            return Err(err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
+        }
         queries.push(QueryConfig {
             name,
             sql,
             interval,
             max_series,
+            series_ttl,
+            limits,
             pin,
+            pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
             keep_pins: q.keep_pins.unwrap_or(false),
             at: at(q.name.span().start),
             sql_at: at(source.span().start),
@@ -273,21 +384,8 @@ pub fn duration(v: &toml::Value) -> Result<Duration, String> {
     let secs = match v {
         toml::Value::Integer(i) => *i as f64,
         toml::Value::Float(f) => *f,
-        toml::Value::String(s) => {
-            let s = s.trim();
-            let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
-                (n, 1e-3)
-            } else if let Some(n) = s.strip_suffix('s') {
-                (n, 1.0)
-            } else if let Some(n) = s.strip_suffix('m') {
-                (n, 60.0)
-            } else if let Some(n) = s.strip_suffix('h') {
-                (n, 3600.0)
-            } else {
-                (s, 1.0)
-            };
-            num.trim().parse::<f64>().map_err(|_| format!("`{s}` is not a duration like \"10s\" or \"500ms\""))? * scale
-        }
+        toml::Value::String(s) => crate::seconds::parse(s)
+            .map_err(|_| format!("`{}` is not a duration like \"10s\" or \"500ms\"", s.trim()))?,
         other => return Err(format!("{other} is not a duration like \"10s\" or \"500ms\"")),
     };
     if !(0.01..=86_400.0).contains(&secs) {
@@ -325,11 +423,16 @@ sql = "SELECT COUNT(*) FROM syscalls.sys_enter_read"
 interval = "500ms"
 pin = "/sys/fs/bpf/ebq/reads"
 keep_pins = true
+pin_header = "/run/ebq/reads.h"
 
 [[query]]
 name = "writes"
 sql = "SELECT COUNT(*) FROM syscalls.sys_enter_write"
 max_series = 7
+series_ttl = "90s"
+max_groups = 20000
+max_sketch_buckets = 1000
+ringbuf_size = 4096
 
 [otlp]
 endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -344,8 +447,17 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(c.queries[0].max_series, 50);
         assert_eq!(c.queries[0].pin.as_deref(), Some(std::path::Path::new("/sys/fs/bpf/ebq/reads")));
         assert!(c.queries[0].keep_pins);
+        assert_eq!(c.queries[0].pin_header.as_deref(), Some(std::path::Path::new("/run/ebq/reads.h")));
+        assert_eq!(c.queries[1].pin_header, None);
         assert_eq!(c.queries[0].at, "ebq.toml:6:8");
         assert_eq!(c.queries[1].max_series, 7);
+        assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
+        assert_eq!(c.queries[0].limits, Limits::default());
+        assert_eq!(c.queries[1].series_ttl, Duration::from_secs(90));
+        let l = c.queries[1].limits;
+        assert_eq!((l.max_groups, l.max_sketch_buckets, l.ringbuf_size), (20000, 1000, 4096));
+        assert_eq!(l.max_pending, Limits::default().max_pending);
+        assert_eq!(l.plan_options().max_groups, 20000);
         assert_eq!(c.queries[1].interval, DEFAULT_INTERVAL);
         let o = c.otlp.unwrap();
         assert_eq!(o.interval, Duration::from_secs(15));
@@ -355,7 +467,27 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
     #[test]
     fn errors_are_positioned() {
         let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `pin`, `keep_pins`");
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
+        assert_eq!(
+            parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
+            "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}max_groups = 0\n")),
+            "ebq.toml:4:14: query `a`: max_groups must be a positive number, not 0"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}max_groups = 5000000000\n")),
+            "ebq.toml:4:14: query `a`: max_groups must be below 2^32, not 5000000000"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}ringbuf_size = 5000\n")),
+            "ebq.toml:4:16: query `a`: ringbuf_size must be a power of two of at least 4096, not 5000"
+        );
+        assert_eq!(
+            parse_err(&format!("series_ttl = \"never\"\n{q}")),
+            "ebq.toml:1:14: series_ttl: `never` is not a duration like \"10s\" or \"500ms\""
+        );
         assert_eq!(
             parse_err(&format!("listen = \"0.0.0.0:9435\"\n{q}")),
             "ebq.toml:1:10: listen: 0.0.0.0:9435 is not a loopback address; /metrics is unauthenticated, so ebq only serves it beyond this host when the file says `allow_remote = true`"

@@ -3,10 +3,11 @@
 //!
 //! - [`config`]: the TOML file, typed and checked with positions;
 //! - [`query`]: one served query (prepare, start, publish its windows);
+//! - [`names`]: metric names must not collide (checked with the file);
 //! - [`publish`]: the one place windows and ebq's own metrics are published;
-//! - [`prom`]: `/metrics` (prometheus-client text encoder + a small HTTP thread);
+//! - [`prom`]: `/metrics` (OpenMetrics or 0.0.4 text, one thread per client);
 //! - [`caps`]: dropping capabilities once everything is attached;
-//! - [`signals`]: SIGHUP reloads, SIGTERM/SIGINT stop.
+//! - [`crate::signals`] (shared with `ebq run`): SIGHUP reloads, SIGTERM/SIGINT stop.
 //!
 //! All queries run on the main thread (a running query is not `Send`), which
 //! polls each without blocking every 10 ms: window flips happen within ~10 ms
@@ -14,11 +15,12 @@
 
 mod caps;
 mod config;
+mod names;
 mod prom;
 mod publish;
 mod query;
-mod signals;
 
+use crate::signals::{self, OnHangup};
 use config::Config;
 use publish::Publisher;
 use query::{check, Checked, Served};
@@ -37,16 +39,21 @@ fn read_config(path: &str) -> Result<Config, String> {
     .map_err(|e| format!("error: {e}"))
 }
 
-/// Prepares every query; all errors at once.
-fn check_all(engine: &ebq::Engine, config: &Config) -> Result<Vec<Checked>, String> {
+/// Prepares every query of `fresh`; all errors at once. `running` are the
+/// queries that keep running beside them: metric names must not collide
+/// across both.
+fn check_all(engine: &ebq::Engine, fresh: &[config::QueryConfig], running: &[&Served]) -> Result<Vec<Checked>, String> {
     let (mut ok, mut errs) = (vec![], vec![]);
-    for q in &config.queries {
+    for q in fresh {
         match check(engine, q) {
             Ok(c) => ok.push(c),
             Err(e) => errs.push(format!("error: {e}")),
         }
     }
     if errs.is_empty() {
+        let all: Vec<_> =
+            running.iter().map(|s| (&s.config, &s.schema)).chain(ok.iter().map(|c| (&c.config, &c.schema))).collect();
+        names::check(&all)?;
         Ok(ok)
     } else {
         Err(errs.join("\n"))
@@ -59,7 +66,10 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
         && a.sql == b.sql
         && a.interval == b.interval
         && a.max_series == b.max_series
+        && a.series_ttl == b.series_ttl
+        && a.limits == b.limits
         && a.pin == b.pin
+        && a.pin_header == b.pin_header
         && a.keep_pins == b.keep_pins
 }
 
@@ -67,7 +77,7 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
 pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let config = read_config(config_path)?;
     let engine = crate::engine_default()?;
-    let checked = check_all(&engine, &config)?;
+    let checked = check_all(&engine, &config.queries, &[])?;
     if check_only {
         eprintln!("ebq serve: {config_path}: {} queries OK", checked.len());
         return Ok(ExitCode::SUCCESS);
@@ -78,7 +88,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let listener = prom::bind(config.listen)?;
     let shared = prom::Shared::default();
     prom::serve(listener, shared.clone());
-    signals::install();
+    signals::install(OnHangup::Reload);
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
@@ -94,7 +104,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     }
     let mut listen = config.listen;
     while !signals::stopping() {
-        if signals::take_hup() {
+        if signals::take_hangup() {
             reload(config_path, &engine, &mut served, &mut publisher, &mut listen);
         }
         for s in &mut served {
@@ -123,8 +133,8 @@ fn reload(
     let next = match read_config(path).and_then(|c| {
         // Check only what would start; unchanged queries are already running.
         let fresh: Vec<_> = c.queries.iter().filter(|q| !served.iter().any(|s| same(&s.config, q))).cloned().collect();
-        let fresh = Config { queries: fresh, ..c.clone() };
-        check_all(engine, &fresh).map(|checked| (c, checked))
+        let kept: Vec<&Served> = served.iter().filter(|s| c.queries.iter().any(|q| same(&s.config, q))).collect();
+        check_all(engine, &fresh, &kept).map(|checked| (c, checked))
     }) {
         Ok(n) => n,
         Err(e) => {

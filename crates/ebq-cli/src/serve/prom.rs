@@ -1,24 +1,30 @@
-//! Prometheus `/metrics`: the published families in the OpenMetrics text
-//! format (prometheus-client's encoder), served by a small HTTP/1.1 server on
-//! a std `TcpListener` thread (no HTTP framework: one GET route).
+//! Prometheus `/metrics`: the published families as OpenMetrics or 0.0.4
+//! text ([`ebq::export::exposition`], chosen by the `Accept` header), served
+//! by a small HTTP/1.1 server on std `TcpListener` (one GET/HEAD route).
 //!
-//! Mapping of the neutral model ([`ebq::export`]):
-//! - counters → `counter` (`…_total`), gauges → `gauge`;
-//! - histograms → `histogram` (`_bucket{le=…}`, `_sum`, `_count`); ebq's
-//!   histograms keep no sum, so `_sum` is `NaN` (use `_count` and buckets);
-//! - summaries → a `gauge` family with a `quantile` label (prometheus-client
-//!   0.25 has no summary type; PromQL reads it like a summary's quantiles).
+//! Every connection is answered on its own thread, so a client that sends
+//! nothing, or half a request, never delays another scrape. What one client
+//! can take is bounded: at most [`MAX_CONNECTIONS`] at once (more get `503`
+//! at once), a request head of at most [`MAX_REQUEST_BYTES`] (`431`), and
+//! [`REQUEST_TIMEOUT`] to send it (then the connection is closed).
 
-use ebq::export::{MetricFamily, MetricKind, SampleValue, Unit};
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::{Registry, Unit as PromUnit};
+use ebq::export::exposition::{encode, TextFormat};
+use ebq::export::MetricFamily;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Connections answered at once; Prometheus needs one per scrape.
+pub const MAX_CONNECTIONS: usize = 128;
+/// Longest request head (request line and headers) read.
+pub const MAX_REQUEST_BYTES: usize = 8 << 10;
+/// Time a client has to send its request head.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a client has to take the answer.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What one scrape shows: per query, its families (running totals) and ebq's own metrics.
 #[derive(Debug, Default)]
@@ -29,120 +35,22 @@ pub struct Exposition {
     pub own: BTreeMap<String, Vec<MetricFamily>>,
 }
 
-/// The shared exposition, read by the HTTP thread.
+/// The shared exposition, read by the HTTP threads.
 pub type Shared = Arc<Mutex<Exposition>>;
 
-#[derive(Debug)]
-struct EbqCollector(Shared);
-
-/// Splits a model name into what prometheus-client wants: the name without
-/// the `_total` it appends to counters and without the unit suffix it appends.
-fn descriptor_parts(f: &MetricFamily) -> (String, Option<PromUnit>) {
-    let mut name = f.name.clone();
-    if f.kind == MetricKind::Counter {
-        name = name.strip_suffix("_total").unwrap_or(&name).to_string();
+/// The text a scrape returns in `format`.
+pub fn render(shared: &Shared, format: TextFormat) -> String {
+    let Ok(state) = shared.lock() else { return String::new() };
+    // Own metrics: one family per name with every query's sample.
+    let mut merged: BTreeMap<&str, MetricFamily> = BTreeMap::new();
+    for f in state.own.values().flatten() {
+        merged
+            .entry(&f.name)
+            .or_insert_with(|| MetricFamily { samples: vec![], ..f.clone() })
+            .samples
+            .extend(f.samples.iter().cloned());
     }
-    let unit = f.unit.and_then(|u| {
-        let suffix = format!("_{}", u.suffix());
-        let stem = name.strip_suffix(&suffix)?.to_string();
-        name = stem;
-        Some(match u {
-            Unit::Seconds => PromUnit::Seconds,
-            Unit::Bytes => PromUnit::Bytes,
-        })
-    });
-    (name, unit)
-}
-
-fn number(m: &mut MetricEncoder, counter: bool, v: &f64) -> Result<(), std::fmt::Error> {
-    if counter {
-        m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, f64>(v, None)
-    } else {
-        m.encode_gauge(v)
-    }
-}
-
-fn encode_family(encoder: &mut DescriptorEncoder, f: &MetricFamily) -> Result<(), std::fmt::Error> {
-    let (name, unit) = descriptor_parts(f);
-    let ty = match f.kind {
-        MetricKind::Counter => MetricType::Counter,
-        MetricKind::Gauge | MetricKind::Summary => MetricType::Gauge,
-        MetricKind::Histogram => MetricType::Histogram,
-    };
-    let mut metric = encoder.encode_descriptor(&name, &f.help, unit.as_ref(), ty)?;
-    for s in &f.samples {
-        match &s.value {
-            SampleValue::Number(v) => {
-                let counter = f.kind == MetricKind::Counter;
-                // No labels: the bare name (`name 5.0`, not `name{} 5.0`).
-                if s.labels.is_empty() {
-                    number(&mut metric, counter, v)?;
-                } else {
-                    number(&mut metric.encode_family(&s.labels)?, counter, v)?;
-                }
-            }
-            SampleValue::Histogram { buckets, count, sum } => {
-                let mut b = buckets.clone();
-                if b.last().is_none_or(|l| l.0 != f64::INFINITY) {
-                    b.push((f64::INFINITY, 0));
-                }
-                let sum = sum.unwrap_or(f64::NAN);
-                let none = None::<&std::collections::HashMap<usize, _>>;
-                if s.labels.is_empty() {
-                    metric.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, *count, &b, none)?;
-                } else {
-                    metric
-                        .encode_family(&s.labels)?
-                        .encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, *count, &b, none)?;
-                }
-            }
-            SampleValue::Summary { quantiles } => {
-                for (q, v) in quantiles {
-                    let mut labels = s.labels.clone();
-                    labels.push(("quantile".into(), q.to_string()));
-                    metric.encode_family(&labels)?.encode_gauge(v)?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-impl Collector for EbqCollector {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let state = self.0.lock().map_err(|_| std::fmt::Error)?;
-        for families in state.queries.values() {
-            for f in families {
-                encode_family(&mut encoder, f)?;
-            }
-        }
-        // Own metrics: one family per name with every query's sample.
-        let mut merged: BTreeMap<&str, MetricFamily> = BTreeMap::new();
-        for families in state.own.values() {
-            for f in families {
-                merged
-                    .entry(&f.name)
-                    .or_insert_with(|| MetricFamily { samples: vec![], ..f.clone() })
-                    .samples
-                    .extend(f.samples.iter().cloned());
-            }
-        }
-        for f in merged.values() {
-            encode_family(&mut encoder, f)?;
-        }
-        Ok(())
-    }
-}
-
-/// The text a scrape returns.
-pub fn render(shared: &Shared) -> String {
-    let mut registry = Registry::default();
-    registry.register_collector(Box::new(EbqCollector(shared.clone())));
-    let mut out = String::new();
-    if prometheus_client::encoding::text::encode(&mut out, &registry).is_err() {
-        out = "# EOF\n".into();
-    }
-    out
+    encode(state.queries.values().flatten().chain(merged.values()), format)
 }
 
 /// Binds `addr` (before capabilities are dropped).
@@ -150,104 +58,101 @@ pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
     TcpListener::bind(addr).map_err(|e| format!("error: cannot listen on {addr}: {e}"))
 }
 
-/// Serves `GET /metrics` on `listener` from a background thread.
+/// Serves `GET /metrics` on `listener` from background threads.
 pub fn serve(listener: TcpListener, shared: Shared) {
+    let active = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new()
         .name("ebq-metrics".into())
         .spawn(move || {
-            for conn in listener.incoming().flatten() {
-                // One scrape at a time: Prometheus scrapes rarely and a slow client only delays itself.
-                let _ = answer(conn, &shared);
+            for mut conn in listener.incoming().flatten() {
+                if active.load(Ordering::Acquire) >= MAX_CONNECTIONS {
+                    // A short answer fits the socket buffer: this write does not wait for the client.
+                    let _ = conn.set_write_timeout(Some(Duration::from_millis(100)));
+                    let _ = reply(&mut conn, false, "503 Service Unavailable", TEXT, "too many connections\n");
+                    continue;
+                }
+                active.fetch_add(1, Ordering::AcqRel);
+                let (shared, done) = (shared.clone(), active.clone());
+                let spawned = std::thread::Builder::new().name("ebq-metrics-conn".into()).stack_size(256 << 10).spawn(
+                    move || {
+                        let _ = answer(conn, &shared);
+                        done.fetch_sub(1, Ordering::AcqRel);
+                    },
+                );
+                if spawned.is_err() {
+                    active.fetch_sub(1, Ordering::AcqRel);
+                }
             }
         })
         .expect("spawn the /metrics thread");
 }
 
-fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(5)))?;
-    conn.set_write_timeout(Some(Duration::from_secs(10)))?;
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// The request head, read within [`REQUEST_TIMEOUT`] and [`MAX_REQUEST_BYTES`];
+/// `Err(status)` when the client did not send one in time or sent too much.
+fn read_head(conn: &mut TcpStream) -> Result<String, Option<&'static str>> {
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
     let mut req = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
-    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 << 10 {
-        let n = conn.read(&mut buf)?;
-        if n == 0 {
-            break;
+    loop {
+        let end = req.windows(4).position(|w| w == b"\r\n\r\n");
+        if end.unwrap_or(req.len()) > MAX_REQUEST_BYTES {
+            return Err(Some("431 Request Header Fields Too Large"));
         }
-        req.extend_from_slice(&buf[..n]);
+        if let Some(end) = end {
+            return Ok(String::from_utf8_lossy(&req[..end]).into_owned());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || conn.set_read_timeout(Some(left)).is_err() {
+            return Err(None);
+        }
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => return Err(None),
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
     }
-    let line = String::from_utf8_lossy(&req);
-    let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET", "/metrics") => ("200 OK", "application/openmetrics-text; version=1.0.0; charset=utf-8", render(shared)),
-        ("GET", "/") => ("200 OK", "text/plain; charset=utf-8", "ebq serve: metrics at /metrics\n".to_string()),
-        ("GET", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found; try /metrics\n".to_string()),
-        _ => ("405 Method Not Allowed", "text/plain; charset=utf-8", "only GET\n".to_string()),
-    };
+}
+
+fn reply(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body: &str) -> std::io::Result<()> {
+    let allow = if status.starts_with("405") { "Allow: GET, HEAD\r\n" } else { "" };
     write!(
         conn,
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{allow}Connection: close\r\n\r\n",
         body.len()
     )?;
+    if !head_only {
+        conn.write_all(body.as_bytes())?;
+    }
     conn.flush()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ebq::export::Sample;
-
-    #[test]
-    fn families_encode_as_openmetrics() {
-        let shared = Shared::default();
-        let labels = vec![("syscall".to_string(), "read".to_string())];
-        shared.lock().unwrap().queries.insert(
-            "q".into(),
-            vec![
-                MetricFamily {
-                    name: "ebq_q_calls_total".into(),
-                    help: "calls".into(),
-                    unit: None,
-                    kind: MetricKind::Counter,
-                    samples: vec![Sample { labels: labels.clone(), value: SampleValue::Number(5.0) }],
-                },
-                MetricFamily {
-                    name: "ebq_q_lat_seconds".into(),
-                    help: "latency".into(),
-                    unit: Some(Unit::Seconds),
-                    kind: MetricKind::Histogram,
-                    samples: vec![Sample {
-                        labels: labels.clone(),
-                        value: SampleValue::Histogram { buckets: vec![(0.5, 2), (1.5, 3)], count: 5, sum: None },
-                    }],
-                },
-                MetricFamily {
-                    name: "ebq_q_size_bytes".into(),
-                    help: "sizes".into(),
-                    unit: Some(Unit::Bytes),
-                    kind: MetricKind::Summary,
-                    samples: vec![Sample {
-                        labels,
-                        value: SampleValue::Summary { quantiles: vec![(0.5, 64.0), (0.99, 4096.0)] },
-                    }],
-                },
-            ],
-        );
-        let text = render(&shared);
-        for line in [
-            "# TYPE ebq_q_calls counter",
-            "ebq_q_calls_total{syscall=\"read\"} 5.0",
-            "# TYPE ebq_q_lat_seconds histogram",
-            "# UNIT ebq_q_lat_seconds seconds",
-            "ebq_q_lat_seconds_bucket{le=\"0.5\",syscall=\"read\"} 2",
-            "ebq_q_lat_seconds_bucket{le=\"1.5\",syscall=\"read\"} 5",
-            "ebq_q_lat_seconds_bucket{le=\"+Inf\",syscall=\"read\"} 5",
-            "ebq_q_lat_seconds_count{syscall=\"read\"} 5",
-            "ebq_q_size_bytes{syscall=\"read\",quantile=\"0.99\"} 4096.0",
-            "# EOF",
-        ] {
-            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    conn.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let head = match read_head(&mut conn) {
+        Ok(h) => h,
+        Err(Some(status)) => return reply(&mut conn, false, status, TEXT, "request too large\n"),
+        Err(None) => return Ok(()),
+    };
+    let mut lines = head.lines();
+    let mut parts = lines.next().unwrap_or("").split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let accept = lines.find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case("accept").then(|| v.trim())
+    });
+    let path = target.split('?').next().unwrap_or("");
+    let head_only = method == "HEAD";
+    match (method, path) {
+        ("GET" | "HEAD", "/metrics") => {
+            let format = TextFormat::negotiate(accept);
+            reply(&mut conn, head_only, "200 OK", format.content_type(), &render(shared, format))
         }
+        ("GET" | "HEAD", "/") => reply(&mut conn, head_only, "200 OK", TEXT, "ebq serve: metrics at /metrics\n"),
+        ("GET" | "HEAD", _) => reply(&mut conn, head_only, "404 Not Found", TEXT, "not found; try /metrics\n"),
+        _ => reply(&mut conn, false, "405 Method Not Allowed", TEXT, "only GET and HEAD\n"),
     }
 }
+
+#[cfg(test)]
+mod tests;

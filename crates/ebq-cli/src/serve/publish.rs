@@ -71,9 +71,10 @@ impl Publisher {
         }
     }
 
-    /// A query (re)started: fresh totals bounded by `max_series`.
-    pub fn start(&mut self, query: &str, max_series: usize) {
-        self.queries.insert(query.to_string(), Published { acc: Accumulator::new(max_series), windows: 0 });
+    /// A query (re)started: fresh totals bounded by `max_series`, each series
+    /// kept until it has not been updated for `ttl`.
+    pub fn start(&mut self, query: &str, max_series: usize, ttl: std::time::Duration) {
+        self.queries.insert(query.to_string(), Published { acc: Accumulator::new(max_series, ttl), windows: 0 });
         self.errors.entry(query.to_string()).or_insert(0);
     }
 
@@ -94,6 +95,7 @@ impl Publisher {
         q.windows += 1;
         // Prometheus: running totals.
         q.acc.add(temporality, families);
+        q.acc.expire(std::time::Instant::now());
         if let Ok(mut p) = self.prom.lock() {
             p.queries.insert(query.to_string(), q.acc.families().to_vec());
         }
@@ -116,59 +118,24 @@ impl Publisher {
     }
 
     fn publish_reloads(&self) {
-        let reloads = |result: &str, v: u64| Sample {
-            labels: vec![("result".into(), result.into())],
-            value: SampleValue::Number(v as f64),
-        };
         if let Ok(mut p) = self.prom.lock() {
-            p.own.insert(
-                String::new(),
-                vec![MetricFamily {
-                    name: "ebq_config_reloads_total".into(),
-                    help: "SIGHUP reloads of the configuration, by result.".into(),
-                    unit: None,
-                    kind: MetricKind::Counter,
-                    samples: vec![reloads("ok", self.reloads.0), reloads("error", self.reloads.1)],
-                }],
-            );
+            p.own.insert(String::new(), vec![reload_family(self.reloads)]);
         }
     }
 
     /// ebq's own metrics of `query`: its event accounting (`stats`, when it
-    /// is running), windows published, series held and refused, errors, and
-    /// whether it runs (`up`).
+    /// is running), windows published, series held, refused and expired,
+    /// errors, and whether it runs (`up`).
     pub fn own(&mut self, query: &str, stats: Option<&QueryStats>) {
-        let (windows, series, overflow) =
-            self.queries.get(query).map_or((0, 0, 0), |q| (q.windows, q.acc.series() as u64, q.acc.overflow()));
-        let mut fams = self_families(query, &stats.copied().unwrap_or_default(), windows);
-        let labels = vec![("query".to_string(), query.to_string())];
-        let one = |name: &str, help: &str, kind, v: f64| MetricFamily {
-            name: name.into(),
-            help: help.into(),
-            unit: None,
-            kind,
-            samples: vec![Sample { labels: labels.clone(), value: SampleValue::Number(v) }],
-        };
-        let errors = self.errors.get(query).copied().unwrap_or(0);
-        fams.push(one(
-            "ebq_query_errors_total",
-            "Errors of the query (failed start or read); it is not restarted.",
-            MetricKind::Counter,
-            errors as f64,
-        ));
-        fams.push(one(
-            "ebq_query_series_overflow_total",
-            "Samples not exported because the query reached max_series.",
-            MetricKind::Counter,
-            overflow as f64,
-        ));
-        fams.push(one("ebq_query_series", "Series the query exports now.", MetricKind::Gauge, series as f64));
-        fams.push(one(
-            "ebq_query_up",
-            "1 while the query runs, 0 after it failed.",
-            MetricKind::Gauge,
-            f64::from(u8::from(stats.is_some())),
-        ));
+        let mut counts = OwnCounts { errors: self.errors.get(query).copied().unwrap_or(0), ..OwnCounts::default() };
+        if let Some(q) = self.queries.get_mut(query) {
+            q.acc.expire(std::time::Instant::now());
+            counts.windows = q.windows;
+            counts.series = q.acc.series() as u64;
+            counts.overflow = q.acc.overflow();
+            counts.expired = q.acc.expired();
+        }
+        let fams = own_families(query, stats, &counts);
         let due = self.otlp.as_ref().is_some_and(|o| o.own_pushed.get(query).is_none_or(|t| t.elapsed() >= o.interval));
         if due {
             self.push(query, Temporality::Cumulative, &fams, WindowBounds::Rows);
@@ -180,5 +147,77 @@ impl Publisher {
             p.own.insert(query.to_string(), fams);
         }
         self.publish_reloads();
+    }
+}
+
+/// What the publisher counts per query, beside the query's own [`QueryStats`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OwnCounts {
+    /// Windows published.
+    pub windows: u64,
+    /// Series exported now.
+    pub series: u64,
+    /// Samples refused at `max_series`.
+    pub overflow: u64,
+    /// Series dropped after `series_ttl` without an update.
+    pub expired: u64,
+    /// Failed starts and reads.
+    pub errors: u64,
+}
+
+/// ebq's own families of `query` (`stats` is `None` when it is not running).
+/// `serve --check` lists their names from here, so a query cannot take one.
+pub fn own_families(query: &str, stats: Option<&QueryStats>, counts: &OwnCounts) -> Vec<MetricFamily> {
+    let mut fams = self_families(query, &stats.copied().unwrap_or_default(), counts.windows);
+    let labels = vec![("query".to_string(), query.to_string())];
+    let one = |name: &str, help: &str, kind, v: u64| MetricFamily {
+        name: name.into(),
+        help: help.into(),
+        unit: None,
+        kind,
+        integer: true,
+        samples: vec![Sample { labels: labels.clone(), value: SampleValue::Number(v as f64) }],
+    };
+    fams.push(one(
+        "ebq_query_errors_total",
+        "Errors of the query (failed start or read); it is not restarted.",
+        MetricKind::Counter,
+        counts.errors,
+    ));
+    fams.push(one(
+        "ebq_query_series_overflow_total",
+        "Samples not exported because the query reached max_series.",
+        MetricKind::Counter,
+        counts.overflow,
+    ));
+    fams.push(one(
+        "ebq_query_series_expired_total",
+        "Series dropped because no window updated them for series_ttl.",
+        MetricKind::Counter,
+        counts.expired,
+    ));
+    fams.push(one("ebq_query_series", "Series the query exports now.", MetricKind::Gauge, counts.series));
+    fams.push(one(
+        "ebq_query_up",
+        "1 while the query runs, 0 after it failed.",
+        MetricKind::Gauge,
+        u64::from(stats.is_some()),
+    ));
+    fams
+}
+
+/// `ebq_config_reloads_total{result="ok"|"error"}` from (ok, failed) reloads.
+pub fn reload_family(reloads: (u64, u64)) -> MetricFamily {
+    let sample = |result: &str, v: u64| Sample {
+        labels: vec![("result".into(), result.into())],
+        value: SampleValue::Number(v as f64),
+    };
+    MetricFamily {
+        name: "ebq_config_reloads_total".into(),
+        help: "SIGHUP reloads of the configuration, by result.".into(),
+        unit: None,
+        kind: MetricKind::Counter,
+        integer: true,
+        samples: vec![sample("ok", reloads.0), sample("error", reloads.1)],
     }
 }

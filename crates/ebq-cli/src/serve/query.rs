@@ -13,12 +13,14 @@ pub struct Checked {
     /// Its configuration.
     pub config: QueryConfig,
     prepared: PreparedQuery,
-    schema: MetricSchema,
+    /// How its windows map to metric families.
+    pub schema: MetricSchema,
 }
 
-/// Prepares `q`; the error names the query and where it is defined, then
+/// Prepares `q` with its own limits (`max_groups`, …); the error names the query and where it is defined, then
 /// shows the SQL error with its own line:column.
 pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
+    let engine = engine.clone().with_options(q.limits.plan_options());
     let prepared = engine.prepare(&q.sql).map_err(|e| {
         let text = e.render(&q.sql);
         format!("{}: query `{}`: {}", q.sql_at, q.name, text.trim_start_matches("error: ").trim_end())
@@ -32,7 +34,8 @@ pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
 pub struct Served {
     /// Its configuration.
     pub config: QueryConfig,
-    schema: MetricSchema,
+    /// How its windows map to metric families.
+    pub schema: MetricSchema,
     /// `None` after it failed: not restarted in a loop (a reload restarts it).
     running: Option<RunningQuery>,
     /// Queries without WINDOW: when to publish the next running total.
@@ -44,10 +47,11 @@ impl Served {
     /// Loads and attaches `c`; a failure is logged and counted, and the query stays down.
     pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
         let name = c.config.name.clone();
-        publisher.start(&name, c.config.max_series);
+        publisher.start(&name, c.config.max_series, c.config.series_ttl);
         let started = c.prepared.start(Scope::All).and_then(|mut r| {
             if let Some(dir) = &c.config.pin {
-                let options = PinOptions { dir: dir.clone(), header: None, keep: c.config.keep_pins };
+                let options =
+                    PinOptions { dir: dir.clone(), header: c.config.pin_header.clone(), keep: c.config.keep_pins };
                 let header = r.pin_maps(&options)?;
                 eprintln!("ebq serve: query `{name}` pinned under {} (layout: {})", dir.display(), header.display());
             }

@@ -326,3 +326,39 @@ fn dechunk(body: &str) -> String {
 pub fn sample(page: &str, series: &str) -> Option<f64> {
     page.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
 }
+
+/// target/pyenv/bin/python with `package` from PyPI installed (the venv is
+/// created on first use; `module` is what `import` checks for).
+pub fn python_with(module: &str, package: &str) -> PathBuf {
+    use std::path::Path;
+    let target = ebq_bin().parent().and_then(|d| d.parent()).expect("target/").to_path_buf();
+    let env = target.join("pyenv");
+    let py = env.join("bin/python");
+    let has = |py: &Path| {
+        Command::new(py)
+            .args(["-c", &format!("import {module}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&py) {
+        let quiet = |cmd: &mut Command, what: &str| {
+            let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(
+                out.status.success(),
+                "{what} failed ({}): {}{}\n(scripts/setup.sh installs python3-venv)",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        if !py.exists() {
+            quiet(Command::new("python3").args(["-m", "venv"]).arg(&env), "python3 -m venv target/pyenv");
+        }
+        quiet(
+            Command::new(env.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check", package]),
+            &format!("pip install {package}"),
+        );
+    }
+    py
+}

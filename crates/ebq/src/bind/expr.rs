@@ -414,6 +414,9 @@ impl Binder<'_> {
             }
             _ => match sides.iter().find_map(|s| crate::catalog::probe::unavailable_column(&s.event.name, name)) {
                 Some(why) => return Err(err(e, why)), // arg0 at a return probe, retval at an entry
+                None if matches!(e, Expr::Identifier(id) if id.quote_style == Some('"')) => {
+                    return Err(double_quoted_string(e, name))
+                }
                 None => format!("unknown column `{name}` in {}", self.events_text()),
             },
         };
@@ -589,4 +592,19 @@ fn shortened(lit: &str) -> String {
         Some((end, _)) => format!("{}…", &lit[..end]),
         None => lit.to_string(),
     }
+}
+
+/// `comm == "dd"`: in SQL double quotes name a column, so `"dd"` is read as
+/// one; a bpftrace or C user meant the string, which takes single quotes.
+fn double_quoted_string(e: &Expr, text: &str) -> Error {
+    let string = format!("'{}'", text.replace('\'', "''"));
+    Error::Query(
+        QueryError::new(
+            Stage::Bind,
+            format!("unknown column `{text}`: double quotes name a column; a string takes single quotes"),
+            span_of(e),
+        )
+        .with_help(format!("write {string}"))
+        .with_fix(string),
+    )
 }

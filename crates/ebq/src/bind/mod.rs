@@ -4,6 +4,7 @@
 //! keys from aggregates. Anything that binds must compile and load: the checks
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
+mod aliases;
 mod expr;
 mod file;
 mod hist;
@@ -65,7 +66,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     };
     let binder = Binder { sides, kernel: catalog.kernel(), depth: std::cell::Cell::new(0) };
     let mut filter = match &query.selection {
-        Some(e) => Some(binder.condition(e, "WHERE")?),
+        Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
     };
     let join = match &joined {
@@ -299,7 +300,7 @@ impl Binder<'_> {
         }
         let having = match &q.having {
             Some(h) => {
-                let p = self.post_expr(h, &keys, &mut aggs)?;
+                let p = self.post_expr(&*self.with_aliases(h, q, aliases::Clause::Having)?, &keys, &mut aggs)?;
                 if p.ty() != DataType::Bool {
                     return Err(Error::query(
                         Stage::Bind,
@@ -313,6 +314,11 @@ impl Binder<'_> {
         };
         let order_by = self.order_by_post(&q.order_by, &columns, &keys, &mut aggs)?;
         Ok((QueryBody::Aggregate { keys, aggs, columns, having }, order_by))
+    }
+
+    /// `e` with the SELECT aliases that name no column replaced by their expressions.
+    fn with_aliases<'e>(&self, e: &'e Expr, q: &Query, clause: aliases::Clause) -> Result<std::borrow::Cow<'e, Expr>> {
+        aliases::resolve(e, &q.projection, &|name| self.lookup(name).is_some(), clause)
     }
 
     /// Looks a bare column name up: event fields first, then system columns;
@@ -411,3 +417,6 @@ fn field_column(format: &TracepointFormat, name: &str, index: Option<u32>) -> st
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -91,10 +91,10 @@ fn read_u64(bytes: &[u8], offset: u32, size: u32) -> u64 {
 }
 
 /// A fixed string buffer as text: up to the first NUL (or the whole buffer),
-/// invalid UTF-8 replaced.
+/// invalid UTF-8 and backslashes escaped reversibly ([`crate::sink::escape_bytes`]).
 pub(crate) fn c_str(raw: &[u8]) -> std::borrow::Cow<'_, str> {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-    String::from_utf8_lossy(&raw[..end])
+    crate::sink::escape_bytes(&raw[..end])
 }
 
 /// Decodes one struct field.

@@ -11,9 +11,18 @@
 //! that would create a series beyond that is not kept and is counted in
 //! [`Accumulator::overflow`] (exported as `ebq_query_series_overflow_total`),
 //! so a truncated export is never silent.
+//!
+//! A series whose group stops occurring (a process that exited, a file
+//! closed for good) would otherwise hold its place forever, and a daemon
+//! grouping by pid would fill `max_series` and stop showing new groups. A
+//! series not updated for the accumulator's `ttl` is dropped
+//! ([`Accumulator::expire`]) and counted in [`Accumulator::expired`]
+//! (`ebq_query_series_expired_total`); if its group comes back, its counters
+//! start again from that window (Prometheus' `rate()` treats it as a reset).
 
 use super::metrics::{MetricFamily, MetricKind, Sample, SampleValue, Temporality};
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 type Labels = Vec<(String, String)>;
 
@@ -28,21 +37,59 @@ pub struct Accumulator {
     /// Per family: labels → index in its `samples` (a window can have
     /// thousands of groups; lookups stay O(1)).
     series_index: Vec<HashMap<Labels, usize>>,
+    /// Per family, per sample: when a window last brought a value for it.
+    updated: Vec<Vec<Instant>>,
     series: usize,
     overflow: u64,
+    ttl: Duration,
+    expired: u64,
 }
 
 impl Accumulator {
-    /// An empty accumulator keeping at most `max_series` series.
-    pub fn new(max_series: usize) -> Accumulator {
+    /// An empty accumulator keeping at most `max_series` series, each until
+    /// it has not been updated for `ttl`.
+    pub fn new(max_series: usize, ttl: Duration) -> Accumulator {
         Accumulator {
             max_series,
             families: vec![],
             index: HashMap::new(),
             series_index: vec![],
+            updated: vec![],
             series: 0,
             overflow: 0,
+            ttl,
+            expired: 0,
         }
+    }
+
+    /// Series dropped because they were not updated for `ttl`, since creation.
+    pub fn expired(&self) -> u64 {
+        self.expired
+    }
+
+    /// Drops the series not updated since `now − ttl`; returns how many.
+    pub fn expire(&mut self, now: Instant) -> u64 {
+        let Some(cutoff) = now.checked_sub(self.ttl) else { return 0 };
+        let mut dropped = 0;
+        for i in 0..self.families.len() {
+            let updated = &self.updated[i];
+            if updated.iter().all(|&t| t >= cutoff) {
+                continue;
+            }
+            let keep: Vec<bool> = updated.iter().map(|&t| t >= cutoff).collect();
+            let mut k = keep.iter();
+            self.families[i].samples.retain(|_| *k.next().expect("one flag per sample"));
+            self.updated[i].retain(|&t| t >= cutoff);
+            let index = &mut self.series_index[i];
+            index.clear();
+            for (j, s) in self.families[i].samples.iter().enumerate() {
+                index.insert(s.labels.clone(), j);
+            }
+            dropped += keep.iter().filter(|k| !**k).count() as u64;
+        }
+        self.series -= dropped as usize;
+        self.expired += dropped;
+        dropped
     }
 
     /// Samples refused because the series bound was reached, since creation.
@@ -60,14 +107,20 @@ impl Accumulator {
         &self.families
     }
 
-    /// Adds one batch of families (one window, or one snapshot).
+    /// Adds one batch of families (one window, or one snapshot), received now.
     pub fn add(&mut self, temporality: Temporality, batch: &[MetricFamily]) {
+        self.add_at(temporality, batch, Instant::now());
+    }
+
+    /// [`Accumulator::add`] at time `now`.
+    pub fn add_at(&mut self, temporality: Temporality, batch: &[MetricFamily], now: Instant) {
         for fam in batch {
             let i = match self.index.get(&fam.name) {
                 Some(&i) => i,
                 None => {
                     self.families.push(MetricFamily { samples: vec![], ..fam.clone() });
                     self.series_index.push(HashMap::new());
+                    self.updated.push(vec![]);
                     self.index.insert(fam.name.clone(), self.families.len() - 1);
                     self.families.len() - 1
                 }
@@ -79,22 +132,31 @@ impl Accumulator {
                 self.series -= self.families[i].samples.len();
                 self.families[i].samples.clear();
                 self.series_index[i].clear();
+                self.updated[i].clear();
             }
             for s in &fam.samples {
-                self.add_sample(i, s, accumulate);
+                self.add_sample(i, s, accumulate, now);
             }
         }
     }
 
-    fn add_sample(&mut self, family: usize, s: &Sample, accumulate: bool) {
+    fn add_sample(&mut self, family: usize, s: &Sample, accumulate: bool, now: Instant) {
         match self.series_index[family].get(&s.labels) {
-            Some(&j) if accumulate => add_value(&mut self.families[family].samples[j].value, &s.value),
-            Some(&j) => self.families[family].samples[j].value = s.value.clone(),
+            Some(&j) => {
+                let held = &mut self.families[family].samples[j].value;
+                if accumulate {
+                    add_value(held, &s.value);
+                } else {
+                    *held = s.value.clone();
+                }
+                self.updated[family][j] = now;
+            }
             None if self.series >= self.max_series => self.overflow += 1,
             None => {
                 let samples = &mut self.families[family].samples;
                 self.series_index[family].insert(s.labels.clone(), samples.len());
                 samples.push(s.clone());
+                self.updated[family].push(now);
                 self.series += 1;
             }
         }
@@ -136,6 +198,7 @@ mod tests {
             help: String::new(),
             unit: None,
             kind,
+            integer: false,
             samples: samples
                 .into_iter()
                 .map(|(l, value)| Sample { labels: vec![("k".into(), l.into())], value })
@@ -145,7 +208,7 @@ mod tests {
 
     #[test]
     fn counters_add_gauges_replace() {
-        let mut acc = Accumulator::new(100);
+        let mut acc = Accumulator::new(100, Duration::from_secs(600));
         let n = SampleValue::Number;
         acc.add(Temporality::Delta, &[fam("c_total", MetricKind::Counter, vec![("a", n(3.0)), ("b", n(1.0))])]);
         acc.add(Temporality::Delta, &[fam("g", MetricKind::Gauge, vec![("a", n(7.0)), ("b", n(1.0))])]);
@@ -170,7 +233,7 @@ mod tests {
 
     #[test]
     fn histograms_merge_buckets_by_bound() {
-        let mut acc = Accumulator::new(100);
+        let mut acc = Accumulator::new(100, Duration::from_secs(600));
         let h = |buckets: Vec<(f64, u64)>| {
             let count = buckets.iter().map(|b| b.1).sum();
             SampleValue::Histogram { buckets, count, sum: None }
@@ -182,7 +245,7 @@ mod tests {
 
     #[test]
     fn series_beyond_the_bound_are_counted_not_kept() {
-        let mut acc = Accumulator::new(2);
+        let mut acc = Accumulator::new(2, Duration::from_secs(600));
         let n = SampleValue::Number;
         acc.add(
             Temporality::Delta,
@@ -194,5 +257,35 @@ mod tests {
         acc.add(Temporality::Delta, &[fam("c_total", MetricKind::Counter, vec![("a", n(1.0)), ("d", n(1.0))])]);
         assert_eq!(acc.families()[0].samples[0].value, n(2.0));
         assert_eq!(acc.overflow(), 2);
+    }
+
+    #[test]
+    fn series_not_updated_for_the_ttl_expire_and_are_counted() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut acc = Accumulator::new(2, Duration::from_secs(60));
+        let n = SampleValue::Number;
+        acc.add_at(
+            Temporality::Delta,
+            &[fam("c_total", MetricKind::Counter, vec![("a", n(1.0)), ("b", n(1.0))])],
+            at(0),
+        );
+        acc.add_at(Temporality::Delta, &[fam("c_total", MetricKind::Counter, vec![("a", n(2.0))])], at(50));
+        assert_eq!(acc.expire(at(59)), 0);
+        assert_eq!(acc.expire(at(61)), 1, "b was last updated 61 s ago");
+        assert_eq!(acc.expired(), 1);
+        assert_eq!(acc.series(), 1);
+        assert_eq!(acc.families()[0].samples, vec![Sample { labels: vec![("k".into(), "a".into())], value: n(3.0) }]);
+        // The freed place takes a new series; a returning group starts again.
+        acc.add_at(
+            Temporality::Delta,
+            &[fam("c_total", MetricKind::Counter, vec![("c", n(5.0)), ("a", n(1.0))])],
+            at(70),
+        );
+        assert_eq!(acc.series(), 2);
+        assert_eq!(acc.overflow(), 0);
+        assert_eq!(acc.families()[0].samples[0].value, n(4.0));
+        assert_eq!(acc.expire(at(200)), 2);
+        assert_eq!((acc.series(), acc.expired()), (0, 3));
     }
 }

@@ -8,7 +8,14 @@
 //! | `COUNT(*)`, `SUM(unsigned)`            | counter (`_total`)                        |
 //! | `MIN`, `MAX`, `AVG`, `COUNT(DISTINCT)`, `SUM(signed)`, other expressions | gauge |
 //! | `HIST`, `LHIST`                        | histogram (buckets with inclusive upper bounds) |
-//! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles)           |
+//! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles); a signed argument's: one gauge per column |
+//!
+//! A summary's count is the group's `COUNT(*)` and its sum the `SUM` of the
+//! same (unsigned) argument, when the query selects them; a histogram's sum
+//! likewise (its count is the sum of its buckets). ebq's kernel keeps neither
+//! beside the buckets or the sketch, so without those columns they are
+//! unknown (`None`), and the exposition leaves `_sum`/`_count` out (never a
+//! made-up value).
 //!
 //! A closed window's values are **deltas** ([`Temporality::Delta`]): counters
 //! and histograms hold what happened in that window, gauges the window's
@@ -21,9 +28,9 @@
 //! Histogram buckets are ebq's `[lo, hi)` buckets of integers, so the
 //! inclusive upper bound is `hi − 1` (exact: a value `v` is in the bucket
 //! iff `v ≤ hi − 1`), scaled to the base unit; the top bucket's bound is +∞.
-//! ebq's histograms do not record the sum of the values, so
-//! [`SampleValue::Histogram::sum`] is `None`.
+//! Every sample of a histogram family has the same buckets ([`HistLayout`]).
 
+use super::layout::HistLayout;
 use super::naming::{label_name, metric_name, scaled, snake, Unit};
 use crate::bind::{AggFunc, Input, PostExpr};
 use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
@@ -66,13 +73,17 @@ pub enum SampleValue {
         buckets: Vec<(f64, u64)>,
         /// Values observed.
         count: u64,
-        /// Sum of the values, when known (ebq's histograms do not keep it).
+        /// Sum of the values, when known (from a `SUM` of the same argument).
         sum: Option<f64>,
     },
     /// Quantiles: `(q in 0..=1, value in the base unit)`, ascending q.
     Summary {
         /// The quantiles.
         quantiles: Vec<(f64, f64)>,
+        /// Values observed (the group's `COUNT(*)`), when the query has it.
+        count: Option<u64>,
+        /// Sum of the values (a `SUM` of the same argument), when the query has it.
+        sum: Option<f64>,
     },
 }
 
@@ -97,6 +108,8 @@ pub struct MetricFamily {
     pub unit: Option<Unit>,
     /// Metric type.
     pub kind: MetricKind,
+    /// Values are whole numbers (event counts): OTLP sends them as integers.
+    pub integer: bool,
     /// The series.
     pub samples: Vec<Sample>,
 }
@@ -119,6 +132,12 @@ pub enum ColumnRole {
         unit: Option<Unit>,
         /// Factor into the base unit.
         scale: f64,
+        /// Whole numbers (a count, or an unsigned sum in a unit that is not scaled down).
+        integer: bool,
+        /// Histograms: the family's fixed buckets.
+        layout: Option<HistLayout>,
+        /// Histograms: the output column holding the `SUM` of the same argument.
+        sum_column: Option<usize>,
     },
     /// Quantile `q` of the summary family `name` (one family per sketched argument).
     Quantile {
@@ -130,6 +149,10 @@ pub enum ColumnRole {
         scale: f64,
         /// q in 0..=1.
         q: f64,
+        /// The output column holding the group's `COUNT(*)`.
+        count_column: Option<usize>,
+        /// The output column holding the `SUM` of the same argument.
+        sum_column: Option<usize>,
     },
 }
 
@@ -177,17 +200,35 @@ impl MetricSchema {
     /// The roles of `plan`'s output columns for a query called `query`.
     /// Fails for row queries (no aggregate: nothing to turn into metrics).
     pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
-        let slots: &[crate::plan::ValueSlot] = match (&plan.programs[0].output, plan.window_join()) {
-            // A join of two streams aggregates in user space: no kernel slots.
-            (_, Some(join)) if join.aggregate.is_some() => &[],
-            (KernelOutput::Aggregate { slots, .. }, None) => slots,
-            _ => {
-                return Err("this query streams rows; only aggregate queries (GROUP BY, COUNT, HIST …) can be \
+        let (slots, sketches): (&[crate::plan::ValueSlot], &[crate::bind::ScalarExpr]) =
+            match (&plan.programs[0].output, plan.window_join()) {
+                // A join of two streams aggregates in user space: no kernel slots.
+                (_, Some(join)) if join.aggregate.is_some() => (&[], &[]),
+                (KernelOutput::Aggregate { slots, sketches, .. }, None) => (slots, sketches),
+                _ => {
+                    return Err("this query streams rows; only aggregate queries (GROUP BY, COUNT, HIST …) can be \
                             exported as metrics"
-                    .into())
-            }
-        };
+                        .into())
+                }
+            };
         let user = &plan.user;
+        let direct = |c: &crate::plan::UserColumn| match &c.expr {
+            PostExpr::Ref(Input { index, .. }) => Some(user.inputs[*index]),
+            _ => None,
+        };
+        let count_column = user.columns.iter().position(|c| direct(c) == Some(UserSource::Count));
+        // The column holding SUM(arg) of an unsigned `arg` (a histogram's or summary's sum).
+        let sum_column = |arg: &crate::bind::ScalarExpr| {
+            if arg.ty().is_signed() {
+                return None;
+            }
+            user.columns.iter().position(|c| match direct(c) {
+                Some(UserSource::Slot(f)) => {
+                    slots.iter().any(|s| s.field == f && s.func == AggFunc::Sum && s.arg == *arg)
+                }
+                _ => false,
+            })
+        };
         let mut roles = vec![];
         for c in &user.columns {
             let mut used = vec![];
@@ -198,11 +239,7 @@ impl MetricSchema {
                 roles.push(ColumnRole::Label { name: label_name(&c.name) });
                 continue;
             }
-            let direct = match &c.expr {
-                PostExpr::Ref(Input { index, .. }) => Some(user.inputs[*index]),
-                _ => None,
-            };
-            let kind = match direct {
+            let kind = match direct(c) {
                 Some(UserSource::Count) => MetricKind::Counter,
                 Some(UserSource::Slot(field)) => match slots.iter().find(|s| s.field == field) {
                     Some(s) if s.func == AggFunc::Sum && !s.arg.ty().is_signed() => MetricKind::Counter,
@@ -216,16 +253,42 @@ impl MetricSchema {
                     _ => MetricKind::Gauge,
                 },
                 Some(UserSource::Hist(_)) => MetricKind::Histogram,
-                Some(UserSource::Quantile { ppm, .. }) => {
+                // OpenMetrics summaries hold no negative quantiles: those of a
+                // signed argument are gauges, one per column (`ebq_q_p50_ret`).
+                Some(UserSource::Quantile { sketch, .. })
+                    if sketches.get(sketch).is_some_and(|a| a.ty().is_signed()) =>
+                {
+                    MetricKind::Gauge
+                }
+                Some(UserSource::Quantile { ppm, sketch }) => {
                     let stem = quantile_stem(&col);
                     let (name, unit, scale) = metric_name(query, &stem, false);
-                    roles.push(ColumnRole::Quantile { name, unit, scale, q: f64::from(ppm) / 1e6 });
+                    roles.push(ColumnRole::Quantile {
+                        name,
+                        unit,
+                        scale,
+                        q: f64::from(ppm) / 1e6,
+                        count_column,
+                        sum_column: sketches.get(sketch).and_then(sum_column),
+                    });
                     continue;
                 }
                 _ => MetricKind::Gauge,
             };
             let (name, unit, scale) = metric_name(query, &col, kind == MetricKind::Counter);
-            roles.push(ColumnRole::Metric { name, kind, unit, scale });
+            let hist_slot = match direct(c) {
+                Some(UserSource::Hist(f)) => slots.iter().find(|s| s.field == f),
+                _ => None,
+            };
+            roles.push(ColumnRole::Metric {
+                name,
+                kind,
+                unit,
+                scale,
+                integer: kind == MetricKind::Counter && scale >= 1.0,
+                layout: hist_slot.and_then(|s| HistLayout::of(&s.func, s.arg.ty().is_signed(), scale)),
+                sum_column: hist_slot.and_then(|s| sum_column(&s.arg)),
+            });
         }
         // A summary whose name a counter, gauge or histogram already has
         // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
@@ -278,11 +341,12 @@ impl MetricSchema {
         let temporality = if out.partial { Temporality::Cumulative } else { Temporality::Delta };
         let batch = &out.batch;
         let mut families: Vec<MetricFamily> = vec![];
-        let family_index = |families: &mut Vec<MetricFamily>, name: &str, kind, unit, help: String| -> usize {
+        let family_index = |families: &mut Vec<MetricFamily>, name: &str, kind, unit, integer, help: String| -> usize {
             match families.iter().position(|f| f.name == name) {
                 Some(i) => i,
                 None => {
-                    families.push(MetricFamily { name: name.to_string(), help, unit, kind, samples: vec![] });
+                    let name = name.to_string();
+                    families.push(MetricFamily { name, help, unit, kind, integer, samples: vec![] });
                     families.len() - 1
                 }
             }
@@ -290,11 +354,12 @@ impl MetricSchema {
         // Families in column order, even for an empty window (so exporters can describe them).
         for (i, role) in self.roles.iter().enumerate() {
             match role {
-                ColumnRole::Metric { name, kind, unit, .. } => {
-                    family_index(&mut families, name, *kind, *unit, self.help(i, *kind));
+                ColumnRole::Metric { name, kind, unit, integer, .. } => {
+                    family_index(&mut families, name, *kind, *unit, *integer, self.help(i, *kind));
                 }
                 ColumnRole::Quantile { name, unit, .. } => {
-                    family_index(&mut families, name, MetricKind::Summary, *unit, self.help(i, MetricKind::Summary));
+                    let help = self.help(i, MetricKind::Summary);
+                    family_index(&mut families, name, MetricKind::Summary, *unit, false, help);
                 }
                 ColumnRole::Label { .. } => {}
             }
@@ -313,26 +378,33 @@ impl MetricSchema {
             for (role, v) in self.roles.iter().zip(&values) {
                 match role {
                     ColumnRole::Label { .. } => {}
-                    ColumnRole::Metric { name, kind, scale, .. } => {
+                    ColumnRole::Metric { name, kind, scale, layout, sum_column, .. } => {
                         let value = match (kind, v) {
-                            (MetricKind::Histogram, Value::Hist(b)) => histogram(b, *scale),
+                            (MetricKind::Histogram, Value::Hist(b)) => {
+                                let sum = sum_column.map(|c| scaled(number(&values[c]), *scale));
+                                histogram(b, layout.as_ref(), *scale, sum)
+                            }
                             (_, v) => SampleValue::Number(scaled(number(v), *scale)),
                         };
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         f.samples.push(Sample { labels: labels.clone(), value });
                     }
-                    ColumnRole::Quantile { name, scale, q, .. } => {
+                    ColumnRole::Quantile { name, scale, q, count_column, sum_column, .. } => {
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         let point = (*q, scaled(number(v), *scale));
                         // A row's quantiles are consecutive columns: its sample, if any, is the last one.
                         match f.samples.last_mut().filter(|s| s.labels == labels) {
-                            Some(Sample { value: SampleValue::Summary { quantiles }, .. }) => {
+                            Some(Sample { value: SampleValue::Summary { quantiles, .. }, .. }) => {
                                 quantiles.push(point);
                                 quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
                             }
                             _ => f.samples.push(Sample {
                                 labels: labels.clone(),
-                                value: SampleValue::Summary { quantiles: vec![point] },
+                                value: SampleValue::Summary {
+                                    quantiles: vec![point],
+                                    count: count_column.map(|c| number(&values[c]) as u64),
+                                    sum: sum_column.map(|c| scaled(number(&values[c]), *scale)),
+                                },
                             }),
                         }
                     }
@@ -340,6 +412,23 @@ impl MetricSchema {
             }
         }
         (temporality, families)
+    }
+
+    /// The families this schema exports, once each: `(name, kind, output
+    /// column)` (a summary names its first quantile column).
+    pub fn family_names(&self) -> Vec<(String, MetricKind, String)> {
+        let mut out: Vec<(String, MetricKind, String)> = vec![];
+        for (role, column) in self.roles.iter().zip(&self.columns) {
+            let (name, kind) = match role {
+                ColumnRole::Metric { name, kind, .. } => (name, *kind),
+                ColumnRole::Quantile { name, .. } => (name, MetricKind::Summary),
+                ColumnRole::Label { .. } => continue,
+            };
+            if !out.iter().any(|(n, k, _)| n == name && *k == kind) {
+                out.push((name.clone(), kind, column.clone()));
+            }
+        }
+        out
     }
 
     fn help(&self, column: usize, kind: MetricKind) -> String {
@@ -365,15 +454,24 @@ fn number(v: &Value) -> f64 {
 }
 
 /// ebq `[lo, hi)` buckets → inclusive upper bounds `hi − 1` in the base unit
-/// (+∞ for the top bucket of the argument's type).
-fn histogram(buckets: &[crate::hist::Bucket], scale: f64) -> SampleValue {
-    let top = |hi: i128| hi >= (1i128 << 63);
-    let buckets: Vec<(f64, u64)> = buckets
-        .iter()
-        .map(|b| (if top(b.hi) { f64::INFINITY } else { scaled((b.hi - 1) as f64, scale) }, b.count))
-        .collect();
+/// (+∞ for the top bucket of the argument's type), on the family's fixed
+/// `layout` (every bucket, empty ones included) when it has one.
+fn histogram(
+    buckets: &[crate::hist::Bucket],
+    layout: Option<&HistLayout>,
+    scale: f64,
+    sum: Option<f64>,
+) -> SampleValue {
+    let buckets: Vec<(f64, u64)> = match layout {
+        Some(l) => l.fill(buckets),
+        // A join of two streams' HIST: only the buckets it reports.
+        None => buckets
+            .iter()
+            .map(|b| (if b.hi >= (1i128 << 63) { f64::INFINITY } else { scaled((b.hi - 1) as f64, scale) }, b.count))
+            .collect(),
+    };
     let count = buckets.iter().map(|b| b.1).sum();
-    SampleValue::Histogram { buckets, count, sum: None }
+    SampleValue::Histogram { buckets, count, sum }
 }
 
 /// ebq's own metrics for one query, from its running totals ([`QueryStats`]):
@@ -387,6 +485,7 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
         help: help.into(),
         unit,
         kind: MetricKind::Counter,
+        integer: unit.is_none(),
         samples: vec![Sample { labels: labels.clone(), value: SampleValue::Number(v) }],
     };
     vec![

@@ -17,10 +17,14 @@
 //!   and the mapping from a plan and a window to families.
 //! - [`cumulative`]: turns per-window deltas into running totals, with a
 //!   bound on the number of series (overflow is counted, never silent).
+//! - [`layout`]: one fixed bucket layout per histogram family.
+//! - [`exposition`]: families as OpenMetrics or Prometheus 0.0.4 text.
 //! - [`naming`]: Prometheus-style names and units.
 //! - [`otlp`]: families → an OTLP/HTTP protobuf push.
 
 pub mod cumulative;
+pub mod exposition;
+pub mod layout;
 pub mod metrics;
 pub mod naming;
 pub mod otlp;

@@ -3,10 +3,10 @@
 //!
 //! | [`MetricKind`] | OTLP                                                              |
 //! |----------------|-------------------------------------------------------------------|
-//! | Counter        | Sum, monotonic, delta (a closed window) or cumulative (a snapshot) |
+//! | Counter        | Sum, monotonic, delta (a closed window) or cumulative (a snapshot); event counts `as_int` |
 //! | Gauge          | Gauge                                                             |
-//! | Histogram      | Histogram with explicit bounds (ebq's inclusive upper bounds are OTLP's `(prev, bound]` buckets exactly) |
-//! | Summary        | Summary (count and sum are not kept by ebq's sketch: 0)            |
+//! | Histogram      | Histogram with explicit bounds, the same for every point of a family (ebq's inclusive upper bounds are OTLP's `(prev, bound]` buckets exactly) |
+//! | Summary        | Summary; count = the group's `COUNT(*)` and sum = the `SUM` of the same argument when the query selects them, else 0 (ebq's sketch keeps neither; OTLP has no "unknown") |
 //!
 //! Labels become data point attributes; the resource carries `host.name`,
 //! `service.name = ebq`, `service.instance.id`, `service.version` and any
@@ -153,11 +153,17 @@ fn metric(f: &MetricFamily, b: &Batch) -> Option<Metric> {
             SampleValue::Number(v) => v,
             _ => f64::NAN,
         };
+        // Counts are whole numbers; i64 holds any count a run can reach.
+        let value = if f.integer && v.fract() == 0.0 && v.abs() < 9.2e18 {
+            number_data_point::Value::AsInt(v as i64)
+        } else {
+            number_data_point::Value::AsDouble(v)
+        };
         NumberDataPoint {
             attributes: attributes(s),
             start_time_unix_nano: start,
             time_unix_nano: time,
-            value: Some(number_data_point::Value::AsDouble(v)),
+            value: Some(value),
             ..Default::default()
         }
     };
@@ -177,10 +183,12 @@ fn metric(f: &MetricFamily, b: &Batch) -> Option<Metric> {
                 .samples
                 .iter()
                 .filter_map(|s| match &s.value {
-                    SampleValue::Summary { quantiles } => Some(SummaryDataPoint {
+                    SampleValue::Summary { quantiles, count, sum } => Some(SummaryDataPoint {
                         attributes: attributes(s),
                         start_time_unix_nano: start,
                         time_unix_nano: time,
+                        count: count.unwrap_or(0),
+                        sum: sum.unwrap_or(0.0),
                         quantile_values: quantiles
                             .iter()
                             .map(|&(quantile, value)| ValueAtQuantile { quantile, value })

@@ -1,6 +1,7 @@
 //! The running kernel's BTF: its functions (for fentry/fexit and kernel
 //! function suggestions) and whether CO-RE programs can be compiled at all.
 
+use crate::btf::{Btf, Kind};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -51,39 +52,13 @@ pub fn btf_functions() -> Option<&'static HashMap<String, KernelFunction>> {
 }
 
 fn read_btf_functions() -> Option<HashMap<String, KernelFunction>> {
-    use libbpf_sys as sys;
-    let path = std::ffi::CString::new(DEFAULT_KERNEL_BTF).ok()?;
-    // SAFETY: path is a valid C string; libbpf returns NULL or an error pointer on failure.
-    let btf = unsafe { sys::btf__parse_raw(path.as_ptr()) };
-    if btf.is_null() || (btf as isize) < 0 && (btf as isize) > -4096 {
-        return None;
-    }
-    let mut out = HashMap::new();
-    // SAFETY: btf is a valid handle until btf__free below; every type id is < btf__type_cnt,
-    // and a FUNC_PROTO is followed in memory by its `vlen` btf_param entries (BTF format).
-    unsafe {
-        for id in 1..sys::btf__type_cnt(btf) {
-            let t = sys::btf__type_by_id(btf, id);
-            if t.is_null() || ((*t).info >> 24) & 0x1f != sys::BTF_KIND_FUNC {
-                continue;
-            }
-            let name = sys::btf__name_by_offset(btf, (*t).name_off);
-            let proto = sys::btf__type_by_id(btf, (*t).__bindgen_anon_1.type_);
-            if name.is_null() || proto.is_null() {
-                continue;
-            }
-            let vlen = (*proto).info & 0xffff;
-            let params = proto.add(1) as *const sys::btf_param;
-            let mut slots = 0;
-            for i in 0..vlen as usize {
-                let size = sys::btf__resolve_size(btf, (*params.add(i)).type_);
-                slots += if size > 8 { 2 } else { 1 };
-            }
-            let returns_value = (*proto).__bindgen_anon_1.type_ != 0;
-            let name = std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned();
-            out.insert(name, KernelFunction { arg_slots: slots, returns_value, btf_id: id });
-        }
-        sys::btf__free(btf);
-    }
-    Some(out)
+    let btf = Btf::parse(&std::fs::read(DEFAULT_KERNEL_BTF).ok()?).ok()?;
+    let function = |(name, id): (&str, u32)| {
+        let Kind::Func { proto, .. } = btf.kind(id) else { return None };
+        let Kind::FuncProto { ret, params } = btf.kind(proto) else { return None };
+        // A parameter wider than 8 bytes (a 16-byte struct by value) takes two slots.
+        let slots = btf.params(params).iter().map(|p| if btf.size_of(p.ty).is_some_and(|s| s > 8) { 2 } else { 1 });
+        Some((name.to_string(), KernelFunction { arg_slots: slots.sum(), returns_value: ret != 0, btf_id: id }))
+    };
+    Some(btf.functions().filter_map(function).collect())
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! tracepoint:syscalls:sys_enter_read   syscalls.sys_enter_read   tracepoint/syscalls/sys_enter_read
-//! tp:syscalls:sys_enter_read           uprobe:/usr/lib/libc.so.6:read   uretprobe:/bin/x:main
+//! tp:syscalls:sys_enter_read           syscalls:sys_enter_read (as `ebq events` lists them)
+//! uprobe:/usr/lib/libc.so.6:read       uretprobe:/bin/x:main
 //! kprobe:vfs_read   kretprobe:vfs_read   fentry:vfs_read   fexit:vfs_read
 //! ```
 
@@ -68,7 +69,7 @@ fn is_ident(s: &str) -> bool {
 pub fn parse_event_name(text: &str) -> Result<EventName, String> {
     let bad = |why: &str| {
         Err(format!(
-            "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY.NAME, \
+            "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, \
              tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, kprobe:FUNC or fentry:FUNC"
         ))
     };
@@ -91,6 +92,11 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
             }
             "fentry" | "fexit" | "f" | "fr" if is_ident(rest) => {
                 Ok(EventName::Fentry { function: rest.into(), exit: kind == "fexit" || kind == "fr" })
+            }
+            // CATEGORY:NAME, the spelling of `ebq events` and of bpftrace's
+            // tracepoints without their `tracepoint:` prefix.
+            _ if is_ident(kind) && is_ident(rest) => {
+                Ok(EventName::Tracepoint { category: kind.into(), name: rest.into() })
             }
             _ => bad(&format!("unknown probe type `{kind}`")),
         };
@@ -120,6 +126,7 @@ mod tests {
             "syscalls.sys_enter_read",
             "tracepoint/syscalls/sys_enter_read",
             "syscalls/sys_enter_read",
+            "syscalls:sys_enter_read",
         ] {
             assert_eq!(parse_event_name(s).unwrap(), tp("syscalls", "sys_enter_read"), "{s}");
         }
@@ -147,7 +154,7 @@ mod tests {
 
     #[test]
     fn malformed_names_are_errors() {
-        for s in ["tracepoint:syscalls", "bogus:x", "a.b.c", "uprobe:/bin/ls:", "kprobe:", "x"] {
+        for s in ["tracepoint:syscalls", "bogus:/x:y", "a.b.c", "uprobe:/bin/ls:", "kprobe:", "x", "a:b:c"] {
             assert!(parse_event_name(s).is_err(), "{s}");
         }
     }

@@ -5,6 +5,7 @@
 //! and SQL's are both accepted, and event names containing `/` and `:` can be
 //! read straight from the text.
 
+mod bpftrace;
 mod checks;
 mod dialect;
 mod event;
@@ -106,6 +107,9 @@ pub fn parse_query(sql: &str) -> Result<Query> {
             format!("query is {} bytes; the limit is {MAX_QUERY_BYTES}", sql.len()),
             Some(Span { start: Location { line: 1, column: 1 }, end: Location { line: 1, column: 2 } }),
         ));
+    }
+    if let Some(e) = bpftrace::recognise(sql) {
+        return Err(e);
     }
     let tokens = Tokenizer::new(&EbqDialect, sql).tokenize_with_location().map_err(|e| {
         let at = Location { line: e.location.line as u32, column: e.location.column as u32 };

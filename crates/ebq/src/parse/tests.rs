@@ -80,7 +80,7 @@ fn errors_are_positioned() {
     assert_eq!(s.start, Location { line: 3, column: 15 });
     let (m, _) = err("SELECT COUNT(*)");
     assert!(m.starts_with("missing FROM"), "{m}");
-    let (m, s) = err("SELECT COUNT(*) FROM bogus:thing");
+    let (m, s) = err("SELECT COUNT(*) FROM bogus:/x:thing");
     assert!(m.contains("unknown probe type"), "{m}");
     assert_eq!(s.start.column, 22);
     let (_, s) = err("SELECT 'abc FROM x.y");
@@ -164,4 +164,25 @@ fn a_comma_in_from_names_the_second_stream_of_a_join() {
     let (message, span) = err("SELECT 1 FROM a.x, b.y, c.z WINDOW(time, 1)");
     assert!(message.contains("two event streams"), "{message}");
     assert_eq!(span.start.column, 23);
+}
+
+#[test]
+fn a_bpftrace_program_is_answered_with_its_ebq_query() {
+    let sql = "tracepoint:syscalls:sys_enter_read { @[comm] = count(); }";
+    assert_eq!(
+        parse_query(sql).unwrap_err().render(sql),
+        format!(
+            "syntax error: this is a bpftrace program; ebq reads SQL at 1:1\n1 | {sql}\n    {}\n  \
+             help: in ebq: SELECT comm, COUNT(*) FROM tracepoint:syscalls:sys_enter_read GROUP BY comm",
+            "^".repeat("tracepoint:syscalls:sys_enter_read".len())
+        )
+    );
+}
+
+#[test]
+fn category_colon_name_is_a_tracepoint() {
+    assert_eq!(
+        ok("SELECT COUNT(*) FROM syscalls:sys_enter_read").from.name.to_string(),
+        "tracepoint:syscalls:sys_enter_read"
+    );
 }

@@ -2,6 +2,7 @@
 
 mod columnar;
 mod csv;
+mod escape;
 mod file;
 mod hist;
 mod json;
@@ -9,6 +10,7 @@ mod table;
 
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
+pub use self::escape::{escape_bytes, unescape_bytes};
 pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;

@@ -86,6 +86,14 @@ fn keys_are_labels_and_aggregates_are_typed_by_function() {
 }
 
 #[test]
+fn quantiles_of_a_signed_argument_are_gauges() {
+    let p =
+        physical("SELECT P50(ret) AS p50_ret, P99(ret) AS p99_ret FROM syscalls.sys_exit_pread64 WINDOW(time, 1000)");
+    let s = MetricSchema::of("q", &p).unwrap();
+    assert_eq!(roles(&s), ["Gauge ebq_q_p50_ret", "Gauge ebq_q_p99_ret"]);
+}
+
+#[test]
 fn signed_sums_are_gauges() {
     let p = physical("SELECT SUM(ret) AS total FROM syscalls.sys_exit_pread64 WINDOW(time, 1000)");
     let s = MetricSchema::of("q", &p).unwrap();
@@ -107,12 +115,37 @@ fn histograms_have_exact_inclusive_bounds_in_base_units() {
     ]);
     let (t, fams) = s.families(&window(&p, vec![vec![Value::S("dd".into()), hist.clone(), hist]], true));
     assert_eq!(t, Temporality::Cumulative, "a snapshot of a query without WINDOW is a running total");
-    assert_eq!(
-        fams[0].samples[0].value,
-        SampleValue::Histogram { buckets: vec![(0.0, 2), (1.0, 0), (3.0, 5), (f64::INFINITY, 1)], count: 8, sum: None }
-    );
+    // Every bucket of the u64 log2 layout, empty ones included, the same for every sample.
+    let SampleValue::Histogram { buckets, count, sum } = &fams[0].samples[0].value else { panic!() };
+    assert_eq!(buckets.len(), 65);
+    assert_eq!(&buckets[..4], [(0.0, 2), (1.0, 0), (3.0, 5), (7.0, 0)]);
+    assert_eq!(buckets[63], (((1u64 << 63) - 1) as f64, 0));
+    assert_eq!(buckets[64], (f64::INFINITY, 1));
+    assert_eq!((*count, *sum), (8, None), "no SUM of the argument: the sum is unknown");
     let SampleValue::Histogram { buckets, .. } = &fams[1].samples[0].value else { panic!() };
     assert_eq!(buckets[2], (0.000003, 5));
+}
+
+#[test]
+fn a_sum_of_the_same_argument_gives_histograms_and_summaries_their_sum() {
+    let p = physical(
+        "SELECT comm, COUNT(*) AS calls, SUM(args[2]) AS req_bytes, HIST(args[2]) AS size_bytes, \
+         P50(args[2]) AS p50_len_bytes, HIST(args[1]) AS other_bytes FROM raw_syscalls.sys_enter GROUP BY comm",
+    );
+    let s = MetricSchema::of("h", &p).unwrap();
+    let hist = Value::Hist(vec![Bucket { lo: 2, hi: 4, count: 2 }]);
+    let row = vec![Value::S("dd".into()), Value::U(2), Value::U(6), hist.clone(), Value::U(3), hist];
+    let (_, fams) = s.families(&window(&p, vec![row], false));
+    let by_name = |n: &str| &fams.iter().find(|f| f.name == n).unwrap().samples[0].value;
+    let SampleValue::Histogram { count, sum, .. } = by_name("ebq_h_size_bytes") else { panic!() };
+    assert_eq!((*count, *sum), (2, Some(6.0)));
+    let SampleValue::Histogram { sum, .. } = by_name("ebq_h_other_bytes") else { panic!() };
+    assert_eq!(*sum, None, "SUM(args[2]) is not the sum of args[1]");
+    assert_eq!(
+        by_name("ebq_h_len_bytes"),
+        &SampleValue::Summary { quantiles: vec![(0.5, 3.0)], count: Some(2), sum: Some(6.0) }
+    );
+    assert!(fams[0].integer, "COUNT(*) is a whole number");
 }
 
 #[test]
@@ -131,7 +164,10 @@ fn quantiles_of_one_argument_form_one_summary() {
     assert_eq!(fams.len(), 2);
     assert_eq!(fams[0].kind, MetricKind::Summary);
     assert_eq!(fams[0].samples.len(), 1);
-    assert_eq!(fams[0].samples[0].value, SampleValue::Summary { quantiles: vec![(0.5, 64.0), (0.99, 4096.0)] });
+    assert_eq!(
+        fams[0].samples[0].value,
+        SampleValue::Summary { quantiles: vec![(0.5, 64.0), (0.99, 4096.0)], count: Some(10), sum: None }
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ fn fam(name: &str, kind: MetricKind, value: SampleValue) -> MetricFamily {
         help: format!("help of {name}"),
         unit: Some(Unit::Bytes),
         kind,
+        integer: kind == MetricKind::Counter,
         samples: vec![Sample { labels: vec![("fd".into(), "3".into())], value }],
     }
 }
@@ -33,7 +34,12 @@ fn kinds_map_to_otlp_data() {
             MetricKind::Histogram,
             SampleValue::Histogram { buckets: vec![(127.0, 6), (255.0, 12), (f64::INFINITY, 1)], count: 19, sum: None },
         ),
-        fam("s", MetricKind::Summary, SampleValue::Summary { quantiles: vec![(0.5, 10.0), (0.99, 20.0)] }),
+        fam(
+            "s",
+            MetricKind::Summary,
+            SampleValue::Summary { quantiles: vec![(0.5, 10.0), (0.99, 20.0)], count: Some(12), sum: Some(150.0) },
+        ),
+        fam("u", MetricKind::Summary, SampleValue::Summary { quantiles: vec![(0.5, 1.0)], count: None, sum: None }),
         MetricFamily { samples: vec![], ..fam("empty", MetricKind::Gauge, SampleValue::Number(0.0)) },
     ];
     let mut config = OtlpConfig::new("http://127.0.0.1:1");
@@ -58,7 +64,7 @@ fn kinds_map_to_otlp_data() {
     let m = &rm.scope_metrics[0].metrics;
     assert_eq!(
         m.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
-        ["c_total", "g", "h", "s"],
+        ["c_total", "g", "h", "s", "u"],
         "empty families are left out"
     );
     assert_eq!(m[0].unit, "By");
@@ -66,13 +72,16 @@ fn kinds_map_to_otlp_data() {
         Data::Sum(s) => {
             assert!(s.is_monotonic);
             assert_eq!(s.aggregation_temporality, AggregationTemporality::Delta as i32);
-            assert_eq!(s.data_points[0].value, Some(number_data_point::Value::AsDouble(7.0)));
+            assert_eq!(s.data_points[0].value, Some(number_data_point::Value::AsInt(7)), "counts are integers");
             assert_eq!((s.data_points[0].start_time_unix_nano, s.data_points[0].time_unix_nano), (10, 20));
             assert_eq!(s.data_points[0].attributes, vec![kv("fd", "3")]);
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(m[1].data, Some(Data::Gauge(_))));
+    match m[1].data.as_ref().unwrap() {
+        Data::Gauge(g) => assert_eq!(g.data_points[0].value, Some(number_data_point::Value::AsDouble(2.5))),
+        other => panic!("{other:?}"),
+    }
     match m[2].data.as_ref().unwrap() {
         Data::Histogram(h) => {
             let p = &h.data_points[0];
@@ -84,8 +93,13 @@ fn kinds_map_to_otlp_data() {
     }
     match m[3].data.as_ref().unwrap() {
         Data::Summary(s) => {
-            assert_eq!(s.data_points[0].quantile_values[1], ValueAtQuantile { quantile: 0.99, value: 20.0 })
+            assert_eq!(s.data_points[0].quantile_values[1], ValueAtQuantile { quantile: 0.99, value: 20.0 });
+            assert_eq!((s.data_points[0].count, s.data_points[0].sum), (12, 150.0));
         }
+        other => panic!("{other:?}"),
+    }
+    match m[4].data.as_ref().unwrap() {
+        Data::Summary(s) => assert_eq!((s.data_points[0].count, s.data_points[0].sum), (0, 0.0), "unknown: 0"),
         other => panic!("{other:?}"),
     }
 }

@@ -8,6 +8,11 @@
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
 //! draws SVG plots into OUT, and regenerates the Markdown report.
+//!
+//! A library of its own so the `ebq` binary stays the query tool: the CLI
+//! only parses `ebq bench …` into [`BenchArgs`] and calls [`run`]. The studies
+//! run ebq as a separate process (this same executable, `current_exe`), as a
+//! user would, so their costs include ebq's own startup and reader.
 
 mod fidelity;
 mod fio;
@@ -84,7 +89,7 @@ pub struct BenchArgs {
 }
 
 /// What every study needs.
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// Quick (smoke-test) sizes.
     pub quick: bool,
     /// dd reads per run (pervent).
@@ -178,7 +183,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
 }
 
 /// The results file inside the results directory.
-pub const RESULTS: &str = "results.json";
+pub(crate) const RESULTS: &str = "results.json";
 
 fn name(s: Study) -> &'static str {
     match s {

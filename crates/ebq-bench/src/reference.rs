@@ -8,13 +8,13 @@ use std::process::Command;
 
 /// The sources, compiled into the binary so the bench runs from anywhere.
 const SOURCES: &[(&str, &str)] = &[
-    ("common.h", include_str!("../../../../bench/reference/common.h")),
-    ("loader.c", include_str!("../../../../bench/reference/loader.c")),
-    ("count.bpf.c", include_str!("../../../../bench/reference/count.bpf.c")),
-    ("key_pid.bpf.c", include_str!("../../../../bench/reference/key_pid.bpf.c")),
-    ("hist.bpf.c", include_str!("../../../../bench/reference/hist.bpf.c")),
-    ("timing.bpf.c", include_str!("../../../../bench/reference/timing.bpf.c")),
-    ("per_event.bpf.c", include_str!("../../../../bench/reference/per_event.bpf.c")),
+    ("common.h", include_str!("../../../bench/reference/common.h")),
+    ("loader.c", include_str!("../../../bench/reference/loader.c")),
+    ("count.bpf.c", include_str!("../../../bench/reference/count.bpf.c")),
+    ("key_pid.bpf.c", include_str!("../../../bench/reference/key_pid.bpf.c")),
+    ("hist.bpf.c", include_str!("../../../bench/reference/hist.bpf.c")),
+    ("timing.bpf.c", include_str!("../../../bench/reference/timing.bpf.c")),
+    ("per_event.bpf.c", include_str!("../../../bench/reference/per_event.bpf.c")),
 ];
 
 /// Built reference programs.

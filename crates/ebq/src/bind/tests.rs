@@ -1,0 +1,77 @@
+//! Binding errors a newcomer meets first, asserted as rendered (issue 18):
+//! double-quoted strings and SELECT aliases in HAVING and WHERE.
+
+use crate::catalog::Catalog;
+
+fn bind(sql: &str) -> crate::Result<super::LogicalPlan> {
+    let cat = Catalog::fixture();
+    super::bind(&crate::parse::parse_query(sql)?, &cat)
+}
+
+/// The error of `sql` as the CLI prints it.
+fn rendered(sql: &str) -> String {
+    match bind(sql) {
+        Err(e) => e.render(sql),
+        Ok(_) => panic!("{sql}: bound"),
+    }
+}
+
+#[test]
+fn a_double_quoted_string_says_strings_take_single_quotes_and_shows_the_fixed_query() {
+    let sql = "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WHERE comm == \"dd\"";
+    // The caret line: the gutter `1 | ` and 62 characters before `"dd"`.
+    assert_eq!(
+        rendered(sql),
+        format!(
+            "error: unknown column `dd`: double quotes name a column; a string takes single quotes at 1:63\n\
+             1 | {sql}\n\
+             {}^^^^\n  \
+             help: write 'dd'\n  \
+             fixed: SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WHERE comm == 'dd'",
+            " ".repeat(4 + 62)
+        )
+    );
+    bind("SELECT COUNT(*) FROM syscalls.sys_enter_pread64 WHERE comm == 'dd'").expect("the fixed query binds");
+    // A double-quoted name that is a column stays a column.
+    bind("SELECT \"fd\", COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY \"fd\"").expect("quoted column");
+}
+
+#[test]
+fn having_takes_select_aliases() {
+    let with_alias =
+        bind("SELECT comm, COUNT(*) AS n FROM syscalls.sys_enter_pread64 GROUP BY comm HAVING n > 10").unwrap();
+    let written_out =
+        bind("SELECT comm, COUNT(*) AS n FROM syscalls.sys_enter_pread64 GROUP BY comm HAVING COUNT(*) > 10").unwrap();
+    assert_eq!(format!("{:?}", with_alias.body), format!("{:?}", written_out.body));
+    // A column keeps its meaning when an alias has its name: `fd` is the key.
+    let shadowed =
+        bind("SELECT fd, MAX(count) AS fd2 FROM syscalls.sys_enter_pread64 GROUP BY fd HAVING fd2 > 1 AND fd > 2");
+    assert!(shadowed.is_ok(), "{shadowed:?}");
+}
+
+#[test]
+fn where_takes_plain_aliases_and_refuses_aggregate_ones_saying_why() {
+    let with_alias = bind("SELECT count / 1024 AS kb FROM syscalls.sys_enter_pread64 WHERE kb > 4").unwrap();
+    let written_out =
+        bind("SELECT count / 1024 AS kb FROM syscalls.sys_enter_pread64 WHERE (count / 1024) > 4").unwrap();
+    assert_eq!(format!("{:?}", with_alias.filter), format!("{:?}", written_out.filter));
+    let sql = "SELECT comm, COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE n > 10 GROUP BY comm";
+    assert_eq!(
+        rendered(sql),
+        format!(
+            "error: `n` is `COUNT(*)`, an aggregate: WHERE runs per event in the kernel, before anything is aggregated at 1:66\n\
+             1 | {sql}\n\
+             {}^\n  \
+             help: move the condition on `n` to HAVING, which filters the groups after aggregation",
+            " ".repeat(4 + 65)
+        )
+    );
+}
+
+#[test]
+fn category_colon_name_binds_like_the_other_spellings() {
+    let a = bind("SELECT COUNT(*) FROM block:block_rq_issue").unwrap();
+    let b = bind("SELECT COUNT(*) FROM tracepoint:block:block_rq_issue").unwrap();
+    assert_eq!(a.event.name, b.event.name);
+    assert_eq!(a.event.name.to_string(), "tracepoint:block:block_rq_issue");
+}
