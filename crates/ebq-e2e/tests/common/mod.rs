@@ -356,7 +356,8 @@ pub fn python_with(module: &str, package: &str) -> PathBuf {
             quiet(Command::new("python3").args(["-m", "venv"]).arg(&env), "python3 -m venv target/pyenv");
         }
         quiet(
-            Command::new(env.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check", package]),
+            // `python -m pip`, not bin/pip: its shebang names the venv's original path.
+            Command::new(&py).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", package]),
             &format!("pip install {package}"),
         );
     }
