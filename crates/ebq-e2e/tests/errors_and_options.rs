@@ -10,9 +10,10 @@ use std::process::Command;
 fn a_verifier_rejection_is_reported_as_an_ebq_bug_with_the_log() {
     let prepared = engine().prepare("SELECT COUNT(*) FROM syscalls.sys_enter_pread64").unwrap();
     // Break the generated program the way a codegen bug would: read past the stack.
-    let broken =
-        prepared.source.replace("\tstats->seen++;\n", "\tstats->seen += *(volatile __u64 *)((char *)&zero + 4096);\n");
-    assert_ne!(broken, prepared.source);
+    let broken = prepared
+        .source()
+        .replace("\tstats->seen++;\n", "\tstats->seen += *(volatile __u64 *)((char *)&zero + 4096);\n");
+    assert_ne!(broken, prepared.source());
     let object = ebq::runtime::compile(&broken).expect("still valid C");
     match RunningQuery::start_object(&prepared.physical, &object, Scope::All) {
         Err(e @ Error::Load { .. }) => {

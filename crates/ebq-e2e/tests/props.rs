@@ -1636,7 +1636,7 @@ fn run_sql(engine: &Engine, sql: &str) -> Result<Ran, TestCaseError> {
     let is_rows = matches!(prepared.logical.body, ebq::bind::QueryBody::Rows { .. });
     let mut running = prepared.start(Scope::All).map_err(|e| {
         let file = std::env::temp_dir().join("ebq-props-failure.bpf.c");
-        let _ = std::fs::write(&file, &prepared.source);
+        let _ = std::fs::write(&file, prepared.source());
         TestCaseError::fail(format!("start failed (generated C in {}):\n{}", file.display(), e.render(sql)))
     })?;
     let t0 = Instant::now();

@@ -27,10 +27,6 @@ pub struct PreparedQuery {
     pub physical: PhysicalPlan,
     /// The generated BPF objects, one per kernel program of `physical`.
     pub programs: Vec<Program>,
-    /// The first program's BPF C (a copy of `programs[0].source`; a query
-    /// has one program except a join of two streams). Running the query
-    /// loads `programs`, never this.
-    pub source: String,
 }
 
 impl Engine {
@@ -72,8 +68,7 @@ impl Engine {
         let logical = bind(&query, &self.catalog)?;
         let physical = plan(sql, &logical, &self.catalog, &self.options)?;
         let programs = generate(&physical);
-        let source = programs[0].source.clone();
-        Ok(PreparedQuery { logical, physical, programs, source })
+        Ok(PreparedQuery { logical, physical, programs })
     }
 
     /// Prepares and starts `sql`.
@@ -83,6 +78,12 @@ impl Engine {
 }
 
 impl PreparedQuery {
+    /// The first program's BPF C (a query has one program except a join of
+    /// two streams, whose programs EXPLAIN prints one by one).
+    pub fn source(&self) -> &str {
+        &self.programs[0].source
+    }
+
     /// EXPLAIN: the plan with its kernel/user split, then the generated C.
     pub fn explain(&self) -> String {
         let sources = match self.physical.window_join() {

@@ -19,7 +19,7 @@ fn prepare_with(sql: &str, options: PlanOptions) -> PreparedQuery {
 
 /// Compiles the BPF C generated for `sql` with `options`.
 fn compiles_with(sql: &str, options: PlanOptions) {
-    let c = prepare_with(sql, options).source;
+    let c = prepare_with(sql, options).source().to_string();
     if let Err(e) = ebq::runtime::compile(&c) {
         panic!("{sql}\n{e}\n{c}");
     }
