@@ -319,7 +319,11 @@ fn run_target(target: &str, mut args: RunArgs) -> Result<ExitCode, String> {
     let text = if path.is_file() {
         read_sql(None, Some(target.to_string()))?
     } else {
-        shipped::find(target).ok_or_else(|| shipped::unknown(target))?.text.to_string()
+        let text = shipped::find(target).ok_or_else(|| shipped::unknown(target))?.text;
+        match args.interval.take() {
+            Some(seconds) => shipped::per_interval(text, &mut args.set, seconds)?,
+            None => text.to_string(),
+        }
     };
     args.sql = Some(shipped::instantiate(&text, &args.set)?);
     run::run(&args)

@@ -98,6 +98,32 @@ pub fn instantiate(text: &str, set: &[String]) -> Result<String, String> {
     Ok(out)
 }
 
+/// `ebq run NAME --interval D` as the bcc tool behaves: each interval shows
+/// that interval's events (the tool clears its maps after printing), not the
+/// running totals `--interval` prints for an ad-hoc query.
+///
+/// A query with an `interval_ms` parameter takes D as its window length; a
+/// query without WINDOW gets `WINDOW(time, D)`. Both are tumbling windows,
+/// cut in the kernel at exact boundaries.
+pub fn per_interval(text: &str, set: &mut Vec<String>, seconds: f64) -> Result<String, String> {
+    let ms = ((seconds * 1000.0).round() as u64).max(1);
+    if params(text).iter().any(|p| p.name == "interval_ms") {
+        if set.iter().any(|s| s.starts_with("interval_ms=")) {
+            return Err("error: --interval and --set interval_ms both set the window length: give one".into());
+        }
+        set.push(format!("interval_ms={ms}"));
+        return Ok(text.to_string());
+    }
+    // The comment lines (description, parameters) follow the statement.
+    let (comments, sql): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.trim_start().starts_with("--"));
+    let sql = sql.join("\n");
+    let sql = sql.trim_end().trim_end_matches(';');
+    if sql.to_ascii_uppercase().contains("WINDOW(") {
+        return Err("error: this query sets its own WINDOW; --interval does not apply".into());
+    }
+    Ok(format!("{sql}\nWINDOW(time, {ms});\n{}\n", comments.join("\n")))
+}
+
 /// `ebq queries`: one line per shipped query; with a name, its text and parameters.
 pub fn list(name: Option<&str>) -> Result<String, String> {
     match name {
@@ -135,6 +161,25 @@ mod tests {
         assert!(instantiate(q.text, &["top=3".into()]).unwrap().contains("LIMIT 3;"));
         assert!(instantiate(q.text, &["top=3; DROP".into()]).unwrap_err().contains("plain word"));
         assert!(instantiate(q.text, &["nope=1".into()]).unwrap_err().contains("it has: top"));
+    }
+
+    #[test]
+    fn interval_resets_each_interval_as_the_tools_do() {
+        let mut set = vec![];
+        let sql = per_interval(find("syscount").unwrap().text, &mut set, 0.5).unwrap();
+        assert_eq!(
+            sql,
+            "SELECT syscall_name(id) AS syscall, COUNT(*) AS count\nFROM raw_syscalls.sys_exit\nGROUP BY id\n\
+             ORDER BY count DESC\nLIMIT {top}\nWINDOW(time, 500);\n\
+             -- syscount: completed system calls by name, most frequent first (bcc syscount, counted at sys_exit).\n\
+             -- param: top = 10 (rows shown)\n"
+        );
+        assert!(instantiate(&sql, &["top=3".into()]).unwrap().contains("LIMIT 3\nWINDOW(time, 500);"));
+        assert!(set.is_empty());
+        let sql = per_interval(find("vfsstat").unwrap().text, &mut set, 2.0).unwrap();
+        assert_eq!(sql, find("vfsstat").unwrap().text);
+        assert_eq!(set, ["interval_ms=2000"]);
+        assert!(per_interval(find("vfsstat").unwrap().text, &mut set, 2.0).unwrap_err().contains("give one"));
     }
 
     #[test]

@@ -92,3 +92,49 @@ fn unknown_names_and_parameters_are_explained() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no parameter `nope`") && err.contains("top"), "{err}");
 }
+
+/// Issue 20 item 5: `--interval` on a shipped bcc-style query prints each
+/// interval's own counts (the tool resets each interval), so the intervals
+/// add up to the whole run instead of repeating running totals; and syscount
+/// counts completed calls (sys_exit), so the final exit_group is not listed.
+#[test]
+fn shipped_tools_reset_each_interval_and_count_completed_calls() {
+    let report = std::env::temp_dir().join(format!("ebq-syscount-interval-{}.json", std::process::id()));
+    // 60 pread64 calls 20 ms apart: about 1.2 s, several 200 ms intervals.
+    let cmd = format!(
+        "{} pread --fds 1 --calls 60 --gap-us 20000 --comm ebq-interval --report {}",
+        workload_bin().display(),
+        report.display()
+    );
+    let preads = |rows: &[Json]| -> Vec<u64> {
+        rows.iter().filter(|r| r["syscall"] == "pread64").map(|r| r["count"].as_u64().unwrap()).collect()
+    };
+    let whole = Command::new(ebq_bin())
+        .args(["run", "syscount", "-c", &cmd, "--format", "json", "--set", "top=50"])
+        .output()
+        .unwrap();
+    assert!(whole.status.success(), "{}", String::from_utf8_lossy(&whole.stderr));
+    let whole = json_lines(&whole.stdout);
+    let total = preads(&whole);
+    assert_eq!(total.len(), 1, "{whole:?}");
+    // 60 by the workload, plus the dynamic loader's few before main.
+    assert!((60..70).contains(&total[0]), "{total:?}");
+    assert!(whole.iter().all(|r| r["syscall"] != "exit_group"), "exit_group never completes: {whole:?}");
+
+    let out = Command::new(ebq_bin())
+        .args(["run", "syscount", "-c", &cmd, "--format", "json", "--set", "top=50", "--interval", "200ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_lines(&out.stdout);
+    let per_interval = preads(&rows);
+    assert!(per_interval.len() >= 3, "several intervals saw pread64 calls: {rows:?}");
+    assert_eq!(per_interval.iter().sum::<u64>(), total[0], "intervals add up to the whole run: {per_interval:?}");
+    assert!(per_interval.iter().all(|&n| n < total[0]), "no interval repeats the running total: {per_interval:?}");
+    let err = Command::new(ebq_bin())
+        .args(["run", "vfsstat", "--interval", "1s", "--set", "interval_ms=500", "--duration", "1"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&err.stderr).contains("give one"), "{err:?}");
+    let _ = std::fs::remove_file(&report);
+}
