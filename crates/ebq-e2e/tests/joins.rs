@@ -28,7 +28,7 @@ fn syscall_pairs_by_thread_give_one_joined_event_per_call() {
                WHERE e.fd >= 100 GROUP BY e.fd";
     let (outs, stats, report) = run_around(sql, Scope::Process, PREAD);
     let rows = rows_of(&outs);
-    let got: BTreeMap<u64, (u64, u64)> = rows.iter().map(|r| (u(r, "e.fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+    let got: BTreeMap<u64, (u64, u64)> = rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
     assert_eq!(got, per_fd(&report), "per-fd pairs and bytes returned: {rows:?}");
     assert!(rows.iter().all(|r| u(r, "minlat") > 0), "exit comes after enter: {rows:?}");
     // Only starts that passed `e.fd >= 100` opened pairs; each closed once.
@@ -46,12 +46,12 @@ fn joined_rows_carry_entry_columns_to_the_exit() {
     let rows = rows_of(&outs);
     assert_eq!(rows.len() as u64, total_calls(&report));
     // Files are 1 MiB, reads start at 0: each pread returns what it asked for.
-    assert!(rows.iter().all(|r| u(r, "e.count") == u(r, "x.ret") && u(r, "lat") > 0), "{rows:?}");
+    assert!(rows.iter().all(|r| u(r, "count") == u(r, "ret") && u(r, "lat") > 0), "{rows:?}");
     let mut got: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     for r in &rows {
-        let e = got.entry(u(r, "e.fd")).or_default();
+        let e = got.entry(u(r, "fd")).or_default();
         e.0 += 1;
-        e.1 += u(r, "x.ret");
+        e.1 += u(r, "ret");
     }
     assert_eq!(got, per_fd(&report));
     assert_eq!(stats.delivered, total_calls(&report));

@@ -84,5 +84,5 @@ fn a_join_carries_the_start_events_stack() {
     let rows = rows_of(&outs);
     assert_eq!(stats.dropped, 0);
     assert_eq!(rows.iter().map(|r| u(r, "COUNT(*)")).sum::<u64>(), 60, "one pair per pread");
-    assert!(rows.iter().all(|r| s(r, "e.kstack").contains("do_syscall_64+0x")));
+    assert!(rows.iter().all(|r| s(r, "kstack").contains("do_syscall_64+0x")));
 }

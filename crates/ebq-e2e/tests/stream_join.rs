@@ -164,7 +164,7 @@ fn check_against_raw(sql: &str, size_ms: u64, step_ms: u64, same_comm: bool) {
             let mut v: Vec<Joined> = rows
                 .iter()
                 .filter(|r| u(r, "__window") == i as u64)
-                .map(|r| (u(r, "a.tid"), u(r, "a.fd"), u(r, "t0"), u(r, "t1"), u(r, "b.ret")))
+                .map(|r| (u(r, "tid"), u(r, "fd"), u(r, "t0"), u(r, "t1"), u(r, "ret")))
                 .collect();
             v.sort_unstable();
             v
@@ -333,7 +333,7 @@ fn grouped_aggregates_over_a_join_equal_those_of_the_raw_rows() {
     let counts: Vec<u64> = rows.iter().map(|r| u(r, "n")).collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "ORDER BY n DESC: {counts:?}");
     for r in &rows {
-        let rets = &want[&u(r, "a.fd")];
+        let rets = &want[&u(r, "fd")];
         let sum: u64 = rets.iter().sum();
         let distinct: std::collections::BTreeSet<&u64> = rets.iter().collect();
         assert_eq!(u(r, "n"), rets.len() as u64, "{r:?}");

@@ -675,7 +675,7 @@ fn file_cases() -> Vec<Case> {
         )
         .check(|r| {
             assert_eq!(r.rows.len(), 2, "{:?}", r.rows);
-            assert!(r.rows.iter().all(|row| u(row, "n") == 50 && s(row, "e.file_name").starts_with("ebq-workload-")));
+            assert!(r.rows.iter().all(|row| u(row, "n") == 50 && s(row, "file_name").starts_with("ebq-workload-")));
         }),
     ]
 }

@@ -10,6 +10,7 @@ mod file;
 mod hist;
 mod join;
 mod logical;
+mod names;
 mod positions;
 mod post;
 mod probe;
@@ -254,6 +255,7 @@ impl Binder<'_> {
             }
         }
         let order_by = self.order_by_rows(&q.order_by, &columns)?;
+        names::shorten(&mut columns, &q.projection);
         Ok((QueryBody::Rows { columns }, order_by))
     }
 
@@ -313,6 +315,7 @@ impl Binder<'_> {
             None => None,
         };
         let order_by = self.order_by_post(&q.order_by, &columns, &keys, &mut aggs)?;
+        names::shorten(&mut columns, &q.projection);
         Ok((QueryBody::Aggregate { keys, aggs, columns, having }, order_by))
     }
 

@@ -75,3 +75,26 @@ fn category_colon_name_binds_like_the_other_spellings() {
     assert_eq!(a.event.name, b.event.name);
     assert_eq!(a.event.name.to_string(), "tracepoint:block:block_rq_issue");
 }
+
+/// Output names of `sql`'s columns.
+fn names(sql: &str) -> Vec<String> {
+    match bind(sql).unwrap_or_else(|e| panic!("{}", e.render(sql))).body {
+        super::QueryBody::Rows { columns } => columns.into_iter().map(|c| c.name).collect(),
+        super::QueryBody::Aggregate { columns, .. } => columns.into_iter().map(|c| c.name).collect(),
+    }
+}
+
+/// Issue 20 item 4 / issue 18 item 8: `i.comm` is output as `comm` unless
+/// two output columns would share the name.
+#[test]
+fn output_names_drop_the_stream_qualifier_unless_ambiguous() {
+    let join = "FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid";
+    assert_eq!(
+        names(&format!("SELECT e.comm, e.fd, x.ret, x.time - e.time {join}")),
+        ["comm", "fd", "ret", "x.time - e.time"]
+    );
+    assert_eq!(names(&format!("SELECT e.comm, x.comm, e.fd AS f {join}")), ["e.comm", "x.comm", "f"]);
+    assert_eq!(names(&format!("SELECT e.fd, COUNT(*) AS fd {join} GROUP BY e.fd")), ["e.fd", "fd"]);
+    assert_eq!(names(&format!("SELECT e.fd, COUNT(*) {join} GROUP BY e.fd")), ["fd", "COUNT(*)"]);
+    assert_eq!(names("SELECT fd, count FROM syscalls.sys_enter_pread64"), ["fd", "count"]);
+}
