@@ -208,8 +208,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
-            "; JOIN: {} end events unmatched, {} start events missed, {} pairs lost (pairing map full)",
-            stats.unmatched, stats.missed_starts, stats.pending_full
+            "; JOIN: {} end events unmatched, {} start events missed, {} pairs left open (end never seen), \
+             {} pairs lost (pairing map full)",
+            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.pending_full
         )
     } else {
         String::new()

@@ -73,6 +73,12 @@ pub struct QueryStats {
     /// JOIN: start events the kernel did not run the start program for. Each
     /// is a pair never seen; its end event, if run, is counted `unmatched`.
     pub missed_starts: u64,
+    /// JOIN, once the query has finished (0 before): pairs whose start was
+    /// recorded and whose end never came while attached, left in the pairing
+    /// map. Each is a pair lost: in flight when ebq detached, or its end event
+    /// never ran, whether the kernel counted that in `missed` or dropped it
+    /// without counting (README, "Accounting").
+    pub open_pairs: u64,
     /// `-c`: fork and exit events the kernel did not run the process-tracking
     /// programs for. A missed fork of a traced process is a child not traced
     /// (an upper bound: the fork may have been another process's).
@@ -134,6 +140,8 @@ struct SingleQuery {
     /// Call stacks (`ebq_stacks`), when the query reads kstack/ustack.
     stacks: Option<stacks::Stacks>,
     stats_map: MapHandle,
+    /// JOIN: the open pairs, counted once the query has finished.
+    pending: Option<MapHandle>,
     pids: MapHandle,
     bss: Option<MapHandle>,
     window: u64,
@@ -201,6 +209,7 @@ impl SingleQuery {
         let sketch = maps.optional(MapRole::Sketch)?;
         let stacks = maps.optional(MapRole::Stacks)?.map(stacks::Stacks::new);
         let bss = maps.optional(MapRole::WindowCounter)?;
+        let pending = maps.optional(MapRole::Pending)?;
         if let Scope::Tracked(tgids) = &scope {
             for t in tgids {
                 pids.update(&t.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| Error::Io {
@@ -264,6 +273,7 @@ impl SingleQuery {
             sketch,
             stacks,
             stats_map,
+            pending,
             pids,
             bss,
             window: 0,
@@ -485,6 +495,10 @@ impl SingleQuery {
                 AttachPoint::PairStart(_) => s.missed_starts += p.recursion_misses,
                 AttachPoint::ProcessTracking(_) => s.missed_tracking += p.recursion_misses,
             }
+        }
+        // Detached: no end can close them any more (while running, most are in flight).
+        if let (true, Some(p)) = (self.finished, &self.pending) {
+            s.open_pairs = p.keys().count() as u64;
         }
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
         Ok(s)
