@@ -64,11 +64,11 @@ fn one(ctx: &Ctx, tool: &str, reads: u64, rate: u64, buf: u32) -> Value {
     let (delivered, dropped, missed) = if tool == "ebq" {
         // CSV: a header line, then one line per row.
         let rows = lines(&s.stdout, |l| !l.is_empty()).saturating_sub(1);
-        (rows, number_before(&s.stderr, "dropped"), number_before(&s.stderr, "missed"))
+        (rows, number_before(&s.stderr, "dropped"), Some(number_before(&s.stderr, "missed")))
     } else {
-        // bpftrace reports no skipped runs.
+        // bpftrace reports no skipped runs (null, shown as "-").
         let rows = lines(&s.stdout, |l| l.split_whitespace().count() == 3 && l.ends_with(" 7"));
-        (rows, number_before(&format!("{}\n{}", s.stdout, s.stderr), "events"), 0)
+        (rows, number_before(&format!("{}\n{}", s.stdout, s.stderr), "events"), None)
     };
     // Missed runs are counted before the program checks anything, so they may
     // include other processes' reads: they account for at most the shortfall.
@@ -82,7 +82,7 @@ fn one(ctx: &Ctx, tool: &str, reads: u64, rate: u64, buf: u32) -> Value {
         "delivered": delivered,
         "dropped_reported": dropped,
         "missed_reported": missed,
-        "unaccounted": shortfall - shortfall.clamp(0, missed as i64),
+        "unaccounted": shortfall - shortfall.clamp(0, missed.unwrap_or(0) as i64),
         "delivered_pct": delivered as f64 / reads as f64 * 100.0,
         "workload_s": secs,
         "achieved_rate": reads as f64 / secs,
