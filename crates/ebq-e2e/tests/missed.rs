@@ -29,7 +29,7 @@
 
 mod common;
 
-use common::{ebq_bin, first_stderr_line, DdLoops, LoopDevice};
+use common::{ebq_bin, first_stderr_line, Background, DdLoops, LoopDevice};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -46,14 +46,17 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
     std::fs::write(&sql, format!("{}\nWHERE i.dev = {}", shipped_biolatency(), disk.dev_t())).unwrap();
     let before = (disk.completed().0, disk.writes());
 
-    let mut ebq = Command::new(ebq_bin())
-        .args(["--format", "json", "-f"])
-        .arg(&sql)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ebq");
-    let (first, mut stderr) = first_stderr_line(&mut ebq);
+    // Background: a test failing halfway leaves no ebq attached.
+    let mut ebq = Background(
+        Command::new(ebq_bin())
+            .args(["--format", "json", "-f"])
+            .arg(&sql)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ebq"),
+    );
+    let (first, mut stderr) = first_stderr_line(&mut ebq.0);
     assert!(first.starts_with("ebq: tracing"), "{first}");
     let inner_start = others.count();
     let st = Command::new("dd")
@@ -64,16 +67,16 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
         .unwrap();
     assert!(st.success());
     let inner_end = others.count();
-    let kernel_misses = end_program_misses(ebq.id());
+    let kernel_misses = end_program_misses(ebq.0.id());
     dd.assert_alive();
 
     // SAFETY: kill on a child we spawned and have not reaped.
-    unsafe { libc::kill(ebq.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(ebq.0.id() as libc::pid_t, libc::SIGINT) };
     let mut out = String::new();
-    ebq.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    ebq.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     let mut err = String::new();
     stderr.read_to_string(&mut err).unwrap();
-    assert!(ebq.wait().unwrap().success(), "{err}");
+    assert!(ebq.0.wait().unwrap().success(), "{err}");
     let outer = others.count();
     let after = (disk.completed().0, disk.writes());
     let _ = std::fs::remove_file(&sql);
