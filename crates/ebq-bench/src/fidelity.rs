@@ -61,13 +61,18 @@ fn one(ctx: &Ctx, tool: &str, reads: u64, rate: u64, buf: u32) -> Value {
         (Ok(t), Ok(s)) => (t, s),
         (Err(e), _) | (_, Err(e)) => return json!({ "tool": tool, "rate": rate, "buffer": buf, "error": e }),
     };
-    let (delivered, dropped) = if tool == "ebq" {
+    let (delivered, dropped, missed) = if tool == "ebq" {
         // CSV: a header line, then one line per row.
-        (lines(&s.stdout, |l| !l.is_empty()).saturating_sub(1), number_before(&s.stderr, "dropped"))
+        let rows = lines(&s.stdout, |l| !l.is_empty()).saturating_sub(1);
+        (rows, number_before(&s.stderr, "dropped"), Some(number_before(&s.stderr, "missed")))
     } else {
+        // bpftrace reports no skipped runs (null, shown as "-").
         let rows = lines(&s.stdout, |l| l.split_whitespace().count() == 3 && l.ends_with(" 7"));
-        (rows, number_before(&format!("{}\n{}", s.stdout, s.stderr), "events"))
+        (rows, number_before(&format!("{}\n{}", s.stdout, s.stderr), "events"), None)
     };
+    // Missed runs are counted before the program checks anything, so they may
+    // include other processes' reads: they account for at most the shortfall.
+    let shortfall = reads as i64 - delivered as i64 - dropped as i64;
     let secs = timed.elapsed_ns as f64 / 1e9;
     json!({
         "tool": tool,
@@ -76,7 +81,8 @@ fn one(ctx: &Ctx, tool: &str, reads: u64, rate: u64, buf: u32) -> Value {
         "issued": reads,
         "delivered": delivered,
         "dropped_reported": dropped,
-        "unaccounted": reads as i64 - delivered as i64 - dropped as i64,
+        "missed_reported": missed,
+        "unaccounted": shortfall - shortfall.clamp(0, missed.unwrap_or(0) as i64),
         "delivered_pct": delivered as f64 / reads as f64 * 100.0,
         "workload_s": secs,
         "achieved_rate": reads as f64 / secs,
@@ -122,6 +128,7 @@ pub const HEADER: &[&str] = &[
     "issued",
     "delivered",
     "dropped (reported)",
+    "missed (reported)",
     "unaccounted",
     "delivered %",
     "tracer CPU ms",
@@ -148,6 +155,7 @@ pub fn table_rows(section: &Value) -> Vec<Vec<String>> {
                 r["issued"].to_string(),
                 r["delivered"].to_string(),
                 r["dropped_reported"].to_string(),
+                r["missed_reported"].as_u64().map_or("-".into(), |m| m.to_string()),
                 r["unaccounted"].to_string(),
                 table::num(r["delivered_pct"].as_f64(), 1),
                 table::num(r["tracer_cpu_s"].as_f64().map(|s| s * 1e3), 0),

@@ -132,7 +132,7 @@ pub fn targets(all: &Value) -> Vec<String> {
     if !ebq_runs.is_empty() {
         let exact = ebq_runs.iter().all(|r| r["unaccounted"].as_i64() == Some(0));
         out.push(format!(
-            "- drop accounting: issued = delivered + dropped for {} of {} ebq runs: **{}**",
+            "- drop accounting: issued = delivered + dropped (+ missed) for {} of {} ebq runs: **{}**",
             ebq_runs.iter().filter(|r| r["unaccounted"].as_i64() == Some(0)).count(),
             ebq_runs.len(),
             if exact { "met" } else { "not met" }

@@ -15,12 +15,13 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
     let per_s = |n: u64| n as f64 / secs;
     let _ = writeln!(
         s,
-        "  events      {} seen ({:.0}/s), {} matched ({:.0}/s), {} dropped",
+        "  events      {} seen ({:.0}/s), {} matched ({:.0}/s), {} dropped, {} missed",
         stats.seen,
         per_s(stats.seen),
         stats.matched,
         per_s(stats.matched),
-        stats.dropped
+        stats.dropped,
+        stats.missed
     );
     for p in programs {
         let what = match p.name.as_str() {
@@ -33,7 +34,13 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
         } else {
             "not run".into()
         };
-        let _ = writeln!(s, "  {what:<24} {} runs, {:.3} ms in BPF, {avg}", p.run_cnt, p.run_time_ns as f64 / 1e6);
+        let _ = writeln!(
+            s,
+            "  {what:<24} {} runs, {:.3} ms in BPF, {avg}, {} missed",
+            p.run_cnt,
+            p.run_time_ns as f64 / 1e6,
+            p.recursion_misses
+        );
     }
     let _ = writeln!(
         s,

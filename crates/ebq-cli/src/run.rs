@@ -208,8 +208,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
-            "; JOIN: {} end events unmatched, {} pairs lost (pairing map full)",
-            stats.unmatched, stats.pending_full
+            "; JOIN: {} end events unmatched, {} start events missed, {} pairs left open (end never seen), \
+             {} pairs lost (pairing map full)",
+            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.pending_full
         )
     } else {
         String::new()
@@ -219,14 +220,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
-    let untracked = if stats.untracked > 0 {
+    let mut untracked = if stats.untracked > 0 {
         format!("; {} child processes untracked (--max-tracked full)", stats.untracked)
     } else {
         String::new()
     };
+    if stats.missed_tracking > 0 {
+        untracked += &format!("; {} fork/exit events missed (children may be untracked)", stats.missed_tracking);
+    }
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped{pairs}{late}{untracked}",
-        stats.seen, stats.matched, stats.dropped
+        "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}",
+        stats.seen, stats.matched, stats.dropped, stats.missed
     );
     if args.analyze {
         print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));

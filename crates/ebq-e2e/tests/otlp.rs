@@ -159,6 +159,8 @@ fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
     assert_eq!(matched.aggregation_temporality, AggregationTemporality::Cumulative as i32);
     assert_eq!(number(&matched.data_points[0]), total as f64);
     assert_eq!(attrs(&matched.data_points[0].attributes)["query"], "query");
+    let Some(Data::Sum(missed)) = &m["ebq_query_events_missed_total"].data else { panic!("no missed counter") };
+    assert_eq!(missed.aggregation_temporality, AggregationTemporality::Cumulative as i32);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{ebq_bin, engine, rows_of, run_around_with, u};
+use common::{ebq_bin, engine, rows_of, run_around_with, u, DdLoops};
 use ebq::plan::PlanOptions;
 use ebq::Scope;
 use std::io::{BufRead, BufReader};
@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 /// Background load: two `dd bs=1` (one per CPU) and a fio job on tmpfs, each in
 /// its own process group so that dropping the load ends exactly what it started.
 struct Load {
-    children: Vec<Child>,
+    dd: DdLoops,
+    fio: Child,
     dir: std::path::PathBuf,
 }
 
@@ -29,55 +30,38 @@ impl Load {
     fn start() -> Load {
         let dir = std::path::PathBuf::from(format!("/dev/shm/ebq-overload-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut children = vec![];
-        for cpu in ["0", "1"] {
-            children.push(
-                Command::new("taskset")
-                    .args(["-c", cpu, "dd", "if=/dev/zero", "of=/dev/null", "bs=1"])
-                    .stderr(Stdio::null())
-                    .process_group(0)
-                    .spawn()
-                    .expect("dd"),
-            );
-        }
-        children.push(
-            Command::new("fio")
-                .args([
-                    "--name=ebq-overload",
-                    "--rw=randrw",
-                    "--bs=4k",
-                    "--size=16M",
-                    "--ioengine=psync",
-                    "--time_based",
-                    "--runtime=3600",
-                    "--output=/dev/null",
-                    // Jobs as threads: fio's job processes would leave the process group.
-                    "--thread",
-                ])
-                .arg(format!("--directory={}", dir.display()))
-                .stdout(Stdio::null())
-                .process_group(0)
-                .spawn()
-                .expect("fio (scripts/setup.sh installs it)"),
-        );
-        Load { children, dir }
+        let dd = DdLoops::start();
+        let fio = Command::new("fio")
+            .args([
+                "--name=ebq-overload",
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=16M",
+                "--ioengine=psync",
+                "--time_based",
+                "--runtime=3600",
+                "--output=/dev/null",
+                "--thread",
+            ])
+            .arg(format!("--directory={}", dir.display()))
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("fio (scripts/setup.sh installs it)");
+        Load { dd, fio, dir }
     }
 
-    /// Every load process is still running (ebq did not starve or kill it).
     fn assert_alive(&mut self) {
-        for c in &mut self.children {
-            assert!(c.try_wait().unwrap().is_none(), "load process {} ended early", c.id());
-        }
+        self.dd.assert_alive();
+        assert!(self.fio.try_wait().unwrap().is_none(), "fio {} ended early", self.fio.id());
     }
 }
 
 impl Drop for Load {
     fn drop(&mut self) {
-        for c in &mut self.children {
-            // SAFETY: kill(2) on the process group this test created for the child.
-            unsafe { libc::kill(-(c.id() as libc::pid_t), libc::SIGKILL) };
-            let _ = c.wait();
-        }
+        // SAFETY: kill on the process group of a child we spawned and have not reaped.
+        unsafe { libc::kill(-(self.fio.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = self.fio.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

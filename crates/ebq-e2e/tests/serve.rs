@@ -245,6 +245,9 @@ max_series = 2
     assert_eq!(sample(&page, &format!("ebq_wl_size_bytes_count{{{l}}}")), Some(3000.0));
     assert_eq!(sample(&page, "ebq_query_events_matched_total{query=\"wl\"}"), Some(3000.0));
     assert_eq!(sample(&page, "ebq_query_events_dropped_total{query=\"wl\"}"), Some(0.0));
+    // Skipped runs (another tool's program holding the CPU's guard) are their own counter.
+    assert!(sample(&page, "ebq_query_events_missed_total{query=\"wl\"}").is_some(), "{page}");
+    assert_eq!(sample(&page, "ebq_query_join_starts_missed_total{query=\"wl\"}"), Some(0.0), "{page}");
     assert!(sample(&page, "ebq_query_bpf_runs_total{query=\"wl\"}").unwrap() >= 3000.0, "{page}");
     // Cardinality bound: 4 fds, 2 series kept, the other 2 counted.
     assert_eq!(sample(&page, "ebq_query_series{query=\"fds\"}"), Some(2.0), "{page}");

@@ -281,7 +281,7 @@ fn cli_explains_the_split_and_streams_joined_rows_with_their_window() {
     // falls between them) holds them, each enter meeting later exits.
     assert!(!rows.is_empty(), "{stderr}");
     assert!(rows.iter().all(|r| r["window_start_ns"].is_u64() && r["window_end_ns"].is_u64()), "{rows:?}");
-    assert!(stderr.contains(" 0 dropped; join: 0 rows late"), "{stderr}");
+    assert!(stderr.contains(" 0 dropped, ") && stderr.contains("; join: 0 rows late"), "{stderr}");
     let compile = Command::new(ebq_bin()).args(["compile", sql, "-o"]).arg(dir.join("q.ebq")).output().unwrap();
     assert!(!compile.status.success());
     assert!(String::from_utf8_lossy(&compile.stderr).contains("a bundle holds one"));

@@ -49,13 +49,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secs = t0.elapsed().as_secs_f64();
     let s = query.stats()?;
     println!(
-        "{rows} rows in {secs:.3} s ({:.0} rows/s); seen {} matched {} delivered {} dropped {}; \
+        "{rows} rows in {secs:.3} s ({:.0} rows/s); seen {} matched {} delivered {} dropped {} missed {}; \
          ebq CPU {:.1} ms = {:.0} ns per row",
         rows as f64 / secs,
         s.seen,
         s.matched,
         s.delivered,
         s.dropped,
+        s.missed,
         s.user_cpu_ns as f64 / 1e6,
         s.user_cpu_ns as f64 / rows.max(1) as f64
     );

@@ -32,10 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let s = query.stats()?;
     println!(
-        "seen {} matched {} dropped {}; BPF: {} runs, {:.0} ns/run; ebq CPU {:.1} ms",
+        "seen {} matched {} dropped {} missed {}; BPF: {} runs, {:.0} ns/run; ebq CPU {:.1} ms",
         s.seen,
         s.matched,
         s.dropped,
+        s.missed,
         s.bpf_run_cnt,
         s.bpf_run_time_ns as f64 / s.bpf_run_cnt.max(1) as f64,
         s.user_cpu_ns as f64 / 1e6

@@ -6,6 +6,7 @@ use ebq::runtime::Value;
 use ebq::sink::rows;
 use ebq::{Engine, Output, QueryStats, Scope};
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -252,6 +253,44 @@ pub fn per_fd(report: &serde_json::Value) -> BTreeMap<u64, (u64, u64)> {
         .collect()
 }
 
+/// `dd if=/dev/zero of=/dev/null bs=1` pinned to each of CPUs 0 and 1: a
+/// system call per byte, on both CPUs, until dropped (killed with its group).
+pub struct DdLoops(Vec<Child>);
+
+impl DdLoops {
+    pub fn start() -> DdLoops {
+        let spawn = |cpu: &str| {
+            Command::new("taskset")
+                .args(["-c", cpu, "dd", "if=/dev/zero", "of=/dev/null", "bs=1"])
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .expect("dd")
+        };
+        DdLoops(vec![spawn("0"), spawn("1")])
+    }
+
+    /// Fails the test if a dd ended early.
+    pub fn assert_alive(&mut self) {
+        for c in &mut self.0 {
+            assert!(c.try_wait().unwrap().is_none(), "dd {} ended early", c.id());
+        }
+    }
+}
+
+impl Drop for DdLoops {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            // SAFETY: kill on the process group of a child we spawned and have not reaped.
+            unsafe { libc::kill(-(c.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = c.wait();
+        }
+    }
+}
+
+mod loopdev;
+#[allow(unused_imports)] // the block-layer tests use it
+pub use loopdev::LoopDevice;
 #[path = "../../../ebq/tests/common/rng.rs"]
 mod rng;
 #[allow(unused_imports)] // not every test file draws random numbers

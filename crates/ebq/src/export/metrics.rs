@@ -475,8 +475,8 @@ fn histogram(
 }
 
 /// ebq's own metrics for one query, from its running totals ([`QueryStats`]):
-/// events seen, matched and dropped, BPF program runs and run time, windows
-/// closed. All counters are cumulative since the query attached, labelled
+/// events seen, matched, dropped and missed (the kernel skipped the program),
+/// JOIN starts missed, BPF program runs and run time, windows closed. All counters are cumulative since the query attached, labelled
 /// `query=<name>`.
 pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<MetricFamily> {
     let labels = vec![("query".to_string(), query.to_string())];
@@ -496,6 +496,18 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
             "Events lost because the group map or ring buffer was full.",
             None,
             stats.dropped as f64,
+        ),
+        counter(
+            "ebq_query_events_missed_total",
+            "Events the kernel skipped the query's BPF program for (recursion_misses; any process).",
+            None,
+            stats.missed as f64,
+        ),
+        counter(
+            "ebq_query_join_starts_missed_total",
+            "JOIN start events the kernel skipped the start program for: pairs never seen.",
+            None,
+            stats.missed_starts as f64,
         ),
         counter(
             "ebq_query_bpf_runs_total",

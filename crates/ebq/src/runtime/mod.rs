@@ -26,7 +26,7 @@ pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 
-use crate::codegen::{MapRole, Program, StatsField};
+use crate::codegen::{AttachPoint, MapRole, Program, StatsField};
 use crate::error::{Error, Result};
 use crate::exec::group_rows::Group;
 use crate::exec::read_groups::{GroupMaps, WindowGroup};
@@ -63,6 +63,26 @@ pub struct QueryStats {
     pub delivered: u64,
     /// Events lost: group map or ring buffer full.
     pub dropped: u64,
+    /// Events the kernel offered the query's program but did not run it for
+    /// (its `recursion_misses`): lost before any check, so they are counted
+    /// whatever their process or WHERE. With no `-p`/`-c` scope,
+    /// `seen + missed` is every event the kernel offered while attached; for a
+    /// JOIN (the query program is the end event's) `seen + unmatched + missed`
+    /// is. A missed JOIN end leaves its pair open: that pair is lost.
+    pub missed: u64,
+    /// JOIN: start events the kernel did not run the start program for. Each
+    /// is a pair never seen; its end event, if run, is counted `unmatched`.
+    pub missed_starts: u64,
+    /// JOIN, once the query has finished (0 before): pairs whose start was
+    /// recorded and whose end never came while attached, left in the pairing
+    /// map. Each is a pair lost: in flight when ebq detached, or its end event
+    /// never ran, whether the kernel counted that in `missed` or dropped it
+    /// without counting (README, "Accounting").
+    pub open_pairs: u64,
+    /// `-c`: fork and exit events the kernel did not run the process-tracking
+    /// programs for. A missed fork of a traced process is a child not traced
+    /// (an upper bound: the fork may have been another process's).
+    pub missed_tracking: u64,
     /// JOIN: end events with no open pair (their start came before ebq
     /// attached, or did not pass the start-side WHERE).
     pub unmatched: u64,
@@ -120,6 +140,8 @@ struct SingleQuery {
     /// Call stacks (`ebq_stacks`), when the query reads kstack/ustack.
     stacks: Option<stacks::Stacks>,
     stats_map: MapHandle,
+    /// JOIN: the open pairs, counted once the query has finished.
+    pending: Option<MapHandle>,
     pids: MapHandle,
     bss: Option<MapHandle>,
     window: u64,
@@ -187,6 +209,7 @@ impl SingleQuery {
         let sketch = maps.optional(MapRole::Sketch)?;
         let stacks = maps.optional(MapRole::Stacks)?.map(stacks::Stacks::new);
         let bss = maps.optional(MapRole::WindowCounter)?;
+        let pending = maps.optional(MapRole::Pending)?;
         if let Scope::Tracked(tgids) = &scope {
             for t in tgids {
                 pids.update(&t.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| Error::Io {
@@ -250,6 +273,7 @@ impl SingleQuery {
             sketch,
             stacks,
             stats_map,
+            pending,
             pids,
             bss,
             window: 0,
@@ -460,10 +484,21 @@ impl SingleQuery {
             }
         }
         s.delivered = self.rows.as_ref().map_or(s.matched - s.dropped.min(s.matched), |r| r.delivered);
-        let query_prog = self.program.query_prog().map(|p| p.name);
-        if let Some(p) = self.program_stats().into_iter().find(|p| Some(p.name.as_str()) == query_prog) {
-            s.bpf_run_cnt = p.run_cnt;
-            s.bpf_run_time_ns = p.run_time_ns;
+        for p in self.program_stats() {
+            let Some(info) = self.program.progs.iter().find(|i| i.name == p.name) else { continue };
+            match info.attach {
+                AttachPoint::Query(_) => {
+                    s.bpf_run_cnt = p.run_cnt;
+                    s.bpf_run_time_ns = p.run_time_ns;
+                    s.missed = p.recursion_misses;
+                }
+                AttachPoint::PairStart(_) => s.missed_starts += p.recursion_misses,
+                AttachPoint::ProcessTracking(_) => s.missed_tracking += p.recursion_misses,
+            }
+        }
+        // Detached: no end can close them any more (while running, most are in flight).
+        if let (true, Some(p)) = (self.finished, &self.pending) {
+            s.open_pairs = p.keys().count() as u64;
         }
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
         Ok(s)

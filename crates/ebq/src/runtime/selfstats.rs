@@ -1,5 +1,6 @@
-//! Self-measurement: BPF run time and count per program (bpf_stats) and this
-//! process's CPU time.
+//! Self-measurement: BPF run time and count per program (bpf_stats), the
+//! kernel's count of runs it skipped (`recursion_misses`), and this process's
+//! CPU time.
 
 use crate::error::{Error, Result};
 use libbpf_rs::Object;
@@ -25,7 +26,7 @@ pub fn enable_bpf_stats() -> Result<StatsGuard> {
     Ok(StatsGuard(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
-/// Run count and total run time of one loaded program.
+/// Run count, run time and skipped runs of one loaded program.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProgramStats {
     /// Program name (`ebq_query`, `ebq_follow_fork`).
@@ -34,6 +35,15 @@ pub struct ProgramStats {
     pub run_cnt: u64,
     /// Nanoseconds spent in it while statistics were on.
     pub run_time_ns: u64,
+    /// Events the kernel did not run it for (`bpf_prog_info.recursion_misses`;
+    /// always counted, statistics on or off; for tracepoint and kprobe
+    /// programs since kernel 6.7, for trampoline programs since 5.12). A classic
+    /// tracepoint or kprobe program is skipped whenever any such program
+    /// already runs on the CPU (one per-CPU guard, `bpf_prog_active`): a block
+    /// completion interrupting another tool's syscall program is lost to every
+    /// tracepoint program. tp_btf, raw_tp and fentry programs have a guard of
+    /// their own and miss only their own recursion.
+    pub recursion_misses: u64,
 }
 
 /// Statistics of every program of `object`.
@@ -45,8 +55,15 @@ pub fn program_stats(object: &Object) -> Vec<ProgramStats> {
             let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
             // SAFETY: info is a valid, zeroed bpf_prog_info of `len` bytes.
             let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(p.as_fd().as_raw_fd(), &mut info, &mut len) };
-            let (run_cnt, run_time_ns) = if rc == 0 { (info.run_cnt, info.run_time_ns) } else { (0, 0) };
-            ProgramStats { name: p.name().to_string_lossy().into_owned(), run_cnt, run_time_ns }
+            if rc != 0 {
+                info = Default::default();
+            }
+            ProgramStats {
+                name: p.name().to_string_lossy().into_owned(),
+                run_cnt: info.run_cnt,
+                run_time_ns: info.run_time_ns,
+                recursion_misses: info.recursion_misses,
+            }
         })
         .collect()
 }

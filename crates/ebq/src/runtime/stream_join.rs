@@ -98,6 +98,8 @@ impl JoinQuery {
             matched: a.matched + b.matched,
             delivered: a.delivered + b.delivered,
             dropped: a.dropped + b.dropped,
+            missed: a.missed + b.missed,
+            missed_tracking: a.missed_tracking + b.missed_tracking,
             untracked: a.untracked + b.untracked,
             bpf_run_cnt: a.bpf_run_cnt + b.bpf_run_cnt,
             bpf_run_time_ns: a.bpf_run_time_ns + b.bpf_run_time_ns,

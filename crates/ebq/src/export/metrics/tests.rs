@@ -210,7 +210,15 @@ fn row_queries_are_refused() {
 
 #[test]
 fn self_metrics_name_the_query() {
-    let stats = QueryStats { seen: 10, matched: 7, dropped: 1, bpf_run_time_ns: 2_000_000_000, ..Default::default() };
+    let stats = QueryStats {
+        seen: 10,
+        matched: 7,
+        dropped: 1,
+        missed: 4,
+        missed_starts: 2,
+        bpf_run_time_ns: 2_000_000_000,
+        ..Default::default()
+    };
     let fams = self_families("vfs", &stats, 3);
     let names: Vec<&str> = fams.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
@@ -219,13 +227,17 @@ fn self_metrics_name_the_query() {
             "ebq_query_events_seen_total",
             "ebq_query_events_matched_total",
             "ebq_query_events_dropped_total",
+            "ebq_query_events_missed_total",
+            "ebq_query_join_starts_missed_total",
             "ebq_query_bpf_runs_total",
             "ebq_query_bpf_run_seconds_total",
             "ebq_query_windows_total",
         ]
     );
-    assert_eq!(fams[4].samples[0].value, SampleValue::Number(2.0));
-    assert_eq!(fams[5].samples[0].labels, vec![("query".into(), "vfs".into())]);
+    let value = |i: usize| fams[i].samples[0].value.clone();
+    assert_eq!((value(3), value(4)), (SampleValue::Number(4.0), SampleValue::Number(2.0)));
+    assert_eq!(value(6), SampleValue::Number(2.0));
+    assert_eq!(fams[7].samples[0].labels, vec![("query".into(), "vfs".into())]);
 }
 
 #[test]

@@ -1,0 +1,73 @@
+//! A private loop device for block-layer tests, detached on drop.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A loop device over a file of its own.
+pub struct LoopDevice {
+    pub dev: PathBuf,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    /// Over a sparse 32 MiB file in the temp directory: its requests complete
+    /// in the loop driver's worker, in process context.
+    pub fn new() -> LoopDevice {
+        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}.img", std::process::id()));
+        std::fs::File::create(&backing).unwrap().set_len(32 << 20).unwrap();
+        LoopDevice::attach(backing, &[])
+    }
+
+    /// With direct I/O to a written (not sparse) file on a disk-backed file
+    /// system (cargo's target directory, never tmpfs): each request becomes a
+    /// request of the disk below, and completes in the disk's interrupt, where
+    /// classic tracepoint programs can be skipped.
+    pub fn direct_io(mib: usize) -> LoopDevice {
+        let backing =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-e2e-dio-{}.img", std::process::id()));
+        std::fs::write(&backing, vec![0u8; mib << 20]).unwrap();
+        std::fs::File::open(&backing).unwrap().sync_all().unwrap();
+        LoopDevice::attach(backing, &["--direct-io=on"])
+    }
+
+    fn attach(backing: PathBuf, options: &[&str]) -> LoopDevice {
+        let out = Command::new("losetup").args(["-f", "--show"]).args(options).arg(&backing).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { dev, backing }
+    }
+
+    pub fn name(&self) -> String {
+        self.dev.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The kernel's dev_t as block tracepoints report it: major << 20 | minor.
+    pub fn dev_t(&self) -> u64 {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/dev", self.name())).unwrap();
+        let (major, minor) = text.trim().split_once(':').unwrap();
+        (major.parse::<u64>().unwrap() << 20) | minor.parse::<u64>().unwrap()
+    }
+
+    /// (requests completed, sectors) from /sys/block/NAME/stat: reads, writes, discards, flushes.
+    pub fn completed(&self) -> (u64, u64) {
+        let v = self.stat();
+        (v[0] + v[4] + v.get(11).copied().unwrap_or(0) + v.get(15).copied().unwrap_or(0), v[2] + v[6] + v[13])
+    }
+
+    /// Writes completed (field 5 of /sys/block/NAME/stat).
+    pub fn writes(&self) -> u64 {
+        self.stat()[4]
+    }
+
+    fn stat(&self) -> Vec<u64> {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
+        text.split_whitespace().map(|x| x.parse().unwrap()).collect()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}
