@@ -7,12 +7,14 @@
 //! through the `KernelObject` trait (`object`): maps by role, the window and
 //! sequence counters, accounting, the tracked-pid set, the ring buffer,
 //! detaching, per-program statistics. `libbpf_object` implements it over
-//! libbpf; `single`'s unit tests over a fake, without root.
+//! libbpf; `fake_object` over plain values, for the unit tests of both, without root.
 
 mod attach;
 pub mod btf;
 mod compile;
 pub mod env;
+#[cfg(test)]
+mod fake_object;
 mod libbpf_object;
 mod load;
 mod maps;

@@ -40,8 +40,14 @@ impl JoinQuery {
         let origin_ns = monotonic_ns();
         let second = SingleQuery::start(&plan.stream(join, 1), &programs[1], scope.clone(), true)?;
         let first = SingleQuery::start(&plan.stream(join, 0), &programs[0], scope, true)?;
-        Ok(JoinQuery {
-            sides: [first, second],
+        Ok(JoinQuery::new(plan, join, [first, second], origin_ns))
+    }
+
+    /// Joins two started streams (`plan.stream(join, i)`, rows as values);
+    /// pane 0 starts at `origin_ns`.
+    pub(super) fn new(plan: &PhysicalPlan, join: &WindowJoin, sides: [SingleQuery; 2], origin_ns: u64) -> JoinQuery {
+        JoinQuery {
+            sides,
             join: join.clone(),
             user: plan.user.clone(),
             schema: super::schema(plan),
@@ -54,7 +60,7 @@ impl JoinQuery {
             ),
             deadline: None,
             finished: false,
-        })
+        }
     }
 
     pub(super) fn schema(&self) -> SchemaRef {
@@ -185,3 +191,6 @@ impl JoinQuery {
         Output { window, batch, partial: false }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,24 +2,18 @@
 //! windows, finishing, accounting and row delivery, with exact values and
 //! the exact order of kernel accesses.
 
-mod fake;
-
 use super::SingleQuery;
-use crate::codegen::{generate, StatsField};
 use crate::exec::tests::{aggregate, bytes_of, physical};
 use crate::exec::{Value, WindowBounds};
 use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
+use crate::runtime::fake_object::{fake_query, stats_bytes, Call, FakeKernel};
 use crate::runtime::{monotonic_ns, Output, ProgramStats, QueryStats};
-use fake::{Call, FakeKernel, FakeObject};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// `sql` planned over the fixture kernel and driven over `kernel`.
 fn query(sql: &str, kernel: &Rc<FakeKernel>) -> SingleQuery {
-    let plan = physical(sql);
-    let program = generate(&plan).remove(0);
-    let aggregates = matches!(plan.programs[0].output, KernelOutput::Aggregate { .. });
-    SingleQuery::new(&plan, &program, false, |sink| Ok(Box::new(FakeObject::new(kernel, aggregates, sink)))).unwrap()
+    fake_query(&physical(sql), kernel, false)
 }
 
 /// The key of group `fd` in kernel window `window` of a `GROUP BY fd` plan.
@@ -164,15 +158,6 @@ fn finishing_an_aggregate_detaches_waits_then_reads_the_whole_run() {
     let WindowBounds::Time { start_ns, end_ns } = out[0].window else { panic!("a time window") };
     assert_eq!(start_ns, start);
     assert!(before <= end_ns && end_ns <= after, "the window ends when detaching starts");
-}
-
-/// `struct ebq_stats` of one CPU: the counters in field order.
-fn stats_bytes(counters: [u64; 6]) -> Vec<u8> {
-    let mut b = vec![0u8; StatsField::ALL.len() * 8];
-    for (f, n) in StatsField::ALL.into_iter().zip(counters) {
-        b[f.offset()..f.offset() + 8].copy_from_slice(&n.to_ne_bytes());
-    }
-    b
 }
 
 fn programs() -> Vec<ProgramStats> {

@@ -1,12 +1,16 @@
 //! A [`KernelObject`] made of plain values, recording every kernel access
-//! in order, so tests can check what was read, deleted and when.
+//! in order, so the query driver's tests (`single`, `stream_join`) can check
+//! what was read, deleted and when, without root.
 
+use super::object::{KernelObject, RecordSink};
+use super::single::SingleQuery;
+use super::stacks::Stacks;
+use super::ProgramStats;
+use crate::codegen::generate;
 use crate::codegen::MapRole;
 use crate::error::Result;
 use crate::exec::PerCpuMap;
-use crate::runtime::object::{KernelObject, RecordSink};
-use crate::runtime::stacks::Stacks;
-use crate::runtime::ProgramStats;
+use crate::plan::{KernelOutput, PhysicalPlan};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -35,7 +39,8 @@ pub(super) enum Call {
 /// The kernel state a test sets up and inspects; the fake object shares it.
 #[derive(Default)]
 pub(super) struct FakeKernel {
-    pub log: RefCell<Vec<Call>>,
+    /// Shared by the two streams of a join, which then log in one order.
+    pub log: Rc<RefCell<Vec<Call>>>,
     /// `ebq_groups`: key → per-CPU values.
     pub groups: RefCell<BTreeMap<Vec<u8>, Vec<Vec<u8>>>>,
     /// `ebq_seq`.
@@ -83,7 +88,7 @@ impl PerCpuMap for FakeGroups {
     }
 }
 
-/// The object a [`SingleQuery`](super::SingleQuery) drives in tests.
+/// The object a [`SingleQuery`] drives in tests.
 pub(super) struct FakeObject {
     kernel: Rc<FakeKernel>,
     groups: Option<FakeGroups>,
@@ -155,4 +160,23 @@ impl KernelObject for FakeObject {
     fn program_stats(&self) -> Vec<ProgramStats> {
         self.kernel.programs.clone()
     }
+}
+
+/// `plan` (of one kernel program) driven over `kernel`; `rows_as_values` as
+/// for a stream of a join.
+pub(super) fn fake_query(plan: &PhysicalPlan, kernel: &Rc<FakeKernel>, rows_as_values: bool) -> SingleQuery {
+    let program = generate(plan).remove(0);
+    let aggregates = matches!(plan.programs[0].output, KernelOutput::Aggregate { .. });
+    SingleQuery::new(plan, &program, rows_as_values, |sink| Ok(Box::new(FakeObject::new(kernel, aggregates, sink))))
+        .expect("a fake object starts")
+}
+
+/// `struct ebq_stats` of one CPU: the counters in `StatsField::ALL` order.
+pub(super) fn stats_bytes(counters: [u64; 6]) -> Vec<u8> {
+    let all = crate::codegen::StatsField::ALL;
+    let mut b = vec![0u8; all.len() * 8];
+    for (f, n) in all.into_iter().zip(counters) {
+        b[f.offset()..f.offset() + 8].copy_from_slice(&n.to_ne_bytes());
+    }
+    b
 }
