@@ -197,22 +197,28 @@ fn fd_record(p: &PhysicalPlan, fd: u64) -> Vec<u8> {
     bytes_of(record, &[(f, fd)])
 }
 
-fn commit(kernel: &FakeKernel, p: &PhysicalPlan, fds: &[u64]) {
-    kernel.records.borrow_mut().extend(fds.iter().map(|&fd| fd_record(p, fd)));
+/// A one-column (`fd`) row query of `sql` over a fresh fake kernel.
+fn fd_rows(sql: &str) -> (Rc<FakeKernel>, SingleQuery) {
+    let kernel = Rc::new(FakeKernel::default());
+    let q = query(sql, &kernel);
+    (kernel, q)
+}
+
+/// Commits `fds` as records of `q` to the fake's ring buffer.
+fn commit(kernel: &FakeKernel, q: &SingleQuery, fds: &[u64]) {
+    kernel.records.borrow_mut().extend(fds.iter().map(|&fd| fd_record(&q.plan, fd)));
 }
 
 #[test]
 fn rows_stream_until_the_limit_and_count_what_was_delivered() {
-    let kernel = Rc::new(FakeKernel::default());
+    let (kernel, mut q) = fd_rows("SELECT fd FROM syscalls.sys_enter_pread64 LIMIT 3");
     *kernel.stats.borrow_mut() = vec![stats_bytes([9, 6, 1, 0, 0, 0])];
-    let mut q = query("SELECT fd FROM syscalls.sys_enter_pread64 LIMIT 3", &kernel);
-    let p = q.plan.clone();
-    commit(&kernel, &p, &[4, 5]);
+    commit(&kernel, &q, &[4, 5]);
     let out = q.poll(Duration::ZERO).unwrap();
     assert_eq!(out.iter().map(rows).collect::<Vec<_>>(), vec![vec![u(&[4]), u(&[5])]]);
     assert_eq!(out[0].window, WindowBounds::Rows);
     assert!(!q.limit_reached());
-    commit(&kernel, &p, &[6, 7]);
+    commit(&kernel, &q, &[6, 7]);
     // A short record (not a whole row) is skipped.
     kernel.records.borrow_mut().push_back(vec![1, 2]);
     let out = q.poll(Duration::ZERO).unwrap();
@@ -221,22 +227,20 @@ fn rows_stream_until_the_limit_and_count_what_was_delivered() {
     assert_eq!(kernel.take_log(), vec![Call::Ring(true), Call::Ring(true)]);
     // Delivered is what user space received, not matched - dropped.
     assert_eq!(q.stats().unwrap().delivered, 4);
-    commit(&kernel, &p, &[8]);
+    commit(&kernel, &q, &[8]);
     assert!(q.poll(Duration::ZERO).unwrap().is_empty(), "past the limit");
 }
 
 #[test]
 fn ordered_rows_are_held_until_the_end_read_after_detaching() {
-    let kernel = Rc::new(FakeKernel::default());
-    let mut q = query("SELECT fd FROM syscalls.sys_enter_pread64 ORDER BY fd DESC LIMIT 2", &kernel);
-    let p = q.plan.clone();
-    commit(&kernel, &p, &[5, 9]);
+    let (kernel, mut q) = fd_rows("SELECT fd FROM syscalls.sys_enter_pread64 ORDER BY fd DESC LIMIT 2");
+    commit(&kernel, &q, &[5, 9]);
     assert!(q.poll(Duration::ZERO).unwrap().is_empty());
-    commit(&kernel, &p, &[7, 1]);
+    commit(&kernel, &q, &[7, 1]);
     assert!(q.poll(Duration::ZERO).unwrap().is_empty());
     assert!(!q.limit_reached(), "ORDER BY: the first rows are not the top ones");
     assert_eq!(q.held_rows(), 4, "LIMIT 2 compacts only once 1024 rows are held");
-    commit(&kernel, &p, &[8]);
+    commit(&kernel, &q, &[8]);
     let out = q.finish().unwrap();
     assert_eq!(
         kernel.take_log(),
@@ -256,13 +260,11 @@ fn tracked_pids_go_to_the_object() {
 
 #[test]
 fn ordered_rows_without_limit_stop_the_query_past_their_bound() {
-    let kernel = Rc::new(FakeKernel::default());
-    let mut q = query("SELECT fd FROM syscalls.sys_enter_pread64 ORDER BY fd", &kernel);
-    let p = q.plan.clone();
+    let (kernel, mut q) = fd_rows("SELECT fd FROM syscalls.sys_enter_pread64 ORDER BY fd");
     q.set_max_sorted_rows(2);
-    commit(&kernel, &p, &[5, 9]);
+    commit(&kernel, &q, &[5, 9]);
     assert!(q.poll(Duration::ZERO).unwrap().is_empty());
-    commit(&kernel, &p, &[7]);
+    commit(&kernel, &q, &[7]);
     let e = q.poll(Duration::ZERO).unwrap_err().to_string();
     assert!(e.contains("more than 2 rows arrived"), "{e}");
 }
