@@ -8,9 +8,12 @@
 //! ```
 //!
 //! Everything before [`runtime`] is pure: no syscalls, testable without root.
-//! [`runtime`] is the only module that touches the kernel; the user-space
-//! operators it drives (decoding, windows, joins, HAVING/ORDER BY/LIMIT)
-//! live in [`exec`], pure as well.
+//! [`runtime`] is the only module that touches the kernel, and a running
+//! query reaches its loaded BPF object only through one small trait
+//! (`runtime`'s `KernelObject`: maps, counters, accounting, ring buffer,
+//! detach), so its window and row logic is unit-tested over a fake; the
+//! user-space operators it drives (decoding, windows, joins, HAVING/ORDER
+//! BY/LIMIT) live in [`exec`], pure as well.
 //! What bind and plan know of the kernel comes through one seam,
 //! [`host::KernelInfo`]: the running kernel, or a fixture in tests.
 #![deny(missing_docs)]

@@ -2,9 +2,11 @@
 
 use crate::catalog::{FieldKind, FileColumn, SystemColumn, TracepointFormat};
 use crate::error::Span;
+use crate::host::SyscallTable;
 use crate::parse::{EventName, WindowKind};
 use crate::types::DataType;
 use std::fmt;
+use std::sync::Arc;
 
 /// Where a column's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -376,7 +378,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
             PostExpr::Not(e) => write!(f, "NOT {e}"),
             PostExpr::Neg(e) => write!(f, "-{e}"),
-            PostExpr::SyscallName(e) => write!(f, "syscall_name({e})"),
+            PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
         }
     }
 }
@@ -566,8 +568,15 @@ pub enum PostExpr<R = Input> {
     /// Arithmetic negation.
     Neg(Box<PostExpr<R>>),
     /// `syscall_name(nr)`: the system call's name, looked up in user space
-    /// (the kernel has no name table a program could read).
-    SyscallName(Box<PostExpr<R>>),
+    /// (the kernel has no name table a program could read) in the table of
+    /// the kernel the query was bound against, carried here so evaluating
+    /// it reads no host file.
+    SyscallName {
+        /// The system call number.
+        nr: Box<PostExpr<R>>,
+        /// The bound kernel's table ([`crate::host::KernelInfo::syscalls`]).
+        names: Arc<SyscallTable>,
+    },
 }
 
 /// Capacity of `syscall_name()` strings.
@@ -587,7 +596,7 @@ impl<R> PostExpr<R> {
             }
             PostExpr::Not(e) => PostExpr::Not(again(e)),
             PostExpr::Neg(e) => PostExpr::Neg(again(e)),
-            PostExpr::SyscallName(e) => PostExpr::SyscallName(again(e)),
+            PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
         }
     }
 }
@@ -602,7 +611,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::Not(_) => DataType::Bool,
             PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
             PostExpr::Neg(_) => DataType::I64,
-            PostExpr::SyscallName(_) => DataType::Str { cap: SYSCALL_NAME_CAP },
+            PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::error::{Error, QueryError, Result, Stage};
 use crate::parse::{Expr, OrderByExpr};
 use crate::types::DataType;
 use sqlparser::ast::{FunctionArgExpr, UnaryOperator, Value};
+use std::sync::Arc;
 
 impl Binder<'_> {
     /// Binds an expression over group keys and aggregates; new aggregate calls
@@ -61,7 +62,7 @@ impl Binder<'_> {
                         format!("syscall_name needs a system call number; `{arg}` is {}", inner.ty()),
                     ));
                 }
-                Ok(PostExpr::SyscallName(Box::new(inner)))
+                Ok(PostExpr::SyscallName { nr: Box::new(inner), names: Arc::new(self.kernel.syscalls().clone()) })
             }
             Expr::BinaryOp { left, op, right } => {
                 let Some(op) = binary_op(op) else {

@@ -327,7 +327,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::Binary { op, left: l, right: r, ty } => PostExpr::Binary { op, left: again(l), right: again(r), ty },
         PostExpr::Not(x) => PostExpr::Not(again(x)),
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),
-        PostExpr::SyscallName(x) => PostExpr::SyscallName(again(x)),
+        PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
         other => other,
     }
 }

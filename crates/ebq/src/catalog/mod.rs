@@ -20,9 +20,10 @@ mod system;
 #[cfg(test)]
 mod tests;
 
-/// The host's system call table, for user space (`syscall_name()` values, the
-/// CLI's report); bind asks the engine's [`KernelInfo`] instead.
-pub use crate::host::syscalls::{syscall_name, syscall_nr};
+/// The host's system call numbers, for the CLI's report; bind asks the
+/// engine's [`KernelInfo`] instead, and a bound `syscall_name()` carries
+/// that kernel's table (`bind::PostExpr::SyscallName`).
+pub use crate::host::syscalls::syscall_nr;
 pub use file_columns::FileColumn;
 pub use format::parse_format;
 pub(crate) use suggest::closest;

@@ -27,7 +27,7 @@ pub(crate) mod user;
 pub(crate) mod window;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use decode::{arrow_type, schema, Value};
 pub use hist_values::hist_cell;

@@ -19,7 +19,7 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             Value::F(f) => Value::F(-f),
             v => Value::I(as_i64(&v).wrapping_neg()),
         },
-        PostExpr::SyscallName(x) => Value::S(crate::catalog::syscall_name(as_i64(&eval(x, inputs, outputs)))),
+        PostExpr::SyscallName { nr, names } => Value::S(names.name(as_i64(&eval(nr, inputs, outputs)))),
         PostExpr::Binary { op, left, right, ty } => {
             let l = eval(left, inputs, outputs);
             if *op == BinaryOp::And && !truthy(&l) {

@@ -1,4 +1,6 @@
-//! System call names by number, for `syscall_name()` and `syscall_nr()`.
+//! System call names by number, for `syscall_name()` and `syscall_nr()`:
+//! a [`SyscallTable`] per kernel (`KernelInfo::syscalls`), which a bound
+//! `syscall_name()` carries into user space.
 //!
 //! The kernel keeps no name table a BPF program or tracefs exposes, so the
 //! names come from the system call numbers the kernel's UAPI headers define
@@ -12,9 +14,17 @@ use std::sync::OnceLock;
 const HEADERS: &[&str] = &["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h"];
 
 /// System call numbers and names (x86_64 numbering).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct SyscallTable {
     names: HashMap<i64, String>,
+}
+
+/// Bound `syscall_name()` expressions carry a table: plans print its size,
+/// not its hundreds of names.
+impl std::fmt::Debug for SyscallTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SyscallTable({} names)", self.names.len())
+    }
 }
 
 impl SyscallTable {
@@ -69,12 +79,6 @@ pub fn syscall_nr(name: &str) -> Option<i64> {
     SyscallTable::host().nr(name)
 }
 
-/// The name of system call `nr` (x86_64 numbering) in this machine's headers,
-/// or `syscall_N`: what user space shows for `syscall_name(nr)`.
-pub fn syscall_name(nr: i64) -> String {
-    SyscallTable::host().name(nr)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,7 +93,7 @@ mod tests {
 
     #[test]
     fn unknown_numbers_keep_their_number() {
-        assert_eq!(syscall_name(-5), "syscall_-5");
+        assert_eq!(SyscallTable::parse("#define __NR_read 0\n").name(-5), "syscall_-5");
         assert_eq!(SyscallTable::default().name(17), "syscall_17");
     }
 }

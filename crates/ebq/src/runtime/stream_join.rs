@@ -5,9 +5,8 @@
 //! goes to and when a window is complete is `exec::join_panes`, the join of
 //! one window `exec::hash_join`.
 
-use super::{
-    map_err, monotonic_ns, wait_for_inflight_programs, Output, ProgramStats, QueryStats, RowBuffer, Scope, SingleQuery,
-};
+use super::single::{symbolize_rows, RowBuffer, SingleQuery};
+use super::{monotonic_ns, Output, ProgramStats, QueryStats, Scope};
 use crate::codegen::Program;
 use crate::error::Result;
 use crate::exec::decode;
@@ -41,8 +40,14 @@ impl JoinQuery {
         let origin_ns = monotonic_ns();
         let second = SingleQuery::start(&plan.stream(join, 1), &programs[1], scope.clone(), true)?;
         let first = SingleQuery::start(&plan.stream(join, 0), &programs[0], scope, true)?;
-        Ok(JoinQuery {
-            sides: [first, second],
+        Ok(JoinQuery::new(plan, join, [first, second], origin_ns))
+    }
+
+    /// Joins two started streams (`plan.stream(join, i)`, rows as values);
+    /// pane 0 starts at `origin_ns`.
+    pub(super) fn new(plan: &PhysicalPlan, join: &WindowJoin, sides: [SingleQuery; 2], origin_ns: u64) -> JoinQuery {
+        JoinQuery {
+            sides,
             join: join.clone(),
             user: plan.user.clone(),
             schema: super::schema(plan),
@@ -55,7 +60,7 @@ impl JoinQuery {
             ),
             deadline: None,
             finished: false,
-        })
+        }
     }
 
     pub(super) fn schema(&self) -> SchemaRef {
@@ -124,14 +129,7 @@ impl JoinQuery {
         if let Some(d) = self.deadline {
             wait = wait.min(d.saturating_duration_since(Instant::now()));
         }
-        if let Some(r) = &mut self.sides[0].rows {
-            match r.ring.poll(wait) {
-                Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => {
-                    return Err(map_err("poll the ring buffer", e))
-                }
-                _ => {}
-            }
-        }
+        self.sides[0].object.poll_ring(wait)?;
         // Everything committed before `now` is read below, so panes that
         // ended `grace` before it are complete.
         let now = monotonic_ns();
@@ -151,9 +149,9 @@ impl JoinQuery {
         self.finished = true;
         for side in &mut self.sides {
             side.finished = true;
-            side.links.clear();
+            side.object.detach();
         }
-        wait_for_inflight_programs();
+        self.sides[0].object.wait_for_inflight_programs();
         // Every row received has a time before this: the last window ends here.
         let end_ns = monotonic_ns();
         self.read_rows()?;
@@ -169,15 +167,16 @@ impl JoinQuery {
     /// Drains both ring buffers into panes.
     fn read_rows(&mut self) -> Result<()> {
         for side in 0..2 {
-            let Some(r) = &mut self.sides[side].rows else { continue };
-            r.ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
+            let s = &mut self.sides[side];
+            s.object.consume_ring()?;
+            let Some(r) = &mut s.rows else { continue };
             let rows = match &mut *r.buffer.borrow_mut() {
                 RowBuffer::Values(rows) => std::mem::take(rows),
                 RowBuffer::Columns(_) => unreachable!("join streams decode to values"),
             };
             r.delivered += rows.len() as u64;
             let mut rows = rows;
-            super::symbolize_rows(&self.sides[side].stacks, &self.sides[side].plan, &mut rows);
+            symbolize_rows(s.object.stacks(), &s.plan, &mut rows);
             self.panes.add(side, rows)?;
         }
         Ok(())
@@ -194,3 +193,6 @@ impl JoinQuery {
         Output { window, batch, partial: false }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,7 @@ pub(crate) fn physical(sql: &str) -> PhysicalPlan {
     plan(sql, &l, &cat, &PlanOptions::default()).unwrap()
 }
 
-pub(super) fn aggregate(p: &PhysicalPlan) -> (&StructLayout, &StructLayout) {
+pub(crate) fn aggregate(p: &PhysicalPlan) -> (&StructLayout, &StructLayout) {
     match &p.programs[0].output {
         KernelOutput::Aggregate { key, value, .. } => (key, value),
         KernelOutput::Rows { .. } => panic!("an aggregate plan"),
@@ -25,13 +25,13 @@ pub(super) fn aggregate(p: &PhysicalPlan) -> (&StructLayout, &StructLayout) {
 }
 
 /// Writes `v` into `bytes` at field `f`, in the field's width.
-pub(super) fn put(bytes: &mut [u8], f: &StructField, v: u64) {
+pub(crate) fn put(bytes: &mut [u8], f: &StructField, v: u64) {
     let (o, n) = (f.offset as usize, f.ty.byte_size() as usize);
     bytes[o..o + n].copy_from_slice(&v.to_ne_bytes()[..n]);
 }
 
 /// A struct of `layout` with `values` (field index → value) set, the rest zero.
-pub(super) fn bytes_of(layout: &StructLayout, values: &[(usize, u64)]) -> Vec<u8> {
+pub(crate) fn bytes_of(layout: &StructLayout, values: &[(usize, u64)]) -> Vec<u8> {
     let mut b = vec![0u8; layout.size as usize];
     values.iter().for_each(|&(i, v)| put(&mut b, &layout.fields[i], v));
     b

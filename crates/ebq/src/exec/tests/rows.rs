@@ -95,6 +95,18 @@ fn apply_without_order_by_sorts_groups_by_key_and_keeps_row_order() {
 }
 
 #[test]
+fn syscall_names_come_from_the_bound_kernels_table_not_the_hosts() {
+    let p = physical("SELECT syscall_name(id) AS name, COUNT(*) AS n FROM raw_syscalls.sys_enter GROUP BY id");
+    // The fixture's unistd_64.h names 17 (pread64) but not 39, which every
+    // x86_64 host header names getpid: a host table would say so.
+    let out = apply(&p.user, vec![vec![Value::U(17), Value::U(2)], vec![Value::U(39), Value::U(1)]], true);
+    assert_eq!(
+        out,
+        vec![vec![Value::S("pread64".into()), Value::U(2)], vec![Value::S("syscall_39".into()), Value::U(1)]]
+    );
+}
+
+#[test]
 fn sorted_rows_are_bounded_without_limit_and_compacted_with_one() {
     let unlimited = physical("SELECT fd FROM syscalls.sys_enter_pread64 ORDER BY fd");
     let row = |fd: u64| vec![Value::U(fd)];

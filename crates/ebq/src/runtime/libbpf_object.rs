@@ -1,0 +1,190 @@
+//! [`KernelObject`] over libbpf: the loaded object, its links, its maps by
+//! role and its ring buffer. The only place a running query calls libbpf.
+
+use super::object::{KernelObject, RecordSink};
+use super::stacks::Stacks;
+use super::{attach, load, selfstats, ProgramStats, Scope};
+use crate::codegen::{MapRole, Program};
+use crate::error::{Error, Result};
+use crate::exec::PerCpuMap;
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType, Object, RingBuffer, RingBufferBuilder};
+use std::path::Path;
+use std::time::Duration;
+
+/// One loaded, attached object. Fields drop in order: the ring buffer and
+/// the links (detaching) before the maps and the object.
+pub(crate) struct LibbpfObject {
+    ring: Option<RingBuffer<'static>>,
+    links: Vec<Link>,
+    groups: Option<MapHandle>,
+    sketch: Option<MapHandle>,
+    stacks: Option<Stacks>,
+    stats: MapHandle,
+    pids: MapHandle,
+    /// `.bss`: `ebq_window` (time windows) or `ebq_seq` (count windows) at offset 0.
+    bss: Option<MapHandle>,
+    /// JOIN: the pairing map.
+    pending: Option<MapHandle>,
+    object: Object,
+}
+
+impl LibbpfObject {
+    /// Loads `object` (built from `program`), fills the tracked-pid set, sets
+    /// up the ring buffer into `sink` (a row program), then attaches.
+    pub(crate) fn load_and_attach(
+        object: &[u8],
+        program: &Program,
+        scope: &Scope,
+        sink: Option<RecordSink>,
+    ) -> Result<LibbpfObject> {
+        let object = load::load(object, program, scope)?;
+        let maps = load::Maps { program, object: &object };
+        let pids = maps.required(MapRole::TrackedPids)?;
+        if let Scope::Tracked(tgids) = scope {
+            for t in tgids {
+                track(&pids, *t).map_err(|e| map_err(&format!("track pid {t}"), e))?;
+            }
+        }
+        let ring = match sink {
+            Some(mut sink) => {
+                let map = maps.required(MapRole::Rows)?;
+                let mut b = RingBufferBuilder::new();
+                b.add(&map, move |bytes: &[u8]| {
+                    sink(bytes);
+                    0
+                })
+                .map_err(|e| map_err("set up the ring buffer", e))?;
+                Some(b.build().map_err(|e| map_err("set up the ring buffer", e))?)
+            }
+            None => None,
+        };
+        let built = LibbpfObject {
+            ring,
+            links: vec![],
+            groups: maps.optional(MapRole::Groups)?,
+            sketch: maps.optional(MapRole::Sketch)?,
+            stacks: maps.optional(MapRole::Stacks)?.map(Stacks::new),
+            stats: maps.required(MapRole::Stats)?,
+            pids,
+            bss: maps.optional(MapRole::WindowCounter)?,
+            pending: maps.optional(MapRole::Pending)?,
+            object,
+        };
+        let links = attach::attach_all(&built.object, program, scope)?;
+        Ok(LibbpfObject { links, ..built })
+    }
+
+    fn bss(&self) -> &MapHandle {
+        self.bss.as_ref().expect("windowed programs have ebq_window / ebq_seq in .bss")
+    }
+}
+
+fn track(pids: &MapHandle, tgid: u32) -> libbpf_rs::Result<()> {
+    pids.update(&tgid.to_ne_bytes(), &[1], MapFlags::ANY)
+}
+
+impl KernelObject for LibbpfObject {
+    fn groups(&self) -> Option<&dyn PerCpuMap> {
+        self.groups.as_ref().map(|m| m as &dyn PerCpuMap)
+    }
+
+    fn groups_is_single_slot(&self) -> bool {
+        self.groups.as_ref().is_some_and(|m| m.map_type() == MapType::PercpuArray)
+    }
+
+    fn sketch(&self) -> Option<&dyn PerCpuMap> {
+        self.sketch.as_ref().map(|m| m as &dyn PerCpuMap)
+    }
+
+    fn stacks(&self) -> Option<&Stacks> {
+        self.stacks.as_ref()
+    }
+
+    fn set_window(&self, window: u64) -> Result<()> {
+        self.bss()
+            .update(&0u32.to_ne_bytes(), &window.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("advance the window", e))
+    }
+
+    fn sequence(&self) -> Result<u64> {
+        let v = self
+            .bss()
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("read the event sequence", e))?
+            .unwrap_or_default();
+        Ok(v.get(0..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes"))))
+    }
+
+    fn stats_per_cpu(&self) -> Result<Vec<Vec<u8>>> {
+        Ok(self
+            .stats
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| map_err("read stats", e))?
+            .unwrap_or_default())
+    }
+
+    fn track_pid(&self, tgid: u32) -> Result<()> {
+        track(&self.pids, tgid).map_err(|e| map_err("track pid", e))
+    }
+
+    fn poll_ring(&mut self, max_wait: Duration) -> Result<()> {
+        let Some(ring) = &self.ring else { return Ok(()) };
+        // A signal (Ctrl-C) interrupting the wait is not an error: the caller decides to stop.
+        match ring.poll(max_wait) {
+            Err(e) if e.kind() != libbpf_rs::ErrorKind::Interrupted => Err(map_err("poll the ring buffer", e)),
+            _ => self.consume_ring(),
+        }
+    }
+
+    fn consume_ring(&mut self) -> Result<()> {
+        let Some(ring) = &self.ring else { return Ok(()) };
+        ring.consume().map_err(|e| map_err("read the ring buffer", e))
+    }
+
+    fn detach(&mut self) {
+        self.links.clear();
+    }
+
+    fn wait_for_inflight_programs(&self) {
+        wait_for_inflight_programs()
+    }
+
+    fn pin(&mut self, role: MapRole, path: &Path) -> Result<bool> {
+        let map = match role {
+            MapRole::Groups => self.groups.as_mut(),
+            MapRole::Sketch => self.sketch.as_mut(),
+            MapRole::Stats => Some(&mut self.stats),
+            _ => None,
+        };
+        let Some(map) = map else { return Ok(false) };
+        map.pin(path).map_err(|e| map_err(&format!("pin {}", path.display()), e))?;
+        Ok(true)
+    }
+
+    fn program_stats(&self) -> Vec<ProgramStats> {
+        selfstats::program_stats(&self.object)
+    }
+
+    fn open_pairs(&self) -> Option<u64> {
+        self.pending.as_ref().map(|p| p.keys().count() as u64)
+    }
+}
+
+/// Waits until every BPF program that started before this call has finished.
+///
+/// Tracepoint programs run inside RCU read-side sections, so an RCU grace
+/// period (membarrier(MEMBARRIER_CMD_GLOBAL) runs synchronize_rcu) means no
+/// program still holds the old window number.
+fn wait_for_inflight_programs() {
+    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+    // SAFETY: membarrier takes two integer arguments and no pointers.
+    let rc = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) };
+    if rc != 0 {
+        // nohz_full kernels refuse it; programs run for microseconds.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn map_err(what: &str, e: libbpf_rs::Error) -> Error {
+    Error::Io { what: what.into(), source: std::io::Error::other(e.to_string()) }
+}
