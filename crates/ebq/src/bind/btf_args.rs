@@ -162,10 +162,7 @@ fn path_error(e: PathError, span: Option<Span>, event: &BoundEvent, arg: &str, p
             }
             let mean = match suggestions.as_slice() {
                 [] => String::new(),
-                s => format!(
-                    "did you mean {}? ",
-                    s.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                ),
+                s => format!("did you mean {}? ", s.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")),
             };
             q.with_help(format!("{mean}members: {}; {}", listed.join(", "), describe(at)))
         }
@@ -280,3 +277,7 @@ impl super::Binder<'_> {
         }))
     }
 }
+
+#[cfg(test)]
+#[path = "btf_args_tests.rs"]
+mod tests;

@@ -144,7 +144,9 @@ impl BoundEvent {
         let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
         let signed = if field.signed { ", as a signed number" } else { "" };
         match (&self.source, arg) {
-            (EventSource::Tracepoint | EventSource::TracepointBtf, _) => format!("offset {}, size {}: {}", field.offset, field.size, field.c_type),
+            (EventSource::Tracepoint | EventSource::TracepointBtf, _) => {
+                format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
+            }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
             (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),
             (_, Some(i)) => format!("argument {i} (register {})", crate::catalog::probe::ARG_REGS[i]),

@@ -74,8 +74,9 @@ impl FixtureKernel {
             tracefs: Tracefs::at(dir.join("formats")),
             btf_functions: parse_btf_functions(&read("btf_functions")?).map_err(|e| bad(&at("btf_functions"), e))?,
             btf: Arc::new(
-                Btf::parse(&std::fs::read(dir.join("btf/kernel.btf"))?)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", at("btf/kernel.btf"))))?,
+                Btf::parse(&std::fs::read(dir.join("btf/kernel.btf"))?).map_err(|e| {
+                    io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", at("btf/kernel.btf")))
+                })?,
             ),
             kallsyms: super::kallsyms::text_symbol_names(&read("kallsyms")?),
             syscalls: SyscallTable::parse(&read("unistd_64.h")?),
