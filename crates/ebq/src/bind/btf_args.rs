@@ -55,6 +55,16 @@ pub struct RawArg {
     pub string_cap: Option<u16>,
 }
 
+/// The column type a readable kernel value becomes: integers keep size and sign,
+/// pointers are u64, a `char[N]` a string of at most N bytes (NUL included, as
+/// record strings; bounded by [`MAX_STRING_CAP`]).
+pub(super) fn column_type(leaf: LeafType) -> DataType {
+    match leaf {
+        LeafType::CharArray { len } => DataType::Str { cap: len.clamp(1, MAX_STRING_CAP) as u16 },
+        leaf => leaf.data_type(),
+    }
+}
+
 /// Where an identifier stands in the query.
 fn ident_span(ident: &Ident) -> Option<Span> {
     Span::from_sql(ident.span)
@@ -128,10 +138,7 @@ fn resolve(
             _ => accessors.push(hop.member.clone()),
         }
     }
-    let ty = match resolved.leaf {
-        LeafType::CharArray { len } => DataType::Str { cap: len.clamp(1, MAX_STRING_CAP) as u16 },
-        leaf => leaf.data_type(),
-    };
+    let ty = column_type(resolved.leaf);
     let path_text = std::iter::once(arg).chain(path.iter().copied()).collect::<Vec<_>>().join(".");
     let raw = RawArg {
         path: path_text,

@@ -6,6 +6,7 @@
 
 mod aliases;
 mod btf_args;
+mod describe_args;
 mod expr;
 mod file;
 mod hist;
@@ -17,6 +18,7 @@ mod probe;
 mod stream_join;
 
 pub use btf_args::RawArg;
+pub use describe_args::{describe_args, describe_members, Described};
 pub use logical::*;
 
 use crate::catalog::{Catalog, CatalogError, FieldKind, SystemColumn, TracepointFormat};
