@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, per_fd, rows_of, run_around, run_around_with, u, Row};
+use common::{engine, per_fd, rows_of, run_around, run_around_with, u, LoopDevice, Row};
 use ebq::plan::PlanOptions;
 use ebq::{Engine, Scope};
 use serde_json::Value as Json;
@@ -69,49 +69,6 @@ fn a_full_pairing_map_is_counted_never_silent() {
     let rows: Vec<Row> = rows_of(&outs);
     assert!(rows.iter().all(|r| u(r, "COUNT(*)") == 0), "{rows:?}");
 }
-
-/// A loop device over a sparse file, detached on drop.
-struct LoopDevice {
-    dev: PathBuf,
-    backing: PathBuf,
-}
-
-impl LoopDevice {
-    fn new() -> LoopDevice {
-        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}.img", std::process::id()));
-        std::fs::File::create(&backing).unwrap().set_len(32 << 20).unwrap();
-        let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().expect("losetup");
-        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
-        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        LoopDevice { dev, backing }
-    }
-
-    fn name(&self) -> String {
-        self.dev.file_name().unwrap().to_string_lossy().into_owned()
-    }
-
-    /// The kernel's dev_t as block tracepoints report it: major << 20 | minor.
-    fn dev_t(&self) -> u64 {
-        let text = std::fs::read_to_string(format!("/sys/block/{}/dev", self.name())).unwrap();
-        let (major, minor) = text.trim().split_once(':').unwrap();
-        (major.parse::<u64>().unwrap() << 20) | minor.parse::<u64>().unwrap()
-    }
-
-    /// (requests completed, sectors) from /sys/block/NAME/stat: reads, writes, discards, flushes.
-    fn completed(&self) -> (u64, u64) {
-        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
-        let v: Vec<u64> = text.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        (v[0] + v[4] + v.get(11).copied().unwrap_or(0) + v.get(15).copied().unwrap_or(0), v[2] + v[6] + v[13])
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-        let _ = std::fs::remove_file(&self.backing);
-    }
-}
-
 #[test]
 fn block_request_pairs_match_the_block_layers_counters() {
     let disk = LoopDevice::new();

@@ -363,3 +363,51 @@ pub fn python_with(module: &str, package: &str) -> PathBuf {
     }
     py
 }
+
+/// A loop device over a sparse file, detached on drop.
+pub struct LoopDevice {
+    /// `/dev/loopN`.
+    pub dev: PathBuf,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    /// A new loop device over a 32 MiB sparse file (a file per call: tests of one
+    /// process run in parallel, each with its own device).
+    pub fn new() -> LoopDevice {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}-{n}.img", std::process::id()));
+        std::fs::File::create(&backing).unwrap().set_len(32 << 20).unwrap();
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { dev, backing }
+    }
+
+    /// `loopN`, as /sys/block and `disk_name` spell it.
+    pub fn name(&self) -> String {
+        self.dev.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The kernel's dev_t as block tracepoints report it: major << 20 | minor.
+    pub fn dev_t(&self) -> u64 {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/dev", self.name())).unwrap();
+        let (major, minor) = text.trim().split_once(':').unwrap();
+        (major.parse::<u64>().unwrap() << 20) | minor.parse::<u64>().unwrap()
+    }
+
+    /// (requests completed, sectors) from /sys/block/NAME/stat: reads, writes, discards, flushes.
+    pub fn completed(&self) -> (u64, u64) {
+        let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
+        let v: Vec<u64> = text.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        (v[0] + v[4] + v.get(11).copied().unwrap_or(0) + v.get(15).copied().unwrap_or(0), v[2] + v[6] + v[13])
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}
