@@ -10,7 +10,6 @@ use ebq::plan::PlanOptions;
 use ebq::{Engine, Scope};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 

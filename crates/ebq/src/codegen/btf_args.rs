@@ -2,7 +2,7 @@
 //! the kernel structs they point to.
 //!
 //! ```c
-//! __u64 arg_rq = (__u64)ctx[0];	/* rq: struct request * */
+//! __u64 arg_rq = (__u64)ctx[0];    /* rq: struct request * */
 //! char arg_rq__q__disk__disk_name[32] = {};
 //! BPF_CORE_READ_STR_INTO(&arg_rq__q__disk__disk_name, ((struct request *)ctx[0]), q, disk, disk_name);
 //! ```
