@@ -5,46 +5,19 @@
 
 mod common;
 
-use common::{ebq_bin, engine, rows_of, s, u, LoopDevice};
-use ebq::Scope;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use common::{ebq_bin, engine, rows_of, s, u, LoopDevice, DIRECT_IO_BYTES as BYTES};
+use std::process::Command;
 
-/// 300 direct 4 KiB writes and 40 direct 64 KiB reads on `disk`: 3,850,240 bytes.
-const BYTES: u64 = 300 * 4096 + 40 * 65536;
-
-fn direct_io(disk: &LoopDevice) {
-    let dev = disk.dev.display().to_string();
-    for args in [
-        vec![
-            "if=/dev/zero".to_string(),
-            format!("of={dev}"),
-            "bs=4k".into(),
-            "count=300".into(),
-            "oflag=direct".into(),
-        ],
-        vec![format!("if={dev}"), "of=/dev/null".into(), "bs=64k".into(), "count=40".into(), "iflag=direct".into()],
-    ] {
-        assert!(Command::new("dd").args(&args).stderr(Stdio::null()).status().unwrap().success());
-    }
-}
-
-/// Runs `sql` (with `DISK` replaced by the device's name) around [`direct_io`];
+/// Runs `sql` (with `DISK` replaced by the device's name) around [`LoopDevice::direct_io`]
+/// on a new device, checking that it attaches as tp_btf;
 /// returns the rows, the device's completed requests meanwhile, and the query's stats.
 fn around_direct_io(sql: &str) -> (Vec<common::Row>, u64, ebq::QueryStats, LoopDevice) {
     let disk = LoopDevice::new();
     let sql = sql.replace("DISK", &disk.name());
     let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     assert!(prepared.explain().contains("tp_btf, BPF_PROG_TYPE_TRACING"), "{}", prepared.explain());
-    let before = disk.completed();
-    let mut q = prepared.start(Scope::All).unwrap();
-    direct_io(&disk);
-    std::thread::sleep(Duration::from_millis(100));
-    let mut outs = q.poll(Duration::from_millis(10)).unwrap();
-    outs.extend(q.finish().unwrap());
-    let requests = disk.completed().0 - before.0;
-    assert!(requests >= 340, "dd issued 300 + 40 direct requests, the device counted {requests}");
-    (rows_of(&outs), requests, q.stats().unwrap(), disk)
+    let (outs, stats, (requests, _)) = disk.traced_direct_io(prepared);
+    (rows_of(&outs), requests, stats, disk)
 }
 
 #[test]

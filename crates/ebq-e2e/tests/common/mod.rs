@@ -364,6 +364,9 @@ pub fn python_with(module: &str, package: &str) -> PathBuf {
     py
 }
 
+/// Bytes [`LoopDevice::direct_io`] moves: 300 × 4 KiB written, 40 × 64 KiB read.
+pub const DIRECT_IO_BYTES: u64 = 300 * 4096 + 40 * 65536;
+
 /// A loop device over a sparse file, detached on drop.
 pub struct LoopDevice {
     /// `/dev/loopN`.
@@ -383,6 +386,39 @@ impl LoopDevice {
         assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
         LoopDevice { dev, backing }
+    }
+
+    /// 300 direct 4 KiB writes, then 40 direct 64 KiB reads ([`DIRECT_IO_BYTES`]):
+    /// at least 340 requests, each completed before dd goes on.
+    pub fn direct_io(&self) {
+        let dev = self.dev.display().to_string();
+        for args in [
+            vec![
+                "if=/dev/zero".to_string(),
+                format!("of={dev}"),
+                "bs=4k".into(),
+                "count=300".into(),
+                "oflag=direct".into(),
+            ],
+            vec![format!("if={dev}"), "of=/dev/null".into(), "bs=64k".into(), "count=40".into(), "iflag=direct".into()],
+        ] {
+            assert!(Command::new("dd").args(&args).stderr(Stdio::null()).status().unwrap().success());
+        }
+    }
+
+    /// Runs `prepared` system-wide around [`LoopDevice::direct_io`]: its outputs and
+    /// stats, and the (requests, sectors) the device completed meanwhile.
+    pub fn traced_direct_io(&self, prepared: ebq::PreparedQuery) -> (Vec<Output>, QueryStats, (u64, u64)) {
+        let before = self.completed();
+        let mut q = prepared.start(Scope::All).unwrap();
+        self.direct_io();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut outs = q.poll(Duration::from_millis(10)).unwrap();
+        outs.extend(q.finish().unwrap());
+        let after = self.completed();
+        let (requests, sectors) = (after.0 - before.0, after.1 - before.1);
+        assert!(requests >= 340, "dd issued 300 + 40 direct requests, the device counted {requests}");
+        (outs, q.stats().unwrap(), (requests, sectors))
     }
 
     /// `loopN`, as /sys/block and `disk_name` spell it.
