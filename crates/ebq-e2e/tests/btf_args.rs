@@ -87,3 +87,20 @@ fn describe_lists_raw_arguments_and_walks_into_structs() {
     assert!(text.starts_with("tracepoint:block:block_rq_complete rq.q.disk: struct gendisk *\n"), "{text}");
     assert!(text.contains("\n  disk_name                char[32]                         string(32)\n"), "{text}");
 }
+
+#[test]
+fn a_tp_btf_program_keeps_to_the_c_process_tree() {
+    // Direct I/O on a loop device is issued in the writer's context: dd, a child of sh,
+    // followed by the (classic) fork tracker into the tp_btf program's pid set.
+    let disk = LoopDevice::new();
+    let cmd = format!("sh -c 'dd if=/dev/zero of={} bs=4k count=300 oflag=direct status=none'", disk.dev.display());
+    let sql = format!(
+        "SELECT COUNT(*) AS requests, SUM(rq.__data_len) AS bytes FROM block.block_rq_issue \
+         WHERE rq.q.disk.disk_name = '{}'",
+        disk.name()
+    );
+    let out = Command::new(ebq_bin()).args(["-c", &cmd, "--format", "json", &sql]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((row["requests"].as_u64(), row["bytes"].as_u64()), (Some(300), Some(300 * 4096)), "{row}");
+}
