@@ -104,3 +104,17 @@ fn a_tp_btf_program_keeps_to_the_c_process_tree() {
     let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((row["requests"].as_u64(), row["bytes"].as_u64()), (Some(300), Some(300 * 4096)), "{row}");
 }
+
+#[test]
+fn bundles_refuse_raw_arguments_with_the_reason() {
+    let bundle = std::env::temp_dir().join(format!("ebq-btf-args-{}.ebq", std::process::id()));
+    let sql = "SELECT COUNT(*) FROM block.block_rq_complete WHERE nr_bytes > 0";
+    let out = Command::new(ebq_bin()).arg("compile").arg("-o").arg(&bundle).arg(sql).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "plan error: tracepoint:block:block_rq_complete: bundles hold classic tracepoint programs; a query that \
+         reads raw arguments (tp_btf) runs with `ebq` on the host itself"
+    );
+    assert!(!bundle.exists());
+}
