@@ -118,3 +118,21 @@ fn bundles_refuse_raw_arguments_with_the_reason() {
     );
     assert!(!bundle.exists());
 }
+
+#[test]
+fn io_uring_requests_are_read_through_struct_io_kiocb() {
+    // fio writes 1 MiB in 4 KiB requests through io_uring: 256 IORING_OP_WRITE (23)
+    // submissions, each naming the file's fd (`req->file` is assigned only later).
+    let file = std::env::temp_dir().join(format!("ebq-btf-uring-{}.dat", std::process::id()));
+    let cmd = format!(
+        "fio --name=u --filename={} --size=1M --bs=4k --rw=write --ioengine=io_uring --iodepth=4 --output=/dev/null",
+        file.display()
+    );
+    let sql = "SELECT req.opcode AS opcode, COUNT(*) AS n, MIN(req.cqe.fd) >= 0 AS fd_ok \
+               FROM io_uring.io_uring_submit_req GROUP BY req.opcode";
+    let out = Command::new(ebq_bin()).args(["-c", &cmd, "--format", "json", sql]).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((row["opcode"].as_u64(), row["n"].as_u64(), row["fd_ok"].as_bool()), (Some(23), Some(256), Some(true)));
+}
