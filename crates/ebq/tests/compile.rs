@@ -73,6 +73,8 @@ fn raw_argument_programs_compile_with_clang() {
          JOIN block.block_rq_complete c ON i.rq = c.rq WHERE i.pid > 1 GROUP BY c.rq.q.disk.disk_name",
         "SELECT i.comm, i.rwbs, COUNT(*) FROM block.block_rq_issue i JOIN block.block_rq_complete c \
          ON i.sector = c.rq.__sector WHERE c.nr_bytes > 0 GROUP BY i.comm, i.rwbs",
+        "SELECT req.file.f_inode.i_ino, req.cqe.fd, req.opcode, COUNT(*) FROM io_uring.io_uring_submit_req \
+         GROUP BY req.file.f_inode.i_ino, req.cqe.fd, req.opcode",
     ] {
         compiles(sql);
     }

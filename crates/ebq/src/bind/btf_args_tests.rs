@@ -154,3 +154,19 @@ fn misspelt_arguments_are_suggested() {
     let Err(crate::Error::Query(q)) = bind("SELECT nr_byte FROM block.block_rq_complete") else { panic!() };
     assert_eq!(q.help.as_deref(), Some("did you mean `nr_bytes`?"));
 }
+
+#[test]
+fn a_path_starts_at_the_raw_argument_even_where_a_field_has_its_name() {
+    // io_uring_submit_req's record has `void *req`; `req.…` can only mean the raw `struct io_kiocb *req`.
+    let plan = bind(
+        "SELECT req.file.f_inode.i_ino, req.cqe.fd, req.opcode, COUNT(*) FROM io_uring.io_uring_submit_req \
+         GROUP BY req.file.f_inode.i_ino, req.cqe.fd, req.opcode",
+    )
+    .unwrap();
+    let types: Vec<DataType> = plan.schema().into_iter().map(|(_, t)| t).collect();
+    let int = |bits, signed| DataType::Int { bits, signed };
+    assert_eq!(types, [DataType::U64, int(32, true), int(8, false), DataType::U64]);
+    assert_eq!(plan.event.source, EventSource::TracepointBtf);
+    // Bare, `req` is the record's field.
+    assert_eq!(bind("SELECT req FROM io_uring.io_uring_submit_req").unwrap().event.source, EventSource::Tracepoint);
+}

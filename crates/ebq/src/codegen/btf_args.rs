@@ -85,5 +85,11 @@ mod tests {
         assert!(c.contains("(__u64)BPF_CORE_READ(((struct request *)ctx[0]), queuelist.next);"), "{c}");
         assert!(c.contains("__s64 arg_rq__deadline = (__s64)BPF_CORE_READ("), "{c}");
         assert!(c.contains("\t__u32 arg_nr_bytes = (__u32)ctx[2];"), "{c}");
+        let c = generate_for("SELECT req.file.f_inode.i_ino, req.cqe.fd FROM io_uring.io_uring_submit_req");
+        assert!(c.contains("= (__u64)BPF_CORE_READ(((struct io_kiocb *)ctx[0]), file, f_inode, i_ino);"), "{c}");
+        assert!(
+            c.contains("\t__s32 arg_req__cqe__fd = (__s32)BPF_CORE_READ(((struct io_kiocb *)ctx[0]), cqe.fd);"),
+            "{c}"
+        );
     }
 }
