@@ -96,6 +96,9 @@ enum Command {
     Describe {
         /// The event, e.g. syscalls:sys_enter_pread64 (any spelling FROM takes).
         event: String,
+        /// A raw argument or a member path from one (`rq`, `rq.q.disk`): lists the
+        /// members of the struct it reaches.
+        path: Option<String>,
     },
 }
 
@@ -276,7 +279,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
         Some(Command::Events { glob }) => events(glob, &cli.run),
-        Some(Command::Describe { event }) => describe(&event, &cli.run),
+        Some(Command::Describe { event, path }) => describe(&event, path.as_deref(), &cli.run),
         None => run::run(&cli.run),
     };
     match result {
@@ -382,7 +385,7 @@ fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
     emit(&list.iter().map(|(c, n)| format!("tracepoint:{c}:{n}\n")).collect::<String>())
 }
 
-fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
+fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode, String> {
     let name = ebq::parse::parse_event_name(event.trim()).map_err(|m| format!("error: {m}"))?;
     let engine = engine(args)?;
     // Bound as the FROM of a query the user never wrote: its errors are told
@@ -393,6 +396,19 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
         Error::Query(q) => Error::Query(ebq::error::QueryError { span: None, ..q }).render(""),
         other => other.render(""),
     })?;
+    let kernel = engine.catalog().kernel();
+    if let Some(path) = path {
+        let (c_type, members) =
+            ebq::bind::describe_members(kernel, &bound.event, path).map_err(|m| format!("error: {m}"))?;
+        let mut out = format!(
+            "{} {path}: {c_type}\n  {:<24} {:<32} column type\n",
+            bound.event.event_description(),
+            "member",
+            "C type"
+        );
+        out += &described_lines(&members);
+        return emit(&out);
+    }
     let f = &bound.event.format;
     let mut out = format!(
         "{} ({})\n  {:<24} {:<12} source\n",
@@ -414,7 +430,20 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
                 &format!("  {:<24} {:<12} {} (file of `{fd}`)\n", c.name(), c.data_type().to_string(), c.description());
         }
     }
+    if let Some(raw) = ebq::bind::describe_args(kernel, &bound.event) {
+        out += &format!(
+            "raw arguments (tp_btf; a query reads these or the fields above; format fields win a shared name):\n  {:<24} {:<32} column type\n",
+            "argument", "C type"
+        );
+        out += &described_lines(&raw);
+    }
     emit(&out)
+}
+
+/// Raw arguments or struct members, one a line: name, C type, column type (or why none).
+fn described_lines(items: &[ebq::bind::Described]) -> String {
+    let sql = |d: &ebq::bind::Described| d.sql.clone().unwrap_or_else(|why| format!("- ({why})"));
+    items.iter().map(|d| format!("  {:<24} {:<32} {}\n", d.name, d.c_type, sql(d))).collect()
 }
 
 /// Writes to stdout; a closed pipe (`ebq events | head`) ends quietly.

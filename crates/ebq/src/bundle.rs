@@ -59,10 +59,18 @@ impl Bundle {
             // A probe's offsets and argument layout belong to one binary or kernel build.
             return Err(Error::query(
                 crate::error::Stage::Plan,
-                format!(
-                    "{}: bundles hold tracepoint queries only; run probe queries with `ebq` on the host itself",
-                    probe.event_description()
-                ),
+                match probe.source {
+                    // Raw arguments bind against this kernel's BTF, which a bundle does not carry.
+                    crate::bind::EventSource::TracepointBtf => format!(
+                        "{}: bundles hold classic tracepoint programs; a query that reads raw arguments (tp_btf) \
+                         runs with `ebq` on the host itself",
+                        probe.event_description()
+                    ),
+                    _ => format!(
+                        "{}: bundles hold tracepoint queries only; run probe queries with `ebq` on the host itself",
+                        probe.event_description()
+                    ),
+                },
                 None,
             ));
         }

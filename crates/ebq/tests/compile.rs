@@ -60,6 +60,26 @@ fn file_column_programs_compile_with_clang() {
     }
 }
 
+/// Raw tracepoint arguments (tp_btf programs) compile against the running kernel's
+/// vmlinux.h: the fixture's paths are members the real structs have.
+#[test]
+fn raw_argument_programs_compile_with_clang() {
+    for sql in [
+        "SELECT rq.q.disk.disk_name, rq.q.disk.major, COUNT(*), SUM(rq.__data_len), SUM(nr_bytes), MAX(rq.tag) \
+         FROM block.block_rq_complete WHERE rq.q.disk.disk_name LIKE 'loop%' AND rq.cmd_flags & 1 = 1 \
+         GROUP BY rq.q.disk.disk_name, rq.q.disk.major",
+        "SELECT time, pid, cpu, rq, rq.__sector, rq.q.queue_flags, rq.q.disk.disk_name FROM block.block_rq_issue",
+        "SELECT c.rq.q.disk.disk_name, COUNT(*), SUM(i.rq.__data_len), MAX(c.time - i.time) FROM block.block_rq_issue i \
+         JOIN block.block_rq_complete c ON i.rq = c.rq WHERE i.pid > 1 GROUP BY c.rq.q.disk.disk_name",
+        "SELECT i.comm, i.rwbs, COUNT(*) FROM block.block_rq_issue i JOIN block.block_rq_complete c \
+         ON i.sector = c.rq.__sector WHERE c.nr_bytes > 0 GROUP BY i.comm, i.rwbs",
+        "SELECT req.file.f_inode.i_ino, req.cqe.fd, req.opcode, COUNT(*) FROM io_uring.io_uring_submit_req \
+         GROUP BY req.file.f_inode.i_ino, req.cqe.fd, req.opcode",
+    ] {
+        compiles(sql);
+    }
+}
+
 /// Histogram programs: signed and unsigned arguments, extreme LHIST bounds,
 /// string keys, count windows.
 #[test]

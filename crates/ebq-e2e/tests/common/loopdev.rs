@@ -1,7 +1,13 @@
 //! A private loop device for block-layer tests, detached on drop.
 
+use ebq::{Output, QueryStats, Scope};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Bytes [`LoopDevice::direct_requests`] moves: 300 × 4 KiB written, 40 × 64 KiB read.
+#[allow(dead_code)] // not every block test counts bytes
+pub const DIRECT_IO_BYTES: u64 = 300 * 4096 + 40 * 65536;
 
 /// A loop device over a file of its own.
 pub struct LoopDevice {
@@ -12,8 +18,11 @@ pub struct LoopDevice {
 impl LoopDevice {
     /// Over a sparse 32 MiB file in the temp directory: its requests complete
     /// in the loop driver's worker, in process context.
+    /// (A file per call: tests of one process run in parallel, each with its own device.)
     pub fn new() -> LoopDevice {
-        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}.img", std::process::id()));
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let backing = std::env::temp_dir().join(format!("ebq-e2e-loop-{}-{n}.img", std::process::id()));
         std::fs::File::create(&backing).unwrap().set_len(32 << 20).unwrap();
         LoopDevice::attach(backing, &[])
     }
@@ -37,6 +46,41 @@ impl LoopDevice {
         LoopDevice { dev, backing }
     }
 
+    /// 300 direct 4 KiB writes, then 40 direct 64 KiB reads ([`DIRECT_IO_BYTES`]):
+    /// at least 340 requests, each completed before dd goes on.
+    pub fn direct_requests(&self) {
+        let dev = self.dev.display().to_string();
+        for args in [
+            vec![
+                "if=/dev/zero".to_string(),
+                format!("of={dev}"),
+                "bs=4k".into(),
+                "count=300".into(),
+                "oflag=direct".into(),
+            ],
+            vec![format!("if={dev}"), "of=/dev/null".into(), "bs=64k".into(), "count=40".into(), "iflag=direct".into()],
+        ] {
+            assert!(Command::new("dd").args(&args).stderr(Stdio::null()).status().unwrap().success());
+        }
+    }
+
+    /// Runs `prepared` system-wide around [`LoopDevice::direct_requests`]: its outputs and
+    /// stats, and the (requests, sectors) the device completed meanwhile.
+    #[allow(dead_code)] // not every block test runs a prepared query
+    pub fn traced_direct_io(&self, prepared: ebq::PreparedQuery) -> (Vec<Output>, QueryStats, (u64, u64)) {
+        let before = self.completed();
+        let mut q = prepared.start(Scope::All).unwrap();
+        self.direct_requests();
+        std::thread::sleep(Duration::from_millis(100));
+        let mut outs = q.poll(Duration::from_millis(10)).unwrap();
+        outs.extend(q.finish().unwrap());
+        let after = self.completed();
+        let (requests, sectors) = (after.0 - before.0, after.1 - before.1);
+        assert!(requests >= 340, "dd issued 300 + 40 direct requests, the device counted {requests}");
+        (outs, q.stats().unwrap(), (requests, sectors))
+    }
+
+    /// `loopN`, as /sys/block and `disk_name` spell it.
     pub fn name(&self) -> String {
         self.dev.file_name().unwrap().to_string_lossy().into_owned()
     }

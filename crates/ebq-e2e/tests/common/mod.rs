@@ -290,7 +290,7 @@ impl Drop for DdLoops {
 
 mod loopdev;
 #[allow(unused_imports)] // the block-layer tests use it
-pub use loopdev::LoopDevice;
+pub use loopdev::{LoopDevice, DIRECT_IO_BYTES};
 #[path = "../../../ebq/tests/common/rng.rs"]
 mod rng;
 #[allow(unused_imports)] // not every test file draws random numbers

@@ -204,6 +204,9 @@ impl Binder<'_> {
         match e {
             Expr::Identifier(id) => self.column(&[id.value.as_str()], e),
             Expr::CompoundIdentifier(parts) => {
+                if let Some(path) = self.arg_path(parts) {
+                    return path;
+                }
                 let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
                 self.column(&names, e)
             }
@@ -213,7 +216,11 @@ impl Binder<'_> {
                         ScalarExpr::Int { value, ty } if !ty.is_signed() && value < 1 << 16 => value as u32,
                         _ => return Err(err(index, "an array index must be a small non-negative integer literal")),
                     };
-                    self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))
+                    let column = self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))?;
+                    if let Some(side) = self.sides.iter().find(|s| s.format().field(&id.value).is_some()) {
+                        self.note_read(side, &column, span_of(e));
+                    }
+                    Ok(column)
                 }
                 _ => Err(err(e, format!("`{e}` is not supported"))),
             },
@@ -394,6 +401,10 @@ impl Binder<'_> {
             None => self.lookup(name),
         };
         if let Some(c) = found {
+            let read = side.or_else(|| self.sides.iter().find(|s| self.side_lookup(s, name).is_some()));
+            if let Some(read) = read {
+                self.note_read(read, &c, span_of(e));
+            }
             return Ok(c);
         }
         let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
@@ -421,7 +432,8 @@ impl Binder<'_> {
             },
         };
         let mut q = QueryError::new(Stage::Bind, message, span_of(e));
-        let close = suggest_column(name, &self.column_names());
+        let names = self.column_names();
+        let close = suggest_column(name, &names.iter().map(String::as_str).collect::<Vec<_>>());
         if !close.is_empty() {
             q = q.with_help(format!(
                 "did you mean {}?",

@@ -32,6 +32,10 @@ pub enum ColumnSource {
         /// The record field holding the fd.
         fd: String,
     },
+    /// A raw argument of a tracepoint, or a member reached from it through
+    /// the kernel's structs (`rq.q.disk.disk_name`): read with CO-RE by a
+    /// `tp_btf` program (see [`super::btf_args`]).
+    Arg(Box<super::RawArg>),
     /// A column of a JOIN's start event, read when the pair opened and
     /// carried to the end event in the pairing map.
     Start {
@@ -49,6 +53,7 @@ impl ColumnSource {
             ColumnSource::Field { name, .. } => name,
             ColumnSource::System(s) => s.name(),
             ColumnSource::File { column, .. } => column.name(),
+            ColumnSource::Arg(a) => &a.path,
             ColumnSource::Start { name, .. } => name,
         }
     }
@@ -65,6 +70,7 @@ impl ColumnSource {
             ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
             ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
             ColumnSource::Start { column, .. } => column.string_cap(),
+            ColumnSource::Arg(a) => a.string_cap,
             ColumnSource::File { column, .. } => match column.data_type() {
                 crate::types::DataType::Str { cap } => Some(cap),
                 _ => None,
@@ -688,6 +694,10 @@ pub struct BoundEvent {
 pub enum EventSource {
     /// A tracefs tracepoint (its layout is the event's `format`).
     Tracepoint,
+    /// The same tracepoint, attached as `tp_btf`: the program receives the
+    /// tracepoint's raw arguments (typed by the kernel's BTF) instead of its
+    /// format record. Chosen when a query reads raw arguments.
+    TracepointBtf,
     /// A function in a user-space binary, at a file offset.
     Uprobe {
         /// The binary, canonical.

@@ -5,6 +5,8 @@
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
 mod aliases;
+mod btf_args;
+mod describe_args;
 mod expr;
 mod file;
 mod hist;
@@ -16,6 +18,8 @@ mod post;
 mod probe;
 mod stream_join;
 
+pub use btf_args::RawArg;
+pub use describe_args::{describe_args, describe_members, Described};
 pub use logical::*;
 
 use crate::catalog::{Catalog, CatalogError, FieldKind, SystemColumn, TracepointFormat};
@@ -65,7 +69,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
             Side { event: end, alias: j.event.alias.clone(), carried: false },
         ],
     };
-    let binder = Binder { sides, kernel: catalog.kernel(), depth: std::cell::Cell::new(0) };
+    let binder = Binder::new(sides, catalog.kernel());
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -97,9 +101,14 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         None => None,
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
-    let event = match joined {
-        Some((end, _)) => end,
-        None => from,
+    let tp_btf = binder.tp_btf_sides()?;
+    drop(binder);
+    let (event, join) = match (joined, join) {
+        (Some((end, _)), Some(mut join)) => {
+            join.start = btf_args::attach_as(join.start, tp_btf[0]);
+            (btf_args::attach_as(end, tp_btf[1]), Some(join))
+        }
+        (_, join) => (btf_args::attach_as(from, tp_btf[0]), join),
     };
     Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit, stream_join: None })
 }
@@ -203,13 +212,37 @@ impl Side<'_> {
 /// Binding context: the events in scope and the nesting depth.
 struct Binder<'a> {
     sides: Vec<Side<'a>>,
-    /// What file columns and `syscall_nr()` consult.
+    /// What file columns, raw arguments and `syscall_nr()` consult.
     kernel: &'a dyn KernelInfo,
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: std::cell::Cell<u32>,
+    /// Per side: record columns or raw arguments read, which decides how it attaches.
+    reads: std::cell::RefCell<Vec<btf_args::SideReads>>,
+}
+
+impl<'a> Binder<'a> {
+    fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
+        let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
+        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads }
+    }
 }
 
 impl Binder<'_> {
+    /// Notes that side `side` read `column` at `span` (see [`btf_args::SideReads`]).
+    fn note_read(&self, side: &Side, column: &ScalarExpr, span: Option<Span>) {
+        let Some(i) = self.sides.iter().position(|s| std::ptr::eq(s, side)) else { return };
+        if let ScalarExpr::Column { source, .. } = column {
+            self.reads.borrow_mut()[i].note(source, span);
+        }
+    }
+
+    /// Per side, whether its program attaches as `tp_btf` (it reads raw arguments);
+    /// an error for a side that reads raw arguments and record fields both.
+    fn tp_btf_sides(&self) -> Result<Vec<bool>> {
+        let reads = self.reads.borrow();
+        self.sides.iter().zip(reads.iter()).map(|(side, r)| r.tp_btf(side.event)).collect()
+    }
+
     fn row_body(&self, q: &Query) -> Result<(QueryBody, Vec<SortKey<GroupRef>>)> {
         if let Some(h) = &q.having {
             return Err(Error::query(
@@ -236,11 +269,12 @@ impl Binder<'_> {
                         Span::from_sql(w.span()),
                     ))
                 }
-                SelectItem::Wildcard(_) => {
+                SelectItem::Wildcard(w) => {
                     for f in &self.sides[0].format().fields {
                         if let Some(s) =
                             self.field_column(f.name.as_str(), None).ok().filter(|_| f.kind != FieldKind::Unsupported)
                         {
+                            self.note_read(&self.sides[0], &s, Span::from_sql(w.span()));
                             columns.push(OutputColumn { name: f.name.clone(), ty: s.ty(), source: s });
                         }
                     }
@@ -335,7 +369,9 @@ impl Binder<'_> {
         first
     }
 
-    /// Column `name` of one side: a field, else a system column, else a file column.
+    /// Column `name` of one side: a field, else a system column, else a file
+    /// column, else a raw argument (last: it parses the kernel's BTF, ~20 ms, which
+    /// queries naming only the others never need).
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
         let plain = field_column(side.format(), name, None)
             .ok()
@@ -343,7 +379,8 @@ impl Binder<'_> {
                 SystemColumn::from_name(name)
                     .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
             })
-            .or_else(|| file::file_lookup(self.kernel, side.format(), name))?;
+            .or_else(|| file::file_lookup(self.kernel, side.format(), name))
+            .or_else(|| btf_args::bare_arg(self.kernel, side.event, name))?;
         Some(side.carry(plain))
     }
 
@@ -363,11 +400,12 @@ impl Binder<'_> {
     }
 
     /// All column names, for suggestions.
-    fn column_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> =
-            self.sides.iter().flat_map(|s| s.format().fields.iter().map(|f| f.name.as_str())).collect();
-        names.extend(SystemColumn::ALL.iter().map(|s| s.name()));
-        names.extend(self.sides.iter().flat_map(|s| file::file_column_names(s.format())));
+    fn column_names(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            self.sides.iter().flat_map(|s| s.format().fields.iter().map(|f| f.name.clone())).collect();
+        names.extend(SystemColumn::ALL.iter().map(|s| s.name().to_string()));
+        names.extend(self.sides.iter().flat_map(|s| btf_args::arg_names(self.kernel, s.event)));
+        names.extend(self.sides.iter().flat_map(|s| file::file_column_names(s.format())).map(String::from));
         names
     }
 

@@ -118,6 +118,7 @@ impl EventSource {
     pub fn program_type(&self) -> &'static str {
         match self {
             EventSource::Tracepoint => "BPF_PROG_TYPE_TRACEPOINT",
+            EventSource::TracepointBtf => "tp_btf, BPF_PROG_TYPE_TRACING: the query reads raw arguments",
             EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
         }
@@ -129,7 +130,7 @@ impl BoundEvent {
     /// id, or the probed file and offset.
     pub fn origin(&self) -> String {
         match &self.source {
-            EventSource::Tracepoint => format!("id {}", self.format.id),
+            EventSource::Tracepoint | EventSource::TracepointBtf => format!("id {}", self.format.id),
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
             EventSource::Fentry { arg_slots, .. } => {
@@ -143,7 +144,9 @@ impl BoundEvent {
         let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
         let signed = if field.signed { ", as a signed number" } else { "" };
         match (&self.source, arg) {
-            (EventSource::Tracepoint, _) => format!("offset {}, size {}: {}", field.offset, field.size, field.c_type),
+            (EventSource::Tracepoint | EventSource::TracepointBtf, _) => {
+                format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
+            }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
             (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),
             (_, Some(i)) => format!("argument {i} (register {})", crate::catalog::probe::ARG_REGS[i]),

@@ -68,7 +68,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         Side { event: &other, alias: second.alias.clone(), carried: false },
     ];
     let names = [sides[0].display_name(), sides[1].display_name()];
-    let binder = Binder { sides, kernel: catalog.kernel(), depth: std::cell::Cell::new(0) };
+    let binder = Binder::new(sides, catalog.kernel());
 
     let mut fields = Fields::default();
     let mut filters: [Vec<ScalarExpr>; 2] = [vec![], vec![]];
@@ -184,7 +184,9 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         limit: None,
         stream_join: None,
     };
-    let sides = [side_plan(0, &first), side_plan(1, &other)];
+    let tp_btf = binder.tp_btf_sides()?;
+    let attached = |i: usize, e: &super::BoundEvent| super::btf_args::attach_as(e.clone(), tp_btf[i]);
+    let sides = [side_plan(0, &attached(0, &first)), side_plan(1, &attached(1, &other))];
     Ok(LogicalPlan {
         event: first.clone(),
         join: None,

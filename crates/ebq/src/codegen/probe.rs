@@ -15,6 +15,10 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
     let regs = "arguments are read from registers of the x86-64 calling convention";
     match &event.source {
         EventSource::Tracepoint => None,
+        EventSource::TracepointBtf => Some(format!(
+            "/* {}: attached as tp_btf; ctx[i] is raw argument i (typed by the kernel's BTF). */\n\n",
+            event.event_description()
+        )),
         EventSource::Uprobe { path, offset, .. } => Some(format!(
             "/* {}: {} at file offset {offset:#x}; {regs}. */\n#include <asm/ptrace.h>\n\n",
             event.event_description(),
@@ -38,13 +42,17 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
 pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
     let section = match &event.source {
         EventSource::Tracepoint => return None,
+        EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
         EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
         EventSource::Kprobe { function, ret, .. } => {
             format!("{}/{function}", if *ret { "kretprobe" } else { "kprobe" })
         }
         EventSource::Fentry { function, exit, .. } => format!("{}/{function}", if *exit { "fexit" } else { "fentry" }),
     };
-    let ctx = if matches!(event.source, EventSource::Fentry { .. }) { "__u64 *ctx" } else { "struct pt_regs *ctx" };
+    let ctx = match event.source {
+        EventSource::Fentry { .. } | EventSource::TracepointBtf => "__u64 *ctx",
+        _ => "struct pt_regs *ctx",
+    };
     Some(format!("SEC(\"{section}\")\nint {function}({ctx})"))
 }
 
@@ -53,7 +61,7 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
 pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
     let arg = name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
     match (&event.source, arg) {
-        (EventSource::Tracepoint, _) => None,
+        (EventSource::Tracepoint | EventSource::TracepointBtf, _) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),

@@ -33,6 +33,15 @@ pub fn btf_problem() -> Option<String> {
     }
 }
 
+/// The running kernel's BTF ([`kernel_btf_path`]), parsed once per process;
+/// `None` when it cannot be read or parsed. Binding raw tracepoint arguments
+/// needs it: about 5 MB parsed in tens of milliseconds, so only queries that
+/// name an argument (or misspell a column) pay for it.
+pub fn kernel_btf() -> Option<&'static Btf> {
+    static BTF: OnceLock<Option<Btf>> = OnceLock::new();
+    BTF.get_or_init(|| Btf::parse(&std::fs::read(kernel_btf_path()).ok()?).ok()).as_ref()
+}
+
 /// A kernel function as BTF describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelFunction {

@@ -8,6 +8,7 @@
 //! formats/events/CAT/NAME/format   tracefs format files, copied from a kernel
 //! kallsyms                         /proc/kallsyms lines (kprobe targets)
 //! btf_functions                    NAME BTF_ID ARG_SLOTS value|void, one function a line
+//! btf/kernel.btf                   raw BTF: tracepoint arguments and kernel structs (btf/regenerate.sh)
 //! unistd_64.h                      #define __NR_NAME NR lines
 //! uprobes                          binaries and their functions (format below)
 //! ```
@@ -26,6 +27,7 @@
 //! Blank lines and lines starting with `#` are skipped in `btf_functions` and `uprobes`.
 
 use super::{ElfError, ElfSymbol, FormatFile, KernelFunction, KernelInfo, SyscallTable, Tracefs};
+use crate::btf::Btf;
 use crate::catalog::{closest, CatalogError};
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -37,6 +39,7 @@ use std::sync::{Arc, OnceLock};
 pub struct FixtureKernel {
     tracefs: Tracefs,
     btf_functions: HashMap<String, KernelFunction>,
+    btf: Arc<Btf>,
     kallsyms: HashSet<String>,
     syscalls: SyscallTable,
     binaries: Binaries,
@@ -70,6 +73,11 @@ impl FixtureKernel {
         Ok(FixtureKernel {
             tracefs: Tracefs::at(dir.join("formats")),
             btf_functions: parse_btf_functions(&read("btf_functions")?).map_err(|e| bad(&at("btf_functions"), e))?,
+            btf: Arc::new(
+                Btf::parse(&std::fs::read(dir.join("btf/kernel.btf"))?).map_err(|e| {
+                    io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", at("btf/kernel.btf")))
+                })?,
+            ),
             kallsyms: super::kallsyms::text_symbol_names(&read("kallsyms")?),
             syscalls: SyscallTable::parse(&read("unistd_64.h")?),
             binaries: parse_binaries(&read("uprobes")?).map_err(|e| bad(&at("uprobes"), e))?,
@@ -171,6 +179,10 @@ impl KernelInfo for FixtureKernel {
 
     fn btf_functions(&self) -> Option<&HashMap<String, KernelFunction>> {
         Some(&self.btf_functions)
+    }
+
+    fn btf(&self) -> Option<&Btf> {
+        Some(&self.btf)
     }
 
     fn btf_problem(&self) -> Option<String> {

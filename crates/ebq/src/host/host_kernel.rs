@@ -44,6 +44,10 @@ impl KernelInfo for HostKernel {
         btf::btf_functions()
     }
 
+    fn btf(&self) -> Option<&crate::btf::Btf> {
+        btf::btf_problem().is_none().then(btf::kernel_btf).flatten()
+    }
+
     fn btf_problem(&self) -> Option<String> {
         btf::btf_problem()
     }

@@ -43,9 +43,7 @@ pub struct FormatFile {
 
 /// What the pure stages may know about a kernel and the binaries on its host.
 ///
-/// One method per kind of fact; a later fact (typed BTF structs for paths
-/// such as `rq.q.disk.disk_name`) is one more method here, answered by both
-/// kernels.
+/// One method per kind of fact, answered by both kernels.
 pub trait KernelInfo: std::fmt::Debug + Send + Sync {
     /// All tracepoint events `(category, name)` that have a format file, in
     /// any order; ftrace's own events are left out.
@@ -58,6 +56,11 @@ pub trait KernelInfo: std::fmt::Debug + Send + Sync {
     /// Every function in the kernel's BTF, or `None` when it has no BTF
     /// (no fentry/fexit then).
     fn btf_functions(&self) -> Option<&HashMap<String, KernelFunction>>;
+
+    /// The kernel's BTF, parsed (raw tracepoint arguments and the structs they
+    /// point to: `rq.q.disk.disk_name`), or `None` when it has none or CO-RE
+    /// programs cannot be built here ([`KernelInfo::btf_problem`]).
+    fn btf(&self) -> Option<&crate::btf::Btf>;
 
     /// Why programs reading kernel structs with CO-RE (file columns) cannot be
     /// compiled here, or `None` when they can.
