@@ -120,6 +120,7 @@ impl EventSource {
             EventSource::Tracepoint => "BPF_PROG_TYPE_TRACEPOINT",
             EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
+            EventSource::RawSyscall { .. } => "BPF_PROG_TYPE_TRACING, tp_btf",
         }
     }
 }
@@ -130,6 +131,9 @@ impl BoundEvent {
     pub fn origin(&self) -> String {
         match &self.source {
             EventSource::Tracepoint => format!("id {}", self.format.id),
+            EventSource::RawSyscall { nr, exit } => {
+                format!("system call {nr} on the raw tracepoint {}", if *exit { "sys_exit" } else { "sys_enter" })
+            }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
             EventSource::Fentry { arg_slots, .. } => {
@@ -143,7 +147,9 @@ impl BoundEvent {
         let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
         let signed = if field.signed { ", as a signed number" } else { "" };
         match (&self.source, arg) {
-            (EventSource::Tracepoint, _) => format!("offset {}, size {}: {}", field.offset, field.size, field.c_type),
+            (EventSource::Tracepoint | EventSource::RawSyscall { .. }, _) => {
+                format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
+            }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
             (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),
             (_, Some(i)) => format!("argument {i} (register {})", crate::catalog::probe::ARG_REGS[i]),

@@ -1,0 +1,139 @@
+//! Where a system-call event's program runs: the classic per-call tracepoint
+//! (`syscalls:sys_enter_read`, a perf-event program) or the raw `sys_enter` /
+//! `sys_exit` tracepoint behind a check of the call's number (tp_btf).
+//!
+//! ```text
+//! before: [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACEPOINT)
+//! after:  [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACING, tp_btf)
+//!         [kernel] Via    raw sys_enter, system call 0 checked first: …why
+//! ```
+//!
+//! The trade: a classic program fills a perf trace record and runs under the
+//! one per-CPU guard all perf-event BPF programs share (an event is skipped,
+//! and counted only in `recursion_misses`, whenever any other such program is
+//! running on the CPU); a raw program reads the saved registers directly and
+//! has its own guard, but runs on every system call of the machine and
+//! returns after one comparison on the others. `ebq bench pervent` measures
+//! both ([`AUTO_WHY`] gives the figures the default rests on).
+
+use super::KernelPlan;
+use crate::bind::{BoundEvent, EventSource};
+use crate::catalog::{Catalog, FieldKind, TracepointFormat};
+use crate::parse::EventName;
+
+/// How system-call events attach (`--attach`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyscallAttach {
+    /// Per event, by the measured costs: raw where it can run.
+    #[default]
+    Auto,
+    /// The classic `syscalls:*` tracepoints.
+    Classic,
+    /// The raw `sys_enter` / `sys_exit` tracepoints where the event can run
+    /// there (else classic, EXPLAIN says why).
+    Raw,
+}
+
+impl SyscallAttach {
+    /// Parses `auto`, `classic` or `raw`.
+    pub fn from_name(name: &str) -> Option<SyscallAttach> {
+        match name {
+            "auto" => Some(SyscallAttach::Auto),
+            "classic" => Some(SyscallAttach::Classic),
+            "raw" => Some(SyscallAttach::Raw),
+            _ => None,
+        }
+    }
+
+    /// The option's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyscallAttach::Auto => "auto",
+            SyscallAttach::Classic => "classic",
+            SyscallAttach::Raw => "raw",
+        }
+    }
+}
+
+/// Why `auto` picks raw (bench/RESULTS-rawsys.md has the table and the commands).
+pub const AUTO_WHY: &str = "its own recursion guard (the classic tracepoint shares one with every perf-event \
+                            program) and no perf record to fill; other system calls pay one comparison";
+
+/// Rewrites the events of `k` (the end event and a JOIN's start event) that
+/// run raw, and notes for EXPLAIN, per system-call program, which
+/// attachment runs and why.
+pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach) {
+    let mut notes = vec![];
+    let events = std::iter::once(&mut k.event).chain(k.pairing.as_mut().map(|p| &mut p.start));
+    for event in events {
+        let Some((name, exit)) = syscall_event(event) else { continue };
+        let problem = match mode {
+            SyscallAttach::Classic => Err("--attach classic".to_string()),
+            SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, &name, exit),
+        };
+        let raw = if exit { "sys_exit" } else { "sys_enter" };
+        let note = match problem {
+            Ok(nr) => {
+                event.source = EventSource::RawSyscall { nr, exit };
+                let why = if mode == SyscallAttach::Raw { "--attach raw" } else { AUTO_WHY };
+                format!("{}: raw {raw} (tp_btf), system call {nr} checked first: {why}", event.event_description())
+            }
+            Err(why) => format!("{}: classic tracepoint: {why}", event.event_description()),
+        };
+        notes.push(note);
+    }
+    k.attach_notes = notes;
+}
+
+/// `(read, false)` for `syscalls:sys_enter_read`, `(read, true)` for its exit.
+fn syscall_event(event: &BoundEvent) -> Option<(String, bool)> {
+    let EventName::Tracepoint { category, name } = &event.name else { return None };
+    if category != "syscalls" || event.source != EventSource::Tracepoint {
+        return None;
+    }
+    let (call, exit) = match (name.strip_prefix("sys_enter_"), name.strip_prefix("sys_exit_")) {
+        (Some(call), _) => (call, false),
+        (_, Some(call)) => (call, true),
+        _ => return None,
+    };
+    Some((call.to_string(), exit))
+}
+
+/// The system call's number when `event` can run raw; why not otherwise.
+fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) -> Result<i64, String> {
+    if std::env::consts::ARCH != "x86_64" {
+        return Err(format!("system-call registers are mapped for x86-64 only, and this is {}", std::env::consts::ARCH));
+    }
+    if catalog.kernel().btf_functions().is_none() {
+        return Err("tp_btf needs the kernel's BTF (/sys/kernel/btf/vmlinux)".into());
+    }
+    if let Some(why) = layout_problem(&event.format, exit) {
+        return Err(why);
+    }
+    catalog.kernel().syscalls().nr(call).ok_or_else(|| {
+        format!("no system call `{call}` in asm/unistd_64.h (its number is needed to pick it out of every call)")
+    })
+}
+
+/// The format field holding the system call's number (not an argument).
+pub const NR_FIELD: &str = "__syscall_nr";
+
+/// Arguments a system call passes in registers (x86-64).
+pub const MAX_ARGS: usize = 6;
+
+/// Why the columns of `format` cannot be read from the registers: every
+/// field an integer of at most 8 bytes, at most six arguments (at exit, just
+/// `ret`); `None` when they can.
+fn layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
+    if let Some(f) = format.fields.iter().find(|f| f.kind != FieldKind::Int || f.size > 8) {
+        return Some(format!("its field {} is not an integer register", f.name));
+    }
+    let args = format.fields.iter().filter(|f| f.name != NR_FIELD).count();
+    if exit && args != 1 {
+        return Some(format!("its exit record has {args} fields besides the number, not one (ret)"));
+    }
+    if args > MAX_ARGS {
+        return Some(format!("it has {args} arguments, registers hold {MAX_ARGS}"));
+    }
+    None
+}
