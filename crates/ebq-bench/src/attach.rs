@@ -5,9 +5,9 @@
 //!
 //! Same workload and arithmetic as `pervent` (dd bs=1 pinned to one CPU;
 //! ns per read = (dd's CPU time, or wall clock, − the control's) / reads, the
-//! fastest of R runs), ebq only. The two attachments alternate, in rounds
-//! (classic first in even rounds, raw first in odd ones), so a drift in the
-//! machine's load cannot favour one; each cell is the best round and the
+//! fastest of R runs), ebq only. The attachments (classic = before, raw,
+//! auto = the default) take turns, in rounds that rotate which goes first,
+//! so a drift in the machine's load cannot favour one; each cell is the
 //! range over rounds. The untraced shapes trace `openat`, which dd's loop
 //! never calls: each dd read then costs one untraced read and one untraced
 //! write. In-BPF per read is the programs' whole time during the run ÷ reads
@@ -28,7 +28,8 @@ const UNTRACED: &[(&str, &str, &[&str])] = &[
     ]),
 ];
 
-const ATTACH: [&str; 2] = ["classic", "raw"];
+/// `--attach` values measured: before (classic), all raw, and the default.
+const ATTACH: [&str; 3] = ["classic", "raw", "auto"];
 
 /// Runs the study; returns its results section.
 pub fn run(ctx: &Ctx) -> Result<Value, String> {
@@ -38,10 +39,10 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let dd = dd_argv(ctx.count);
     let mut control = fastest_clean(ctx.cpu, &dd, ctx.runs, &[])?.0;
     // measured[shape][attach] = one Value per round.
-    let mut measured: Vec<[Vec<Value>; 2]> = shapes.iter().map(|_| [vec![], vec![]]).collect();
+    let mut measured: Vec<[Vec<Value>; 3]> = shapes.iter().map(|_| [vec![], vec![], vec![]]).collect();
     for round in 0..rounds {
         for (i, (id, title, queries, opts)) in shapes.iter().enumerate() {
-            for a in [round % 2, 1 - round % 2] {
+            for a in (0..ATTACH.len()).map(|k| (k + round) % ATTACH.len()) {
                 eprintln!("ebq bench attach: round {}, {id} ({title}), --attach {}", round + 1, ATTACH[a]);
                 let argvs: Vec<Vec<String>> = queries
                     .iter()
@@ -107,7 +108,7 @@ pub fn table_rows(section: &Value) -> Vec<Vec<String>> {
         .flatten()
         .map(|x| {
             let mut row = vec![x["id"].as_str().unwrap_or("").to_string()];
-            for key in ["ns", "ns_elapsed", "bpf_ns_per_read"] {
+            for key in ["ns", "ns_elapsed", "bpf_ns_per_read", "bpf_ns_per_run"] {
                 row.extend(ATTACH.iter().map(|a| cell(&x[*a][key])));
             }
             row
@@ -120,8 +121,14 @@ pub const HEADER: &[&str] = &[
     "shape",
     "CPU ns/read classic",
     "CPU ns/read raw",
+    "CPU ns/read auto",
     "wall ns/read classic",
     "wall ns/read raw",
+    "wall ns/read auto",
     "in-BPF ns/read classic",
     "in-BPF ns/read raw",
+    "in-BPF ns/read auto",
+    "in-BPF ns/run classic",
+    "in-BPF ns/run raw",
+    "in-BPF ns/run auto",
 ];

@@ -109,3 +109,57 @@ pub fn column_expr(event: &BoundEvent, exit: bool, name: &str) -> Option<String>
     let index = event.format.fields.iter().filter(|f| f.name != NR_FIELD).position(|f| f.name == name)?;
     Some(format!("({ty})ebq_regs(ctx)->{}", SYSCALL_ARG_REGS[index]))
 }
+
+#[cfg(test)]
+mod tests {
+    //! The fixture kernel's system-call events; `tests/compile.rs` compiles
+    //! the same programs and the e2e tests run them.
+    use crate::codegen::tests::{generate_for, generate_with};
+    use crate::plan::{PlanOptions, SyscallAttach};
+
+    #[test]
+    fn enter_checks_the_number_then_reads_registers() {
+        let c = generate_for("SELECT fd, pos, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, pos");
+        assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
+        assert!(c.contains("\tif (ctx[1] != 17 || ebq_compat_syscall())\n\t\treturn 0;\n"), "{c}");
+        // pread64(fd, buf, count, pos): the fourth argument is in r10, not rcx.
+        assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;\n"), "{c}");
+        assert!(c.contains("\t__u64 ev_pos = (__u64)ebq_regs(ctx)->r10;\n"), "{c}");
+        assert!(!c.contains("struct ebq_event"), "no record struct: {c}");
+        let check = c.find("ctx[1] != 17").unwrap();
+        assert!(check < c.find("stats->seen++").unwrap(), "seen counts the traced call only");
+    }
+
+    #[test]
+    fn exit_reads_the_number_from_orig_ax_and_ret_from_the_argument() {
+        let c = generate_for("SELECT ret, __syscall_nr FROM syscalls.sys_exit_read WHERE ret < 0");
+        assert!(c.contains("SEC(\"tp_btf/sys_exit\")"), "{c}");
+        assert!(c.contains("\tif (ebq_regs(ctx)->orig_ax != 0 || ebq_compat_syscall())\n"), "{c}");
+        assert!(c.contains("\t__s64 ev_ret = (__s64)ctx[1];\n"), "{c}");
+        assert!(c.contains("\t__s32 ev___syscall_nr = (__s32)ebq_regs(ctx)->orig_ax;\n"), "{c}");
+    }
+
+    #[test]
+    fn a_join_of_raw_events_declares_the_helpers_once_and_checks_both_numbers() {
+        let sql = "SELECT e.fd, COUNT(*), MAX(x.ret) FROM syscalls.sys_enter_read e \
+                   JOIN syscalls.sys_exit_read x ON e.tid = x.tid GROUP BY e.fd";
+        let c = generate_for(sql);
+        assert_eq!(c.matches("struct pt_regs___ebq {").count(), 1, "{c}");
+        let start = c.find("int ebq_pair_start(__u64 *ctx)\n{\n\t/* Runs for every system call").expect("raw start program");
+        assert!(c[start..].contains("\tif (ctx[1] != 0 || ebq_compat_syscall())\n"), "{c}");
+        assert!(c[..start].ends_with("SEC(\"tp_btf/sys_enter\")\n"), "{c}");
+        assert!(c.contains("SEC(\"tp_btf/sys_exit\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
+        assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;\n"), "{c}");
+    }
+
+    #[test]
+    fn classic_keeps_the_tracepoint_record() {
+        let classic = PlanOptions { attach: SyscallAttach::Classic, ..Default::default() };
+        let c = generate_with("SELECT COUNT(*), SUM(count) FROM syscalls.sys_enter_read", &classic);
+        assert!(c.contains("SEC(\"tracepoint/syscalls/sys_enter_read\")\nint ebq_query(struct ebq_event *ctx)"), "{c}");
+        assert!(!c.contains("pt_regs___ebq") && !c.contains("tp_btf"), "{c}");
+        // Other events never run raw.
+        let c = generate_for("SELECT COUNT(*) FROM raw_syscalls.sys_enter");
+        assert!(c.contains("SEC(\"tracepoint/raw_syscalls/sys_enter\")") && !c.contains("pt_regs___ebq"), "{c}");
+    }
+}

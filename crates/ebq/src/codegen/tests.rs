@@ -36,7 +36,7 @@ fn ebql_example_uses_one_map_lookup_for_all_aggregates() {
         "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM tracepoint/syscalls/sys_enter_pread64 GROUP BY fd, cpu WHERE pid == 42 WINDOW(time, 1000, 1000)",
     );
     assert_eq!(c.matches("bpf_map_lookup_elem(&ebq_groups").count(), 2, "one lookup, one retry after insert");
-    assert!(c.contains("\t__u64 fd;\t/* offset 16, size 8: unsigned int */"), "{c}");
+    assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;"), "{c}");
     assert!(c.contains("if (!((__u64)sys_pid == (__u64)42ULL))"), "{c}");
     assert!(c.contains("key.window = ebq_window;"));
     assert!(c.contains("v->max_0 = x;") || c.contains("v->max_1 = x;"), "{c}");

@@ -5,7 +5,7 @@
 //! ```text
 //! before: [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACEPOINT)
 //! after:  [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACING, tp_btf)
-//!         [kernel] Via    raw sys_enter, system call 0 checked first: …why
+//!         [kernel] Via    …sys_enter_read: raw sys_enter (tp_btf), system call 0 checked first; why
 //! ```
 //!
 //! The trade: a classic program fills a perf trace record and runs under the
@@ -13,18 +13,20 @@
 //! and counted only in `recursion_misses`, whenever any other such program is
 //! running on the CPU); a raw program reads the saved registers directly and
 //! has its own guard, but runs on every system call of the machine and
-//! returns after one comparison on the others. `ebq bench pervent` measures
-//! both ([`AUTO_WHY`] gives the figures the default rests on).
+//! returns after one comparison on the others. `ebq bench attach` measures
+//! both; [`AUTO_RAW`], [`AUTO_EXIT`] and [`AUTO_KSTACK`] give the figures
+//! `auto` rests on.
 
 use super::KernelPlan;
-use crate::bind::{BoundEvent, EventSource};
-use crate::catalog::{Catalog, FieldKind, TracepointFormat};
+use crate::bind::{BoundEvent, ColumnSource, EventSource};
+use crate::catalog::{Catalog, FieldKind, SystemColumn, TracepointFormat};
 use crate::parse::EventName;
 
 /// How system-call events attach (`--attach`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SyscallAttach {
-    /// Per event, by the measured costs: raw where it can run.
+    /// Per event, by the measured costs: entry events raw (unless the
+    /// program walks kernel stacks), exit events classic.
     #[default]
     Auto,
     /// The classic `syscalls:*` tracepoints.
@@ -55,30 +57,43 @@ impl SyscallAttach {
     }
 }
 
-/// Why `auto` picks raw (bench/RESULTS-rawsys.md has the table and the commands).
-pub const AUTO_WHY: &str = "its own recursion guard (the classic tracepoint shares one with every perf-event \
-                            program) and no perf record to fill; other system calls pay one comparison";
+/// Why `auto` runs an entry event raw (`ebq bench attach`, bench/RESULTS-rawsys.md):
+/// the traced call costs about 59 ns less, every other call about 43 ns more.
+pub const AUTO_RAW: &str = "auto: own recursion guard (classic programs share one and skip events), no perf \
+                            record: ~59 ns less per traced call, ~43 ns more on every other system call";
+
+/// Why `auto` keeps an exit event classic: its record is only `ret`, so raw
+/// saves about 19 ns per traced call and costs about 43 on every other one.
+pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save ~19 ns per traced call and \
+                             add ~43 ns to every other system call";
+
+/// Why `auto` keeps a program that walks kernel stacks classic.
+pub const AUTO_KSTACK: &str =
+    "auto: kstack is walked through the raw tracepoint's extra frames, ~200 ns slower per event";
 
 /// Rewrites the events of `k` (the end event and a JOIN's start event) that
 /// run raw, and notes for EXPLAIN, per system-call program, which
 /// attachment runs and why.
 pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach) {
     let mut notes = vec![];
+    let kstack = k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Kstack)));
     let events = std::iter::once(&mut k.event).chain(k.pairing.as_mut().map(|p| &mut p.start));
     for event in events {
         let Some((name, exit)) = syscall_event(event) else { continue };
         let problem = match mode {
             SyscallAttach::Classic => Err("--attach classic".to_string()),
+            SyscallAttach::Auto if exit => Err(AUTO_EXIT.to_string()),
+            SyscallAttach::Auto if kstack => Err(AUTO_KSTACK.to_string()),
             SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, &name, exit),
         };
         let raw = if exit { "sys_exit" } else { "sys_enter" };
         let note = match problem {
             Ok(nr) => {
                 event.source = EventSource::RawSyscall { nr, exit };
-                let why = if mode == SyscallAttach::Raw { "--attach raw" } else { AUTO_WHY };
-                format!("{}: raw {raw} (tp_btf), system call {nr} checked first: {why}", event.event_description())
+                let why = if mode == SyscallAttach::Raw { "--attach raw" } else { AUTO_RAW };
+                format!("{}: raw {raw} (tp_btf), system call {nr} checked first; {why}", event.event_description())
             }
-            Err(why) => format!("{}: classic tracepoint: {why}", event.event_description()),
+            Err(why) => format!("{}: classic tracepoint; {why}", event.event_description()),
         };
         notes.push(note);
     }
