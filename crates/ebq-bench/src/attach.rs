@@ -59,7 +59,8 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     control = min_timed(control, fastest_clean(ctx.cpu, &dd, ctx.runs, &[])?.0);
     let mut exps = vec![];
     for ((id, title, queries, opts), runs) in shapes.iter().zip(measured) {
-        let mut x = json!({ "id": id, "title": title, "ebq_query": queries.join(" ; "), "ebq_options": opts.join(" ") });
+        let mut x =
+            json!({ "id": id, "title": title, "ebq_query": queries.join(" ; "), "ebq_options": opts.join(" ") });
         for (a, mut rs) in runs.into_iter().enumerate() {
             for r in rs.iter_mut() {
                 per_event(ctx.count, control, r);
@@ -67,7 +68,11 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
             let range = |key: &str| {
                 let v: Vec<f64> = rs.iter().filter_map(|r| r[key].as_f64()).collect();
                 let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-                if v.is_empty() { Value::Null } else { json!([lo, hi]) }
+                if v.is_empty() {
+                    Value::Null
+                } else {
+                    json!([lo, hi])
+                }
             };
             x[ATTACH[a]] = json!({
                 "ns": range("ns"),
@@ -87,7 +92,11 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         "control": { "cpu_s": control.cpu_ns as f64 / 1e9, "elapsed_s": control.elapsed_ns as f64 / 1e9 },
         "experiments": exps,
     });
-    print!("\nclassic vs raw system-call tracepoints: {}\n{}", section["workload"].as_str().unwrap_or(""), table::text(HEADER, &table_rows(&section)));
+    print!(
+        "\nclassic vs raw system-call tracepoints: {}\n{}",
+        section["workload"].as_str().unwrap_or(""),
+        table::text(HEADER, &table_rows(&section))
+    );
     Ok(section)
 }
 

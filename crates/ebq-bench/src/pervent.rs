@@ -221,8 +221,8 @@ const EXPS: &[Exp] = &[
 ];
 
 /// The experiments over system-call tracepoints: (id, title, ebq queries, ebq options).
-pub(crate) fn syscall_shapes() -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str], &'static [&'static str])>
-{
+pub(crate) fn syscall_shapes(
+) -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str], &'static [&'static str])> {
     EXPS.iter().filter(|e| e.probes > 0).map(|e| (e.id, e.title, e.ebq, e.ebq_opts))
 }
 

@@ -1,7 +1,8 @@
 //! Issue 20 item 1: system-call events on the raw `sys_enter`/`sys_exit`
 //! tracepoints give what the classic `syscalls:*` tracepoints give. Each query
-//! runs under both attachments (`--attach classic` and `raw`) around the same
-//! deterministic workload, and both must equal the workload's own tally:
+//! runs under each attachment (`--attach classic`, `raw`, and `auto`, which
+//! mixes them) around the same deterministic workload, and each must equal
+//! the workload's own tally:
 //! counts, argument values (fd, count), return values (negative ones too),
 //! the system-call number, enter→exit JOINs, and `seen` (the traced call only,
 //! though a raw program runs on every system call).
@@ -17,15 +18,20 @@ use std::collections::BTreeMap;
 const PREAD: &[&str] =
     &["pread", "--fds", "3", "--calls", "40,25,13", "--fd-base", "100", "--threads-per-cpu", "--size-base", "96"];
 
-/// Runs `sql` around `workload` (`-p` scope) with each attachment: (attachment, rows, stats, report).
+/// Runs `sql` around `workload` (`-p` scope) with each attachment (auto runs
+/// a JOIN's entry raw and its exit classic): (attachment, rows, stats, report).
 fn on_both(sql: &str, workload: &[&str]) -> Vec<(SyscallAttach, Vec<Row>, QueryStats, Json)> {
-    [SyscallAttach::Classic, SyscallAttach::Raw]
+    [SyscallAttach::Classic, SyscallAttach::Raw, SyscallAttach::Auto]
         .into_iter()
         .map(|attach| {
             let engine = Engine::new().unwrap().with_options(PlanOptions { attach, ..PlanOptions::default() });
-            let prepared = engine.prepare(sql).unwrap();
-            let program_type = if attach == SyscallAttach::Raw { "tp_btf" } else { "BPF_PROG_TYPE_TRACEPOINT" };
-            assert!(prepared.explain().contains(program_type), "{attach:?}: {}", prepared.explain());
+            let plan = engine.prepare(sql).unwrap().explain();
+            let (raw, classic) = (plan.contains("(tp_btf)"), plan.contains("BPF_PROG_TYPE_TRACEPOINT"));
+            match attach {
+                SyscallAttach::Classic => assert!(classic && !raw, "{plan}"),
+                SyscallAttach::Raw => assert!(raw && !classic, "{plan}"),
+                SyscallAttach::Auto => {}
+            }
             let (outs, stats, report) = run_around_with(&engine, sql, Scope::Process, workload);
             (attach, rows_of(&outs), stats, report)
         })
@@ -37,20 +43,25 @@ fn total_calls(report: &Json) -> u64 {
 }
 
 #[test]
-fn arguments_counts_and_the_number_are_the_same_on_both_attachments() {
+fn arguments_counts_and_the_number_are_the_same_on_every_attachment() {
     let sql = "SELECT fd, COUNT(*) AS calls, SUM(count) AS bytes, MIN(__syscall_nr) AS nr_lo, \
                MAX(__syscall_nr) AS nr_hi FROM syscalls.sys_enter_pread64 WHERE fd >= 100 GROUP BY fd";
     for (attach, rows, stats, report) in on_both(sql, PREAD) {
-        let got: BTreeMap<u64, (u64, u64)> = rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
         assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
         assert!(rows.iter().all(|r| (u(r, "nr_lo"), u(r, "nr_hi")) == (17, 17)), "{attach:?}: pread64 is 17: {rows:?}");
         // The raw program runs on every system call; seen counts the workload's pread64 calls only.
-        assert_eq!((stats.seen, stats.matched, stats.dropped), (total_calls(&report), total_calls(&report), 0), "{attach:?}");
+        assert_eq!(
+            (stats.seen, stats.matched, stats.dropped),
+            (total_calls(&report), total_calls(&report), 0),
+            "{attach:?}"
+        );
     }
 }
 
 #[test]
-fn enter_exit_joins_pair_every_call_on_both_attachments() {
+fn enter_exit_joins_pair_every_call_on_every_attachment() {
     let sql = "SELECT e.fd, COUNT(*) AS calls, SUM(x.ret) AS bytes, MIN(x.time - e.time) AS minlat \
                FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
                WHERE e.fd >= 100 GROUP BY e.fd";
@@ -67,7 +78,7 @@ fn enter_exit_joins_pair_every_call_on_both_attachments() {
 /// `fileio` closes each file, then fsyncs the closed fd, then fsyncs a fd
 /// that was never open: every fsync fails with EBADF.
 #[test]
-fn negative_return_values_and_write_arguments_are_the_same_on_both_attachments() {
+fn negative_return_values_and_write_arguments_are_the_same_on_every_attachment() {
     let dir = std::env::temp_dir().join(format!("ebq-rawsys-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let files = format!("{0}/a.dat,{0}/b.dat", dir.display());

@@ -56,7 +56,9 @@ impl Bundle {
         }
         let k = &prepared.physical.programs[0];
         let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
-        if let Some(probe) = events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. })) {
+        if let Some(probe) =
+            events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
+        {
             // A probe's offsets and argument layout belong to one binary or kernel build.
             return Err(Error::query(
                 crate::error::Stage::Plan,

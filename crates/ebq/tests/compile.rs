@@ -43,9 +43,9 @@ fn generated_programs_compile_with_clang() {
     }
 }
 
-/// System-call events on both attachments (raw is the default on the fixture
-/// kernel, which has BTF and the system-call table): enter and exit, a JOIN
-/// of two raw events, row and stack programs, every argument register.
+/// System-call events on each attachment (the fixture kernel has BTF and the
+/// system-call table): enter and exit, a JOIN of two raw events and (auto) a
+/// mixed one, row and stack programs, every argument register.
 #[test]
 fn raw_and_classic_syscall_programs_compile_with_clang() {
     use ebq::plan::SyscallAttach;
@@ -56,7 +56,7 @@ fn raw_and_classic_syscall_programs_compile_with_clang() {
         "SELECT kstack, ustack, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY kstack, ustack",
         "SELECT dfd, flags, mode FROM syscalls.sys_enter_openat WHERE comm = 'cat'",
     ] {
-        for attach in [SyscallAttach::Raw, SyscallAttach::Classic] {
+        for attach in [SyscallAttach::Raw, SyscallAttach::Classic, SyscallAttach::Auto] {
             compiles_with(sql, PlanOptions { attach, ..Default::default() });
         }
     }

@@ -117,6 +117,10 @@ mod tests {
     use crate::codegen::tests::{generate_for, generate_with};
     use crate::plan::{PlanOptions, SyscallAttach};
 
+    fn raw() -> PlanOptions {
+        PlanOptions { attach: SyscallAttach::Raw, ..Default::default() }
+    }
+
     #[test]
     fn enter_checks_the_number_then_reads_registers() {
         let c = generate_for("SELECT fd, pos, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, pos");
@@ -132,7 +136,7 @@ mod tests {
 
     #[test]
     fn exit_reads_the_number_from_orig_ax_and_ret_from_the_argument() {
-        let c = generate_for("SELECT ret, __syscall_nr FROM syscalls.sys_exit_read WHERE ret < 0");
+        let c = generate_with("SELECT ret, __syscall_nr FROM syscalls.sys_exit_read WHERE ret < 0", &raw());
         assert!(c.contains("SEC(\"tp_btf/sys_exit\")"), "{c}");
         assert!(c.contains("\tif (ebq_regs(ctx)->orig_ax != 0 || ebq_compat_syscall())\n"), "{c}");
         assert!(c.contains("\t__s64 ev_ret = (__s64)ctx[1];\n"), "{c}");
@@ -143,13 +147,25 @@ mod tests {
     fn a_join_of_raw_events_declares_the_helpers_once_and_checks_both_numbers() {
         let sql = "SELECT e.fd, COUNT(*), MAX(x.ret) FROM syscalls.sys_enter_read e \
                    JOIN syscalls.sys_exit_read x ON e.tid = x.tid GROUP BY e.fd";
-        let c = generate_for(sql);
+        let c = generate_with(sql, &raw());
         assert_eq!(c.matches("struct pt_regs___ebq {").count(), 1, "{c}");
-        let start = c.find("int ebq_pair_start(__u64 *ctx)\n{\n\t/* Runs for every system call").expect("raw start program");
+        let start =
+            c.find("int ebq_pair_start(__u64 *ctx)\n{\n\t/* Runs for every system call").expect("raw start program");
         assert!(c[start..].contains("\tif (ctx[1] != 0 || ebq_compat_syscall())\n"), "{c}");
         assert!(c[..start].ends_with("SEC(\"tp_btf/sys_enter\")\n"), "{c}");
         assert!(c.contains("SEC(\"tp_btf/sys_exit\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
         assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;\n"), "{c}");
+    }
+
+    /// auto: the entry raw, the exit classic, in one object.
+    #[test]
+    fn a_mixed_join_opens_pairs_raw_and_closes_them_classic() {
+        let c = generate_for(
+            "SELECT COUNT(*), MAX(x.ret) FROM syscalls.sys_enter_read e JOIN syscalls.sys_exit_read x ON e.tid = x.tid",
+        );
+        assert!(c.contains("SEC(\"tracepoint/syscalls/sys_exit_read\")\nint ebq_query(struct ebq_event *ctx)"), "{c}");
+        assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_pair_start(__u64 *ctx)"), "{c}");
+        assert!(c.contains("struct pt_regs___ebq {") && c.contains("\t__s64 ev_ret = ctx->ret;\n"), "{c}");
     }
 
     #[test]

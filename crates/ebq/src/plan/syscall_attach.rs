@@ -117,7 +117,10 @@ fn syscall_event(event: &BoundEvent) -> Option<(String, bool)> {
 /// The system call's number when `event` can run raw; why not otherwise.
 fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) -> Result<i64, String> {
     if std::env::consts::ARCH != "x86_64" {
-        return Err(format!("system-call registers are mapped for x86-64 only, and this is {}", std::env::consts::ARCH));
+        return Err(format!(
+            "system-call registers are mapped for x86-64 only, and this is {}",
+            std::env::consts::ARCH
+        ));
     }
     if catalog.kernel().btf_functions().is_none() {
         return Err("tp_btf needs the kernel's BTF (/sys/kernel/btf/vmlinux)".into());
@@ -151,4 +154,54 @@ fn layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
         return Some(format!("it has {args} arguments, registers hold {MAX_ARGS}"));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, PlanOptions};
+
+    fn via(sql: &str, attach: SyscallAttach) -> Vec<String> {
+        let cat = Catalog::fixture();
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        let p = plan(sql, &l, &cat, &PlanOptions { attach, ..Default::default() }).unwrap();
+        p.explain().lines().filter_map(|l| l.strip_prefix("[kernel] Via        ").map(str::to_string)).collect()
+    }
+
+    const JOIN: &str =
+        "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid";
+
+    #[test]
+    fn auto_runs_entries_raw_and_exits_classic_one_line_per_program() {
+        assert_eq!(
+            via(JOIN, SyscallAttach::Auto),
+            [
+                format!("tracepoint:syscalls:sys_exit_pread64: classic tracepoint; {AUTO_EXIT}"),
+                format!(
+                    "tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}"
+                ),
+            ]
+        );
+        let kstack = via("SELECT kstack, COUNT(*) FROM syscalls.sys_enter_read GROUP BY kstack", SyscallAttach::Auto);
+        assert_eq!(kstack, [format!("tracepoint:syscalls:sys_enter_read: classic tracepoint; {AUTO_KSTACK}")]);
+        assert!(via("SELECT COUNT(*) FROM raw_syscalls.sys_enter", SyscallAttach::Auto).is_empty());
+    }
+
+    #[test]
+    fn the_option_forces_either_attachment() {
+        assert_eq!(
+            via(JOIN, SyscallAttach::Raw),
+            [
+                "tracepoint:syscalls:sys_exit_pread64: raw sys_exit (tp_btf), system call 17 checked first; --attach raw",
+                "tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; --attach raw",
+            ]
+        );
+        assert_eq!(
+            via("SELECT COUNT(*) FROM syscalls.sys_enter_read", SyscallAttach::Classic),
+            ["tracepoint:syscalls:sys_enter_read: classic tracepoint; --attach classic"]
+        );
+        for name in ["auto", "classic", "raw"] {
+            assert_eq!(SyscallAttach::from_name(name).map(SyscallAttach::name), Some(name));
+        }
+    }
 }
