@@ -336,7 +336,8 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         },
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
-            file::load(*column, fd, &local, &handle)
+            let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
+            file::load(*column, &fd, &local, &handle)
         }
         ColumnSource::Field { name, offset, size, kind } => match kind {
             FieldKind::Int if structs::in_struct(*offset, *size) && format.field(name).is_some() => {
