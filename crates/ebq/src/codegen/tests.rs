@@ -77,7 +77,8 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
     assert!(c.contains("#include \"vmlinux.h\"") && !c.contains("<linux/bpf.h>"), "{c}");
     assert_eq!(c.matches("= ebq_file_of(").count(), 1, "{c}");
     // The file is looked up before WHERE, which reads fs_type through it.
-    let lookup = c.find("struct file *fc_file = ebq_file_of(ctx->fd);").expect("lookup");
+    // On the raw sys_enter (auto) the fd is the first argument register.
+    let lookup = c.find("struct file *fc_file = ebq_file_of((__u64)ebq_regs(ctx)->di);").expect("lookup");
     let filter = c.find("/* WHERE fs_type = 'tmpfs' */").expect("filter");
     assert!(lookup < filter, "{c}");
     assert!(c.contains("BPF_CORE_READ(fc_file, f_inode, i_sb, s_type, name)"), "{c}");
