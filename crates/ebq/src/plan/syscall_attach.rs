@@ -58,14 +58,14 @@ impl SyscallAttach {
 }
 
 /// Why `auto` runs an entry event raw (`ebq bench attach`, bench/RESULTS-rawsys.md):
-/// the traced call costs about 59 ns less, every other call about 43 ns more.
+/// the traced call costs about 55 ns less, every other call about 45 ns more.
 pub const AUTO_RAW: &str = "auto: own recursion guard (classic programs share one and skip events), no perf \
-                            record: ~59 ns less per traced call, ~43 ns more on every other system call";
+                            record: ~55 ns less per traced call, ~45 ns more on every other system call";
 
 /// Why `auto` keeps an exit event classic: its record is only `ret`, so raw
-/// saves about 19 ns per traced call and costs about 43 on every other one.
-pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save ~19 ns per traced call and \
-                             add ~43 ns to every other system call";
+/// saves about 20 ns per traced call and costs about 45 on every other one.
+pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save ~20 ns per traced call and \
+                             add ~45 ns to every other system call";
 
 /// Why `auto` keeps a program that walks kernel stacks classic.
 pub const AUTO_KSTACK: &str =
