@@ -48,12 +48,22 @@ fn run_stats(ids: &[u64]) -> Result<HashMap<u64, (u64, u64)>, String> {
         .collect())
 }
 
+/// What the programs of a tracer cost, by the kernel's statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct InBpf {
+    /// Per program its time per run, summed over the per-event programs.
+    pub per_run: f64,
+    /// Their whole time during the run ÷ the workload's events: a raw
+    /// `sys_enter` program also runs (and returns at once) on every other
+    /// system call, which its time per run averages in and this charges.
+    pub per_event: f64,
+}
+
 /// Runs `argv` (issuing `events` events) once on `cpu` with BPF statistics
-/// on, and returns the ns spent per event in the programs of `own`: per
-/// program its time per run, summed over the programs that ran for at least
-/// half the events (the per-event ones, not a fork follower). `None` when
-/// none did (a tool that attached nothing measurable).
-pub fn ns_per_event(cpu: usize, argv: &[String], own: &[u32], events: u64) -> Result<Option<f64>, String> {
+/// on, and returns the time spent in the programs of `own` that ran for at
+/// least half the events (the per-event ones, not a fork follower). `None`
+/// when none did (a tool that attached nothing measurable).
+pub fn ns_per_event(cpu: usize, argv: &[String], own: &[u32], events: u64) -> Result<Option<InBpf>, String> {
     let ids = attached_programs(own)?;
     if ids.is_empty() {
         return Ok(None);
@@ -62,12 +72,14 @@ pub fn ns_per_event(cpu: usize, argv: &[String], own: &[u32], events: u64) -> Re
     let before = run_stats(&ids)?;
     run_pinned(cpu, argv)?;
     let after = run_stats(&ids)?;
-    let mut total = None;
+    let mut total: Option<InBpf> = None;
     for (id, (time, runs)) in after {
         let (t0, r0) = before.get(&id).copied().unwrap_or((0, 0));
         let (dt, dr) = (time.saturating_sub(t0), runs.saturating_sub(r0));
         if dr > 0 && dr >= events / 2 {
-            *total.get_or_insert(0.0) += dt as f64 / dr as f64;
+            let t = total.get_or_insert(InBpf { per_run: 0.0, per_event: 0.0 });
+            t.per_run += dt as f64 / dr as f64;
+            t.per_event += dt as f64 / events.max(1) as f64;
         }
     }
     Ok(total)

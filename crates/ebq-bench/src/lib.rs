@@ -2,6 +2,7 @@
 //! ebq side by side with bpftrace (and hand-written libbpf C where it matters).
 //!
 //! - `pervent`: Gregg's per-event cost on `dd bs=1` pinned to one CPU.
+//! - `attach`: pervent's system-call shapes on classic vs raw tracepoints.
 //! - `stages`: IOTracer's six-stage dissection with fio.
 //! - `fidelity`: events issued vs delivered vs reported dropped.
 //! - `startup`: query text → attached, bundle → attached, bpftrace → attached.
@@ -14,6 +15,7 @@
 //! run ebq as a separate process (this same executable, `current_exe`), as a
 //! user would, so their costs include ebq's own startup and reader.
 
+mod attach;
 mod fidelity;
 mod fio;
 mod inbpf;
@@ -38,6 +40,9 @@ use std::process::ExitCode;
 pub enum Study {
     /// Per-event cost (Gregg) on dd bs=1.
     Pervent,
+    /// pervent's system-call shapes on classic vs raw tracepoints, and the
+    /// cost on untraced system calls.
+    Attach,
     /// Six-stage overhead dissection with fio.
     Stages,
     /// Events issued vs delivered vs dropped; tracer CPU and RSS.
@@ -161,6 +166,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         eprintln!("ebq bench: {} (load {load_before})", name(s));
         let mut section = match s {
             Study::Pervent => pervent::run(&ctx)?,
+            Study::Attach => attach::run(&ctx)?,
             Study::Stages => stages::run(&ctx)?,
             Study::Fidelity => fidelity::run(&ctx)?,
             Study::Startup => startup::run(&ctx)?,
@@ -188,6 +194,7 @@ pub(crate) const RESULTS: &str = "results.json";
 fn name(s: Study) -> &'static str {
     match s {
         Study::Pervent => "pervent",
+        Study::Attach => "attach",
         Study::Stages => "stages",
         Study::Fidelity => "fidelity",
         Study::Startup => "startup",

@@ -220,6 +220,12 @@ const EXPS: &[Exp] = &[
     },
 ];
 
+/// The experiments over system-call tracepoints: (id, title, ebq queries, ebq options).
+pub(crate) fn syscall_shapes(
+) -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str], &'static [&'static str])> {
+    EXPS.iter().filter(|e| e.probes > 0).map(|e| (e.id, e.title, e.ebq, e.ebq_opts))
+}
+
 /// The quick run keeps one experiment of each kind of machinery.
 const QUICK: &[&str] = &["trigger", "tp_entry", "key_pid", "hist", "timing", "per_event", "kprobe"];
 
@@ -232,7 +238,7 @@ fn libc_path() -> String {
 }
 
 /// Runs one tool's tracer(s), measures dd under it, stops it.
-fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &str) -> Value {
+pub(crate) fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &str) -> Value {
     let events = dd.iter().find_map(|a| a.strip_prefix("count=")).and_then(|n| n.parse().ok()).unwrap_or(1);
     let tracers = match start_all(&ctx.scratch, name, ctx.tracer_cpu, argvs, ready) {
         Ok(t) => t,
@@ -261,7 +267,10 @@ fn measure(ctx: &Ctx, dd: &[String], name: &str, argvs: &[Vec<String>], ready: &
     });
     let mut notes = vec![];
     match in_bpf {
-        Ok(Some(ns)) => v["bpf_ns"] = json!(ns),
+        Ok(Some(ns)) => {
+            v["bpf_ns"] = json!(ns.per_run);
+            v["bpf_ns_per_read"] = json!(ns.per_event);
+        }
         Ok(None) => {}
         Err(e) => notes.push(format!("in-BPF time not measured: {e}")),
     }
@@ -316,21 +325,21 @@ fn add_over_trigger(exps: &mut [Value], cost: &str, prefix: &str) {
     }
 }
 
-fn per_event(count: u64, control: Timed, tool: &mut Value) {
+pub(crate) fn per_event(count: u64, control: Timed, tool: &mut Value) {
     let (Some(cpu), Some(el)) = (tool["cpu_s"].as_f64(), tool["elapsed_s"].as_f64()) else { return };
     let n = count as f64;
     tool["ns"] = json!((cpu * 1e9 - control.cpu_ns as f64) / n);
     tool["ns_elapsed"] = json!((el * 1e9 - control.elapsed_ns as f64) / n);
 }
 
-fn dd_argv(count: u64) -> Vec<String> {
+pub(crate) fn dd_argv(count: u64) -> Vec<String> {
     ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={count}"), "status=none"]
         .iter()
         .map(|s| s.to_string())
         .collect()
 }
 
-fn min_timed(a: Timed, b: Timed) -> Timed {
+pub(crate) fn min_timed(a: Timed, b: Timed) -> Timed {
     Timed { cpu_ns: a.cpu_ns.min(b.cpu_ns), elapsed_ns: a.elapsed_ns.min(b.elapsed_ns) }
 }
 

@@ -1,7 +1,7 @@
 //! The machine description and the Markdown report (`RESULTS.md`) generated
 //! from `results.json`.
 
-use super::{fidelity, pervent, stages, startup, stats, table};
+use super::{attach, fidelity, pervent, stages, startup, stats, table};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -258,6 +258,24 @@ pub fn markdown(all: &Value) -> String {
             }
             s += "\n";
         }
+    }
+    let at = &all["attach"];
+    if at.is_object() {
+        s += "\n## Classic vs raw system-call tracepoints (`ebq bench attach`)\n\n";
+        s += &run_line(at);
+        s += &format!(
+            "Workload: {}. Each pervent shape over system calls with `ebq --attach classic` (the \
+             `syscalls:*` tracepoints) and `--attach raw` (raw `sys_enter`/`sys_exit`, tp_btf, number checked \
+             first), alternating in {} rounds; cells are best–worst over rounds of ns per read (fastest of {} \
+             runs − control, control {:.4} s CPU). untraced_*: the query traces openat, so every dd read costs \
+             one untraced read and one untraced write. In-BPF per read: the programs' whole run time during \
+             one run with statistics on ÷ reads (raw programs' returns on other calls included).\n\n",
+            at["workload"].as_str().unwrap_or(""),
+            at["rounds"],
+            at["runs"],
+            at["control"]["cpu_s"].as_f64().unwrap_or(0.0),
+        );
+        s += &table::markdown(attach::HEADER, &attach::table_rows(at));
     }
     let st = &all["stages"];
     if st.is_object() {

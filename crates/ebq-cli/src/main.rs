@@ -164,6 +164,11 @@ pub struct RunArgs {
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]
     max_tracked: u32,
+    /// Where syscalls:sys_enter_X/sys_exit_X events run: `classic` (their own
+    /// tracepoint), `raw` (raw sys_enter/sys_exit with a system-call number
+    /// check) or `auto` (per event, by measured cost; EXPLAIN says which and why).
+    #[arg(long, default_value = "auto", value_name = "HOW", value_parser = ["auto", "classic", "raw"])]
+    attach: String,
     /// QUANTILE/Pxx: entries of the sketch map (one per window, group and
     /// occupied bucket); events beyond it are counted as dropped.
     #[arg(long, default_value_t = ebq::plan::PlanOptions::default().sketch_buckets, value_name = "N")]
@@ -239,6 +244,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         max_tracked: args.max_tracked,
         sketch_buckets: args.max_sketch_buckets,
         stage_limit: bench_stage(args)?,
+        attach: ebq::plan::SyscallAttach::from_name(&args.attach).expect("clap checked the value"),
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

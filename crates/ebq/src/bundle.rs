@@ -10,12 +10,13 @@
 //! "EBQAOT1\n" | u32 header length | JSON header | u32 object length | object
 //! ```
 
+use crate::bind::EventSource;
 use crate::catalog::{parse_format, Catalog, TracepointFormat};
 use crate::engine::{Engine, PreparedQuery};
 use crate::error::{Error, Result};
 use crate::host::HostKernel;
 use crate::parse::EventName;
-use crate::plan::PlanOptions;
+use crate::plan::{PlanOptions, SyscallAttach};
 use crate::runtime::{RunningQuery, Scope};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -55,7 +56,9 @@ impl Bundle {
         }
         let k = &prepared.physical.programs[0];
         let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
-        if let Some(probe) = events.into_iter().find(|e| e.source != crate::bind::EventSource::Tracepoint) {
+        if let Some(probe) =
+            events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
+        {
             // A probe's offsets and argument layout belong to one binary or kernel build.
             return Err(Error::query(
                 crate::error::Stage::Plan,
@@ -102,6 +105,7 @@ impl Bundle {
                 "max_pending": self.options.max_pending,
                 "max_tracked": self.options.max_tracked,
                 "sketch_buckets": self.options.sketch_buckets,
+                "attach": self.options.attach.name(),
             },
             "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
         })
@@ -150,6 +154,11 @@ impl Bundle {
                 max_tracked: num("max_tracked")?,
                 sketch_buckets: num("sketch_buckets")?,
                 stage_limit: None,
+                // Bundles from before the option ran classic programs.
+                attach: h["options"]["attach"]
+                    .as_str()
+                    .map_or(Some(SyscallAttach::Classic), SyscallAttach::from_name)
+                    .ok_or_else(|| bad(path, "bad options.attach"))?,
             },
             formats,
             object: object.to_vec(),

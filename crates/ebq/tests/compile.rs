@@ -43,6 +43,25 @@ fn generated_programs_compile_with_clang() {
     }
 }
 
+/// System-call events on each attachment (the fixture kernel has BTF and the
+/// system-call table): enter and exit, a JOIN of two raw events and (auto) a
+/// mixed one, row and stack programs, every argument register.
+#[test]
+fn raw_and_classic_syscall_programs_compile_with_clang() {
+    use ebq::plan::SyscallAttach;
+    for sql in [
+        "SELECT fd, buf, count, pos, __syscall_nr, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, buf, count, pos, __syscall_nr",
+        "SELECT time, tid, ret FROM syscalls.sys_exit_read WHERE ret < 0",
+        "SELECT e.fd, COUNT(*), HIST(x.time - e.time), MIN(x.ret) FROM syscalls.sys_enter_read e          JOIN syscalls.sys_exit_read x ON e.tid = x.tid WHERE e.count > 0 GROUP BY e.fd",
+        "SELECT kstack, ustack, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY kstack, ustack",
+        "SELECT dfd, flags, mode FROM syscalls.sys_enter_openat WHERE comm = 'cat'",
+    ] {
+        for attach in [SyscallAttach::Raw, SyscallAttach::Classic, SyscallAttach::Auto] {
+            compiles_with(sql, PlanOptions { attach, ..Default::default() });
+        }
+    }
+}
+
 /// Programs with file columns compile against the cached vmlinux.h PCH
 /// (needs /sys/kernel/btf/vmlinux and bpftool, like running them).
 #[test]

@@ -181,7 +181,7 @@ impl Limits {
             max_pending: self.max_pending,
             max_tracked: self.max_tracked,
             sketch_buckets: self.max_sketch_buckets,
-            stage_limit: None,
+            ..Default::default()
         }
     }
 }

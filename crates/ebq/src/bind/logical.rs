@@ -718,6 +718,16 @@ pub enum EventSource {
         /// A tracepoint to suggest where kprobes are unavailable.
         alternative: Option<String>,
     },
+    /// A `syscalls:sys_enter_X` / `sys_exit_X` event run on the raw
+    /// `sys_enter` / `sys_exit` tracepoint (tp_btf) behind a check of the
+    /// system call number; the planner chooses it (`plan::syscall_attach`).
+    /// The columns are the tracepoint's `format`, read from the saved registers.
+    RawSyscall {
+        /// The system call's number (x86-64 numbering).
+        nr: i64,
+        /// True for `sys_exit_X` (the raw `sys_exit`, `ret` in the second argument).
+        exit: bool,
+    },
     /// A kernel function through a BPF trampoline (fentry / fexit).
     Fentry {
         /// The function.

@@ -121,6 +121,7 @@ impl EventSource {
             EventSource::TracepointBtf => "tp_btf, BPF_PROG_TYPE_TRACING: the query reads raw arguments",
             EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
+            EventSource::RawSyscall { .. } => "BPF_PROG_TYPE_TRACING, tp_btf",
         }
     }
 }
@@ -131,6 +132,9 @@ impl BoundEvent {
     pub fn origin(&self) -> String {
         match &self.source {
             EventSource::Tracepoint | EventSource::TracepointBtf => format!("id {}", self.format.id),
+            EventSource::RawSyscall { nr, exit } => {
+                format!("system call {nr} on the raw tracepoint {}", if *exit { "sys_exit" } else { "sys_enter" })
+            }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
             EventSource::Fentry { arg_slots, .. } => {
@@ -144,7 +148,7 @@ impl BoundEvent {
         let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
         let signed = if field.signed { ", as a signed number" } else { "" };
         match (&self.source, arg) {
-            (EventSource::Tracepoint | EventSource::TracepointBtf, _) => {
+            (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
             }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),

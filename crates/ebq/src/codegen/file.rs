@@ -132,10 +132,11 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
 }
 
 /// C statements declaring and loading file column `column` into `local`;
-/// `file` is the local of the [`FileColumn::Handle`] column.
+/// `fd` is the C expression of the event's fd (a record field, or a register
+/// on a raw system-call tracepoint), `file` the local of the [`FileColumn::Handle`] column.
 pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
     match column {
-        FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of(ctx->{fd});\n"),
+        FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of({fd});\n"),
         FileColumn::Inode => format!("\t__u64 {local} = BPF_CORE_READ({file}, f_inode, i_ino);\n"),
         FileColumn::Dev => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev);\n"),
         FileColumn::DevMajor => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev) >> 20;\n"),

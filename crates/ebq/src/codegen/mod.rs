@@ -14,6 +14,7 @@ mod hist;
 mod pairing;
 mod pin_header;
 mod probe;
+mod raw_syscall;
 mod shared;
 mod single_slot;
 mod stacks;
@@ -70,6 +71,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     match probe::preamble(&k.event) {
         Some(decls) => c.push_str(&decls),
         None => c.push_str(&structs::event_struct("ebq_event", &k.event.event_description(), &k.event.format)),
+    }
+    if raw_syscall::any_raw(std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start))) {
+        c.push_str(raw_syscall::HELPERS);
     }
     c.push_str(&prelude());
     c.push_str(&pids_map(k.max_tracked));
@@ -339,7 +343,8 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         ColumnSource::Arg(a) => btf_args::load(a, ty, &local),
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
-            file::load(*column, fd, &local, &handle)
+            let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
+            file::load(*column, &fd, &local, &handle)
         }
         ColumnSource::Field { name, offset, size, kind } => match kind {
             FieldKind::Int if structs::in_struct(*offset, *size) && format.field(name).is_some() => {
@@ -377,7 +382,7 @@ fn program(k: &KernelPlan) -> String {
     if stage_limit == Some(crate::plan::StageLimit::Trigger) {
         return format!("{header}\n{}", stages::TRIGGER_ONLY);
     }
-    let _ = write!(c, "{header}\n{{\n");
+    let _ = write!(c, "{header}\n{{\n{}", probe::prologue(&k.event));
     let reads_pid = reads_pid_tgid(k);
     if reads_pid {
         c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");

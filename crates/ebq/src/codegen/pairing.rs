@@ -59,9 +59,10 @@ pub fn start_program(p: &Pairing) -> String {
     let mut c = String::new();
     let _ = write!(
         c,
-        "/* Opens a pair at {}: keeps what the query needs until the end event. */\n{header}\n{{\n\
+        "/* Opens a pair at {}: keeps what the query needs until the end event. */\n{header}\n{{\n{}\
          \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
         p.start.event_description(),
+        super::probe::prologue(&p.start),
     );
     let filter_cols = columns_of(p.start_filter.iter(), &[]);
     if let Some(f) = &p.start_filter {

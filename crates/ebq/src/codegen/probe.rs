@@ -31,6 +31,7 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
             "/* {}: ctx[0..{arg_slots}) are the arguments (BTF), then the return value at fexit. */\n\n",
             event.event_description()
         )),
+        EventSource::RawSyscall { exit, .. } => Some(super::raw_syscall::preamble(event, *exit)),
     }
 }
 
@@ -43,6 +44,7 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
     let section = match &event.source {
         EventSource::Tracepoint => return None,
         EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
+        EventSource::RawSyscall { exit, .. } => return Some(super::raw_syscall::program_header(*exit, function)),
         EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
         EventSource::Kprobe { function, ret, .. } => {
             format!("{}/{function}", if *ret { "kretprobe" } else { "kprobe" })
@@ -56,12 +58,22 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
     Some(format!("SEC(\"{section}\")\nint {function}({ctx})"))
 }
 
+/// The statements a program on `event` starts with: the system-call number
+/// check of a raw system-call program; empty for other events.
+pub fn prologue(event: &BoundEvent) -> String {
+    match &event.source {
+        EventSource::RawSyscall { nr, exit } => super::raw_syscall::prologue(*nr, *exit),
+        _ => String::new(),
+    }
+}
+
 /// The C expression reading argument column `name` (`arg3`, `retval`); `None`
 /// for tracepoints. The binder only admits the columns [`crate::catalog::probe::argument_format`] lists.
 pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
     let arg = name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
     match (&event.source, arg) {
         (EventSource::Tracepoint | EventSource::TracepointBtf, _) => None,
+        (EventSource::RawSyscall { exit, .. }, _) => super::raw_syscall::column_expr(event, *exit, name),
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),

@@ -36,7 +36,7 @@ fn ebql_example_uses_one_map_lookup_for_all_aggregates() {
         "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM tracepoint/syscalls/sys_enter_pread64 GROUP BY fd, cpu WHERE pid == 42 WINDOW(time, 1000, 1000)",
     );
     assert_eq!(c.matches("bpf_map_lookup_elem(&ebq_groups").count(), 2, "one lookup, one retry after insert");
-    assert!(c.contains("\t__u64 fd;\t/* offset 16, size 8: unsigned int */"), "{c}");
+    assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;"), "{c}");
     assert!(c.contains("if (!((__u64)sys_pid == (__u64)42ULL))"), "{c}");
     assert!(c.contains("key.window = ebq_window;"));
     assert!(c.contains("v->max_0 = x;") || c.contains("v->max_1 = x;"), "{c}");
@@ -77,7 +77,8 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
     assert!(c.contains("#include \"vmlinux.h\"") && !c.contains("<linux/bpf.h>"), "{c}");
     assert_eq!(c.matches("= ebq_file_of(").count(), 1, "{c}");
     // The file is looked up before WHERE, which reads fs_type through it.
-    let lookup = c.find("struct file *fc_file = ebq_file_of(ctx->fd);").expect("lookup");
+    // On the raw sys_enter (auto) the fd is the first argument register.
+    let lookup = c.find("struct file *fc_file = ebq_file_of((__u64)ebq_regs(ctx)->di);").expect("lookup");
     let filter = c.find("/* WHERE fs_type = 'tmpfs' */").expect("filter");
     assert!(lookup < filter, "{c}");
     assert!(c.contains("BPF_CORE_READ(fc_file, f_inode, i_sb, s_type, name)"), "{c}");

@@ -63,6 +63,9 @@ impl KernelPlan {
                 writeln!(s, "[kernel] Attach     {} ({})", k.event.event_description(), k.event.source.program_type());
             let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
         }
+        for note in &k.attach_notes {
+            let _ = writeln!(s, "[kernel] Via        {note}");
+        }
         if let Some(f) = &k.filter {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");

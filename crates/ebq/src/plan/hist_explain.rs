@@ -61,14 +61,18 @@ mod tests {
         .unwrap();
         assert_eq!(
             p.explain(),
-            "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACEPOINT)
+            format!(
+            "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACING, tp_btf)
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
+[kernel] Via        tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}
 [kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline] in PERCPU_HASH ebq_groups (max 10240 groups; key 8 B, value 576 B; one lookup per event)
 [kernel] Sketch     quantiles of [count]: log-linear buckets (exact below 128, then 64 per power of two; midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max 262144 buckets; one more lookup per event and argument)
 [kernel] Window     none: one result at the end (or every --interval, cumulative)
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes, add bucket counts
 [user]   Project    fd, HIST(count), LHIST(count, 0, 400, 100), P50(count) = QUANTILE(count, 0.5), P99(count) = QUANTILE(count, 0.99)
-"
+",
+            AUTO_RAW = crate::plan::syscall_attach::AUTO_RAW
+        )
         );
         let KernelOutput::Aggregate { sketches, .. } = &p.programs[0].output else { panic!() };
         assert_eq!(sketches.len(), 1, "P50 and P99 of one argument share a sketch");

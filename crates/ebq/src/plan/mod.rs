@@ -12,11 +12,13 @@ mod pairing;
 mod single_slot;
 mod stages;
 mod stream_join;
+pub mod syscall_attach;
 
 pub use layout::{StructField, StructLayout};
 pub use pairing::Pairing;
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
+pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{
     AggCall, AggFunc, BoundEvent, ColumnSource, EventSource, GroupExpr, Input, LogicalPlan, OutputColumn, PostExpr,
@@ -48,6 +50,8 @@ pub struct PlanOptions {
     pub max_tracked: u32,
     /// `ebq bench stages` only: row queries stop after this pipeline stage.
     pub stage_limit: Option<StageLimit>,
+    /// Where `syscalls:*` events attach: classic or raw tracepoints (`--attach`).
+    pub attach: SyscallAttach,
 }
 
 impl Default for PlanOptions {
@@ -60,6 +64,7 @@ impl Default for PlanOptions {
             sketch_buckets: SKETCH_MAX_BUCKETS,
             max_tracked: 65536,
             stage_limit: None,
+            attach: SyscallAttach::Auto,
         }
     }
 }
@@ -223,6 +228,8 @@ pub struct KernelPlan {
     pub pairing: Option<Pairing>,
     /// Capacity of the `-c` process set `ebq_pids` ([`PlanOptions::max_tracked`]).
     pub max_tracked: u32,
+    /// Per system-call program, which attachment runs and why (EXPLAIN).
+    pub attach_notes: Vec<String>,
 }
 
 /// Where a user-visible column's value comes from.
@@ -410,7 +417,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     if options.max_tracked == 0 {
         return Err(Error::query(Stage::Plan, "--max-tracked must be at least 1", None));
     }
-    let physical = PhysicalPlan {
+    let mut physical = PhysicalPlan {
         sql: sql.to_string(),
         programs: vec![KernelPlan {
             event: logical.event.clone(),
@@ -421,9 +428,11 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             window,
             pairing,
             max_tracked: options.max_tracked,
+            attach_notes: vec![],
         }],
         user: columns,
     };
+    syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
     if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.

@@ -8,21 +8,37 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* tracepoint:syscalls:sys_enter_pread64, laid out from its tracefs format file. */
-struct ebq_event {
-	__u64 __common;	/* common_* header: read through helpers */
-	__s32 __syscall_nr;	/* offset 8, size 4: int */
-	__u8 __pad_12[4];
-	__u64 fd;	/* offset 16, size 8: unsigned int */
-	__u64 buf;	/* offset 24, size 8: char * */
-	__u64 count;	/* offset 32, size 8: size_t */
-	__u64 pos;	/* offset 40, size 8: loff_t */
-};
-_Static_assert(__builtin_offsetof(struct ebq_event, __syscall_nr) == 8, "__syscall_nr moved");
-_Static_assert(__builtin_offsetof(struct ebq_event, fd) == 16, "fd moved");
-_Static_assert(__builtin_offsetof(struct ebq_event, buf) == 24, "buf moved");
-_Static_assert(__builtin_offsetof(struct ebq_event, count) == 32, "count moved");
-_Static_assert(__builtin_offsetof(struct ebq_event, pos) == 40, "pos moved");
+/* tracepoint:syscalls:sys_enter_pread64: runs on the raw tracepoint sys_enter for every system call; columns from the saved registers. */
+
+/* The saved user registers, as the kernel's BTF lays them out (CO-RE relocates the offsets). */
+struct pt_regs___ebq {
+	unsigned long di, si, dx, r10, r8, r9, orig_ax;
+} __attribute__((preserve_access_index));
+
+struct thread_info___ebq {
+	__u32 status;
+} __attribute__((preserve_access_index));
+
+struct task_struct___ebq_ti {
+	struct thread_info___ebq thread_info;
+} __attribute__((preserve_access_index));
+
+/* TS_COMPAT (arch/x86/include/asm/thread_info.h): the task is in a 32-bit (ia32) system call,
+ * whose numbers name other calls; the classic syscalls:* tracepoints skip those, and so do we. */
+#define EBQ_TS_COMPAT 0x0002
+
+/* A raw sys_enter/sys_exit program's first argument: the saved user registers. */
+static __always_inline struct pt_regs___ebq *ebq_regs(__u64 *ctx)
+{
+	return (struct pt_regs___ebq *)ctx[0];
+}
+
+static __always_inline int ebq_compat_syscall(void)
+{
+	struct task_struct___ebq_ti *task = (void *)bpf_get_current_task_btf();
+
+	return task->thread_info.status & EBQ_TS_COMPAT;
+}
 
 /* Set by ebq before loading; read-only, so the verifier drops unused branches. */
 struct ebq_config {
@@ -133,9 +149,12 @@ struct {
 	__type(value, struct ebq_value);
 } ebq_groups SEC(".maps");
 
-SEC("tracepoint/syscalls/sys_enter_pread64")
-int ebq_query(struct ebq_event *ctx)
+SEC("tp_btf/sys_enter")
+int ebq_query(__u64 *ctx)
 {
+	/* Runs for every system call: only number 17 is this event (a 32-bit call's numbers mean others). */
+	if (ctx[1] != 17 || ebq_compat_syscall())
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!ebq_in_scope(pid_tgid >> 32))
 		return 0;
@@ -151,9 +170,9 @@ int ebq_query(struct ebq_event *ctx)
 		return 0;
 	stats->matched++;
 
-	__u64 ev_fd = ctx->fd;
+	__u64 ev_fd = (__u64)ebq_regs(ctx)->di;
 	__u32 sys_cpu = bpf_get_smp_processor_id();
-	__u64 ev_count = ctx->count;
+	__u64 ev_count = (__u64)ebq_regs(ctx)->dx;
 	struct ebq_key key = {};
 	key.window = ebq_window;
 	key.c0_fd = ev_fd;

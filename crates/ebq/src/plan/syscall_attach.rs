@@ -1,0 +1,207 @@
+//! Where a system-call event's program runs: the classic per-call tracepoint
+//! (`syscalls:sys_enter_read`, a perf-event program) or the raw `sys_enter` /
+//! `sys_exit` tracepoint behind a check of the call's number (tp_btf).
+//!
+//! ```text
+//! before: [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACEPOINT)
+//! after:  [kernel] Attach tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACING, tp_btf)
+//!         [kernel] Via    …sys_enter_read: raw sys_enter (tp_btf), system call 0 checked first; why
+//! ```
+//!
+//! The trade: a classic program fills a perf trace record and runs under the
+//! one per-CPU guard all perf-event BPF programs share (an event is skipped,
+//! and counted only in `recursion_misses`, whenever any other such program is
+//! running on the CPU); a raw program reads the saved registers directly and
+//! has its own guard, but runs on every system call of the machine and
+//! returns after one comparison on the others. `ebq bench attach` measures
+//! both; [`AUTO_RAW`], [`AUTO_EXIT`] and [`AUTO_KSTACK`] give the figures
+//! `auto` rests on.
+
+use super::KernelPlan;
+use crate::bind::{BoundEvent, ColumnSource, EventSource};
+use crate::catalog::{Catalog, FieldKind, SystemColumn, TracepointFormat};
+use crate::parse::EventName;
+
+/// How system-call events attach (`--attach`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyscallAttach {
+    /// Per event, by the measured costs: entry events raw (unless the
+    /// program walks kernel stacks), exit events classic.
+    #[default]
+    Auto,
+    /// The classic `syscalls:*` tracepoints.
+    Classic,
+    /// The raw `sys_enter` / `sys_exit` tracepoints where the event can run
+    /// there (else classic, EXPLAIN says why).
+    Raw,
+}
+
+impl SyscallAttach {
+    /// Parses `auto`, `classic` or `raw`.
+    pub fn from_name(name: &str) -> Option<SyscallAttach> {
+        match name {
+            "auto" => Some(SyscallAttach::Auto),
+            "classic" => Some(SyscallAttach::Classic),
+            "raw" => Some(SyscallAttach::Raw),
+            _ => None,
+        }
+    }
+
+    /// The option's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyscallAttach::Auto => "auto",
+            SyscallAttach::Classic => "classic",
+            SyscallAttach::Raw => "raw",
+        }
+    }
+}
+
+/// Why `auto` runs an entry event raw (`ebq bench attach`, bench/RESULTS-rawsys.md):
+/// the traced call costs about 55 ns less, every other call about 45 ns more.
+pub const AUTO_RAW: &str = "auto: own recursion guard (classic programs share one and skip events), no perf \
+                            record: ~55 ns less per traced call, ~45 ns more on every other system call";
+
+/// Why `auto` keeps an exit event classic: its record is only `ret`, so raw
+/// saves about 20 ns per traced call and costs about 45 on every other one.
+pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save ~20 ns per traced call and \
+                             add ~45 ns to every other system call";
+
+/// Why `auto` keeps a program that walks kernel stacks classic.
+pub const AUTO_KSTACK: &str =
+    "auto: kstack is walked through the raw tracepoint's extra frames, ~200 ns slower per event";
+
+/// Rewrites the events of `k` (the end event and a JOIN's start event) that
+/// run raw, and notes for EXPLAIN, per system-call program, which
+/// attachment runs and why.
+pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach) {
+    let mut notes = vec![];
+    let kstack = k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Kstack)));
+    let events = std::iter::once(&mut k.event).chain(k.pairing.as_mut().map(|p| &mut p.start));
+    for event in events {
+        let Some((name, exit)) = syscall_event(event) else { continue };
+        let problem = match mode {
+            SyscallAttach::Classic => Err("--attach classic".to_string()),
+            SyscallAttach::Auto if exit => Err(AUTO_EXIT.to_string()),
+            SyscallAttach::Auto if kstack => Err(AUTO_KSTACK.to_string()),
+            SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, &name, exit),
+        };
+        let raw = if exit { "sys_exit" } else { "sys_enter" };
+        let note = match problem {
+            Ok(nr) => {
+                event.source = EventSource::RawSyscall { nr, exit };
+                let why = if mode == SyscallAttach::Raw { "--attach raw" } else { AUTO_RAW };
+                format!("{}: raw {raw} (tp_btf), system call {nr} checked first; {why}", event.event_description())
+            }
+            Err(why) => format!("{}: classic tracepoint; {why}", event.event_description()),
+        };
+        notes.push(note);
+    }
+    k.attach_notes = notes;
+}
+
+/// `(read, false)` for `syscalls:sys_enter_read`, `(read, true)` for its exit.
+fn syscall_event(event: &BoundEvent) -> Option<(String, bool)> {
+    let EventName::Tracepoint { category, name } = &event.name else { return None };
+    if category != "syscalls" || event.source != EventSource::Tracepoint {
+        return None;
+    }
+    let (call, exit) = match (name.strip_prefix("sys_enter_"), name.strip_prefix("sys_exit_")) {
+        (Some(call), _) => (call, false),
+        (_, Some(call)) => (call, true),
+        _ => return None,
+    };
+    Some((call.to_string(), exit))
+}
+
+/// The system call's number when `event` can run raw; why not otherwise.
+fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) -> Result<i64, String> {
+    if std::env::consts::ARCH != "x86_64" {
+        return Err(format!(
+            "system-call registers are mapped for x86-64 only, and this is {}",
+            std::env::consts::ARCH
+        ));
+    }
+    if catalog.kernel().btf_functions().is_none() {
+        return Err("tp_btf needs the kernel's BTF (/sys/kernel/btf/vmlinux)".into());
+    }
+    if let Some(why) = layout_problem(&event.format, exit) {
+        return Err(why);
+    }
+    catalog.kernel().syscalls().nr(call).ok_or_else(|| {
+        format!("no system call `{call}` in asm/unistd_64.h (its number is needed to pick it out of every call)")
+    })
+}
+
+/// The format field holding the system call's number (not an argument).
+pub const NR_FIELD: &str = "__syscall_nr";
+
+/// Arguments a system call passes in registers (x86-64).
+pub const MAX_ARGS: usize = 6;
+
+/// Why the columns of `format` cannot be read from the registers: every
+/// field an integer of at most 8 bytes, at most six arguments (at exit, just
+/// `ret`); `None` when they can.
+fn layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
+    if let Some(f) = format.fields.iter().find(|f| f.kind != FieldKind::Int || f.size > 8) {
+        return Some(format!("its field {} is not an integer register", f.name));
+    }
+    let args = format.fields.iter().filter(|f| f.name != NR_FIELD).count();
+    if exit && args != 1 {
+        return Some(format!("its exit record has {args} fields besides the number, not one (ret)"));
+    }
+    if args > MAX_ARGS {
+        return Some(format!("it has {args} arguments, registers hold {MAX_ARGS}"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, PlanOptions};
+
+    fn via(sql: &str, attach: SyscallAttach) -> Vec<String> {
+        let cat = Catalog::fixture();
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        let p = plan(sql, &l, &cat, &PlanOptions { attach, ..Default::default() }).unwrap();
+        p.explain().lines().filter_map(|l| l.strip_prefix("[kernel] Via        ").map(str::to_string)).collect()
+    }
+
+    const JOIN: &str =
+        "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid";
+
+    #[test]
+    fn auto_runs_entries_raw_and_exits_classic_one_line_per_program() {
+        assert_eq!(
+            via(JOIN, SyscallAttach::Auto),
+            [
+                format!("tracepoint:syscalls:sys_exit_pread64: classic tracepoint; {AUTO_EXIT}"),
+                format!(
+                    "tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}"
+                ),
+            ]
+        );
+        let kstack = via("SELECT kstack, COUNT(*) FROM syscalls.sys_enter_read GROUP BY kstack", SyscallAttach::Auto);
+        assert_eq!(kstack, [format!("tracepoint:syscalls:sys_enter_read: classic tracepoint; {AUTO_KSTACK}")]);
+        assert!(via("SELECT COUNT(*) FROM raw_syscalls.sys_enter", SyscallAttach::Auto).is_empty());
+    }
+
+    #[test]
+    fn the_option_forces_either_attachment() {
+        assert_eq!(
+            via(JOIN, SyscallAttach::Raw),
+            [
+                "tracepoint:syscalls:sys_exit_pread64: raw sys_exit (tp_btf), system call 17 checked first; --attach raw",
+                "tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; --attach raw",
+            ]
+        );
+        assert_eq!(
+            via("SELECT COUNT(*) FROM syscalls.sys_enter_read", SyscallAttach::Classic),
+            ["tracepoint:syscalls:sys_enter_read: classic tracepoint; --attach classic"]
+        );
+        for name in ["auto", "classic", "raw"] {
+            assert_eq!(SyscallAttach::from_name(name).map(SyscallAttach::name), Some(name));
+        }
+    }
+}
