@@ -157,6 +157,10 @@ pub struct RunArgs {
     /// end event); more are counted as lost pairs (`pending_full`).
     #[arg(long, default_value_t = 10240, value_name = "N")]
     max_pending: u32,
+    /// JOIN: open pairs whose end has not come after this long (seconds or
+    /// `500ms`, `2m`) are evicted from the pairing map and counted (`evicted`).
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse, default_value = "60")]
+    pub max_pair_age: f64,
     /// With -c: most processes tracked at once (the command and its descendants);
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]

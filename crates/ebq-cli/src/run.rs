@@ -91,12 +91,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let stats_on =
         if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
+    if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
+        return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
+    }
     let mut query = match &bundle {
         Some(b) => ebq::RunningQuery::start_object(&prepared.physical, &b.object, scope),
         None => prepared.start(scope),
     }
     .map_err(|e| e.render(&sql))?;
     query.set_max_sorted_rows(args.max_sorted_rows);
+    query.set_max_pair_age(std::time::Duration::from_secs_f64(args.max_pair_age));
     if let Some(dir) = &args.pin {
         let options =
             ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
@@ -208,8 +212,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
-            "; JOIN: {} end events unmatched, {} pairs lost (pairing map full)",
-            stats.unmatched, stats.pending_full
+            "; JOIN: {} end events unmatched, {} pairs lost (pairing map full), {} evicted (older than --max-pair-age)",
+            stats.unmatched, stats.pending_full, stats.evicted
         )
     } else {
         String::new()

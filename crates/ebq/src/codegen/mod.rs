@@ -149,7 +149,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     let mut progs = vec![ProgInfo { name: names::QUERY, attach: AttachPoint::Query(k.event.clone()) }];
     if let Some(p) = &k.pairing {
         c.push_str(&pairing::declarations(p));
-        let stash = if p.stash.fields.is_empty() { Layout::Bytes(1) } else { Layout::Struct(p.stash.clone()) };
+        let stash = Layout::Struct(p.stash.clone());
         maps.push(map_info("ebq_pending", MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
         if !p.carried.is_empty() {
             maps.push(map_info("ebq_taken", MapRole::Taken, Layout::U32, stash));

@@ -498,6 +498,12 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
             stats.dropped as f64,
         ),
         counter(
+            "ebq_query_pairs_evicted_total",
+            "JOIN pairs evicted because their end did not come within max_pair_age.",
+            None,
+            stats.evicted as f64,
+        ),
+        counter(
             "ebq_query_bpf_runs_total",
             "Times the query's BPF program ran (kernel bpf_stats).",
             None,

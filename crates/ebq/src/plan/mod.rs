@@ -14,7 +14,7 @@ mod stages;
 mod stream_join;
 
 pub use layout::{StructField, StructLayout};
-pub use pairing::Pairing;
+pub use pairing::{Pairing, OPENED};
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
 

@@ -10,6 +10,7 @@ mod compile;
 pub mod env;
 mod load;
 mod maps;
+mod pair_age;
 pub mod pin;
 mod running;
 mod selfstats;
@@ -22,6 +23,7 @@ pub(crate) use crate::exec::decode::to_batch;
 pub use crate::exec::{arrow_type, hist_cell, schema, Value, WindowBounds, DEFAULT_MAX_SORTED_ROWS};
 pub use compile::{compile, scratch_dir};
 pub use load::Scope;
+pub use pair_age::DEFAULT_MAX_PAIR_AGE;
 pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
@@ -71,6 +73,9 @@ pub struct QueryStats {
     pub pending_full: u64,
     /// `-c`: children not traced because the process set was full (`--max-tracked`).
     pub untracked: u64,
+    /// JOIN: open pairs evicted from the pairing map because their end did not
+    /// come within `--max-pair-age` (e.g. `exit_group`, which never returns).
+    pub evicted: u64,
     /// Times the query's main program ran (0 unless BPF statistics are on).
     pub bpf_run_cnt: u64,
     /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).
@@ -133,6 +138,8 @@ struct SingleQuery {
     finished: bool,
     /// Pinned maps (`--pin`), removed on drop unless kept.
     pins: Option<Pins>,
+    /// JOIN: the pairing map, swept for orphans.
+    pair_ages: Option<pair_age::PairAges>,
     object: Object,
 }
 
@@ -187,6 +194,10 @@ impl SingleQuery {
         let sketch = maps.optional(MapRole::Sketch)?;
         let stacks = maps.optional(MapRole::Stacks)?.map(stacks::Stacks::new);
         let bss = maps.optional(MapRole::WindowCounter)?;
+        let pair_ages = match (maps.optional(MapRole::Pending)?, &plan.programs[0].pairing) {
+            (Some(map), Some(p)) => Some(pair_age::PairAges::new(map, &p.stash)),
+            _ => None,
+        };
         if let Scope::Tracked(tgids) = &scope {
             for t in tgids {
                 pids.update(&t.to_ne_bytes(), &[1], MapFlags::ANY).map_err(|e| Error::Io {
@@ -261,6 +272,7 @@ impl SingleQuery {
             deadline: None,
             finished: false,
             pins: None,
+            pair_ages,
             object,
         })
     }
@@ -323,6 +335,13 @@ impl SingleQuery {
         }
     }
 
+    /// JOIN: open pairs older than `age` are evicted (default [`DEFAULT_MAX_PAIR_AGE`]).
+    pub fn set_max_pair_age(&mut self, age: Duration) {
+        if let Some(p) = &mut self.pair_ages {
+            p.set_max_age(age);
+        }
+    }
+
     /// Rows an ORDER BY row query holds right now (bounded: see [`Self::set_max_sorted_rows`]).
     pub fn held_rows(&self) -> usize {
         self.rows.as_ref().map_or(0, |r| r.sorted.len())
@@ -343,6 +362,9 @@ impl SingleQuery {
     pub fn poll(&mut self, max_wait: Duration) -> Result<Vec<Output>> {
         if self.finished {
             return Ok(vec![]);
+        }
+        if let Some(p) = &mut self.pair_ages {
+            p.sweep_if_due()?;
         }
         if let Some(end) = self.deadline {
             let now = Instant::now();
@@ -466,6 +488,7 @@ impl SingleQuery {
             s.bpf_run_time_ns = p.run_time_ns;
         }
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
+        s.evicted = self.pair_ages.as_ref().map_or(0, |p| p.evicted());
         Ok(s)
     }
 

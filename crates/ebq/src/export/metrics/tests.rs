@@ -219,13 +219,14 @@ fn self_metrics_name_the_query() {
             "ebq_query_events_seen_total",
             "ebq_query_events_matched_total",
             "ebq_query_events_dropped_total",
+            "ebq_query_pairs_evicted_total",
             "ebq_query_bpf_runs_total",
             "ebq_query_bpf_run_seconds_total",
             "ebq_query_windows_total",
         ]
     );
-    assert_eq!(fams[4].samples[0].value, SampleValue::Number(2.0));
-    assert_eq!(fams[5].samples[0].labels, vec![("query".into(), "vfs".into())]);
+    assert_eq!(fams[5].samples[0].value, SampleValue::Number(2.0));
+    assert_eq!(fams[6].samples[0].labels, vec![("query".into(), "vfs".into())]);
 }
 
 #[test]
