@@ -131,6 +131,11 @@ pub struct RunArgs {
     /// With -c or -p: trace every process anyway (still stops when the command/process ends).
     #[arg(long)]
     system_wide: bool,
+    /// Trace only tasks in this cgroup v2 group and the groups below it, checked in
+    /// the kernel (a path under the cgroup2 mount, or relative to it: `/system.slice`);
+    /// with -c or -p, instead of their process tree (still stops when it ends).
+    #[arg(long, value_name = "PATH")]
+    cgroup: Option<String>,
     /// Stop after this long: seconds (1.5) or with a unit (500ms, 1s, 2m, 1h).
     #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     duration: Option<f64>,

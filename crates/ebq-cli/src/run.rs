@@ -79,11 +79,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     signals::install(OnHangup::Stop);
 
+    let cgroup = match &args.cgroup {
+        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
+        None => None,
+    };
     let mut held = match &args.command {
         Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
         None => None,
     };
     let scope = match (&held, args.pid) {
+        _ if cgroup.is_some() => {
+            let (id, level) = cgroup.expect("checked");
+            Scope::Cgroup { id, level }
+        }
         (_, _) if args.system_wide => Scope::All,
         (Some(h), _) => Scope::Tracked(vec![h.id()]),
         (None, Some(pid)) => Scope::Process(pid),
@@ -121,6 +129,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
 
     let who = match (&held, args.pid, args.system_wide) {
+        _ if args.cgroup.is_some() => format!("cgroup {}", args.cgroup.as_deref().unwrap_or("")),
         (_, _, true) | (None, None, _) => "all processes".to_string(),
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
         (None, Some(p), _) => format!("process {p}"),

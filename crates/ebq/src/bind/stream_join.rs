@@ -328,6 +328,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::Not(x) => PostExpr::Not(again(x)),
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),
         PostExpr::SyscallName(x) => PostExpr::SyscallName(again(x)),
+        PostExpr::Cgroup(what, x) => PostExpr::Cgroup(what, again(x)),
         other => other,
     }
 }

@@ -233,6 +233,11 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 		return 1;
 	if (ebq_config.scope == 1)
 		return tgid == ebq_config.target_tgid;
+	/* --cgroup: the current task's ancestor at the group's depth is the group
+	 * (0 when the task's own cgroup is shallower). */
+	if (ebq_config.scope == 3)
+		return bpf_get_current_ancestor_cgroup_id(ebq_config.cgroup_level) ==
+		       ((__u64)ebq_config.cgroup_id_hi << 32 | ebq_config.cgroup_id_lo);
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 
