@@ -441,6 +441,7 @@ name = "writes"
 sql = "SELECT COUNT(*) FROM syscalls.sys_enter_write"
 max_series = 7
 series_ttl = "90s"
+max_pair_age = "2s"
 max_groups = 20000
 max_sketch_buckets = 1000
 ringbuf_size = 4096
@@ -465,6 +466,8 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
         assert_eq!(c.queries[0].limits, Limits::default());
         assert_eq!(c.queries[1].series_ttl, Duration::from_secs(90));
+        assert_eq!(c.queries[1].max_pair_age, Duration::from_secs(2));
+        assert_eq!(c.queries[0].max_pair_age, ebq::runtime::DEFAULT_MAX_PAIR_AGE);
         let l = c.queries[1].limits;
         assert_eq!((l.max_groups, l.max_sketch_buckets, l.ringbuf_size), (20000, 1000, 4096));
         assert_eq!(l.max_pending, Limits::default().max_pending);
