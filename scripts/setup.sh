@@ -27,10 +27,10 @@ if [[ ${EUID:-$(id -u)} -ne 0 ]]; then
 fi
 
 # --- Debian packages --------------------------------------------------------
-PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc
+PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc g++
     fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus)
 # Commands that must be callable once the packages are in.
-CMDS=(clang llc bpftool pkg-config make gcc fio bpftrace hyperfine python3 losetup prometheus)
+CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 losetup prometheus)
 
 missing=()
 for p in "${PKGS[@]}"; do

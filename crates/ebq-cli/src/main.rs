@@ -134,6 +134,11 @@ pub struct RunArgs {
     /// With -c or -p: trace every process anyway (still stops when the command/process ends).
     #[arg(long)]
     system_wide: bool,
+    /// Trace only tasks in this cgroup v2 group and the groups below it, checked in
+    /// the kernel (a path under the cgroup2 mount, or relative to it: `/system.slice`);
+    /// with -c or -p, instead of their process tree (still stops when it ends).
+    #[arg(long, value_name = "PATH")]
+    cgroup: Option<String>,
     /// Stop after this long: seconds (1.5) or with a unit (500ms, 1s, 2m, 1h).
     #[arg(long, value_name = "DURATION", value_parser = seconds::parse)]
     duration: Option<f64>,
@@ -160,6 +165,10 @@ pub struct RunArgs {
     /// end event); more are counted as lost pairs (`pending_full`).
     #[arg(long, default_value_t = 10240, value_name = "N")]
     max_pending: u32,
+    /// JOIN: open pairs whose end has not come after this long (seconds or
+    /// `500ms`, `2m`) are evicted from the pairing map and counted (`evicted`).
+    #[arg(long, value_name = "DURATION", value_parser = seconds::parse, default_value = "60")]
+    pub max_pair_age: f64,
     /// With -c: most processes tracked at once (the command and its descendants);
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]

@@ -79,11 +79,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     signals::install(OnHangup::Stop);
 
+    let cgroup = match &args.cgroup {
+        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
+        None => None,
+    };
     let mut held = match &args.command {
         Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
         None => None,
     };
     let scope = match (&held, args.pid) {
+        _ if cgroup.is_some() => {
+            let (id, level) = cgroup.expect("checked");
+            Scope::Cgroup { id, level }
+        }
         (_, _) if args.system_wide => Scope::All,
         (Some(h), _) => Scope::Tracked(vec![h.id()]),
         (None, Some(pid)) => Scope::Process(pid),
@@ -91,12 +99,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let stats_on =
         if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
+    if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
+        return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
+    }
     let mut query = match &bundle {
         Some(b) => ebq::RunningQuery::start_object(&prepared.physical, &b.object, scope),
         None => prepared.start(scope),
     }
     .map_err(|e| e.render(&sql))?;
     query.set_max_sorted_rows(args.max_sorted_rows);
+    query.set_max_pair_age(std::time::Duration::from_secs_f64(args.max_pair_age));
     if let Some(dir) = &args.pin {
         let options =
             ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
@@ -117,6 +129,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
 
     let who = match (&held, args.pid, args.system_wide) {
+        _ if args.cgroup.is_some() => format!("cgroup {}", args.cgroup.as_deref().unwrap_or("")),
         (_, _, true) | (None, None, _) => "all processes".to_string(),
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
         (None, Some(p), _) => format!("process {p}"),
@@ -209,8 +222,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
             "; JOIN: {} end events unmatched, {} start events missed, {} pairs left open (end never seen), \
-             {} pairs lost (pairing map full)",
-            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.pending_full
+             {} pairs lost (pairing map full), {} evicted (older than --max-pair-age)",
+            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.pending_full, stats.evicted
         )
     } else {
         String::new()

@@ -65,7 +65,7 @@ fn csv_has_a_header_and_window_columns() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('{')).collect();
-    assert_eq!(lines[0], "window_start_ns,window_end_ns,comm,n");
+    assert_eq!(lines[0], "window_start_ns,window_end_ns,window_start,window_end,comm,n");
     assert!(lines[1].ends_with(",ebq-csv,12"), "{text}");
 }
 

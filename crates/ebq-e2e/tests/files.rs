@@ -20,12 +20,16 @@ fn python() -> &'static Path {
 
 const READ: &str = r#"
 import json, sys
+import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 fmt, out = sys.argv[1], []
 for path in sys.argv[2:]:
     t = pq.read_table(path) if fmt == "parquet" else ipc.open_file(path).read_all()
-    out.append({"schema": [[f.name, str(f.type)] for f in t.schema], "rows": t.num_rows, "columns": t.to_pydict()})
+    # Timestamps as their int64 ns (datetime objects would lose the ns).
+    columns = {f.name: (t.column(f.name).cast(pa.int64()) if pa.types.is_timestamp(f.type) else t.column(f.name)).to_pylist()
+               for f in t.schema}
+    out.append({"schema": [[f.name, str(f.type)] for f in t.schema], "rows": t.num_rows, "columns": columns})
 print(json.dumps(out))
 "#;
 
@@ -113,6 +117,8 @@ fn agg_schema() -> Vec<(String, String)> {
     schema(&[
         ("window_start_ns", "uint64"),
         ("window_end_ns", "uint64"),
+        ("window_start", "timestamp[ns, tz=UTC]"),
+        ("window_end", "timestamp[ns, tz=UTC]"),
         ("fd", "uint64"),
         ("n", "uint64"),
         ("bytes", "uint64"),
@@ -179,7 +185,16 @@ fn row_query_files_hold_every_call() {
             &format!("SELECT time, pid, fd, count FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}'"),
         );
         let t = &read(format, &[file])[0];
-        assert_eq!(t.schema, schema(&[("time", "uint64"), ("pid", "uint32"), ("fd", "uint64"), ("count", "uint64")]));
+        assert_eq!(
+            t.schema,
+            schema(&[
+                ("time", "uint64"),
+                ("time_wall", "timestamp[ns, tz=UTC]"),
+                ("pid", "uint32"),
+                ("fd", "uint64"),
+                ("count", "uint64")
+            ])
+        );
         assert_eq!(t.rows as u64, report["total_calls"].as_u64().unwrap(), "{format}");
         assert_eq!(t.columns["count"].iter().sum::<u64>(), report["total_bytes"].as_u64().unwrap());
         assert!(t.columns["pid"].iter().all(|&p| p == report["pid"].as_u64().unwrap()));
@@ -269,7 +284,11 @@ fn ctrl_c_finishes_the_file() {
         assert!(child.wait().unwrap().success());
         let t = &read(format, &[file])[0];
         assert_eq!(t.schema[..2], schema(&[("window_start_ns", "uint64"), ("window_end_ns", "uint64")])[..]);
-        assert_eq!(t.schema[2..], schema(&[("comm", "string"), ("n", "uint64")])[..]);
+        assert_eq!(
+            t.schema[2..4],
+            schema(&[("window_start", "timestamp[ns, tz=UTC]"), ("window_end", "timestamp[ns, tz=UTC]")])[..]
+        );
+        assert_eq!(t.schema[4..], schema(&[("comm", "string"), ("n", "uint64")])[..]);
         assert!(t.rows >= 1, "the interrupted window is in the file");
     }
     let _ = std::fs::remove_dir_all(dir);
@@ -330,7 +349,7 @@ fn dash_o_writes_text_formats_to_the_file() {
     assert!(out.stdout.is_empty());
     let text = std::fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "window_start_ns,window_end_ns,comm,n");
+    assert_eq!(lines[0], "window_start_ns,window_end_ns,window_start,window_end,comm,n");
     assert!(lines[1].ends_with(&format!(",{comm},{}", report["total_calls"])), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -248,6 +248,7 @@ max_series = 2
     // Skipped runs (another tool's program holding the CPU's guard) are their own counter.
     assert!(sample(&page, "ebq_query_events_missed_total{query=\"wl\"}").is_some(), "{page}");
     assert_eq!(sample(&page, "ebq_query_join_starts_missed_total{query=\"wl\"}"), Some(0.0), "{page}");
+    assert_eq!(sample(&page, "ebq_query_pairs_evicted_total{query=\"wl\"}"), Some(0.0), "not a JOIN: none");
     assert!(sample(&page, "ebq_query_bpf_runs_total{query=\"wl\"}").unwrap() >= 3000.0, "{page}");
     // Cardinality bound: 4 fds, 2 series kept, the other 2 counted.
     assert_eq!(sample(&page, "ebq_query_series{query=\"fds\"}"), Some(2.0), "{page}");
@@ -304,7 +305,7 @@ fn config_errors_are_positioned() {
     let ok =
         "[[query]]\nname = \"ok\"\nsql = \"SELECT COUNT(*) AS n FROM syscalls.sys_enter_read WINDOW(time, 1000)\"\n";
     // `max_groups` and the other `ebq run` limits are keys now (issue 19); an unknown key is still refused.
-    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`\n");
+    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`\n");
     assert_eq!(
         check(&format!("{ok}ringbuf_size = 5000\n")),
         "error: bad.toml:4:16: query `ok`: ringbuf_size must be a power of two of at least 4096, not 5000\n"

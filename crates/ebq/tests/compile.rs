@@ -144,9 +144,31 @@ fn probe_programs_compile_with_clang() {
     }
 }
 
-/// Pin headers of every aggregate shape are valid user-space C (what a sampler compiles).
+/// Compiles `src` with `compiler` and `std` (warnings are errors, pedantic);
+/// the compiler's complaint on failure.
+fn compile_header(name: &str, compiler: &str, std: &str, src: &str) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("layout.c");
+    std::fs::write(&path, src).unwrap();
+    let lang = if compiler == "g++" { "c++" } else { "c" };
+    let out = std::process::Command::new(compiler)
+        .args(["-x", lang, std, "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only"])
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("{compiler} (scripts/setup.sh installs gcc and g++): {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Pin headers of every aggregate shape are valid user-space C99, C11 and
+/// C++11 (what a sampler compiles), and their layout checks bite in each.
 #[test]
-fn pin_headers_compile_as_user_space_c() {
+fn pin_headers_compile_as_c_and_cpp() {
     for sql in [
         "SELECT comm, COUNT(*), SUM(count), MIN(-count % 7), HIST(-count) FROM syscalls.sys_enter_pread64 \
          GROUP BY comm WINDOW(time, 1000, 1000)",
@@ -156,16 +178,17 @@ fn pin_headers_compile_as_user_space_c() {
     ] {
         let h = ebq::codegen::pin_header(&prepare_with(sql, PlanOptions::default()).physical, "/sys/fs/bpf/ebq/q")
             .expect("aggregates have a pin header");
-        let dir = std::env::temp_dir().join(format!("ebq-pin-header-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("layout.c");
-        std::fs::write(&path, format!("{h}\nint main(void) {{ struct ebq_key k = {{0}}; struct ebq_value v = {{0}}; struct ebq_stats s = {{0}}; return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 2; }}\n")).unwrap();
-        let out = std::process::Command::new("cc")
-            .args(["-std=c11", "-Wall", "-Werror", "-fsyntax-only"])
-            .arg(&path)
-            .output()
-            .expect("a C compiler (cc)");
-        let _ = std::fs::remove_dir_all(&dir);
-        assert!(out.status.success(), "{sql}\n{}\n{h}", String::from_utf8_lossy(&out.stderr));
+        assert!(!h.contains("_Static_assert(sizeof"), "C11-only checks: {h}");
+        let main = "int main(void) { struct ebq_key k; struct ebq_value v; struct ebq_stats s; \
+                    return (int)(sizeof k + sizeof v + sizeof s) * 0 + EBQ_LAYOUT_VERSION - 2; }\n";
+        let wrong = "EBQ_STATIC_ASSERT(sizeof(struct ebq_key) == 3, \"ebq_key layout\");\n";
+        for (compiler, std) in [("gcc", "-std=c99"), ("gcc", "-std=c11"), ("g++", "-std=c++11")] {
+            let name = std.trim_start_matches("-std=");
+            if let Err(e) = compile_header(name, compiler, std, &format!("{h}\n{main}")) {
+                panic!("{compiler} {std}: {sql}\n{e}\n{h}");
+            }
+            let e = compile_header(name, compiler, std, &format!("{h}\n{wrong}{main}")).expect_err("a wrong size");
+            assert!(e.contains("error"), "{compiler} {std}: {e}");
+        }
     }
 }

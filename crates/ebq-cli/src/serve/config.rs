@@ -17,6 +17,7 @@
 //! series_ttl = "1h"
 //! max_groups = 10240            # the `ebq run` options of the same names:
 //! max_pending = 10240           #   JOIN pairs open at once
+//! max_pair_age = "60s"          #   JOIN pairs whose end has not come by then are evicted
 //! max_tracked = 65536           #   processes tracked (the -c scope; unused by serve's system-wide queries)
 //! max_sketch_buckets = 65536    #   QUANTILE/Pxx sketch entries
 //! ringbuf_size = 8388608        #   ring buffer bytes (a join of two streams reads rows through it)
@@ -78,6 +79,7 @@ struct RawQuery {
     series_ttl: Option<Spanned<toml::Value>>,
     max_groups: Option<Spanned<i64>>,
     max_pending: Option<Spanned<i64>>,
+    max_pair_age: Option<Spanned<toml::Value>>,
     max_tracked: Option<Spanned<i64>>,
     max_sketch_buckets: Option<Spanned<i64>>,
     ringbuf_size: Option<Spanned<i64>>,
@@ -134,6 +136,8 @@ pub struct QueryConfig {
     pub pin_header: Option<PathBuf>,
     /// Leave the pins in place on shutdown.
     pub keep_pins: bool,
+    /// JOIN: open pairs older than this are evicted (`--max-pair-age`).
+    pub max_pair_age: Duration,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
     pub at: String,
     /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
@@ -293,6 +297,12 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             Some(t) => duration(t.get_ref()).map_err(|e| err(t.span(), format!("query `{name}`: series_ttl: {e}")))?,
             None => default_ttl,
         };
+        let max_pair_age = match &q.max_pair_age {
+            Some(t) => {
+                duration(t.get_ref()).map_err(|e| err(t.span(), format!("query `{name}`: max_pair_age: {e}")))?
+            }
+            None => ebq::runtime::DEFAULT_MAX_PAIR_AGE,
+        };
         let mut limits = Limits::default();
         for (key, value, slot) in [
             ("max_groups", &q.max_groups, &mut limits.max_groups),
@@ -348,6 +358,7 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             pin,
             pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
             keep_pins: q.keep_pins.unwrap_or(false),
+            max_pair_age,
             at: at(q.name.span().start),
             sql_at: at(source.span().start),
         });
@@ -430,6 +441,7 @@ name = "writes"
 sql = "SELECT COUNT(*) FROM syscalls.sys_enter_write"
 max_series = 7
 series_ttl = "90s"
+max_pair_age = "2s"
 max_groups = 20000
 max_sketch_buckets = 1000
 ringbuf_size = 4096
@@ -454,6 +466,8 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
         assert_eq!(c.queries[0].limits, Limits::default());
         assert_eq!(c.queries[1].series_ttl, Duration::from_secs(90));
+        assert_eq!(c.queries[1].max_pair_age, Duration::from_secs(2));
+        assert_eq!(c.queries[0].max_pair_age, ebq::runtime::DEFAULT_MAX_PAIR_AGE);
         let l = c.queries[1].limits;
         assert_eq!((l.max_groups, l.max_sketch_buckets, l.ringbuf_size), (20000, 1000, 4096));
         assert_eq!(l.max_pending, Limits::default().max_pending);
@@ -467,7 +481,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
     #[test]
     fn errors_are_positioned() {
         let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
         assert_eq!(
             parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
             "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"

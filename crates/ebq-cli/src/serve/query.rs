@@ -49,6 +49,7 @@ impl Served {
         let name = c.config.name.clone();
         publisher.start(&name, c.config.max_series, c.config.series_ttl);
         let started = c.prepared.start(Scope::All).and_then(|mut r| {
+            r.set_max_pair_age(c.config.max_pair_age);
             if let Some(dir) = &c.config.pin {
                 let options =
                     PinOptions { dir: dir.clone(), header: c.config.pin_header.clone(), keep: c.config.keep_pins };

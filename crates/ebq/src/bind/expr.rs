@@ -359,6 +359,14 @@ impl Binder<'_> {
                          select syscall_name(id)",
                     ));
                 }
+                if name == "cgroup_path" || name == "container_id" {
+                    return Err(err(
+                        e,
+                        format!(
+                            "{name}() is computed in user space, per group: GROUP BY cgroup and select {name}(cgroup)"
+                        ),
+                    ));
+                }
                 match (name.as_str(), function_args(f).as_slice()) {
                     ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => {
                         match &v.value {

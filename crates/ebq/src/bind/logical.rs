@@ -385,6 +385,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::Not(e) => write!(f, "NOT {e}"),
             PostExpr::Neg(e) => write!(f, "-{e}"),
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
+            PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
         }
     }
 }
@@ -583,7 +584,41 @@ pub enum PostExpr<R = Input> {
         /// The bound kernel's table ([`crate::host::KernelInfo::syscalls`]).
         names: Arc<SyscallTable>,
     },
+    /// `cgroup_path(id)` or `container_id(id)` of a cgroup id, looked up in
+    /// user space ([`crate::host::cgroups`]).
+    Cgroup(CgroupInfo, Box<PostExpr<R>>),
 }
+
+/// What [`PostExpr::Cgroup`] tells of a cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgroupInfo {
+    /// Its path below the cgroup2 mount.
+    Path,
+    /// The container id in that path.
+    ContainerId,
+}
+
+impl CgroupInfo {
+    /// The SQL function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CgroupInfo::Path => "cgroup_path",
+            CgroupInfo::ContainerId => "container_id",
+        }
+    }
+
+    /// The value for cgroup `id`.
+    pub fn of(self, id: u64) -> String {
+        let path = crate::host::cgroups::cgroup_path(id);
+        match self {
+            CgroupInfo::Path => path,
+            CgroupInfo::ContainerId => crate::host::cgroups::container_id(&path),
+        }
+    }
+}
+
+/// Capacity of `cgroup_path()`/`container_id()` strings (for widths; the values are not cut).
+pub const CGROUP_TEXT_CAP: u16 = 255;
 
 /// Capacity of `syscall_name()` strings.
 pub const SYSCALL_NAME_CAP: u16 = 32;
@@ -603,6 +638,7 @@ impl<R> PostExpr<R> {
             PostExpr::Not(e) => PostExpr::Not(again(e)),
             PostExpr::Neg(e) => PostExpr::Neg(again(e)),
             PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
+            PostExpr::Cgroup(what, e) => PostExpr::Cgroup(what, again(e)),
         }
     }
 }
@@ -618,6 +654,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
             PostExpr::Neg(_) => DataType::I64,
             PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
+            PostExpr::Cgroup(..) => DataType::Str { cap: CGROUP_TEXT_CAP },
         }
     }
 }

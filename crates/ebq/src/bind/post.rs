@@ -64,6 +64,20 @@ impl Binder<'_> {
                 }
                 Ok(PostExpr::SyscallName { nr: Box::new(inner), names: Arc::new(self.kernel.syscalls().clone()) })
             }
+            Expr::Function(f) if cgroup_info(f).is_some() => {
+                let what = cgroup_info(f).expect("checked");
+                let [FunctionArgExpr::Expr(arg)] = super::expr::function_args(f).as_slice() else {
+                    return Err(err(
+                        e,
+                        format!("{} takes one argument, a cgroup id (the `cgroup` column)", what.name()),
+                    ));
+                };
+                let inner = self.post_expr(arg, keys, aggs)?;
+                if !inner.ty().is_int() {
+                    return Err(err(arg, format!("{} needs a cgroup id; `{arg}` is {}", what.name(), inner.ty())));
+                }
+                Ok(PostExpr::Cgroup(what, Box::new(inner)))
+            }
             Expr::BinaryOp { left, op, right } => {
                 let Some(op) = binary_op(op) else {
                     return Err(err(e, format!("operator `{op}` is not supported")));
@@ -215,4 +229,11 @@ pub(super) fn limit_value(e: &Expr) -> Result<u64> {
         },
         _ => Err(err(e, "LIMIT needs a whole number")),
     }
+}
+
+/// `cgroup_path(…)` or `container_id(…)`: which one.
+fn cgroup_info(f: &sqlparser::ast::Function) -> Option<super::logical::CgroupInfo> {
+    use super::logical::CgroupInfo;
+    let name = f.name.to_string().to_ascii_lowercase();
+    [CgroupInfo::Path, CgroupInfo::ContainerId].into_iter().find(|c| c.name() == name)
 }

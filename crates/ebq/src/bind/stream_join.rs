@@ -330,6 +330,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::Not(x) => PostExpr::Not(again(x)),
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),
         PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
+        PostExpr::Cgroup(what, x) => PostExpr::Cgroup(what, again(x)),
         other => other,
     }
 }

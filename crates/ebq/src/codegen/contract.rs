@@ -139,7 +139,7 @@ pub enum Layout {
     /// A struct the planner laid out.
     Struct(StructLayout),
     /// A struct generated without a planner layout (`struct ebq_sketch_key`,
-    /// `struct ebq_stash` for a pair with nothing to carry, scratch), by size.
+    /// scratch), by size.
     Bytes(u32),
     /// `struct ebq_stats`.
     Stats,

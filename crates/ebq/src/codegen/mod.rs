@@ -158,7 +158,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     let mut progs = vec![ProgInfo { name: names::QUERY, attach: AttachPoint::Query(k.event.clone()) }];
     if let Some(p) = &k.pairing {
         c.push_str(&pairing::declarations(p));
-        let stash = if p.stash.fields.is_empty() { Layout::Bytes(1) } else { Layout::Struct(p.stash.clone()) };
+        let stash = Layout::Struct(p.stash.clone());
         maps.push(map_info("ebq_pending", MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
         if !p.carried.is_empty() {
             maps.push(map_info("ebq_taken", MapRole::Taken, Layout::U32, stash));
@@ -242,6 +242,11 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 		return 1;
 	if (ebq_config.scope == 1)
 		return tgid == ebq_config.target_tgid;
+	/* --cgroup: the current task's ancestor at the group's depth is the group
+	 * (0 when the task's own cgroup is shallower). */
+	if (ebq_config.scope == 3)
+		return bpf_get_current_ancestor_cgroup_id(ebq_config.cgroup_level) ==
+		       ((__u64)ebq_config.cgroup_id_hi << 32 | ebq_config.cgroup_id_lo);
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 

@@ -13,12 +13,8 @@ pub fn declarations(p: &Pairing) -> String {
     let mut c = super::probe::preamble(&p.start)
         .unwrap_or_else(|| structs::event_struct("ebq_start_event", &p.start.event_description(), &p.start.format));
     c.push_str(&structs::layout_struct("ebq_pair_key", &p.key));
-    if p.stash.fields.is_empty() {
-        // Nothing to carry: the map still needs a value to mark the open pair.
-        c.push_str("struct ebq_stash {\n\t__u8 open;\n};\n\n");
-    } else {
-        c.push_str(&structs::layout_struct("ebq_stash", &p.stash));
-    }
+    // Never empty: the opening time is always kept.
+    c.push_str(&structs::layout_struct("ebq_stash", &p.stash));
     let _ = write!(
         c,
         "/* Open pairs: what the end event needs from its start event, by pairing key.\n \
@@ -88,7 +84,11 @@ pub fn start_program(p: &Pairing) -> String {
         c.push_str(&load_column(col, *ty, format));
     }
     c.push_str(&fill_key(p, true));
-    c.push_str("\tstruct ebq_stash s = {};\n");
+    let _ = writeln!(
+        c,
+        "\tstruct ebq_stash s = {{}};\n\ts.{} = bpf_ktime_get_ns();\t/* its age evicts an orphan */",
+        crate::plan::OPENED
+    );
     for (col, ty, pos) in &p.carried {
         let e = crate::bind::ScalarExpr::Column { source: start_column(col).clone(), ty: *ty };
         c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));

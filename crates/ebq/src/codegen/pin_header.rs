@@ -29,6 +29,29 @@ pub mod pin_names {
     pub const SKETCH: &str = "sketch";
 }
 
+/// The size checks' spelling for every compiler a reader may use: the
+/// structs' `_Static_assert` is C11 only, C++11 calls it `static_assert`, and
+/// C99 has neither (a negative array size fails the same way there).
+const STATIC_ASSERT: &str = "\
+/* Layout checks in C99, C11 and C++11 alike. */
+#if defined(__cplusplus)
+#define EBQ_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define EBQ_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#else
+#define EBQ_CONCAT_(a, b) a##b
+#define EBQ_CONCAT(a, b) EBQ_CONCAT_(a, b)
+#define EBQ_STATIC_ASSERT(cond, msg) typedef char EBQ_CONCAT(ebq_static_assert_, __LINE__)[(cond) ? 1 : -1]
+#endif
+
+";
+
+/// A struct of the BPF program (checked with C11's `_Static_assert`) as the
+/// header declares it, checked with [`STATIC_ASSERT`]'s macro.
+fn portable(c_struct: String) -> String {
+    c_struct.replace("_Static_assert(", "EBQ_STATIC_ASSERT(")
+}
+
 /// The header for the pins of an aggregate query under `dir` (its first, for
 /// a one-program plan its only, program); `None` for row queries (they have
 /// no map to pin: rows stream through a ring buffer).
@@ -85,7 +108,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
          \x20* Versioning: EBQ_LAYOUT_VERSION changes when pin names, merge rules or the\n\
          \x20* window key change. The structs below describe this query only.\n\
          \x20*/\n\
-         #ifndef EBQ_LAYOUT_H\n#define EBQ_LAYOUT_H\n\n#include <linux/types.h>\n\n\
+         #ifndef EBQ_LAYOUT_H\n#define EBQ_LAYOUT_H\n\n#include <linux/types.h>\n\n{STATIC_ASSERT}\
          #define EBQ_LAYOUT_VERSION {LAYOUT_VERSION}\n\
          #define EBQ_PIN_DIR \"{c_dir}\"\n#define EBQ_PIN_GROUPS EBQ_PIN_DIR \"/{g}\"\n#define EBQ_PIN_STATS EBQ_PIN_DIR \"/{s}\"\n",
         sketch = if sketches.is_empty() {
@@ -147,7 +170,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         let _ = writeln!(c, " *   {}: {what} {}{text}", f.name, comment_safe(&expr.to_string()));
     }
     c.push_str(" * __pad fields are zero. */\n");
-    c.push_str(&structs::layout_struct("ebq_key", key));
+    c.push_str(&portable(structs::layout_struct("ebq_key", key)));
 
     // Value: what each slot holds and how histograms are bucketed.
     c.push_str("/* Aggregates of one group on one CPU.\n *   count: events (COUNT(*))\n");
@@ -197,7 +220,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         }
     }
     c.push_str(" */\n");
-    c.push_str(&structs::layout_struct("ebq_value", value));
+    c.push_str(&portable(structs::layout_struct("ebq_value", value)));
     c.push_str(&hist_defs);
     if !hist_defs.is_empty() {
         c.push('\n');
@@ -206,7 +229,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         "/* Event accounting, summed over CPUs: in scope, passed WHERE, lost (map full); JOINs:\n \
          * unmatched ends, starts lost to a full pairing map; -c: children not traced. */\n",
     );
-    c.push_str(&super::StatsLayout.c_struct());
+    c.push_str(&portable(super::StatsLayout.c_struct()));
     if !sketches.is_empty() {
         let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
         let _ = write!(

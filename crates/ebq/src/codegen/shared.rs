@@ -95,6 +95,8 @@ pub mod scope {
     pub const PROCESS: u32 = 1;
     /// Processes in the `ebq_pids` set (a `-c` command and its descendants).
     pub const TRACKED: u32 = 2;
+    /// Tasks in the cgroup `ebq_config.cgroup_id_*` or below it (`--cgroup`).
+    pub const CGROUP: u32 = 3;
 }
 
 /// One `__u32` field of `struct ebq_config`, in field order.
@@ -104,23 +106,41 @@ pub enum ConfigField {
     Scope,
     /// With [`scope::PROCESS`], the process.
     TargetTgid,
+    /// With [`scope::CGROUP`], the group's depth (the cgroup2 root is 0).
+    CgroupLevel,
+    /// With [`scope::CGROUP`], the low 32 bits of the group's id.
+    CgroupIdLo,
+    /// With [`scope::CGROUP`], the high 32 bits of the group's id.
+    CgroupIdHi,
 }
 
 impl ConfigField {
     /// Every field, in memory order.
-    pub const ALL: [ConfigField; 2] = [ConfigField::Scope, ConfigField::TargetTgid];
+    pub const ALL: [ConfigField; 5] = [
+        ConfigField::Scope,
+        ConfigField::TargetTgid,
+        ConfigField::CgroupLevel,
+        ConfigField::CgroupIdLo,
+        ConfigField::CgroupIdHi,
+    ];
 
     fn c_name(self) -> &'static str {
         match self {
             ConfigField::Scope => "scope",
             ConfigField::TargetTgid => "target_tgid",
+            ConfigField::CgroupLevel => "cgroup_level",
+            ConfigField::CgroupIdLo => "cgroup_id_lo",
+            ConfigField::CgroupIdHi => "cgroup_id_hi",
         }
     }
 
     fn c_comment(self) -> &'static str {
         match self {
-            ConfigField::Scope => "\t\t/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids */",
-            ConfigField::TargetTgid => "",
+            ConfigField::Scope => {
+                "\t\t/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids, 3: in cgroup_id_* */"
+            }
+            ConfigField::CgroupIdLo => "\t/* u32 halves: the struct stays all __u32 */",
+            _ => "",
         }
     }
 }
@@ -132,6 +152,10 @@ pub struct Config {
     pub scope: u32,
     /// [`ConfigField::TargetTgid`].
     pub target_tgid: u32,
+    /// [`ConfigField::CgroupLevel`].
+    pub cgroup_level: u32,
+    /// [`ConfigField::CgroupIdLo`] and [`ConfigField::CgroupIdHi`].
+    pub cgroup_id: u64,
 }
 
 /// `struct ebq_config`, the read-only `ebq_config` variable: the only
@@ -161,6 +185,9 @@ impl ConfigLayout {
                 match f {
                     ConfigField::Scope => config.scope,
                     ConfigField::TargetTgid => config.target_tgid,
+                    ConfigField::CgroupLevel => config.cgroup_level,
+                    ConfigField::CgroupIdLo => config.cgroup_id as u32,
+                    ConfigField::CgroupIdHi => (config.cgroup_id >> 32) as u32,
                 }
                 .to_ne_bytes()
             })
@@ -185,7 +212,9 @@ mod tests {
 
     #[test]
     fn config_encodes_in_field_order() {
-        let bytes = ConfigLayout.encode(&Config { scope: scope::PROCESS, target_tgid: 42 });
-        assert_eq!(bytes, [1u32.to_ne_bytes(), 42u32.to_ne_bytes()].concat());
+        let bytes = ConfigLayout.encode(&Config { scope: scope::PROCESS, target_tgid: 42, ..Default::default() });
+        assert_eq!(bytes, [1u32, 42, 0, 0, 0].map(u32::to_ne_bytes).concat());
+        let c = Config { scope: scope::CGROUP, cgroup_level: 2, cgroup_id: 0x5_0000_0007, ..Default::default() };
+        assert_eq!(ConfigLayout.encode(&c), [3u32, 0, 2, 7, 5].map(u32::to_ne_bytes).concat());
     }
 }

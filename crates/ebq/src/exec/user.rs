@@ -20,6 +20,7 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             v => Value::I(as_i64(&v).wrapping_neg()),
         },
         PostExpr::SyscallName { nr, names } => Value::S(names.name(as_i64(&eval(nr, inputs, outputs)))),
+        PostExpr::Cgroup(what, x) => Value::S(what.of(as_i64(&eval(x, inputs, outputs)) as u64)),
         PostExpr::Binary { op, left, right, ty } => {
             let l = eval(left, inputs, outputs);
             if *op == BinaryOp::And && !truthy(&l) {

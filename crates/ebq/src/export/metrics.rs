@@ -175,7 +175,9 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
             inputs_of(left, out);
             inputs_of(right, out);
         }
-        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName { nr: x, .. } => inputs_of(x, out),
+        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName { nr: x, .. } | PostExpr::Cgroup(_, x) => {
+            inputs_of(x, out)
+        }
         _ => {}
     }
 }
@@ -508,6 +510,12 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
             "JOIN start events the kernel skipped the start program for: pairs never seen.",
             None,
             stats.missed_starts as f64,
+        ),
+        counter(
+            "ebq_query_pairs_evicted_total",
+            "JOIN pairs evicted because their end did not come within max_pair_age.",
+            None,
+            stats.evicted as f64,
         ),
         counter(
             "ebq_query_bpf_runs_total",

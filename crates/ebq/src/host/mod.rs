@@ -14,6 +14,7 @@
 //! [`crate::catalog`] and [`crate::bind`], written once for both kernels.
 
 pub mod btf;
+pub mod cgroups;
 pub mod elf;
 mod fixture;
 mod host_kernel;

@@ -15,7 +15,7 @@ mod stream_join;
 pub mod syscall_attach;
 
 pub use layout::{StructField, StructLayout};
-pub use pairing::Pairing;
+pub use pairing::{Pairing, OPENED};
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
 pub use syscall_attach::SyscallAttach;

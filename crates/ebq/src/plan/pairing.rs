@@ -5,6 +5,11 @@ use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr};
 use crate::error::{Error, Result, Stage};
 use crate::types::DataType;
 
+/// The stash field with the start event's `bpf_ktime_get_ns()`: user space
+/// evicts pairs older than `--max-pair-age` by it (an end that never comes:
+/// `exit_group`, a filtered or lost end event).
+pub const OPENED: &str = "opened_ns";
+
 /// Enter→exit pairing in the kernel: the start program stores the carried
 /// columns under the pairing key; the end program looks them up, deletes the
 /// entry, and goes on as if one event had all columns.
@@ -20,7 +25,7 @@ pub struct Pairing {
     pub key: StructLayout,
     /// Per key field: the start-side expression, the end-side one, the field index.
     pub keys: Vec<(ScalarExpr, ScalarExpr, usize)>,
-    /// Value struct of `ebq_pending`: the carried start columns.
+    /// Value struct of `ebq_pending`: the carried start columns and [`OPENED`].
     pub stash: StructLayout,
     /// Per carried column: its [`ColumnSource::Start`] source, its type, its field in `stash`.
     pub carried: Vec<(ColumnSource, DataType, usize)>,
@@ -48,9 +53,11 @@ impl Pairing {
             e.typed_columns(&mut columns);
         }
         columns.retain(|(c, _)| c.is_start());
-        let stash_named: Vec<(String, DataType)> =
+        let mut stash_named: Vec<(String, DataType)> =
             columns.iter().enumerate().map(|(i, (c, ty))| (c_name(c.name(), i), storage_type(*ty))).collect();
-        let (stash, stash_pos) = StructLayout::new(&stash_named);
+        stash_named.push((OPENED.into(), DataType::U64));
+        let (stash, mut stash_pos) = StructLayout::new(&stash_named);
+        stash_pos.pop();
         let carried = columns.into_iter().zip(stash_pos).map(|((c, ty), pos)| (c, ty, pos)).collect();
         Ok(Pairing {
             start: join.start.clone(),

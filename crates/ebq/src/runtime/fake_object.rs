@@ -52,8 +52,6 @@ pub(super) struct FakeKernel {
     /// Records committed to the ring buffer and not yet read.
     pub records: RefCell<VecDeque<Vec<u8>>>,
     pub programs: Vec<ProgramStats>,
-    /// `ebq_pending`'s entries, for a JOIN.
-    pub open_pairs: Option<u64>,
 }
 
 impl FakeKernel {
@@ -162,8 +160,8 @@ impl KernelObject for FakeObject {
     fn program_stats(&self) -> Vec<ProgramStats> {
         self.kernel.programs.clone()
     }
-    fn open_pairs(&self) -> Option<u64> {
-        self.kernel.open_pairs
+    fn pending(&self) -> Option<&dyn super::object::PairMap> {
+        None
     }
 }
 

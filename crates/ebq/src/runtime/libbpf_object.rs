@@ -1,7 +1,7 @@
 //! [`KernelObject`] over libbpf: the loaded object, its links, its maps by
 //! role and its ring buffer. The only place a running query calls libbpf.
 
-use super::object::{KernelObject, RecordSink};
+use super::object::{KernelObject, PairMap, RecordSink};
 use super::stacks::Stacks;
 use super::{attach, load, selfstats, ProgramStats, Scope};
 use crate::codegen::{MapRole, Program};
@@ -165,8 +165,8 @@ impl KernelObject for LibbpfObject {
         selfstats::program_stats(&self.object)
     }
 
-    fn open_pairs(&self) -> Option<u64> {
-        self.pending.as_ref().map(|p| p.keys().count() as u64)
+    fn pending(&self) -> Option<&dyn PairMap> {
+        self.pending.as_ref().map(|p| p as &dyn PairMap)
     }
 }
 

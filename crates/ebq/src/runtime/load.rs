@@ -14,6 +14,15 @@ pub enum Scope {
     Process(u32),
     /// These processes and, when the fork follower is attached, their descendants (`-c CMD`).
     Tracked(Vec<u32>),
+    /// Tasks in a cgroup v2 group or its descendants (`--cgroup PATH`), checked
+    /// in the kernel: the current task's ancestor at `level` must be `id`
+    /// ([`crate::host::cgroups::cgroup_of`] gives both).
+    Cgroup {
+        /// The group's id (its directory's inode number).
+        id: u64,
+        /// Its depth below the cgroup2 root.
+        level: u32,
+    },
 }
 
 static LIBBPF_LOG: Mutex<String> = Mutex::new(String::new());
@@ -54,9 +63,12 @@ pub fn load(object: &[u8], program: &Program, scope_: &Scope) -> Result<Object> 
     }
     let mut open = ObjectBuilder::default().open_memory(object).map_err(|e| fail("open the BPF object", e))?;
     let config = match scope_ {
-        Scope::All => Config { scope: scope::ALL, target_tgid: 0 },
-        Scope::Process(p) => Config { scope: scope::PROCESS, target_tgid: *p },
-        Scope::Tracked(_) => Config { scope: scope::TRACKED, target_tgid: 0 },
+        Scope::All => Config { scope: scope::ALL, ..Default::default() },
+        Scope::Process(p) => Config { scope: scope::PROCESS, target_tgid: *p, ..Default::default() },
+        Scope::Tracked(_) => Config { scope: scope::TRACKED, ..Default::default() },
+        Scope::Cgroup { id, level } => {
+            Config { scope: scope::CGROUP, cgroup_level: *level, cgroup_id: *id, ..Default::default() }
+        }
     };
     let bytes = program.config.encode(&config);
     let at = ConfigLayout::OFFSET..ConfigLayout::OFFSET + bytes.len();

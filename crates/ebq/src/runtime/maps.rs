@@ -1,6 +1,9 @@
-//! [`PerCpuMap`] over a loaded BPF map: the kernel side of the seam the
-//! window code in `exec` reads groups and sketches through.
+//! [`PerCpuMap`] and [`PairMap`] over a loaded BPF map: the kernel side of
+//! the seams the window code in `exec` reads groups and sketches through,
+//! and the JOIN orphan sweep reads the pairing map through.
 
+use super::object::PairMap;
+use crate::error::{Error, Result};
 use crate::exec::PerCpuMap;
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 use std::io;
@@ -24,5 +27,29 @@ impl PerCpuMap for MapHandle {
 
     fn remove(&self, key: &[u8]) -> io::Result<()> {
         self.delete(key).map_err(io_err)
+    }
+}
+
+fn map_error(what: &str, e: libbpf_rs::Error) -> Error {
+    Error::Io { what: what.into(), source: io_err(e) }
+}
+
+impl PairMap for MapHandle {
+    fn pair_keys(&self) -> Vec<Vec<u8>> {
+        self.keys().collect()
+    }
+
+    fn pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.lookup(key, MapFlags::ANY).map_err(|e| map_error("read the pairing map", e))
+    }
+
+    fn take_pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.lookup_and_delete(key).map_err(|e| map_error("evict from the pairing map", e))
+    }
+
+    fn restore_pair(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        // A start that reopened the key meanwhile wins: NO_EXIST fails then, as meant.
+        let _ = self.update(key, value, MapFlags::NO_EXIST);
+        Ok(())
     }
 }

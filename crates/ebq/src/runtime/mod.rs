@@ -19,6 +19,7 @@ mod libbpf_object;
 mod load;
 mod maps;
 mod object;
+mod pair_age;
 pub mod pin;
 mod running;
 mod selfstats;
@@ -32,6 +33,7 @@ pub(crate) use crate::exec::decode::to_batch;
 pub use crate::exec::{arrow_type, hist_cell, schema, Value, WindowBounds, DEFAULT_MAX_SORTED_ROWS};
 pub use compile::{compile, scratch_dir};
 pub use load::Scope;
+pub use pair_age::DEFAULT_MAX_PAIR_AGE;
 pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
@@ -90,6 +92,9 @@ pub struct QueryStats {
     pub pending_full: u64,
     /// `-c`: children not traced because the process set was full (`--max-tracked`).
     pub untracked: u64,
+    /// JOIN: open pairs evicted from the pairing map because their end did not
+    /// come within `--max-pair-age` (e.g. `exit_group`, which never returns).
+    pub evicted: u64,
     /// Times the query's main program ran (0 unless BPF statistics are on).
     pub bpf_run_cnt: u64,
     /// Nanoseconds spent in the query's main program (0 unless BPF statistics are on).

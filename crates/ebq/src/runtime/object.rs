@@ -72,7 +72,21 @@ pub(crate) trait KernelObject {
     /// on) and the runs the kernel skipped (`recursion_misses`).
     fn program_stats(&self) -> Vec<ProgramStats>;
 
-    /// JOIN: the pairs in the pairing map ([`MapRole::Pending`]) now; `None`
-    /// when the program pairs nothing.
-    fn open_pairs(&self) -> Option<u64>;
+    /// JOIN: the pairing map ([`MapRole::Pending`]); `None` when the program
+    /// pairs nothing.
+    fn pending(&self) -> Option<&dyn PairMap>;
+}
+
+/// A JOIN's pairing map (`ebq_pending`, a plain hash) as user space sweeps
+/// and counts it.
+pub(crate) trait PairMap {
+    /// Every key present now.
+    fn pair_keys(&self) -> Vec<Vec<u8>>;
+    /// `key`'s value, or `None` when the pair closed meanwhile.
+    fn pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Removes `key` and returns what it held, atomically (an end closing the
+    /// pair and a start reopening it cannot slip in between).
+    fn take_pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Puts `value` back under `key` unless a new start took the key meanwhile.
+    fn restore_pair(&self, key: &[u8], value: &[u8]) -> Result<()>;
 }

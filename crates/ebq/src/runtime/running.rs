@@ -85,6 +85,14 @@ impl RunningQuery {
         }
     }
 
+    /// JOIN … ON: open pairs older than `age` are evicted from the pairing map
+    /// and counted in [`QueryStats::evicted`] (default [`super::DEFAULT_MAX_PAIR_AGE`]).
+    pub fn set_max_pair_age(&mut self, age: Duration) {
+        if let Run::Single(q) = &mut self.run {
+            q.set_max_pair_age(age);
+        }
+    }
+
     /// Most rows held at once by a row query with ORDER BY and no LIMIT, or
     /// by a join of two streams in its open windows (default
     /// [`super::DEFAULT_MAX_SORTED_ROWS`]); one more makes `poll` fail.

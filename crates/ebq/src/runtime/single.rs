@@ -8,6 +8,7 @@
 
 use super::libbpf_object::LibbpfObject;
 use super::object::{KernelObject, RecordSink};
+use super::pair_age::PairAges;
 use super::pin::{self, PinOptions, Pins};
 use super::stacks::Stacks;
 use super::{attach, compile, env, monotonic_ns, schema, selfstats, Output, ProgramStats, QueryStats, Scope};
@@ -45,6 +46,8 @@ pub(super) struct SingleQuery {
     pub(super) finished: bool,
     /// Pinned maps (`--pin`), removed on drop unless kept.
     pins: Option<Pins>,
+    /// JOIN: when the pairing map is swept for orphans next, and what was evicted.
+    pair_ages: Option<PairAges>,
     /// Last, so it is dropped (detached) after everything reading it.
     pub(super) object: Box<dyn KernelObject>,
 }
@@ -154,6 +157,7 @@ impl SingleQuery {
             deadline: None,
             finished: false,
             pins: None,
+            pair_ages: plan.programs[0].pairing.as_ref().map(|p| PairAges::new(&p.stash)),
             object,
         })
     }
@@ -216,6 +220,13 @@ impl SingleQuery {
         }
     }
 
+    /// JOIN: open pairs older than `age` are evicted (default [`super::DEFAULT_MAX_PAIR_AGE`]).
+    pub fn set_max_pair_age(&mut self, age: Duration) {
+        if let Some(p) = &mut self.pair_ages {
+            p.set_max_age(age);
+        }
+    }
+
     /// Rows an ORDER BY row query holds right now (bounded: see [`Self::set_max_sorted_rows`]).
     pub fn held_rows(&self) -> usize {
         self.rows.as_ref().map_or(0, |r| r.sorted.len())
@@ -236,6 +247,9 @@ impl SingleQuery {
     pub fn poll(&mut self, max_wait: Duration) -> Result<Vec<Output>> {
         if self.finished {
             return Ok(vec![]);
+        }
+        if let (Some(ages), Some(map)) = (&mut self.pair_ages, self.object.pending()) {
+            ages.sweep_if_due(map)?;
         }
         if let Some(end) = self.deadline {
             let now = Instant::now();
@@ -356,8 +370,9 @@ impl SingleQuery {
         }
         // Detached: no end can close them any more (while running, most are in flight).
         if self.finished {
-            s.open_pairs = self.object.open_pairs().unwrap_or(0);
+            s.open_pairs = self.object.pending().map_or(0, |p| p.pair_keys().len() as u64);
         }
+        s.evicted = self.pair_ages.as_ref().map_or(0, PairAges::evicted);
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
         Ok(s)
     }

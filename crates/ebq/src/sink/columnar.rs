@@ -1,17 +1,22 @@
 //! Columnar files: Parquet and Arrow IPC (file format).
 //!
 //! The file's schema is the query's output columns, preceded by two UInt64
-//! columns `window_start_ns`, `window_end_ns` (time windows) or one `window`
-//! (count windows), the same names and values as the JSON sink's keys. Row
-//! queries have no window columns. The schema is fixed by the first batch: all
-//! batches of one query have the same columns and the same window kind.
+//! columns `window_start_ns`, `window_end_ns` (time windows, CLOCK_MONOTONIC)
+//! and their wall-clock twins `window_start`, `window_end`
+//! (`timestamp[ns, tz=UTC]`), or one `window` (count windows): the same names
+//! and values as the JSON sink's keys. Row queries have no window columns. A
+//! `time` column is followed by its wall-clock `time_wall` (see [`super::wall`]).
+//! The schema is fixed by the first batch: all batches of one query have the
+//! same columns and the same window kind.
 //!
 //! Both formats end with a footer, written by [`Sink::finish`]; a file whose
 //! sink was not finished is not readable.
 
-use super::Sink;
-use crate::runtime::{Output, WindowBounds};
-use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
+use super::{time_column, wall_clock, wall_type, window_columns, Sink, TIME_WALL};
+use crate::runtime::Output;
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{ArrayRef, RecordBatch, TimestampNanosecondArray, UInt64Array};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -20,31 +25,39 @@ use parquet::file::properties::WriterProperties;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-/// The window columns a batch of `window` gets, with their values.
-fn window_columns(window: &WindowBounds) -> Vec<(&'static str, u64)> {
-    match *window {
-        WindowBounds::Time { start_ns, end_ns } => vec![("window_start_ns", start_ns), ("window_end_ns", end_ns)],
-        WindowBounds::Count { index } => vec![("window", index)],
-        WindowBounds::Rows => vec![],
-    }
-}
-
-/// The file schema for outputs like `o`: window columns, then the batch's.
+/// The file schema for outputs like `o`: window columns, then the batch's,
+/// with `time_wall` after `time`.
 pub fn file_schema(o: &Output) -> SchemaRef {
-    let mut fields: Vec<Field> =
-        window_columns(&o.window).into_iter().map(|(name, _)| Field::new(name, DataType::UInt64, false)).collect();
-    fields.extend(o.batch.schema().fields().iter().map(|f| f.as_ref().clone()));
+    let mut fields: Vec<Field> = window_columns(&o.window)
+        .into_iter()
+        .map(|c| Field::new(c.name, if c.wall { wall_type() } else { DataType::UInt64 }, false))
+        .collect();
+    let schema = o.batch.schema();
+    fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
+    if let Some(i) = time_column(&schema) {
+        fields.insert(fields.len() - schema.fields().len() + i + 1, Field::new(TIME_WALL, wall_type(), false));
+    }
     Arc::new(Schema::new(fields))
 }
 
-/// `o`'s batch with its window columns prepended, checked against `schema`.
+/// `o`'s batch with its window and wall-clock columns added, checked against `schema`.
 pub fn with_window_columns(o: &Output, schema: &SchemaRef) -> io::Result<RecordBatch> {
     let rows = o.batch.num_rows();
+    let clock = wall_clock();
+    let wall = |values: Vec<i64>| Arc::new(TimestampNanosecondArray::from(values).with_timezone("UTC")) as ArrayRef;
     let mut columns: Vec<ArrayRef> = window_columns(&o.window)
         .into_iter()
-        .map(|(_, v)| Arc::new(UInt64Array::from_value(v, rows)) as ArrayRef)
+        .map(|c| match c.wall {
+            true => wall(vec![clock.wall_ns(c.value); rows]),
+            false => Arc::new(UInt64Array::from_value(c.value, rows)) as ArrayRef,
+        })
         .collect();
+    let lead = columns.len();
     columns.extend(o.batch.columns().iter().cloned());
+    if let Some(i) = time_column(&o.batch.schema()) {
+        let time = o.batch.column(i).as_primitive::<UInt64Type>();
+        columns.insert(lead + i + 1, wall(time.values().iter().map(|&t| clock.wall_ns(t)).collect()));
+    }
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
         io::Error::new(io::ErrorKind::InvalidData, format!("a batch does not match the file's schema: {e}"))
     })
@@ -197,6 +210,7 @@ impl<W: Write> Sink for ArrowSink<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::WindowBounds;
     use arrow_array::{StringArray, UInt64Array};
 
     fn output(window: WindowBounds, fds: &[u64]) -> Output {
@@ -217,13 +231,36 @@ mod tests {
     fn window_columns_lead_the_schema() {
         let names = |o: &Output| -> Vec<String> { file_schema(o).fields().iter().map(|f| f.name().clone()).collect() };
         let time = output(WindowBounds::Time { start_ns: 5, end_ns: 9 }, &[1, 2]);
-        assert_eq!(names(&time), ["window_start_ns", "window_end_ns", "fd", "comm"]);
+        assert_eq!(names(&time), ["window_start_ns", "window_end_ns", "window_start", "window_end", "fd", "comm"]);
         assert_eq!(names(&output(WindowBounds::Count { index: 3 }, &[1])), ["window", "fd", "comm"]);
         assert_eq!(names(&output(WindowBounds::Rows, &[1])), ["fd", "comm"]);
         let b = with_window_columns(&time, &file_schema(&time)).unwrap();
         assert_eq!(b.num_rows(), 2);
         let starts = b.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
         assert_eq!(starts.values().to_vec(), vec![5, 5]);
+        let wall_ends = b.column(3).as_primitive::<arrow_array::types::TimestampNanosecondType>();
+        assert_eq!(wall_ends.values().to_vec(), vec![wall_clock().wall_ns(9); 2]);
+        assert_eq!(b.schema().field(3).data_type(), &wall_type());
+    }
+
+    #[test]
+    fn time_gets_a_wall_clock_twin() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("time", DataType::UInt64, false),
+            Field::new("fd", DataType::UInt64, false),
+        ]));
+        let cols = [vec![10, 20], vec![3, 4]].map(|v| Arc::new(UInt64Array::from(v)) as ArrayRef);
+        let o = Output {
+            window: WindowBounds::Rows,
+            batch: RecordBatch::try_new(schema, cols.to_vec()).unwrap(),
+            partial: false,
+        };
+        let b = with_window_columns(&o, &file_schema(&o)).unwrap();
+        let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["time", "time_wall", "fd"]);
+        let wall = b.column(1).as_primitive::<arrow_array::types::TimestampNanosecondType>();
+        let c = wall_clock();
+        assert_eq!(wall.values().to_vec(), vec![c.wall_ns(10), c.wall_ns(20)]);
     }
 
     #[test]
@@ -293,8 +330,8 @@ mod tests {
         let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
         std::fs::remove_file(&path).unwrap();
         let names: Vec<String> = batches[0].schema().fields().iter().map(|f| f.name().clone()).collect();
-        assert_eq!(names, ["window_start_ns", "window_end_ns", "fd", "comm"]);
+        assert_eq!(names, ["window_start_ns", "window_end_ns", "window_start", "window_end", "fd", "comm"]);
         assert_eq!(sum_fd(&batches, 0), 1 + 1 + 2);
-        assert_eq!(sum_fd(&batches, 2), 15);
+        assert_eq!(sum_fd(&batches, 4), 15);
     }
 }

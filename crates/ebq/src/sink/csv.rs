@@ -1,7 +1,8 @@
-//! CSV: a header once, then one line per row (per bucket for histograms), window columns first.
+//! CSV: a header once, then one line per row (per bucket for histograms), window
+//! columns first, the columns in the order JSON has them ([`line_table`]).
 
-use super::{line_rows, text, Sink};
-use crate::runtime::{Output, Value, WindowBounds};
+use super::{line_table, text, Sink};
+use crate::runtime::{Output, Value};
 use std::io::{self, Write};
 
 /// Writes RFC 4180 CSV.
@@ -27,28 +28,20 @@ fn quote(s: &str) -> String {
 
 impl<W: Write> Sink for CsvSink<W> {
     fn write(&mut self, o: &Output) -> io::Result<()> {
-        let window_cols: &[&str] = match o.window {
-            WindowBounds::Time { .. } => &["window_start_ns", "window_end_ns"],
-            WindowBounds::Count { .. } => &["window"],
-            WindowBounds::Rows => &[],
-        };
-        let (columns, rows) = line_rows(&o.batch);
+        let (columns, rows) = line_table(o);
         if !self.header_written {
-            let mut names: Vec<String> = window_cols.iter().map(|s| s.to_string()).collect();
-            names.extend(columns.iter().map(|n| quote(n)));
+            let names: Vec<String> = columns.iter().map(|n| quote(n)).collect();
             writeln!(self.out, "{}", names.join(","))?;
             self.header_written = true;
         }
         for row in rows {
-            let mut cells: Vec<String> = match o.window {
-                WindowBounds::Time { start_ns, end_ns } => vec![start_ns.to_string(), end_ns.to_string()],
-                WindowBounds::Count { index } => vec![index.to_string()],
-                WindowBounds::Rows => vec![],
-            };
-            cells.extend(row.iter().map(|v| match v {
-                Value::S(s) => quote(s),
-                v => text(v),
-            }));
+            let cells: Vec<String> = row
+                .iter()
+                .map(|v| match v {
+                    Value::S(s) => quote(s),
+                    v => text(v),
+                })
+                .collect();
             writeln!(self.out, "{}", cells.join(","))?;
         }
         self.out.flush()

@@ -261,12 +261,12 @@ mod tests {
         let mut s =
             FileSink::create(d.join("y.json"), FileFormat::Json, Rotation { windows: None, bytes: Some(30) }).unwrap();
         for i in 0..4 {
-            s.write(&output(i, 1)).unwrap(); // {"n":1,"window":i}\n is 20 bytes
+            s.write(&output(i, 1)).unwrap(); // {"window":i,"n":1}\n is 20 bytes
         }
         drop(s); // finishes
         for (f, want) in [
-            ("y.0000.json", "{\"n\":1,\"window\":0}\n{\"n\":1,\"window\":1}\n"),
-            ("y.0001.json", "{\"n\":1,\"window\":2}\n{\"n\":1,\"window\":3}\n"),
+            ("y.0000.json", "{\"window\":0,\"n\":1}\n{\"window\":1,\"n\":1}\n"),
+            ("y.0001.json", "{\"window\":2,\"n\":1}\n{\"window\":3,\"n\":1}\n"),
         ] {
             assert_eq!(std::fs::read_to_string(d.join(f)).unwrap(), want);
         }

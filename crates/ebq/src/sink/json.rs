@@ -1,12 +1,15 @@
 //! JSON lines: one object per result row (per bucket for histograms), keys = output column names.
 
-use super::{line_rows, Sink};
-use crate::runtime::{Output, Value, WindowBounds};
-use serde_json::{Map, Number, Value as Json};
+use super::{line_table, Sink};
+use crate::runtime::{Output, Value};
+use serde_json::{Number, Value as Json};
 use std::io::{self, Write};
 
-/// Writes one JSON object per row, plus `window_start_ns`/`window_end_ns`
-/// (time windows) or `window` (count windows).
+/// Writes one JSON object per row: the window columns
+/// (`window_start_ns`/`window_end_ns` and their wall-clock `window_start`/`window_end`
+/// for time windows, `window` for count windows), then the query's columns,
+/// keys in that order (SELECT order, not sorted), then `"partial": true` on an
+/// interrupted window.
 pub struct JsonSink<W: Write> {
     out: W,
 }
@@ -20,27 +23,24 @@ impl<W: Write> JsonSink<W> {
 
 impl<W: Write> Sink for JsonSink<W> {
     fn write(&mut self, o: &Output) -> io::Result<()> {
-        let (names, rows) = line_rows(&o.batch);
+        let (names, rows) = line_table(o);
         for row in rows {
-            let mut obj = Map::new();
+            // Written key by key: serde_json's map would sort the keys.
+            let mut sep = b"{";
             for (name, v) in names.iter().zip(row) {
-                obj.insert(name.clone(), json_value(v));
-            }
-            match o.window {
-                WindowBounds::Time { start_ns, end_ns } => {
-                    obj.insert("window_start_ns".into(), start_ns.into());
-                    obj.insert("window_end_ns".into(), end_ns.into());
-                }
-                WindowBounds::Count { index } => {
-                    obj.insert("window".into(), index.into());
-                }
-                WindowBounds::Rows => {}
+                self.out.write_all(sep)?;
+                serde_json::to_writer(&mut self.out, name)?;
+                self.out.write_all(b":")?;
+                serde_json::to_writer(&mut self.out, &json_value(v))?;
+                sep = b",";
             }
             if o.partial {
-                obj.insert("partial".into(), true.into());
+                self.out.write_all(sep)?;
+                self.out.write_all(b"\"partial\":true")?;
+            } else if names.is_empty() {
+                self.out.write_all(b"{")?;
             }
-            serde_json::to_writer(&mut self.out, &Json::Object(obj))?;
-            self.out.write_all(b"\n")?;
+            self.out.write_all(b"}\n")?;
         }
         self.out.flush()
     }
@@ -54,5 +54,36 @@ fn json_value(v: Value) -> Json {
         Value::S(s) => s.into(),
         Value::B(b) => b.into(),
         Value::Hist(_) => unreachable!("line_rows expands histograms into bucket rows"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::WindowBounds;
+    use arrow_array::{RecordBatch, UInt64Array};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    #[test]
+    fn keys_follow_the_select_order() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("zz", DataType::UInt64, false),
+            Field::new("time", DataType::UInt64, false),
+            Field::new("aa", DataType::UInt64, false),
+        ]));
+        let cols = [u64::MAX, 5, 1].map(|v| Arc::new(UInt64Array::from(vec![v])) as _);
+        let batch = RecordBatch::try_new(schema, cols.to_vec()).unwrap();
+        let mut out = Vec::new();
+        JsonSink::new(&mut out)
+            .write(&Output { window: WindowBounds::Count { index: 2 }, batch, partial: true })
+            .unwrap();
+        let wall = crate::sink::wall_clock().iso(5);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!(
+                "{{\"window\":2,\"zz\":18446744073709551615,\"time\":5,\"time_wall\":\"{wall}\",\"aa\":1,\"partial\":true}}\n"
+            )
+        );
     }
 }

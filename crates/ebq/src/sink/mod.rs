@@ -7,6 +7,7 @@ mod file;
 mod hist;
 mod json;
 mod table;
+mod wall;
 
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
@@ -15,8 +16,9 @@ pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;
 pub use self::table::TableSink;
+pub use self::wall::{iso8601, time_column, wall_clock, wall_type, WallClock, TIME, TIME_WALL};
 
-use crate::runtime::{Output, Value};
+use crate::runtime::{Output, Value, WindowBounds};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use std::io;
@@ -89,4 +91,61 @@ pub fn line_rows(batch: &RecordBatch) -> (Vec<String>, Vec<Vec<Value>>) {
         Some(b) => (b.names.clone(), rows(batch).flat_map(|r| b.expand(r)).collect()),
         None => (batch.schema().fields().iter().map(|f| f.name().clone()).collect(), rows(batch).collect()),
     }
+}
+
+/// One column the file sinks put before the query's columns.
+pub(crate) struct WindowColumn {
+    /// Its name.
+    pub name: &'static str,
+    /// A CLOCK_MONOTONIC time (time windows) or the window's index.
+    pub value: u64,
+    /// Written as the wall-clock time of `value` ([`wall_clock`]) rather than as the number.
+    pub wall: bool,
+}
+
+/// The window columns of a batch of `window`: `window_start_ns`,
+/// `window_end_ns` (CLOCK_MONOTONIC) and their wall-clock twins
+/// `window_start`, `window_end` for time windows, `window` for count windows,
+/// none for rows.
+pub(crate) fn window_columns(window: &WindowBounds) -> Vec<WindowColumn> {
+    let col = |name, value, wall| WindowColumn { name, value, wall };
+    match *window {
+        WindowBounds::Time { start_ns, end_ns } => vec![
+            col("window_start_ns", start_ns, false),
+            col("window_end_ns", end_ns, false),
+            col("window_start", start_ns, true),
+            col("window_end", end_ns, true),
+        ],
+        WindowBounds::Count { index } => vec![col("window", index, false)],
+        WindowBounds::Rows => vec![],
+    }
+}
+
+/// An output's rows as the line formats (JSON, CSV) write them, in column
+/// order: the window columns, then the query's columns in SELECT order
+/// (histograms expanded into bucket rows), the monotonic `time` followed by
+/// its wall-clock `time_wall`. Wall-clock times are ISO 8601 UTC strings with
+/// nanoseconds.
+pub fn line_table(o: &Output) -> (Vec<String>, Vec<Vec<Value>>) {
+    let clock = wall_clock();
+    let (mut names, mut rows) = line_rows(&o.batch);
+    if time_column(&o.batch.schema()).is_some() {
+        if let Some(i) = names.iter().position(|n| n == TIME) {
+            names.insert(i + 1, TIME_WALL.into());
+            for row in &mut rows {
+                let wall = match row[i] {
+                    Value::U(t) => Value::S(clock.iso(t)),
+                    _ => unreachable!("time_column is UInt64"),
+                };
+                row.insert(i + 1, wall);
+            }
+        }
+    }
+    let window = window_columns(&o.window);
+    let lead: Vec<Value> =
+        window.iter().map(|c| if c.wall { Value::S(clock.iso(c.value)) } else { Value::U(c.value) }).collect();
+    let mut all_names: Vec<String> = window.iter().map(|c| c.name.to_string()).collect();
+    all_names.append(&mut names);
+    let rows = rows.into_iter().map(|r| lead.iter().cloned().chain(r).collect()).collect();
+    (all_names, rows)
 }

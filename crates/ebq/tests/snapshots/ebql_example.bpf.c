@@ -42,8 +42,11 @@ static __always_inline int ebq_compat_syscall(void)
 
 /* Set by ebq before loading; read-only, so the verifier drops unused branches. */
 struct ebq_config {
-	__u32 scope;		/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids */
+	__u32 scope;		/* 0: all processes, 1: target_tgid only, 2: tgids in ebq_pids, 3: in cgroup_id_* */
 	__u32 target_tgid;
+	__u32 cgroup_level;
+	__u32 cgroup_id_lo;	/* u32 halves: the struct stays all __u32 */
+	__u32 cgroup_id_hi;
 };
 const volatile struct ebq_config ebq_config = {};
 
@@ -79,6 +82,11 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 		return 1;
 	if (ebq_config.scope == 1)
 		return tgid == ebq_config.target_tgid;
+	/* --cgroup: the current task's ancestor at the group's depth is the group
+	 * (0 when the task's own cgroup is shallower). */
+	if (ebq_config.scope == 3)
+		return bpf_get_current_ancestor_cgroup_id(ebq_config.cgroup_level) ==
+		       ((__u64)ebq_config.cgroup_id_hi << 32 | ebq_config.cgroup_id_lo);
 	return bpf_map_lookup_elem(&ebq_pids, &tgid) != 0;
 }
 
