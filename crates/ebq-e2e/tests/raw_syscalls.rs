@@ -75,7 +75,7 @@ fn enter_exit_joins_pair_every_call_on_every_attachment() {
                WHERE e.fd >= 100 GROUP BY e.fd";
     for (attach, rows, stats, report) in on_both(sql, PREAD) {
         let got: BTreeMap<u64, (u64, u64)> =
-            rows.iter().map(|r| (u(r, "e.fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
         assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
         assert!(rows.iter().all(|r| u(r, "minlat") > 0), "{attach:?}: exit after enter: {rows:?}");
         assert_eq!((stats.seen, stats.matched), (total_calls(&report), total_calls(&report)), "{attach:?}");
