@@ -35,6 +35,7 @@ pub const QUERIES: &[Shipped] = shipped![
     "syscount-latency",
     "cache-reads",
     "cache-misses",
+    "cache-readahead",
     "cache-dirtied",
     "mmap-faults",
     "mmap-faultaround",

@@ -209,3 +209,19 @@ fn cache_dirtied_counts_the_kernels_dirtied_folios() {
     assert!(dirtied >= 1, "writing a clean cached file dirties its folios");
     assert_eq!(total(&rows, "folios"), dirtied, "{rows:?}");
 }
+
+#[test]
+fn cache_readahead_counts_the_kernels_windows_and_sizes() {
+    let file = TestFile::new("readahead");
+    let ino = file.inode();
+    let trace = Instance::start("readahead", &["readahead/page_cache_ra_order"], &format!("i_ino == {ino}"));
+    let rows = shipped_rows("cache-readahead", &workload(&["cachepass", "--file", file.path(), "--drop"]), ino);
+    let windows = trace.lines("page_cache_ra_order");
+    assert!(!windows.is_empty(), "reading a dropped file reads ahead");
+    let sum = |key: &str| windows.iter().map(|l| field(l, key).0).sum::<u64>();
+    assert_eq!(total(&rows, "windows"), windows.len() as u64, "{rows:?}");
+    assert_eq!(total(&rows, "pages"), sum("size="), "{rows:?}");
+    assert_eq!(total(&rows, "async_pages"), sum("async_size="), "{rows:?}");
+    // Readahead asks for at least the file: every page of it is read ahead.
+    assert!(sum("size=") >= PAGES, "{windows:?}");
+}
