@@ -90,3 +90,21 @@ pub(crate) fn run_mmaptouch(cfg: &CacheCfg) -> Result<(), Error> {
     close_fd(fd);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<CacheCfg, Error> {
+        parse_cache(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn parses_file_passes_and_drop() {
+        let cfg = parse("--file f --passes 2 --drop").unwrap();
+        assert_eq!(cfg, CacheCfg { file: "f".into(), passes: 2, drop: true });
+        assert_eq!(parse("--file f").unwrap(), CacheCfg { file: "f".into(), passes: 1, drop: false });
+        assert!(matches!(parse("--passes 2"), Err(Error::Usage(_))));
+        assert!(matches!(parse("--file f --passes x"), Err(Error::Usage(_))));
+    }
+}
