@@ -33,6 +33,12 @@ pub const QUERIES: &[Shipped] = shipped![
     "syscount",
     "syscount-process",
     "syscount-latency",
+    "cache-reads",
+    "cache-misses",
+    "cache-readahead",
+    "cache-dirtied",
+    "mmap-faults",
+    "mmap-faultaround",
 ];
 
 /// A declared parameter: name, default, help.

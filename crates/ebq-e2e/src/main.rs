@@ -21,6 +21,7 @@
 //! `--comm` (set first thing in `main`), or attach by pid while the workload
 //! waits for `--wait-file`.
 
+mod cache;
 mod fileio;
 
 use std::ffi::CString;
@@ -38,6 +39,8 @@ usage:
   ebq-workload spin --seconds S [--comm NAME]
   ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
                       [--report FILE] [--wait-file PATH]
+  ebq-workload cachepass --file F [--passes P] [--drop]
+  ebq-workload mmaptouch --file F [--drop]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -56,6 +59,11 @@ fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
           B*(i+1) bytes (B defaults to 100), lseek to 0, Ri read() calls, Wi
           pwrite64 and Ri pread64 calls at offsets j*B*(i+1), close, fsync the
           closed fd. Ri <= Wi. Last, fsync(1048576) (both fsyncs fail: EBADF).
+cachepass: with --drop, fsync F and drop it from the page cache
+          (posix_fadvise DONTNEED); then read it P times (default 1) in
+          page-sized pread64 calls at page-aligned offsets.
+mmaptouch: the same --drop, then mmap F read-only (MAP_SHARED) and read one
+          byte of every page in order.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -876,6 +884,8 @@ fn run(args: &[String]) -> Result<(), Error> {
         "readzero" => run_readzero(&parse_readzero(rest)?),
         "spin" => run_spin(&parse_spin(rest)?),
         "fileio" => fileio::run_fileio(&fileio::parse_fileio(rest)?),
+        "cachepass" => cache::run_cachepass(&cache::parse_cache(rest)?),
+        "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

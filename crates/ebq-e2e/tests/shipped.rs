@@ -44,10 +44,12 @@ fn every_shipped_query_runs_and_produces_rows() {
     let names = shipped_names();
     assert!(names.len() >= 9, "{names:?}");
     let file = std::env::temp_dir().join(format!("ebq-shipped-{}.dat", std::process::id()));
-    // Direct I/O on the disk (block queries), plus reads, writes, opens and fsyncs (syscall queries).
+    // Direct I/O on the disk (block queries), plus reads, writes, opens and fsyncs (syscall
+    // queries), and a buffered read of the file dropped from the cache (page-cache queries).
     let cmd = format!(
         "dd if=/dev/zero of={f} bs=4k count=200 oflag=direct,dsync status=none && \
          dd if={f} of=/dev/null bs=4k iflag=direct status=none && sync {f} && \
+         dd if={f} iflag=nocache count=0 status=none && dd if={f} of=/dev/null bs=4k status=none && \
          {w} readzero --count 300 --report {f}.json",
         f = file.display(),
         w = workload_bin().display()

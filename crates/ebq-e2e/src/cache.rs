@@ -1,0 +1,110 @@
+//! `cachepass` and `mmaptouch`: known page-cache traffic on one existing file,
+//! for the page-cache and mmap tests.
+//!
+//! `cachepass --file F [--passes P] [--drop]`: with `--drop`, `fsync` the file and
+//! drop it from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`); then read
+//! it P times (default 1) from start to end in page-sized `pread64` calls at
+//! page-aligned offsets, so each call asks the cache for exactly one page.
+//! `mmaptouch --file F [--drop]`: the same drop, then map the whole file
+//! (`PROT_READ`, `MAP_SHARED`) and read one byte of every page, in order.
+
+use super::{close_fd, open_path, os_err, usage, Error, Flags};
+
+/// The page size the reads and touches step by (x86-64, arm64 with 4 KiB pages).
+const PAGE: usize = 4096;
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct CacheCfg {
+    file: String,
+    passes: u64,
+    drop: bool,
+}
+
+pub(crate) fn parse_cache(args: &[String]) -> Result<CacheCfg, Error> {
+    let f = Flags::parse(args, &["file", "passes"], &["drop"])?;
+    Ok(CacheCfg {
+        file: f.required("file")?.to_string(),
+        passes: f.u64_or("passes", Some(1), 0, 1000)?,
+        drop: f.has("drop"),
+    })
+}
+
+/// Opens the file read-only, drops its pages when asked; returns the fd and size.
+fn open_dropped(cfg: &CacheCfg) -> Result<(libc::c_int, usize), Error> {
+    let fd = open_path(&cfg.file, libc::O_RDONLY, 0)?;
+    // SAFETY: fd is open; st is a plain struct fstat fills.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(os_err("fstat"));
+    }
+    if cfg.drop {
+        // SAFETY: fd is open.
+        if unsafe { libc::fsync(fd) } != 0 {
+            return Err(os_err("fsync"));
+        }
+        // SAFETY: fd is open; offset 0, length 0 = the whole file.
+        let rc = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if rc != 0 {
+            return Err(Error::Runtime(format!("posix_fadvise: error {rc}")));
+        }
+    }
+    Ok((fd, st.st_size as usize))
+}
+
+pub(crate) fn run_cachepass(cfg: &CacheCfg) -> Result<(), Error> {
+    let (fd, size) = open_dropped(cfg)?;
+    let mut buf = vec![0u8; PAGE];
+    for _ in 0..cfg.passes {
+        for off in (0..size).step_by(PAGE) {
+            let want = PAGE.min(size - off);
+            // SAFETY: buf holds PAGE bytes; fd is open.
+            let n = unsafe { libc::pread64(fd, buf.as_mut_ptr().cast(), want, off as libc::off64_t) };
+            if n != want as isize {
+                return Err(Error::Runtime(format!("pread64 at {off}: {n} of {want} bytes")));
+            }
+        }
+    }
+    close_fd(fd);
+    Ok(())
+}
+
+pub(crate) fn run_mmaptouch(cfg: &CacheCfg) -> Result<(), Error> {
+    let (fd, size) = open_dropped(cfg)?;
+    if size == 0 {
+        return usage("mmaptouch: the file is empty");
+    }
+    // SAFETY: a fresh read-only shared mapping of the open fd's first `size` bytes.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+    if p == libc::MAP_FAILED {
+        return Err(os_err("mmap"));
+    }
+    let base = p.cast::<u8>();
+    let mut sum = 0u64;
+    for off in (0..size).step_by(PAGE) {
+        // SAFETY: off < size, inside the mapping.
+        sum += u64::from(unsafe { std::ptr::read_volatile(base.add(off)) });
+    }
+    std::hint::black_box(sum);
+    // SAFETY: the mapping made above, unmapped once.
+    unsafe { libc::munmap(p, size) };
+    close_fd(fd);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<CacheCfg, Error> {
+        parse_cache(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn parses_file_passes_and_drop() {
+        let cfg = parse("--file f --passes 2 --drop").unwrap();
+        assert_eq!(cfg, CacheCfg { file: "f".into(), passes: 2, drop: true });
+        assert_eq!(parse("--file f").unwrap(), CacheCfg { file: "f".into(), passes: 1, drop: false });
+        assert!(matches!(parse("--passes 2"), Err(Error::Usage(_))));
+        assert!(matches!(parse("--file f --passes x"), Err(Error::Usage(_))));
+    }
+}
