@@ -434,6 +434,7 @@ fn column_type(f: &ebq::catalog::TpField) -> String {
         FieldKind::Int => ebq::types::DataType::int_of_size(f.size, f.signed).to_string(),
         FieldKind::CharArray { len } => format!("string({len})"),
         FieldKind::DataLocStr => format!("string({})", ebq::bind::DATA_LOC_STRING_CAP),
+        FieldKind::UserStr | FieldKind::UserArgv => format!("string({})", ebq::bind::USER_STRING_CAP),
         FieldKind::IntArray { elem_size, len } => {
             format!("{}[{len}]", ebq::types::DataType::int_of_size(*elem_size, f.signed))
         }

@@ -62,6 +62,7 @@ impl ColumnSource {
             ColumnSource::System(SystemColumn::Comm) => Some(16),
             ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
             ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
+            ColumnSource::Field { kind: FieldKind::UserStr | FieldKind::UserArgv, .. } => Some(super::USER_STRING_CAP),
             ColumnSource::Start { column, .. } => column.string_cap(),
             ColumnSource::File { column, .. } => match column.data_type() {
                 crate::types::DataType::Str { cap } => Some(cap),
