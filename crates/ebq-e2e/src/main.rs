@@ -11,6 +11,7 @@
 //! ebq-workload spin --seconds S [--comm NAME]
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
 //!                     [--report FILE] [--wait-file PATH]
+//! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -22,6 +23,7 @@
 //! waits for `--wait-file`.
 
 mod fileio;
+mod opens;
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -38,6 +40,7 @@ usage:
   ebq-workload spin --seconds S [--comm NAME]
   ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
                       [--report FILE] [--wait-file PATH]
+  ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -56,6 +59,8 @@ fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
           B*(i+1) bytes (B defaults to 100), lseek to 0, Ri read() calls, Wi
           pwrite64 and Ri pread64 calls at offsets j*B*(i+1), close, fsync the
           closed fd. Ri <= Wi. Last, fsync(1048576) (both fsyncs fail: EBADF).
+opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
+          the report gives each ret (the fd, or -errno: -2 for a missing path).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -876,6 +881,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "readzero" => run_readzero(&parse_readzero(rest)?),
         "spin" => run_spin(&parse_spin(rest)?),
         "fileio" => fileio::run_fileio(&fileio::parse_fileio(rest)?),
+        "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
