@@ -403,8 +403,16 @@ fn describe(event: &str, args: &RunArgs) -> Result<ExitCode, String> {
     );
     for field in &f.fields {
         let ty = column_type(field);
-        out += &format!("  {:<24} {:<12} {}\n", field.name, ty, bound.event.field_origin(field));
+        let read = match field.kind {
+            ebq::catalog::FieldKind::UserStr => ", read from user memory",
+            ebq::catalog::FieldKind::UserArgv => ", read from user memory: entries joined by spaces",
+            _ => "",
+        };
+        out += &format!("  {:<24} {:<12} {}{read}\n", field.name, ty, bound.event.field_origin(field));
     }
+    // `SELECT *` expands to the event's own fields only (a row of every system
+    // column would be mostly noise and stacks); say so where the columns are listed.
+    out += "  -- not in SELECT * (select these by name):\n";
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }

@@ -345,6 +345,12 @@ impl Binder<'_> {
                 if agg_func(f).is_some() {
                     return Err(err(e, format!("aggregate `{e}` is not allowed here")));
                 }
+                if name == "dev_str" {
+                    return Err(err(
+                        e,
+                        "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
+                    ));
+                }
                 if name == "syscall_name" {
                     return Err(err(
                         e,
@@ -372,7 +378,7 @@ impl Binder<'_> {
                     ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) and dev_str(dev) (per group)"),
                     )),
                 }
             }

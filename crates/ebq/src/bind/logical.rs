@@ -378,6 +378,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::Not(e) => write!(f, "NOT {e}"),
             PostExpr::Neg(e) => write!(f, "-{e}"),
             PostExpr::SyscallName(e) => write!(f, "syscall_name({e})"),
+            PostExpr::DevStr(e) => write!(f, "dev_str({e})"),
         }
     }
 }
@@ -569,6 +570,10 @@ pub enum PostExpr<R = Input> {
     /// `syscall_name(nr)`: the system call's name, looked up in user space
     /// (the kernel has no name table a program could read).
     SyscallName(Box<PostExpr<R>>),
+    /// `dev_str(dev)`: a kernel `dev_t` (block tracepoints' `dev`: major in the
+    /// high 12 bits, minor in the low 20) as `"major:minor"`, as `lsblk` and
+    /// `/proc/partitions` name devices. Formatted in user space, per group.
+    DevStr(Box<PostExpr<R>>),
 }
 
 /// Capacity of `syscall_name()` strings.
@@ -589,6 +594,7 @@ impl<R> PostExpr<R> {
             PostExpr::Not(e) => PostExpr::Not(again(e)),
             PostExpr::Neg(e) => PostExpr::Neg(again(e)),
             PostExpr::SyscallName(e) => PostExpr::SyscallName(again(e)),
+            PostExpr::DevStr(e) => PostExpr::DevStr(again(e)),
         }
     }
 }
@@ -604,6 +610,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::Neg(e) if e.ty() == DataType::Float => DataType::Float,
             PostExpr::Neg(_) => DataType::I64,
             PostExpr::SyscallName(_) => DataType::Str { cap: SYSCALL_NAME_CAP },
+            PostExpr::DevStr(_) => DataType::Str { cap: 16 },
         }
     }
 }

@@ -328,6 +328,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::Not(x) => PostExpr::Not(again(x)),
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),
         PostExpr::SyscallName(x) => PostExpr::SyscallName(again(x)),
+        PostExpr::DevStr(x) => PostExpr::DevStr(again(x)),
         other => other,
     }
 }

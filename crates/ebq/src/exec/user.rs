@@ -20,6 +20,7 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             v => Value::I(as_i64(&v).wrapping_neg()),
         },
         PostExpr::SyscallName(x) => Value::S(crate::catalog::syscall_name(as_i64(&eval(x, inputs, outputs)))),
+        PostExpr::DevStr(x) => Value::S(dev_str(as_i64(&eval(x, inputs, outputs)) as u64)),
         PostExpr::Binary { op, left, right, ty } => {
             let l = eval(left, inputs, outputs);
             if *op == BinaryOp::And && !truthy(&l) {
@@ -190,4 +191,9 @@ pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -
     }
     let limit = user.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
     rows.into_iter().take(limit).map(|(_, o)| o).collect()
+}
+
+/// A kernel-internal `dev_t` (`MKDEV`: major << 20 | minor) as `"major:minor"`.
+pub fn dev_str(dev: u64) -> String {
+    format!("{}:{}", (dev >> 20) & 0xfff, dev & 0xfffff)
 }

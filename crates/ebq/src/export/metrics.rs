@@ -175,7 +175,7 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
             inputs_of(left, out);
             inputs_of(right, out);
         }
-        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName(x) => inputs_of(x, out),
+        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName(x) | PostExpr::DevStr(x) => inputs_of(x, out),
         _ => {}
     }
 }

@@ -209,5 +209,6 @@ pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &
         P::Not(x) => format!("NOT {}", post_text(x, inputs, outputs)),
         P::Neg(x) => format!("-{}", post_text(x, inputs, outputs)),
         P::SyscallName(x) => format!("syscall_name({})", post_text(x, inputs, outputs)),
+        P::DevStr(x) => format!("dev_str({})", post_text(x, inputs, outputs)),
     }
 }
