@@ -99,6 +99,17 @@ enum Command {
     },
 }
 
+/// `--time`: how the terminal table shows event times.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum TimeArg {
+    /// Seconds since the query started (1.234567).
+    Relative,
+    /// UTC wall-clock time (2026-11-24T02:45:01.123456Z).
+    Wall,
+    /// ns since boot (CLOCK_MONOTONIC), as files have them.
+    Raw,
+}
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Format {
@@ -141,6 +152,11 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// How the terminal table shows `time` columns: seconds since the query
+    /// started, UTC wall-clock time (ISO 8601), or raw ns since boot. Files
+    /// and the JSON/CSV formats keep raw ns.
+    #[arg(long = "time", value_enum, default_value_t = TimeArg::Relative)]
+    time: TimeArg,
     /// Write the results to FILE instead of stdout (required for parquet and arrow).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,

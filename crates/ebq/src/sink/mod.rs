@@ -2,6 +2,7 @@
 
 mod columnar;
 mod csv;
+mod display;
 mod escape;
 mod file;
 mod hist;
@@ -10,6 +11,7 @@ mod table;
 
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
+pub use self::display::{iso_utc, TimeDisplay};
 pub use self::escape::{escape_bytes, unescape_bytes};
 pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::hist::{bars, BucketRows};
