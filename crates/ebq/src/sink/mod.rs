@@ -39,6 +39,9 @@ pub trait Sink {
 pub fn cell(col: &ArrayRef, row: usize) -> Value {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
+    if col.is_null(row) && !matches!(col.data_type(), DataType::Utf8) {
+        return Value::Null;
+    }
     match col.data_type() {
         DataType::Int8 => Value::I(col.as_primitive::<Int8Type>().value(row).into()),
         DataType::Int16 => Value::I(col.as_primitive::<Int16Type>().value(row).into()),
@@ -73,6 +76,7 @@ pub fn text(v: &Value) -> String {
         }
         Value::S(s) => s.clone(),
         Value::B(b) => b.to_string(),
+        Value::Null => String::new(),
         Value::Hist(buckets) => {
             let parts: Vec<String> = buckets
                 .iter()
