@@ -89,3 +89,20 @@ fn execve_shows_the_program_and_its_arguments() {
         Some(format!("{workload} opens --comm ebq-argv --paths /nonexistent/ebq-d").as_str())
     );
 }
+
+#[test]
+fn str_reads_the_string_at_any_pointer_column() {
+    let paths = ["/etc/hostname", "/nonexistent/ebq-e"];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-str", &paths),
+        "--format",
+        "json",
+        "SELECT str(args[1]) AS path, str(args[1], 4) AS head FROM raw_syscalls.sys_enter \
+         WHERE id = syscall_nr('openat') AND comm = 'ebq-str'",
+    ]);
+    let (rows, _) = split(&out);
+    let got: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["path"].as_str().unwrap(), r["head"].as_str().unwrap())).collect();
+    assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-e", "/non")]);
+}

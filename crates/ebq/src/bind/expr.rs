@@ -376,9 +376,10 @@ impl Binder<'_> {
                         _ => Err(err(e, "syscall_nr('name') needs a string literal")),
                     },
                     ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
+                    ("str", args) => self.user_string(e, args),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) and dev_str(dev) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr) and dev_str(dev) (per group)"),
                     )),
                 }
             }

@@ -15,6 +15,7 @@ mod positions;
 mod post;
 mod probe;
 mod stream_join;
+mod user_str;
 
 pub use logical::*;
 

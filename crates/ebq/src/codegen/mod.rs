@@ -352,7 +352,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
                 ty.byte_size()
             ),
             FieldKind::UserStr => format!(
-                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)ctx->{name});\n",
+                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)*(__u64 *)((void *)ctx + {offset}));\t/* {name} */\n",
                 ty.byte_size()
             ),
             FieldKind::UserArgv => user_str::argv(&local, name, ty.byte_size()),
