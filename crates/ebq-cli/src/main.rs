@@ -102,6 +102,17 @@ enum Command {
     },
 }
 
+/// `--time`: how the terminal table shows event times.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum TimeArg {
+    /// Seconds since the query started (1.234567).
+    Relative,
+    /// UTC wall-clock time (2026-11-24T02:45:01.123456Z).
+    Wall,
+    /// ns since boot (CLOCK_MONOTONIC), as files have them.
+    Raw,
+}
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Format {
@@ -149,6 +160,11 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// How the terminal table shows `time` columns: seconds since the query
+    /// started, UTC wall-clock time (ISO 8601), or raw ns since boot. Files
+    /// and the JSON/CSV formats keep raw ns.
+    #[arg(long = "time", value_enum, default_value_t = TimeArg::Relative)]
+    time: TimeArg,
     /// Write the results to FILE instead of stdout (required for parquet and arrow).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
@@ -434,8 +450,16 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
     );
     for field in &f.fields {
         let ty = column_type(field);
-        out += &format!("  {:<24} {:<12} {}\n", field.name, ty, bound.event.field_origin(field));
+        let read = match field.kind {
+            ebq::catalog::FieldKind::UserStr => ", read from user memory",
+            ebq::catalog::FieldKind::UserArgv => ", read from user memory: entries joined by spaces",
+            _ => "",
+        };
+        out += &format!("  {:<24} {:<12} {}{read}\n", field.name, ty, bound.event.field_origin(field));
     }
+    // `SELECT *` expands to the event's own fields only (a row of every system
+    // column would be mostly noise and stacks); say so where the columns are listed.
+    out += "  -- not in SELECT * (select these by name):\n";
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }
@@ -478,6 +502,7 @@ fn column_type(f: &ebq::catalog::TpField) -> String {
         FieldKind::Int => ebq::types::DataType::int_of_size(f.size, f.signed).to_string(),
         FieldKind::CharArray { len } => format!("string({len})"),
         FieldKind::DataLocStr => format!("string({})", ebq::bind::DATA_LOC_STRING_CAP),
+        FieldKind::UserStr | FieldKind::UserArgv => format!("string({})", ebq::bind::USER_STRING_CAP),
         FieldKind::IntArray { elem_size, len } => {
             format!("{}[{len}]", ebq::types::DataType::int_of_size(*elem_size, f.signed))
         }

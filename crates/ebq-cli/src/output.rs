@@ -1,8 +1,8 @@
 //! Where results go: stdout, or `-o FILE` (optionally rotated).
 
-use crate::{Format, RunArgs};
+use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
-use ebq::sink::{CsvSink, FileFormat, FileSink, JsonSink, Rotation, Sink, TableSink};
+use ebq::sink::{CsvSink, FileFormat, FileSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
 use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
@@ -45,7 +45,11 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         return Ok(match format {
             FileFormat::Json => Box::new(JsonSink::new(out)),
             FileFormat::Csv => Box::new(CsvSink::new(out)),
-            _ => Box::new(TableSink::new(out)),
+            _ => Box::new(TableSink::new(out).with_time(match args.time {
+                TimeArg::Relative => TimeDisplay::relative_from_now(),
+                TimeArg::Wall => TimeDisplay::wall_from_now(),
+                TimeArg::Raw => TimeDisplay::Raw,
+            })),
         });
     };
     // The window kind of every batch, for a columnar file that gets none.

@@ -11,6 +11,7 @@
 //! ebq-workload spin --seconds S [--comm NAME]
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
 //!                     [--report FILE] [--wait-file PATH]
+//! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -23,6 +24,7 @@
 
 mod cache;
 mod fileio;
+mod opens;
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -41,6 +43,7 @@ usage:
                       [--report FILE] [--wait-file PATH]
   ebq-workload cachepass --file F [--passes P] [--drop]
   ebq-workload mmaptouch --file F [--drop]
+  ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -64,6 +67,8 @@ cachepass: with --drop, fsync F and drop it from the page cache
           page-sized pread64 calls at page-aligned offsets.
 mmaptouch: the same --drop, then mmap F read-only (MAP_SHARED) and read one
           byte of every page in order.
+opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
+          the report gives each ret (the fd, or -errno: -2 for a missing path).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -886,6 +891,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "fileio" => fileio::run_fileio(&fileio::parse_fileio(rest)?),
         "cachepass" => cache::run_cachepass(&cache::parse_cache(rest)?),
         "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
+        "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

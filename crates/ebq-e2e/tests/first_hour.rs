@@ -173,3 +173,84 @@ fn a_bpftrace_program_is_answered_with_the_ebq_query() {
         )
     );
 }
+
+#[test]
+fn describe_says_which_columns_select_star_leaves_out() {
+    let out = ebq(&["describe", "syscalls:sys_enter_openat"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().skip(1).take(8).collect();
+    assert_eq!(
+        lines,
+        [
+            "  column                   type         source",
+            "  __syscall_nr             i32          offset 8, size 4: int",
+            "  dfd                      u64          offset 16, size 8: int",
+            "  filename                 string(128)  offset 24, size 8: const char *, read from user memory",
+            "  flags                    u64          offset 32, size 8: int",
+            "  mode                     u64          offset 40, size 8: umode_t",
+            "  -- not in SELECT * (select these by name):",
+            "  time                     u64          event time, ns since boot (CLOCK_MONOTONIC)",
+        ]
+    );
+    // And SELECT * is exactly the columns above the line.
+    let opens = format!("{} opens --comm ebq-star --paths /nonexistent/ebq-star", workload_bin().display());
+    let out =
+        ebq(&["-c", &opens, "--format", "json", "SELECT * FROM syscalls.sys_enter_openat WHERE comm = 'ebq-star'"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<Json> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+        .filter(|r| r.get("opens").is_none())
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let keys: Vec<&String> = rows[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["__syscall_nr", "dfd", "filename", "flags", "mode"]);
+    assert_eq!(rows[0]["filename"].as_str(), Some("/nonexistent/ebq-star"));
+}
+
+/// The whole disk holding `path`, as "major:minor" (a partition's parent).
+fn disk_of(path: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).unwrap().dev();
+    let own = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let sys = format!("/sys/dev/block/{own}");
+    if std::path::Path::new(&format!("{sys}/partition")).exists() {
+        std::fs::read_to_string(format!("{sys}/../dev")).unwrap().trim().to_string()
+    } else {
+        own
+    }
+}
+
+#[test]
+fn dev_str_names_block_devices_as_major_minor() {
+    let file = format!("/var/tmp/ebq-dev-str-{}", std::process::id());
+    let dd = format!("dd if=/dev/zero of={file} bs=64k count=4 conv=fsync status=none");
+    let out = ebq(&[
+        "-c",
+        &dd,
+        "--format",
+        "json",
+        "SELECT dev_str(dev) AS disk, COUNT(*) AS n FROM block.block_rq_issue WHERE comm = 'dd' GROUP BY dev",
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let disks: Vec<String> = json_rows(&out).iter().map(|r| r["disk"].as_str().unwrap().to_string()).collect();
+    assert_eq!(disks, [disk_of("/var/tmp")]);
+}
+
+#[test]
+fn dev_str_outside_an_aggregate_says_where_it_works() {
+    let sql = "SELECT dev_str(dev) FROM block.block_rq_issue";
+    let out = ebq(&[sql]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev) at 1:8\n\
+             1 | {sql}\n{}{}\n",
+            " ".repeat(4 + 7),
+            "^".repeat(11)
+        )
+    );
+}

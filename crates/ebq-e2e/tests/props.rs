@@ -179,6 +179,9 @@ fn load_world(engine: &Engine) -> World {
                 FieldKind::DataLocStr => {
                     ev.strs.push(StrCol { name: f.name.clone(), quote: !bare(&f.name, false), max_len: 63 })
                 }
+                FieldKind::UserStr | FieldKind::UserArgv => {
+                    ev.strs.push(StrCol { name: f.name.clone(), quote: !bare(&f.name, false), max_len: 127 })
+                }
                 FieldKind::IntArray { len, .. } => {
                     // A few elements of each array: first, second, last.
                     let mut idx: Vec<u32> = [0, 1, len.saturating_sub(1)].into_iter().filter(|i| i < len).collect();

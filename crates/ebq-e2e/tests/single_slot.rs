@@ -97,9 +97,15 @@ fn a_keyless_aggregate_uses_one_array_slot_and_is_exact_on_both_cpus() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let w = Workload::start(&args);
     let mut q = prepared.start(Scope::Process(w.pid())).unwrap();
-    // Before any event the slot exists with count 0 on every CPU: no row, as with the hash.
-    let empty = q.snapshot().unwrap();
-    assert_eq!(empty.batch.num_rows(), 0);
+    // Before any event the slot exists with count 0 on every CPU: as with the hash, the
+    // one row of an ungrouped aggregate over nothing (COUNT 0, the rest NULL; issue 18).
+    let empty = rows_of(&[q.snapshot().unwrap()]);
+    assert_eq!(empty.len(), 1, "{empty:?}");
+    assert_eq!(
+        (&empty[0]["n"], &empty[0]["mn"], &empty[0]["p"]),
+        (&Value::U(0), &Value::Null, &Value::Null),
+        "{empty:?}"
+    );
     w.go();
     let report = w.report();
     assert_eq!(report["total_calls"].as_u64(), Some(issued().len() as u64));
@@ -118,8 +124,9 @@ fn a_keyless_aggregate_uses_one_array_slot_and_is_exact_on_both_cpus() {
 }
 
 #[test]
-fn a_keyless_aggregate_without_matching_events_prints_no_row() {
-    // Events arrive (the workload's preads) but none matches: every CPU's slot stays at count 0.
+fn a_keyless_aggregate_without_matching_events_prints_one_row_of_zero_and_nulls() {
+    // Events arrive (the workload's preads) but none matches: every CPU's slot stays at count 0,
+    // and the window is SQL's one row of an ungrouped aggregate over nothing (issue 18).
     let comm = format!("slotz{}", std::process::id() % 100_000);
     let sql = "SELECT COUNT(*) AS n, MIN(count) AS mn, MAX(count) AS mx, AVG(count) AS a, HIST(count) AS h \
                FROM syscalls.sys_enter_pread64 WHERE comm = 'no-such-comm'";
@@ -129,10 +136,13 @@ fn a_keyless_aggregate_without_matching_events_prints_no_row() {
     let mut q = engine().prepare(sql).unwrap().start(Scope::Process(w.pid())).unwrap();
     w.go();
     w.report();
-    assert_eq!(q.snapshot().unwrap().batch.num_rows(), 0);
+    assert_eq!(q.snapshot().unwrap().batch.num_rows(), 1);
     let outs = q.finish().unwrap();
-    assert_eq!(outs.len(), 1, "one (empty) final window");
-    assert_eq!(outs[0].batch.num_rows(), 0);
+    assert_eq!(outs.len(), 1, "one final window");
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let cells: Vec<&Value> = ["n", "mn", "mx", "a", "h"].iter().map(|c| &rows[0][*c]).collect();
+    assert_eq!(cells, [&Value::U(0), &Value::Null, &Value::Null, &Value::Null, &Value::Hist(vec![])]);
     let stats = q.stats().unwrap();
     assert_eq!(stats.matched, 0);
     assert!(stats.seen >= issued().len() as u64, "{stats:?}");

@@ -33,7 +33,7 @@ const READ: &str = "syscalls.sys_enter_read";
 
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
-starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) (per group)";
+starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr) and dev_str(dev) (per group)";
 
 fn engine() -> Engine {
     Engine::with_kernel(FixtureKernel::checked_in())
@@ -44,6 +44,19 @@ fn cases() -> Vec<Bad> {
     vec![
         // --- syntax ---
         bad(String::new(), "1:1-1:1", "a query starts with SELECT", None),
+        bad(format!("SELECT str(fd, 200) FROM {READ}"), "1:16-1:19", "str()'s length must be 1..127; `200` is not", None),
+        bad(
+            format!("SELECT str(comm, 4) FROM {READ}"),
+            "1:12-1:16",
+            "str(ptr[, len]) reads the string at a user-space pointer: an 8-byte field of a tracepoint (`buf`, `args[1]`) and an optional length 1..127",
+            None,
+        ),
+        bad(
+            "SELECT dev_str(dev) FROM block.block_rq_issue",
+            "1:8-1:19",
+            "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
+            None,
+        ),
         bad("   \n\t  ", "2:4-2:4", "a query starts with SELECT", None),
         bad(format!("SELEC COUNT(*) FROM {READ}"), "1:1-1:6", "a query starts with SELECT", None),
         bad("SELECT COUNT(*) FROM", "1:21-1:21", "expected an event name after FROM", None),

@@ -352,6 +352,12 @@ impl Binder<'_> {
                 if agg_func(f).is_some() {
                     return Err(err(e, format!("aggregate `{e}` is not allowed here")));
                 }
+                if name == "dev_str" {
+                    return Err(err(
+                        e,
+                        "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
+                    ));
+                }
                 if name == "syscall_name" {
                     return Err(err(
                         e,
@@ -385,9 +391,10 @@ impl Binder<'_> {
                         _ => Err(err(e, "syscall_nr('name') needs a string literal")),
                     },
                     ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
+                    ("str", args) => self.user_string(e, args),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), syscall_name(nr) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr) and dev_str(dev) (per group)"),
                     )),
                 }
             }

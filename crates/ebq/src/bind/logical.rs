@@ -69,6 +69,7 @@ impl ColumnSource {
             ColumnSource::System(SystemColumn::Comm) => Some(16),
             ColumnSource::Field { kind: FieldKind::CharArray { len }, .. } => Some((*len).clamp(1, 256) as u16),
             ColumnSource::Field { kind: FieldKind::DataLocStr, .. } => Some(super::DATA_LOC_STRING_CAP),
+            ColumnSource::Field { kind: FieldKind::UserStr | FieldKind::UserArgv, .. } => Some(super::USER_STRING_CAP),
             ColumnSource::Start { column, .. } => column.string_cap(),
             ColumnSource::Arg(a) => a.string_cap,
             ColumnSource::File { column, .. } => match column.data_type() {
@@ -386,6 +387,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::Neg(e) => write!(f, "-{e}"),
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
             PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
+            PostExpr::DevStr(e) => write!(f, "dev_str({e})"),
         }
     }
 }
@@ -587,6 +589,10 @@ pub enum PostExpr<R = Input> {
     /// `cgroup_path(id)` or `container_id(id)` of a cgroup id, looked up in
     /// user space ([`crate::host::cgroups`]).
     Cgroup(CgroupInfo, Box<PostExpr<R>>),
+    /// `dev_str(dev)`: a kernel `dev_t` (block tracepoints' `dev`: major in the
+    /// high 12 bits, minor in the low 20) as `"major:minor"`, as `lsblk` and
+    /// `/proc/partitions` name devices. Formatted in user space, per group.
+    DevStr(Box<PostExpr<R>>),
 }
 
 /// What [`PostExpr::Cgroup`] tells of a cgroup.
@@ -639,6 +645,7 @@ impl<R> PostExpr<R> {
             PostExpr::Neg(e) => PostExpr::Neg(again(e)),
             PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
             PostExpr::Cgroup(what, e) => PostExpr::Cgroup(what, again(e)),
+            PostExpr::DevStr(e) => PostExpr::DevStr(again(e)),
         }
     }
 }
@@ -655,6 +662,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::Neg(_) => DataType::I64,
             PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
             PostExpr::Cgroup(..) => DataType::Str { cap: CGROUP_TEXT_CAP },
+            PostExpr::DevStr(_) => DataType::Str { cap: 16 },
         }
     }
 }

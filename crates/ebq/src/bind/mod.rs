@@ -17,6 +17,7 @@ mod positions;
 mod post;
 mod probe;
 mod stream_join;
+mod user_str;
 
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
@@ -38,6 +39,16 @@ pub const MAX_IN_LIST: usize = 256;
 
 /// Capacity given to `__data_loc` strings (file names, command lines): bytes incl. NUL.
 pub const DATA_LOC_STRING_CAP: u16 = 64;
+
+/// Capacity of a string read from user memory (`const char *` system call
+/// arguments, `str(ptr)`): bytes incl. NUL. Longer strings are cut. 128 is twice
+/// bpftrace's default and leaves a JOIN room to carry a file name and a comm
+/// inside the 400-byte stack budget; `str(ptr, len)` asks for fewer.
+pub const USER_STRING_CAP: u16 = 128;
+
+/// How many entries of an `argv` array are joined into its string (execve's
+/// `argv`): a bounded loop the verifier can walk.
+pub const ARGV_MAX_ARGS: u32 = 8;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
@@ -436,6 +447,10 @@ fn field_column(format: &TracepointFormat, name: &str, index: Option<u32>) -> st
         (FieldKind::DataLocStr, None) => Ok(ScalarExpr::Column {
             source: field(f.offset, f.size, FieldKind::DataLocStr),
             ty: DataType::Str { cap: DATA_LOC_STRING_CAP },
+        }),
+        (FieldKind::UserStr | FieldKind::UserArgv, None) => Ok(ScalarExpr::Column {
+            source: field(f.offset, f.size, f.kind.clone()),
+            ty: DataType::Str { cap: USER_STRING_CAP },
         }),
         (FieldKind::IntArray { elem_size, len }, Some(i)) if i < *len => Ok(ScalarExpr::Column {
             source: ColumnSource::Field {

@@ -52,31 +52,18 @@ impl Binder<'_> {
                 }
             }
             Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("syscall_name") => {
-                let [FunctionArgExpr::Expr(arg)] = super::expr::function_args(f).as_slice() else {
-                    return Err(err(e, "syscall_name takes one argument, a system call number"));
-                };
-                let inner = self.post_expr(arg, keys, aggs)?;
-                if !inner.ty().is_int() {
-                    return Err(err(
-                        arg,
-                        format!("syscall_name needs a system call number; `{arg}` is {}", inner.ty()),
-                    ));
-                }
-                Ok(PostExpr::SyscallName { nr: Box::new(inner), names: Arc::new(self.kernel.syscalls().clone()) })
+                let nr = self.number_arg(f, e, "syscall_name", "a system call number", keys, aggs)?;
+                Ok(PostExpr::SyscallName { nr, names: Arc::new(self.kernel.syscalls().clone()) })
             }
             Expr::Function(f) if cgroup_info(f).is_some() => {
                 let what = cgroup_info(f).expect("checked");
-                let [FunctionArgExpr::Expr(arg)] = super::expr::function_args(f).as_slice() else {
-                    return Err(err(
-                        e,
-                        format!("{} takes one argument, a cgroup id (the `cgroup` column)", what.name()),
-                    ));
-                };
-                let inner = self.post_expr(arg, keys, aggs)?;
-                if !inner.ty().is_int() {
-                    return Err(err(arg, format!("{} needs a cgroup id; `{arg}` is {}", what.name(), inner.ty())));
-                }
-                Ok(PostExpr::Cgroup(what, Box::new(inner)))
+                Ok(PostExpr::Cgroup(
+                    what,
+                    self.number_arg(f, e, what.name(), "a cgroup id (the `cgroup` column)", keys, aggs)?,
+                ))
+            }
+            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("dev_str") => {
+                Ok(PostExpr::DevStr(self.number_arg(f, e, "dev_str", "a device number", keys, aggs)?))
             }
             Expr::BinaryOp { left, op, right } => {
                 let Some(op) = binary_op(op) else {
@@ -96,6 +83,26 @@ impl Binder<'_> {
                 .with_help(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
             )),
         }
+    }
+
+    /// The one integer argument of a user-space function such as `syscall_name(nr)`.
+    fn number_arg(
+        &self,
+        f: &sqlparser::ast::Function,
+        e: &Expr,
+        name: &str,
+        what: &str,
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Result<Box<GroupExpr>> {
+        let [FunctionArgExpr::Expr(arg)] = super::expr::function_args(f).as_slice() else {
+            return Err(err(e, format!("{name} takes one argument, {what}")));
+        };
+        let inner = self.post_expr(arg, keys, aggs)?;
+        if !inner.ty().is_int() {
+            return Err(err(arg, format!("{name} needs {what}; `{arg}` is {}", inner.ty())));
+        }
+        Ok(Box::new(inner))
     }
 
     fn aggregate_call_here(&self, e: &Expr) -> Result<Option<AggCall>> {

@@ -331,6 +331,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::Neg(x) => PostExpr::Neg(again(x)),
         PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
         PostExpr::Cgroup(what, x) => PostExpr::Cgroup(what, again(x)),
+        PostExpr::DevStr(x) => PostExpr::DevStr(again(x)),
         other => other,
     }
 }

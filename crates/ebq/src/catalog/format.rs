@@ -15,7 +15,10 @@
 //! The kernel's offsets and sizes are taken as given; the C declaration is only
 //! used for the field's name and to decide how its bytes are read ([`FieldKind`]).
 //! Declarations we do not understand become [`FieldKind::Unsupported`] rather than
-//! errors, so one odd field never hides a whole event.
+//! errors, so one odd field never hides a whole event. At `syscalls` tracepoints a
+//! `const char *` argument is a user-space string ([`FieldKind::UserStr`]): the system
+//! call ABI makes every pointer argument a `__user` one, which other categories' pointers
+//! (kernel addresses) are not.
 
 use super::{FieldKind, TpField, TracepointFormat};
 
@@ -59,6 +62,15 @@ pub fn parse_format(category: &str, text: &str) -> Result<TracepointFormat, (usi
     let name = name.filter(|n| !n.is_empty());
     let name = name.ok_or_else(|| (end, "missing `name:` line".to_string()))?;
     let id = id.ok_or_else(|| (end, "missing `ID:` line".to_string()))?;
+    if category == "syscalls" {
+        for f in &mut fields {
+            match f.c_type.as_str() {
+                "const char *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserStr,
+                "const char *const *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserArgv,
+                _ => {}
+            }
+        }
+    }
     Ok(TracepointFormat { category: category.to_string(), name, id, fields })
 }
 

@@ -46,6 +46,17 @@ pub enum FieldKind {
     /// `__data_loc char[] name`: a u32 whose low 16 bits are the string's offset
     /// from the start of the record and high 16 bits its length.
     DataLocStr,
+    /// `const char *name` at a `syscalls` tracepoint: an 8-byte pointer into the
+    /// calling process's memory (a `__user` argument), read as a string with
+    /// `bpf_probe_read_user_str` (at most [`crate::bind::USER_STRING_CAP`] bytes).
+    /// Non-const `char *` arguments stay addresses: they are output buffers the
+    /// kernel has not filled yet at `sys_enter` (`read`'s `buf`); `str(buf)` reads one.
+    UserStr,
+    /// `const char *const *argv` (and `envp`) at a `syscalls` tracepoint: a user array
+    /// of strings, read as one string, the first [`crate::bind::ARGV_MAX_ARGS`]
+    /// entries joined by spaces (each cut at 63 bytes, the whole at
+    /// [`crate::bind::USER_STRING_CAP`]) — what a terminal shows of a command line.
+    UserArgv,
     /// An array of integers (`unsigned long args[6]`): elements of `elem_size` bytes.
     IntArray {
         /// Size of one element in bytes (1, 2, 4 or 8).

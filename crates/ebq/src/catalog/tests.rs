@@ -34,6 +34,13 @@ fn exact_layouts() {
     assert_eq!(layout(&ret), (16, 8, true, FieldKind::Int));
     let filename = field("syscalls", "sys_enter_openat", "filename");
     assert_eq!((filename.c_type.as_str(), filename.offset), ("const char *", 24));
+    assert_eq!(layout(&filename), (24, 8, false, FieldKind::UserStr));
+    let buf = field("syscalls", "sys_enter_read", "buf");
+    assert_eq!(
+        (buf.c_type.as_str(), buf.kind.clone()),
+        ("char *", FieldKind::Int),
+        "an output buffer stays an address"
+    );
     let parent = field("sched", "sched_process_fork", "parent_comm");
     assert_eq!(layout(&parent), (8, 4, false, FieldKind::DataLocStr));
     assert_eq!(parent.c_type, "__data_loc char[]");
@@ -181,4 +188,17 @@ fn parses_every_live_format() {
         assert_eq!(s[0], "tracepoint:syscalls:sys_enter_read", "{s:?}");
         eprintln!("live suggestions for syscall:sys_enter_read: {s:?}");
     }
+}
+
+#[test]
+fn const_char_pointers_are_user_strings_only_at_syscalls() {
+    let text = "name: sys_enter_execve\nID: 1\nformat:\n\
+        \tfield:const char * filename;\toffset:16;\tsize:8;\tsigned:0;\n\
+        \tfield:const char *const * argv;\toffset:24;\tsize:8;\tsigned:0;\n";
+    let kinds = |cat: &str| -> Vec<FieldKind> {
+        super::parse_format(cat, text).unwrap().fields.into_iter().map(|f| f.kind).collect()
+    };
+    assert_eq!(kinds("syscalls"), [FieldKind::UserStr, FieldKind::UserArgv]);
+    // Elsewhere a pointer may be a kernel address: it stays an integer.
+    assert_eq!(kinds("sched"), [FieldKind::Int, FieldKind::Int]);
 }

@@ -20,6 +20,7 @@ mod single_slot;
 mod stacks;
 mod stages;
 mod structs;
+mod user_str;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
 use crate::catalog::{FieldKind, SystemColumn};
@@ -367,6 +368,11 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
                 "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), (void *)ctx + (ctx->{name} & 0xffff));\n",
                 ty.byte_size()
             ),
+            FieldKind::UserStr => format!(
+                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)*(__u64 *)((void *)ctx + {offset}));\t/* {name} */\n",
+                ty.byte_size()
+            ),
+            FieldKind::UserArgv => user_str::argv(&local, name, ty.byte_size()),
             FieldKind::IntArray { .. } | FieldKind::Unsupported => {
                 unreachable!("the binder only admits ints and strings")
             }

@@ -21,6 +21,7 @@ pub fn event_struct(name: &str, event: &str, format: &TracepointFormat) -> Strin
             FieldKind::Int if in_struct(f.offset, f.size) => {
                 format!("{} {}", DataType::int_of_size(f.size, f.signed).c_type(), f.name)
             }
+            FieldKind::UserStr | FieldKind::UserArgv if in_struct(f.offset, f.size) => format!("__u64 {}", f.name),
             FieldKind::DataLocStr if f.size == 4 && f.offset.is_multiple_of(4) => format!("__u32 {}", f.name),
             FieldKind::CharArray { len } if f.offset >= 8 => format!("char {}[{len}]", f.name),
             FieldKind::IntArray { elem_size, len } if in_struct(f.offset, *elem_size) => {

@@ -26,6 +26,11 @@ pub enum Value {
     B(bool),
     /// A histogram (HIST, LHIST): buckets in value order.
     Hist(Vec<crate::hist::Bucket>),
+    /// SQL's NULL: SUM, MIN, MAX, AVG or a quantile of no events (the one row
+    /// an ungrouped aggregate gives for an empty window). An Arrow null in
+    /// batches; empty in tables and CSV, `null` in JSON. Expressions over it
+    /// give NULL, and a NULL condition is false.
+    Null,
 }
 
 impl Value {
@@ -48,6 +53,8 @@ impl Value {
             Value::S(_) => 1,
             Value::B(_) => 2,
             Value::Hist(_) => 3,
+            // NULLs sort last, as PostgreSQL sorts them ascending.
+            Value::Null => 4,
         }
     }
 }
@@ -73,10 +80,14 @@ pub fn arrow_type(ty: DataType) -> ArrowType {
     }
 }
 
-/// The Arrow schema of a plan's output.
+/// The Arrow schema of a plan's output. A column is nullable when it is NULL
+/// in the row of an ungrouped aggregate over no events (SUM, MAX, AVG, …).
 pub fn schema(plan: &PhysicalPlan) -> SchemaRef {
+    let empty = super::user::empty_aggregate(&plan.user);
+    let nullable =
+        |e: &crate::bind::PostExpr| empty.as_ref().is_some_and(|row| super::user::eval(e, row, &[]) == Value::Null);
     Arc::new(Schema::new(
-        plan.user.columns.iter().map(|c| Field::new(&c.name, arrow_type(c.ty), false)).collect::<Vec<_>>(),
+        plan.user.columns.iter().map(|c| Field::new(&c.name, arrow_type(c.ty), nullable(&c.expr))).collect::<Vec<_>>(),
     ))
 }
 
@@ -295,6 +306,7 @@ macro_rules! column {
         for r in $rows {
             match &r[$i] {
                 $pat => b.append_value($v),
+                Value::Null => b.append_null(),
                 _ => b.append_value(Default::default()),
             }
         }
@@ -328,6 +340,7 @@ pub fn to_batch(schema: &SchemaRef, rows: &[Vec<Value>]) -> RecordBatch {
                 for r in rows {
                     match &r[i] {
                         Value::S(s) => b.append_value(s),
+                        Value::Null => b.append_null(),
                         _ => b.append_value(""),
                     }
                 }

@@ -24,7 +24,7 @@ impl KeyPart {
             Value::B(b) => KeyPart::Bool(*b),
             Value::S(s) => KeyPart::Str(s.clone()),
             Value::F(f) => KeyPart::Float(f.to_bits()),
-            Value::Hist(_) => unreachable!("histograms are aggregates, never keys"),
+            Value::Hist(_) | Value::Null => unreachable!("histograms and NULLs are aggregates, never keys"),
         }
     }
 }

@@ -14,13 +14,27 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
         PostExpr::Int { value, ty } if ty.is_signed() => Value::I(*value as i64),
         PostExpr::Int { value, .. } => Value::U(*value),
         PostExpr::Float(v) => Value::F(*v),
-        PostExpr::Not(x) => Value::B(!truthy(&eval(x, inputs, outputs))),
+        PostExpr::Not(x) => match eval(x, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::B(!truthy(&v)),
+        },
         PostExpr::Neg(x) => match eval(x, inputs, outputs) {
+            Value::Null => Value::Null,
             Value::F(f) => Value::F(-f),
             v => Value::I(as_i64(&v).wrapping_neg()),
         },
-        PostExpr::SyscallName { nr, names } => Value::S(names.name(as_i64(&eval(nr, inputs, outputs)))),
-        PostExpr::Cgroup(what, x) => Value::S(what.of(as_i64(&eval(x, inputs, outputs)) as u64)),
+        PostExpr::SyscallName { nr, names } => match eval(nr, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::S(names.name(as_i64(&v))),
+        },
+        PostExpr::Cgroup(what, x) => match eval(x, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::S(what.of(as_i64(&v) as u64)),
+        },
+        PostExpr::DevStr(x) => match eval(x, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::S(dev_str(as_i64(&v) as u64)),
+        },
         PostExpr::Binary { op, left, right, ty } => {
             let l = eval(left, inputs, outputs);
             if *op == BinaryOp::And && !truthy(&l) {
@@ -30,7 +44,14 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
                 return Value::B(true);
             }
             let r = eval(right, inputs, outputs);
-            binary(*op, l, r, ty.is_signed())
+            // SQL's three-valued logic: NULL AND false is false, NULL OR true is true,
+            // anything else with a NULL is NULL.
+            match (op, &l, &r) {
+                (BinaryOp::And, _, Value::B(false)) => Value::B(false),
+                (BinaryOp::Or, _, Value::B(true)) => Value::B(true),
+                (_, Value::Null, _) | (_, _, Value::Null) => Value::Null,
+                _ => binary(*op, l, r, ty.is_signed()),
+            }
         }
     }
 }
@@ -164,6 +185,10 @@ pub fn top_inputs(user: &UserPlan, input_rows: Vec<Vec<Value>>, n: usize) -> Vec
 /// Without ORDER BY, groups are sorted by their keys so output is stable
 /// from run to run; rows keep their arrival order.
 pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -> Vec<Vec<Value>> {
+    let input_rows = match empty_aggregate(user) {
+        Some(row) if input_rows.is_empty() => vec![row],
+        _ => input_rows,
+    };
     let mut rows: Vec<(Vec<Value>, Vec<Value>)> = input_rows
         .into_iter()
         .filter(|inputs| user.having.as_ref().is_none_or(|h| truthy(&eval(h, inputs, &[]))))
@@ -191,4 +216,30 @@ pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -
     }
     let limit = user.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
     rows.into_iter().take(limit).map(|(_, o)| o).collect()
+}
+
+/// A kernel-internal `dev_t` (`MKDEV`: major << 20 | minor) as `"major:minor"`.
+pub fn dev_str(dev: u64) -> String {
+    format!("{}:{}", (dev >> 20) & 0xfff, dev & 0xfffff)
+}
+
+/// The one input row of an ungrouped aggregate over no events, as SQL has it:
+/// counts 0, an empty histogram, SUM/MIN/MAX/AVG and quantiles NULL. `None`
+/// for row queries and grouped aggregates (no groups, no rows).
+pub(crate) fn empty_aggregate(user: &UserPlan) -> Option<Vec<Value>> {
+    use crate::plan::UserSource as S;
+    let aggregate = user.inputs.iter().all(|s| !matches!(s, S::Key(_) | S::Row(_)));
+    if !aggregate || user.inputs.is_empty() {
+        return None;
+    }
+    Some(
+        user.inputs
+            .iter()
+            .map(|s| match s {
+                S::Count | S::DistinctCount | S::Hll(_) => Value::U(0),
+                S::Hist(_) => Value::Hist(vec![]),
+                _ => Value::Null,
+            })
+            .collect(),
+    )
 }

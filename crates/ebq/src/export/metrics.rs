@@ -175,9 +175,11 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
             inputs_of(left, out);
             inputs_of(right, out);
         }
-        PostExpr::Not(x) | PostExpr::Neg(x) | PostExpr::SyscallName { nr: x, .. } | PostExpr::Cgroup(_, x) => {
-            inputs_of(x, out)
-        }
+        PostExpr::Not(x)
+        | PostExpr::Neg(x)
+        | PostExpr::SyscallName { nr: x, .. }
+        | PostExpr::Cgroup(_, x)
+        | PostExpr::DevStr(x) => inputs_of(x, out),
         _ => {}
     }
 }
@@ -444,14 +446,16 @@ impl MetricSchema {
     }
 }
 
-/// A number cell as f64 (strings and booleans count as 0 and 1).
+/// A number cell as f64 (strings and booleans count as 0 and 1; NULL, the
+/// SUM or MAX of a window without events, as 0: a series that vanished for one
+/// scrape would look like a restart to rate()).
 fn number(v: &Value) -> f64 {
     match v {
         Value::U(u) => *u as f64,
         Value::I(i) => *i as f64,
         Value::F(f) => *f,
         Value::B(b) => f64::from(u8::from(*b)),
-        Value::S(_) | Value::Hist(_) => 0.0,
+        Value::S(_) | Value::Hist(_) | Value::Null => 0.0,
     }
 }
 

@@ -53,6 +53,7 @@ fn json_value(v: Value) -> Json {
         Value::F(f) => Number::from_f64(f).map_or(Json::Null, Json::Number),
         Value::S(s) => s.into(),
         Value::B(b) => b.into(),
+        Value::Null => Json::Null,
         Value::Hist(_) => unreachable!("line_rows expands histograms into bucket rows"),
     }
 }

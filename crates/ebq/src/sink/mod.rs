@@ -2,6 +2,7 @@
 
 mod columnar;
 mod csv;
+mod display;
 mod escape;
 mod file;
 mod hist;
@@ -11,6 +12,7 @@ mod wall;
 
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
+pub use self::display::{iso_utc, TimeDisplay};
 pub use self::escape::{escape_bytes, unescape_bytes};
 pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::hist::{bars, BucketRows};
@@ -39,6 +41,9 @@ pub trait Sink {
 pub fn cell(col: &ArrayRef, row: usize) -> Value {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
+    if col.is_null(row) && !matches!(col.data_type(), DataType::Utf8) {
+        return Value::Null;
+    }
     match col.data_type() {
         DataType::Int8 => Value::I(col.as_primitive::<Int8Type>().value(row).into()),
         DataType::Int16 => Value::I(col.as_primitive::<Int16Type>().value(row).into()),
@@ -73,6 +78,7 @@ pub fn text(v: &Value) -> String {
         }
         Value::S(s) => s.clone(),
         Value::B(b) => b.to_string(),
+        Value::Null => String::new(),
         Value::Hist(buckets) => {
             let parts: Vec<String> = buckets
                 .iter()

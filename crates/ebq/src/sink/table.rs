@@ -1,5 +1,11 @@
 //! The terminal: a table per window; streamed rows as aligned lines.
+//!
+//! Streamed rows are written as they come, so column widths are fixed from
+//! the header and the first batch; a wider cell later widens its column from
+//! then on. Numbers are right-aligned under right-aligned headers. Times and
+//! stacks are shown as [`TimeDisplay`] and one frame per line (see `display`).
 
+use super::display::{terminal_text, TimeDisplay};
 use super::{rows, text, Sink};
 use crate::runtime::{Output, WindowBounds};
 use comfy_table::{presets, Cell, CellAlignment, Table};
@@ -10,30 +16,60 @@ pub struct TableSink<W: Write> {
     out: W,
     origin_ns: Option<u64>,
     row_widths: Option<Vec<usize>>,
+    time: TimeDisplay,
 }
 
 impl<W: Write> TableSink<W> {
-    /// A sink writing to `out`.
+    /// A sink writing to `out`, times as raw ns (files).
     pub fn new(out: W) -> Self {
-        TableSink { out, origin_ns: None, row_widths: None }
+        TableSink { out, origin_ns: None, row_widths: None, time: TimeDisplay::Raw }
+    }
+
+    /// The same, showing `time` columns as `time` says (the terminal).
+    pub fn with_time(self, time: TimeDisplay) -> Self {
+        TableSink { time, ..self }
     }
 
     fn stream_rows(&mut self, o: &Output) -> io::Result<()> {
         let schema = o.batch.schema();
         let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+        let right: Vec<bool> = schema.fields().iter().map(|f| f.data_type().is_numeric()).collect();
+        let cells: Vec<Vec<String>> = rows(&o.batch)
+            .map(|row| row.iter().zip(&names).map(|(v, n)| terminal_text(n, v, &self.time)).collect())
+            .collect();
+        let widest = |i: usize, c: &[Vec<String>]| c.iter().flat_map(|r| r[i].lines()).map(str::len).max();
         if self.row_widths.is_none() {
-            let widths: Vec<usize> = names.iter().map(|n| n.len().max(8)).collect();
-            let header: Vec<String> = names.iter().zip(&widths).map(|(n, w)| format!("{n:<w$}")).collect();
-            writeln!(self.out, "{}", header.join("  ").trim_end())?;
+            let widths: Vec<usize> =
+                names.iter().enumerate().map(|(i, n)| n.len().max(widest(i, &cells).unwrap_or(0))).collect();
+            let header: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+            writeln!(self.out, "{}", line(&header, &widths, &right))?;
             self.row_widths = Some(widths);
         }
-        let widths = self.row_widths.as_ref().expect("set above");
-        for row in rows(&o.batch) {
-            let cells: Vec<String> = row.iter().zip(widths).map(|(v, w)| format!("{:<w$}", text(v))).collect();
-            writeln!(self.out, "{}", cells.join("  ").trim_end())?;
+        let widths = self.row_widths.as_mut().expect("set above");
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(widest(i, &cells).unwrap_or(0));
+        }
+        for row in &cells {
+            // A multi-line cell (a stack) continues on the next lines, other cells blank.
+            let height = row.iter().map(|c| c.lines().count()).max().unwrap_or(1).max(1);
+            for k in 0..height {
+                let parts: Vec<&str> = row.iter().map(|c| c.lines().nth(k).unwrap_or("")).collect();
+                writeln!(self.out, "{}", line(&parts, widths, &right))?;
+            }
         }
         self.out.flush()
     }
+}
+
+/// One line of aligned cells, two spaces apart, without trailing blanks.
+fn line(cells: &[&str], widths: &[usize], right: &[bool]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .zip(right)
+        .map(|((c, w), r)| if *r { format!("{c:>w$}") } else { format!("{c:<w$}") })
+        .collect();
+    padded.join("  ").trim_end().to_string()
 }
 
 impl<W: Write> TableSink<W> {
@@ -87,8 +123,8 @@ impl<W: Write> Sink for TableSink<W> {
         t.load_preset(presets::UTF8_BORDERS_ONLY);
         t.set_header(schema.fields().iter().map(|f| Cell::new(f.name())));
         for row in rows(&o.batch) {
-            t.add_row(row.iter().map(|v| {
-                let c = Cell::new(text(v));
+            t.add_row(row.iter().zip(schema.fields()).map(|(v, f)| {
+                let c = Cell::new(terminal_text(f.name(), v, &self.time));
                 if matches!(v, crate::runtime::Value::S(_)) {
                     c
                 } else {

@@ -1,0 +1,43 @@
+//! Strings in user memory as C: `execve`'s `argv` joined into one string.
+
+/// The loop, with `LOCAL`, `NAME`, `CAP`, `MAX`, `LAST` and `MASK` to fill in.
+const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for the last entry's read */
+	{	/* NAME: the first MAX entries joined by spaces */
+		const char *const *av = (const char *const *)ctx->NAME;
+		__u32 at = 0;
+
+		for (int i = 0; i < MAX && av; i++) {
+			const char *p = 0;
+
+			if (bpf_probe_read_user(&p, sizeof(p), &av[i]) || !p)
+				break;
+			long n = bpf_probe_read_user_str(&LOCAL[at & MASK], 64, p);
+			if (n <= 0 || n > 64)
+				break;
+			at += n;
+			if (at > LAST)
+				break;
+			LOCAL[(at - 1) & MASK] = ' ';
+		}
+		if (at > 0 && at <= LAST)
+			LOCAL[(at - 1) & MASK] = 0;
+		LOCAL[LAST] = 0;
+	}
+"#;
+
+/// C statements joining the user array of strings `ctx->name` into `local`
+/// (`cap` bytes, NUL-terminated): its first [`crate::bind::ARGV_MAX_ARGS`]
+/// entries separated by spaces, each cut at 63 bytes. Each entry is read with a
+/// constant size (64) at a masked offset into a buffer with 64 bytes of slack:
+/// a read of the remaining length would be a variable size at a variable
+/// offset, which the verifier cannot bound. The stack budget counts the `cap`
+/// bytes; the slack comes out of the 112 bytes the budget keeps free.
+pub fn argv(local: &str, name: &str, cap: u32) -> String {
+    let mask = cap.next_power_of_two() - 1;
+    ARGV.replace("LOCAL", local)
+        .replace("NAME", name)
+        .replace("CAP", &cap.to_string())
+        .replace("MAX", &crate::bind::ARGV_MAX_ARGS.to_string())
+        .replace("LAST", &(cap - 1).to_string())
+        .replace("MASK", &mask.to_string())
+}
