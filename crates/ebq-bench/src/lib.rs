@@ -5,7 +5,7 @@
 //! - `attach`: pervent's system-call shapes on classic vs raw tracepoints.
 //! - `stages`: IOTracer's six-stage dissection with fio.
 //! - `fidelity`: events issued vs delivered vs reported dropped.
-//! - `startup`: query text → attached, bundle → attached, bpftrace → attached.
+//! - `startup`: query text → attached (object cache hit, and `--no-cache`), bundle → attached, bpftrace → attached.
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
 //! draws SVG plots into OUT, and regenerates the Markdown report.
@@ -47,7 +47,7 @@ pub enum Study {
     Stages,
     /// Events issued vs delivered vs dropped; tracer CPU and RSS.
     Fidelity,
-    /// Time to attached: query text, AOT bundle, bpftrace.
+    /// Time to attached: query text (cache hit, --no-cache), AOT bundle, bpftrace.
     Startup,
     /// All of the above, then the report.
     All,

@@ -231,6 +231,10 @@ pub struct RunArgs {
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+    /// Compile the query with clang even when the object cache
+    /// (`$EBQ_CACHE_DIR`, else ~/.cache/ebq/objects) holds it, and store nothing.
+    #[arg(long)]
+    pub no_cache: bool,
     /// `ebq bench stages` only: row queries stop after this pipeline stage
     /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
     #[arg(long, hide = true, value_name = "STAGE")]

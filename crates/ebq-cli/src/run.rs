@@ -41,6 +41,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         return Err("error: --keep-pins and --pin-header need --pin DIR".into());
     }
     ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
+    if args.no_cache {
+        ebq::runtime::object_cache::disable();
+    }
     let engine = engine(args)?;
     let prepared = match &bundle {
         Some(b) => b.prepare(engine.catalog()),
@@ -144,6 +147,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
     if let Some(h) = held.as_mut() {
+        signals::wake_on_child_exit();
         h.release();
     }
     let started = query.started_at();
@@ -208,12 +212,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         eprintln!("{}", p.summary());
     }
     let elapsed = started.elapsed();
-    drop(query);
-    drop(stats_on);
+    // The programs are detached (finish): the results go out before the
+    // rest of the object is closed.
     if !signals::is_output_closed() {
         write(outs, &mut sink)?;
         sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
     }
+    drop(query);
+    drop(stats_on);
     let delivered = if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
         format!(", {} delivered", stats.delivered)
     } else {
@@ -247,6 +253,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     );
     if args.analyze {
         print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
+        let (cached, compiled) = ebq::runtime::object_cache::counts();
+        println!("objects: {cached} from the cache, {compiled} compiled by clang");
     }
     if let Some(mut h) = held {
         // Interrupted: the child got the same terminal signal; wait for it.

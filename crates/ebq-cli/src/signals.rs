@@ -47,6 +47,23 @@ pub fn install(on_hangup: OnHangup) {
     }
 }
 
+extern "C" fn on_child(_: libc::c_int) {}
+
+/// `-c`: makes the command's exit interrupt the loop's wait. The handler does
+/// nothing; its arrival ends the `nanosleep` or `epoll_wait` the query is
+/// waiting in (neither is restarted after a handler), so `run` reaps the
+/// child and prints the results at once instead of at its next 100 ms tick.
+pub fn wake_on_child_exit() {
+    // SAFETY: a zeroed sigaction with a handler that does nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_child as *const () as usize;
+        sa.sa_flags = libc::SA_RESTART | libc::SA_NOCLDSTOP;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut());
+    }
+}
+
 /// True once a signal (or a closed output) asked the loop to stop.
 pub fn stopping() -> bool {
     STOP.load(Ordering::SeqCst) != 0

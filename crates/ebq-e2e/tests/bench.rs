@@ -92,9 +92,9 @@ fn bench_all_quick_writes_every_study() {
         assert!(r["peak_rss_mb"].as_f64().is_some_and(|m| m > 0.0), "{r}");
     }
 
-    // Startup: all three measured.
+    // Startup: all four measured (query text from the cache and with --no-cache, bundle, bpftrace).
     let st = all["startup"]["results"].as_array().expect("startup");
-    assert_eq!(st.len(), 3);
+    assert_eq!(st.len(), 4);
     assert!(st.iter().all(|r| r["seconds"].is_f64()), "{st:?}");
 
     for svg in ["pervent.svg", "stages.svg", "stages-cpu.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {

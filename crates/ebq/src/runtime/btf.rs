@@ -172,7 +172,7 @@ fn dump_btf(btf: &Path) -> Result<Vec<u8>> {
 }
 
 /// Kernel release and version: with the BTF size, the kernel build's identity.
-fn uname() -> (String, String) {
+pub(super) fn uname() -> (String, String) {
     // SAFETY: utsname is plain data that uname fills.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: u is a valid utsname.

@@ -56,8 +56,35 @@ const TARGET_FLAGS: &[&str] = &["-O2", "-g", "-target", "bpf", "-mcpu=v3"];
 /// compile against the cached `vmlinux.h` precompiled header.
 const VMLINUX_INCLUDE: &str = "#include \"vmlinux.h\"";
 
-/// Compiles `source` to a BPF object and returns its bytes.
+/// Compiles `source` to a BPF object and returns its bytes, from the object
+/// cache when this source was compiled before with the same toolchain and
+/// kernel (`object_cache`).
 pub fn compile(source: &str) -> Result<Vec<u8>> {
+    let clang = find_clang()?;
+    super::object_cache::get_or_compile(source, &toolchain_identity(&clang), || compile_uncached(source))
+}
+
+/// What besides the source decides the object's bytes: clang and the headers
+/// it reads (path, size, mtime: a stat each, where `clang --version` would
+/// cost a process), the kernel (CO-RE sources include its `vmlinux.h`) and
+/// the flags.
+fn toolchain_identity(clang: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::fs::MetadataExt;
+    let mut id = format!("{TARGET_FLAGS:?} {:?} {:?}\n", arch_include(), super::btf::uname());
+    let btf = crate::host::btf::kernel_btf_path();
+    for file in [
+        clang,
+        std::path::Path::new("/usr/include/bpf/bpf_helpers.h"),
+        std::path::Path::new("/usr/include/linux/bpf.h"),
+        &btf,
+    ] {
+        let m = std::fs::metadata(file).ok();
+        id += &format!("{} {:?}\n", file.display(), m.map(|m| (m.len(), m.mtime(), m.mtime_nsec(), m.ino())));
+    }
+    id.into_bytes()
+}
+
+fn compile_uncached(source: &str) -> Result<Vec<u8>> {
     match compile_once(source) {
         // A cached vmlinux PCH clang cannot use: rebuild it, once.
         Err(Error::Compile { stderr }) if source.contains(VMLINUX_INCLUDE) && super::btf::is_pch_problem(&stderr) => {

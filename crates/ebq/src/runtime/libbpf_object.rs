@@ -142,7 +142,16 @@ impl KernelObject for LibbpfObject {
     }
 
     fn detach(&mut self) {
-        self.links.clear();
+        // Closing a tracepoint link waits in the kernel for its own RCU grace
+        // periods (~80 ms each here); one after another that was most of the
+        // time from a command's end to its results. On parallel threads the
+        // waits overlap: all links are gone after about one.
+        let links = std::mem::take(&mut self.links);
+        std::thread::scope(|s| {
+            for link in links {
+                s.spawn(move || drop(link));
+            }
+        });
     }
 
     fn wait_for_inflight_programs(&self) {

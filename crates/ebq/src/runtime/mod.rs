@@ -19,6 +19,7 @@ mod libbpf_object;
 mod load;
 mod maps;
 mod object;
+pub mod object_cache;
 mod pair_age;
 pub mod pin;
 mod running;
@@ -104,6 +105,16 @@ pub struct QueryStats {
     /// Join of two streams: rows that arrived after their window had been
     /// joined (later than the grace period), left out of the results.
     pub late: u64,
+}
+
+/// Sleeps up to `d`, returning early when a signal arrives: `nanosleep` is
+/// never restarted after a handler (`std::thread::sleep` is), so a query
+/// loop waiting for its next tick sees Ctrl-C or its `-c` command's SIGCHLD
+/// at once rather than up to a tick later.
+pub(crate) fn nap(d: std::time::Duration) {
+    let ts = libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long };
+    // SAFETY: ts is a valid timespec; a NULL remainder is allowed.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
 /// CLOCK_MONOTONIC in ns, the clock of `bpf_ktime_get_ns`.

@@ -259,7 +259,11 @@ impl SingleQuery {
             // A flip that coincides with the end is the end: detach instead.
             let flip_first = self.next_flip.is_some_and(|f| f + Duration::from_millis(1) < end);
             if !flip_first && self.rows.is_none() && end - now <= max_wait {
-                std::thread::sleep(end - now);
+                super::nap(end - now);
+                // Woken early by a signal: the caller decides whether to stop.
+                if Instant::now() < end {
+                    return Ok(vec![]);
+                }
                 return self.finish();
             }
         }
@@ -278,7 +282,7 @@ impl SingleQuery {
                 let flip_at = self.next_flip.expect("time windows have a flip time");
                 let now = Instant::now();
                 if now < flip_at {
-                    std::thread::sleep(max_wait.min(flip_at - now));
+                    super::nap(max_wait.min(flip_at - now));
                 }
                 if Instant::now() < flip_at {
                     return Ok(vec![]);
@@ -287,12 +291,12 @@ impl SingleQuery {
                 Ok(vec![self.flip_time_window()?])
             }
             KernelWindow::Count { n } => {
-                std::thread::sleep(max_wait.min(Duration::from_millis(50)));
+                super::nap(max_wait.min(Duration::from_millis(50)));
                 let seq = self.object.sequence()?;
                 self.drain_count_windows(seq / n, n)
             }
             KernelWindow::None => {
-                std::thread::sleep(max_wait);
+                super::nap(max_wait);
                 Ok(vec![])
             }
         }
