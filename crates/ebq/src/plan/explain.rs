@@ -26,19 +26,21 @@ impl KernelPlan {
         let k = self;
         let mut s = String::new();
         if let Some(p) = &k.pairing {
-            let _ = writeln!(
-                s,
-                "[kernel] Attach     {} ({}, opens pairs)",
-                p.start.event_description(),
-                p.start.source.program_type()
-            );
-            let _ = writeln!(
-                s,
-                "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
-            );
             let (start, end) = &p.names;
-            if let Some(f) = &p.start_filter {
-                let _ = writeln!(s, "[kernel] Filter     {} (before a pair opens)", f.qualified(start));
+            for b in p.starts() {
+                let _ = writeln!(
+                    s,
+                    "[kernel] Attach     {} ({}, opens pairs)",
+                    b.start.event_description(),
+                    b.start.source.program_type()
+                );
+                let _ = writeln!(
+                    s,
+                    "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
+                );
+                if let Some(f) = &b.start_filter {
+                    let _ = writeln!(s, "[kernel] Filter     {} (before a pair opens)", f.qualified(start));
+                }
             }
             let keys: Vec<String> =
                 p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
