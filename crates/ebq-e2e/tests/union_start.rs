@@ -6,23 +6,7 @@
 
 mod common;
 
-use common::{engine, rows_of, LoopDevice, Row};
-use ebq::runtime::Value;
-use std::path::Path;
-
-/// The shipped query `name`, without its final `;`, so a test can add a WHERE.
-fn shipped(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../queries/{name}.sql"));
-    std::fs::read_to_string(path).unwrap().trim_end().trim_end_matches(';').to_string()
-}
-
-/// Requests in a histogram column.
-fn hist_total(row: &Row, col: &str) -> u64 {
-    match row.get(col) {
-        Some(Value::Hist(b)) => b.iter().map(|b| b.count).sum(),
-        other => panic!("column {col}: expected a histogram, got {other:?}"),
-    }
-}
+use common::{engine, hist_total, rows_of, shipped_query, LoopDevice};
 
 /// A new loop device with I/O scheduler `scheduler`, or `None` when this kernel has none such.
 fn device_with(scheduler: &str) -> Option<LoopDevice> {
@@ -37,7 +21,7 @@ fn device_with(scheduler: &str) -> Option<LoopDevice> {
 /// Runs the shipped biolatency-queued on `disk` around its direct requests:
 /// (requests in the histogram, requests the device completed, starts that found the pairing map full, unmatched ends).
 fn queued_latency(disk: &LoopDevice) -> (u64, u64, u64, u64) {
-    let sql = format!("{}\nWHERE c.rq.q.disk.disk_name = '{}'", shipped("biolatency-queued"), disk.name());
+    let sql = format!("{}\nWHERE c.rq.q.disk.disk_name = '{}'", shipped_query("biolatency-queued"), disk.name());
     let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     let plan = prepared.explain();
     for start in ["ebq_pair_start_0(__u64 *ctx)", "ebq_pair_start_1(__u64 *ctx)"] {
