@@ -581,3 +581,5 @@ fn exit_program(k: &KernelPlan) -> Result<String, &'static str> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod union_tests;
