@@ -97,6 +97,13 @@ impl Pairing {
         all
     }
 
+    /// The start events, as a message names them (`a UNION ALL b` for a union).
+    pub fn start_description(&self) -> String {
+        let mut all = vec![self.start.event_description()];
+        all.extend(self.also.iter().map(|b| b.event.event_description()));
+        all.join(" UNION ALL ")
+    }
+
     /// The stash field holding carried column `c`.
     pub fn field_of(&self, c: &ColumnSource) -> Option<&str> {
         self.carried.iter().find(|(x, _, _)| x == c).map(|(_, _, pos)| self.stash.fields[*pos].name.as_str())
