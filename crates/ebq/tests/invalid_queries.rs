@@ -75,6 +75,10 @@ fn cases() -> Vec<Bad> {
                 "SELECT MAX(q.fd) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64) q \
                  JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
             ), "1:24-1:69", "`q.fd` is not a column of the union; its branches yield tid, time", None),
+        bad(format!(
+                "SELECT MAX(x.time - s.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64 WHERE fdd > 2) s \
+                 JOIN syscalls.sys_exit_read x ON s.tid = x.tid"
+            ), "1:146-1:149", "unknown column `fdd` in tracepoint:syscalls:sys_enter_pread64", Some("did you mean `fd`?")),
         // --- joins of two streams (FROM a, b) ---
         bad(format!(
                 "SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b, syscalls.sys_enter_write c WINDOW(time, 100)"

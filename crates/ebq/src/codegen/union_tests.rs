@@ -42,3 +42,16 @@ fn raw_argument_branches_attach_as_tp_btf_and_read_their_own_arguments() {
     assert_eq!(c.matches("WHERE (rq.tag >= 0)").count(), 1, "{c}");
     assert_eq!(c.matches("WHERE ((rq.__data_len > 0) && (rq.tag >= 0))").count(), 1, "{c}");
 }
+
+#[test]
+fn explain_shows_every_start_program_with_its_filter() {
+    let engine = crate::Engine::with_kernel(crate::host::FixtureKernel::checked_in());
+    let plan = engine.prepare(SYSCALLS).unwrap().explain();
+    let at = |text: &str| plan.find(text).unwrap_or_else(|| panic!("no `{text}` in {plan}"));
+    let first = at("[kernel] Attach     tracepoint:syscalls:sys_enter_read (BPF_PROG_TYPE_TRACEPOINT, opens pairs)");
+    let second =
+        at("[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACEPOINT, opens pairs)");
+    let filter = at("[kernel] Filter     (fd > 2) (before a pair opens)");
+    assert!(first < second && second < filter && filter < at("[kernel] Pair "), "{plan}");
+    assert_eq!(plan.matches("[kernel] Filter").count(), 1, "{plan}");
+}

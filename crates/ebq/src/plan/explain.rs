@@ -38,8 +38,11 @@ impl KernelPlan {
                     s,
                     "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
                 );
-                if let Some(f) = &b.start_filter {
-                    let _ = writeln!(s, "[kernel] Filter     {} (before a pair opens)", f.qualified(start));
+                // A union's filters read each branch's own columns, named as in its WHERE.
+                let f =
+                    b.start_filter.as_ref().map(|f| if p.also.is_empty() { f.qualified(start) } else { f.to_string() });
+                if let Some(f) = f {
+                    let _ = writeln!(s, "[kernel] Filter     {f} (before a pair opens)");
                 }
             }
             let keys: Vec<String> =
