@@ -1,4 +1,7 @@
--- biolatency-queued: block I/O latency including time queued, insert to completion, in microseconds (bcc biolatency -Q).
--- Requests the block layer dispatches without queueing never pass block_rq_insert: they show as unmatched.
+-- biolatency-queued: block I/O latency including time queued, in microseconds (bcc biolatency -Q).
+-- A request starts when it is inserted into its queue's I/O scheduler, or, on a queue without one
+-- (scheduler none: requests are never inserted), when it is issued; as libbpf-tools biolatency -Q.
 SELECT HIST((c.time - q.time) / 1000) AS usecs
-FROM block.block_rq_insert q JOIN block.block_rq_complete c ON q.dev = c.dev AND q.sector = c.sector;
+FROM (SELECT rq, time FROM block.block_rq_insert
+      UNION ALL SELECT rq, time FROM block.block_rq_issue WHERE rq.q.elevator = 0) q
+JOIN block.block_rq_complete c ON q.rq = c.rq;

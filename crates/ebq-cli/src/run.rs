@@ -139,7 +139,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let k = &prepared.physical.programs[0];
     let events = match (&k.pairing, prepared.physical.programs.get(1)) {
-        (Some(p), _) => format!("{} JOIN {}", p.start.event_description(), k.event.event_description()),
+        (Some(p), _) => format!("{} JOIN {}", p.start_description(), k.event.event_description()),
         (None, Some(second)) => {
             format!("{} joined with {}", k.event.event_description(), second.event.event_description())
         }

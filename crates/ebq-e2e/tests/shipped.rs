@@ -140,3 +140,26 @@ fn shipped_tools_reset_each_interval_and_count_completed_calls() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("give one"), "{err:?}");
     let _ = std::fs::remove_file(&report);
 }
+
+/// Issue 20 item 4: biolatency and biolatency-disk pair issue and completion on the
+/// request itself (tp_btf, as libbpf-tools does) and time every request of a
+/// private loop device: as many as its /sys/block/loopN/stat counts.
+#[test]
+fn biolatency_pairs_on_the_request_and_times_every_request() {
+    for (name, scope, group) in
+        [("biolatency", "i.rq.q.disk.disk_name", None), ("biolatency-disk", "c.rq.q.disk.disk_name", Some("disk"))]
+    {
+        let disk = common::LoopDevice::new();
+        // eBQL takes clauses in any order after SELECT: WHERE may follow GROUP BY.
+        let sql = format!("{}\nWHERE {scope} = '{}'", common::shipped_query(name), disk.name());
+        let prepared = common::engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+        assert!(prepared.explain().contains("i.rq = c.rq") && prepared.explain().contains("tp_btf"), "{name}");
+        let (outs, stats, (requests, _)) = disk.traced_direct_io(prepared);
+        let rows = common::rows_of(&outs);
+        assert_eq!(rows.len(), 1, "{name}: {rows:?}");
+        if let Some(col) = group {
+            assert_eq!(common::s(&rows[0], col), disk.name());
+        }
+        assert_eq!((common::hist_total(&rows[0], "usecs"), stats.pending_full), (requests, 0), "{name}");
+    }
+}

@@ -94,6 +94,14 @@ fn raw_argument_programs_compile_with_clang() {
          ON i.sector = c.rq.__sector WHERE c.nr_bytes > 0 GROUP BY i.comm, i.rwbs",
         "SELECT req.file.f_inode.i_ino, req.cqe.fd, req.opcode, COUNT(*) FROM io_uring.io_uring_submit_req \
          GROUP BY req.file.f_inode.i_ino, req.cqe.fd, req.opcode",
+        // A union of start events: one tp_btf start program per branch.
+        "SELECT HIST((c.time - q.time) / 1000) FROM (SELECT rq, time FROM block.block_rq_issue \
+         UNION ALL SELECT rq, time FROM block.block_rq_complete WHERE rq.__data_len > 0) q \
+         JOIN block.block_rq_complete c ON q.rq = c.rq",
+        // The same with classic tracepoints: a record struct per branch.
+        "SELECT MAX(x.time - s.time) FROM (SELECT tid, time FROM syscalls.sys_enter_read \
+         UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64 WHERE fd > 2) s \
+         JOIN syscalls.sys_exit_read x ON s.tid = x.tid",
     ] {
         compiles(sql);
     }

@@ -70,6 +70,28 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE fd = 1 WHERE fd = 2"), "1:59-1:64", "WHERE appears twice", None),
         bad(format!("SELECT fd FROM {READ} FROM syscalls.sys_exit_read"), "1:40-1:44", "FROM appears twice", None),
         bad(format!("SELECT t1.fd FROM {READ} t1, syscalls.sys_exit_read t2"), "1:47-1:69", "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)", None),
+        // --- a union of start events (FROM (… UNION ALL …) q JOIN …) ---
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:23-1:113", "a UNION ALL in FROM opens the pairs of a JOIN: FROM (SELECT … UNION ALL SELECT …) q JOIN end e ON q.k = e.k", None),
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:68-1:74", "only UNION ALL is supported: every event of every branch counts", None),
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ}) q"), "1:22-1:62", "FROM ( … ) reads a UNION ALL of events: SELECT a, b FROM ev1 UNION ALL SELECT a, b FROM ev2", None),
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64)"), "1:114-1:114", "name the union: FROM (SELECT … UNION ALL SELECT …) q", None),
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd + 1 FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:30-1:36", "a branch of a union selects plain columns by name (rq, time)", None),
+        bad(format!(
+                "SELECT MAX(x.time - q.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT time, tid FROM syscalls.sys_enter_pread64) q \
+                 JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
+            ), "1:98-1:102", "every branch of a union yields the same columns: expected `tid` here, found `time`", None),
+        bad(format!(
+                "SELECT MAX(x.time - q.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid FROM syscalls.sys_enter_pread64) q \
+                 JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
+            ), "1:91-1:133", "every branch of a union yields the same columns: the first yields 2, this one 1", None),
+        bad(format!(
+                "SELECT MAX(q.fd) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64) q \
+                 JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
+            ), "1:24-1:69", "`q.fd` is not a column of the union; its branches yield tid, time", None),
+        bad(format!(
+                "SELECT MAX(x.time - s.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64 WHERE fdd > 2) s \
+                 JOIN syscalls.sys_exit_read x ON s.tid = x.tid"
+            ), "1:146-1:149", "unknown column `fdd` in tracepoint:syscalls:sys_enter_pread64", Some("did you mean `fd`?")),
         // --- joins of two streams (FROM a, b) ---
         bad(format!(
                 "SELECT a.fd FROM {READ} a, syscalls.sys_exit_read b, syscalls.sys_enter_write c WINDOW(time, 100)"

@@ -51,6 +51,20 @@ pub fn rows_of(outs: &[Output]) -> Vec<Row> {
     all
 }
 
+/// The events a histogram cell counted (the sum of its buckets).
+pub fn hist_total(row: &Row, col: &str) -> u64 {
+    match row.get(col) {
+        Some(Value::Hist(b)) => b.iter().map(|b| b.count).sum(),
+        other => panic!("column {col}: expected a histogram, got {other:?} in {row:?}"),
+    }
+}
+
+/// The shipped query `name` (queries/NAME.sql) without its final `;`, so a test can add a WHERE.
+pub fn shipped_query(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../queries/{name}.sql"));
+    std::fs::read_to_string(path).unwrap().trim_end().trim_end_matches(';').to_string()
+}
+
 /// Reads an unsigned (or non-negative signed) integer cell.
 pub fn u(row: &Row, col: &str) -> u64 {
     match row.get(col) {

@@ -185,9 +185,23 @@ pub(super) struct SideReads {
     pub record: Option<String>,
     /// The first raw argument read: its path and position.
     pub raw: Option<(String, Option<Span>)>,
+    /// Every column read, as the side's own program reads it, with its type
+    /// (a union in FROM reads the same columns in each branch).
+    pub columns: Vec<(ColumnSource, crate::types::DataType)>,
 }
 
 impl SideReads {
+    /// Remembers column `column` of type `ty` (once).
+    pub fn remember(&mut self, column: &ColumnSource, ty: crate::types::DataType) {
+        let own = match column {
+            ColumnSource::Start { column, .. } => column,
+            other => other,
+        };
+        if !self.columns.iter().any(|(c, _)| c == own) {
+            self.columns.push(((*own).clone(), ty));
+        }
+    }
+
     /// Notes a column read at `span`.
     pub fn note(&mut self, column: &ColumnSource, span: Option<Span>) {
         match column {

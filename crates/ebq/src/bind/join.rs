@@ -65,6 +65,7 @@ pub(super) fn bind_join(
         end_name: end.display_name(),
         keys,
         start_filter: and_all(start_only),
+        also: vec![],
         span: join.span,
     };
     Ok((bound, and_all(rest)))

@@ -808,8 +808,29 @@ pub struct BoundJoin {
     pub keys: Vec<(ScalarExpr, ScalarExpr, DataType)>,
     /// WHERE conjuncts over start columns only, checked before a pair opens.
     pub start_filter: Option<ScalarExpr>,
+    /// `FROM (… UNION ALL …) q JOIN …`: the start events after the first
+    /// (which is `start`), each opening pairs in the same map.
+    pub also: Vec<StartBranch>,
     /// The JOIN clause, for plan errors.
     pub span: Span,
+}
+
+/// A further start event of a JOIN whose start side is a union.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartBranch {
+    /// The event.
+    pub event: BoundEvent,
+    /// Its own WHERE and the query's start-only WHERE, over its own columns.
+    pub filter: Option<ScalarExpr>,
+    /// Each start column as the first branch reads it, and as this one does.
+    pub columns: Vec<(ColumnSource, ColumnSource)>,
+}
+
+impl StartBranch {
+    /// `c` (as the first branch reads it) as this branch reads it.
+    pub fn column(&self, c: ColumnSource) -> ColumnSource {
+        self.columns.iter().find(|(first, _)| *first == c).map_or(c, |(_, own)| own.clone())
+    }
 }
 
 /// A bound query.

@@ -17,11 +17,13 @@ mod positions;
 mod post;
 mod probe;
 mod stream_join;
+mod union;
 mod user_str;
 
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
 pub use logical::*;
+pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 
 use crate::catalog::{Catalog, CatalogError, FieldKind, SystemColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Result, Span, Stage};
@@ -61,6 +63,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     if let Some(second) = &query.stream {
         return stream_join::bind_stream_join(query, second, catalog);
     }
+    union::check(query)?;
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
         [] => None,
@@ -85,7 +88,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
     };
-    let join = match &joined {
+    let mut join = match &joined {
         Some((_, j)) => {
             let (bound, rest) = join::bind_join(&binder, j, &mut filter)?;
             filter = rest;
@@ -112,7 +115,10 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         None => None,
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
-    let tp_btf = binder.tp_btf_sides()?;
+    let mut tp_btf = binder.tp_btf_sides()?;
+    if let (Some(join), false) = (join.as_mut(), query.union.is_empty()) {
+        tp_btf[0] = union::bind_starts(&binder, query, catalog, join)?;
+    }
     drop(binder);
     let (event, join) = match (joined, join) {
         (Some((end, _)), Some(mut join)) => {
@@ -242,8 +248,9 @@ impl Binder<'_> {
     /// Notes that side `side` read `column` at `span` (see [`btf_args::SideReads`]).
     fn note_read(&self, side: &Side, column: &ScalarExpr, span: Option<Span>) {
         let Some(i) = self.sides.iter().position(|s| std::ptr::eq(s, side)) else { return };
-        if let ScalarExpr::Column { source, .. } = column {
+        if let ScalarExpr::Column { source, ty } = column {
             self.reads.borrow_mut()[i].note(source, span);
+            self.reads.borrow_mut()[i].remember(source, *ty);
         }
     }
 

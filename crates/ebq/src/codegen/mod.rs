@@ -43,6 +43,17 @@ pub fn generate(plan: &PhysicalPlan) -> Vec<Program> {
 mod names {
     pub const QUERY: &str = "ebq_query";
     pub const PAIR_START: &str = "ebq_pair_start";
+    /// The start programs of a JOIN whose start side is a union, one per branch.
+    pub const PAIR_STARTS: [&str; crate::bind::MAX_UNION_BRANCHES] = [
+        "ebq_pair_start_0",
+        "ebq_pair_start_1",
+        "ebq_pair_start_2",
+        "ebq_pair_start_3",
+        "ebq_pair_start_4",
+        "ebq_pair_start_5",
+        "ebq_pair_start_6",
+        "ebq_pair_start_7",
+    ];
     pub const FOLLOW_FORK: &str = "ebq_follow_fork";
     pub const FORGET_EXIT: &str = "ebq_forget_exit";
     pub const FORK_TRACEPOINT: &str = "tracepoint:sched:sched_process_fork";
@@ -164,14 +175,16 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         if !p.carried.is_empty() {
             maps.push(map_info("ebq_taken", MapRole::Taken, Layout::U32, stash));
         }
-        progs.push(ProgInfo { name: names::PAIR_START, attach: AttachPoint::PairStart(p.start.clone()) });
+        for (i, start) in p.starts().into_iter().enumerate() {
+            progs.push(ProgInfo { name: pairing::start_name(p, i), attach: AttachPoint::PairStart(start.start) });
+        }
     }
     if k.reads_stacks() {
         c.push_str(&stacks::map());
         maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));
     }
     c.push_str(&program(k));
-    c.push_str(&k.pairing.as_ref().map(pairing::start_program).unwrap_or_default());
+    c.push_str(&k.pairing.as_ref().map(pairing::start_programs).unwrap_or_default());
     for (tracking, name, tracepoint) in [
         (fork_program(k), names::FOLLOW_FORK, names::FORK_TRACEPOINT),
         (exit_program(k), names::FORGET_EXIT, names::EXIT_TRACEPOINT),
@@ -584,3 +597,5 @@ fn exit_program(k: &KernelPlan) -> Result<String, &'static str> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod union_tests;

@@ -8,10 +8,14 @@ use crate::plan::Pairing;
 use crate::types::DataType;
 use std::fmt::Write;
 
-/// The start event's record struct, the key and value structs and the map.
+/// The start events' record structs, the key and value structs and the map.
 pub fn declarations(p: &Pairing) -> String {
-    let mut c = super::probe::preamble(&p.start)
-        .unwrap_or_else(|| structs::event_struct("ebq_start_event", &p.start.event_description(), &p.start.format));
+    let mut c = String::new();
+    for (i, start) in p.starts().iter().enumerate() {
+        c.push_str(&super::probe::preamble(&start.start).unwrap_or_else(|| {
+            structs::event_struct(&start_struct(i), &start.start.event_description(), &start.start.format)
+        }));
+    }
     c.push_str(&structs::layout_struct("ebq_pair_key", &p.key));
     // Never empty: the opening time is always kept.
     c.push_str(&structs::layout_struct("ebq_stash", &p.stash));
@@ -45,12 +49,35 @@ fn fill_key(p: &Pairing, start: bool) -> String {
     c
 }
 
-/// The start program: scope, start-side WHERE, then store the carried columns.
-pub fn start_program(p: &Pairing) -> String {
+/// The function name of start program `i` (one per branch of a union).
+pub fn start_name(p: &Pairing, i: usize) -> &'static str {
+    if p.also.is_empty() {
+        super::names::PAIR_START
+    } else {
+        super::names::PAIR_STARTS[i]
+    }
+}
+
+/// The record struct of start event `i`.
+fn start_struct(i: usize) -> String {
+    if i == 0 {
+        "ebq_start_event".to_string()
+    } else {
+        format!("ebq_start_event_{i}")
+    }
+}
+
+/// The start programs, one per start event.
+pub fn start_programs(p: &Pairing) -> String {
+    p.starts().iter().enumerate().map(|(i, s)| start_program(s, start_name(p, i), &start_struct(i))).collect()
+}
+
+/// A start program: scope, start-side WHERE, then store the carried columns.
+fn start_program(p: &Pairing, function: &str, record: &str) -> String {
     let format = &p.start;
-    let header = super::probe::program_header(&p.start, "ebq_pair_start").unwrap_or_else(|| {
+    let header = super::probe::program_header(&p.start, function).unwrap_or_else(|| {
         let (category, name) = (&p.start.format.category, &p.start.format.name);
-        format!("SEC(\"tracepoint/{category}/{name}\")\nint ebq_pair_start(struct ebq_start_event *ctx)")
+        format!("SEC(\"tracepoint/{category}/{name}\")\nint {function}(struct {record} *ctx)")
     });
     let mut c = String::new();
     let _ = write!(

@@ -9,10 +9,12 @@ mod bpftrace;
 mod checks;
 mod dialect;
 mod event;
+mod union;
 
 pub use dialect::EbqDialect;
 pub use event::{parse_event_name, EventName};
 pub use sqlparser::ast::{Expr, OrderByExpr, SelectItem};
+pub use union::UnionBranch;
 
 use crate::error::{Error, Location, Result, Span, Stage};
 use sqlparser::keywords::Keyword;
@@ -34,8 +36,12 @@ pub struct Query {
     pub distinct: bool,
     /// The SELECT list.
     pub projection: Vec<SelectItem>,
-    /// The event selected from.
+    /// The event selected from (for `FROM (… UNION ALL …) q`, the first
+    /// branch's event under the alias `q`).
     pub from: EventRef,
+    /// `FROM (SELECT a, b FROM ev1 WHERE … UNION ALL SELECT a, b FROM ev2 …) q`:
+    /// the branches, in order; empty when FROM names one event.
+    pub union: Vec<UnionBranch>,
     /// `JOIN event ON expr` clauses, in order.
     pub joins: Vec<Join>,
     /// `FROM a, b`: the second event of a relational join of two streams,
@@ -163,6 +169,7 @@ impl<'a> QueryParser<'a> {
                 alias: None,
                 span: Span::default(),
             },
+            union: vec![],
             joins: vec![],
             stream: None,
             selection: None,
@@ -208,6 +215,9 @@ impl<'a> QueryParser<'a> {
             seen.push(clause);
             self.parser.next_token();
             match clause {
+                Clause::From if self.parser.peek_token().token == Token::LParen => {
+                    (q.from, q.union) = self.union_from()?;
+                }
                 Clause::From => {
                     q.from = self.event_ref()?;
                     if self.parser.consume_token(&Token::Comma) {

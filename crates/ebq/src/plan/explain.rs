@@ -26,19 +26,24 @@ impl KernelPlan {
         let k = self;
         let mut s = String::new();
         if let Some(p) = &k.pairing {
-            let _ = writeln!(
-                s,
-                "[kernel] Attach     {} ({}, opens pairs)",
-                p.start.event_description(),
-                p.start.source.program_type()
-            );
-            let _ = writeln!(
-                s,
-                "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
-            );
             let (start, end) = &p.names;
-            if let Some(f) = &p.start_filter {
-                let _ = writeln!(s, "[kernel] Filter     {} (before a pair opens)", f.qualified(start));
+            for b in p.starts() {
+                let _ = writeln!(
+                    s,
+                    "[kernel] Attach     {} ({}, opens pairs)",
+                    b.start.event_description(),
+                    b.start.source.program_type()
+                );
+                let _ = writeln!(
+                    s,
+                    "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
+                );
+                // A union's filters read each branch's own columns, named as in its WHERE.
+                let f =
+                    b.start_filter.as_ref().map(|f| if p.also.is_empty() { f.qualified(start) } else { f.to_string() });
+                if let Some(f) = f {
+                    let _ = writeln!(s, "[kernel] Filter     {f} (before a pair opens)");
+                }
             }
             let keys: Vec<String> =
                 p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();

@@ -1,7 +1,7 @@
 //! The physical side of a JOIN: the pairing map's key and value structs.
 
 use super::{c_name, storage_type, StructLayout};
-use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr};
+use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr, StartBranch};
 use crate::error::{Error, Result, Stage};
 use crate::types::DataType;
 
@@ -31,6 +31,8 @@ pub struct Pairing {
     pub carried: Vec<(ColumnSource, DataType, usize)>,
     /// Capacity of `ebq_pending`: pairs open at once.
     pub max_pending: u32,
+    /// Further start events (a union in FROM), opening pairs in the same map.
+    pub also: Vec<StartBranch>,
 }
 
 impl Pairing {
@@ -68,7 +70,45 @@ impl Pairing {
             stash,
             carried,
             max_pending,
+            also: join.also.clone(),
         })
+    }
+
+    /// Every start event's view of the pairing: the first's is `self`; each
+    /// further branch reads its own event, filter and columns into the same
+    /// key and stash.
+    pub fn starts(&self) -> Vec<Pairing> {
+        let mut all = vec![Pairing { also: vec![], ..self.clone() }];
+        for b in &self.also {
+            let own = |e: &ScalarExpr| e.clone().map_columns(&|c| b.column(c));
+            all.push(Pairing {
+                start: b.event.clone(),
+                start_filter: b.filter.clone(),
+                keys: self.keys.iter().map(|(s, e, pos)| (own(s), e.clone(), *pos)).collect(),
+                carried: self
+                    .carried
+                    .iter()
+                    .map(|(c, ty, pos)| match c {
+                        ColumnSource::Start { name, column } => (
+                            ColumnSource::Start { name: name.clone(), column: Box::new(b.column((**column).clone())) },
+                            *ty,
+                            *pos,
+                        ),
+                        other => (other.clone(), *ty, *pos),
+                    })
+                    .collect(),
+                also: vec![],
+                ..self.clone()
+            });
+        }
+        all
+    }
+
+    /// The start events, as a message names them (`a UNION ALL b` for a union).
+    pub fn start_description(&self) -> String {
+        let mut all = vec![self.start.event_description()];
+        all.extend(self.also.iter().map(|b| b.event.event_description()));
+        all.join(" UNION ALL ")
     }
 
     /// The stash field holding carried column `c`.
