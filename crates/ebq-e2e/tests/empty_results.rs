@@ -47,14 +47,14 @@ fn an_ungrouped_aggregate_of_nothing_is_one_row_of_zeros_and_nulls() {
     let sql = format!("SELECT COUNT(*) AS n, COUNT(DISTINCT fd) AS fds, SUM(count) AS s, MAX(count) + 1 AS m, AVG(count) AS a, P99(count) AS p {NOTHING}");
     assert_eq!(
         mask_windows(&stdout(&ebq(&["--format", "json", &sql]))),
-        "{\"a\":null,\"fds\":N,\"m\":null,\"n\":N,\"p\":null,\"s\":null,\"window_end_ns\":N,\"window_start_ns\":N}\n"
+        "{\"window_start_ns\":N,\"window_end_ns\":N,\"window_start\":\"N-N-NTN:N:NZ\",\"window_end\":\"N-N-NTN:N:NZ\",\"n\":N,\"fds\":N,\"s\":null,\"m\":null,\"a\":null,\"p\":null}\n"
     );
     let json = stdout(&ebq(&["--format", "json", &sql]));
     let row: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert_eq!((row["n"].as_u64(), row["fds"].as_u64()), (Some(0), Some(0)));
     assert_eq!(
         mask_windows(&stdout(&ebq(&["--format", "csv", &sql]))),
-        "window_start_ns,window_end_ns,n,fds,s,m,a,p\nN,N,N,N,,,,\n"
+        "window_start_ns,window_end_ns,window_start,window_end,n,fds,s,m,a,p\nN,N,N-N-NTN:N:NZ,N-N-NTN:N:NZ,N,N,,,,\n"
     );
     let table = stdout(&ebq(&[&sql]));
     assert_eq!(
@@ -78,5 +78,5 @@ fn null_conditions_are_false_in_having() {
     let out = ebq(&["--format", "json", &format!("SELECT COUNT(*) AS n {NOTHING} HAVING MAX(count) > 0")]);
     assert_eq!(stdout(&out), "");
     let out = ebq(&["--format", "json", &format!("SELECT COUNT(*) AS n {NOTHING} HAVING COUNT(*) = 0")]);
-    assert_eq!(mask_windows(&stdout(&out)), "{\"n\":N,\"window_end_ns\":N,\"window_start_ns\":N}\n");
+    assert_eq!(mask_windows(&stdout(&out)), "{\"window_start_ns\":N,\"window_end_ns\":N,\"window_start\":\"N-N-NTN:N:NZ\",\"window_end\":\"N-N-NTN:N:NZ\",\"n\":N}\n");
 }

@@ -358,6 +358,13 @@ impl Binder<'_> {
                         "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
                     ));
                 }
+                if name == "req_flags" {
+                    return Err(err(
+                        e,
+                        "req_flags() is computed in user space, per group: GROUP BY the flags and select \
+                         req_flags(rq.cmd_flags)",
+                    ));
+                }
                 if name == "syscall_name" {
                     return Err(err(
                         e,
@@ -394,7 +401,7 @@ impl Binder<'_> {
                     ("str", args) => self.user_string(e, args),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr) and dev_str(dev) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
                     )),
                 }
             }

@@ -388,6 +388,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
             PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
             PostExpr::DevStr(e) => write!(f, "dev_str({e})"),
+            PostExpr::ReqFlags { flags, .. } => write!(f, "req_flags({flags})"),
         }
     }
 }
@@ -593,6 +594,15 @@ pub enum PostExpr<R = Input> {
     /// high 12 bits, minor in the low 20) as `"major:minor"`, as `lsblk` and
     /// `/proc/partitions` name devices. Formatted in user space, per group.
     DevStr(Box<PostExpr<R>>),
+    /// `req_flags(cmd_flags)`: a block request's operation and flags as
+    /// `biolatency -F` names them (`Sync-Write`), decoded in user space with
+    /// the bound kernel's enums, carried here.
+    ReqFlags {
+        /// The request's `cmd_flags`.
+        flags: Box<PostExpr<R>>,
+        /// The bound kernel's operations and flag bits.
+        names: Arc<super::req_flags::ReqFlagNames>,
+    },
 }
 
 /// What [`PostExpr::Cgroup`] tells of a cgroup.
@@ -646,6 +656,7 @@ impl<R> PostExpr<R> {
             PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
             PostExpr::Cgroup(what, e) => PostExpr::Cgroup(what, again(e)),
             PostExpr::DevStr(e) => PostExpr::DevStr(again(e)),
+            PostExpr::ReqFlags { flags, names } => PostExpr::ReqFlags { flags: again(flags), names },
         }
     }
 }
@@ -663,6 +674,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
             PostExpr::Cgroup(..) => DataType::Str { cap: CGROUP_TEXT_CAP },
             PostExpr::DevStr(_) => DataType::Str { cap: 16 },
+            PostExpr::ReqFlags { .. } => DataType::Str { cap: 64 },
         }
     }
 }

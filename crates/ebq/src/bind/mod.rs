@@ -16,6 +16,7 @@ mod names;
 mod positions;
 mod post;
 mod probe;
+mod req_flags;
 mod stream_join;
 mod union;
 mod user_str;

@@ -62,6 +62,14 @@ impl Binder<'_> {
                     self.number_arg(f, e, what.name(), "a cgroup id (the `cgroup` column)", keys, aggs)?,
                 ))
             }
+            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("req_flags") => {
+                let flags = self.number_arg(f, e, "req_flags", "a block request's cmd_flags", keys, aggs)?;
+                let names = self.kernel.btf().ok_or_else(|| "this kernel has no BTF".to_string());
+                match names.and_then(super::req_flags::ReqFlagNames::from_btf) {
+                    Ok(names) => Ok(PostExpr::ReqFlags { flags, names: Arc::new(names) }),
+                    Err(why) => Err(err(e, format!("req_flags decodes with the kernel's own enums: {why}"))),
+                }
+            }
             Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("dev_str") => {
                 Ok(PostExpr::DevStr(self.number_arg(f, e, "dev_str", "a device number", keys, aggs)?))
             }

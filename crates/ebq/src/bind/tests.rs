@@ -98,3 +98,20 @@ fn output_names_drop_the_stream_qualifier_unless_ambiguous() {
     assert_eq!(names(&format!("SELECT e.fd, COUNT(*) {join} GROUP BY e.fd")), ["fd", "COUNT(*)"]);
     assert_eq!(names("SELECT fd, count FROM syscalls.sys_enter_pread64"), ["fd", "count"]);
 }
+
+/// req_flags() decodes with the bound kernel's enums; the fixture kernel's BTF has
+/// none, so binding says which enum is missing instead of guessing the bits.
+#[test]
+fn req_flags_needs_the_kernels_request_enums() {
+    let sql = "SELECT req_flags(c.rq.cmd_flags) AS f, COUNT(*) FROM block.block_rq_issue i \
+               JOIN block.block_rq_complete c ON i.rq = c.rq GROUP BY c.rq.cmd_flags";
+    let e = rendered(sql);
+    assert!(
+        e.starts_with(
+            "error: req_flags decodes with the kernel's own enums: the kernel's BTF has no enum req_flag_bits at 1:8"
+        ),
+        "{e}"
+    );
+    let e = rendered("SELECT COUNT(*) FROM block.block_rq_complete WHERE req_flags(rq.cmd_flags) = 'Write'");
+    assert!(e.contains("req_flags() is computed in user space, per group"), "{e}");
+}

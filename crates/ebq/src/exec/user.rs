@@ -31,6 +31,10 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             Value::Null => Value::Null,
             v => Value::S(what.of(as_i64(&v) as u64)),
         },
+        PostExpr::ReqFlags { flags, names } => match eval(flags, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::S(names.name(as_i64(&v) as u64)),
+        },
         PostExpr::DevStr(x) => match eval(x, inputs, outputs) {
             Value::Null => Value::Null,
             v => Value::S(dev_str(as_i64(&v) as u64)),

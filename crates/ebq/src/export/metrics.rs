@@ -179,7 +179,8 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
         | PostExpr::Neg(x)
         | PostExpr::SyscallName { nr: x, .. }
         | PostExpr::Cgroup(_, x)
-        | PostExpr::DevStr(x) => inputs_of(x, out),
+        | PostExpr::DevStr(x)
+        | PostExpr::ReqFlags { flags: x, .. } => inputs_of(x, out),
         _ => {}
     }
 }
