@@ -264,7 +264,7 @@ fn two_processes_build_the_pch_cache_concurrently() {
         let out = c.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
-    let dirs: Vec<_> = std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+    let dirs = pch_dirs(&cache);
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let mut names: Vec<String> =
         std::fs::read_dir(&dirs[0]).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -273,7 +273,19 @@ fn two_processes_build_the_pch_cache_concurrently() {
     assert!(dirs[0].file_name().unwrap().to_str().unwrap().starts_with("vmlinux-"));
 }
 
-/// A damaged cached PCH is discarded and rebuilt instead of failing queries.
+/// The `vmlinux-*` header directories of a cache (beside them, `objects/`
+/// holds compiled queries).
+fn pch_dirs(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("vmlinux-"))
+        .collect()
+}
+
+/// A damaged cached PCH is discarded and rebuilt instead of failing queries
+/// (the compiled-object cache is emptied first: a cached object would not
+/// need the header at all).
 #[test]
 fn a_damaged_pch_is_rebuilt() {
     let files = Files::new("badpch");
@@ -287,10 +299,11 @@ fn a_damaged_pch_is_rebuilt() {
             .unwrap()
     };
     assert!(compile().status.success());
-    let dir = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+    let dir = pch_dirs(&cache).remove(0);
     let pch = dir.join("vmlinux.h.pch");
     let good_len = std::fs::metadata(&pch).unwrap().len();
     std::fs::write(&pch, b"not a PCH").unwrap();
+    std::fs::remove_dir_all(cache.join("objects")).unwrap();
     let out = compile();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::metadata(&pch).unwrap().len(), good_len, "rebuilt");

@@ -71,12 +71,18 @@ pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save
 pub const AUTO_KSTACK: &str =
     "auto: kstack is walked through the raw tracepoint's extra frames, ~200 ns slower per event";
 
+/// Why a query reading strings from user memory stays classic.
+pub const USER_STRINGS: &str = "it reads a string from user memory through the record's pointer field";
+
 /// Rewrites the events of `k` (the end event and a JOIN's start event) that
 /// run raw, and notes for EXPLAIN, per system-call program, which
 /// attachment runs and why.
 pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach) {
     let mut notes = vec![];
     let kstack = k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Kstack)));
+    // User-memory strings are read through the record's pointer field, which a raw program has not.
+    let user_strings =
+        k.reads_column(&|c| matches!(c, ColumnSource::Field { kind: FieldKind::UserStr | FieldKind::UserArgv, .. }));
     let events = std::iter::once(&mut k.event).chain(k.pairing.as_mut().map(|p| &mut p.start));
     for event in events {
         let Some((name, exit)) = syscall_event(event) else { continue };
@@ -84,6 +90,7 @@ pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach)
             SyscallAttach::Classic => Err("--attach classic".to_string()),
             SyscallAttach::Auto if exit => Err(AUTO_EXIT.to_string()),
             SyscallAttach::Auto if kstack => Err(AUTO_KSTACK.to_string()),
+            _ if user_strings => Err(USER_STRINGS.to_string()),
             SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, &name, exit),
         };
         let raw = if exit { "sys_exit" } else { "sys_enter" };
@@ -143,7 +150,9 @@ pub const MAX_ARGS: usize = 6;
 /// field an integer of at most 8 bytes, at most six arguments (at exit, just
 /// `ret`); `None` when they can.
 fn layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
-    if let Some(f) = format.fields.iter().find(|f| f.kind != FieldKind::Int || f.size > 8) {
+    // A user-memory string's pointer is an integer register too; reading it is refused above.
+    let register = |k: &FieldKind| matches!(k, FieldKind::Int | FieldKind::UserStr | FieldKind::UserArgv);
+    if let Some(f) = format.fields.iter().find(|f| !register(&f.kind) || f.size > 8) {
         return Some(format!("its field {} is not an integer register", f.name));
     }
     let args = format.fields.iter().filter(|f| f.name != NR_FIELD).count();

@@ -99,3 +99,20 @@ fn sliding_windows_are_panes_and_bad_ring_sizes_are_refused() {
     let e = physical("SELECT fd FROM syscalls.sys_enter_pread64", &opts);
     assert!(matches!(e, Err(Error::Query(q)) if q.message.contains("power of two")));
 }
+
+/// A query reading a user-memory string stays on the classic tracepoint (its
+/// pointer is read from the record); the same event without one runs raw.
+#[test]
+fn user_strings_keep_a_syscall_event_classic() {
+    let via = |sql: &str| {
+        let p = physical(sql, &PlanOptions::default()).unwrap();
+        p.programs[0].attach_notes.join("\n")
+    };
+    assert_eq!(
+        via("SELECT comm, filename FROM syscalls.sys_enter_openat"),
+        format!("tracepoint:syscalls:sys_enter_openat: classic tracepoint; {}", syscall_attach::USER_STRINGS)
+    );
+    assert!(
+        via("SELECT dfd, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY dfd").contains(": raw sys_enter (tp_btf)")
+    );
+}
