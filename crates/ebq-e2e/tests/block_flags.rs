@@ -58,26 +58,11 @@ fn request_flags_equal_libbpf_tools_biolatency_f_side_by_side() {
         .unwrap();
     // Both attached (ebq in well under a second, the peer likewise) before any request.
     std::thread::sleep(Duration::from_millis(2000));
-    let dev = disk.dev.display().to_string();
-    for args in [
-        vec![
-            "if=/dev/zero".to_string(),
-            format!("of={dev}"),
-            "bs=4k".into(),
-            "count=300".into(),
-            "oflag=direct".into(),
-        ],
-        vec![
-            "if=/dev/zero".into(),
-            format!("of={dev}"),
-            "bs=4k".into(),
-            "count=50".into(),
-            "oflag=direct,dsync".into(),
-        ],
-        vec![format!("if={dev}"), "of=/dev/null".into(), "bs=64k".into(), "count=40".into(), "iflag=direct".into()],
-    ] {
-        assert!(Command::new("dd").args(&args).stderr(Stdio::null()).status().unwrap().success());
-    }
+    // 300 direct writes and 40 direct reads, then 50 dsync writes (each also asks for a flush).
+    disk.direct_requests();
+    let dsync = ["if=/dev/zero".to_string(), format!("of={}", disk.dev.display()), "bs=4k".into(), "count=50".into()];
+    let st = Command::new("dd").args(dsync).arg("oflag=direct,dsync").stderr(Stdio::null()).status().unwrap();
+    assert!(st.success());
     let ours = ebq.wait_with_output().unwrap();
     let theirs = peer.wait_with_output().unwrap();
     assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
