@@ -194,6 +194,6 @@ fn wait_for_inflight_programs() {
     }
 }
 
-fn map_err(what: &str, e: libbpf_rs::Error) -> Error {
+pub(super) fn map_err(what: &str, e: libbpf_rs::Error) -> Error {
     Error::Io { what: what.into(), source: std::io::Error::other(e.to_string()) }
 }

@@ -2,8 +2,9 @@
 //! the seams the window code in `exec` reads groups and sketches through,
 //! and the JOIN orphan sweep reads the pairing map through.
 
+use super::libbpf_object::map_err;
 use super::object::PairMap;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::PerCpuMap;
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 use std::io;
@@ -30,21 +31,17 @@ impl PerCpuMap for MapHandle {
     }
 }
 
-fn map_error(what: &str, e: libbpf_rs::Error) -> Error {
-    Error::Io { what: what.into(), source: io_err(e) }
-}
-
 impl PairMap for MapHandle {
     fn pair_keys(&self) -> Vec<Vec<u8>> {
         self.keys().collect()
     }
 
     fn pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.lookup(key, MapFlags::ANY).map_err(|e| map_error("read the pairing map", e))
+        self.lookup(key, MapFlags::ANY).map_err(|e| map_err("read the pairing map", e))
     }
 
     fn take_pair(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.lookup_and_delete(key).map_err(|e| map_error("evict from the pairing map", e))
+        self.lookup_and_delete(key).map_err(|e| map_err("evict from the pairing map", e))
     }
 
     fn restore_pair(&self, key: &[u8], value: &[u8]) -> Result<()> {
