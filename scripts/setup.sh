@@ -103,6 +103,21 @@ if ! is_mounted /sys/fs/bpf; then
         log "warning: could not mount bpffs at /sys/fs/bpf"
 fi
 
+# --- Python decoders the tests use (PyPI, in target/pyenv) ------------------
+# opentelemetry-proto decodes ebq's OTLP pushes independently of ebq's own
+# protobuf code (tests/otlp.rs). Other test packages (pyarrow, duckdb,
+# prometheus-client) are installed by the tests on first use.
+PYENV=target/pyenv
+if [[ ! -x $PYENV/bin/python ]]; then
+    log "python3 -m venv $PYENV"
+    python3 -m venv "$PYENV" || log "warning: could not create $PYENV; the Python-checked tests will fail"
+fi
+if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c 'import opentelemetry.proto' 2>/dev/null; then
+    log "pip install opentelemetry-proto"
+    "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check opentelemetry-proto ||
+        log "warning: pip install opentelemetry-proto failed; tests/otlp.rs will fail"
+fi
+
 # --- Build ------------------------------------------------------------------
 cargo build --quiet --release --workspace
 

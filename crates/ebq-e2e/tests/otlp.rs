@@ -1,11 +1,14 @@
 //! OTLP/HTTP push: a local receiver (a std TcpListener thread) decodes what
-//! `ebq … --otlp URL` posts with the opentelemetry-proto definitions; metric
-//! names, labels, values, histogram buckets and resource attributes must be
-//! the workload's exact numbers.
+//! `ebq … --otlp URL` posts with the opentelemetry-proto definitions (and,
+//! independently of any Rust protobuf code, with Python's `opentelemetry-proto`
+//! from PyPI); metric names, labels, values, histogram buckets, exponential
+//! histograms, summaries and resource attributes must be the workload's exact
+//! numbers.
 
 mod common;
 
 use common::*;
+use ebq::hist::SKETCH_RELATIVE_ERROR;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
 use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point, AggregationTemporality, Metric};
@@ -16,9 +19,12 @@ use std::net::TcpListener;
 use std::process::Command;
 use std::sync::mpsc;
 
-/// A receiver on a loopback port: every decoded request (and its path and
-/// content type) goes to the channel; each gets `200 OK`.
-fn receiver() -> (u16, mpsc::Receiver<(String, String, ExportMetricsServiceRequest)>) {
+/// A received push: path, content type, the request decoded, its raw body.
+type Push = (String, String, ExportMetricsServiceRequest, Vec<u8>);
+
+/// A receiver on a loopback port: every decoded request (and its path,
+/// content type and raw body) goes to the channel; each gets `200 OK`.
+fn receiver() -> (u16, mpsc::Receiver<Push>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = mpsc::channel();
@@ -52,7 +58,7 @@ fn receiver() -> (u16, mpsc::Receiver<(String, String, ExportMetricsServiceReque
                 ExportMetricsServiceRequest::decode(body.as_slice()).expect("a protobuf ExportMetricsServiceRequest");
             s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")
                 .unwrap();
-            if tx.send((path, ctype, req)).is_err() {
+            if tx.send((path, ctype, req, body)).is_err() {
                 return;
             }
         }
@@ -116,7 +122,7 @@ fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
     let _ = std::fs::remove_file(&report);
     assert_eq!(want.len(), 3);
 
-    let (path, ctype, req) = rx.recv().unwrap();
+    let (path, ctype, req, _) = rx.recv().unwrap();
     assert_eq!((path.as_str(), ctype.as_str()), ("/v1/metrics", "application/x-protobuf"));
     assert!(rx.try_recv().is_err(), "one window, one push");
     let resource = attrs(&req.resource_metrics[0].resource.as_ref().unwrap().attributes);
@@ -177,7 +183,7 @@ fn each_count_window_is_pushed_as_a_delta() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut per_window = vec![];
-    while let Ok((_, _, req)) = rx.recv_timeout(std::time::Duration::from_secs(1)) {
+    while let Ok((_, _, req, _)) = rx.recv_timeout(std::time::Duration::from_secs(1)) {
         let m = metrics(&req);
         let Some(Data::Sum(s)) = &m["ebq_query_calls_total"].data else { panic!() };
         assert_eq!(s.aggregation_temporality, AggregationTemporality::Delta as i32);
@@ -276,7 +282,7 @@ pin = "{pin}"
     // Three closed count windows of 1000 reads each, pushed as deltas as they close.
     let mut windows = vec![];
     while windows.len() < 3 {
-        let (path, _, req) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a push per window");
+        let (path, _, req, _) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a push per window");
         assert_eq!(path, "/v1/metrics");
         let resource = attrs(&req.resource_metrics[0].resource.as_ref().unwrap().attributes);
         assert_eq!(resource["cluster"], "serve-test");
@@ -294,4 +300,124 @@ pin = "{pin}"
     assert!(!header.exists(), "header left behind");
     let _ = std::fs::remove_dir_all(&dir);
     assert_nothing_left(&before);
+}
+
+/// Decodes a raw OTLP body with Python's `opentelemetry-proto` (PyPI): per
+/// metric name, its data kind and points (attributes, count, sum, and the
+/// exponential buckets or the quantiles).
+fn python_decode(body: &[u8]) -> serde_json::Value {
+    const DECODE: &str = r#"
+import json, sys
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+req = ExportMetricsServiceRequest()
+req.ParseFromString(sys.stdin.buffer.read())
+out = {}
+for rm in req.resource_metrics:
+    for sm in rm.scope_metrics:
+        for m in sm.metrics:
+            kind = m.WhichOneof("data")
+            points = []
+            if kind == "exponential_histogram":
+                for p in m.exponential_histogram.data_points:
+                    points.append({"attrs": {a.key: a.value.string_value for a in p.attributes}, "count": p.count,
+                        "sum": p.sum, "has_sum": p.HasField("sum"), "scale": p.scale, "zero_count": p.zero_count,
+                        "positive": [p.positive.offset, list(p.positive.bucket_counts)],
+                        "negative": [p.negative.offset, list(p.negative.bucket_counts)],
+                        "temporality": m.exponential_histogram.aggregation_temporality})
+            elif kind == "summary":
+                for p in m.summary.data_points:
+                    points.append({"attrs": {a.key: a.value.string_value for a in p.attributes}, "count": p.count,
+                        "sum": p.sum, "quantiles": [[q.quantile, q.value] for q in p.quantile_values]})
+            out[m.name] = {"kind": kind, "points": points}
+print(json.dumps(out))
+"#;
+    let py = python_with("opentelemetry.proto", "opentelemetry-proto");
+    let mut child = Command::new(py)
+        .args(["-c", DECODE])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python decode: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The OTel spec's bucket index of `v` at scale 6 (upper-inclusive buckets,
+/// base 2^(1/64)): ceil(64·log2 v) − 1, exact in f64 for the workload's sizes
+/// (powers of two give whole logs).
+fn spec_index(v: u64) -> i64 {
+    (64.0 * (v as f64).log2()).ceil() as i64 - 1
+}
+
+#[test]
+fn exponential_histograms_and_summaries_decode_in_python_with_exact_counts_and_sums() {
+    let (port, rx) = receiver();
+    let comm = format!("otlpx{}", std::process::id() % 10000);
+    let report = std::env::temp_dir().join(format!("ebq-otlp-x-{}.json", std::process::id()));
+    let workload = format!(
+        "{} pread --fds 2 --calls 17,31 --comm {comm} --fd-base 600 --report {}",
+        workload_bin().display(),
+        report.display()
+    );
+    // No COUNT(*) or SUM(count) selected: the counts and sums come from the kernel's sketch and sum.
+    let sql = format!(
+        "SELECT fd, P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes \
+         FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' GROUP BY fd"
+    );
+    let out = Command::new(ebq_bin())
+        .args([&sql, "--format", "json", "-c", &workload, "--otlp", &format!("http://127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want = per_fd(&serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap());
+    let _ = std::fs::remove_file(&report);
+    assert_eq!(want.len(), 2);
+    let (_, _, _, body) = rx.recv().unwrap();
+    let m = python_decode(&body);
+
+    let exp = &m["ebq_query_size_histogram_bytes"];
+    assert_eq!(exp["kind"], "exponential_histogram", "{m}");
+    let points = exp["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{exp}");
+    for p in points {
+        let fd: u64 = p["attrs"]["fd"].as_str().unwrap().parse().unwrap();
+        let (n, bytes) = want[&fd];
+        // The workload's sizes: 64 * ((j % 5) + 1) for its j-th call on the fd.
+        let sizes: Vec<u64> = (0..n).map(|j| 64 * ((j % 5) + 1)).collect();
+        assert_eq!(sizes.iter().sum::<u64>(), bytes, "the report's bytes are these sizes");
+        assert_eq!(p["temporality"], 2, "a run without WINDOW pushes cumulative totals");
+        assert_eq!(p["scale"], 6, "fd {fd}: a fixed scale");
+        assert_eq!(p["count"], n, "fd {fd}");
+        assert_eq!(p["has_sum"], true);
+        assert_eq!(p["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the exact sum");
+        assert_eq!(p["zero_count"], 0);
+        let mut expect: BTreeMap<i64, u64> = BTreeMap::new();
+        for v in &sizes {
+            *expect.entry(spec_index(*v)).or_default() += 1;
+        }
+        let (first, last) = (*expect.keys().next().unwrap(), *expect.keys().next_back().unwrap());
+        let dense: Vec<u64> = (first..=last).map(|i| expect.get(&i).copied().unwrap_or(0)).collect();
+        assert_eq!(p["positive"][0], first, "fd {fd}: offset");
+        assert_eq!(p["positive"][1], serde_json::json!(dense), "fd {fd}: dense bucket counts");
+        assert_eq!(p["negative"][1], serde_json::json!([]));
+
+        let s = m["ebq_query_size_bytes"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["attrs"]["fd"].as_str() == Some(fd.to_string().as_str()))
+            .unwrap_or_else(|| panic!("a summary point for fd {fd}: {m}"));
+        assert_eq!(s["count"], n, "fd {fd}: the summary's true count");
+        assert_eq!(s["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the summary's true sum");
+        for (i, ppm) in [(0, 500_000u32), (1, 990_000)] {
+            let mut v: Vec<i128> = sizes.iter().map(|&x| i128::from(x)).collect();
+            let exact = ebq::hist::exact_quantile(&mut v, ppm).unwrap() as f64;
+            let got = s["quantiles"][i][1].as_f64().unwrap();
+            assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "fd {fd} q{ppm}: {got} vs {exact}");
+        }
+    }
+    assert_eq!(m["ebq_query_size_bytes"]["kind"], "summary");
 }

@@ -1,5 +1,7 @@
 //! `ebq serve` end to end: a real Prometheus server scrapes the daemon and
-//! its HTTP API returns the workload's exact counts; config errors are
+//! its HTTP API returns the workload's exact counts (and, from two daemons'
+//! native histograms, the exact count and sum and a p99 within the sketch's
+//! bound of the union's exact one); config errors are
 //! positioned; SIGHUP reload keeps unchanged queries' state; a query that
 //! cannot start does not stop the others; SIGTERM leaves no program loaded;
 //! capabilities are reduced once everything is attached.
@@ -21,8 +23,10 @@ fn scrape(port: u16, method: &str, accept: Option<&str>) -> (String, String) {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
     write!(s, "{method} /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n{accept}Connection: close\r\n\r\n").unwrap();
-    let mut got = String::new();
-    s.read_to_string(&mut got).unwrap();
+    let mut raw = vec![];
+    s.read_to_end(&mut raw).unwrap();
+    // A protobuf page is binary: lossy text is enough to look at its head.
+    let got = String::from_utf8_lossy(&raw);
     let (head, body) = got.split_once("\r\n\r\n").unwrap_or((&got, ""));
     (head.to_string(), body.to_string())
 }
@@ -142,16 +146,24 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(dir: &Path, target_port: u16) -> Prometheus {
+        Prometheus::start_with(dir, &[target_port], &[])
+    }
+
+    /// Scraping every port of `targets`, with extra command-line `flags`.
+    fn start_with(dir: &Path, targets: &[u16], flags: &[&str]) -> Prometheus {
         let port = free_port();
         let config = dir.join("prometheus.yml");
+        let targets: Vec<String> = targets.iter().map(|t| format!("'127.0.0.1:{t}'")).collect();
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 500ms\n  scrape_timeout: 500ms\nscrape_configs:\n  - job_name: ebq\n    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
+                "global:\n  scrape_interval: 500ms\n  scrape_timeout: 500ms\nscrape_configs:\n  - job_name: ebq\n    static_configs:\n      - targets: [{}]\n",
+                targets.join(", ")
             ),
         )
         .unwrap();
         let child = Command::new("prometheus")
+            .args(flags)
             .arg(format!("--config.file={}", config.display()))
             .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
@@ -568,6 +580,127 @@ fn reads_as(comm: &'static [u8], n: usize) -> std::thread::JoinHandle<()> {
     })
 }
 
+/// Reads from /dev/zero on a thread whose comm is `comm`: `n` reads of `size` bytes per `(size, n)`.
+fn reads_of(comm: String, sizes: Vec<(usize, usize)>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let name = std::ffi::CString::new(comm).unwrap();
+        // SAFETY: PR_SET_NAME with a NUL-terminated string of at most 16 bytes.
+        assert_eq!(unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) }, 0);
+        let mut f = std::fs::File::open("/dev/zero").unwrap();
+        for (size, n) in sizes {
+            let mut buf = vec![0u8; size];
+            for _ in 0..n {
+                std::io::Read::read_exact(&mut f, &mut buf).unwrap();
+            }
+        }
+    })
+}
+
+/// The exact nearest-rank quantile of `(value, times)` groups.
+fn exact_quantile(values: &[(usize, usize)], ppm: u32) -> f64 {
+    let mut all: Vec<i128> = values.iter().flat_map(|&(v, n)| std::iter::repeat_n(v as i128, n)).collect();
+    ebq::hist::exact_quantile(&mut all, ppm).unwrap() as f64
+}
+
+#[test]
+fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() {
+    use ebq::hist::SKETCH_RELATIVE_ERROR;
+    let before = ebq_prog_ids();
+    let dir = tmp_dir("native");
+    let id = std::process::id() % 10_000;
+    let (comm_a, comm_b) = (format!("nha{id}"), format!("nhb{id}"));
+    let config = |comm: &str| {
+        format!(
+            "listen = \"127.0.0.1:{{port}}\"\n\n[[query]]\nname = \"nh\"\n\
+             sql = \"SELECT P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes FROM syscalls.sys_enter_read \
+             WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
+        )
+    };
+    let (dir_a, dir_b) = (dir.join("a"), dir.join("b"));
+    std::fs::create_dir_all(&dir_a).unwrap();
+    std::fs::create_dir_all(&dir_b).unwrap();
+    let a = Daemon::start(&dir_a, &config(&comm_a));
+    let b = Daemon::start(&dir_b, &config(&comm_b));
+    let prom = Prometheus::start_with(&dir, &[a.port, b.port], &["--enable-feature=native-histograms"]);
+    let h = "ebq_nh_size_histogram_bytes{job=\"ebq\"}";
+    let one = |promql: &str| {
+        let r = prom.query(promql);
+        (r.len() == 1).then(|| r[0].1)
+    };
+
+    // First reads: each instance's buckets appear (rate() below starts from
+    // these samples; later reads only add to these buckets, so each series'
+    // bucket layout stays the same over the rate range).
+    let (first_a, first_b) = (vec![(3000, 1), (90_000, 1)], vec![(5000, 1), (90_000, 1)]);
+    reads_of(comm_a.clone(), first_a.clone()).join().unwrap();
+    reads_of(comm_b.clone(), first_b.clone()).join().unwrap();
+    a.wait_closed_window("nh");
+    b.wait_closed_window("nh");
+    wait_for(30, "both instances' first reads in Prometheus", || {
+        (one(&format!("histogram_count(sum({h}))")) == Some(4.0)).then_some(())
+    });
+    // The protobuf page is what Prometheus asked for.
+    let accept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3";
+    let (head, _) = scrape(a.port, "GET", Some(accept));
+    assert!(
+        head.contains(
+            "Content-Type: application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+        ),
+        "{head}"
+    );
+
+    let (then_a, then_b) = (vec![(3000, 96), (90_000, 2)], vec![(5000, 96), (90_000, 2)]);
+    let ta = reads_of(comm_a.clone(), then_a.clone());
+    let tb = reads_of(comm_b.clone(), then_b.clone());
+    ta.join().unwrap();
+    tb.join().unwrap();
+    a.wait_closed_window("nh");
+    b.wait_closed_window("nh");
+    let alone_a = [first_a, then_a.clone()].concat();
+    let alone_b = [first_b, then_b.clone()].concat();
+    let all = [alone_a.clone(), alone_b.clone()].concat();
+    let total: usize = all.iter().map(|v| v.1).sum();
+    wait_for(30, "every read in Prometheus", || {
+        (one(&format!("histogram_count(sum({h}))")) == Some(total as f64)).then_some(())
+    });
+    // The merged native histogram: count and sum exact, quantiles within the
+    // sketch's bound of the exact quantiles of the union of both instances' reads.
+    let sum: usize = all.iter().map(|(v, n)| v * n).sum();
+    assert_eq!(one(&format!("histogram_sum(sum({h}))")), Some(sum as f64));
+    for (q, ppm) in [("0.25", 250_000), ("0.5", 500_000), ("0.75", 750_000), ("0.99", 990_000)] {
+        let got = one(&format!("histogram_quantile({q}, sum({h}))")).unwrap();
+        let exact = exact_quantile(&all, ppm);
+        eprintln!("histogram_quantile({q}, sum(…)): Prometheus {got}, exact {exact}");
+        assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "q={q}: Prometheus says {got}, exact {exact}");
+    }
+    assert_eq!(
+        [250_000, 500_000, 990_000].map(|ppm| exact_quantile(&all, ppm)),
+        [3000.0, 5000.0, 90_000.0],
+        "the union's quartile, median and p99"
+    );
+    // Each instance alone has its own median: the sum really merged both.
+    for (port, alone) in [(a.port, &alone_a), (b.port, &alone_b)] {
+        let got =
+            one(&format!("histogram_quantile(0.5, sum(ebq_nh_size_histogram_bytes{{instance=\"127.0.0.1:{port}\"}}))"))
+                .unwrap();
+        let exact = exact_quantile(alone, 500_000);
+        assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "{port} alone: {got} vs {exact}");
+    }
+    // rate() over the range: the increase since the first samples, i.e. the second reads,
+    // each instance's extrapolated by its own factor; 97 % of both are below 90,000 either
+    // way, so the p99 stays in 90,000's bucket.
+    let got = one(&format!("histogram_quantile(0.99, sum(rate({h}[5m])))")).unwrap();
+    let exact = exact_quantile(&[then_a, then_b].concat(), 990_000);
+    eprintln!("histogram_quantile(0.99, sum(rate(…[5m]))): Prometheus {got}, exact {exact}");
+    assert_eq!(exact, 90_000.0);
+    assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "rate p99: Prometheus says {got}, exact {exact}");
+
+    drop(prom);
+    assert!(a.stop().success());
+    assert!(b.stop().success());
+    assert_nothing_left(&before);
+}
+
 /// Parses `page` with prometheus_client's OpenMetrics parser (strict) or its
 /// 0.0.4 parser: `[[family, type, [[sample, labels, value], …]], …]`, or the parser's error.
 fn python_parse(page: &str, openmetrics: bool) -> Result<serde_json::Value, String> {
@@ -676,7 +809,8 @@ sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE count = 4321 
         // The summary: quantiles within the sketch bound, the true count and sum.
         for q in ["0.5", "0.99"] {
             let v = values(&fams, "ebq_hostile_req_bytes", label, &[("quantile", q)]);
-            assert!(v.len() == 1 && (v[0] - 4321.0).abs() <= 4321.0 / 128.0, "{label:?} q={q}: {v:?}\n{om}");
+            let bound = 4321.0 * ebq::hist::SKETCH_RELATIVE_ERROR;
+            assert!(v.len() == 1 && (v[0] - 4321.0).abs() <= bound, "{label:?} q={q}: {v:?}\n{om}");
         }
         assert_eq!(values(&fams, "ebq_hostile_req_bytes_count", label, &[]), [n]);
         assert_eq!(values(&fams, "ebq_hostile_req_bytes_sum", label, &[]), [4321.0 * n]);

@@ -10,22 +10,107 @@
 //! - `LHIST(x, min, max, step)`: `[min, min+step)`, … up to `max`, with an
 //!   underflow bucket before and an overflow bucket after (at most
 //!   [`LHIST_MAX_BUCKETS`] linear buckets).
-//! - `QUANTILE(x, q)` / `P50` … `P999`: a log-linear sketch with
-//!   [`SKETCH_SUB_BUCKETS`] linear sub-buckets per power of two; values below
-//!   128 have buckets of width 1 (exact). A quantile is reported as the
-//!   midpoint of the bucket holding the exact (nearest-rank) quantile, so it is
-//!   within [`SKETCH_RELATIVE_ERROR`] (1/128 ≈ 0.78 %) of it.
+//! - `QUANTILE(x, q)` / `P50` … `P999`: an exponential sketch, the buckets of
+//!   OpenTelemetry's ExponentialHistogram at scale [`SKETCH_SCALE`] (= Prometheus
+//!   native histogram schema 6): bucket `i` holds the values in
+//!   `(base^i, base^(i+1)]`, base = 2^(2^−6), 64 buckets per power of two, a
+//!   zero bucket for 0 and mirrored buckets for negative values. So a sketch
+//!   exports as a native histogram with no re-bucketing, and sketches from many
+//!   hosts merge by adding counts. A quantile is reported as the middle integer
+//!   of the bucket holding the exact (nearest-rank) quantile: exact while a
+//!   bucket holds one integer (below [`SKETCH_EXACT_BELOW`]), and always within
+//!   [`SKETCH_RELATIVE_ERROR`] (base − 1 ≈ 1.09 %) of it.
+//!
+//! The bucket index is computed without floating point, in BPF as here:
+//! `k = floor(log2(v − 1))` by bit scan puts `v` in `(2^k, 2^(k+1)]`, and the
+//! sub-bucket is how many of the 63 inner boundaries `2^(k + m/64)` lie below
+//! `v`, found by a six-step binary search of [`EXP_BOUNDS`] (the boundaries as
+//! 64-bit fixed point, `floor(2^(63 + m/64))`) against `v`'s mantissa.
 
 /// Counters of a `HIST` value: bucket 0 for 0 (or, signed, for negatives), then one per power of two.
 pub const HIST_SLOTS: u32 = 65;
 /// The most linear buckets an `LHIST` may have (plus underflow and overflow):
 /// its counters live in the group's map value, whose per-CPU size the kernel caps at 32 KiB.
 pub const LHIST_MAX_BUCKETS: u64 = 1000;
-/// Linear sub-buckets per power of two in the quantile sketch.
-pub const SKETCH_SUB_BUCKETS: u64 = 64;
-/// Bound on |estimate − exact| / |exact| for sketch quantiles: half a
-/// sub-bucket's width over the smallest value in it, (2^(o−1)) / (64·2^o).
-pub const SKETCH_RELATIVE_ERROR: f64 = 1.0 / 128.0;
+/// The sketch's exponential scale (OTel `scale`, Prometheus `schema`): 2^6 buckets per power of two.
+pub const SKETCH_SCALE: i32 = 6;
+/// Bound on |estimate − exact| / |exact| for sketch quantiles: a bucket's
+/// width over its lower bound, base − 1 = 2^(1/64) − 1 ≈ 1.089 % (the bound
+/// Prometheus' `histogram_quantile` has on the same buckets).
+pub const SKETCH_RELATIVE_ERROR: f64 = 0.010_889_286_051_700_5;
+/// Below this every sketch bucket holds at most one integer (its width, 1.09 %
+/// of its bound, is under 1), so quantiles of smaller values are exact.
+pub const SKETCH_EXACT_BELOW: u64 = 92;
+/// The sketch's inner boundaries as 64-bit fixed point: `EXP_BOUNDS[m]` =
+/// floor(2^(63 + m/64)), so `2^(k + m/64) < v` iff `EXP_BOUNDS[m] <= ((v−1) << (63−k)) | (2^(63−k) − 1)`
+/// for `v` in `(2^k, 2^(k+1)]`. Checked against the exact definition (a 64th
+/// power in big integers) by the tests; codegen emits the same table.
+pub const EXP_BOUNDS: [u64; 64] = [
+    0x8000000000000000,
+    0x8164D1F3BC030773,
+    0x82CD8698AC2BA1D7,
+    0x843A28C3ACDE4046,
+    0x85AAC367CC487B14,
+    0x871F61969E8D1010,
+    0x88980E8092DA8527,
+    0x8A14D575496EFD9A,
+    0x8B95C1E3EA8BD6E6,
+    0x8D1ADF5B7E5BA9E5,
+    0x8EA4398B45CD53C0,
+    0x9031DC431466B1DC,
+    0x91C3D373AB11C336,
+    0x935A2B2F13E6E92B,
+    0x94F4EFA8FEF70961,
+    0x96942D3720185A00,
+    0x9837F0518DB8A96F,
+    0x99E0459320B7FA64,
+    0x9B8D39B9D54E5538,
+    0x9D3ED9A72CFFB750,
+    0x9EF5326091A111AD,
+    0xA0B0510FB9714FC2,
+    0xA27043030C496818,
+    0xA43515AE09E6809E,
+    0xA5FED6A9B15138EA,
+    0xA7CD93B4E9653569,
+    0xA9A15AB4EA7C0EF8,
+    0xAB7A39B5A93ED337,
+    0xAD583EEA42A14AC6,
+    0xAF3B78AD690A4374,
+    0xB123F581D2AC258F,
+    0xB311C412A9112489,
+    0xB504F333F9DE6484,
+    0xB6FD91E328D17791,
+    0xB8FBAF4762FB9EE9,
+    0xBAFF5AB2133E45FB,
+    0xBD08A39F580C36BE,
+    0xBF1799B67A731082,
+    0xC12C4CCA66709456,
+    0xC346CCDA24976407,
+    0xC5672A115506DADD,
+    0xC78D74C8ABB9B15C,
+    0xC9B9BD866E2F27A2,
+    0xCBEC14FEF2727C5C,
+    0xCE248C151F8480E3,
+    0xD06333DAEF2B2594,
+    0xD2A81D91F12AE45A,
+    0xD4F35AABCFEDFA1F,
+    0xD744FCCAD69D6AF4,
+    0xD99D15C278AFD7B5,
+    0xDBFBB797DAF23755,
+    0xDE60F4825E0E9123,
+    0xE0CCDEEC2A94E111,
+    0xE33F8972BE8A5A51,
+    0xE5B906E77C8348A8,
+    0xE8396A503C4BDC68,
+    0xEAC0C6E7DD24392E,
+    0xED4F301ED9942B84,
+    0xEFE4B99BDCDAF5CB,
+    0xF281773C59FFB139,
+    0xF5257D152486CC2C,
+    0xF7D0DF730AD13BB8,
+    0xFA83B2DB722A033A,
+    0xFD3E0C0CF486C174,
+];
 
 /// One histogram bucket: values in `[lo, hi)` and how many events had one.
 ///
@@ -141,49 +226,88 @@ impl Linear {
     }
 }
 
-/// Sketch bucket of an unsigned value: exact below 128, then 64 linear
-/// sub-buckets per power of two (0..=3775).
-pub fn sketch_index(v: u64) -> i32 {
-    if v < SKETCH_SUB_BUCKETS {
-        return v as i32;
+/// The OTel/Prometheus bucket index of `v` ≥ 1 at scale 6: the `i` with
+/// base^i < v ≤ base^(i+1) (−1 for 1, 63 for 2, 4095 for 2^64 − 1).
+pub fn exp_index(v: u64) -> i32 {
+    if v <= 1 {
+        return -1;
     }
-    let k = log2(v); // 6..=63
-    let sub = (v >> (k - 6)) & 63;
-    (64 + ((k - 6) << 6) + sub as u32) as i32
+    let u = v - 1;
+    let k = log2(u);
+    let s = 63 - k;
+    let y = (u << s) | ((1u64 << s) - 1);
+    let mut j = 0usize;
+    for step in [32, 16, 8, 4, 2, 1] {
+        if EXP_BOUNDS[j + step] <= y {
+            j += step;
+        }
+    }
+    (k * 64) as i32 + j as i32
 }
 
-/// Sketch bucket of a signed value: negatives mirror positives below −1, so
-/// bucket order is value order.
+/// floor(base^i) for −1 ≤ i ≤ 4096 (0 for i = −1): the integers of bucket `i`
+/// are floor(base^i) + 1 ..= floor(base^(i+1)).
+pub fn exp_floor(i: i32) -> i128 {
+    if i < 0 {
+        return 0;
+    }
+    let (k, m) = ((i / 64) as u32, (i % 64) as usize);
+    if k >= 63 {
+        // 2^63 · 2^(m/64) (k = 63) or 2^64 (i = 4096): the table is 2^63-scaled already.
+        return i128::from(EXP_BOUNDS[m]) << (k - 63);
+    }
+    i128::from(EXP_BOUNDS[m] >> (63 - k))
+}
+
+/// Sketch bucket code of an unsigned value, ordered like the values: 0 for 0,
+/// else the OTel index + 2 (1 ..= 4097).
+pub fn sketch_index(v: u64) -> i32 {
+    if v == 0 {
+        0
+    } else {
+        exp_index(v) + 2
+    }
+}
+
+/// Sketch bucket code of a signed value: a negative value's code is minus
+/// that of its magnitude, so code order is still value order.
 pub fn sketch_index_signed(v: i64) -> i32 {
     if v < 0 {
-        -1 - sketch_index(v.unsigned_abs())
+        -sketch_index(v.unsigned_abs())
     } else {
         sketch_index(v as u64)
     }
 }
 
-/// Bounds of sketch bucket `s`.
-pub fn sketch_bounds(s: i32) -> (i128, i128) {
-    if s < 0 {
-        let (lo, hi) = sketch_bounds(-1 - s);
-        return (1 - hi, 1 - lo);
+/// Which exponential bucket a sketch code is: `None` for the zero bucket,
+/// else `(negative, OTel index)`.
+pub fn sketch_otel(code: i32) -> Option<(bool, i32)> {
+    match code {
+        0 => None,
+        c if c > 0 => Some((false, c - 2)),
+        c => Some((true, -c - 2)),
     }
-    let s = s as u64;
-    if s < SKETCH_SUB_BUCKETS {
-        return (i128::from(s), i128::from(s) + 1);
-    }
-    let (octave, sub) = ((s - 64) / 64, (s - 64) % 64);
-    let lo = i128::from(64 + sub) << octave;
-    (lo, lo + (1i128 << octave))
 }
 
-/// The value a sketch bucket reports: its midpoint (exact for width-1 buckets).
-pub fn sketch_estimate(s: i32) -> i128 {
-    if s < 0 {
-        return -sketch_estimate(-1 - s);
+/// The integers of sketch bucket `code` as `[lo, hi)` (empty, lo = hi, for
+/// the buckets below 92 that hold no integer).
+pub fn sketch_bounds(code: i32) -> (i128, i128) {
+    match sketch_otel(code) {
+        None => (0, 1),
+        // The top bucket, (base^4095, 2^64], ends at the type's end.
+        Some((false, i)) => (exp_floor(i) + 1, (exp_floor(i + 1) + 1).min(1i128 << 64)),
+        Some((true, i)) => (-exp_floor(i + 1), -exp_floor(i)),
     }
-    let (lo, hi) = sketch_bounds(s);
-    lo + (hi - lo) / 2
+}
+
+/// The value a sketch bucket reports: its middle integer (the integer, for a
+/// bucket that holds one).
+pub fn sketch_estimate(code: i32) -> i128 {
+    if code < 0 {
+        return -sketch_estimate(-code);
+    }
+    let (lo, hi) = sketch_bounds(code);
+    lo + (hi - 1 - lo).max(0) / 2
 }
 
 /// The nearest-rank `q`-quantile (`ppm` millionths) from sketch buckets in
@@ -289,15 +413,135 @@ mod tests {
         assert_eq!(wide.index(i128::from(i64::MAX) - 1), wide.buckets() as u32);
     }
 
+    /// Unsigned big integers as little-endian u64 limbs: enough to check
+    /// base^i < v, i.e. v^64 > 2^i, exactly.
+    fn big_mul(a: &[u64], b: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; a.len() + b.len()];
+        for (i, &x) in a.iter().enumerate() {
+            let mut carry = 0u128;
+            for (j, &y) in b.iter().enumerate() {
+                let t = u128::from(out[i + j]) + u128::from(x) * u128::from(y) + carry;
+                out[i + j] = t as u64;
+                carry = t >> 64;
+            }
+            out[i + b.len()] = carry as u64;
+        }
+        while out.len() > 1 && out.last() == Some(&0) {
+            out.pop();
+        }
+        out
+    }
+
+    /// v^64 in limbs (six squarings).
+    fn pow64(v: u128) -> Vec<u64> {
+        let mut x = vec![v as u64, (v >> 64) as u64];
+        for _ in 0..6 {
+            x = big_mul(&x, &x);
+        }
+        x
+    }
+
+    /// Compares v^64 with 2^e.
+    fn cmp_pow64_pow2(v: u128, e: u32) -> std::cmp::Ordering {
+        let x = pow64(v);
+        let top = x.iter().rposition(|&l| l != 0).unwrap_or(0);
+        let bits = top as u32 * 64 + (64 - x[top].leading_zeros());
+        // 2^e has e + 1 bits; with as many, v^64 equals it iff it has one bit set.
+        match bits.cmp(&(e + 1)) {
+            std::cmp::Ordering::Equal if x.iter().map(|l| l.count_ones()).sum::<u32>() == 1 => {
+                std::cmp::Ordering::Equal
+            }
+            std::cmp::Ordering::Equal => std::cmp::Ordering::Greater,
+            o => o,
+        }
+    }
+
+    /// The spec's definition, exactly: bucket i of scale 6 holds (2^(i/64), 2^((i+1)/64)];
+    /// for i ≥ 0, v > 2^(i/64) iff v^64 > 2^i.
+    fn in_otel_bucket(v: u64, i: i32) -> bool {
+        let above_lower = i < 0 || cmp_pow64_pow2(u128::from(v), i as u32) == std::cmp::Ordering::Greater;
+        let within_upper = cmp_pow64_pow2(u128::from(v), (i + 1) as u32) != std::cmp::Ordering::Greater;
+        above_lower && within_upper
+    }
+
+    #[test]
+    fn exp_bounds_are_the_floors_of_the_spec_boundaries() {
+        // floor(2^(63 + m/64)) = c  iff  c^64 <= 2^(63·64 + m) < (c+1)^64.
+        for (m, &c) in EXP_BOUNDS.iter().enumerate() {
+            let e = 63 * 64 + m as u32;
+            assert_ne!(cmp_pow64_pow2(u128::from(c), e), std::cmp::Ordering::Greater, "m={m}");
+            assert_eq!(cmp_pow64_pow2(u128::from(c) + 1, e), std::cmp::Ordering::Greater, "m={m}");
+        }
+        // And the f64 formula of OTel's reference mapping agrees to its precision.
+        for (m, &c) in EXP_BOUNDS.iter().enumerate() {
+            let f = 2f64.powf(63.0 + m as f64 / 64.0);
+            assert!(((c as f64) - f).abs() / f < 1e-15, "m={m}");
+        }
+    }
+
+    #[test]
+    fn exp_index_matches_the_spec_at_every_boundary() {
+        assert_eq!(exp_index(1), -1);
+        assert_eq!(exp_index(2), 63);
+        assert_eq!(exp_index(3), 101, "ceil(64·log2 3) − 1");
+        assert_eq!(exp_index(u64::MAX), 4095);
+        for k in 1..64u32 {
+            let p = 1u64 << k;
+            assert_eq!(exp_index(p), 64 * k as i32 - 1, "2^{k} is the top of its bucket");
+            if k >= 7 {
+                assert_eq!(exp_index(p + 1), 64 * k as i32, "2^{k}+1 (the first bucket above 2^{k} is wider than 1)");
+            }
+        }
+        // Around every integer boundary floor(base^i) the index steps exactly there.
+        for i in 0..4096 {
+            let f = exp_floor(i);
+            for v in [f - 1, f, f + 1, f + 2] {
+                if (1..=i128::from(u64::MAX)).contains(&v) {
+                    let v = v as u64;
+                    assert!(in_otel_bucket(v, exp_index(v)), "v={v} index {}", exp_index(v));
+                }
+            }
+        }
+        for v in 1..3000u64 {
+            assert!(in_otel_bucket(v, exp_index(v)), "v={v}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn exp_index_is_the_spec_bucket(v in 1u64.., shift in 0u32..64) {
+            let v = (v >> shift).max(1);
+            proptest::prop_assert!(in_otel_bucket(v, exp_index(v)), "v={} index {}", v, exp_index(v));
+            let (lo, hi) = sketch_bounds(sketch_index(v));
+            proptest::prop_assert!(lo <= i128::from(v) && i128::from(v) < hi);
+            let e = sketch_estimate(sketch_index(v));
+            let err = (e - i128::from(v)).unsigned_abs() as f64 / v as f64;
+            proptest::prop_assert!(err <= SKETCH_RELATIVE_ERROR, "v={} estimate {} error {}", v, e, err);
+        }
+
+        #[test]
+        fn signed_sketch_codes_keep_value_order(a in proptest::num::i64::ANY, b in proptest::num::i64::ANY) {
+            let (ca, cb) = (sketch_index_signed(a), sketch_index_signed(b));
+            if a < b {
+                proptest::prop_assert!(ca <= cb);
+            }
+            let (lo, hi) = sketch_bounds(ca);
+            proptest::prop_assert!(lo <= i128::from(a) && i128::from(a) < hi, "{} in [{}, {})", a, lo, hi);
+        }
+    }
+
     #[test]
     fn sketch_buckets_tile_the_line_in_order() {
-        assert_eq!(sketch_index(u64::MAX), 3775);
+        assert_eq!(sketch_index(u64::MAX), 4097);
         let mut prev = (0i128, 0i128);
-        for s in 0..=3775 {
+        for s in 0..=4097 {
             let (lo, hi) = sketch_bounds(s);
             assert_eq!(lo, prev.1, "bucket {s} starts where {} ends", s - 1);
-            assert_eq!(sketch_index(lo as u64), s);
-            assert_eq!(sketch_index((hi - 1) as u64), s);
+            assert!(lo <= hi);
+            if lo < hi {
+                assert_eq!(sketch_index(lo as u64), s);
+                assert_eq!(sketch_index((hi - 1) as u64), s);
+            }
             prev = (lo, hi);
         }
         assert_eq!(prev.1, 1i128 << 64);
@@ -306,7 +550,11 @@ mod tests {
             assert!(lo <= i128::from(v) && i128::from(v) < hi, "{v} in [{lo}, {hi})");
         }
         assert!(sketch_index_signed(-1) < sketch_index_signed(0));
-        assert!(sketch_index_signed(-1000) < sketch_index_signed(-999));
+        assert!(sketch_index_signed(-2000) < sketch_index_signed(-1000));
+        assert!(sketch_index_signed(-90) < sketch_index_signed(-89), "one integer per bucket below 92");
+        assert_eq!(sketch_otel(sketch_index(1)), Some((false, -1)));
+        assert_eq!(sketch_otel(sketch_index_signed(-2)), Some((true, 63)));
+        assert_eq!(sketch_otel(0), None);
     }
 
     #[test]
@@ -317,6 +565,9 @@ mod tests {
             let e = sketch_estimate(s);
             let err = (e - v).unsigned_abs() as f64 / (v.unsigned_abs() as f64).max(1.0);
             assert!(err <= SKETCH_RELATIVE_ERROR, "{v}: estimate {e}, error {err}");
+            if v.unsigned_abs() < u128::from(SKETCH_EXACT_BELOW) {
+                assert_eq!(e, v, "exact below {SKETCH_EXACT_BELOW}");
+            }
             worst = worst.max(err);
         };
         for v in 0..5000 {
@@ -330,11 +581,14 @@ mod tests {
             x ^= x << 17;
             check(i128::from(x >> (x % 60)));
         }
-        for k in 7..64 {
-            check((1i128 << k) + (1i128 << (k - 6)) - 1);
+        for i in 0..4095 {
+            check(exp_floor(i) + 1);
+            check(exp_floor(i + 1));
         }
         check(i128::from(u64::MAX));
-        assert!(worst > 0.007, "the bound is tight: worst seen {worst}");
+        assert!(worst > 0.005, "the middle of a bucket is about half its width away: worst seen {worst}");
+        // Bucket width first exceeds one integer at 92.
+        assert!((0..=4096).filter(|&i| exp_floor(i) < 91).all(|i| exp_floor(i + 1) - exp_floor(i) <= 1));
     }
 
     #[test]
@@ -356,8 +610,8 @@ mod tests {
             let err = (est - exact).unsigned_abs() as f64 / exact.max(1) as f64;
             assert!(err <= SKETCH_RELATIVE_ERROR, "q={ppm}ppm: {est} vs {exact}");
         }
-        assert_eq!(sketch_quantile([(5, 1), (7, 1)], 500_000), Some(5));
-        assert_eq!(sketch_quantile([(5, 1), (7, 1)], 500_001), Some(7));
+        assert_eq!(sketch_quantile([(sketch_index(5), 1), (sketch_index(7), 1)], 500_000), Some(5));
+        assert_eq!(sketch_quantile([(sketch_index(5), 1), (sketch_index(7), 1)], 500_001), Some(7));
         assert_eq!(sketch_quantile(std::iter::empty(), 500_000), None);
     }
 }

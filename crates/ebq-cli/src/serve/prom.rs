@@ -1,5 +1,7 @@
 //! Prometheus `/metrics`: the published families as OpenMetrics or 0.0.4
-//! text ([`ebq::export::exposition`], chosen by the `Accept` header), served
+//! text ([`ebq::export::exposition`]) or as the protobuf exposition with
+//! native histograms ([`ebq::export::exposition_proto`]), chosen by the
+//! `Accept` header, served
 //! by a small HTTP/1.1 server on std `TcpListener` (one GET/HEAD route).
 //!
 //! Every connection is answered on its own thread, so a client that sends
@@ -41,6 +43,19 @@ pub type Shared = Arc<Mutex<Exposition>>;
 /// The text a scrape returns in `format`.
 pub fn render(shared: &Shared, format: TextFormat) -> String {
     let Ok(state) = shared.lock() else { return String::new() };
+    let own = own_families(&state);
+    encode(state.queries.values().flatten().chain(own.values()), format)
+}
+
+/// The protobuf page a scrape that asks for it gets.
+pub fn render_protobuf(shared: &Shared) -> Vec<u8> {
+    let Ok(state) = shared.lock() else { return vec![] };
+    let own = own_families(&state);
+    ebq::export::exposition_proto::encode(state.queries.values().flatten().chain(own.values()))
+}
+
+/// ebq's own metrics: one family per name with every query's sample.
+fn own_families(state: &Exposition) -> BTreeMap<&str, MetricFamily> {
     // Own metrics: one family per name with every query's sample.
     let mut merged: BTreeMap<&str, MetricFamily> = BTreeMap::new();
     for f in state.own.values().flatten() {
@@ -50,7 +65,7 @@ pub fn render(shared: &Shared, format: TextFormat) -> String {
             .samples
             .extend(f.samples.iter().cloned());
     }
-    encode(state.queries.values().flatten().chain(merged.values()), format)
+    merged
 }
 
 /// Binds `addr` (before capabilities are dropped).
@@ -115,6 +130,10 @@ fn read_head(conn: &mut TcpStream) -> Result<String, Option<&'static str>> {
 }
 
 fn reply(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body: &str) -> std::io::Result<()> {
+    reply_bytes(conn, head_only, status, ctype, body.as_bytes())
+}
+
+fn reply_bytes(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body: &[u8]) -> std::io::Result<()> {
     let allow = if status.starts_with("405") { "Allow: GET, HEAD\r\n" } else { "" };
     write!(
         conn,
@@ -122,7 +141,7 @@ fn reply(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body:
         body.len()
     )?;
     if !head_only {
-        conn.write_all(body.as_bytes())?;
+        conn.write_all(body)?;
     }
     conn.flush()
 }
@@ -144,6 +163,10 @@ fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let path = target.split('?').next().unwrap_or("");
     let head_only = method == "HEAD";
     match (method, path) {
+        ("GET" | "HEAD", "/metrics") if ebq::export::exposition_proto::wanted(accept) => {
+            let ctype = ebq::export::exposition_proto::CONTENT_TYPE;
+            reply_bytes(&mut conn, head_only, "200 OK", ctype, &render_protobuf(shared))
+        }
         ("GET" | "HEAD", "/metrics") => {
             let format = TextFormat::negotiate(accept);
             reply(&mut conn, head_only, "200 OK", format.content_type(), &render(shared, format))

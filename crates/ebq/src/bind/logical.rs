@@ -360,7 +360,7 @@ pub enum AggFunc {
     /// `LHIST(expr, min, max, step)`: linear histogram with underflow and overflow buckets.
     Lhist(crate::hist::Linear),
     /// `QUANTILE(expr, q)`, `P50`…`P999`: the q-quantile (q in millionths)
-    /// from a log-linear sketch, within [`crate::hist::SKETCH_RELATIVE_ERROR`].
+    /// from an exponential sketch (OTel scale 6), within [`crate::hist::SKETCH_RELATIVE_ERROR`].
     Quantile {
         /// q × 10^6.
         ppm: u32,

@@ -53,24 +53,61 @@ static __always_inline __u32 ebq_hist_index_signed(__s64 v)
 	return v < 0 ? 0 : 1 + ebq_hist_index((__u64)v);
 }
 
-/* Quantile sketch bucket: exact below 128, then 64 linear sub-buckets per power of two. */
-static __always_inline __s32 ebq_sketch_index(__u64 v)
-{
-	__u32 k;
-
-	if (v < 64)
-		return (__s32)v;
-	k = ebq_log2(v);	/* 6..63 */
-	return (__s32)(64 + ((k - 6) << 6) + ((v >> (k - 6)) & 63));
-}
-
-/* Signed sketch: negatives mirror positives below -1, so bucket order is value order. */
-static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
-{
-	return v < 0 ? -1 - ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
-}
-
 "#;
+
+/// The quantile sketch's bucket code, emitted after [`HELPERS`] for queries
+/// with sketches: OTel's exponential buckets at scale 6 (hist.rs explains the
+/// method and holds the same table).
+pub fn sketch_helpers() -> String {
+    let mut table = String::new();
+    for (m, b) in crate::hist::EXP_BOUNDS.iter().enumerate() {
+        let sep = if m % 4 == 0 { "\n\t" } else { " " };
+        let _ = write!(table, "{sep}0x{b:016X}ULL,");
+    }
+    format!(
+        r#"/* floor(2^(63 + m/64)): the sketch's inner boundaries 2^(k + m/64) as 64-bit fixed point. */
+static const __u64 ebq_exp_bounds[64] = {{{table}
+}};
+
+/*
+ * OTel ExponentialHistogram bucket at scale 6 (Prometheus schema 6) of v >= 2:
+ * the i with 2^(i/64) < v <= 2^((i+1)/64). k = floor(log2(v - 1)) puts v in
+ * (2^k, 2^(k+1)]; j counts the boundaries 2^(k + m/64) below v by comparing
+ * the table with v's mantissa (v - 1 shifted to the top, low bits all ones).
+ */
+static __always_inline __s32 ebq_exp_index(__u64 v)
+{{
+	__u64 u = v - 1, y;
+	__u32 k = ebq_log2(u), s = 63 - k, j = 0, t;
+
+	y = (u << s) | ((1ULL << s) - 1);
+	if (ebq_exp_bounds[32] <= y)
+		j = 32;
+	t = j + 16; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 8; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 4; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 2; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 1; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	return (__s32)(k * 64 + j);
+}}
+
+/* Sketch bucket code, ordered like the values: 0 for 0, else the OTel index + 2 (1 holds 1). */
+static __always_inline __s32 ebq_sketch_index(__u64 v)
+{{
+	if (v <= 1)
+		return (__s32)v;
+	return ebq_exp_index(v) + 2;
+}}
+
+/* Signed sketch: a negative value's code is minus its magnitude's. */
+static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
+{{
+	return v < 0 ? -ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
+}}
+
+"#
+    )
+}
 
 /// True when the plan needs [`HELPERS`].
 pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {

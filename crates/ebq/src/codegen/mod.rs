@@ -152,6 +152,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
             }
+            if !sketches.is_empty() {
+                c.push_str(&hist::sketch_helpers());
+            }
             if slots.iter().any(|s| s.func == AggFunc::ApproxCountDistinct) {
                 c.push_str(crate::hll::C_HELPERS);
             }

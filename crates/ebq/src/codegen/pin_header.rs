@@ -235,8 +235,9 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         let _ = write!(
             c,
             "/* Quantile sketch key; agg numbers the arguments [{}]. bucket b (ebq's hist::sketch_index):\n \
-             * 0 <= b < 64: the value b; b >= 64: o = (b - 64) / 64, s = (b - 64) % 64, values\n \
-             * [(64 + s) << o, (65 + s) << o); a signed argument's negative v is in bucket -1 - index(-v). */\n\
+             * 0: the value 0; b > 0: OTel ExponentialHistogram scale 6 (Prometheus schema 6) bucket\n \
+             * i = b - 2, the values v with 2^(i/64) < v <= 2^((i+1)/64); b < 0: the negative values\n \
+             * whose magnitude is in bucket -b - 2. */\n\
              struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\n\t__s32 bucket;\n}};\n\n",
             comment_safe(&args.join(", "))
         );

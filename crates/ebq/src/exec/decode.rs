@@ -251,8 +251,10 @@ pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
     }
 }
 
-/// The user plan's inputs for one group; `distinct` is the number of hidden
-/// groups it was reduced from (COUNT(DISTINCT …)).
+/// The user plan's inputs for one group, then its distributions' values
+/// (`UserPlan::distributions`, which `user::apply` passes through as the
+/// row's extras); `distinct` is the number of hidden groups it was reduced
+/// from (COUNT(DISTINCT …)).
 pub fn group_inputs(
     plan: &PhysicalPlan,
     key_layout: &StructLayout,
@@ -281,6 +283,7 @@ pub fn group_inputs(
             UserSource::Quantile { sketch, ppm } => super::hist_values::quantile_value(plan, merged, sketch, ppm),
             UserSource::Row(_) => unreachable!("aggregate plans have no row fields"),
         })
+        .chain(plan.user.distributions.iter().flat_map(|d| super::hist_values::distribution(merged, d)))
         .collect()
 }
 

@@ -152,3 +152,24 @@ pub fn quantile_value(plan: &PhysicalPlan, merged: &Merged, sketch: usize, ppm: 
         Value::U(q as u64)
     }
 }
+
+/// The extra values of one distribution of a group (see
+/// [`crate::plan::Distribution`]): a histogram's exact sum, or a sketch's
+/// buckets (their integer ranges, every non-empty bucket) and exact sum.
+pub fn distribution(merged: &Merged, d: &crate::plan::Distribution) -> Vec<Value> {
+    use crate::plan::Distribution;
+    match *d {
+        Distribution::HistSum { sum, .. } => vec![merged.fields[sum].clone()],
+        Distribution::Sketch { sketch, sum } => {
+            let buckets = merged
+                .buckets
+                .range((Store::Sketch(sketch), i32::MIN)..=(Store::Sketch(sketch), i32::MAX))
+                .map(|((_, code), n)| {
+                    let (lo, hi) = hist::sketch_bounds(*code);
+                    Bucket { lo, hi, count: *n }
+                })
+                .collect();
+            vec![Value::Hist(buckets), merged.fields[sum].clone()]
+        }
+    }
+}

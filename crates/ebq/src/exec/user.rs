@@ -184,7 +184,9 @@ pub fn top_inputs(user: &UserPlan, input_rows: Vec<Vec<Value>>, n: usize) -> Vec
     keyed.into_iter().take(n).map(|(_, inputs)| inputs).collect()
 }
 
-/// Applies HAVING, computes the output columns, sorts and limits.
+/// Applies HAVING, computes the output columns, sorts and limits. Input
+/// values past the plan's inputs (a group's distributions) follow the
+/// output columns in each returned row.
 ///
 /// Without ORDER BY, groups are sorted by their keys so output is stable
 /// from run to run; rows keep their arrival order.
@@ -197,7 +199,9 @@ pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -
         .into_iter()
         .filter(|inputs| user.having.as_ref().is_none_or(|h| truthy(&eval(h, inputs, &[]))))
         .map(|inputs| {
-            let outputs = user.columns.iter().map(|c| eval(&c.expr, &inputs, &[])).collect();
+            // Inputs past the plan's own are the row's distributions: carried after the outputs.
+            let extras = inputs.get(user.inputs.len()..).unwrap_or_default().iter().cloned();
+            let outputs = user.columns.iter().map(|c| eval(&c.expr, &inputs, &[])).chain(extras).collect();
             (inputs, outputs)
         })
         .collect();
@@ -244,6 +248,11 @@ pub(crate) fn empty_aggregate(user: &UserPlan) -> Option<Vec<Value>> {
                 S::Hist(_) => Value::Hist(vec![]),
                 _ => Value::Null,
             })
+            // Its distributions: sums of nothing, empty sketches.
+            .chain(user.distributions.iter().flat_map(|d| match d {
+                crate::plan::Distribution::HistSum { .. } => vec![Value::U(0)],
+                crate::plan::Distribution::Sketch { .. } => vec![Value::Hist(vec![]), Value::U(0)],
+            }))
             .collect(),
     )
 }

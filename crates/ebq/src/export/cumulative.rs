@@ -1,6 +1,6 @@
 //! Per-window deltas → running totals, with a bound on series.
 //!
-//! Prometheus expects counters and histograms to only grow (`rate()` does
+//! Prometheus expects counters and histograms (exponential ones included) to only grow (`rate()` does
 //! the differencing), so an exporter adds each closed window's deltas to
 //! what it has. Gauges and summaries describe the latest window and replace
 //! the previous one (a group that did not occur in the latest window has no
@@ -125,8 +125,8 @@ impl Accumulator {
                     self.families.len() - 1
                 }
             };
-            let accumulate =
-                temporality == Temporality::Delta && matches!(fam.kind, MetricKind::Counter | MetricKind::Histogram);
+            let accumulate = temporality == Temporality::Delta
+                && matches!(fam.kind, MetricKind::Counter | MetricKind::Histogram | MetricKind::Exponential);
             if !accumulate {
                 // Latest values replace the family's series.
                 self.series -= self.families[i].samples.len();
@@ -184,6 +184,7 @@ fn add_value(held: &mut SampleValue, delta: &SampleValue) {
                 _ => None,
             };
         }
+        (SampleValue::Exponential(a), SampleValue::Exponential(b)) => a.add(b),
         (held, delta) => *held = delta.clone(),
     }
 }

@@ -11,6 +11,7 @@
 //! | gauge     | `x`                                                | `x`                                |
 //! | histogram | `x_bucket{le=…}` for every bucket, `+Inf` last; `x_count`, `x_sum` only when the sum is known | same |
 //! | summary   | `x{…,quantile=…}`; `x_count`/`x_sum` when known    | same                               |
+//! | exponential | left out (only the protobuf page, [`super::exposition_proto`], carries native histograms) | left out |
 //!
 //! A histogram's `_count` goes with its `_sum` (the OpenMetrics parser
 //! refuses one without the other); the `+Inf` bucket always holds the count.
@@ -119,6 +120,8 @@ pub fn encode_family(out: &mut String, f: &MetricFamily, format: TextFormat) {
         MetricKind::Gauge => "gauge",
         MetricKind::Histogram => "histogram",
         MetricKind::Summary => "summary",
+        // Text formats cannot carry exponential buckets: the protobuf page does.
+        MetricKind::Exponential => return,
     };
     let _ = writeln!(out, "# HELP {name} {}", escape(&f.help, format == TextFormat::OpenMetrics));
     let _ = writeln!(out, "# TYPE {name} {ty}");
@@ -166,6 +169,7 @@ pub fn encode_family(out: &mut String, f: &MetricFamily, format: TextFormat) {
                     let _ = writeln!(out, "{base}_sum{labels} {}", number(*sum));
                 }
             }
+            SampleValue::Exponential(_) => {}
         }
     }
 }
@@ -190,7 +194,7 @@ pub fn reserved_names(name: &str, kind: MetricKind) -> Vec<String> {
     let (base, suffixes): (&str, &[&str]) = match kind {
         MetricKind::Counter => (name.strip_suffix("_total").unwrap_or(name), &["", "_total", "_created"]),
         MetricKind::Gauge => (name, &[""]),
-        MetricKind::Histogram => (name, &["", "_bucket", "_count", "_sum", "_created"]),
+        MetricKind::Histogram | MetricKind::Exponential => (name, &["", "_bucket", "_count", "_sum", "_created"]),
         MetricKind::Summary => (name, &["", "_count", "_sum", "_created"]),
     };
     suffixes.iter().map(|s| format!("{base}{s}")).collect()

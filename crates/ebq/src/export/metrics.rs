@@ -10,12 +10,24 @@
 //! | `HIST`, `LHIST`                        | histogram (buckets with inclusive upper bounds) |
 //! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles); a signed argument's: one gauge per column |
 //!
-//! A summary's count is the group's `COUNT(*)` and its sum the `SUM` of the
-//! same (unsigned) argument, when the query selects them; a histogram's sum
-//! likewise (its count is the sum of its buckets). ebq's kernel keeps neither
-//! beside the buckets or the sketch, so without those columns they are
-//! unknown (`None`), and the exposition leaves `_sum`/`_count` out (never a
-//! made-up value).
+//! Histograms and quantile sketches carry their exact sum: the kernel sums
+//! every histogram's and sketch's argument beside its buckets (a hidden `SUM`
+//! slot, see [`crate::plan::Distribution`]) and the window's rows bring those
+//! sums and the whole sketches in [`Output::extras`]. A histogram's count is
+//! the sum of its buckets; a summary's count and sum are the sketch's own
+//! (the events it holds). Only a join of two streams, which aggregates in
+//! user space, has no extras: there a summary's count is the group's
+//! `COUNT(*)` and its sum the `SUM` of the same unsigned argument when the
+//! query selects them, else unknown (`None`) and left out, never made up.
+//!
+//! Each quantile sketch is also exported whole, as an [`MetricKind::Exponential`]
+//! family `…_histogram[_<unit>]`: OTel ExponentialHistogram / Prometheus
+//! native histogram buckets at scale 6, the sketch's own buckets with no
+//! re-bucketing, so a fleet's sketches merge exactly in Prometheus
+//! (`histogram_quantile(0.99, sum(rate(…)))`) or a collector. The bucket grid
+//! survives a unit change only by a power of two (KiB → bytes shifts the
+//! index by 640); a sketch in a decimal unit (`_us`, `_ms`, `_ns` → seconds)
+//! keeps only its summary.
 //!
 //! A closed window's values are **deltas** ([`Temporality::Delta`]): counters
 //! and histograms hold what happened in that window, gauges the window's
@@ -33,7 +45,7 @@
 use super::layout::HistLayout;
 use super::naming::{label_name, metric_name, scaled, snake, Unit};
 use crate::bind::{AggFunc, Input, PostExpr};
-use crate::plan::{KernelOutput, PhysicalPlan, UserSource};
+use crate::plan::{Distribution, KernelOutput, PhysicalPlan, UserSource};
 use crate::runtime::{Output, QueryStats, Value};
 use crate::sink::{cell, text};
 
@@ -48,6 +60,10 @@ pub enum MetricKind {
     Histogram,
     /// Quantiles of one argument.
     Summary,
+    /// A quantile sketch's buckets as an exponential histogram (OTel
+    /// ExponentialHistogram, Prometheus native histogram): only the OTLP
+    /// push and the protobuf exposition carry it.
+    Exponential,
 }
 
 /// How the values of a batch of families relate to earlier ones.
@@ -85,6 +101,64 @@ pub enum SampleValue {
         /// Sum of the values (a `SUM` of the same argument), when the query has it.
         sum: Option<f64>,
     },
+    /// An exponential histogram, **not** cumulative across buckets.
+    Exponential(Exponential),
+}
+
+/// Exponential buckets as OTel's ExponentialHistogram and Prometheus' native
+/// histograms have them: bucket `i` of `positive` holds values in
+/// `(2^(i·2^−scale), 2^((i+1)·2^−scale)]`, of `negative` their negations; 0
+/// is in the zero bucket (threshold 0: ebq's values are integers).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Exponential {
+    /// OTel `scale` = Prometheus `schema`.
+    pub scale: i32,
+    /// Values equal to 0.
+    pub zero_count: u64,
+    /// Bucket index → count, for positive values (only non-zero counts).
+    pub positive: std::collections::BTreeMap<i32, u64>,
+    /// Bucket index → count, for the magnitudes of negative values.
+    pub negative: std::collections::BTreeMap<i32, u64>,
+    /// Values observed (every bucket's count, the zero bucket's included).
+    pub count: u64,
+    /// Exact sum of the values, in the family's base unit.
+    pub sum: f64,
+}
+
+impl Exponential {
+    /// A sketch's buckets (`[lo, hi)` integer ranges as [`crate::hist::sketch_bounds`]
+    /// gives them) and exact `sum`, in a unit `2^shift` times the argument's.
+    pub fn of_sketch(buckets: &[crate::hist::Bucket], sum: f64, shift: i32) -> Exponential {
+        let mut e = Exponential { scale: crate::hist::SKETCH_SCALE, sum, ..Default::default() };
+        let per_octave = 1i32 << crate::hist::SKETCH_SCALE;
+        for b in buckets.iter().filter(|b| b.count > 0) {
+            let code = if b.lo < 0 {
+                crate::hist::sketch_index_signed(b.lo as i64)
+            } else {
+                crate::hist::sketch_index(b.lo as u64)
+            };
+            match crate::hist::sketch_otel(code) {
+                None => e.zero_count += b.count,
+                Some((false, i)) => *e.positive.entry(i + shift * per_octave).or_default() += b.count,
+                Some((true, i)) => *e.negative.entry(i + shift * per_octave).or_default() += b.count,
+            }
+            e.count += b.count;
+        }
+        e
+    }
+
+    /// Adds `other`'s counts and sum (same scale).
+    pub fn add(&mut self, other: &Exponential) {
+        self.zero_count += other.zero_count;
+        for (i, n) in &other.positive {
+            *self.positive.entry(*i).or_default() += n;
+        }
+        for (i, n) in &other.negative {
+            *self.negative.entry(*i).or_default() += n;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+    }
 }
 
 /// One labelled series of a family.
@@ -136,8 +210,8 @@ pub enum ColumnRole {
         integer: bool,
         /// Histograms: the family's fixed buckets.
         layout: Option<HistLayout>,
-        /// Histograms: the output column holding the `SUM` of the same argument.
-        sum_column: Option<usize>,
+        /// Histograms: where in a row's extras the kernel's exact sum of the argument is.
+        sum_extra: Option<usize>,
     },
     /// Quantile `q` of the summary family `name` (one family per sketched argument).
     Quantile {
@@ -153,7 +227,27 @@ pub enum ColumnRole {
         count_column: Option<usize>,
         /// The output column holding the `SUM` of the same argument.
         sum_column: Option<usize>,
+        /// Where in a row's extras the whole sketch is (its sum follows it):
+        /// the summary's true count and sum.
+        sketch_extra: Option<usize>,
     },
+}
+
+/// A quantile sketch exported whole, as an [`MetricKind::Exponential`] family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExponentialRole {
+    /// Family name (`…_histogram[_<unit>]`).
+    pub name: String,
+    /// Base unit.
+    pub unit: Option<Unit>,
+    /// The base unit is `2^shift` of the argument's unit.
+    pub shift: i32,
+    /// Factor into the base unit (for the sum).
+    pub scale: f64,
+    /// Where in a row's extras the sketch is (its sum follows it).
+    pub extra: usize,
+    /// The first output column that reads the sketch (for the help text).
+    pub column: usize,
 }
 
 /// How one query's windows map to metrics; built once from the plan.
@@ -165,6 +259,8 @@ pub struct MetricSchema {
     pub roles: Vec<ColumnRole>,
     /// The output column names (for help texts).
     pub columns: Vec<String>,
+    /// The sketches exported whole, one family each.
+    pub exponentials: Vec<ExponentialRole>,
 }
 
 /// The user-plan inputs `e` reads.
@@ -234,8 +330,46 @@ impl MetricSchema {
                 _ => false,
             })
         };
+        // Where each distribution's values are in a row's extras.
+        let (mut hist_extra, mut sketch_extra) = (vec![], vec![]);
+        let mut at = 0;
+        for d in &user.distributions {
+            match *d {
+                Distribution::HistSum { hist, .. } => hist_extra.push((hist, at)),
+                Distribution::Sketch { sketch, .. } => sketch_extra.push((sketch, at)),
+            }
+            at += d.width();
+        }
+        let find = |v: &[(usize, usize)], k: usize| v.iter().find(|(x, _)| *x == k).map(|(_, at)| *at);
+        let mut exponentials: Vec<ExponentialRole> = vec![];
         let mut roles = vec![];
-        for c in &user.columns {
+        for (ci, c) in user.columns.iter().enumerate() {
+            if let Some(UserSource::Quantile { sketch, .. }) = direct(c) {
+                let known = exponentials.iter().any(|e| Some(e.extra) == find(&sketch_extra, sketch));
+                if let (Some(extra), false) = (find(&sketch_extra, sketch), known) {
+                    let (name, unit, scale) = metric_name(query, &quantile_stem(&snake(&c.name)), false);
+                    // Only a power-of-two unit change keeps the bucket grid.
+                    let shift = scale.log2();
+                    if shift.fract() == 0.0 {
+                        let name = match unit {
+                            Some(u) => format!(
+                                "{}_histogram_{}",
+                                name.strip_suffix(&format!("_{}", u.suffix())).unwrap_or(&name),
+                                u.suffix()
+                            ),
+                            None => format!("{name}_histogram"),
+                        };
+                        exponentials.push(ExponentialRole {
+                            name,
+                            unit,
+                            shift: shift as i32,
+                            scale,
+                            extra,
+                            column: ci,
+                        });
+                    }
+                }
+            }
             let mut used = vec![];
             inputs_of(&c.expr, &mut used);
             let col = snake(&c.name);
@@ -275,6 +409,7 @@ impl MetricSchema {
                         q: f64::from(ppm) / 1e6,
                         count_column,
                         sum_column: sketches.get(sketch).and_then(sum_column),
+                        sketch_extra: find(&sketch_extra, sketch),
                     });
                     continue;
                 }
@@ -292,7 +427,7 @@ impl MetricSchema {
                 scale,
                 integer: kind == MetricKind::Counter && scale >= 1.0,
                 layout: hist_slot.and_then(|s| HistLayout::of(&s.func, s.arg.ty().is_signed(), scale)),
-                sum_column: hist_slot.and_then(|s| sum_column(&s.arg)),
+                sum_extra: hist_slot.and_then(|s| find(&hist_extra, s.field)),
             });
         }
         // A summary whose name a counter, gauge or histogram already has
@@ -336,6 +471,7 @@ impl MetricSchema {
             query: query.to_string(),
             roles,
             columns: user.columns.iter().map(|c| c.name.clone()).collect(),
+            exponentials,
         })
     }
 
@@ -369,7 +505,12 @@ impl MetricSchema {
                 ColumnRole::Label { .. } => {}
             }
         }
+        for e in &self.exponentials {
+            let help = self.help(e.column, MetricKind::Exponential);
+            family_index(&mut families, &e.name, MetricKind::Exponential, e.unit, false, help);
+        }
         for row in 0..batch.num_rows() {
+            let extras: &[Value] = out.extras.get(row).map_or(&[], Vec::as_slice);
             let values: Vec<Value> = batch.columns().iter().map(|c| cell(c, row)).collect();
             let labels: Vec<(String, String)> = self
                 .roles
@@ -383,10 +524,10 @@ impl MetricSchema {
             for (role, v) in self.roles.iter().zip(&values) {
                 match role {
                     ColumnRole::Label { .. } => {}
-                    ColumnRole::Metric { name, kind, scale, layout, sum_column, .. } => {
+                    ColumnRole::Metric { name, kind, scale, layout, sum_extra, .. } => {
                         let value = match (kind, v) {
                             (MetricKind::Histogram, Value::Hist(b)) => {
-                                let sum = sum_column.map(|c| scaled(number(&values[c]), *scale));
+                                let sum = sum_extra.and_then(|at| extras.get(at)).map(|v| scaled(number(v), *scale));
                                 histogram(b, layout.as_ref(), *scale, sum)
                             }
                             (_, v) => SampleValue::Number(scaled(number(v), *scale)),
@@ -394,7 +535,7 @@ impl MetricSchema {
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         f.samples.push(Sample { labels: labels.clone(), value });
                     }
-                    ColumnRole::Quantile { name, scale, q, count_column, sum_column, .. } => {
+                    ColumnRole::Quantile { name, scale, q, count_column, sum_column, sketch_extra, .. } => {
                         let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
                         let point = (*q, scaled(number(v), *scale));
                         // A row's quantiles are consecutive columns: its sample, if any, is the last one.
@@ -403,20 +544,49 @@ impl MetricSchema {
                                 quantiles.push(point);
                                 quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
                             }
-                            _ => f.samples.push(Sample {
-                                labels: labels.clone(),
-                                value: SampleValue::Summary {
-                                    quantiles: vec![point],
-                                    count: count_column.map(|c| number(&values[c]) as u64),
-                                    sum: sum_column.map(|c| scaled(number(&values[c]), *scale)),
-                                },
-                            }),
+                            _ => {
+                                // The sketch's own count and exact sum, else the selected COUNT(*) and SUM.
+                                let (count, sum) = match sketch(extras, *sketch_extra) {
+                                    Some((buckets, sum)) => {
+                                        (Some(buckets.iter().map(|b| b.count).sum()), Some(scaled(number(sum), *scale)))
+                                    }
+                                    None => (
+                                        count_column.map(|c| number(&values[c]) as u64),
+                                        sum_column.map(|c| scaled(number(&values[c]), *scale)),
+                                    ),
+                                };
+                                f.samples.push(Sample {
+                                    labels: labels.clone(),
+                                    value: SampleValue::Summary { quantiles: vec![point], count, sum },
+                                })
+                            }
                         }
                     }
                 }
             }
         }
+        for row in 0..batch.num_rows().min(out.extras.len()) {
+            let labels = self.labels(batch, row);
+            for e in &self.exponentials {
+                let Some((buckets, sum)) = sketch(&out.extras[row], Some(e.extra)) else { continue };
+                let value = Exponential::of_sketch(buckets, scaled(number(sum), e.scale), e.shift);
+                let f = families.iter_mut().find(|f| f.name == e.name).expect("declared above");
+                f.samples.push(Sample { labels: labels.clone(), value: SampleValue::Exponential(value) });
+            }
+        }
         (temporality, families)
+    }
+
+    /// The labels of row `row`: its GROUP BY columns.
+    fn labels(&self, batch: &arrow_array::RecordBatch, row: usize) -> Vec<(String, String)> {
+        self.roles
+            .iter()
+            .zip(batch.columns())
+            .filter_map(|(r, c)| match r {
+                ColumnRole::Label { name } => Some((name.clone(), text(&cell(c, row)))),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The families this schema exports, once each: `(name, kind, output
@@ -433,6 +603,9 @@ impl MetricSchema {
                 out.push((name.clone(), kind, column.clone()));
             }
         }
+        for e in &self.exponentials {
+            out.push((e.name.clone(), MetricKind::Exponential, self.columns[e.column].clone()));
+        }
         out
     }
 
@@ -442,8 +615,18 @@ impl MetricSchema {
             MetricKind::Gauge => "per window",
             MetricKind::Histogram => "histogram",
             MetricKind::Summary => "quantiles",
+            MetricKind::Exponential => "exponential histogram, scale 6",
         };
         format!("ebq query {}: column {} ({what})", self.query, self.columns[column])
+    }
+}
+
+/// A sketch and its sum from a row's extras, at `at`.
+fn sketch(extras: &[Value], at: Option<usize>) -> Option<(&[crate::hist::Bucket], &Value)> {
+    let at = at?;
+    match (extras.get(at), extras.get(at + 1)) {
+        (Some(Value::Hist(b)), Some(sum)) => Some((b.as_slice(), sum)),
+        _ => None,
     }
 }
 

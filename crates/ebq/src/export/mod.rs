@@ -19,11 +19,14 @@
 //!   bound on the number of series (overflow is counted, never silent).
 //! - [`layout`]: one fixed bucket layout per histogram family.
 //! - [`exposition`]: families as OpenMetrics or Prometheus 0.0.4 text.
+//! - [`exposition_proto`]: families as Prometheus' protobuf exposition, with
+//!   quantile sketches as native histograms.
 //! - [`naming`]: Prometheus-style names and units.
 //! - [`otlp`]: families → an OTLP/HTTP protobuf push.
 
 pub mod cumulative;
 pub mod exposition;
+pub mod exposition_proto;
 pub mod layout;
 pub mod metrics;
 pub mod naming;
@@ -31,6 +34,7 @@ pub mod otlp;
 
 pub use cumulative::Accumulator;
 pub use metrics::{
-    self_families, ColumnRole, MetricFamily, MetricKind, MetricSchema, Sample, SampleValue, Temporality,
+    self_families, ColumnRole, Exponential, ExponentialRole, MetricFamily, MetricKind, MetricSchema, Sample,
+    SampleValue, Temporality,
 };
 pub use naming::Unit;

@@ -6,7 +6,8 @@
 //! | Counter        | Sum, monotonic, delta (a closed window) or cumulative (a snapshot); event counts `as_int` |
 //! | Gauge          | Gauge                                                             |
 //! | Histogram      | Histogram with explicit bounds, the same for every point of a family (ebq's inclusive upper bounds are OTLP's `(prev, bound]` buckets exactly) |
-//! | Summary        | Summary; count = the group's `COUNT(*)` and sum = the `SUM` of the same argument when the query selects them, else 0 (ebq's sketch keeps neither; OTLP has no "unknown") |
+//! | Summary        | Summary; count and sum are the sketch's own (the events it holds, their exact sum, kept in the kernel); a join of two streams' summary: the group's `COUNT(*)` and the `SUM` of the same argument when selected, else 0 (OTLP has no "unknown") |
+//! | Exponential    | ExponentialHistogram at scale 6: the sketch's buckets as they are (offset and dense counts per sign, zero count), exact count and sum |
 //!
 //! Labels become data point attributes; the resource carries `host.name`,
 //! `service.name = ebq`, `service.instance.id`, `service.version` and any
@@ -24,8 +25,9 @@ use super::metrics::{MetricFamily, MetricKind, Sample, SampleValue, Temporality}
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
 use opentelemetry_proto::tonic::metrics::v1::{
-    metric::Data, number_data_point, summary_data_point::ValueAtQuantile, AggregationTemporality, Gauge, Histogram,
-    HistogramDataPoint, Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint,
+    exponential_histogram_data_point::Buckets, metric::Data, number_data_point, summary_data_point::ValueAtQuantile,
+    AggregationTemporality, ExponentialHistogram, ExponentialHistogramDataPoint, Gauge, Histogram, HistogramDataPoint,
+    Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
@@ -199,6 +201,10 @@ fn metric(f: &MetricFamily, b: &Batch) -> Option<Metric> {
                 })
                 .collect(),
         }),
+        MetricKind::Exponential => Data::ExponentialHistogram(ExponentialHistogram {
+            data_points: f.samples.iter().filter_map(|s| exponential_point(s, start, time)).collect(),
+            aggregation_temporality: temporality,
+        }),
     };
     Some(Metric {
         name: f.name.clone(),
@@ -233,6 +239,34 @@ fn histogram_point(s: &Sample, start: u64, time: u64) -> Option<HistogramDataPoi
         sum: *sum,
         bucket_counts,
         explicit_bounds,
+        ..Default::default()
+    })
+}
+
+/// Sparse bucket counts → OTLP's offset and dense counts (zeros between).
+fn dense(counts: &std::collections::BTreeMap<i32, u64>) -> Option<Buckets> {
+    let (&first, _) = counts.first_key_value()?;
+    let (&last, _) = counts.last_key_value()?;
+    let mut bucket_counts = vec![0u64; (last - first) as usize + 1];
+    for (i, n) in counts {
+        bucket_counts[(i - first) as usize] = *n;
+    }
+    Some(Buckets { offset: first, bucket_counts })
+}
+
+/// An ebq exponential histogram as an OTLP data point (zero threshold 0: the values are integers).
+fn exponential_point(s: &Sample, start: u64, time: u64) -> Option<ExponentialHistogramDataPoint> {
+    let SampleValue::Exponential(e) = &s.value else { return None };
+    Some(ExponentialHistogramDataPoint {
+        attributes: attributes(s),
+        start_time_unix_nano: start,
+        time_unix_nano: time,
+        count: e.count,
+        sum: Some(e.sum),
+        scale: e.scale,
+        zero_count: e.zero_count,
+        positive: dense(&e.positive),
+        negative: dense(&e.negative),
         ..Default::default()
     })
 }

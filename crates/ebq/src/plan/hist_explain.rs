@@ -34,8 +34,9 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
 pub(super) fn sketch_line(sketches: &[ScalarExpr], max: u32) -> String {
     let args: Vec<String> = sketches.iter().map(|a| a.to_string()).collect();
     format!(
-        "[kernel] Sketch     quantiles of [{}]: log-linear buckets (exact below 128, then 64 per power of two; \
-         midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max {max} buckets; one more lookup per event and argument)",
+        "[kernel] Sketch     quantiles of [{}]: exponential buckets, OTel scale 6 = Prometheus schema 6 (64 per power \
+         of two, exact below 92, within 1.09 % relative; each argument also summed) in PERCPU_HASH ebq_sketch (max {max} \
+         buckets; one more lookup per event and argument)",
         args.join(", ")
     )
 }
@@ -65,8 +66,8 @@ mod tests {
             "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACING, tp_btf)
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
 [kernel] Via        tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}
-[kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline] in PERCPU_HASH ebq_groups (max 10240 groups; key 8 B, value 576 B; one lookup per event)
-[kernel] Sketch     quantiles of [count]: log-linear buckets (exact below 128, then 64 per power of two; midpoint within 1/128 relative) in PERCPU_HASH ebq_sketch (max 262144 buckets; one more lookup per event and argument)
+[kernel] Aggregate  keys=[fd] values=[count, HIST(count): 65 log2 buckets inline, LHIST(count, 0, 400, 100): 4 linear buckets + under/overflow inline, SUM(count)] in PERCPU_HASH ebq_groups (max 10240 groups; key 8 B, value 584 B; one lookup per event)
+[kernel] Sketch     quantiles of [count]: exponential buckets, OTel scale 6 = Prometheus schema 6 (64 per power of two, exact below 92, within 1.09 % relative; each argument also summed) in PERCPU_HASH ebq_sketch (max 262144 buckets; one more lookup per event and argument)
 [kernel] Window     none: one result at the end (or every --interval, cumulative)
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes, add bucket counts
 [user]   Project    fd, HIST(count), LHIST(count, 0, 400, 100), P50(count) = QUANTILE(count, 0.5), P99(count) = QUANTILE(count, 0.99)

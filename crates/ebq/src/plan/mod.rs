@@ -305,6 +305,44 @@ pub struct UserPlan {
     /// Kernel windows (panes) per output window: 1 for tumbling windows,
     /// size / step for sliding ones.
     pub window_panes: u64,
+    /// What exporters read beside each row's columns (`Output::extras`), in
+    /// this order: the exact sums the kernel keeps beside histogram buckets
+    /// and the full quantile sketches. Empty for row queries and stream joins.
+    pub distributions: Vec<Distribution>,
+}
+
+/// One exact distribution an aggregate row carries for exporters besides its
+/// columns: a lossless histogram needs its sum, and a fleet-wide quantile
+/// needs the sketch's buckets, not one host's quantile numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// HIST/LHIST value field `hist`: one extra value, the exact sum of its
+    /// argument (value field `sum`, a hidden or selected `SUM` slot).
+    HistSum {
+        /// The histogram's value field.
+        hist: usize,
+        /// The `SUM` slot of the same argument.
+        sum: usize,
+    },
+    /// Quantile sketch `sketch`: two extra values, its buckets
+    /// (`Value::Hist` of the buckets' integer ranges, see `hist::sketch_bounds`)
+    /// and the exact sum of its argument (value field `sum`).
+    Sketch {
+        /// The sketch's number.
+        sketch: usize,
+        /// The `SUM` slot of the same argument.
+        sum: usize,
+    },
+}
+
+impl Distribution {
+    /// Values this distribution adds to a row's extras.
+    pub fn width(&self) -> usize {
+        match self {
+            Distribution::HistSum { .. } => 1,
+            Distribution::Sketch { .. } => 2,
+        }
+    }
 }
 
 /// A query ready for code generation: its BPF programs (one object each,
@@ -382,6 +420,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 order_by,
                 limit: logical.limit,
                 window_panes: 1,
+                distributions: vec![],
             };
             let out = KernelOutput::Rows {
                 record,
@@ -552,6 +591,23 @@ fn aggregate_plan(
         });
         agg_inputs.push(AggInput::Slot(j, input));
     }
+    // Every histogram's and sketch's argument is also summed in the kernel
+    // (sharing a selected SUM of it), so exporters have the exact `_sum`.
+    let sum_slot = |slot_defs: &mut Vec<(AggFunc, ScalarExpr)>, arg: &ScalarExpr| {
+        slot_defs.iter().position(|(f, x)| *f == AggFunc::Sum && x == arg).unwrap_or_else(|| {
+            slot_defs.push((AggFunc::Sum, arg.clone()));
+            slot_defs.len() - 1
+        })
+    };
+    let mut dists: Vec<(Option<usize>, usize)> = vec![];
+    for (j, (f, arg)) in slot_defs.clone().iter().enumerate() {
+        if f.is_histogram() {
+            dists.push((Some(j), sum_slot(&mut slot_defs, arg)));
+        }
+    }
+    for arg in &sketches {
+        dists.push((None, sum_slot(&mut slot_defs, arg)));
+    }
     let mut value_named = vec![("count".to_string(), DataType::U64)];
     value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
         let ty = match f {
@@ -601,6 +657,19 @@ fn aggregate_plan(
         order_by: order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
         limit,
         window_panes: 1,
+        distributions: {
+            let mut sketch = 0;
+            dists
+                .iter()
+                .map(|&(hist, sum)| match hist {
+                    Some(h) => Distribution::HistSum { hist: value_pos[h + 1], sum: value_pos[sum + 1] },
+                    None => {
+                        sketch += 1;
+                        Distribution::Sketch { sketch: sketch - 1, sum: value_pos[sum + 1] }
+                    }
+                })
+                .collect()
+        },
     };
     let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
     if options.max_groups == 0 {

@@ -92,6 +92,7 @@ pub(super) fn plan_stream_join(
         order_by: join.order_by.clone(),
         limit: logical.limit,
         window_panes: panes,
+        distributions: vec![],
     };
     let programs = first.programs.into_iter().chain(second.programs).collect();
     Ok(PhysicalPlan { sql: sql.to_string(), programs, user })

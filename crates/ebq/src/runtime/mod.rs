@@ -51,6 +51,10 @@ pub struct Output {
     pub batch: RecordBatch,
     /// True when this is a running snapshot of an unfinished window (`--interval`).
     pub partial: bool,
+    /// Per row of `batch`, in order, the values of the plan's
+    /// `UserPlan::distributions` (exact histogram sums, whole quantile
+    /// sketches) for exporters; empty when the plan has none.
+    pub extras: Vec<Vec<Value>>,
 }
 
 /// Event accounting. For aggregates `matched = aggregated + dropped`; for rows

@@ -306,10 +306,12 @@ impl SingleQuery {
     pub fn snapshot(&self) -> Result<Output> {
         let groups = self.collect_groups(|_| true, false)?;
         let rows = self.group_rows(groups.into_iter().map(|(_, k, m)| (k, m)));
+        let (batch, extras) = self.window_batch(rows);
         Ok(Output {
             window: WindowBounds::Time { start_ns: self.window_start_ns, end_ns: monotonic_ns() },
-            batch: self.window_batch(rows),
+            batch,
             partial: true,
+            extras,
         })
     }
 
@@ -403,7 +405,7 @@ impl SingleQuery {
                 if batch.num_rows() == 0 {
                     return Ok(vec![]);
                 }
-                return Ok(vec![Output { window: WindowBounds::Rows, batch, partial: false }]);
+                return Ok(vec![Output { window: WindowBounds::Rows, batch, partial: false, extras: vec![] }]);
             }
             RowBuffer::Values(rows) => std::mem::take(rows),
         };
@@ -431,6 +433,7 @@ impl SingleQuery {
             window: WindowBounds::Rows,
             batch: decode::to_batch(&self.schema, &out_rows),
             partial: false,
+            extras: vec![],
         }])
     }
 
@@ -448,12 +451,22 @@ impl SingleQuery {
     fn close_pane(&mut self, bounds: WindowBounds, groups: Vec<Group>) -> Output {
         let (window, groups) = self.panes.close(self.plan.user.window_panes, bounds, groups);
         let rows = self.group_rows(groups);
-        Output { window, batch: self.window_batch(rows), partial: false }
+        let (batch, extras) = self.window_batch(rows);
+        Output { window, batch, partial: false, extras }
     }
 
-    /// Applies the user plan to one window's groups.
-    fn window_batch(&self, inputs: Vec<Vec<Value>>) -> RecordBatch {
-        decode::to_batch(&self.schema, &user::apply(&self.plan.user, inputs, true))
+    /// Applies the user plan to one window's groups: the batch, and each
+    /// row's distributions (the values after its columns).
+    fn window_batch(&self, inputs: Vec<Vec<Value>>) -> (RecordBatch, Vec<Vec<Value>>) {
+        let mut rows = user::apply(&self.plan.user, inputs, true);
+        let batch = decode::to_batch(&self.schema, &rows);
+        let n = self.plan.user.columns.len();
+        let extras = if self.plan.user.distributions.is_empty() {
+            vec![]
+        } else {
+            rows.iter_mut().map(|r| r.split_off(n.min(r.len()))).collect()
+        };
+        (batch, extras)
     }
 
     fn flip_time_window(&mut self) -> Result<Output> {

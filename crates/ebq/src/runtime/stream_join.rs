@@ -190,7 +190,7 @@ impl JoinQuery {
         let out = join_output(self.join.residual.as_ref(), self.join.aggregate.as_ref(), &self.user, joined);
         let batch = decode::to_batch(&self.schema, &out);
         let window = self.panes.close_next(end_ns);
-        Output { window, batch, partial: false }
+        Output { window, batch, partial: false, extras: vec![] }
     }
 }
 

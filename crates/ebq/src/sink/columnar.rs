@@ -224,7 +224,7 @@ mod tests {
             vec![Arc::new(UInt64Array::from(fds.to_vec())), Arc::new(StringArray::from(comms))],
         )
         .unwrap();
-        Output { window, batch, partial: false }
+        Output { window, batch, partial: false, extras: vec![] }
     }
 
     #[test]
@@ -254,6 +254,7 @@ mod tests {
             window: WindowBounds::Rows,
             batch: RecordBatch::try_new(schema, cols.to_vec()).unwrap(),
             partial: false,
+            extras: vec![],
         };
         let b = with_window_columns(&o, &file_schema(&o)).unwrap();
         let names: Vec<String> = b.schema().fields().iter().map(|f| f.name().clone()).collect();

@@ -159,7 +159,7 @@ impl FileSink {
     /// instead of being left empty.
     pub fn with_schema(mut self, window: crate::runtime::WindowBounds, schema: SchemaRef) -> Self {
         let batch = arrow_array::RecordBatch::new_empty(schema);
-        self.empty = Some(Output { window, batch, partial: false });
+        self.empty = Some(Output { window, batch, partial: false, extras: vec![] });
         self
     }
 
@@ -233,7 +233,7 @@ mod tests {
     fn output(index: u64, n: u64) -> Output {
         let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::UInt64, false)]));
         let batch = RecordBatch::try_new(schema, vec![Arc::new(UInt64Array::from(vec![n]))]).unwrap();
-        Output { window: WindowBounds::Count { index }, batch, partial: false }
+        Output { window: WindowBounds::Count { index }, batch, partial: false, extras: vec![] }
     }
 
     fn dir(name: &str) -> PathBuf {

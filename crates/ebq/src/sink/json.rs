@@ -77,7 +77,7 @@ mod tests {
         let batch = RecordBatch::try_new(schema, cols.to_vec()).unwrap();
         let mut out = Vec::new();
         JsonSink::new(&mut out)
-            .write(&Output { window: WindowBounds::Count { index: 2 }, batch, partial: true })
+            .write(&Output { window: WindowBounds::Count { index: 2 }, batch, partial: true, extras: vec![] })
             .unwrap();
         let wall = crate::sink::wall_clock().iso(5);
         assert_eq!(

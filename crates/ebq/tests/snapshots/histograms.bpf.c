@@ -144,8 +144,9 @@ struct ebq_value {
 	__u64 count;	/* offset 0 */
 	__u64 hist_0[65];	/* offset 8: bucket counters */
 	__u64 lhist_1[6];	/* offset 528: bucket counters */
+	__u64 sum_2;	/* offset 576 */
 };
-_Static_assert(sizeof(struct ebq_value) == 576, "ebq_value layout");
+_Static_assert(sizeof(struct ebq_value) == 584, "ebq_value layout");
 
 /* One entry per (window, group); one value per CPU, merged by ebq. */
 struct {
@@ -217,21 +218,60 @@ static __always_inline __u32 ebq_hist_index_signed(__s64 v)
 	return v < 0 ? 0 : 1 + ebq_hist_index((__u64)v);
 }
 
-/* Quantile sketch bucket: exact below 128, then 64 linear sub-buckets per power of two. */
-static __always_inline __s32 ebq_sketch_index(__u64 v)
-{
-	__u32 k;
+/* floor(2^(63 + m/64)): the sketch's inner boundaries 2^(k + m/64) as 64-bit fixed point. */
+static const __u64 ebq_exp_bounds[64] = {
+	0x8000000000000000ULL, 0x8164D1F3BC030773ULL, 0x82CD8698AC2BA1D7ULL, 0x843A28C3ACDE4046ULL,
+	0x85AAC367CC487B14ULL, 0x871F61969E8D1010ULL, 0x88980E8092DA8527ULL, 0x8A14D575496EFD9AULL,
+	0x8B95C1E3EA8BD6E6ULL, 0x8D1ADF5B7E5BA9E5ULL, 0x8EA4398B45CD53C0ULL, 0x9031DC431466B1DCULL,
+	0x91C3D373AB11C336ULL, 0x935A2B2F13E6E92BULL, 0x94F4EFA8FEF70961ULL, 0x96942D3720185A00ULL,
+	0x9837F0518DB8A96FULL, 0x99E0459320B7FA64ULL, 0x9B8D39B9D54E5538ULL, 0x9D3ED9A72CFFB750ULL,
+	0x9EF5326091A111ADULL, 0xA0B0510FB9714FC2ULL, 0xA27043030C496818ULL, 0xA43515AE09E6809EULL,
+	0xA5FED6A9B15138EAULL, 0xA7CD93B4E9653569ULL, 0xA9A15AB4EA7C0EF8ULL, 0xAB7A39B5A93ED337ULL,
+	0xAD583EEA42A14AC6ULL, 0xAF3B78AD690A4374ULL, 0xB123F581D2AC258FULL, 0xB311C412A9112489ULL,
+	0xB504F333F9DE6484ULL, 0xB6FD91E328D17791ULL, 0xB8FBAF4762FB9EE9ULL, 0xBAFF5AB2133E45FBULL,
+	0xBD08A39F580C36BEULL, 0xBF1799B67A731082ULL, 0xC12C4CCA66709456ULL, 0xC346CCDA24976407ULL,
+	0xC5672A115506DADDULL, 0xC78D74C8ABB9B15CULL, 0xC9B9BD866E2F27A2ULL, 0xCBEC14FEF2727C5CULL,
+	0xCE248C151F8480E3ULL, 0xD06333DAEF2B2594ULL, 0xD2A81D91F12AE45AULL, 0xD4F35AABCFEDFA1FULL,
+	0xD744FCCAD69D6AF4ULL, 0xD99D15C278AFD7B5ULL, 0xDBFBB797DAF23755ULL, 0xDE60F4825E0E9123ULL,
+	0xE0CCDEEC2A94E111ULL, 0xE33F8972BE8A5A51ULL, 0xE5B906E77C8348A8ULL, 0xE8396A503C4BDC68ULL,
+	0xEAC0C6E7DD24392EULL, 0xED4F301ED9942B84ULL, 0xEFE4B99BDCDAF5CBULL, 0xF281773C59FFB139ULL,
+	0xF5257D152486CC2CULL, 0xF7D0DF730AD13BB8ULL, 0xFA83B2DB722A033AULL, 0xFD3E0C0CF486C174ULL,
+};
 
-	if (v < 64)
-		return (__s32)v;
-	k = ebq_log2(v);	/* 6..63 */
-	return (__s32)(64 + ((k - 6) << 6) + ((v >> (k - 6)) & 63));
+/*
+ * OTel ExponentialHistogram bucket at scale 6 (Prometheus schema 6) of v >= 2:
+ * the i with 2^(i/64) < v <= 2^((i+1)/64). k = floor(log2(v - 1)) puts v in
+ * (2^k, 2^(k+1)]; j counts the boundaries 2^(k + m/64) below v by comparing
+ * the table with v's mantissa (v - 1 shifted to the top, low bits all ones).
+ */
+static __always_inline __s32 ebq_exp_index(__u64 v)
+{
+	__u64 u = v - 1, y;
+	__u32 k = ebq_log2(u), s = 63 - k, j = 0, t;
+
+	y = (u << s) | ((1ULL << s) - 1);
+	if (ebq_exp_bounds[32] <= y)
+		j = 32;
+	t = j + 16; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 8; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 4; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 2; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	t = j + 1; ebq_barrier_var(t); if (ebq_exp_bounds[t & 63] <= y) j = t;
+	return (__s32)(k * 64 + j);
 }
 
-/* Signed sketch: negatives mirror positives below -1, so bucket order is value order. */
+/* Sketch bucket code, ordered like the values: 0 for 0, else the OTel index + 2 (1 holds 1). */
+static __always_inline __s32 ebq_sketch_index(__u64 v)
+{
+	if (v <= 1)
+		return (__s32)v;
+	return ebq_exp_index(v) + 2;
+}
+
+/* Signed sketch: a negative value's code is minus its magnitude's. */
 static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
 {
-	return v < 0 ? -1 - ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
+	return v < 0 ? -ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
 }
 
 SEC("tp_btf/sys_enter")
@@ -283,6 +323,7 @@ int ebq_query(__u64 *ctx)
 		if (i < 6)
 			v->lhist_1[i]++;
 	}
+	v->sum_2 += (__u64)(ev_count);	/* SUM(count) */
 	{
 		__u8 missed = 0;
 

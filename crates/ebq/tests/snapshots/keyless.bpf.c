@@ -188,23 +188,6 @@ static __always_inline __u32 ebq_hist_index_signed(__s64 v)
 	return v < 0 ? 0 : 1 + ebq_hist_index((__u64)v);
 }
 
-/* Quantile sketch bucket: exact below 128, then 64 linear sub-buckets per power of two. */
-static __always_inline __s32 ebq_sketch_index(__u64 v)
-{
-	__u32 k;
-
-	if (v < 64)
-		return (__s32)v;
-	k = ebq_log2(v);	/* 6..63 */
-	return (__s32)(64 + ((k - 6) << 6) + ((v >> (k - 6)) & 63));
-}
-
-/* Signed sketch: negatives mirror positives below -1, so bucket order is value order. */
-static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
-{
-	return v < 0 ? -1 - ebq_sketch_index(-(__u64)v) : ebq_sketch_index((__u64)v);
-}
-
 SEC("tp_btf/sys_enter")
 int ebq_query(__u64 *ctx)
 {

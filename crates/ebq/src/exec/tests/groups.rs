@@ -88,8 +88,10 @@ fn histogram_counters_merge_across_cpus_into_buckets_with_gaps() {
     let (key, value) = aggregate(&p);
     let funcs = decode::slot_funcs(&p);
     let f = &value.fields[slot_field(&p, 0)];
-    let cpu = |count: u64, buckets: &[(usize, u64)]| {
-        let mut b = bytes_of(value, &[(0, count)]);
+    // The kernel sums the argument beside the buckets (a hidden SUM slot).
+    let [crate::plan::Distribution::HistSum { sum, .. }] = p.user.distributions.as_slice() else { panic!() };
+    let cpu = |count: u64, buckets: &[(usize, u64)], total: u64| {
+        let mut b = bytes_of(value, &[(0, count), (*sum, total)]);
         for &(j, n) in buckets {
             let o = f.offset as usize + 8 * j;
             b[o..o + 8].copy_from_slice(&n.to_ne_bytes());
@@ -97,16 +99,21 @@ fn histogram_counters_merge_across_cpus_into_buckets_with_gaps() {
         b
     };
     // Buckets 2 ([2,4)) and 5 ([16,32)); bucket 3 and 4 are gaps.
-    let merged = decode::merge_percpu(value, &funcs, &[cpu(3, &[(2, 1), (5, 2)]), cpu(2, &[(2, 2)])]);
+    let merged =
+        decode::merge_percpu(value, &funcs, &[cpu(3, &[(2, 1), (5, 2)], 2 + 16 + 17), cpu(2, &[(2, 2)], 3 + 3)]);
     let k = vec![0; key.size as usize];
     assert_eq!(
         decode::group_inputs(&p, key, &k, &merged, 0),
-        vec![Value::Hist(vec![
-            Bucket { lo: 2, hi: 4, count: 3 },
-            Bucket { lo: 4, hi: 8, count: 0 },
-            Bucket { lo: 8, hi: 16, count: 0 },
-            Bucket { lo: 16, hi: 32, count: 2 },
-        ])]
+        vec![
+            Value::Hist(vec![
+                Bucket { lo: 2, hi: 4, count: 3 },
+                Bucket { lo: 4, hi: 8, count: 0 },
+                Bucket { lo: 8, hi: 16, count: 0 },
+                Bucket { lo: 16, hi: 32, count: 2 },
+            ]),
+            Value::U(41),
+        ],
+        "the histogram, then its exact sum (the row's extras)"
     );
 }
 

@@ -12,10 +12,16 @@ fn physical(sql: &str) -> PhysicalPlan {
 }
 
 fn window(plan: &PhysicalPlan, rows: Vec<Vec<Value>>, partial: bool) -> Output {
+    window_with(plan, rows, partial, vec![])
+}
+
+/// A window whose rows carry `extras` (the plan's distributions).
+fn window_with(plan: &PhysicalPlan, rows: Vec<Vec<Value>>, partial: bool, extras: Vec<Vec<Value>>) -> Output {
     Output {
         window: WindowBounds::Time { start_ns: 0, end_ns: 1_000_000_000 },
         batch: to_batch(&schema(plan), &rows),
         partial,
+        extras,
     }
 }
 
@@ -127,25 +133,66 @@ fn histograms_have_exact_inclusive_bounds_in_base_units() {
 }
 
 #[test]
-fn a_sum_of_the_same_argument_gives_histograms_and_summaries_their_sum() {
+fn the_kernels_sums_and_sketches_give_histograms_and_summaries_their_sum_and_count() {
     let p = physical(
-        "SELECT comm, COUNT(*) AS calls, SUM(args[2]) AS req_bytes, HIST(args[2]) AS size_bytes, \
-         P50(args[2]) AS p50_len_bytes, HIST(args[1]) AS other_bytes FROM raw_syscalls.sys_enter GROUP BY comm",
+        "SELECT comm, COUNT(*) AS calls, HIST(args[2]) AS size_bytes, P50(args[2]) AS p50_len_bytes, \
+         HIST(args[1]) AS other_bytes FROM raw_syscalls.sys_enter GROUP BY comm",
     );
+    use crate::plan::Distribution;
+    assert!(matches!(
+        p.user.distributions.as_slice(),
+        [Distribution::HistSum { .. }, Distribution::HistSum { .. }, Distribution::Sketch { sketch: 0, .. }]
+    ));
     let s = MetricSchema::of("h", &p).unwrap();
     let hist = Value::Hist(vec![Bucket { lo: 2, hi: 4, count: 2 }]);
-    let row = vec![Value::S("dd".into()), Value::U(2), Value::U(6), hist.clone(), Value::U(3), hist];
-    let (_, fams) = s.families(&window(&p, vec![row], false));
+    let row = vec![Value::S("dd".into()), Value::U(3), hist.clone(), Value::U(3), hist];
+    // 2 and 4: sketch buckets 63 (holding 2) and 127 (holding 4), exact sum 6; a zero too.
+    let sketch = Value::Hist(vec![
+        Bucket { lo: 0, hi: 1, count: 1 },
+        Bucket { lo: 2, hi: 3, count: 1 },
+        Bucket { lo: 4, hi: 5, count: 1 },
+    ]);
+    let extras = vec![Value::U(6), Value::U(9), sketch, Value::U(6)];
+    let (_, fams) = s.families(&window_with(&p, vec![row], false, vec![extras]));
     let by_name = |n: &str| &fams.iter().find(|f| f.name == n).unwrap().samples[0].value;
     let SampleValue::Histogram { count, sum, .. } = by_name("ebq_h_size_bytes") else { panic!() };
     assert_eq!((*count, *sum), (2, Some(6.0)));
     let SampleValue::Histogram { sum, .. } = by_name("ebq_h_other_bytes") else { panic!() };
-    assert_eq!(*sum, None, "SUM(args[2]) is not the sum of args[1]");
+    assert_eq!(*sum, Some(9.0), "each histogram has its own argument's sum");
     assert_eq!(
         by_name("ebq_h_len_bytes"),
-        &SampleValue::Summary { quantiles: vec![(0.5, 3.0)], count: Some(2), sum: Some(6.0) }
+        &SampleValue::Summary { quantiles: vec![(0.5, 3.0)], count: Some(3), sum: Some(6.0) },
+        "the sketch's own count and sum"
     );
+    let SampleValue::Exponential(e) = by_name("ebq_h_len_histogram_bytes") else { panic!() };
+    assert_eq!((e.scale, e.count, e.sum, e.zero_count), (6, 3, 6.0, 1));
+    assert_eq!(e.positive, [(63, 1), (127, 1)].into_iter().collect());
+    assert!(e.negative.is_empty());
     assert!(fams[0].integer, "COUNT(*) is a whole number");
+    let names: Vec<String> = s.family_names().into_iter().map(|(n, _, _)| n).collect();
+    assert!(names.contains(&"ebq_h_len_histogram_bytes".to_string()), "{names:?}");
+}
+
+#[test]
+fn sketches_in_kib_shift_by_ten_octaves_and_decimal_units_keep_only_the_summary() {
+    let p = physical(
+        "SELECT P50(args[2]) AS p50_len_kb, P99(args[1]) AS p99_lat_us FROM raw_syscalls.sys_enter WINDOW(time, 1000)",
+    );
+    let s = MetricSchema::of("u", &p).unwrap();
+    assert_eq!(s.exponentials.len(), 1, "µs → seconds is no power of two: no exponential family");
+    assert_eq!((s.exponentials[0].name.as_str(), s.exponentials[0].shift), ("ebq_u_len_histogram_bytes", 10));
+    let sketch = Value::Hist(vec![Bucket { lo: 2, hi: 3, count: 1 }]);
+    let out = window_with(
+        &p,
+        vec![vec![Value::U(2), Value::U(7)]],
+        false,
+        vec![vec![sketch, Value::U(2), Value::Hist(vec![]), Value::U(0)]],
+    );
+    let (_, fams) = s.families(&out);
+    let e = fams.iter().find(|f| f.kind == MetricKind::Exponential).unwrap();
+    let SampleValue::Exponential(e) = &e.samples[0].value else { panic!() };
+    assert_eq!(e.positive, [(63 + 640, 1)].into_iter().collect(), "2 KiB = 2048 B = 2^11, the top of bucket 703");
+    assert_eq!(e.sum, 2048.0);
 }
 
 #[test]
@@ -161,7 +208,9 @@ fn quantiles_of_one_argument_form_one_summary() {
     );
     let rows = vec![vec![Value::S("dd".into()), Value::U(64), Value::U(4096), Value::U(10)]];
     let (_, fams) = s.families(&window(&p, rows, false));
-    assert_eq!(fams.len(), 2);
+    assert_eq!(fams.len(), 3);
+    assert_eq!((fams[2].name.as_str(), fams[2].kind), ("ebq_q_size_histogram_bytes", MetricKind::Exponential));
+    assert!(fams[2].samples.is_empty(), "a row without its sketch (extras) has no exponential sample");
     assert_eq!(fams[0].kind, MetricKind::Summary);
     assert_eq!(fams[0].samples.len(), 1);
     assert_eq!(
