@@ -73,7 +73,7 @@ fn check_exact(row: &Row) {
     assert_eq!(u(row, "mx"), 1200, "the MAX comes from CPU 1");
     assert_eq!(row["a"], Value::F(sum as f64 / v.len() as f64));
     assert_eq!(hist_of(row, "h"), log2_buckets(&v));
-    // The median (40 or 50, both below the sketch's exact range of 64): the
+    // The median (40 or 50, both below 92, where the sketch is exact): the
     // sketch keys on the group, which for one slot is the all-zero ebq_key.
     let mut exact: Vec<i128> = v.iter().map(|&x| i128::from(x)).collect();
     let want = hist::exact_quantile(&mut exact, 500_000).unwrap();
