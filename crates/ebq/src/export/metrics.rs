@@ -26,8 +26,9 @@
 //! re-bucketing, so a fleet's sketches merge exactly in Prometheus
 //! (`histogram_quantile(0.99, sum(rate(…)))`) or a collector. The bucket grid
 //! survives a unit change only by a power of two (KiB → bytes shifts the
-//! index by 640); a sketch in a decimal unit (`_us`, `_ms`, `_ns` → seconds)
-//! keeps only its summary.
+//! index by 640); a sketch in a decimal unit (`_us`, `_ms`, `_ns`, whose
+//! summary is scaled to seconds) is exported in its own unit, named in the
+//! family (`p99_lat_us` → `ebq_q_lat_us_histogram`), so it stays lossless.
 //!
 //! A closed window's values are **deltas** ([`Temporality::Delta`]): counters
 //! and histograms hold what happened in that window, gauges the window's
@@ -347,10 +348,13 @@ impl MetricSchema {
             if let Some(UserSource::Quantile { sketch, .. }) = direct(c) {
                 let known = exponentials.iter().any(|e| Some(e.extra) == find(&sketch_extra, sketch));
                 if let (Some(extra), false) = (find(&sketch_extra, sketch), known) {
-                    let (name, unit, scale) = metric_name(query, &quantile_stem(&snake(&c.name)), false);
-                    // Only a power-of-two unit change keeps the bucket grid.
+                    let stem = quantile_stem(&snake(&c.name));
+                    let (name, unit, scale) = metric_name(query, &stem, false);
+                    // Only a power-of-two unit change keeps the bucket grid; a
+                    // decimal one (µs → seconds) keeps the argument's own unit,
+                    // named in the family (`ebq_q_lat_us_histogram`).
                     let shift = scale.log2();
-                    if shift.fract() == 0.0 {
+                    let (name, unit, scale, shift) = if shift.fract() == 0.0 {
                         let name = match unit {
                             Some(u) => format!(
                                 "{}_histogram_{}",
@@ -359,15 +363,11 @@ impl MetricSchema {
                             ),
                             None => format!("{name}_histogram"),
                         };
-                        exponentials.push(ExponentialRole {
-                            name,
-                            unit,
-                            shift: shift as i32,
-                            scale,
-                            extra,
-                            column: ci,
-                        });
-                    }
+                        (name, unit, scale, shift)
+                    } else {
+                        (metric_name(query, &format!("{stem}_histogram"), false).0, None, 1.0, 0.0)
+                    };
+                    exponentials.push(ExponentialRole { name, unit, shift: shift as i32, scale, extra, column: ci });
                 }
             }
             let mut used = vec![];

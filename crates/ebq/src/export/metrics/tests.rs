@@ -174,25 +174,44 @@ fn the_kernels_sums_and_sketches_give_histograms_and_summaries_their_sum_and_cou
 }
 
 #[test]
-fn sketches_in_kib_shift_by_ten_octaves_and_decimal_units_keep_only_the_summary() {
+fn sketches_in_kib_shift_by_ten_octaves_and_decimal_units_keep_their_own_unit() {
     let p = physical(
         "SELECT P50(args[2]) AS p50_len_kb, P99(args[1]) AS p99_lat_us FROM raw_syscalls.sys_enter WINDOW(time, 1000)",
     );
     let s = MetricSchema::of("u", &p).unwrap();
-    assert_eq!(s.exponentials.len(), 1, "µs → seconds is no power of two: no exponential family");
-    assert_eq!((s.exponentials[0].name.as_str(), s.exponentials[0].shift), ("ebq_u_len_histogram_bytes", 10));
-    let sketch = Value::Hist(vec![Bucket { lo: 2, hi: 3, count: 1 }]);
-    let out = window_with(
-        &p,
-        vec![vec![Value::U(2), Value::U(7)]],
-        false,
-        vec![vec![sketch, Value::U(2), Value::Hist(vec![]), Value::U(0)]],
+    let named: Vec<(&str, Option<Unit>, i32)> =
+        s.exponentials.iter().map(|e| (e.name.as_str(), e.unit, e.shift)).collect();
+    assert_eq!(
+        named,
+        [("ebq_u_len_histogram_bytes", Some(Unit::Bytes), 10), ("ebq_u_lat_us_histogram", None, 0)],
+        "KiB → bytes is 2^10; µs → seconds is no power of two, so the buckets stay in µs"
     );
+    let sketch = Value::Hist(vec![Bucket { lo: 2, hi: 3, count: 1 }]);
+    let lat = Value::Hist(vec![Bucket { lo: 7, hi: 8, count: 1 }]);
+    let out =
+        window_with(&p, vec![vec![Value::U(2), Value::U(7)]], false, vec![vec![sketch, Value::U(2), lat, Value::U(7)]]);
     let (_, fams) = s.families(&out);
-    let e = fams.iter().find(|f| f.kind == MetricKind::Exponential).unwrap();
-    let SampleValue::Exponential(e) = &e.samples[0].value else { panic!() };
+    let exp = |name: &str| match &fams.iter().find(|f| f.name == name).unwrap().samples[0].value {
+        SampleValue::Exponential(e) => e.clone(),
+        other => panic!("{other:?}"),
+    };
+    let e = exp("ebq_u_len_histogram_bytes");
     assert_eq!(e.positive, [(63 + 640, 1)].into_iter().collect(), "2 KiB = 2048 B = 2^11, the top of bucket 703");
     assert_eq!(e.sum, 2048.0);
+    let e = exp("ebq_u_lat_us_histogram");
+    assert_eq!((e.positive, e.sum), ([(ebq_index(7), 1)].into_iter().collect(), 7.0), "7 µs, in µs");
+    // The summary is still in seconds.
+    let SampleValue::Summary { quantiles, .. } =
+        &fams.iter().find(|f| f.name == "ebq_u_lat_seconds").unwrap().samples[0].value
+    else {
+        panic!()
+    };
+    assert_eq!(quantiles, &[(0.99, 7e-6)]);
+}
+
+/// OTel's index of `v` at scale 6.
+fn ebq_index(v: u64) -> i32 {
+    crate::hist::exp_index(v)
 }
 
 #[test]
