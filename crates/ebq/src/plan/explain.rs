@@ -71,6 +71,14 @@ impl KernelPlan {
         for note in &k.attach_notes {
             let _ = writeln!(s, "[kernel] Via        {note}");
         }
+        if k.reads_files() {
+            let how = if k.typed_files {
+                "typed loads from the task's BTF pointer (one bpf_probe_read_kernel for the fd slot, bpf_rdonly_cast)"
+            } else {
+                "bpf_probe_read_kernel per hop (the kernel's BTF has no bpf_rdonly_cast)"
+            };
+            let _ = writeln!(s, "[kernel] Files      {how}");
+        }
         if let Some(f) = &k.filter {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");

@@ -207,6 +207,12 @@ impl KernelPlan {
     }
 }
 
+/// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
+/// columns need for typed loads ([`KernelPlan::typed_files`]).
+fn has_rdonly_cast(kernel: &dyn crate::host::KernelInfo) -> bool {
+    kernel.btf().is_some_and(|b| b.find("bpf_rdonly_cast", crate::btf::KindTag::Func).is_some())
+}
+
 /// The kernel part of a query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelPlan {
@@ -230,6 +236,11 @@ pub struct KernelPlan {
     pub max_tracked: u32,
     /// Per system-call program, which attachment runs and why (EXPLAIN).
     pub attach_notes: Vec<String>,
+    /// File columns reach the fd's `struct file` by typed loads (the kernel's
+    /// BTF has the `bpf_rdonly_cast` kfunc, 6.2+) rather than a
+    /// `bpf_probe_read_kernel` per hop (`codegen::file`). Decided here from
+    /// the bound kernel's BTF, so codegen and EXPLAIN never look at the host.
+    pub typed_files: bool,
 }
 
 /// Where a user-visible column's value comes from.
@@ -429,6 +440,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             pairing,
             max_tracked: options.max_tracked,
             attach_notes: vec![],
+            typed_files: has_rdonly_cast(catalog.kernel()),
         }],
         user: columns,
     };
