@@ -159,10 +159,17 @@ impl KernelPlan {
                     "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
                 );
             }
-            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
+            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
+                let ring = match per_cpu_rings {
+                    true => format!(
+                        "the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring per CPU sharing {ringbuf_bytes} B, \
+                         each at least 4× the wake-up)"
+                    ),
+                    false => format!("RINGBUF ebq_rows ({ringbuf_bytes} B)"),
+                };
                 let _ = writeln!(
                     s,
-                    "[kernel] Emit       {} B records to RINGBUF ebq_rows ({ringbuf_bytes} B; wake-up at {wakeup_bytes} B waiting, else 50 ms poll)",
+                    "[kernel] Emit       {} B records to {ring}; wake-up at {wakeup_bytes} B waiting, else 50 ms poll",
                     record.size
                 );
                 let _ = writeln!(s, "[user]   Decode     records → Arrow columns");

@@ -52,6 +52,10 @@ pub struct PlanOptions {
     pub stage_limit: Option<StageLimit>,
     /// Where `syscalls:*` events attach: classic or raw tracepoints (`--attach`).
     pub attach: SyscallAttach,
+    /// Row queries: one ring buffer per CPU (`--rings per-cpu`, the default)
+    /// rather than one shared by all (`--rings shared`). A shared ring's
+    /// reserve takes one spinlock, which CPUs emitting at once contend for.
+    pub per_cpu_rings: bool,
 }
 
 impl Default for PlanOptions {
@@ -65,6 +69,7 @@ impl Default for PlanOptions {
             max_tracked: 65536,
             stage_limit: None,
             attach: SyscallAttach::Auto,
+            per_cpu_rings: true,
         }
     }
 }
@@ -152,6 +157,9 @@ pub enum KernelOutput {
         ringbuf_bytes: u32,
         /// Wake-up threshold.
         wakeup_bytes: u32,
+        /// One ring per CPU (an ARRAY_OF_MAPS the runtime fills), not one
+        /// shared ring ([`PlanOptions::per_cpu_rings`]).
+        per_cpu_rings: bool,
         /// `ebq bench stages`: the last stage the program runs (None: all).
         stage_limit: Option<StageLimit>,
     },
@@ -400,6 +408,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 ringbuf_bytes: options.ringbuf_bytes,
                 // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
                 wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
+                per_cpu_rings: options.per_cpu_rings,
                 stage_limit: options.stage_limit,
             };
             (out, user)
