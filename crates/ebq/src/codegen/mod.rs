@@ -159,11 +159,16 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
                 c.push_str(crate::hll::C_HELPERS);
             }
         }
-        KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
+        KernelOutput::Rows { record, fields, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
             c.push_str(&structs::layout_struct("ebq_row", record));
             if *per_cpu_rings {
                 c.push_str(&rings::declarations(*ringbuf_bytes));
-                row_rings = Some(rings::RowRings::new(*ringbuf_bytes, *wakeup_bytes));
+                let time_offset = fields.iter().find_map(|(e, f)| {
+                    let time = ColumnSource::System(SystemColumn::Time);
+                    matches!(e, ScalarExpr::Column { source, .. } if *source == time).then(|| record.fields[*f].offset)
+                });
+                row_rings =
+                    Some(rings::RowRings { time_offset, ..rings::RowRings::new(*ringbuf_bytes, *wakeup_bytes) });
             } else {
                 let _ = write!(
                     c,

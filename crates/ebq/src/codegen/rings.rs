@@ -19,8 +19,10 @@
 //! ([`RowRings::bytes_per_cpu`]). User space drains every ring on each poll,
 //! so what needs order does not depend on the rings: ORDER BY sorts, a stream
 //! join puts rows in panes by their `time` and closes a pane only after all
-//! rings were drained past it; a plain stream shows each CPU's rows in order,
-//! rows of different CPUs interleaved per poll.
+//! rings were drained past it; a plain stream whose rows carry `time` gets
+//! each poll's rows sorted by it ([`RowRings::time_offset`], the runtime's
+//! `time_order`); without `time`, each CPU's rows in order, CPUs one after
+//! another within a poll.
 
 /// How the runtime sizes the per-CPU rings of a row program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,13 +32,16 @@ pub struct RowRings {
     /// No ring is smaller: 4× the wake-up threshold (a ring that cannot hold
     /// the threshold would never wake the reader), and at least a page.
     pub min_bytes: u32,
+    /// Offset of the record's `time` field (the event's `bpf_ktime_get_ns`),
+    /// when it has one: the runtime sorts each poll's rows by it.
+    pub time_offset: Option<u32>,
 }
 
 impl RowRings {
     /// The sizing for a plan's ring size and wake-up threshold.
     pub fn new(total_bytes: u32, wakeup_bytes: u32) -> RowRings {
         let min = wakeup_bytes.saturating_mul(4).max(4096).checked_next_power_of_two().unwrap_or(1 << 31);
-        RowRings { total_bytes, min_bytes: min.min(total_bytes.max(4096)) }
+        RowRings { total_bytes, min_bytes: min.min(total_bytes.max(4096)), time_offset: None }
     }
 
     /// Each ring's size with `cpus` CPUs: the total split evenly, rounded

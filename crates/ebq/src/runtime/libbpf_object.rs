@@ -3,19 +3,28 @@
 
 use super::object::{KernelObject, PairMap, RecordSink};
 use super::stacks::Stacks;
+use super::time_order::TimeOrder;
 use super::{attach, load, selfstats, ProgramStats, Scope};
 use crate::codegen::{MapRole, Program};
 use crate::error::{Error, Result};
 use crate::exec::PerCpuMap;
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType, Object, RingBuffer, RingBufferBuilder};
+use std::cell::RefCell;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Duration;
+
+/// The record sink, shared by every ring's callback.
+type SharedSink = Rc<RefCell<RecordSink>>;
 
 /// One loaded, attached object. Fields drop in order: the ring buffer and
 /// the links (detaching) before the maps and the object.
 pub(crate) struct LibbpfObject {
     ring: Option<RingBuffer<'static>>,
+    /// Per-CPU rows with a `time`: the poll's records, held until every ring
+    /// is drained, and the sink they go to in time order.
+    ordered: Option<(Rc<RefCell<TimeOrder>>, SharedSink)>,
     /// Per-CPU rows: each CPU's ring (also held by the `ebq_rows` slots).
     _rings: Vec<MapHandle>,
     links: Vec<Link>,
@@ -48,7 +57,7 @@ impl LibbpfObject {
                 track(&pids, *t).map_err(|e| map_err(&format!("track pid {t}"), e))?;
             }
         }
-        let (ring, rings) = match sink {
+        let (ring, rings, ordered) = match sink {
             Some(sink) => {
                 let map = maps.required(MapRole::Rows)?;
                 let rings = match program.row_rings {
@@ -56,23 +65,32 @@ impl LibbpfObject {
                     None => vec![],
                 };
                 // Every ring's records go to the one sink; one consume drains them all.
-                let sink = std::rc::Rc::new(std::cell::RefCell::new(sink));
+                // With per-CPU rings and a `time` field, through the poll's time order first.
+                let offset = program.row_rings.and_then(|r| r.time_offset).filter(|_| !rings.is_empty());
+                let sink: SharedSink = Rc::new(RefCell::new(sink));
+                let order = offset.map(|o| Rc::new(RefCell::new(TimeOrder::new(o))));
                 let mut b = RingBufferBuilder::new();
                 let readers: Vec<&MapHandle> = if rings.is_empty() { vec![&map] } else { rings.iter().collect() };
                 for r in readers {
                     let sink = sink.clone();
+                    let order = order.clone();
                     b.add(r, move |bytes: &[u8]| {
-                        (*sink.borrow_mut())(bytes);
+                        match &order {
+                            Some(o) => o.borrow_mut().push(bytes),
+                            None => (*sink.borrow_mut())(bytes),
+                        }
                         0
                     })
                     .map_err(|e| map_err("set up the ring buffer", e))?;
                 }
-                (Some(b.build().map_err(|e| map_err("set up the ring buffer", e))?), rings)
+                let ring = b.build().map_err(|e| map_err("set up the ring buffer", e))?;
+                (Some(ring), rings, order.map(|o| (o, sink)))
             }
-            None => (None, vec![]),
+            None => (None, vec![], None),
         };
         let built = LibbpfObject {
             ring,
+            ordered,
             _rings: rings,
             links: vec![],
             groups: maps.optional(MapRole::Groups)?,
@@ -175,7 +193,12 @@ impl KernelObject for LibbpfObject {
 
     fn consume_ring(&mut self) -> Result<()> {
         let Some(ring) = &self.ring else { return Ok(()) };
-        ring.consume().map_err(|e| map_err("read the ring buffer", e))
+        ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
+        if let Some((order, sink)) = &self.ordered {
+            let mut sink = sink.borrow_mut();
+            order.borrow_mut().drain(|record| (*sink)(record));
+        }
+        Ok(())
     }
 
     fn detach(&mut self) {
