@@ -48,7 +48,7 @@ static unsigned long long map_total(struct bpf_map *map)
 		     bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH;
 	size_t vsize = bpf_map__value_size(map), stride = percpu ? ((vsize + 7) & ~7UL) : vsize;
 	size_t ksize = bpf_map__key_size(map);
-	char key[64], next[64], *val = calloc(percpu ? ncpu : 1, stride);
+	char key[128], next[128], *val = calloc(percpu ? ncpu : 1, stride);
 	unsigned long long total = 0;
 	void *prev = NULL;
 

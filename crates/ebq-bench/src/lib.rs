@@ -85,6 +85,11 @@ pub struct BenchArgs {
     /// The bpftrace binary.
     #[arg(long, default_value = "bpftrace")]
     bpftrace: String,
+    /// pervent: only these experiments (comma-separated ids, e.g.
+    /// key_pid,file_inode); the bare trigger always runs, as the floor the
+    /// added costs are measured over.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    only: Vec<String>,
     /// reader: read(2) calls to issue.
     #[arg(long, hide = true, default_value_t = 0)]
     reads: u64,
@@ -113,6 +118,8 @@ pub(crate) struct Ctx {
     pub ebq: String,
     /// The bpftrace binary.
     pub bpftrace: String,
+    /// pervent: the experiments to run (empty: all, or the quick set).
+    pub only: Vec<String>,
 }
 
 impl Ctx {
@@ -154,6 +161,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         tracer_cpu,
         ebq,
         bpftrace: args.bpftrace.clone(),
+        only: args.only.clone(),
     };
     let studies: &[Study] = match args.study {
         Study::All => &[Study::Pervent, Study::Stages, Study::Fidelity, Study::Startup],

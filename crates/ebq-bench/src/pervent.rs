@@ -30,6 +30,10 @@ struct Exp {
     /// dd runs count / this many reads (uprobes cost ~20× a tracepoint: fewer
     /// reads keep the study short; the control is measured at the same count).
     divisor: u64,
+    /// dd reads a page-cached ext4/tmpfs file in the scratch directory instead
+    /// of /dev/zero: file columns then describe a real file system's file (the
+    /// control reads the same file).
+    file: bool,
 }
 
 const EXPS: &[Exp] = &[
@@ -42,6 +46,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "tp_entry",
@@ -52,6 +57,7 @@ const EXPS: &[Exp] = &[
         reference: Some("count"),
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "tp_return",
@@ -62,6 +68,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "uprobe",
@@ -72,6 +79,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 0,
         divisor: 10,
+        file: false,
     },
     Exp {
         id: "uretprobe",
@@ -82,6 +90,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 0,
         divisor: 10,
+        file: false,
     },
     Exp {
         id: "filter",
@@ -92,6 +101,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "key_pid",
@@ -102,6 +112,7 @@ const EXPS: &[Exp] = &[
         reference: Some("key_pid"),
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "key_comm",
@@ -112,6 +123,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "two_keys",
@@ -122,6 +134,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "hist",
@@ -132,6 +145,7 @@ const EXPS: &[Exp] = &[
         reference: Some("hist"),
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "timing",
@@ -144,6 +158,7 @@ const EXPS: &[Exp] = &[
         reference: Some("timing"),
         probes: 2,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "multiple",
@@ -157,6 +172,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 2,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "per_event",
@@ -167,6 +183,31 @@ const EXPS: &[Exp] = &[
         reference: Some("per_event"),
         probes: 1,
         divisor: 1,
+        file: false,
+    },
+    Exp {
+        id: "file_inode",
+        title: "count by inode (file column)",
+        ebq: &["SELECT inode, COUNT(*) FROM syscalls.sys_enter_read GROUP BY inode"],
+        ebq_opts: &[],
+        // bpftrace 0.17 indexes arrays by literals only: the fd slot by pointer arithmetic.
+        bpftrace: "t:syscalls:sys_enter_read { @[(*(curtask->files->fdt->fd + args->fd))->f_inode->i_ino] = count(); }",
+        reference: Some("file_inode"),
+        probes: 1,
+        divisor: 1,
+        file: true,
+    },
+    Exp {
+        id: "file_fs_name",
+        title: "count by fs_type, file_name (file columns)",
+        ebq: &["SELECT fs_type, file_name, COUNT(*) FROM syscalls.sys_enter_read GROUP BY fs_type, file_name"],
+        ebq_opts: &[],
+        bpftrace: "t:syscalls:sys_enter_read { $f = *(curtask->files->fdt->fd + args->fd); \
+                   @[str($f->f_inode->i_sb->s_type->name), str($f->f_path.dentry->d_name.name)] = count(); }",
+        reference: Some("file_fs_name"),
+        probes: 1,
+        divisor: 1,
+        file: true,
     },
     Exp {
         id: "kprobe",
@@ -177,6 +218,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 0,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "kretprobe",
@@ -187,6 +229,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 0,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "fentry",
@@ -197,6 +240,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 0,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "kstack",
@@ -207,6 +251,7 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
     Exp {
         id: "ustack",
@@ -217,13 +262,14 @@ const EXPS: &[Exp] = &[
         reference: None,
         probes: 1,
         divisor: 1,
+        file: false,
     },
 ];
 
 /// The experiments over system-call tracepoints: (id, title, ebq queries, ebq options).
 pub(crate) fn syscall_shapes(
 ) -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str], &'static [&'static str])> {
-    EXPS.iter().filter(|e| e.probes > 0).map(|e| (e.id, e.title, e.ebq, e.ebq_opts))
+    EXPS.iter().filter(|e| e.probes > 0 && !e.file).map(|e| (e.id, e.title, e.ebq, e.ebq_opts))
 }
 
 /// The quick run keeps one experiment of each kind of machinery.
@@ -333,10 +379,26 @@ pub(crate) fn per_event(count: u64, control: Timed, tool: &mut Value) {
 }
 
 pub(crate) fn dd_argv(count: u64) -> Vec<String> {
-    ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={count}"), "status=none"]
+    dd_argv_from(count, "/dev/zero")
+}
+
+/// dd reading `count` single bytes from `input`.
+fn dd_argv_from(count: u64, input: &str) -> Vec<String> {
+    ["dd", &format!("if={input}"), "of=/dev/null", "bs=1", &format!("count={count}"), "status=none"]
         .iter()
         .map(|s| s.to_string())
         .collect()
+}
+
+/// The file the file-column experiments read: `count` bytes in the scratch
+/// directory (the results directory's file system), read once so dd finds it
+/// in the page cache.
+fn input_file(ctx: &Ctx, count: u64) -> Result<String, String> {
+    let path = ctx.scratch.join("pervent-input");
+    let bytes = usize::try_from(count).map_err(|e| e.to_string())?;
+    std::fs::write(&path, vec![b'x'; bytes]).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
 }
 
 pub(crate) fn min_timed(a: Timed, b: Timed) -> Timed {
@@ -347,19 +409,33 @@ pub(crate) fn min_timed(a: Timed, b: Timed) -> Timed {
 pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let refs = References::build(ctx)?;
     let libc = libc_path();
-    let selected: Vec<&Exp> = EXPS.iter().filter(|e| !ctx.quick || QUICK.contains(&e.id)).collect();
-    let mut counts: Vec<u64> = selected.iter().map(|e| (ctx.count / e.divisor).max(1)).collect();
+    let wanted = |e: &Exp| match ctx.only.is_empty() {
+        true => !ctx.quick || QUICK.contains(&e.id),
+        false => e.id == "trigger" || ctx.only.iter().any(|o| o == e.id),
+    };
+    let unknown: Vec<&String> = ctx.only.iter().filter(|o| !EXPS.iter().any(|e| e.id == o.as_str())).collect();
+    if !unknown.is_empty() {
+        let ids: Vec<&str> = EXPS.iter().map(|e| e.id).collect();
+        return Err(format!("--only: no experiment {unknown:?} (there are {})", ids.join(", ")));
+    }
+    let selected: Vec<&Exp> = EXPS.iter().filter(|e| wanted(e)).collect();
+    let input = if selected.iter().any(|e| e.file) { Some(input_file(ctx, ctx.count)?) } else { None };
+    let dd_of = |n: u64, file: bool| match (&input, file) {
+        (Some(path), true) => dd_argv_from(n, path),
+        _ => dd_argv(n),
+    };
+    let mut counts: Vec<(u64, bool)> = selected.iter().map(|e| ((ctx.count / e.divisor).max(1), e.file)).collect();
     counts.sort_unstable();
     counts.dedup();
     // Controls first and last: the fastest of both counts, so drift cannot favour tracing.
     let mut controls = vec![];
-    for &n in &counts {
-        controls.push((n, fastest_clean(ctx.cpu, &dd_argv(n), ctx.runs, &[])?.0));
+    for &(n, file) in &counts {
+        controls.push(((n, file), fastest_clean(ctx.cpu, &dd_of(n, file), ctx.runs, &[])?.0));
     }
     let mut rows = vec![];
     for e in selected {
         let n = (ctx.count / e.divisor).max(1);
-        let dd = dd_argv(n);
+        let dd = dd_of(n, e.file);
         eprintln!("ebq bench pervent: {} ({}), {n} reads", e.id, e.title);
         let ebq_argvs: Vec<Vec<String>> = e
             .ebq
@@ -385,15 +461,16 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         };
         rows.push((e, n, ebq, bt, bt_prog, reference));
     }
-    for (n, c) in controls.iter_mut() {
-        *c = min_timed(*c, fastest_clean(ctx.cpu, &dd_argv(*n), ctx.runs, &[])?.0);
+    for ((n, file), c) in controls.iter_mut() {
+        *c = min_timed(*c, fastest_clean(ctx.cpu, &dd_of(*n, *file), ctx.runs, &[])?.0);
     }
-    let control_of = |n: u64| controls.iter().find(|(m, _)| *m == n).map(|(_, c)| *c).expect("measured");
+    let control_of =
+        |n: u64, file: bool| controls.iter().find(|(m, _)| *m == (n, file)).map(|(_, c)| *c).expect("measured");
     let mut exps = vec![];
     let mut trigger_ns = None;
     for (e, n, mut ebq, mut bt, bt_prog, mut reference) in rows {
         for t in [&mut ebq, &mut bt, &mut reference] {
-            per_event(n, control_of(n), t);
+            per_event(n, control_of(n, e.file), t);
         }
         if e.id == "trigger" {
             trigger_ns = ebq["ns"].as_f64();
@@ -428,9 +505,9 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     add_over_trigger(&mut exps, "ns", "added_");
     add_over_trigger(&mut exps, "bpf_ns", "bpf_added_");
     let trigger_bpf = exps.iter().find(|x| x["id"] == "trigger").and_then(|x| x["ebq"]["bpf_ns"].as_f64());
-    let control = control_of(ctx.count);
+    let control = control_of(ctx.count, false);
     let section = json!({
-        "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
+        "workload": format!("dd if=/dev/zero of=/dev/null bs=1 count={} (uprobes: count/10; file_*: if=a page-cached file in the scratch directory) on CPU {}; tracers on CPU {}", ctx.count, ctx.cpu, ctx.tracer_cpu),
         "count": ctx.count,
         "runs": ctx.runs,
         "control": { "cpu_s": control.cpu_ns as f64 / 1e9, "elapsed_s": control.elapsed_ns as f64 / 1e9 },

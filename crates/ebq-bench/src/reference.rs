@@ -1,5 +1,6 @@
 //! The hand-written libbpf C reference programs (`bench/reference/`): built on
-//! first use with clang (BPF) and cc (the loader, linked with the system libbpf)
+//! first use with clang (BPF; the file-column ones against a vmlinux.h bpftool dumps
+//! from the running kernel) and cc (the loader, linked with the system libbpf)
 //! into the results directory.
 
 use super::Ctx;
@@ -15,6 +16,9 @@ const SOURCES: &[(&str, &str)] = &[
     ("hist.bpf.c", include_str!("../../../bench/reference/hist.bpf.c")),
     ("timing.bpf.c", include_str!("../../../bench/reference/timing.bpf.c")),
     ("per_event.bpf.c", include_str!("../../../bench/reference/per_event.bpf.c")),
+    ("file_common.h", include_str!("../../../bench/reference/file_common.h")),
+    ("file_inode.bpf.c", include_str!("../../../bench/reference/file_inode.bpf.c")),
+    ("file_fs_name.bpf.c", include_str!("../../../bench/reference/file_fs_name.bpf.c")),
 ];
 
 /// Built reference programs.
@@ -46,6 +50,19 @@ impl References {
             }
         }
         let loader = dir.join("loader");
+        // The file-column references include the running kernel's types.
+        let vmlinux = dir.join("vmlinux.h");
+        if !vmlinux.exists() {
+            let out = Command::new("bpftool")
+                .args(["btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"])
+                .output()
+                .map_err(|e| format!("bpftool: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("bpftool btf dump failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            }
+            std::fs::write(&vmlinux, &out.stdout).map_err(|e| format!("{}: {e}", vmlinux.display()))?;
+            changed = true;
+        }
         if changed || !loader.exists() {
             run(Command::new("cc").args(["-O2", "-o"]).arg(&loader).arg(dir.join("loader.c")).arg("-lbpf"))?;
             for (name, _) in SOURCES.iter().filter(|(n, _)| n.ends_with(".bpf.c")) {

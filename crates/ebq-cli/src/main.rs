@@ -194,6 +194,10 @@ pub struct RunArgs {
     /// check) or `auto` (per event, by measured cost; EXPLAIN says which and why).
     #[arg(long, default_value = "auto", value_name = "HOW", value_parser = ["auto", "classic", "raw"])]
     attach: String,
+    /// Row queries: `per-cpu` (one ring buffer per CPU sharing --ringbuf-size,
+    /// so CPUs never contend for one ring's lock) or `shared` (one ring).
+    #[arg(long, default_value = "per-cpu", value_name = "HOW", value_parser = ["per-cpu", "shared"])]
+    rings: String,
     /// QUANTILE/Pxx: entries of the sketch map (one per window, group and
     /// occupied bucket); events beyond it are counted as dropped.
     #[arg(long, default_value_t = ebq::plan::PlanOptions::default().sketch_buckets, value_name = "N")]
@@ -274,6 +278,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         sketch_buckets: args.max_sketch_buckets,
         stage_limit: bench_stage(args)?,
         attach: ebq::plan::SyscallAttach::from_name(&args.attach).expect("clap checked the value"),
+        per_cpu_rings: args.rings == "per-cpu",
     };
     Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
 }

@@ -106,6 +106,7 @@ impl Bundle {
                 "max_tracked": self.options.max_tracked,
                 "sketch_buckets": self.options.sketch_buckets,
                 "attach": self.options.attach.name(),
+                "per_cpu_rings": self.options.per_cpu_rings,
             },
             "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
         })
@@ -159,6 +160,8 @@ impl Bundle {
                     .as_str()
                     .map_or(Some(SyscallAttach::Classic), SyscallAttach::from_name)
                     .ok_or_else(|| bad(path, "bad options.attach"))?,
+                // Bundles from before the option have one shared ring.
+                per_cpu_rings: h["options"]["per_cpu_rings"].as_bool().unwrap_or(false),
             },
             formats,
             object: object.to_vec(),

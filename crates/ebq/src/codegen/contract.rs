@@ -23,6 +23,10 @@ pub struct Program {
     pub stats: StatsLayout,
     /// The [`MapRole::Config`] section's variable.
     pub config: ConfigLayout,
+    /// Row programs with per-CPU rings: the [`MapRole::Rows`] map is an
+    /// ARRAY_OF_MAPS whose rings (one per possible CPU, this big) the runtime
+    /// creates and inserts before attaching. `None`: one shared ring.
+    pub row_rings: Option<super::RowRings>,
 }
 
 impl Program {

@@ -17,7 +17,124 @@ use crate::types::DataType;
 /// which it conflicts with).
 pub const HEADER: &str = "#include \"vmlinux.h\"\n#include <bpf/bpf_helpers.h>\n#include <bpf/bpf_core_read.h>\n";
 
-/// Helpers for file columns, after the event struct.
+/// Helpers for file columns, after the event struct, when the plan reads
+/// files by typed loads ([`crate::plan::KernelPlan::typed_files`]).
+///
+/// Why typed loads: each `BPF_CORE_READ` hop is a `bpf_probe_read_kernel`
+/// call (~10–20 ns with its stack copy); a load through a BTF pointer is one
+/// instruction the JIT guards with an exception-table entry, so a fault (a
+/// NULL or stale pointer) reads as 0 exactly as the helper's failure did.
+/// Two steps cannot be typed: `fdt->fd` is a `struct file **`, which the
+/// verifier treats as a number, so the fd slot is read with one helper call
+/// and the result cast back with the `bpf_rdonly_cast` kfunc (kernel 6.2+);
+/// and strings are still copied with `bpf_probe_read_kernel_str`.
+pub const PRELUDE_TYPED: &str = r#"/* File columns: the fd's struct file, reached with typed loads from the current task's BTF
+ * pointer (offsets from the running kernel's BTF). The fd slot of the fd table is read with one
+ * helper call (the verifier types `struct file **` as a number) and cast back to struct file
+ * with bpf_rdonly_cast; every later hop is a load the JIT guards, so an fd that is not open
+ * gives a NULL file, and reads through NULL give 0 and "". */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+static __always_inline struct file *ebq_file_of(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
+	struct file *file = 0;
+
+	if (fd < fdt->max_fds)
+		bpf_probe_read_kernel(&file, sizeof(file), &fdt->fd[fd]);
+	/* Always cast (NULL too): every path then holds a typed pointer the verifier lets us load through. */
+	return bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
+}
+
+/* The mount a file is on: struct mount embeds the vfsmount that f_path points to. */
+static __always_inline struct mount *ebq_mount_of(struct file *file)
+{
+	void *vfs = file->f_path.mnt;
+
+	return bpf_rdonly_cast(vfs - bpf_core_field_offset(struct mount, mnt), bpf_core_type_id_kernel(struct mount));
+}
+
+static __always_inline __u64 ebq_file_ino(struct file *file) { return file->f_inode->i_ino; }
+static __always_inline __u32 ebq_file_dev(struct file *file) { return file->f_inode->i_sb->s_dev; }
+static __always_inline __u64 ebq_file_pos(struct file *file) { return file->f_pos; }
+static __always_inline __u32 ebq_file_mount_id(struct file *file) { return file ? ebq_mount_of(file)->mnt_id : 0; }
+static __always_inline void ebq_file_fs_type(struct file *file, char out[16])
+{
+	bpf_probe_read_kernel_str(out, 16, file->f_inode->i_sb->s_type->name);
+}
+static __always_inline void ebq_file_name(struct file *file, char out[64])
+{
+	bpf_probe_read_kernel_str(out, 64, file->f_path.dentry->d_name.name);
+}
+
+/* Scratch space for building mount_point (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[256]);
+} ebq_path_scratch SEC(".maps");
+
+/* mount_point: the path of the file's mount, built backwards from the end of the
+ * scratch buffer by walking up dentries and mounts as the kernel's d_path does.
+ * Left "" when the walk does not reach the task's root within 32 steps and 63 bytes
+ * (internal mounts of pipes and sockets, mounts outside a chroot, very deep paths). */
+static __always_inline void ebq_mount_point(struct file *file, char out[64])
+{
+	__u32 zero = 0;
+	char *buf = bpf_map_lookup_elem(&ebq_path_scratch, &zero);
+
+	if (!buf || !file)
+		return;
+	struct mount *mnt = ebq_mount_of(file);
+	struct dentry *d = mnt->mnt.mnt_root;
+	/* Paths are relative to the task's root, as in /proc/PID/mountinfo (chroot, containers). */
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *root_mnt = task->fs->root.mnt;
+	struct dentry *root_dentry = task->fs->root.dentry;
+	__u32 pos = 127;
+	int reached = 0;
+
+	buf[127] = 0;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < 32; i++) {
+		if (d == root_dentry && (void *)mnt + bpf_core_field_offset(struct mount, mnt) == (void *)root_mnt) {
+			reached = 1;
+			break;
+		}
+		if (d == mnt->mnt.mnt_root) {
+			struct mount *parent = mnt->mnt_parent;
+
+			if (parent == mnt)
+				break;	/* a mount outside the task's root: pipes, sockets, … */
+			d = mnt->mnt_mountpoint;
+			mnt = parent;
+			continue;
+		}
+		__u32 len = d->d_name.len;
+
+		if (len > 62 || len + 1 > pos)
+			break;	/* does not fit */
+		pos = (pos - len - 1) & 127;
+		bpf_probe_read_kernel(buf + pos + 1, len & 63, d->d_name.name);
+		buf[pos] = '/';
+		d = d->d_parent;
+	}
+	if (!reached)
+		return;
+	if (pos == 127) {
+		out[0] = '/';
+		return;
+	}
+	bpf_probe_read_kernel(out, 64, buf + pos);
+	out[63] = 0;
+}
+
+"#;
+
+/// Helpers for file columns, after the event struct, on kernels without the
+/// `bpf_rdonly_cast` kfunc: every hop is a CO-RE `bpf_probe_read_kernel`.
 pub const PRELUDE: &str = r#"/* File columns: the fd's struct file, read with CO-RE (offsets from the running kernel's BTF).
  * An fd that is not open gives a NULL file, and reads through NULL give 0 and "". */
 static __always_inline struct file *ebq_file_of(__u64 fd)
@@ -39,6 +156,22 @@ static __always_inline struct mount *ebq_mount_of(struct file *file)
 	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
 
 	return (struct mount *)((void *)vfs - bpf_core_field_offset(struct mount, mnt));
+}
+
+static __always_inline __u64 ebq_file_ino(struct file *file) { return BPF_CORE_READ(file, f_inode, i_ino); }
+static __always_inline __u32 ebq_file_dev(struct file *file) { return BPF_CORE_READ(file, f_inode, i_sb, s_dev); }
+static __always_inline __u64 ebq_file_pos(struct file *file) { return BPF_CORE_READ(file, f_pos); }
+static __always_inline __u32 ebq_file_mount_id(struct file *file)
+{
+	return file ? BPF_CORE_READ(ebq_mount_of(file), mnt_id) : 0;
+}
+static __always_inline void ebq_file_fs_type(struct file *file, char out[16])
+{
+	bpf_probe_read_kernel_str(out, 16, BPF_CORE_READ(file, f_inode, i_sb, s_type, name));
+}
+static __always_inline void ebq_file_name(struct file *file, char out[64])
+{
+	bpf_probe_read_kernel_str(out, 64, BPF_CORE_READ(file, f_path.dentry, d_name.name));
 }
 
 /* Scratch space for building mount_point (too big for the stack). */
@@ -137,26 +270,18 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
 pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
     match column {
         FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of({fd});\n"),
-        FileColumn::Inode => format!("\t__u64 {local} = BPF_CORE_READ({file}, f_inode, i_ino);\n"),
-        FileColumn::Dev => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev);\n"),
-        FileColumn::DevMajor => format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev) >> 20;\n"),
-        FileColumn::DevMinor => {
-            format!("\t__u32 {local} = BPF_CORE_READ({file}, f_inode, i_sb, s_dev) & 0xfffff;\n")
+        FileColumn::Inode => format!("\t__u64 {local} = ebq_file_ino({file});\n"),
+        FileColumn::Dev => format!("\t__u32 {local} = ebq_file_dev({file});\n"),
+        FileColumn::DevMajor => format!("\t__u32 {local} = ebq_file_dev({file}) >> 20;\n"),
+        FileColumn::DevMinor => format!("\t__u32 {local} = ebq_file_dev({file}) & 0xfffff;\n"),
+        FileColumn::MountId => format!("\t__u32 {local} = ebq_file_mount_id({file});\n"),
+        FileColumn::FilePos => format!("\t__u64 {local} = ebq_file_pos({file});\n"),
+        FileColumn::FsType => {
+            format!("\tchar {local}[{}] = {{}};\n\tebq_file_fs_type({file}, {local});\n", FileColumn::FS_TYPE_CAP)
         }
-        FileColumn::MountId => {
-            format!("\t__u32 {local} = {file} ? BPF_CORE_READ(ebq_mount_of({file}), mnt_id) : 0;\n")
+        FileColumn::FileName => {
+            format!("\tchar {local}[{}] = {{}};\n\tebq_file_name({file}, {local});\n", FileColumn::FILE_NAME_CAP)
         }
-        FileColumn::FilePos => format!("\t__u64 {local} = BPF_CORE_READ({file}, f_pos);\n"),
-        FileColumn::FsType => format!(
-            "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), \
-             BPF_CORE_READ({file}, f_inode, i_sb, s_type, name));\n",
-            FileColumn::FS_TYPE_CAP
-        ),
-        FileColumn::FileName => format!(
-            "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), \
-             BPF_CORE_READ({file}, f_path.dentry, d_name.name));\n",
-            FileColumn::FILE_NAME_CAP
-        ),
         FileColumn::MountPoint => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_mount_point({file}, {local});\n", FileColumn::MOUNT_POINT_CAP)
         }

@@ -15,6 +15,7 @@ mod pairing;
 mod pin_header;
 mod probe;
 mod raw_syscall;
+mod rings;
 mod shared;
 mod single_slot;
 mod stacks;
@@ -31,6 +32,7 @@ use std::fmt::Write;
 pub use contract::{AttachPoint, Layout, MapInfo, MapRole, ProgInfo, Program};
 pub use expr::c_expr;
 pub use pin_header::{pin_header, pin_names, LAYOUT_VERSION};
+pub use rings::RowRings;
 pub use shared::{scope, Config, ConfigLayout, StatsField, StatsLayout};
 
 /// Generates one BPF object per kernel program of `plan`, with the contract
@@ -68,6 +70,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         map_info("ebq_pids", MapRole::TrackedPids, Layout::U32, Layout::U8),
     ];
     let mut c = String::new();
+    let mut row_rings = None;
     let sql_comment: String = sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
     let files = k.reads_files();
     let header = if files || btf_args::attaches_tp_btf(k) {
@@ -91,7 +94,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     c.push_str(&pids_map(k.max_tracked));
     c.push_str(PRELUDE_HELPERS);
     if files {
-        c.push_str(file::PRELUDE);
+        c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
     }
     if let KernelWindow::Time { .. } = k.window {
@@ -159,14 +162,27 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
                 c.push_str(crate::hll::C_HELPERS);
             }
         }
-        KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
+        KernelOutput::Rows { record, fields, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
             c.push_str(&structs::layout_struct("ebq_row", record));
+            if *per_cpu_rings {
+                c.push_str(&rings::declarations(*ringbuf_bytes));
+                let time_offset = fields.iter().find_map(|(e, f)| {
+                    let time = ColumnSource::System(SystemColumn::Time);
+                    matches!(e, ScalarExpr::Column { source, .. } if *source == time).then(|| record.fields[*f].offset)
+                });
+                row_rings =
+                    Some(rings::RowRings { time_offset, ..rings::RowRings::new(*ringbuf_bytes, *wakeup_bytes) });
+            } else {
+                let _ = write!(
+                    c,
+                    "struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {ringbuf_bytes});\n}} ebq_rows SEC(\".maps\");\n\n"
+                );
+            }
             let _ = write!(
                 c,
-                "struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {ringbuf_bytes});\n}} ebq_rows SEC(\".maps\");\n\n\
-                 /* Wake the reader only once this much is waiting; it also polls on a timer. */\n#define EBQ_WAKEUP_BYTES {wakeup_bytes}\n\n"
+                "/* Wake the reader only once this much is waiting; it also polls on a timer. */\n#define EBQ_WAKEUP_BYTES {wakeup_bytes}\n\n"
             );
-            c.push_str(WAKEUP_FLAG);
+            c.push_str(if *per_cpu_rings { rings::WAKEUP_FLAG } else { WAKEUP_FLAG });
             maps.push(map_info("ebq_rows", MapRole::Rows, Layout::None, Layout::Struct(record.clone())));
         }
     }
@@ -200,7 +216,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             Err(comment) => c.push_str(comment),
         }
     }
-    Program { source: c, progs, maps, stats: StatsLayout, config: ConfigLayout }
+    Program { source: c, progs, maps, stats: StatsLayout, config: ConfigLayout, row_rings }
 }
 
 fn map_info(name: &'static str, role: MapRole, key: Layout, value: Layout) -> MapInfo {
@@ -486,19 +502,19 @@ fn program(k: &KernelPlan) -> String {
             c.push_str(&hist::sketch_updates(sketches));
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
-        KernelOutput::Rows { record, fields, .. } => {
+        KernelOutput::Rows { record, fields, per_cpu_rings, .. } => {
             let exprs = fields.iter().map(|(e, _)| e);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
-            c.push_str(
-                "\tstruct ebq_row *r = bpf_ringbuf_reserve(&ebq_rows, sizeof(*r), 0);\n\tif (!r) {\n\
-                 \t\tstats->dropped++;\t/* ring buffer full */\n\t\treturn 0;\n\t}\n",
-            );
+            c.push_str(&rings::reserve(*per_cpu_rings));
             for (e, field) in fields {
                 c.push_str(&assign("r->", &record.fields[*field].name, e));
             }
-            c.push_str("\tbpf_ringbuf_submit(r, ebq_wakeup_flag(EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}\n\n");
+            c.push_str(&format!(
+                "\tbpf_ringbuf_submit(r, ebq_wakeup_flag({}EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}}\n\n",
+                if *per_cpu_rings { "ring, " } else { "" }
+            ));
         }
     }
     c

@@ -16,7 +16,9 @@ pub fn rows_tail(
     skip: &[ColumnSource],
     load: &dyn Fn(&ColumnSource, DataType) -> String,
 ) -> String {
-    let KernelOutput::Rows { record, fields, .. } = output else { unreachable!("stage limits apply to row queries") };
+    let KernelOutput::Rows { record, fields, per_cpu_rings, .. } = output else {
+        unreachable!("stage limits apply to row queries")
+    };
     let mut c = format!("\t/* ebq bench: stages up to {} */\n", limit.name());
     if limit == StageLimit::Filter {
         return c + "\treturn 0;\n}\n\n";
@@ -27,10 +29,7 @@ pub fn rows_tail(
             c.push_str(&load(&col, ty));
         }
     }
-    c.push_str(
-        "\tstruct ebq_row *r = bpf_ringbuf_reserve(&ebq_rows, sizeof(*r), 0);\n\tif (!r) {\n\
-         \t\tstats->dropped++;\t/* ring buffer full */\n\t\treturn 0;\n\t}\n",
-    );
+    c.push_str(&super::rings::reserve(*per_cpu_rings));
     if build {
         for (e, field) in fields {
             c.push_str(&assign("r->", &record.fields[*field].name, e));

@@ -52,7 +52,8 @@ fn string_filters_compare_bytes() {
 #[test]
 fn rows_use_the_ring_buffer() {
     let c = generate_for("SELECT time, pid, comm, fd, count FROM syscalls.sys_enter_pread64");
-    assert!(c.contains("bpf_ringbuf_reserve(&ebq_rows, sizeof(*r), 0)"));
+    // Per-CPU rings by default (codegen::rings has the shared ring's test).
+    assert!(c.contains("bpf_ringbuf_reserve(ring, sizeof(*r), 0)"), "{c}");
     assert!(c.contains("__builtin_memcpy(r->"));
 }
 
@@ -81,7 +82,9 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
     let lookup = c.find("struct file *fc_file = ebq_file_of((__u64)ebq_regs(ctx)->di);").expect("lookup");
     let filter = c.find("/* WHERE fs_type = 'tmpfs' */").expect("filter");
     assert!(lookup < filter, "{c}");
-    assert!(c.contains("BPF_CORE_READ(fc_file, f_inode, i_sb, s_type, name)"), "{c}");
+    assert!(c.contains("ebq_file_fs_type(fc_file, fc_fs_type);"), "{c}");
+    // The fixture's BTF has no bpf_rdonly_cast: every hop is a CO-RE probe read.
+    assert!(c.contains("BPF_CORE_READ(file, f_inode, i_sb, s_type, name)") && !c.contains("bpf_rdonly_cast"), "{c}");
     assert!(c.contains("ebq_mount_point(fc_file, fc_mount_point);"), "{c}");
     assert!(!c.contains("typedef struct"), "never typedef kernel structs (CO-RE relocations name the type)");
     // Queries without file columns keep the minimal header.
@@ -94,5 +97,26 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
 fn open_exits_resolve_ret() {
     let c = generate_for("SELECT file_name, inode, file_pos FROM syscalls.sys_exit_openat WHERE ret >= 0");
     assert!(c.contains("struct file *fc_file = ebq_file_of(ctx->ret);"), "{c}");
-    assert!(c.contains("__u64 fc_inode = BPF_CORE_READ(fc_file, f_inode, i_ino);"), "{c}");
+    assert!(c.contains("__u64 fc_inode = ebq_file_ino(fc_file);"), "{c}");
+}
+
+/// On a kernel with `bpf_rdonly_cast` the same columns are typed loads: one
+/// helper call for the fd slot, none per hop.
+#[test]
+fn typed_files_load_through_btf_pointers() {
+    let sql = "SELECT inode, fs_type, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY inode, fs_type";
+    let cat = Catalog::fixture();
+    let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+    let mut p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
+    assert!(!p.programs[0].typed_files, "the fixture's BTF has no bpf_rdonly_cast");
+    assert!(p.explain().contains("[kernel] Files      bpf_probe_read_kernel per hop"), "{}", p.explain());
+    p.programs[0].typed_files = true;
+    assert!(p.explain().contains("[kernel] Files      typed loads"), "{}", p.explain());
+    let c = super::generate(&p).remove(0).source;
+    assert!(c.contains("return bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));"), "{c}");
+    assert!(c.contains("return file->f_inode->i_ino;"), "{c}");
+    assert!(!c.contains("BPF_CORE_READ("), "no probe read per hop: {c}");
+    assert!(c.contains("__u64 fc_inode = ebq_file_ino(fc_file);"), "{c}");
+    // The prelude's string helpers use the columns' capacities.
+    assert_eq!((crate::catalog::FileColumn::FS_TYPE_CAP, crate::catalog::FileColumn::FILE_NAME_CAP), (16, 64));
 }

@@ -71,6 +71,14 @@ impl KernelPlan {
         for note in &k.attach_notes {
             let _ = writeln!(s, "[kernel] Via        {note}");
         }
+        if k.reads_files() {
+            let how = if k.typed_files {
+                "typed loads from the task's BTF pointer (one bpf_probe_read_kernel for the fd slot, bpf_rdonly_cast)"
+            } else {
+                "bpf_probe_read_kernel per hop (the kernel's BTF has no bpf_rdonly_cast)"
+            };
+            let _ = writeln!(s, "[kernel] Files      {how}");
+        }
         if let Some(f) = &k.filter {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");
@@ -151,10 +159,17 @@ impl KernelPlan {
                     "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
                 );
             }
-            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, .. } => {
+            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
+                let ring = match per_cpu_rings {
+                    true => format!(
+                        "the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring per CPU sharing {ringbuf_bytes} B, \
+                         each at least 4× the wake-up)"
+                    ),
+                    false => format!("RINGBUF ebq_rows ({ringbuf_bytes} B)"),
+                };
                 let _ = writeln!(
                     s,
-                    "[kernel] Emit       {} B records to RINGBUF ebq_rows ({ringbuf_bytes} B; wake-up at {wakeup_bytes} B waiting, else 50 ms poll)",
+                    "[kernel] Emit       {} B records to {ring}; wake-up at {wakeup_bytes} B waiting, else 50 ms poll",
                     record.size
                 );
                 let _ = writeln!(s, "[user]   Decode     records → Arrow columns");

@@ -52,6 +52,10 @@ pub struct PlanOptions {
     pub stage_limit: Option<StageLimit>,
     /// Where `syscalls:*` events attach: classic or raw tracepoints (`--attach`).
     pub attach: SyscallAttach,
+    /// Row queries: one ring buffer per CPU (`--rings per-cpu`, the default)
+    /// rather than one shared by all (`--rings shared`). A shared ring's
+    /// reserve takes one spinlock, which CPUs emitting at once contend for.
+    pub per_cpu_rings: bool,
 }
 
 impl Default for PlanOptions {
@@ -65,6 +69,7 @@ impl Default for PlanOptions {
             max_tracked: 65536,
             stage_limit: None,
             attach: SyscallAttach::Auto,
+            per_cpu_rings: true,
         }
     }
 }
@@ -152,6 +157,9 @@ pub enum KernelOutput {
         ringbuf_bytes: u32,
         /// Wake-up threshold.
         wakeup_bytes: u32,
+        /// One ring per CPU (an ARRAY_OF_MAPS the runtime fills), not one
+        /// shared ring ([`PlanOptions::per_cpu_rings`]).
+        per_cpu_rings: bool,
         /// `ebq bench stages`: the last stage the program runs (None: all).
         stage_limit: Option<StageLimit>,
     },
@@ -207,6 +215,12 @@ impl KernelPlan {
     }
 }
 
+/// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
+/// columns need for typed loads ([`KernelPlan::typed_files`]).
+fn has_rdonly_cast(kernel: &dyn crate::host::KernelInfo) -> bool {
+    kernel.btf().is_some_and(|b| b.find("bpf_rdonly_cast", crate::btf::KindTag::Func).is_some())
+}
+
 /// The kernel part of a query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelPlan {
@@ -230,6 +244,11 @@ pub struct KernelPlan {
     pub max_tracked: u32,
     /// Per system-call program, which attachment runs and why (EXPLAIN).
     pub attach_notes: Vec<String>,
+    /// File columns reach the fd's `struct file` by typed loads (the kernel's
+    /// BTF has the `bpf_rdonly_cast` kfunc, 6.2+) rather than a
+    /// `bpf_probe_read_kernel` per hop (`codegen::file`). Decided here from
+    /// the bound kernel's BTF, so codegen and EXPLAIN never look at the host.
+    pub typed_files: bool,
 }
 
 /// Where a user-visible column's value comes from.
@@ -428,6 +447,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 ringbuf_bytes: options.ringbuf_bytes,
                 // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
                 wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
+                per_cpu_rings: options.per_cpu_rings,
                 stage_limit: options.stage_limit,
             };
             (out, user)
@@ -468,6 +488,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             pairing,
             max_tracked: options.max_tracked,
             attach_notes: vec![],
+            typed_files: has_rdonly_cast(catalog.kernel()),
         }],
         user: columns,
     };

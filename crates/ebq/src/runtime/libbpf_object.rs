@@ -3,18 +3,30 @@
 
 use super::object::{KernelObject, PairMap, RecordSink};
 use super::stacks::Stacks;
+use super::time_order::TimeOrder;
 use super::{attach, load, selfstats, ProgramStats, Scope};
 use crate::codegen::{MapRole, Program};
 use crate::error::{Error, Result};
 use crate::exec::PerCpuMap;
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType, Object, RingBuffer, RingBufferBuilder};
+use std::cell::RefCell;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Duration;
+
+/// The record sink, shared by every ring's callback.
+type SharedSink = Rc<RefCell<RecordSink>>;
 
 /// One loaded, attached object. Fields drop in order: the ring buffer and
 /// the links (detaching) before the maps and the object.
 pub(crate) struct LibbpfObject {
     ring: Option<RingBuffer<'static>>,
+    /// Per-CPU rows with a `time`: the poll's records, held until every ring
+    /// is drained, and the sink they go to in time order.
+    ordered: Option<(Rc<RefCell<TimeOrder>>, SharedSink)>,
+    /// Per-CPU rows: each CPU's ring (also held by the `ebq_rows` slots).
+    _rings: Vec<MapHandle>,
     links: Vec<Link>,
     groups: Option<MapHandle>,
     sketch: Option<MapHandle>,
@@ -45,21 +57,41 @@ impl LibbpfObject {
                 track(&pids, *t).map_err(|e| map_err(&format!("track pid {t}"), e))?;
             }
         }
-        let ring = match sink {
-            Some(mut sink) => {
+        let (ring, rings, ordered) = match sink {
+            Some(sink) => {
                 let map = maps.required(MapRole::Rows)?;
+                let rings = match program.row_rings {
+                    Some(sizing) => cpu_rings(&map, sizing)?,
+                    None => vec![],
+                };
+                // Every ring's records go to the one sink; one consume drains them all.
+                // With per-CPU rings and a `time` field, through the poll's time order first.
+                let offset = program.row_rings.and_then(|r| r.time_offset).filter(|_| !rings.is_empty());
+                let sink: SharedSink = Rc::new(RefCell::new(sink));
+                let order = offset.map(|o| Rc::new(RefCell::new(TimeOrder::new(o))));
                 let mut b = RingBufferBuilder::new();
-                b.add(&map, move |bytes: &[u8]| {
-                    sink(bytes);
-                    0
-                })
-                .map_err(|e| map_err("set up the ring buffer", e))?;
-                Some(b.build().map_err(|e| map_err("set up the ring buffer", e))?)
+                let readers: Vec<&MapHandle> = if rings.is_empty() { vec![&map] } else { rings.iter().collect() };
+                for r in readers {
+                    let sink = sink.clone();
+                    let order = order.clone();
+                    b.add(r, move |bytes: &[u8]| {
+                        match &order {
+                            Some(o) => o.borrow_mut().push(bytes),
+                            None => (*sink.borrow_mut())(bytes),
+                        }
+                        0
+                    })
+                    .map_err(|e| map_err("set up the ring buffer", e))?;
+                }
+                let ring = b.build().map_err(|e| map_err("set up the ring buffer", e))?;
+                (Some(ring), rings, order.map(|o| (o, sink)))
             }
-            None => None,
+            None => (None, vec![], None),
         };
         let built = LibbpfObject {
             ring,
+            ordered,
+            _rings: rings,
             links: vec![],
             groups: maps.optional(MapRole::Groups)?,
             sketch: maps.optional(MapRole::Sketch)?,
@@ -77,6 +109,29 @@ impl LibbpfObject {
     fn bss(&self) -> &MapHandle {
         self.bss.as_ref().expect("windowed programs have ebq_window / ebq_seq in .bss")
     }
+}
+
+/// Creates one ring per possible CPU, `sizing` big, and puts each in its
+/// slot of the ARRAY_OF_MAPS `outer` (before attaching: until then the
+/// program finds no ring and counts the event as dropped).
+fn cpu_rings(outer: &MapHandle, sizing: crate::codegen::RowRings) -> Result<Vec<MapHandle>> {
+    let cpus = super::load::possible_cpus()?;
+    let bytes = sizing.bytes_per_cpu(cpus as usize);
+    let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+        sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as libbpf_rs::libbpf_sys::size_t,
+        ..Default::default()
+    };
+    (0..cpus)
+        .map(|cpu| {
+            let ring = MapHandle::create(MapType::RingBuf, Some(format!("ebq_ring{cpu}")), 0, 0, bytes, &opts)
+                .map_err(|e| map_err(&format!("create the ring buffer of CPU {cpu} ({bytes} B)"), e))?;
+            let fd = ring.as_fd().as_raw_fd();
+            outer
+                .update(&cpu.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+                .map_err(|e| map_err(&format!("install the ring buffer of CPU {cpu}"), e))?;
+            Ok(ring)
+        })
+        .collect()
 }
 
 fn track(pids: &MapHandle, tgid: u32) -> libbpf_rs::Result<()> {
@@ -138,7 +193,12 @@ impl KernelObject for LibbpfObject {
 
     fn consume_ring(&mut self) -> Result<()> {
         let Some(ring) = &self.ring else { return Ok(()) };
-        ring.consume().map_err(|e| map_err("read the ring buffer", e))
+        ring.consume().map_err(|e| map_err("read the ring buffer", e))?;
+        if let Some((order, sink)) = &self.ordered {
+            let mut sink = sink.borrow_mut();
+            order.borrow_mut().drain(|record| (*sink)(record));
+        }
+        Ok(())
     }
 
     fn detach(&mut self) {

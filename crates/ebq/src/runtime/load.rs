@@ -81,7 +81,24 @@ pub fn load(object: &[u8], program: &Program, scope_: &Scope) -> Result<Object> 
             }
         }
     }
+    if let (Some(_), Some(rows)) = (program.row_rings, program.map(MapRole::Rows)) {
+        // Per-CPU rings: one slot of the ARRAY_OF_MAPS per possible CPU (the C declares one).
+        let cpus = possible_cpus()?;
+        for mut m in open.maps_mut() {
+            if rows.is(&m.name().to_string_lossy()) {
+                m.set_max_entries(cpus).map_err(|e| fail("size the per-CPU ring slots", e))?;
+            }
+        }
+    }
     open.load().map_err(|e| fail("load the query's BPF program", e))
+}
+
+/// The number of possible CPUs (the slots of per-CPU maps and rings).
+pub fn possible_cpus() -> Result<u32> {
+    libbpf_rs::num_possible_cpus()
+        .ok()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| Error::Io { what: "count the possible CPUs".into(), source: std::io::Error::last_os_error() })
 }
 
 /// The maps of a loaded object, found through its contract.

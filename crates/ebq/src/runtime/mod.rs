@@ -27,6 +27,7 @@ mod selfstats;
 mod single;
 mod stacks;
 mod stream_join;
+mod time_order;
 
 /// Decoded rows → a batch (the export module's tests build windows with it).
 #[cfg(test)]
