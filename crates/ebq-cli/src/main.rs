@@ -59,8 +59,11 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
-    /// A Darshan-style I/O characterization (`ebq report io -c CMD` or
-    /// `-p PID --duration S`): per file and per file system, from one ebq query.
+    /// Darshan's I/O characterization (`ebq report io -c CMD` or
+    /// `-p PID --duration S`): Darshan's POSIX counters per file and per file
+    /// system, from one ebq query. Report options: `--top N` (the N busiest
+    /// files), `--trace FILE.parquet` (one row per operation, as Darshan's
+    /// DXT), `--html FILE` (a self-contained page).
     Report {
         /// The report: `io`.
         kind: String,
@@ -239,9 +242,9 @@ pub struct RunArgs {
     /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
     #[arg(long, hide = true, value_name = "STAGE")]
     pub bench_stage: Option<String>,
-    /// Fold the rows into the I/O report (`ebq report io`).
+    /// Fold the rows into the I/O report (`ebq report io`), with its options.
     #[arg(skip)]
-    pub report: bool,
+    pub report: Option<report::Options>,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -309,7 +312,9 @@ fn main() -> ExitCode {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
         Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
-        Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
+        Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
+            .and_then(|options| run_args(&rest).map(|args| (options, args)))
+            .and_then(|(options, args)| report(&kind, options, args)),
         Some(Command::Serve { config, check }) => serve::main(&config, check),
         Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
@@ -327,7 +332,7 @@ fn main() -> ExitCode {
 }
 
 /// `ebq report io`: runs the report's query with the report as its sink.
-fn report(kind: &str, mut args: RunArgs) -> Result<ExitCode, String> {
+fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result<ExitCode, String> {
     if kind != "io" {
         return Err(format!("error: unknown report `{kind}`; the report is `io` (ebq report io -c CMD)"));
     }
@@ -338,7 +343,8 @@ fn report(kind: &str, mut args: RunArgs) -> Result<ExitCode, String> {
         return Err("error: `ebq report io` writes text (--format table) or one JSON document (--format json)".into());
     }
     args.sql = Some(report::SQL.to_string());
-    args.report = true;
+    options.json = args.format == Format::Json;
+    args.report = Some(options);
     run::run(&args)
 }
 

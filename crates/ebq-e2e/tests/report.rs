@@ -1,12 +1,197 @@
-//! Issue 3: `ebq report io` on a workload of known calls on an ext4 file and a
-//! tmpfs file: per-file opens, reads, writes, bytes, Darshan access-size
-//! buckets, sequential/consecutive counts, and per-file-system sums.
+//! `ebq report io` (issues 3 and 15) against workloads that keep their own
+//! tally: Darshan's POSIX counters per file and per file system (ext4 on a
+//! loop device and tmpfs), the DXT trace read back with pyarrow, the HTML
+//! page rendered by headless Chromium, and the busiest-first text report.
 
 mod common;
 
-use common::{ebq_bin, workload_bin};
+use common::{ebq_bin, python_with, workload_bin, LoopDevice};
 use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Darshan's bucket of an access of `n` bytes (upper edges inclusive).
+fn bucket(n: u64) -> &'static str {
+    const B: [(&str, u64); 9] = [
+        ("0_100", 100),
+        ("100_1K", 1 << 10),
+        ("1K_10K", 10 << 10),
+        ("10K_100K", 100 << 10),
+        ("100K_1M", 1 << 20),
+        ("1M_4M", 4 << 20),
+        ("4M_10M", 10 << 20),
+        ("10M_100M", 100 << 20),
+        ("100M_1G", 1 << 30),
+    ];
+    B.iter().find(|(_, hi)| n <= *hi).map_or("1G_PLUS", |(b, _)| b)
+}
+
+/// A private ext4 (on a loop device over /dev/shm) and a private tmpfs, unmounted on drop.
+struct Mounts {
+    dir: PathBuf,
+    ext4: PathBuf,
+    tmpfs: PathBuf,
+    _loop: LoopDevice,
+}
+
+impl Mounts {
+    fn new() -> Mounts {
+        let dir = PathBuf::from(format!("/tmp/ebq-dar-{}", std::process::id()));
+        let (ext4, tmpfs) = (dir.join("ext4"), dir.join("tmpfs"));
+        std::fs::create_dir_all(&ext4).unwrap();
+        std::fs::create_dir_all(&tmpfs).unwrap();
+        // 2^30 + 1 bytes land on each file: room for that and the file system.
+        let dev = LoopDevice::sparse_in(Path::new("/dev/shm"), 3 << 30);
+        let run = |cmd: &mut Command| {
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev.dev));
+        run(Command::new("mount").arg(&dev.dev).arg(&ext4));
+        run(Command::new("mount").args(["-t", "tmpfs", "-o", "size=3g", "tmpfs"]).arg(&tmpfs));
+        Mounts { dir, ext4, tmpfs, _loop: dev }
+    }
+}
+
+impl Drop for Mounts {
+    fn drop(&mut self) {
+        for m in [&self.ext4, &self.tmpfs] {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn counters(v: &Json) -> &serde_json::Map<String, Json> {
+    v["counters"].as_object().unwrap_or_else(|| panic!("no counters in {v}"))
+}
+
+/// ebq's counters equal the tally's exactly; the only names ebq has beyond
+/// it are the sizes of the slowest read and write (the tally cannot know
+/// which call the kernel timed slowest), which must be sizes it used.
+fn assert_counters_equal(what: &str, ebq: &Json, tally: &Json, sizes: &[u64]) {
+    let (e, t) = (counters(ebq), counters(tally));
+    for (k, v) in t {
+        assert_eq!(e.get(k), Some(v), "{what}: {k}\nebq:   {ebq}\ntally: {tally}");
+    }
+    let extra: Vec<&String> = e.keys().filter(|k| !t.contains_key(*k)).collect();
+    assert_eq!(extra, ["POSIX_MAX_READ_TIME_SIZE", "POSIX_MAX_WRITE_TIME_SIZE"], "{what}");
+    for k in extra {
+        let n = e[k].as_u64().unwrap();
+        assert!(sizes.contains(&n), "{what}: {k} = {n} is not a size the workload moved");
+    }
+}
+
+#[test]
+fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
+    let m = Mounts::new();
+    let (a, b, c) = (m.ext4.join("a.dat"), m.tmpfs.join("b.dat"), m.tmpfs.join("c.dat"));
+    let (tally_path, trace, html) = (m.dir.join("tally.json"), m.dir.join("trace.parquet"), m.dir.join("report.html"));
+    let cmd = format!(
+        "{} darshan --files {},{} --side-files {} --report {}",
+        workload_bin().display(),
+        a.display(),
+        b.display(),
+        c.display(),
+        tally_path.display()
+    );
+    let out = Command::new(ebq_bin())
+        .args(["report", "io", "--format", "json", "--trace"])
+        .arg(&trace)
+        .arg("--html")
+        .arg(&html)
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let tally: Json = serde_json::from_str(&std::fs::read_to_string(&tally_path).unwrap()).unwrap();
+    let origin = doc["start_monotonic_ns"].as_f64().unwrap();
+    // Every size the workload asked for, and the short read's 1000.
+    let mut sizes: Vec<u64> = vec![0, 1, 100, 101, 1000, 4096];
+    for base in [1u64 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30] {
+        sizes.extend([base, base + 1]);
+    }
+    sizes.extend([10240, 10241, 102400, 102401]);
+
+    let files = doc["files"].as_array().unwrap();
+    for t in tally["files"].as_array().unwrap() {
+        let what = t["path"].as_str().unwrap();
+        let e = files
+            .iter()
+            .find(|f| f["dev"] == t["dev"] && f["inode"] == t["inode"])
+            .unwrap_or_else(|| panic!("{what} ({} {}) not in ebq's report: {doc}", t["dev"], t["inode"]));
+        assert_counters_equal(what, e, t, &sizes);
+        // Each timestamp is the kernel's clock inside the call that set it: within the
+        // workload's own CLOCK_MONOTONIC bracket of that call.
+        for (k, pair) in t["brackets"].as_object().unwrap() {
+            let at = e["fcounters"][k].as_f64().unwrap() * 1e9 + origin;
+            let (lo, hi) = (pair[0].as_f64().unwrap(), pair[1].as_f64().unwrap());
+            assert!(lo - 1e3 <= at && at <= hi + 1e3, "{what} {k}: {at} not in [{lo}, {hi}]");
+        }
+        assert_eq!(t["brackets"].as_object().unwrap().len(), 8, "{what}: every timestamp bracketed");
+        // Times seen from the kernel are inside the times seen from user space.
+        for (k, user) in t["user_ns"].as_object().unwrap() {
+            let kernel = e["fcounters"][k].as_f64().unwrap() * 1e9;
+            assert!(
+                kernel > 0.0 && kernel <= user.as_f64().unwrap() + 1e3,
+                "{what} {k}: kernel {kernel} ns, user {user} ns"
+            );
+        }
+        assert_eq!(e["fs_type"], if what.contains("/ext4/") { "ext4" } else { "tmpfs" }, "{what}");
+    }
+    // The boundary sizes landed in the right buckets (the tally's rules, checked once more by hand).
+    let fa = files.iter().find(|f| f["file_name"] == "a.dat").unwrap();
+    for (bkt, n) in [("0_100", 5), ("100_1K", 3), ("100M_1G", 2), ("1G_PLUS", 1)] {
+        assert_eq!(
+            counters(fa)[&format!("POSIX_SIZE_READ_{bkt}")],
+            n,
+            "reads {bkt}: 0, 1, 100, empty, the 100 of the reopen; …"
+        );
+    }
+    assert_eq!(counters(fa)["EBQ_ERRORS"], 2);
+    assert_eq!(counters(fa)["POSIX_OPENS"], 2);
+    assert_eq!(bucket(1 << 30), "100M_1G");
+
+    let systems = doc["filesystems"].as_array().unwrap();
+    for t in tally["filesystems"].as_array().unwrap() {
+        let first = PathBuf::from(t["paths"][0].as_str().unwrap());
+        let mount = first.parent().unwrap().to_str().unwrap();
+        let e = systems
+            .iter()
+            .find(|f| f["mount_point"] == mount)
+            .unwrap_or_else(|| panic!("no file system {mount} in {doc}"));
+        assert_eq!(e["files"].as_u64(), Some(t["paths"].as_array().unwrap().len() as u64), "{mount}");
+        assert_counters_equal(mount, e, t, &sizes);
+    }
+
+    // The DXT trace: one row per call on the three files, the bytes of the reads.
+    let py = python_with("pyarrow", "pyarrow");
+    let script = r#"
+import json, sys, pyarrow.parquet as pq
+out = {}
+for r in pq.read_table(sys.argv[1]).to_pylist():
+    o = out.setdefault(f"{r['dev']} {r['inode']}", {"rows": 0, "read_bytes": 0, "ops": {}})
+    o["rows"] += 1
+    o["ops"][r["op"]] = o["ops"].get(r["op"], 0) + 1
+    if r["op"] == "read" and r["length"] is not None:
+        o["read_bytes"] += r["length"]
+print(json.dumps(out))
+"#;
+    let out = Command::new(&py).args(["-c", script]).arg(&trace).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Json = serde_json::from_slice(&out.stdout).unwrap();
+    for t in tally["files"].as_array().unwrap() {
+        let key = format!("{} {}", t["dev"].as_str().unwrap(), t["inode"]);
+        let r = &rows[&key];
+        assert_eq!(r["rows"], t["calls"], "{key}: one trace row per call: {r}");
+        assert_eq!(r["read_bytes"], counters(t)["POSIX_BYTES_READ"], "{key}: {r}");
+        assert_eq!(r["ops"]["open"], 2, "{key}: {r}");
+        assert_eq!(r["ops"]["close"], 2, "{key}: {r}");
+        assert_eq!((r["ops"]["fsync"].as_u64(), r["ops"]["fdatasync"].as_u64()), (Some(1), Some(1)), "{key}: {r}");
+    }
+    assert!(std::fs::metadata(&html).unwrap().len() > 1000);
+}
 
 #[test]
 fn io_report_counts_every_call_of_a_known_workload() {
@@ -39,23 +224,118 @@ fn io_report_counts_every_call_of_a_known_workload() {
         assert_eq!(f["inode"].as_u64().unwrap(), std::fs::metadata(path).unwrap().ino());
         assert_eq!(f["fs_type"], fs, "{f}");
         let want = serde_json::json!({
-            "opens": 1, "reads": 2 * r[i], "writes": 2 * w[i], "meta_ops": 2,
-            "bytes_read": 2 * r[i] * size, "bytes_written": 2 * w[i] * size,
+            "POSIX_OPENS": 1, "POSIX_READS": 2 * r[i], "POSIX_WRITES": 2 * w[i], "POSIX_SEEKS": 1,
+            "POSIX_BYTES_READ": 2 * r[i] * size, "POSIX_BYTES_WRITTEN": 2 * w[i] * size,
             // Each pass starts over at offset 0: all but its first call continue the previous one.
-            "consec_reads": 2 * (r[i] - 1), "seq_reads": 2 * (r[i] - 1),
-            "consec_writes": 2 * (w[i] - 1), "seq_writes": 2 * (w[i] - 1),
+            "POSIX_CONSEC_READS": 2 * (r[i] - 1), "POSIX_SEQ_READS": 2 * (r[i] - 1),
+            "POSIX_CONSEC_WRITES": 2 * (w[i] - 1), "POSIX_SEQ_WRITES": 2 * (w[i] - 1),
+            "POSIX_MAX_BYTE_WRITTEN": w[i] * size - 1, "POSIX_RW_SWITCHES": 3,
         });
+        let c = counters(f);
         for (k, v) in want.as_object().unwrap() {
-            assert_eq!(&f[k], v, "{name} {k}: {f}");
+            assert_eq!(&c[k], v, "{name} {k}: {f}");
         }
-        let bucket = if size < 100 { "0-100" } else { "100-1K" };
-        assert_eq!(f["access_sizes"][bucket].as_u64().unwrap(), 2 * (r[i] + w[i]), "{f}");
-        assert!(f["write_time_ns"].as_u64().unwrap() > 0 && f["slowest_op_ns"].as_u64().unwrap() > 0);
+        assert_eq!(c[&format!("POSIX_SIZE_READ_{}", bucket(size))].as_u64().unwrap(), 2 * r[i], "{f}");
+        assert_eq!(c[&format!("POSIX_SIZE_WRITE_{}", bucket(size))].as_u64().unwrap(), 2 * w[i], "{f}");
+        assert_eq!(
+            (c["POSIX_ACCESS1_ACCESS"].as_u64(), c["POSIX_ACCESS1_COUNT"].as_u64()),
+            (Some(size), Some(2 * (r[i] + w[i])))
+        );
+        assert!(f["fcounters"]["POSIX_F_WRITE_TIME"].as_f64().unwrap() > 0.0);
     }
     let tmpfs = doc["filesystems"].as_array().unwrap().iter().find(|f| f["mount_point"] == "/dev/shm").unwrap();
-    assert_eq!((tmpfs["files"].as_u64(), tmpfs["writes"].as_u64()), (Some(1), Some(2 * w[1])), "{tmpfs}");
+    assert_eq!(
+        (tmpfs["files"].as_u64(), counters(tmpfs)["POSIX_WRITES"].as_u64()),
+        (Some(1), Some(2 * w[1])),
+        "{tmpfs}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&shm);
+}
+
+#[test]
+fn text_report_lists_the_busiest_files_first_and_top_n() {
+    let dir = std::env::temp_dir().join(format!("ebq-report-top-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Three files with 1000, 2000 and 3000 bytes per call: the last moves the most bytes.
+    let paths: Vec<String> = (0..3).map(|i| dir.join(format!("f{i}.dat")).display().to_string()).collect();
+    let cmd = format!(
+        "{} fileio --files {} --writes 4,4,4 --reads 2,2,2 --size 1000 --report {}",
+        workload_bin().display(),
+        paths.join(","),
+        dir.join("w.json").display()
+    );
+    let out = Command::new(ebq_bin()).args(["report", "io", "--top", "2", "-c", &cmd]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Per file system") && text.contains(": top 2 of "), "{text}");
+    let (p2, p1) = (text.find("f2.dat (").expect(&text), text.find("f1.dat (").expect(&text));
+    assert!(p2 < p1, "f2 (3000 B calls) before f1 (2000 B calls): {text}");
+    assert!(!text.contains("f0.dat ("), "--top 2 leaves the third file out: {text}");
+    // f2: 2·4 writes and 2·2 reads of 3000 bytes.
+    assert!(text.contains("reads 4 (12000 B") && text.contains("writes 8 (24000 B"), "{text}");
+    let bad = Command::new(ebq_bin()).args(["report", "io", "--top", "0", "-c", "true"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--top takes a number of files"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium_with_every_section() {
+    let dir = std::env::temp_dir().join(format!("ebq-report-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (html, png) = (dir.join("report.html"), dir.join("shot.png"));
+    let cmd = format!(
+        "{} fileio --files {},{} --writes 30,10 --reads 20,5 --size 4096 --report {}",
+        workload_bin().display(),
+        dir.join("a.dat").display(),
+        dir.join("b.dat").display(),
+        dir.join("w.json").display()
+    );
+    let out = Command::new(ebq_bin()).args(["report", "io", "--html"]).arg(&html).args(["-c", &cmd]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("http://") && !page.contains("https://"), "self-contained: nothing fetched");
+    let sections = [
+        "summary",
+        "io-cost",
+        "filesystems",
+        "files",
+        "access-sizes",
+        "common-sizes",
+        "sequential",
+        "operations",
+        "mounts",
+        "heatmap",
+    ];
+    let chromium = |extra: &[&str]| {
+        let profile = dir.join("profile");
+        Command::new("chromium")
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(extra)
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .unwrap()
+    };
+    // The DOM after the page's script ran: it marks how many sections drew a chart, table or list.
+    let dom = chromium(&["--dump-dom"]);
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    assert!(
+        dom_text.contains(&format!("data-sections=\"{}\"", sections.len())),
+        "script ran, every section drawn: {dom_text}\n{stderr}"
+    );
+    for s in sections {
+        assert!(dom_text.contains(&format!("id=\"{s}\"")), "section {s} missing");
+    }
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let shot = chromium(&[&format!("--screenshot={}", png.display()), "--window-size=1280,2400"]);
+    assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    assert!(bytes.len() > 20_000, "a drawn page, not a blank one: {} bytes", bytes.len());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
