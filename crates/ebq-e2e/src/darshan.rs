@@ -17,7 +17,7 @@
 //! sets it and the user-side time sums, which bound what the kernel can see.
 
 use super::{emit_report, json_str, os_err, set_comm, Error, Flags};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 
 const SMALL: [i64; 16] = [
@@ -100,6 +100,9 @@ struct Tally {
     inode: u64,
     /// Every call on the file, failed ones included (the trace's rows).
     calls: u64,
+    /// The bytes each read and write returned, by the counter that names the
+    /// slowest one's size (which call the kernel times slowest is not known here).
+    sizes: BTreeMap<&'static str, BTreeSet<i64>>,
 }
 
 impl Tally {
@@ -152,6 +155,8 @@ impl Tally {
             self.inc("EBQ_ERRORS", 1);
             return;
         }
+        let slowest_size = if io == Io::Read { "POSIX_MAX_READ_TIME_SIZE" } else { "POSIX_MAX_WRITE_TIME_SIZE" };
+        self.sizes.entry(slowest_size).or_default().insert(ret);
         let off = at.unwrap_or(self.offset);
         let (r, name) = if io == Io::Read { ("READ", "READS") } else { ("WRITE", "WRITES") };
         let last = if io == Io::Read { self.last_byte_read } else { self.last_byte_written };
@@ -444,6 +449,13 @@ pub(crate) fn run_darshan(cfg: &DarshanCfg) -> Result<(), Error> {
     emit_report(cfg.report.as_deref(), &report(&tallies))
 }
 
+fn sizes_json(sizes: &BTreeMap<&'static str, BTreeSet<i64>>) -> String {
+    map_json(sizes.iter().map(|(k, v)| {
+        let list: Vec<String> = v.iter().map(i64::to_string).collect();
+        (k.to_string(), format!("[{}]", list.join(",")))
+    }))
+}
+
 fn brackets_json(t: &Tally) -> String {
     map_json(t.brackets.iter().map(|(k, (a, b))| (k.to_string(), format!("[{a},{b}]"))))
 }
@@ -455,13 +467,14 @@ fn report(tallies: &[(String, Tally)]) -> String {
         let (path, t) = entry;
         let (a, s) = (top4(&t.access), top4(&t.stride));
         files.push(format!(
-            "{{\"path\":{},\"dev\":\"{}:{}\",\"inode\":{},\"calls\":{},\"counters\":{},\"brackets\":{},\"user_ns\":{}}}",
+            "{{\"path\":{},\"dev\":\"{}:{}\",\"inode\":{},\"calls\":{},\"counters\":{},\"sizes\":{},\"brackets\":{},\"user_ns\":{}}}",
             json_str(path),
             t.dev.0,
             t.dev.1,
             t.inode,
             t.calls,
             map_json(counters(t, (&a, &s)).into_iter()),
+            sizes_json(&t.sizes),
             brackets_json(t),
             map_json(t.user_ns.iter().map(|(k, v)| (k.to_string(), *v))),
         ));
@@ -473,7 +486,11 @@ fn report(tallies: &[(String, Tally)]) -> String {
     for (dev, members) in fs {
         let mut sum: BTreeMap<String, i64> = BTreeMap::new();
         let (mut access, mut stride) = (BTreeMap::new(), BTreeMap::new());
+        let mut sizes: BTreeMap<&'static str, BTreeSet<i64>> = BTreeMap::new();
         for (_, t) in &members {
+            for (k, v) in &t.sizes {
+                sizes.entry(k).or_default().extend(v);
+            }
             let (a, s) = (top4(&t.access), top4(&t.stride));
             for (k, v) in counters(t, (&a, &s)) {
                 if k.starts_with("POSIX_ACCESS") || k.starts_with("POSIX_STRIDE") {
@@ -497,11 +514,12 @@ fn report(tallies: &[(String, Tally)]) -> String {
         let c = counters(&t, (&top4(&access), &top4(&stride)));
         let paths: Vec<String> = members.iter().map(|(p, _)| json_str(p)).collect();
         systems.push(format!(
-            "{{\"dev\":\"{}:{}\",\"paths\":[{}],\"counters\":{}}}",
+            "{{\"dev\":\"{}:{}\",\"paths\":[{}],\"counters\":{},\"sizes\":{}}}",
             dev.0,
             dev.1,
             paths.join(","),
-            map_json(c.into_iter())
+            map_json(c.into_iter()),
+            sizes_json(&sizes)
         ));
     }
     format!(

@@ -70,9 +70,12 @@ fn bars(out: &mut String, title: &str, rows: &[(String, f64)], unit: &str) {
     out.push_str("</svg></figure>");
 }
 
+/// Integers as they are, shares with one decimal, seconds with six.
 fn fmt_num(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
     } else {
         format!("{v:.6}")
     }
@@ -163,14 +166,15 @@ pub fn render(job: &Job, fold: &Fold, ops: &[Operation]) -> String {
     section(&mut body, "io-cost", "I/O cost", &s);
 
     let mut s = String::new();
+    // A file system's row: its file count where a file's row has its name.
     let mut head = vec!["files"];
-    head.extend(RECORD_HEAD);
+    head.extend(&RECORD_HEAD[1..]);
     let rows: Vec<Vec<String>> = fold
         .filesystems
         .values()
         .map(|r| {
-            let mut row = vec![r.files.to_string()];
-            row.extend(record_row(&r.fs_type, r));
+            let mut row = record_row(&r.files.to_string(), r);
+            row[0] = r.files.to_string();
             row
         })
         .collect();
@@ -240,7 +244,7 @@ pub fn render(job: &Job, fold: &Fold, ops: &[Operation]) -> String {
     section(&mut body, "mounts", "Data by mount point", &s);
 
     let mut s = String::new();
-    heatmap(&mut s, job, fold, ops);
+    heatmap(&mut s, fold, ops);
     section(&mut body, "heatmap", "Heatmap: bytes over time per file", &s);
 
     format!(
@@ -248,14 +252,18 @@ pub fn render(job: &Job, fold: &Fold, ops: &[Operation]) -> String {
     )
 }
 
-/// Bytes read + written per file (busiest first) in [`HEATMAP_BINS`] bins of the run.
-fn heatmap(out: &mut String, job: &Job, fold: &Fold, ops: &[Operation]) {
+/// Bytes read + written per file (busiest first) in [`HEATMAP_BINS`] bins
+/// from the first operation's start to the last one's end (not the
+/// report's start: that includes ebq's own start-up before the command runs).
+fn heatmap(out: &mut String, fold: &Fold, ops: &[Operation]) {
     let files: Vec<_> = busiest(fold).into_iter().take(HEATMAP_FILES).collect();
-    let span = job.wall_ns().max(1) as f64;
+    let first = ops.iter().map(|o| o.start_ns).min().unwrap_or(0);
+    let last = ops.iter().map(|o| o.end_ns).max().unwrap_or(0);
+    let span = last.saturating_sub(first).max(1) as f64;
     let mut grid = vec![[0u64; HEATMAP_BINS]; files.len()];
     for o in ops.iter().filter(|o| matches!(o.op, OpKind::Read | OpKind::Write) && o.result > 0) {
         if let Some(i) = files.iter().position(|(k, _)| **k == o.file) {
-            let at = (o.start_ns.saturating_sub(job.origin_ns)) as f64 / span;
+            let at = (o.start_ns - first) as f64 / span;
             grid[i][((at * HEATMAP_BINS as f64) as usize).min(HEATMAP_BINS - 1)] += o.result as u64;
         }
     }
@@ -263,7 +271,7 @@ fn heatmap(out: &mut String, job: &Job, fold: &Fold, ops: &[Operation]) {
     let (cell_w, cell_h, left) = (8, 18, 200);
     let _ = write!(
         out,
-        "<figure><figcaption>each column is {} s; darker = more bytes (max {} B in a cell)</figcaption><svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
+        "<figure><figcaption>first to last operation; each column is {} s; darker = more bytes (max {} B in a cell)</figcaption><svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">",
         secs((span / HEATMAP_BINS as f64) as i64),
         max as u64,
         left + cell_w * HEATMAP_BINS + 10,
