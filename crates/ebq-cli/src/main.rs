@@ -61,9 +61,8 @@ enum Command {
     },
     /// Darshan's I/O characterization (`ebq report io -c CMD` or
     /// `-p PID --duration S`): Darshan's POSIX counters per file and per file
-    /// system, from one ebq query. Report options: `--top N` (the N busiest
-    /// files), `--trace FILE.parquet` (one row per operation, as Darshan's
-    /// DXT), `--html FILE` (a self-contained page).
+    /// system, and its MPIIO counters per file and rank for MPI jobs.
+    #[command(after_help = REPORT_HELP)]
     Report {
         /// The report: `io`.
         kind: String,
@@ -330,6 +329,22 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// The report's own options, listed by `ebq report io --help` (they are
+/// taken out of the run options before clap sees those).
+const REPORT_HELP: &str = "Report options:
+  --top N               the N busiest files (bytes, then time) in the text report
+  --trace FILE.parquet  one row per operation (Darshan's DXT): rank, pid, file, op, offset, length, start, end
+  --html FILE           one self-contained page (tables, charts, heatmap, event accounting)
+  --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
+                        mpirun, mpiexec or srun, else none
+
+Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
+and the others of `ebq --help` (-o is refused: the report goes to stdout).
+
+Examples:
+  ebq report io -c 'mpirun -n 4 ./app' --format json
+  ebq report io -p 1234 --duration 30 --top 10 --html report.html";
 
 /// `ebq report io`: runs the report's query with the report as its sink.
 fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result<ExitCode, String> {

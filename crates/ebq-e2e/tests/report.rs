@@ -96,6 +96,12 @@ fn assert_no_losses(stderr: &str) {
     }
 }
 
+/// The `N events seen` of ebq's closing stats line.
+fn seen_on_stderr(stderr: &str) -> u64 {
+    let line = stderr.lines().find(|l| l.starts_with("ebq: ") && l.contains(" events seen")).expect(stderr);
+    line["ebq: ".len()..].split(' ').next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
     let m = Mounts::new();
@@ -120,6 +126,10 @@ fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_no_losses(&String::from_utf8_lossy(&out.stderr));
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    // The JSON carries the accounting the stats line prints (and no MPI-IO: not an MPI launcher).
+    assert_eq!(doc["ebq_stats"]["posix"]["seen"], seen_on_stderr(&String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(doc["ebq_stats"]["posix"]["dropped"], 0);
+    assert!(doc["mpiio"].is_null() && doc["ebq_stats"].get("mpiio").is_none(), "{}", doc["ebq_stats"]);
     let tally: Json = serde_json::from_str(&std::fs::read_to_string(&tally_path).unwrap()).unwrap();
     let origin = doc["start_monotonic_ns"].as_f64().unwrap();
     let files = doc["files"].as_array().unwrap();
@@ -313,7 +323,12 @@ fn html_report_renders_in_headless_chromium_with_every_section() {
         "operations",
         "mounts",
         "heatmap",
+        "accounting",
     ];
+    // The accounting section says what the stats line on stderr says.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let seen = seen_on_stderr(&stderr);
+    assert!(page.contains(&format!("<dt>posix</dt><dd>{seen} events seen,")), "accounting: {seen} seen\n{page}");
     let chromium = |extra: &[&str]| {
         let profile = dir.join("profile");
         Command::new("chromium")
@@ -358,4 +373,116 @@ fn text_report_names_files_and_file_systems() {
     assert!(text.contains("Per file system") && text.contains("zero (devtmpfs /dev"), "{text}");
     assert!(text.contains("reads 50 (50 B"), "{text}");
     let _ = std::fs::remove_file(format!("/tmp/ebq-report-text-{}.json", std::process::id()));
+}
+
+/// The MPI-IO job (`tests/c/mpiio_app.c`) under `mpirun -n 4` (MPICH): every
+/// rank's MPIIO counters and bytes equal the rank's own tally (it prints one
+/// `TALLY` line under Darshan's rules), the job record is their sum, ebq's
+/// rank of each pid is the rank the process printed, the file is the one the
+/// job wrote (device and inode), the fastest/slowest rank and the variances
+/// are those of the per-rank records, each rank's time inside MPI-IO is
+/// within the time the rank measured around its MPI-IO calls, and neither the
+/// POSIX nor the MPI-IO queries lost an event (the report's `ebq_stats`).
+#[test]
+fn mpiio_counters_equal_each_ranks_own_tally_and_fold_into_the_job() {
+    let dir = PathBuf::from(format!("/tmp/ebq-mpiio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (exe, file) = (dir.join("mpiio_app"), dir.join("shared.dat"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/mpiio_app.c");
+    let cc = Command::new("mpicc.mpich").args(["-Wall", "-Werror", "-O1", "-o"]).arg(&exe).arg(&src).output().unwrap();
+    assert!(cc.status.success(), "mpicc: {}", String::from_utf8_lossy(&cc.stderr));
+    // MPICH's launcher: `-c mpirun…` turns the MPI-IO probes on by itself.
+    let cmd = format!("mpirun.mpich -n 4 {} {}", exe.display(), file.display());
+    let html = dir.join("report.html");
+    let out = Command::new(ebq_bin())
+        .args(["report", "io", "--format", "json", "--html"])
+        .arg(&html)
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("and 28 MPI-IO functions of libmpich"), "{stderr}");
+    // stdout: the ranks' TALLY lines (they share it), then the report.
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let tallies: Vec<Json> =
+        stdout.lines().filter_map(|l| l.strip_prefix("TALLY ")).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(tallies.len(), 4, "{stdout}");
+    let doc: Json = serde_json::from_str(stdout.lines().rfind(|l| l.starts_with('{')).expect(&stdout)).unwrap();
+    for q in ["posix", "mpiio"] {
+        let s = &doc["ebq_stats"][q];
+        for k in ["dropped", "missed", "missed_starts", "pairs_lost", "evicted", "missed_tracking", "untracked"] {
+            assert_eq!(s[k], 0, "the {q} query lost events ({k}): {s}");
+        }
+    }
+    // 4 ranks × (open, set_view, writes, iwrite, 2 reads, indep reads, sync, close).
+    assert_eq!(doc["ebq_stats"]["mpiio"]["delivered"], 52, "{}", doc["ebq_stats"]);
+    let m = &doc["mpiio"];
+    assert_eq!(m["unattributed_calls"], 0);
+    for t in &tallies {
+        assert_eq!(m["ranks_by_pid"][t["pid"].to_string()], t["rank"], "rank of pid {}: {m}", t["pid"]);
+    }
+    let stat = Command::new("stat").args(["-c", "%Hd:%Ld %i"]).arg(&file).output().unwrap();
+    let stat = String::from_utf8_lossy(&stat.stdout).trim().to_string();
+    let files = m["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "one shared file: {m}");
+    let f = &files[0];
+    assert_eq!(format!("{} {}", f["dev"].as_str().unwrap(), f["inode"]), stat);
+    assert_eq!(f["file_name"], "shared.dat");
+    assert_eq!(f["ranks"], 4);
+    let per_rank = f["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 4);
+    let time_s = |r: &Json| {
+        ["READ", "WRITE", "META"]
+            .iter()
+            .map(|k| r["fcounters"][format!("MPIIO_F_{k}_TIME")].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    let bytes = |r: &Json| {
+        r["counters"]["MPIIO_BYTES_READ"].as_i64().unwrap() + r["counters"]["MPIIO_BYTES_WRITTEN"].as_i64().unwrap()
+    };
+    for t in &tallies {
+        let e = per_rank
+            .iter()
+            .find(|r| r["rank"] == t["rank"])
+            .unwrap_or_else(|| panic!("rank {} missing: {f}", t["rank"]));
+        let what = format!("rank {}", t["rank"]);
+        for (k, v) in t["counters"].as_object().unwrap() {
+            assert_eq!(&e["counters"][k], v, "{what}: {k}\nebq:   {e}\ntally: {t}");
+        }
+        let (ebq_s, app_s) = (time_s(e), t["in_mpiio_ns"].as_f64().unwrap() / 1e9);
+        assert!(ebq_s > 0.0 && ebq_s <= app_s, "{what}: {ebq_s} s in MPI-IO by ebq, {app_s} s by the rank");
+    }
+    // The job: every tally counter summed (MODE is the mode, not a sum).
+    for (k, _) in tallies[0]["counters"].as_object().unwrap() {
+        let sum: i64 = tallies.iter().map(|t| t["counters"][k].as_i64().unwrap()).sum();
+        let want = if k == "MPIIO_MODE" { tallies[0]["counters"][k].as_i64().unwrap() } else { sum };
+        assert_eq!(f["counters"][k], want, "job {k}: {f}");
+    }
+    // Fastest/slowest rank: least/most read + write + meta time (lower rank on a tie), with its bytes.
+    let by_time = |r: &&Json| (time_s(r) * 1e9).round() as i64;
+    let fastest = per_rank.iter().min_by_key(|r| (by_time(r), r["rank"].as_i64())).unwrap();
+    let slowest = per_rank.iter().max_by_key(|r| (by_time(r), -r["rank"].as_i64().unwrap())).unwrap();
+    for (name, r) in [("FASTEST", fastest), ("SLOWEST", slowest)] {
+        assert_eq!(f["counters"][format!("MPIIO_{name}_RANK")], r["rank"], "{name}: {f}");
+        assert_eq!(f["counters"][format!("MPIIO_{name}_RANK_BYTES")], bytes(r), "{name} bytes: {f}");
+    }
+    let n = 4.0;
+    let bs: Vec<f64> = tallies
+        .iter()
+        .map(|t| {
+            (t["counters"]["MPIIO_BYTES_READ"].as_i64().unwrap()
+                + t["counters"]["MPIIO_BYTES_WRITTEN"].as_i64().unwrap()) as f64
+        })
+        .collect();
+    let mean = bs.iter().sum::<f64>() / n;
+    let var = bs.iter().map(|b| (b - mean) * (b - mean)).sum::<f64>() / n;
+    assert_eq!(f["fcounters"]["MPIIO_F_VARIANCE_RANK_BYTES"].as_f64().unwrap(), var);
+    let ts: Vec<f64> = per_rank.iter().map(time_s).collect();
+    let tmean = ts.iter().sum::<f64>() / n;
+    let tvar = ts.iter().map(|t| (t - tmean) * (t - tmean)).sum::<f64>() / n;
+    assert!(
+        (f["fcounters"]["MPIIO_F_VARIANCE_RANK_TIME"].as_f64().unwrap() - tvar).abs() <= 1e-9 * tvar.max(1e-12) + 1e-15
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

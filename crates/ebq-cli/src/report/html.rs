@@ -4,14 +4,17 @@
 //! summary, I/O cost, per-file-system and per-file tables, read and write
 //! access-size histograms, common access sizes, sequential/consecutive
 //! shares, operation counts, data by mount point, and a heatmap of bytes
-//! over time per file.
+//! over time per file; then the MPI-IO table (job and per-rank rows, when
+//! MPI-IO was probed and seen) and the event accounting of every query, so
+//! a page over lost events says so.
 //!
 //! Every section is a `<section class="ebq-section" id=…>`; the script marks
 //! `<body data-sections=N>` after it ran, so a headless browser's DOM shows
 //! the page rendered and scripted without errors.
 
+use super::mpi;
 use super::posix::{Fold, Record, BUCKETS};
-use super::terminal::{busiest, Job};
+use super::terminal::{busiest, lost, Job};
 use super::{OpKind, Operation};
 use std::fmt::Write as _;
 
@@ -134,7 +137,7 @@ const RECORD_HEAD: [&str; 12] = [
 ];
 
 /// The page.
-pub fn render(job: &Job, fold: &Fold, ops: &[Operation]) -> String {
+pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]) -> String {
     let mut body = String::new();
     let t = total(fold);
     let get = |k: &str| t.as_ref().map_or(0, |t| t.get(k));
@@ -247,9 +250,106 @@ pub fn render(job: &Job, fold: &Fold, ops: &[Operation]) -> String {
     heatmap(&mut s, fold, ops);
     section(&mut body, "heatmap", "Heatmap: bytes over time per file", &s);
 
+    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
+        let mut s = String::new();
+        mpi_table(&mut s, m);
+        section(&mut body, "mpiio", "MPI-IO per file and rank (Darshan's MPIIO counters)", &s);
+    }
+
+    let mut s = String::from("<dl>");
+    for (name, st) in &job.stats {
+        let _ = write!(
+            s,
+            "<dt>{name}</dt><dd>{} events seen, {} matched, {} dropped, {} missed; JOIN: {} start events missed, {} pairs left open, {} pairs lost, {} evicted; {} fork/exit events missed, {} children untracked{}</dd>",
+            st.seen,
+            st.matched,
+            st.dropped,
+            st.missed,
+            st.missed_starts,
+            st.open_pairs,
+            st.pending_full,
+            st.evicted,
+            st.missed_tracking,
+            st.untracked,
+            if lost(st) > 0 { " — <strong>events were lost: counters may be low</strong>" } else { "" }
+        );
+    }
+    s.push_str("</dl>");
+    section(&mut body, "accounting", "Event accounting (what the kernel saw and lost)", &s);
+
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ebq I/O report</title><style>{CSS}</style></head><body><h1>ebq I/O report</h1>{body}<script>{SCRIPT}</script></body></html>\n"
     )
+}
+
+/// One row per file over the job, then one per rank.
+fn mpi_table(out: &mut String, m: &mpi::Fold) {
+    const HEAD: [&str; 16] = [
+        "file",
+        "rank",
+        "indep opens",
+        "coll opens",
+        "indep reads",
+        "coll reads",
+        "split reads",
+        "nb reads",
+        "indep writes",
+        "coll writes",
+        "split writes",
+        "nb writes",
+        "syncs",
+        "bytes read",
+        "bytes written",
+        "read/write/meta s",
+    ];
+    out.push_str("<table class=\"sortable\"><thead><tr>");
+    for h in HEAD {
+        let _ = write!(out, "<th>{h}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    let mut row = |name: &str, rank: String, r: &mpi::Record| {
+        let _ = write!(out, "<tr><td>{}</td><td>{rank}</td>", esc(name));
+        for k in [
+            "MPIIO_INDEP_OPENS",
+            "MPIIO_COLL_OPENS",
+            "MPIIO_INDEP_READS",
+            "MPIIO_COLL_READS",
+            "MPIIO_SPLIT_READS",
+            "MPIIO_NB_READS",
+            "MPIIO_INDEP_WRITES",
+            "MPIIO_COLL_WRITES",
+            "MPIIO_SPLIT_WRITES",
+            "MPIIO_NB_WRITES",
+            "MPIIO_SYNCS",
+            "MPIIO_BYTES_READ",
+            "MPIIO_BYTES_WRITTEN",
+        ] {
+            let _ = write!(out, "<td>{}</td>", r.get(k));
+        }
+        let _ = write!(
+            out,
+            "<td>{} / {} / {}</td></tr>",
+            secs(r.fcounters["MPIIO_F_READ_TIME"]),
+            secs(r.fcounters["MPIIO_F_WRITE_TIME"]),
+            secs(r.fcounters["MPIIO_F_META_TIME"])
+        );
+    };
+    for (k, r) in &m.files {
+        row(
+            &r.name,
+            format!(
+                "all {} (fastest {}, slowest {})",
+                r.ranks,
+                r.get("MPIIO_FASTEST_RANK"),
+                r.get("MPIIO_SLOWEST_RANK")
+            ),
+            r,
+        );
+        for ((_, rank), rr) in m.ranks.range((*k, 0)..=(*k, u32::MAX)) {
+            row(&r.name, rank.to_string(), rr);
+        }
+    }
+    out.push_str("</tbody></table>");
 }
 
 /// Bytes read + written per file (busiest first) in [`HEATMAP_BINS`] bins

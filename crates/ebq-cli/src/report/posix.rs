@@ -85,7 +85,7 @@ pub fn bucket(bytes: i64) -> usize {
 pub struct CommonValues(BTreeMap<i64, i64>);
 
 impl CommonValues {
-    fn add(&mut self, v: i64) {
+    pub fn add(&mut self, v: i64) {
         if let Some(c) = self.0.get_mut(&v) {
             *c += 1;
         } else if self.0.len() < COMMON_MAX_TRACKED {
