@@ -107,7 +107,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
     let mut mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
-        Some(lib) => crate::report::live::MpiQueries::start(&engine, lib, &scope)?,
+        Some(lib) => crate::report::live::MpiQueries::start(
+            &engine,
+            lib,
+            &scope,
+            args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
+        )?,
         None => None,
     };
     let mut query = match &bundle {

@@ -486,3 +486,26 @@ fn mpiio_counters_equal_each_ranks_own_tally_and_fold_into_the_job() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--mpi LIB` naming no library is a clear error with the binder's position
+/// (not a report without its MPI-IO part), and the command is not left behind.
+#[test]
+fn mpi_library_that_cannot_be_probed_is_an_error() {
+    let out = Command::new(ebq_bin()).args(["report", "io", "--mpi", "nosuchlib", "-c", "true"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: --mpi nosuchlib: no MPI_File_* function can be probed"), "{stderr}");
+    assert!(stderr.contains("uprobe:nosuchlib:MPI_File_open: no file `nosuchlib` at 1:"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+/// `ebq report io --help` lists the report's own options, which clap never sees.
+#[test]
+fn report_help_lists_the_report_options() {
+    let out = Command::new(ebq_bin()).args(["report", "io", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in ["--top N", "--trace FILE.parquet", "--html FILE", "--mpi LIB|none", "-c CMD", "--format table|json"] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}

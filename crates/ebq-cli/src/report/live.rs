@@ -34,19 +34,35 @@ pub struct MpiQueries {
 }
 
 impl MpiQueries {
-    /// Starts one query per function of `lib` that the library has; `None`
-    /// when no such library is found.
-    pub fn start(engine: &Engine, lib: &str, scope: &Scope) -> Result<Option<MpiQueries>, String> {
+    /// Starts one query per function of `lib` that the library has. When it
+    /// has none (or there is no such library): an error if `--mpi LIB` asked
+    /// for it (`explicit`), else a note on stderr and no MPI-IO.
+    pub fn start(engine: &Engine, lib: &str, scope: &Scope, explicit: bool) -> Result<Option<MpiQueries>, String> {
         let mut queries = vec![];
+        let mut first_error = None;
         for func in mpi::FUNCS {
             let sql = mpi::sql(lib, &func);
-            // A library without this function (or no library at all) is not an
-            // error for the report: the functions it has are probed.
-            let Ok(prepared) = engine.prepare(&sql) else { continue };
-            let running = prepared.start(scope.clone()).map_err(|e| format!("--mpi {lib}: {}", e.render(&sql)))?;
+            // A library without this function is not an error for the report:
+            // the functions it has are probed.
+            let prepared = match engine.prepare(&sql) {
+                Ok(p) => p,
+                Err(e) => {
+                    first_error.get_or_insert_with(|| e.render(&sql));
+                    continue;
+                }
+            };
+            let running =
+                prepared.start(scope.clone()).map_err(|e| format!("error: --mpi {lib}: {}", e.render(&sql)))?;
             queries.push((func, sql, running));
         }
         if queries.is_empty() {
+            let why = first_error.unwrap_or_default();
+            if explicit {
+                return Err(format!(
+                    "error: --mpi {lib}: no MPI_File_* function can be probed; binding the first said:\n{why}"
+                ));
+            }
+            eprintln!("ebq: no MPI-IO report: {lib} has no MPI_File_* function to probe (or is not installed)");
             return Ok(None);
         }
         Ok(Some(MpiQueries { queries, calls: vec![], ranks: HashMap::new(), asked: Default::default() }))
