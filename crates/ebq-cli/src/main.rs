@@ -59,8 +59,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
-    /// A Darshan-style I/O characterization (`ebq report io -c CMD` or
-    /// `-p PID --duration S`): per file and per file system, from one ebq query.
+    /// Darshan's I/O characterization (`ebq report io -c CMD` or
+    /// `-p PID --duration S`): Darshan's POSIX counters per file and per file
+    /// system, and its MPIIO counters per file and rank for MPI jobs.
+    #[command(after_help = REPORT_HELP)]
     Report {
         /// The report: `io`.
         kind: String,
@@ -243,9 +245,9 @@ pub struct RunArgs {
     /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
     #[arg(long, hide = true, value_name = "STAGE")]
     pub bench_stage: Option<String>,
-    /// Fold the rows into the I/O report (`ebq report io`).
+    /// Fold the rows into the I/O report (`ebq report io`), with its options.
     #[arg(skip)]
-    pub report: bool,
+    pub report: Option<report::Options>,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -314,7 +316,9 @@ fn main() -> ExitCode {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
         Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
-        Some(Command::Report { kind, rest }) => run_args(&rest).and_then(|args| report(&kind, args)),
+        Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
+            .and_then(|options| run_args(&rest).map(|args| (options, args)))
+            .and_then(|(options, args)| report(&kind, options, args)),
         Some(Command::Serve { config, check }) => serve::main(&config, check),
         Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
@@ -331,8 +335,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// The report's own options, listed by `ebq report io --help` (they are
+/// taken out of the run options before clap sees those).
+const REPORT_HELP: &str = "Report options:
+  --top N               the N busiest files (bytes, then time) in the text report
+  --trace FILE.parquet  one row per operation (Darshan's DXT): rank, pid, file, op, offset, length, start, end
+  --html FILE           one self-contained page (tables, charts, heatmap, event accounting)
+  --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
+                        mpirun, mpiexec or srun, else none
+
+Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
+and the others of `ebq --help` (-o is refused: the report goes to stdout).
+
+Examples:
+  ebq report io -c 'mpirun -n 4 ./app' --format json
+  ebq report io -p 1234 --duration 30 --top 10 --html report.html";
+
 /// `ebq report io`: runs the report's query with the report as its sink.
-fn report(kind: &str, mut args: RunArgs) -> Result<ExitCode, String> {
+fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result<ExitCode, String> {
     if kind != "io" {
         return Err(format!("error: unknown report `{kind}`; the report is `io` (ebq report io -c CMD)"));
     }
@@ -343,7 +363,8 @@ fn report(kind: &str, mut args: RunArgs) -> Result<ExitCode, String> {
         return Err("error: `ebq report io` writes text (--format table) or one JSON document (--format json)".into());
     }
     args.sql = Some(report::SQL.to_string());
-    args.report = true;
+    options.json = args.format == Format::Json;
+    args.report = Some(options);
     run::run(&args)
 }
 

@@ -7,11 +7,11 @@ use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
 pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sink>, String> {
-    if args.report {
+    if let Some(options) = &args.report {
         if args.output.is_some() {
             return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
         }
-        return Ok(Box::new(crate::report::IoReport::new(args.format == Format::Json)));
+        return Ok(Box::new(crate::report::IoReport::new(options.clone())));
     }
     let rotation = Rotation { windows: args.rotate_windows, bytes: args.rotate_bytes };
     if rotation.windows == Some(0) || rotation.bytes == Some(0) {

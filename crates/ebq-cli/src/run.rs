@@ -105,6 +105,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
         return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
     }
+    // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
+    let mut mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
+        Some(lib) => crate::report::live::MpiQueries::start(
+            &engine,
+            lib,
+            &scope,
+            args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
+        )?,
+        None => None,
+    };
     let mut query = match &bundle {
         Some(b) => ebq::RunningQuery::start_object(&prepared.physical, &b.object, scope),
         None => prepared.start(scope),
@@ -146,6 +156,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (None, None) => k.event.event_description(),
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
+    if let (Some(m), Some(lib)) = (&mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
+        eprintln!("ebq: and {} MPI-IO functions of {lib} (uprobe JOIN uretprobe each)", m.len());
+    }
     if let Some(h) = held.as_mut() {
         signals::wake_on_child_exit();
         h.release();
@@ -186,6 +199,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             continue;
         }
         let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
+        if let Some(m) = mpi.as_mut() {
+            m.poll()?;
+        }
         if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
             p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);
         }
@@ -207,6 +223,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
+    if let Some(o) = &args.report {
+        o.shared.lock().expect("not poisoned").posix_stats = Some(stats);
+        if let Some(m) = mpi.take() {
+            m.finish(&o.shared)?;
+        }
+    }
     if let Some(p) = otlp.as_mut() {
         p.push(&outs, &stats);
         eprintln!("{}", p.summary());

@@ -12,6 +12,7 @@
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
 //!                     [--report FILE] [--wait-file PATH]
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -23,6 +24,7 @@
 //! waits for `--wait-file`.
 
 mod cache;
+mod darshan;
 mod fileio;
 mod opens;
 
@@ -44,6 +46,7 @@ usage:
   ebq-workload cachepass --file F [--passes P] [--drop]
   ebq-workload mmaptouch --file F [--drop]
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -69,6 +72,11 @@ mmaptouch: the same --drop, then mmap F read-only (MAP_SHARED) and read one
           byte of every page in order.
 opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
           the report gives each ret (the fd, or -errno: -2 for a missing path).
+darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
+          boundary (0, 1, 100, 101, ... 2^30, 2^30+1 bytes; side files stop at
+          10 MiB + 1), lseek, fsync, fdatasync, two failing calls (EINVAL), a
+          short and an empty read at EOF, close, reopen, write, pread, close;
+          the report is its own tally under Darshan's POSIX rules.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -892,6 +900,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "cachepass" => cache::run_cachepass(&cache::parse_cache(rest)?),
         "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
+        "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -27,6 +27,15 @@ impl LoopDevice {
         LoopDevice::attach(backing, &[])
     }
 
+    /// Over a sparse file of `bytes` in `dir` (e.g. /dev/shm, so that a large
+    /// file system on it costs memory, not disk writes).
+    #[allow(dead_code)] // only the report test needs a large device
+    pub fn sparse_in(dir: &std::path::Path, bytes: u64) -> LoopDevice {
+        let backing = dir.join(format!("ebq-e2e-loop-{}.img", std::process::id()));
+        std::fs::File::create(&backing).unwrap().set_len(bytes).unwrap();
+        LoopDevice::attach(backing, &[])
+    }
+
     /// With direct I/O to a written (not sparse) file on a disk-backed file
     /// system (cargo's target directory, never tmpfs): each request becomes a
     /// request of the disk below, and completes in the disk's interrupt, where

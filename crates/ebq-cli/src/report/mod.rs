@@ -1,0 +1,262 @@
+//! `ebq report io`: Darshan's I/O characterization built from one ebq query.
+//!
+//! - [`query`]: the SQL (a kernel JOIN of `raw_syscalls` enter/exit streaming
+//!   one row per file call) and the row → [`Operation`] conversion;
+//! - [`posix`]: Darshan's POSIX counters folded from operations;
+//! - [`mpi`]: Darshan's MPIIO counters from one uprobe JOIN per `MPI_File_*`
+//!   function, per rank and per job (pure); [`live`] runs those queries next
+//!   to the POSIX one;
+//! - [`terminal`]: the text and JSON reports;
+//! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
+//! - [`html`]: `--html FILE`, one self-contained page.
+//!
+//! The fold takes path-agnostic [`Operation`]s, so other ways of seeing I/O
+//! (aio, io_uring, mmap) can feed the same counters.
+
+pub mod dxt;
+pub mod html;
+pub mod live;
+pub mod mpi;
+pub mod posix;
+pub mod query;
+pub mod terminal;
+
+use ebq::runtime::Output;
+use ebq::sink::{rows, Sink};
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+pub use query::SQL;
+
+/// What an operation did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum OpKind {
+    Open,
+    Close,
+    Read,
+    Write,
+    Seek,
+    Fsync,
+    Fdatasync,
+}
+
+impl OpKind {
+    /// The name in the trace and the HTML.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Open => "open",
+            OpKind::Close => "close",
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Seek => "seek",
+            OpKind::Fsync => "fsync",
+            OpKind::Fdatasync => "fdatasync",
+        }
+    }
+}
+
+/// A file: its file system's device and its inode.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub struct FileKey {
+    pub dev_major: u32,
+    pub dev_minor: u32,
+    pub inode: u64,
+}
+
+/// One I/O operation on a file, whatever path it took through the kernel.
+#[derive(Clone, Debug)]
+pub struct Operation {
+    /// The best name known for the file (today the last path component).
+    pub path: String,
+    pub op: OpKind,
+    pub pid: u32,
+    /// The MPI rank, when known.
+    pub rank: Option<u32>,
+    pub file: FileKey,
+    pub fs_type: String,
+    pub mount_point: String,
+    /// Where a read or write starts (0 for other operations).
+    pub offset: i64,
+    /// The call gave its offset (pread, pwrite, aio, io_uring) rather than
+    /// using the file position (read, write).
+    pub positioned: bool,
+    /// Bytes asked for (reads and writes).
+    pub asked: u64,
+    /// Bytes returned, a new offset or fd, or -errno.
+    pub result: i64,
+    /// The user buffer's address (reads and writes), for memory alignment.
+    pub mem: Option<u64>,
+    /// CLOCK_MONOTONIC ns at entry and exit.
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// What `ebq report io` writes besides the report on stdout.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// One JSON document instead of text.
+    pub json: bool,
+    /// Only the N busiest files in the text report.
+    pub top: Option<usize>,
+    /// The DXT-style trace (Parquet).
+    pub trace: Option<PathBuf>,
+    /// The HTML report.
+    pub html: Option<PathBuf>,
+    /// The MPI library to probe (`--mpi LIB`, `none` for no MPI-IO; see [`Options::mpi_library`]).
+    pub mpi: Option<String>,
+    /// What the run loop hands the report besides the POSIX rows.
+    pub shared: Shared,
+}
+
+impl Options {
+    /// The MPI library to probe, if any: `--mpi LIB` (`none`: none), else
+    /// `libmpich` when the command (`-c`) is an MPI launcher (`mpirun`,
+    /// `mpiexec`, `mpiexec.hydra`, `srun`). Probing is not free (each of the
+    /// 28 functions is one query: about 0.1 s to bind and load and 0.2 s to
+    /// detach its uprobes), so a report of a program that is not an MPI job
+    /// does not pay for it unless asked.
+    pub fn mpi_library(&self, command: Option<&str>) -> Option<&str> {
+        match self.mpi.as_deref() {
+            Some("none") => None,
+            Some(lib) => Some(lib),
+            None => {
+                let argv0 = command?.split_whitespace().next()?;
+                let name = argv0.rsplit('/').next()?;
+                matches!(name, "mpirun" | "mpiexec" | "mpiexec.hydra" | "mpirun.mpich" | "mpiexec.mpich" | "srun")
+                    .then_some("libmpich")
+            }
+        }
+    }
+}
+
+/// Filled by the run loop before the report is written: the MPI-IO calls and
+/// ranks, and each query's event accounting.
+#[derive(Debug, Default)]
+pub struct SharedState {
+    pub mpi_calls: Vec<mpi::Call>,
+    /// pid → rank, from the processes' environments.
+    pub ranks: HashMap<u32, u32>,
+    /// MPI functions probed.
+    pub mpi_functions: usize,
+    pub posix_stats: Option<ebq::QueryStats>,
+    /// Summed over the MPI-IO queries.
+    pub mpi_stats: Option<ebq::QueryStats>,
+}
+
+/// [`SharedState`] between the run loop and the report (its sink).
+pub type Shared = Arc<Mutex<SharedState>>;
+
+/// Takes `--top N`, `--trace FILE`, `--html FILE` and `--mpi LIB` out of the run options.
+pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut i = 0;
+    while i < rest.len() {
+        let (flag, inline) = match rest[i].split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (rest[i].clone(), None),
+        };
+        if !matches!(flag.as_str(), "--top" | "--trace" | "--html" | "--mpi") {
+            // `-c CMD` takes the rest of its value verbatim: skip it.
+            i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
+            continue;
+        }
+        rest.remove(i);
+        let value = match inline {
+            Some(v) => v,
+            None if i < rest.len() => rest.remove(i),
+            None => return Err(format!("error: {flag} needs a value")),
+        };
+        match flag.as_str() {
+            "--top" => {
+                o.top =
+                    Some(
+                        value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                            format!("error: --top takes a number of files (at least 1), not `{value}`")
+                        })?,
+                    )
+            }
+            "--trace" => o.trace = Some(value.into()),
+            "--mpi" => o.mpi = Some(value),
+            _ => o.html = Some(value.into()),
+        }
+    }
+    Ok(o)
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the one we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A file system's block size, as Darshan reads it (`statfs` f_bsize of the mount point); -1 if unknown.
+fn block_size(mount_point: &str) -> i64 {
+    let Ok(path) = std::ffi::CString::new(mount_point) else { return -1 };
+    // SAFETY: statfs fills the zeroed struct; the path is NUL-terminated.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(path.as_ptr(), &mut s) } != 0 {
+        return -1;
+    }
+    s.f_bsize as i64
+}
+
+/// Collects the query's rows; writes the reports when the run ends.
+pub struct IoReport {
+    ops: Vec<Operation>,
+    options: Options,
+    decoder: query::Decoder,
+    /// CLOCK_MONOTONIC when the report was made (before the query starts):
+    /// timestamps are seconds since then, as Darshan's are since the job's start.
+    origin_ns: u64,
+}
+
+impl IoReport {
+    /// A report with these options.
+    pub fn new(options: Options) -> IoReport {
+        IoReport { ops: vec![], options, decoder: query::Decoder::new(), origin_ns: monotonic_ns() }
+    }
+}
+
+impl Sink for IoReport {
+    fn write(&mut self, out: &Output) -> io::Result<()> {
+        self.ops.extend(rows(&out.batch).filter_map(|r| self.decoder.operation(&r)));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        // Ring buffer records arrive per CPU: order them in time before tracking offsets.
+        self.ops.sort_by_key(|o| (o.start_ns, o.end_ns));
+        let end_ns = monotonic_ns();
+        let fold = posix::fold(&self.ops, &mut block_size);
+        let shared = self.options.shared.lock().expect("not poisoned");
+        let mpi = (shared.mpi_functions > 0).then(|| mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks));
+        if let Some(m) = &mpi {
+            for o in &mut self.ops {
+                o.rank = m.pids.get(&o.pid).copied();
+            }
+        }
+        let stats: Vec<(&'static str, ebq::QueryStats)> = [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats)]
+            .into_iter()
+            .filter_map(|(k, s)| Some((k, s?)))
+            .collect();
+        drop(shared);
+        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations: self.ops.len(), stats };
+        if let Some(path) = &self.options.trace {
+            dxt::write(path, &self.ops, self.origin_ns)
+                .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
+        }
+        if let Some(path) = &self.options.html {
+            std::fs::write(path, html::render(&job, &fold, mpi.as_ref(), &self.ops))
+                .map_err(|e| io::Error::other(format!("--html {}: {e}", path.display())))?;
+        }
+        let mut out = io::stdout().lock();
+        if self.options.json {
+            terminal::json(&mut out, &job, &fold, mpi.as_ref())
+        } else {
+            terminal::text(&mut out, &job, &fold, mpi.as_ref(), self.options.top)
+        }
+    }
+}

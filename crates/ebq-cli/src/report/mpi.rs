@@ -1,0 +1,659 @@
+//! Darshan's MPIIO counters from uprobes on the MPI library (pure).
+//!
+//! Each probed `MPI_File_*` function is one ebq query, a JOIN of its uprobe
+//! and uretprobe on the thread ([`sql`]): a JOIN's end side is one event, so
+//! entry/return timing of N functions needs N queries, which run next to the
+//! POSIX query (`report/live.rs`). `MPI_X` and `PMPI_X` are one address in
+//! MPICH's `libmpich.so.12` (`MPI_X` a weak alias), so one uprobe sees both.
+//!
+//! What BPF cannot do, user space does, with these documented choices:
+//! - **bytes** are `count × size(datatype)`, as Darshan computes them (it
+//!   calls `MPI_Type_size` at entry). MPICH encodes a predefined datatype's
+//!   size in its handle (`MPIR_Datatype_get_basic_size(a) = (a & 0xff00) >> 8`
+//!   for handles of kind `HANDLE_KIND_BUILTIN`, bits 30–31 = 1); a derived
+//!   datatype's size is not in its handle, so such calls count with 0 bytes
+//!   and in `EBQ_UNKNOWN_TYPE_CALLS`.
+//! - **the file** of an `MPI_File_open` is the file the POSIX query saw the
+//!   same process open last inside the call (ROMIO opens it with `open(2)`),
+//!   so MPIIO and POSIX records share the file's (device, inode). The handle
+//!   `MPI_File_open` writes to `*fh` cannot be read at its return, so a handle
+//!   is bound, at its first use by that process, to that process's latest
+//!   `MPI_File_open` still without a handle; `MPI_File_close(&fh)` closes the
+//!   open whose `fh` pointer it passes (else the oldest one still open).
+//! - **collective vs independent opens**: Darshan asks `MPI_Comm_size`; here
+//!   `MPI_COMM_SELF` (MPICH handle `0x44000001`) or a one-rank job is
+//!   independent, any other communicator collective.
+//! - **rank**: from the process's environment (`PMI_RANK` from MPICH's hydra,
+//!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in user space when the pid is
+//!   first seen; processes whose environment was unreadable are numbered
+//!   after the known ranks in pid order.
+//!
+//! Failed calls (return value ≠ `MPI_SUCCESS`) are left out of Darshan's
+//! counters, as Darshan does, and counted in `EBQ_ERRORS`.
+
+use super::posix::{bucket, CommonValues, BUCKETS};
+use super::{FileKey, OpKind, Operation};
+use std::collections::{BTreeMap, HashMap};
+
+/// What a function does to the file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Open,
+    Close,
+    Read,
+    Write,
+    Sync,
+    SetView,
+}
+
+/// Darshan's class of a read or write.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Class {
+    Indep,
+    Coll,
+    Split,
+    Nb,
+    /// Not a read or write.
+    Meta,
+}
+
+/// One probed function: its name, what it does, and where its `count` argument is
+/// (the datatype follows it).
+#[derive(Clone, Copy, Debug)]
+pub struct Func {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub class: Class,
+    /// Index of `count` among the integer arguments (0 for non-data calls).
+    count_arg: usize,
+}
+
+const fn f(name: &'static str, kind: Kind, class: Class, count_arg: usize) -> Func {
+    Func { name, kind, class, count_arg }
+}
+
+/// Every probed function (Darshan's MPI-IO wrappers).
+pub const FUNCS: [Func; 28] = [
+    f("MPI_File_open", Kind::Open, Class::Meta, 0),
+    f("MPI_File_close", Kind::Close, Class::Meta, 0),
+    f("MPI_File_sync", Kind::Sync, Class::Meta, 0),
+    f("MPI_File_set_view", Kind::SetView, Class::Meta, 0),
+    f("MPI_File_read", Kind::Read, Class::Indep, 2),
+    f("MPI_File_read_at", Kind::Read, Class::Indep, 3),
+    f("MPI_File_read_shared", Kind::Read, Class::Indep, 2),
+    f("MPI_File_write", Kind::Write, Class::Indep, 2),
+    f("MPI_File_write_at", Kind::Write, Class::Indep, 3),
+    f("MPI_File_write_shared", Kind::Write, Class::Indep, 2),
+    f("MPI_File_read_all", Kind::Read, Class::Coll, 2),
+    f("MPI_File_read_at_all", Kind::Read, Class::Coll, 3),
+    f("MPI_File_read_ordered", Kind::Read, Class::Coll, 2),
+    f("MPI_File_write_all", Kind::Write, Class::Coll, 2),
+    f("MPI_File_write_at_all", Kind::Write, Class::Coll, 3),
+    f("MPI_File_write_ordered", Kind::Write, Class::Coll, 2),
+    f("MPI_File_read_all_begin", Kind::Read, Class::Split, 2),
+    f("MPI_File_read_at_all_begin", Kind::Read, Class::Split, 3),
+    f("MPI_File_read_ordered_begin", Kind::Read, Class::Split, 2),
+    f("MPI_File_write_all_begin", Kind::Write, Class::Split, 2),
+    f("MPI_File_write_at_all_begin", Kind::Write, Class::Split, 3),
+    f("MPI_File_write_ordered_begin", Kind::Write, Class::Split, 2),
+    f("MPI_File_iread", Kind::Read, Class::Nb, 2),
+    f("MPI_File_iread_at", Kind::Read, Class::Nb, 3),
+    f("MPI_File_iread_shared", Kind::Read, Class::Nb, 2),
+    f("MPI_File_iwrite", Kind::Write, Class::Nb, 2),
+    f("MPI_File_iwrite_at", Kind::Write, Class::Nb, 3),
+    f("MPI_File_iwrite_shared", Kind::Write, Class::Nb, 2),
+];
+
+/// The query of one function in library `lib`: its entry (arguments) joined
+/// with its return (result) on the thread. Column order is what [`call`] reads.
+pub fn sql(lib: &str, func: &Func) -> String {
+    format!(
+        "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval \
+         FROM uprobe:{lib}:{n} e JOIN uretprobe:{lib}:{n} x ON e.tid = x.tid",
+        n = func.name
+    )
+}
+
+/// One completed MPI-IO call.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub func: Func,
+    pub pid: u32,
+    /// The integer arguments at entry.
+    pub args: [u64; 6],
+    /// The MPI error code (`MPI_SUCCESS` = 0).
+    pub ret: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One row of [`sql`] for `func`.
+pub fn call(func: &Func, r: &[ebq::runtime::Value]) -> Call {
+    let n = |i: usize| match &r[i] {
+        ebq::runtime::Value::U(x) => *x,
+        ebq::runtime::Value::I(x) => *x as u64,
+        _ => 0,
+    };
+    let start = n(0);
+    Call {
+        func: *func,
+        pid: n(2) as u32,
+        args: [n(3), n(4), n(5), n(6), n(7), n(8)],
+        ret: n(9) as u32,
+        start_ns: start,
+        end_ns: start + n(1),
+    }
+}
+
+/// MPICH's `MPI_COMM_SELF` and `MPI_INFO_NULL` handles.
+const MPI_COMM_SELF: u32 = 0x4400_0001;
+const MPI_INFO_NULL: u32 = 0x1c00_0000;
+
+/// The size of an MPICH predefined datatype from its handle, `None` for a derived one.
+pub fn builtin_type_size(handle: u32) -> Option<i64> {
+    (handle >> 30 == 1).then_some(((handle & 0xff00) >> 8) as i64)
+}
+
+/// Integer counters of every record.
+const COUNTERS: [&str; 23] = [
+    "MPIIO_INDEP_OPENS",
+    "MPIIO_COLL_OPENS",
+    "MPIIO_INDEP_READS",
+    "MPIIO_INDEP_WRITES",
+    "MPIIO_COLL_READS",
+    "MPIIO_COLL_WRITES",
+    "MPIIO_SPLIT_READS",
+    "MPIIO_SPLIT_WRITES",
+    "MPIIO_NB_READS",
+    "MPIIO_NB_WRITES",
+    "MPIIO_SYNCS",
+    "MPIIO_HINTS",
+    "MPIIO_VIEWS",
+    "MPIIO_MODE",
+    "MPIIO_BYTES_READ",
+    "MPIIO_BYTES_WRITTEN",
+    "MPIIO_RW_SWITCHES",
+    "MPIIO_MAX_READ_TIME_SIZE",
+    "MPIIO_MAX_WRITE_TIME_SIZE",
+    "MPIIO_FASTEST_RANK",
+    "MPIIO_FASTEST_RANK_BYTES",
+    "MPIIO_SLOWEST_RANK",
+    "MPIIO_SLOWEST_RANK_BYTES",
+];
+
+/// Float counters, held in ns (timestamps absolute, 0 = never).
+pub const FCOUNTERS: [&str; 15] = [
+    "MPIIO_F_OPEN_START_TIMESTAMP",
+    "MPIIO_F_READ_START_TIMESTAMP",
+    "MPIIO_F_WRITE_START_TIMESTAMP",
+    "MPIIO_F_CLOSE_START_TIMESTAMP",
+    "MPIIO_F_OPEN_END_TIMESTAMP",
+    "MPIIO_F_READ_END_TIMESTAMP",
+    "MPIIO_F_WRITE_END_TIMESTAMP",
+    "MPIIO_F_CLOSE_END_TIMESTAMP",
+    "MPIIO_F_READ_TIME",
+    "MPIIO_F_WRITE_TIME",
+    "MPIIO_F_META_TIME",
+    "MPIIO_F_MAX_READ_TIME",
+    "MPIIO_F_MAX_WRITE_TIME",
+    "MPIIO_F_FASTEST_RANK_TIME",
+    "MPIIO_F_SLOWEST_RANK_TIME",
+];
+
+/// One Darshan MPIIO record: a file in one rank, or a file over the job.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub name: String,
+    pub counters: BTreeMap<String, i64>,
+    /// ns (timestamps absolute).
+    pub fcounters: BTreeMap<&'static str, i64>,
+    /// `MPIIO_F_VARIANCE_RANK_TIME` (s²) and `MPIIO_F_VARIANCE_RANK_BYTES` (bytes²), job records only.
+    pub variance_time_s2: f64,
+    pub variance_bytes: f64,
+    /// Ranks folded in (1 for a rank's record).
+    pub ranks: u64,
+    access: CommonValues,
+    last_io: Option<Kind>,
+}
+
+impl Record {
+    fn new(name: &str) -> Record {
+        let mut counters: BTreeMap<String, i64> = COUNTERS.iter().map(|c| (c.to_string(), 0)).collect();
+        for b in BUCKETS {
+            counters.insert(format!("MPIIO_SIZE_READ_AGG_{b}"), 0);
+            counters.insert(format!("MPIIO_SIZE_WRITE_AGG_{b}"), 0);
+        }
+        counters.insert("EBQ_ERRORS".into(), 0);
+        counters.insert("EBQ_UNKNOWN_TYPE_CALLS".into(), 0);
+        Record {
+            name: name.into(),
+            counters,
+            fcounters: FCOUNTERS.iter().map(|f| (*f, 0)).collect(),
+            variance_time_s2: 0.0,
+            variance_bytes: 0.0,
+            ranks: 1,
+            access: CommonValues::default(),
+            last_io: None,
+        }
+    }
+
+    /// A counter by name (0 for a name it does not have).
+    pub fn get(&self, name: &str) -> i64 {
+        self.counters.get(name).copied().unwrap_or(0)
+    }
+
+    fn inc(&mut self, name: &str, by: i64) {
+        *self.counters.get_mut(name).expect("a name of COUNTERS") += by;
+    }
+
+    /// Bytes read + written.
+    pub fn bytes(&self) -> i64 {
+        self.get("MPIIO_BYTES_READ") + self.get("MPIIO_BYTES_WRITTEN")
+    }
+
+    /// ns in reads, writes and metadata (Darshan's rank time).
+    pub fn time_ns(&self) -> i64 {
+        self.fcounters["MPIIO_F_READ_TIME"] + self.fcounters["MPIIO_F_WRITE_TIME"] + self.fcounters["MPIIO_F_META_TIME"]
+    }
+
+    /// The integer counters with the four access-size slots.
+    pub fn all_counters(&self) -> BTreeMap<String, i64> {
+        let mut out = self.counters.clone();
+        let top = self.access.top4();
+        for i in 0..4 {
+            let (v, n) = top.get(i).copied().unwrap_or((0, 0));
+            out.insert(format!("MPIIO_ACCESS{}_ACCESS", i + 1), v);
+            out.insert(format!("MPIIO_ACCESS{}_COUNT", i + 1), n);
+        }
+        out
+    }
+
+    fn first(&mut self, name: &'static str, t: i64) {
+        let v = self.fcounters.get_mut(name).expect("a name of FCOUNTERS");
+        if *v == 0 || *v > t {
+            *v = t;
+        }
+    }
+
+    fn last(&mut self, name: &'static str, t: i64) {
+        let v = self.fcounters.get_mut(name).expect("a name of FCOUNTERS");
+        *v = (*v).max(t);
+    }
+
+    fn add_time(&mut self, name: &'static str, ns: i64) {
+        *self.fcounters.get_mut(name).expect("a name of FCOUNTERS") += ns;
+    }
+
+    fn add(&mut self, c: &Call, job_ranks: usize) {
+        let (t1, t2) = (c.start_ns as i64, c.end_ns as i64);
+        let dt = t2 - t1;
+        if c.ret != 0 {
+            self.inc("EBQ_ERRORS", 1);
+            return;
+        }
+        let info_arg = |i: usize| (c.args[i] as u32 != MPI_INFO_NULL) as i64;
+        match c.func.kind {
+            Kind::Open => {
+                let indep = c.args[0] as u32 == MPI_COMM_SELF || job_ranks <= 1;
+                self.inc(if indep { "MPIIO_INDEP_OPENS" } else { "MPIIO_COLL_OPENS" }, 1);
+                self.counters.insert("MPIIO_MODE".into(), c.args[2] as u32 as i64);
+                self.inc("MPIIO_HINTS", info_arg(3));
+                self.first("MPIIO_F_OPEN_START_TIMESTAMP", t1);
+                self.last("MPIIO_F_OPEN_END_TIMESTAMP", t2);
+                self.add_time("MPIIO_F_META_TIME", dt);
+            }
+            Kind::Close => {
+                self.first("MPIIO_F_CLOSE_START_TIMESTAMP", t1);
+                self.last("MPIIO_F_CLOSE_END_TIMESTAMP", t2);
+                self.add_time("MPIIO_F_META_TIME", dt);
+            }
+            Kind::Sync => {
+                self.inc("MPIIO_SYNCS", 1);
+                self.add_time("MPIIO_F_WRITE_TIME", dt);
+            }
+            Kind::SetView => {
+                self.inc("MPIIO_VIEWS", 1);
+                self.inc("MPIIO_HINTS", info_arg(5));
+                self.add_time("MPIIO_F_META_TIME", dt);
+            }
+            Kind::Read | Kind::Write => {
+                let read = c.func.kind == Kind::Read;
+                let count = c.args[c.func.count_arg] as u32 as i32 as i64;
+                let bytes = match builtin_type_size(c.args[c.func.count_arg + 1] as u32) {
+                    Some(size) => count * size,
+                    None => {
+                        self.inc("EBQ_UNKNOWN_TYPE_CALLS", 1);
+                        0
+                    }
+                };
+                let (dir, class) = if read { ("READ", "READS") } else { ("WRITE", "WRITES") };
+                let prefix = match c.func.class {
+                    Class::Indep => "INDEP",
+                    Class::Coll => "COLL",
+                    Class::Split => "SPLIT",
+                    Class::Nb => "NB",
+                    Class::Meta => unreachable!("reads and writes have a class"),
+                };
+                self.inc(&format!("MPIIO_{prefix}_{class}"), 1);
+                self.inc(if read { "MPIIO_BYTES_READ" } else { "MPIIO_BYTES_WRITTEN" }, bytes);
+                self.inc(&format!("MPIIO_SIZE_{dir}_AGG_{}", BUCKETS[bucket(bytes)]), 1);
+                self.access.add(bytes);
+                if self.last_io.is_some_and(|k| k != c.func.kind) {
+                    self.inc("MPIIO_RW_SWITCHES", 1);
+                }
+                self.last_io = Some(c.func.kind);
+                let (start, end, time, max, max_size) = if read {
+                    (
+                        "MPIIO_F_READ_START_TIMESTAMP",
+                        "MPIIO_F_READ_END_TIMESTAMP",
+                        "MPIIO_F_READ_TIME",
+                        "MPIIO_F_MAX_READ_TIME",
+                        "MPIIO_MAX_READ_TIME_SIZE",
+                    )
+                } else {
+                    (
+                        "MPIIO_F_WRITE_START_TIMESTAMP",
+                        "MPIIO_F_WRITE_END_TIMESTAMP",
+                        "MPIIO_F_WRITE_TIME",
+                        "MPIIO_F_MAX_WRITE_TIME",
+                        "MPIIO_MAX_WRITE_TIME_SIZE",
+                    )
+                };
+                self.first(start, t1);
+                self.last(end, t2);
+                self.add_time(time, dt);
+                if dt > self.fcounters[max] {
+                    self.fcounters.insert(max, dt);
+                    self.counters.insert(max_size.into(), bytes);
+                }
+            }
+        }
+    }
+}
+
+/// The MPIIO records of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Fold {
+    /// Per file and rank.
+    pub ranks: BTreeMap<(FileKey, u32), Record>,
+    /// Per file over the job (Darshan's shared-file reduction).
+    pub files: BTreeMap<FileKey, Record>,
+    /// The rank of each process.
+    pub pids: BTreeMap<u32, u32>,
+    /// Calls on a handle no `MPI_File_open` was seen for (not in any record).
+    pub unattributed: u64,
+}
+
+/// An `MPI_File_open` of one process not closed yet.
+struct OpenFile {
+    key: FileKey,
+    /// The `MPI_File *` it was given.
+    fh_ptr: u64,
+    handle: Option<u64>,
+}
+
+/// Ranks of `pids`: the ones `known` gives, the rest numbered after them in pid order.
+pub fn ranks(pids: impl Iterator<Item = u32>, known: &HashMap<u32, u32>) -> BTreeMap<u32, u32> {
+    let mut out = BTreeMap::new();
+    let mut next = known.values().map(|r| r + 1).max().unwrap_or(0);
+    let mut pids: Vec<u32> = pids.collect();
+    pids.sort_unstable();
+    pids.dedup();
+    for p in pids {
+        let r = known.get(&p).copied().unwrap_or_else(|| {
+            next += 1;
+            next - 1
+        });
+        out.insert(p, r);
+    }
+    out
+}
+
+/// Folds `calls` (any order) into per-rank and per-job records. `posix` (in
+/// time order) names the file each `MPI_File_open` opened; `known` is the
+/// rank of each process whose environment gave one.
+pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>) -> Fold {
+    let mut calls: Vec<&Call> = calls.iter().collect();
+    calls.sort_by_key(|c| (c.start_ns, c.end_ns));
+    let pids = ranks(calls.iter().map(|c| c.pid), known);
+    let job_ranks = pids.len();
+    let mut out = Fold { pids: pids.clone(), ..Fold::default() };
+    let mut names: BTreeMap<FileKey, String> = BTreeMap::new();
+    let mut open: HashMap<u32, Vec<OpenFile>> = HashMap::new();
+    let mut unknown_files = 0u64;
+    for c in calls {
+        let rank = pids[&c.pid];
+        let files = open.entry(c.pid).or_default();
+        let key = match c.func.kind {
+            Kind::Open => {
+                if c.ret != 0 {
+                    continue;
+                }
+                let posix_open = posix.iter().rev().find(|o| {
+                    o.op == OpKind::Open && o.pid == c.pid && o.start_ns >= c.start_ns && o.end_ns <= c.end_ns
+                });
+                let key = match posix_open {
+                    Some(o) => {
+                        names.entry(o.file).or_insert_with(|| o.path.clone());
+                        o.file
+                    }
+                    None => {
+                        // No POSIX open seen (lost, or a file system ROMIO reaches otherwise).
+                        unknown_files += 1;
+                        let k = FileKey { dev_major: 0, dev_minor: 0, inode: unknown_files };
+                        names.insert(k, format!("(MPI file {unknown_files})"));
+                        k
+                    }
+                };
+                files.push(OpenFile { key, fh_ptr: c.args[4], handle: None });
+                key
+            }
+            Kind::Close => {
+                let i =
+                    files.iter().position(|f| f.fh_ptr == c.args[0]).or(if files.is_empty() { None } else { Some(0) });
+                match i {
+                    Some(i) => files.remove(i).key,
+                    None => {
+                        out.unattributed += 1;
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                let h = c.args[0];
+                let bound = match files.iter().find(|f| f.handle == Some(h)) {
+                    Some(f) => Some(f.key),
+                    None => files.iter_mut().rev().find(|f| f.handle.is_none()).map(|f| {
+                        f.handle = Some(h);
+                        f.key
+                    }),
+                };
+                match bound {
+                    Some(k) => k,
+                    None => {
+                        out.unattributed += 1;
+                        continue;
+                    }
+                }
+            }
+        };
+        let name = names.get(&key).cloned().unwrap_or_default();
+        out.ranks.entry((key, rank)).or_insert_with(|| Record::new(&name)).add(c, job_ranks);
+    }
+    // A rank's own record is its own fastest and slowest rank (as Darshan's unshared records).
+    for ((_, rank), r) in out.ranks.iter_mut() {
+        let (t, b) = (r.time_ns(), r.bytes());
+        for (k, v) in [("MPIIO_FASTEST_RANK", *rank as i64), ("MPIIO_SLOWEST_RANK", *rank as i64)] {
+            r.counters.insert(k.into(), v);
+        }
+        r.counters.insert("MPIIO_FASTEST_RANK_BYTES".into(), b);
+        r.counters.insert("MPIIO_SLOWEST_RANK_BYTES".into(), b);
+        r.fcounters.insert("MPIIO_F_FASTEST_RANK_TIME", t);
+        r.fcounters.insert("MPIIO_F_SLOWEST_RANK_TIME", t);
+    }
+    let keys: Vec<FileKey> = out.ranks.keys().map(|(k, _)| *k).collect();
+    for key in keys {
+        if out.files.contains_key(&key) {
+            continue;
+        }
+        let per: Vec<(&u32, &Record)> =
+            out.ranks.range((key, 0)..=(key, u32::MAX)).map(|((_, rank), r)| (rank, r)).collect();
+        out.files.insert(key, reduce(&per));
+    }
+    out
+}
+
+/// Darshan's shared-file reduction: counters summed, maxima and extreme
+/// timestamps kept, common access sizes merged, and the fastest and slowest
+/// rank (by read + write + meta time; the lower rank on a tie) with their
+/// bytes and time, and the variance over ranks of time (s²) and bytes.
+fn reduce(per: &[(&u32, &Record)]) -> Record {
+    let mut t = Record::new(&per[0].1.name);
+    t.ranks = per.len() as u64;
+    let mut access: BTreeMap<i64, i64> = BTreeMap::new();
+    for (_, r) in per {
+        for (k, v) in &r.counters {
+            let e = t.counters.entry(k.clone()).or_insert(0);
+            if k.starts_with("MPIIO_MAX_") || k == "MPIIO_MODE" {
+                continue;
+            }
+            *e += v;
+        }
+        for (k, v) in &r.fcounters {
+            if k.ends_with("_START_TIMESTAMP") {
+                if *v != 0 {
+                    t.first(k, *v);
+                }
+            } else if k.ends_with("_END_TIMESTAMP") {
+                t.last(k, *v);
+            } else if !k.contains("_MAX_") {
+                t.add_time(k, *v);
+            }
+        }
+        for dir in ["READ", "WRITE"] {
+            let fk: &'static str = if dir == "READ" { "MPIIO_F_MAX_READ_TIME" } else { "MPIIO_F_MAX_WRITE_TIME" };
+            if r.fcounters[fk] > t.fcounters[fk] {
+                t.fcounters.insert(fk, r.fcounters[fk]);
+                let ck = format!("MPIIO_MAX_{dir}_TIME_SIZE");
+                t.counters.insert(ck.clone(), r.get(&ck));
+            }
+        }
+        t.counters.insert("MPIIO_MODE".into(), r.get("MPIIO_MODE"));
+        for (v, c) in r.access.top4() {
+            *access.entry(v).or_insert(0) += c;
+        }
+    }
+    for (v, c) in access {
+        for _ in 0..c {
+            t.access.add(v);
+        }
+    }
+    let fastest = per.iter().min_by_key(|(rank, r)| (r.time_ns(), **rank)).expect("one rank at least");
+    let slowest = per.iter().max_by_key(|(rank, r)| (r.time_ns(), std::cmp::Reverse(**rank))).expect("one rank");
+    for (name, (rank, r)) in [("FASTEST", fastest), ("SLOWEST", slowest)] {
+        t.counters.insert(format!("MPIIO_{name}_RANK"), **rank as i64);
+        t.counters.insert(format!("MPIIO_{name}_RANK_BYTES"), r.bytes());
+    }
+    t.fcounters.insert("MPIIO_F_FASTEST_RANK_TIME", fastest.1.time_ns());
+    t.fcounters.insert("MPIIO_F_SLOWEST_RANK_TIME", slowest.1.time_ns());
+    let n = per.len() as f64;
+    let variance = |xs: Vec<f64>| {
+        let mean = xs.iter().sum::<f64>() / n;
+        xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n
+    };
+    t.variance_time_s2 = variance(per.iter().map(|(_, r)| r.time_ns() as f64 / 1e9).collect());
+    t.variance_bytes = variance(per.iter().map(|(_, r)| r.bytes() as f64).collect());
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func(name: &str) -> Func {
+        *FUNCS.iter().find(|f| f.name == name).unwrap()
+    }
+
+    fn c(name: &str, pid: u32, args: [u64; 6], start: u64, end: u64) -> Call {
+        Call { func: func(name), pid, args, ret: 0, start_ns: start, end_ns: end }
+    }
+
+    fn posix_open(pid: u32, inode: u64, t: u64) -> Operation {
+        Operation {
+            path: "shared.dat".into(),
+            op: OpKind::Open,
+            pid,
+            rank: None,
+            file: FileKey { dev_major: 8, dev_minor: 1, inode },
+            fs_type: "ext4".into(),
+            mount_point: "/".into(),
+            offset: 0,
+            positioned: false,
+            asked: 0,
+            result: 3,
+            mem: None,
+            start_ns: t,
+            end_ns: t + 1,
+        }
+    }
+
+    const BYTE: u64 = 0x4c00_010d;
+    const INT: u64 = 0x4c00_0405;
+    const WORLD: u64 = 0x4400_0000;
+
+    #[test]
+    fn builtin_sizes_come_from_the_handle() {
+        assert_eq!(builtin_type_size(BYTE as u32), Some(1));
+        assert_eq!(builtin_type_size(INT as u32), Some(4));
+        assert_eq!(builtin_type_size(0x4c00_080b), Some(8)); // MPI_DOUBLE
+        assert_eq!(builtin_type_size(0x8c00_0001), None); // a derived type
+    }
+
+    #[test]
+    fn two_ranks_fold_into_one_shared_record() {
+        let mut calls = vec![];
+        let mut posix = vec![];
+        for (pid, base) in [(100u32, 1000u64), (200, 2000)] {
+            calls.push(c("MPI_File_open", pid, [WORLD, 0, 9, MPI_INFO_NULL as u64, 0x7ff0, 0], base, base + 10));
+            posix.push(posix_open(pid, 42, base + 5));
+            calls.push(c("MPI_File_write_at", pid, [0xabc, 0, 0, 1000, BYTE, 0], base + 20, base + 30 + pid as u64));
+            calls.push(c("MPI_File_write_at_all", pid, [0xabc, 0, 0, 512, INT, 0], base + 100, base + 110));
+            calls.push(c("MPI_File_read_at_all", pid, [0xabc, 0, 0, 1000, BYTE, 0], base + 200, base + 210));
+            calls.push(c("MPI_File_close", pid, [0x7ff0, 0, 0, 0, 0, 0], base + 300, base + 310));
+        }
+        let known: HashMap<u32, u32> = [(200, 0), (100, 1)].into();
+        let fold = fold(&calls, &posix, &known);
+        assert_eq!(fold.unattributed, 0);
+        let key = FileKey { dev_major: 8, dev_minor: 1, inode: 42 };
+        let r0 = &fold.ranks[&(key, 0)];
+        assert_eq!(r0.get("MPIIO_COLL_OPENS"), 1);
+        assert_eq!(r0.get("MPIIO_INDEP_WRITES"), 1);
+        assert_eq!(r0.get("MPIIO_COLL_WRITES"), 1);
+        assert_eq!(r0.get("MPIIO_COLL_READS"), 1);
+        assert_eq!(r0.get("MPIIO_BYTES_WRITTEN"), 1000 + 2048);
+        assert_eq!(r0.get("MPIIO_BYTES_READ"), 1000);
+        assert_eq!(r0.get("MPIIO_RW_SWITCHES"), 1);
+        assert_eq!(r0.get("MPIIO_MODE"), 9);
+        let job = &fold.files[&key];
+        assert_eq!(job.ranks, 2);
+        assert_eq!(job.get("MPIIO_COLL_OPENS"), 2);
+        assert_eq!(job.get("MPIIO_BYTES_WRITTEN"), 2 * 3048);
+        assert_eq!(job.get("MPIIO_SIZE_WRITE_AGG_1K_10K"), 2);
+        assert_eq!(job.get("MPIIO_SIZE_WRITE_AGG_100_1K"), 2);
+        // Rank 1 (pid 100) wrote 100 ns faster than rank 0 (pid 200).
+        assert_eq!(job.get("MPIIO_FASTEST_RANK"), 1);
+        assert_eq!(job.get("MPIIO_SLOWEST_RANK"), 0);
+        assert_eq!(job.fcounters["MPIIO_F_SLOWEST_RANK_TIME"] - job.fcounters["MPIIO_F_FASTEST_RANK_TIME"], 100);
+        assert_eq!(job.variance_bytes, 0.0);
+        assert!((job.variance_time_s2 - (50e-9f64).powi(2)).abs() < 1e-24);
+        assert_eq!(job.all_counters()["MPIIO_ACCESS1_ACCESS"], 1000);
+        assert_eq!(job.all_counters()["MPIIO_ACCESS1_COUNT"], 4);
+    }
+
+    #[test]
+    fn unknown_ranks_follow_known_ones_in_pid_order() {
+        let known: HashMap<u32, u32> = [(50, 0)].into();
+        let r = ranks([70u32, 60, 50].into_iter(), &known);
+        assert_eq!(r.into_iter().collect::<Vec<_>>(), vec![(50, 0), (60, 1), (70, 2)]);
+    }
+}

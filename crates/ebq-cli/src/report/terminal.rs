@@ -1,0 +1,323 @@
+//! The report on stdout: text (busiest files first, `--top N`) or one JSON
+//! document with Darshan's counter names.
+
+use super::mpi;
+use super::posix::{Fold, Record, BUCKETS};
+use super::FileKey;
+use serde_json::{json, Map, Value as Json};
+use std::io::{self, Write};
+
+/// The run the records came from.
+pub struct Job {
+    /// CLOCK_MONOTONIC ns at the report's start (timestamps count from it) and end.
+    pub origin_ns: u64,
+    pub end_ns: u64,
+    pub operations: usize,
+    /// Each query's event accounting (`posix`, `mpiio` summed over its queries):
+    /// a report over lost events says so in every format.
+    pub stats: Vec<(&'static str, ebq::QueryStats)>,
+}
+
+/// The accounting of one query as JSON: what the stderr stats line says.
+pub fn stats_json(s: &ebq::QueryStats) -> Json {
+    json!({
+        "seen": s.seen, "matched": s.matched, "delivered": s.delivered, "dropped": s.dropped,
+        "missed": s.missed, "unmatched_ends": s.unmatched, "missed_starts": s.missed_starts,
+        "open_pairs": s.open_pairs, "pairs_lost": s.pending_full, "evicted": s.evicted,
+        "missed_tracking": s.missed_tracking, "untracked": s.untracked,
+    })
+}
+
+/// Events lost by a query: dropped, missed, start events missed, pairs lost or evicted, fork/exit missed.
+pub fn lost(s: &ebq::QueryStats) -> u64 {
+    s.dropped + s.missed + s.missed_starts + s.pending_full + s.evicted + s.missed_tracking + s.untracked
+}
+
+fn mpi_record_json(r: &mpi::Record, origin_ns: u64) -> Json {
+    let mut f: Map<String, Json> = r
+        .fcounters
+        .iter()
+        .map(|(k, v)| {
+            let ns = if k.ends_with("TIMESTAMP") && *v != 0 { *v - origin_ns as i64 } else { *v };
+            (k.to_string(), json!(ns as f64 / 1e9))
+        })
+        .collect();
+    f.insert("MPIIO_F_VARIANCE_RANK_TIME".into(), json!(r.variance_time_s2));
+    f.insert("MPIIO_F_VARIANCE_RANK_BYTES".into(), json!(r.variance_bytes));
+    json!({ "file_name": r.name, "ranks": r.ranks, "counters": r.all_counters(), "fcounters": f })
+}
+
+/// The MPIIO part of the JSON document: per file the job record and one record per rank.
+pub fn mpi_json(m: &mpi::Fold, origin_ns: u64) -> Json {
+    let files: Vec<Json> = m
+        .files
+        .iter()
+        .map(|(k, r)| {
+            let mut v = mpi_record_json(r, origin_ns);
+            v["inode"] = json!(k.inode);
+            v["dev"] = json!(format!("{}:{}", k.dev_major, k.dev_minor));
+            v["per_rank"] = m
+                .ranks
+                .range((*k, 0)..=(*k, u32::MAX))
+                .map(|((_, rank), r)| {
+                    let mut v = mpi_record_json(r, origin_ns);
+                    v["rank"] = json!(rank);
+                    v
+                })
+                .collect();
+            v
+        })
+        .collect();
+    let pids: Map<String, Json> = m.pids.iter().map(|(p, r)| (p.to_string(), json!(r))).collect();
+    json!({ "files": files, "ranks_by_pid": pids, "unattributed_calls": m.unattributed })
+}
+
+impl Job {
+    /// Wall time of the run in ns.
+    pub fn wall_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.origin_ns)
+    }
+}
+
+/// Files busiest first: bytes moved, then time spent, then (for ties) device and inode.
+pub fn busiest(fold: &Fold) -> Vec<(&FileKey, &Record)> {
+    let mut files: Vec<(&FileKey, &Record)> = fold.files.iter().collect();
+    files.sort_by(|a, b| b.1.bytes().cmp(&a.1.bytes()).then(b.1.time_ns().cmp(&a.1.time_ns())).then(a.0.cmp(b.0)));
+    files
+}
+
+/// A record's float counters in seconds: timestamps since the job's start, times as durations.
+pub fn fcounters_s(r: &Record, origin_ns: u64) -> Map<String, Json> {
+    r.fcounters
+        .iter()
+        .map(|(k, v)| {
+            let ns = if k.ends_with("TIMESTAMP") && *v != 0 { *v - origin_ns as i64 } else { *v };
+            (k.to_string(), json!(ns as f64 / 1e9))
+        })
+        .collect()
+}
+
+fn record_json(r: &Record, origin_ns: u64) -> Json {
+    json!({
+        "fs_type": r.fs_type, "mount_point": r.mount_point,
+        "counters": r.all_counters(), "fcounters": fcounters_s(r, origin_ns),
+    })
+}
+
+/// The JSON document: `files` (busiest first) and `filesystems`, each with
+/// Darshan's `counters` and `fcounters` (seconds).
+pub fn json(out: &mut dyn Write, job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>) -> io::Result<()> {
+    let files: Vec<Json> = busiest(fold)
+        .into_iter()
+        .map(|(k, r)| {
+            let mut v = record_json(r, job.origin_ns);
+            v["file_name"] = json!(r.name);
+            v["inode"] = json!(k.inode);
+            v["dev"] = json!(format!("{}:{}", k.dev_major, k.dev_minor));
+            v
+        })
+        .collect();
+    let filesystems: Vec<Json> = fold
+        .filesystems
+        .values()
+        .map(|r| {
+            let mut v = record_json(r, job.origin_ns);
+            v["files"] = json!(r.files);
+            v
+        })
+        .collect();
+    let doc = json!({
+        "start_monotonic_ns": job.origin_ns,
+        "wall_time_s": job.wall_ns() as f64 / 1e9,
+        "operations": job.operations,
+        "files": files,
+        "filesystems": filesystems,
+        "mpiio": mpi.map(|m| mpi_json(m, job.origin_ns)),
+        "ebq_stats": job.stats.iter().map(|(k, s)| (k.to_string(), stats_json(s))).collect::<Map<String, Json>>(),
+    });
+    writeln!(out, "{doc}")
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn sizes(r: &Record, dir: &str) -> String {
+    let parts: Vec<String> = BUCKETS
+        .iter()
+        .filter_map(|b| {
+            let n = r.get(&format!("POSIX_SIZE_{dir}_{b}"));
+            (n > 0).then(|| format!("{b}: {n}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The text report: per file system, then per file busiest first (the first `top`).
+pub fn text(
+    out: &mut dyn Write,
+    job: &Job,
+    fold: &Fold,
+    mpi: Option<&mpi::Fold>,
+    top: Option<usize>,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "I/O report: {} operations on {} files in {} file systems, {} s",
+        job.operations,
+        fold.files.len(),
+        fold.filesystems.len(),
+        format_args!("{:.3}", job.wall_ns() as f64 / 1e9)
+    )?;
+    writeln!(out, "\nPer file system")?;
+    writeln!(
+        out,
+        "{:<8} {:<24} {:>5} {:>6} {:>8} {:>8} {:>12} {:>13} {:>10} {:>10} {:>10} {:>6}",
+        "fs",
+        "mount point",
+        "files",
+        "opens",
+        "reads",
+        "writes",
+        "bytes read",
+        "bytes written",
+        "read ms",
+        "write ms",
+        "meta ms",
+        "errors"
+    )?;
+    for ((fst, mnt), r) in &fold.filesystems {
+        writeln!(
+            out,
+            "{:<8} {:<24} {:>5} {:>6} {:>8} {:>8} {:>12} {:>13} {:>10} {:>10} {:>10} {:>6}",
+            fst,
+            mnt,
+            r.files,
+            r.get("POSIX_OPENS"),
+            r.get("POSIX_READS"),
+            r.get("POSIX_WRITES"),
+            r.get("POSIX_BYTES_READ"),
+            r.get("POSIX_BYTES_WRITTEN"),
+            ms(r.fcounters["POSIX_F_READ_TIME"]),
+            ms(r.fcounters["POSIX_F_WRITE_TIME"]),
+            ms(r.fcounters["POSIX_F_META_TIME"]),
+            r.get("EBQ_ERRORS"),
+        )?;
+    }
+    let files = busiest(fold);
+    let shown = top.unwrap_or(files.len()).min(files.len());
+    writeln!(
+        out,
+        "\nPer file, busiest first (bytes, then time){}",
+        if shown < files.len() { format!(": top {shown} of {}", files.len()) } else { String::new() }
+    )?;
+    for (k, r) in files.into_iter().take(shown) {
+        writeln!(
+            out,
+            "{} ({} {}, dev {}:{}, inode {})",
+            r.name, r.fs_type, r.mount_point, k.dev_major, k.dev_minor, k.inode
+        )?;
+        writeln!(
+            out,
+            "  opens {}  reads {} ({} B, {} seq, {} consec)  writes {} ({} B, {} seq, {} consec)  seeks {}  fsyncs {}  fdatasyncs {}  rw switches {}  errors {}",
+            r.get("POSIX_OPENS"),
+            r.get("POSIX_READS"),
+            r.get("POSIX_BYTES_READ"),
+            r.get("POSIX_SEQ_READS"),
+            r.get("POSIX_CONSEC_READS"),
+            r.get("POSIX_WRITES"),
+            r.get("POSIX_BYTES_WRITTEN"),
+            r.get("POSIX_SEQ_WRITES"),
+            r.get("POSIX_CONSEC_WRITES"),
+            r.get("POSIX_SEEKS"),
+            r.get("POSIX_FSYNCS"),
+            r.get("POSIX_FDSYNCS"),
+            r.get("POSIX_RW_SWITCHES"),
+            r.get("EBQ_ERRORS"),
+        )?;
+        writeln!(
+            out,
+            "  time ms: read {}  write {}  meta {}  slowest read {} ({} B)  slowest write {} ({} B)",
+            ms(r.fcounters["POSIX_F_READ_TIME"]),
+            ms(r.fcounters["POSIX_F_WRITE_TIME"]),
+            ms(r.fcounters["POSIX_F_META_TIME"]),
+            ms(r.fcounters["POSIX_F_MAX_READ_TIME"]),
+            r.get("POSIX_MAX_READ_TIME_SIZE"),
+            ms(r.fcounters["POSIX_F_MAX_WRITE_TIME"]),
+            r.get("POSIX_MAX_WRITE_TIME_SIZE"),
+        )?;
+        writeln!(out, "  read sizes: {}", sizes(r, "READ"))?;
+        writeln!(out, "  write sizes: {}", sizes(r, "WRITE"))?;
+        if !r.access.is_empty() {
+            let common: Vec<String> = r.access.iter().map(|(v, c)| format!("{v} B × {c}")).collect();
+            writeln!(out, "  common access sizes: {}", common.join(", "))?;
+        }
+    }
+    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
+        mpi_text(out, m)?;
+    }
+    for (name, st) in &job.stats {
+        if lost(st) > 0 {
+            writeln!(
+                out,
+                "\nWARNING: the {name} query lost events ({} dropped, {} missed, {} start events missed, {} pairs lost, {} evicted, {} fork/exit missed, {} untracked): counters may be low",
+                st.dropped, st.missed, st.missed_starts, st.pending_full, st.evicted, st.missed_tracking, st.untracked
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// MPIIO per file: the job line, then one line per rank.
+fn mpi_text(out: &mut dyn Write, m: &mpi::Fold) -> io::Result<()> {
+    writeln!(out, "\nMPI-IO per file ({} ranks)", m.pids.len())?;
+    let line = |r: &mpi::Record| {
+        format!(
+            "opens {}/{} (indep/coll)  reads {}/{}/{}/{}  writes {}/{}/{}/{} (indep/coll/split/nb)  syncs {}  views {}  bytes read {}  written {}  time ms: read {} write {} meta {}",
+            r.get("MPIIO_INDEP_OPENS"),
+            r.get("MPIIO_COLL_OPENS"),
+            r.get("MPIIO_INDEP_READS"),
+            r.get("MPIIO_COLL_READS"),
+            r.get("MPIIO_SPLIT_READS"),
+            r.get("MPIIO_NB_READS"),
+            r.get("MPIIO_INDEP_WRITES"),
+            r.get("MPIIO_COLL_WRITES"),
+            r.get("MPIIO_SPLIT_WRITES"),
+            r.get("MPIIO_NB_WRITES"),
+            r.get("MPIIO_SYNCS"),
+            r.get("MPIIO_VIEWS"),
+            r.get("MPIIO_BYTES_READ"),
+            r.get("MPIIO_BYTES_WRITTEN"),
+            ms(r.fcounters["MPIIO_F_READ_TIME"]),
+            ms(r.fcounters["MPIIO_F_WRITE_TIME"]),
+            ms(r.fcounters["MPIIO_F_META_TIME"]),
+        )
+    };
+    for (k, r) in &m.files {
+        writeln!(out, "{} (dev {}:{}, inode {}), {} ranks", r.name, k.dev_major, k.dev_minor, k.inode, r.ranks)?;
+        writeln!(out, "  job: {}", line(r))?;
+        writeln!(
+            out,
+            "  fastest rank {} ({} ms, {} B)  slowest rank {} ({} ms, {} B)  variance: time {:.3e} s², bytes {:.3e} B²",
+            r.get("MPIIO_FASTEST_RANK"),
+            ms(r.fcounters["MPIIO_F_FASTEST_RANK_TIME"]),
+            r.get("MPIIO_FASTEST_RANK_BYTES"),
+            r.get("MPIIO_SLOWEST_RANK"),
+            ms(r.fcounters["MPIIO_F_SLOWEST_RANK_TIME"]),
+            r.get("MPIIO_SLOWEST_RANK_BYTES"),
+            r.variance_time_s2,
+            r.variance_bytes
+        )?;
+        for ((_, rank), r) in m.ranks.range((*k, 0)..=(*k, u32::MAX)) {
+            writeln!(out, "  rank {rank}: {}", line(r))?;
+        }
+    }
+    if m.unattributed > 0 {
+        writeln!(out, "  {} MPI-IO calls on handles without a seen MPI_File_open", m.unattributed)?;
+    }
+    Ok(())
+}
