@@ -81,6 +81,22 @@ fn biosnoop_summary_names_the_disk_and_the_issuing_process_with_the_devices_coun
 }
 
 #[test]
+fn part_name_names_the_partition_a_request_addresses() {
+    // This kernel reads no partition tables (no CONFIG_MSDOS_PARTITION or EFI), so the
+    // requests address the whole disk: partition 0, named as the disk, whose dev_t it has.
+    let (rows, requests, _, disk) = around_direct_io(
+        "SELECT part_name(rq.q.disk.disk_name, rq.part.__bd_flags.counter & 255) AS part, \
+         rq.part.bd_dev AS part_dev, COUNT(*) AS requests FROM block.block_rq_complete \
+         WHERE rq.q.disk.disk_name = 'DISK' \
+         GROUP BY rq.q.disk.disk_name, rq.part.__bd_flags.counter & 255, rq.part.bd_dev",
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(s(&rows[0], "part"), disk.name(), "{rows:?}");
+    assert_eq!(u(&rows[0], "part_dev"), disk.dev_t(), "{rows:?}");
+    assert_eq!(u(&rows[0], "requests"), requests, "{rows:?}");
+}
+
+#[test]
 fn a_misspelt_member_is_a_positioned_error_from_the_cli() {
     let sql = "SELECT rq.q.dsk.disk_name, COUNT(*) FROM block.block_rq_complete GROUP BY 1";
     let out = Command::new(ebq_bin()).arg(sql).output().unwrap();
