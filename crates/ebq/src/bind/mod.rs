@@ -6,6 +6,7 @@
 
 mod aliases;
 mod btf_args;
+mod cgroup_columns;
 mod describe_args;
 mod expr;
 mod file;
@@ -59,6 +60,9 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         return bind(&distinct_as_group_by(query)?, catalog);
     }
     if let Some(q) = positions::resolve_group_by(query)? {
+        return bind(&q, catalog);
+    }
+    if let Some(q) = cgroup_columns::rewrite(query)? {
         return bind(&q, catalog);
     }
     if let Some(second) = &query.stream {
