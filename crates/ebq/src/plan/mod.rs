@@ -9,6 +9,7 @@ mod explain;
 mod hist_explain;
 mod layout;
 mod pairing;
+mod record_shadow;
 mod single_slot;
 mod stages;
 mod stream_join;
@@ -439,6 +440,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         user: columns,
     };
     syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
+    let shadowed = record_shadow::notes(&physical.programs[0]);
+    physical.programs[0].attach_notes.extend(shadowed);
     if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
