@@ -29,10 +29,10 @@ fi
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc g++
     fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus libbpf-tools
-    chromium e2fsprogs mpich libmpich-dev)
+    chromium e2fsprogs mpich libmpich-dev openssl curl)
 # Commands that must be callable once the packages are in.
 CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 losetup prometheus
-    chromium mkfs.ext4 mpicc.mpich mpirun.mpich)
+    chromium mkfs.ext4 mpicc.mpich mpirun.mpich openssl curl)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -122,6 +122,16 @@ fi
 
 # --- Build ------------------------------------------------------------------
 cargo build --quiet --release --workspace
+
+# The deploy test validates deploy/kubernetes/*.yaml with kubernetes-validate (PyPI:
+# the Kubernetes OpenAPI schemas, bundled, checked offline) in the tests' venv,
+# target/pyenv (crates/ebq-e2e/tests/common: python_with).
+if ! target/pyenv/bin/python -c 'import kubernetes_validate' >/dev/null 2>&1; then
+    log "pip install kubernetes-validate (target/pyenv)"
+    [[ -x target/pyenv/bin/python ]] || python3 -m venv target/pyenv || die "python3 -m venv target/pyenv failed"
+    target/pyenv/bin/python -m pip install --quiet --disable-pip-version-check kubernetes-validate ||
+        die "pip install kubernetes-validate failed"
+fi
 
 clang_v=$(clang --version 2>/dev/null | head -n1 | sed -E 's/.*version ([^ ]+).*/\1/')
 bpftool_v=$(bpftool version 2>/dev/null | head -n1 | awk '{print $2}')

@@ -501,7 +501,8 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
     }
     if let Some(raw) = ebq::bind::describe_args(kernel, &bound.event) {
         out += &format!(
-            "raw arguments (tp_btf; a query reads these or the fields above; format fields win a shared name):\n  {:<24} {:<32} column type\n",
+            "raw arguments (tp_btf; a query reads these or the fields above; format fields win a shared name; \
+             with these, a field named like a system column (comm) is the system column):\n  {:<24} {:<32} column type\n",
             "argument", "C type"
         );
         out += &described_lines(&raw);

@@ -1,7 +1,8 @@
 //! Issue 3 acceptance for JOIN: enter→exit pairing in the kernel. Syscall
 //! pairs by thread give exactly one joined event per call of the workload;
 //! block request pairs by (dev, sector) on a private loop device match the
-//! block layer's own completion counters; a full pairing map is counted.
+//! block layer's own completion counters (timed + left open, since classic
+//! block programs can be skipped); a full pairing map is counted.
 
 mod common;
 
@@ -80,8 +81,17 @@ fn block_request_pairs_match_the_block_layers_counters() {
     let (outs, stats, (requests, sectors)) = disk.traced_direct_io(prepared);
     let rows = rows_of(&outs);
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(u(&rows[0], "requests"), requests, "{rows:?}");
-    assert_eq!(u(&rows[0], "sectors"), sectors, "{rows:?}");
+    // Classic block tracepoints: a completion can be skipped (counted in `missed`, or by
+    // this kernel dropped before any program without a count, README "Accounting"); its
+    // pair then stays open and is counted. Issues run in dd's system call, where no other
+    // program holds the shared guard, so every request is timed or left open.
+    let (timed, timed_sectors) = (u(&rows[0], "requests"), u(&rows[0], "sectors"));
+    assert_eq!(timed + stats.open_pairs + stats.missed_starts, requests, "{rows:?} {stats:?}");
+    if timed == requests {
+        assert_eq!(timed_sectors, sectors, "{rows:?}");
+    } else {
+        assert!(timed_sectors < sectors, "{rows:?}");
+    }
     assert!(u(&rows[0], "minlat") > 0);
     assert_eq!(stats.pending_full, 0);
 }

@@ -55,7 +55,7 @@ impl Bundle {
             ));
         }
         let k = &prepared.physical.programs[0];
-        let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
+        let events = std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events()));
         if let Some(probe) =
             events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
@@ -79,7 +79,7 @@ impl Bundle {
         }
         let object = crate::runtime::compile(&prepared.programs[0].source)?;
         let mut formats = vec![];
-        let start = k.pairing.as_ref().map(|p| &p.start.format);
+        let start = k.pairing.iter().flat_map(|p| p.start_events()).map(|e| &e.format);
         for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
             let file = engine.catalog().format_file(&f.category, &f.name)?;
             formats.push((f.category.clone(), f.name.clone(), file.text));

@@ -4,6 +4,7 @@
 //! ```toml
 //! listen = "127.0.0.1:9435"     # /metrics address (loopback unless allow_remote)
 //! allow_remote = false
+//! web_config_file = "web.yml"   # TLS and basic auth, exporter-toolkit format (serve/web.rs)
 //! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
 //! max_series = 10000            # default per-query series bound
 //! series_ttl = "10m"            # default: drop a series not updated for this long
@@ -60,6 +61,7 @@ struct RawConfig {
     reload: Option<bool>,
     max_series: Option<Spanned<i64>>,
     series_ttl: Option<Spanned<toml::Value>>,
+    web_config_file: Option<String>,
     #[serde(default)]
     query: Vec<RawQuery>,
     otlp: Option<RawOtlp>,
@@ -113,6 +115,9 @@ pub struct Config {
     pub queries: Vec<QueryConfig>,
     /// OTLP push settings, when `[otlp]` is present.
     pub otlp: Option<OtlpConfig>,
+    /// The exporter-toolkit web configuration (TLS, basic auth) for `/metrics`,
+    /// relative paths resolved against the config file's directory.
+    pub web_config_file: Option<std::path::PathBuf>,
 }
 
 /// One `[[query]]`.
@@ -380,7 +385,11 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         }
         None => None,
     };
-    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp })
+    let web_config_file = raw.web_config_file.map(|f| {
+        let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
+        dir.join(f)
+    });
+    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp, web_config_file })
 }
 
 fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {

@@ -19,6 +19,7 @@ mod names;
 mod prom;
 mod publish;
 mod query;
+mod web;
 
 use crate::signals::{self, OnHangup};
 use config::Config;
@@ -79,6 +80,7 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let config = read_config(config_path)?;
     let engine = crate::engine_default()?;
     let checked = check_all(&engine, &config.queries, &[])?;
+    let web = config.web_config_file.as_deref().map(web::WebConfig::load).transpose()?.map(std::sync::Arc::new);
     if check_only {
         eprintln!("ebq serve: {config_path}: {} queries OK", checked.len());
         return Ok(ExitCode::SUCCESS);
@@ -88,12 +90,13 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let _stats = ebq::runtime::enable_bpf_stats().ok();
     let listener = prom::bind(config.listen)?;
     let shared = prom::Shared::default();
-    prom::serve(listener, shared.clone());
+    let scheme = if web.as_ref().is_some_and(|w| w.tls.is_some()) { "https" } else { "http" };
+    prom::serve(listener, shared.clone(), web);
     signals::install(OnHangup::Reload);
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
-    eprintln!("ebq serve: {} queries, metrics at http://{}/metrics", served.len(), config.listen);
+    eprintln!("ebq serve: {} queries, metrics at {scheme}://{}/metrics", served.len(), config.listen);
     let keep: &[u32] = if config.reload { &[caps::CAP_BPF, caps::CAP_PERFMON] } else { &[] };
     match caps::drop_all_but(keep) {
         Ok(()) => eprintln!(

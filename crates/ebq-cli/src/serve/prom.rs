@@ -9,6 +9,10 @@
 //! can take is bounded: at most [`MAX_CONNECTIONS`] at once (more get `503`
 //! at once), a request head of at most [`MAX_REQUEST_BYTES`] (`431`), and
 //! [`REQUEST_TIMEOUT`] to send it (then the connection is closed).
+//!
+//! With a web configuration ([`super::web`]) each connection is a TLS session
+//! (its handshake inside the same timeout, on the connection's own thread) and a
+//! request without the right basic-auth credentials gets `401`.
 
 use ebq::export::exposition::{encode, TextFormat};
 use ebq::export::MetricFamily;
@@ -18,6 +22,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use super::web::{Auth, WebConfig};
 
 /// Connections answered at once; Prometheus needs one per scrape.
 pub const MAX_CONNECTIONS: usize = 128;
@@ -73,8 +79,27 @@ pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
     TcpListener::bind(addr).map_err(|e| format!("error: cannot listen on {addr}: {e}"))
 }
 
-/// Serves `GET /metrics` on `listener` from background threads.
-pub fn serve(listener: TcpListener, shared: Shared) {
+/// A connection: plain TCP, or TLS over it.
+trait Conn: Read + Write {
+    /// The socket's read timeout (the TLS handshake and request head share it).
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()>;
+}
+
+impl Conn for TcpStream {
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        TcpStream::set_read_timeout(self, t)
+    }
+}
+
+impl Conn for rustls::StreamOwned<rustls::ServerConnection, TcpStream> {
+    fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
+        self.sock.set_read_timeout(t)
+    }
+}
+
+/// Serves `GET /metrics` on `listener` from background threads, with TLS and
+/// basic auth when `web` says so.
+pub fn serve(listener: TcpListener, shared: Shared, web: Option<Arc<WebConfig>>) {
     let active = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new()
         .name("ebq-metrics".into())
@@ -87,10 +112,21 @@ pub fn serve(listener: TcpListener, shared: Shared) {
                     continue;
                 }
                 active.fetch_add(1, Ordering::AcqRel);
-                let (shared, done) = (shared.clone(), active.clone());
+                let (shared, done, web) = (shared.clone(), active.clone(), web.clone());
                 let spawned = std::thread::Builder::new().name("ebq-metrics-conn".into()).stack_size(256 << 10).spawn(
                     move || {
-                        let _ = answer(conn, &shared);
+                        let _ = conn.set_write_timeout(Some(WRITE_TIMEOUT));
+                        let web = web.as_deref();
+                        match web.and_then(|w| w.tls.clone()) {
+                            Some(tls) => {
+                                if let Ok(session) = rustls::ServerConnection::new(tls) {
+                                    let _ = answer(rustls::StreamOwned::new(session, conn), &shared, web);
+                                }
+                            }
+                            None => {
+                                let _ = answer(conn, &shared, web);
+                            }
+                        }
                         done.fetch_sub(1, Ordering::AcqRel);
                     },
                 );
@@ -106,7 +142,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 
 /// The request head, read within [`REQUEST_TIMEOUT`] and [`MAX_REQUEST_BYTES`];
 /// `Err(status)` when the client did not send one in time or sent too much.
-fn read_head(conn: &mut TcpStream) -> Result<String, Option<&'static str>> {
+fn read_head(conn: &mut impl Conn) -> Result<String, Option<&'static str>> {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let mut req = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
@@ -129,12 +165,16 @@ fn read_head(conn: &mut TcpStream) -> Result<String, Option<&'static str>> {
     }
 }
 
-fn reply(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body: &str) -> std::io::Result<()> {
+fn reply(conn: &mut impl Write, head_only: bool, status: &str, ctype: &str, body: &str) -> std::io::Result<()> {
     reply_bytes(conn, head_only, status, ctype, body.as_bytes())
 }
 
-fn reply_bytes(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str, body: &[u8]) -> std::io::Result<()> {
-    let allow = if status.starts_with("405") { "Allow: GET, HEAD\r\n" } else { "" };
+fn reply_bytes(conn: &mut impl Write, head_only: bool, status: &str, ctype: &str, body: &[u8]) -> std::io::Result<()> {
+    let allow = match status.get(..3) {
+        Some("405") => "Allow: GET, HEAD\r\n",
+        Some("401") => "WWW-Authenticate: Basic realm=\"ebq\", charset=\"UTF-8\"\r\n",
+        _ => "",
+    };
     write!(
         conn,
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{allow}Connection: close\r\n\r\n",
@@ -146,8 +186,7 @@ fn reply_bytes(conn: &mut TcpStream, head_only: bool, status: &str, ctype: &str,
     conn.flush()
 }
 
-fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    conn.set_write_timeout(Some(WRITE_TIMEOUT))?;
+fn answer(mut conn: impl Conn, shared: &Shared, web: Option<&WebConfig>) -> std::io::Result<()> {
     let head = match read_head(&mut conn) {
         Ok(h) => h,
         Err(Some(status)) => return reply(&mut conn, false, status, TEXT, "request too large\n"),
@@ -156,10 +195,16 @@ fn answer(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut lines = head.lines();
     let mut parts = lines.next().unwrap_or("").split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let accept = lines.find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case("accept").then(|| v.trim())
-    });
+    let header = |name: &str| {
+        head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    };
+    let accept = header("accept");
+    if web.is_some_and(|w| w.check(header("authorization")) == Auth::Denied) {
+        return reply(&mut conn, method == "HEAD", "401 Unauthorized", TEXT, "unauthorized\n");
+    }
     let path = target.split('?').next().unwrap_or("");
     let head_only = method == "HEAD";
     match (method, path) {

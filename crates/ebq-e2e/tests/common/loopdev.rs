@@ -112,6 +112,12 @@ impl LoopDevice {
         self.stat()[4]
     }
 
+    /// Reads completed (field 1 of /sys/block/NAME/stat).
+    #[allow(dead_code)] // not every block test splits reads from writes
+    pub fn reads(&self) -> u64 {
+        self.stat()[0]
+    }
+
     fn stat(&self) -> Vec<u64> {
         let text = std::fs::read_to_string(format!("/sys/block/{}/stat", self.name())).unwrap();
         text.split_whitespace().map(|x| x.parse().unwrap()).collect()

@@ -20,7 +20,11 @@
 //! A program sees either the record (classic tracepoint) or the raw arguments
 //! (`tp_btf`), so one event's columns come from one or the other; [`super::Binder`]
 //! records which, and a query that mixes them on one event is refused with the
-//! position of the raw argument. Reads are CO-RE (`BPF_CORE_READ`): offsets come from
+//! position of the raw argument. One exception: a record field named like a system
+//! column (`comm` at block_rq_issue, which the kernel copies from `current->comm`)
+//! means the system column on an event that reads raw arguments, so
+//! `SELECT i.comm, c.rq.q.disk.disk_name` binds (`super::bind_sides` binds twice
+//! to know it). Reads are CO-RE (`BPF_CORE_READ`): offsets come from
 //! the running kernel when the program loads, not from the BTF bound against.
 
 use super::{BoundEvent, ColumnSource, EventSource, ScalarExpr};
@@ -235,7 +239,8 @@ impl SideReads {
                 )
                 .with_help(format!(
                     "read the value through the raw arguments instead of `{field}`, or drop `{arg}` \
-                     (`ebq describe {}` lists both)",
+                     (`ebq describe {}` lists both); system columns (comm, pid, tid, …) stay available, and \
+                     a record field named like one (`comm`) means the system column in a tp_btf program",
                     event.name
                 )),
             )),

@@ -141,7 +141,8 @@ fn one_event_reads_its_record_or_its_arguments() {
              program, and `sector` a field of its format record, which only the classic tracepoint program sees; \
              one event's columns come from one or the other at 1:16\n1 | {sql}\n{}\n  \
              help: read the value through the raw arguments instead of `sector`, or drop `rq.__data_len` \
-             (`ebq describe tracepoint:block:block_rq_complete` lists both)",
+             (`ebq describe tracepoint:block:block_rq_complete` lists both); system columns (comm, pid, tid, …) \
+             stay available, and a record field named like one (`comm`) means the system column in a tp_btf program",
             carets(16, 29)
         )
     );
@@ -169,4 +170,69 @@ fn a_path_starts_at_the_raw_argument_even_where_a_field_has_its_name() {
     assert_eq!(plan.event.source, EventSource::TracepointBtf);
     // Bare, `req` is the record's field.
     assert_eq!(bind("SELECT req FROM io_uring.io_uring_submit_req").unwrap().event.source, EventSource::Tracepoint);
+}
+
+/// The first column of `plan`'s SELECT list, as bound.
+fn first_column(plan: &LogicalPlan) -> super::super::ColumnSource {
+    let mut found = vec![];
+    let exprs: Vec<&crate::bind::ScalarExpr> = match &plan.body {
+        crate::bind::QueryBody::Aggregate { keys, .. } => keys.iter().collect(),
+        crate::bind::QueryBody::Rows { columns } => columns.iter().map(|c| &c.source).collect(),
+    };
+    exprs[0].visit_columns(&mut |c| found.push(c.clone()));
+    found.remove(0)
+}
+
+#[test]
+fn with_raw_arguments_a_record_field_named_like_a_system_column_is_the_system_column() {
+    use super::super::ColumnSource;
+    use crate::catalog::SystemColumn;
+    // block_rq_issue's record copies current->comm into `comm`; a tp_btf program has no record,
+    // so there `comm` is bpf_get_current_comm(): the same value.
+    let plan =
+        bind("SELECT comm, rq.q.disk.disk_name, COUNT(*) FROM block.block_rq_issue GROUP BY comm, rq.q.disk.disk_name")
+            .unwrap();
+    assert_eq!(plan.event.source, EventSource::TracepointBtf);
+    assert_eq!(first_column(&plan), ColumnSource::System(SystemColumn::Comm));
+    // Without raw arguments it stays the record's field, on the classic tracepoint.
+    let plan = bind("SELECT comm, COUNT(*) FROM block.block_rq_issue GROUP BY comm").unwrap();
+    assert_eq!(plan.event.source, EventSource::Tracepoint);
+    assert!(matches!(first_column(&plan), ColumnSource::Field { ref name, .. } if name == "comm"));
+    // In a JOIN each side decides: the start reads rq (tp_btf), so its comm is the system column.
+    let plan = bind(
+        "SELECT i.comm, COUNT(*) FROM block.block_rq_issue i JOIN block.block_rq_complete c ON i.rq = c.rq \
+         GROUP BY i.comm",
+    )
+    .unwrap();
+    let join = plan.join.as_ref().unwrap();
+    assert_eq!(
+        (join.start.source.clone(), plan.event.source.clone()),
+        (EventSource::TracepointBtf, EventSource::TracepointBtf)
+    );
+    assert!(
+        matches!(first_column(&plan), ColumnSource::Start { ref column, .. } if **column == ColumnSource::System(SystemColumn::Comm)),
+        "{:?}",
+        first_column(&plan)
+    );
+}
+
+#[test]
+fn a_record_only_field_beside_raw_arguments_is_still_an_error_after_comm_falls_back() {
+    let sql = "SELECT comm, rwbs, rq.__data_len FROM block.block_rq_issue";
+    let Err(crate::Error::Query(q)) = bind(sql) else { panic!("{sql}: bound") };
+    assert!(q.message.contains("and `rwbs` a field of its format record"), "{}", q.message);
+    assert!(q.help.as_deref().unwrap_or_default().contains("means the system column in a tp_btf program"), "{q:?}");
+}
+
+#[test]
+fn the_shipped_biosnoop_summary_reads_comm_and_the_disk_name_through_tp_btf() {
+    // The fixture's BTF has no enum req_flag_bits for req_flags() (tests/shipped.rs binds it on this kernel).
+    let sql =
+        include_str!("../../../../queries/biosnoop-summary.sql").replace("req_flags(c.rq.cmd_flags)", "c.rq.cmd_flags");
+    let sql = sql.as_str();
+    let plan = bind(sql).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    let names: Vec<String> = plan.schema().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["comm", "pid", "disk", "flags", "requests", "bytes", "avg_us", "max_us"]);
+    assert_eq!(plan.join.as_ref().unwrap().start.source, EventSource::TracepointBtf);
+    assert_eq!(plan.event.source, EventSource::TracepointBtf);
 }

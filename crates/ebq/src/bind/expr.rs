@@ -450,6 +450,15 @@ impl Binder<'_> {
                 None if matches!(e, Expr::Identifier(id) if id.quote_style == Some('"')) => {
                     return Err(double_quoted_string(e, name))
                 }
+                None if super::cgroup_columns::NAMES.contains(&name) => {
+                    return Err(err(
+                        e,
+                        format!(
+                            "`{name}` is named in user space, per group: the kernel cannot filter or compute on it; \
+                             select and group by it, or scope the query with --cgroup PATH"
+                        ),
+                    ))
+                }
                 None => format!("unknown column `{name}` in {}", self.events_text()),
             },
         };

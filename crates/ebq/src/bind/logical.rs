@@ -388,6 +388,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
             PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
             PostExpr::DevStr(e) => write!(f, "dev_str({e})"),
+            PostExpr::PartName { disk, partno } => write!(f, "part_name({disk}, {partno})"),
             PostExpr::ReqFlags { flags, .. } => write!(f, "req_flags({flags})"),
         }
     }
@@ -594,6 +595,16 @@ pub enum PostExpr<R = Input> {
     /// high 12 bits, minor in the low 20) as `"major:minor"`, as `lsblk` and
     /// `/proc/partitions` name devices. Formatted in user space, per group.
     DevStr(Box<PostExpr<R>>),
+    /// `part_name(disk, partno)`: a block partition's name as the kernel and
+    /// `/proc/partitions` spell it, from its disk's name and partition number
+    /// (`vda`, 1 → `vda1`; `loop3`, 1 → `loop3p1`; 0 → the disk itself).
+    /// Formatted in user space, per group.
+    PartName {
+        /// The disk's name (`rq.q.disk.disk_name`).
+        disk: Box<PostExpr<R>>,
+        /// The partition number (`rq.part.__bd_flags.counter & 255` on kernels since 6.10).
+        partno: Box<PostExpr<R>>,
+    },
     /// `req_flags(cmd_flags)`: a block request's operation and flags as
     /// `biolatency -F` names them (`Sync-Write`), decoded in user space with
     /// the bound kernel's enums, carried here.
@@ -639,6 +650,9 @@ pub const CGROUP_TEXT_CAP: u16 = 255;
 /// Capacity of `syscall_name()` strings.
 pub const SYSCALL_NAME_CAP: u16 = 32;
 
+/// Capacity of a `part_name()` string: a 32-byte disk name, `p` and the number.
+pub const PART_NAME_CAP: u16 = 40;
+
 impl<R> PostExpr<R> {
     /// The same expression with every value read rewritten by `f`.
     pub fn map_refs<S>(self, f: &impl Fn(R) -> S) -> PostExpr<S> {
@@ -656,6 +670,7 @@ impl<R> PostExpr<R> {
             PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
             PostExpr::Cgroup(what, e) => PostExpr::Cgroup(what, again(e)),
             PostExpr::DevStr(e) => PostExpr::DevStr(again(e)),
+            PostExpr::PartName { disk, partno } => PostExpr::PartName { disk: again(disk), partno: again(partno) },
             PostExpr::ReqFlags { flags, names } => PostExpr::ReqFlags { flags: again(flags), names },
         }
     }
@@ -674,6 +689,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
             PostExpr::Cgroup(..) => DataType::Str { cap: CGROUP_TEXT_CAP },
             PostExpr::DevStr(_) => DataType::Str { cap: 16 },
+            PostExpr::PartName { .. } => DataType::Str { cap: PART_NAME_CAP },
             PostExpr::ReqFlags { .. } => DataType::Str { cap: 64 },
         }
     }

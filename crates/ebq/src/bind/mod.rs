@@ -6,6 +6,7 @@
 
 mod aliases;
 mod btf_args;
+mod cgroup_columns;
 mod describe_args;
 mod expr;
 mod file;
@@ -61,10 +62,23 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     if let Some(q) = positions::resolve_group_by(query)? {
         return bind(&q, catalog);
     }
+    if let Some(q) = cgroup_columns::rewrite(query)? {
+        return bind(&q, catalog);
+    }
     if let Some(second) = &query.stream {
         return stream_join::bind_stream_join(query, second, catalog);
     }
     union::check(query)?;
+    bind_sides(query, catalog, &[])
+}
+
+/// Binds a plain or JOIN query. `raw[i]` says side `i` is known to attach as
+/// `tp_btf` (it reads raw arguments): it has no format record, so a name that is
+/// both a record field and a system column (`comm` at block_rq_issue) means the
+/// system column there. A first pass binds without knowing; when a side read raw
+/// arguments and record fields both, a second pass binds with that knowledge,
+/// and only a field no system column stands in for stays an error.
+fn bind_sides(query: &Query, catalog: &Catalog, raw: &[bool]) -> Result<LogicalPlan> {
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
         [] => None,
@@ -84,7 +98,7 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
             Side { event: end, alias: j.event.alias.clone(), carried: false },
         ],
     };
-    let binder = Binder::new(sides, catalog.kernel());
+    let binder = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -116,7 +130,14 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         None => None,
     };
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
-    let mut tp_btf = binder.tp_btf_sides()?;
+    let mut tp_btf = match binder.tp_btf_sides() {
+        Err(_) if raw.is_empty() && binder.raw_readers().contains(&true) => {
+            let readers = binder.raw_readers();
+            drop(binder);
+            return bind_sides(query, catalog, &readers);
+        }
+        other => other?,
+    };
     if let (Some(join), false) = (join.as_mut(), query.union.is_empty()) {
         tp_btf[0] = union::bind_starts(&binder, query, catalog, join)?;
     }
@@ -236,12 +257,24 @@ struct Binder<'a> {
     depth: std::cell::Cell<u32>,
     /// Per side: record columns or raw arguments read, which decides how it attaches.
     reads: std::cell::RefCell<Vec<btf_args::SideReads>>,
+    /// Per side: known to attach as `tp_btf`, so system columns win over record
+    /// fields of the same name (see [`bind_sides`]).
+    raw: Vec<bool>,
 }
 
 impl<'a> Binder<'a> {
     fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
         let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
-        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads }
+        let raw = vec![false; sides.len()];
+        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw }
+    }
+
+    /// The binder, told which sides attach as `tp_btf` (`raw[i]`; missing: not known).
+    fn knowing_raw(mut self, raw: &[bool]) -> Binder<'a> {
+        for (known, r) in self.raw.iter_mut().zip(raw) {
+            *known = *r;
+        }
+        self
     }
 }
 
@@ -253,6 +286,11 @@ impl Binder<'_> {
             self.reads.borrow_mut()[i].note(source, span);
             self.reads.borrow_mut()[i].remember(source, *ty);
         }
+    }
+
+    /// Per side, whether it read a raw argument so far.
+    fn raw_readers(&self) -> Vec<bool> {
+        self.reads.borrow().iter().map(|r| r.raw.is_some()).collect()
     }
 
     /// Per side, whether its program attaches as `tp_btf` (it reads raw arguments);
@@ -388,12 +426,17 @@ impl Binder<'_> {
         first
     }
 
-    /// Column `name` of one side: a field, else a system column, else a file
+    /// Column `name` of one side: a field (unless the side attaches as `tp_btf`
+    /// and a system column has the name), else a system column, else a file
     /// column, else a raw argument (last: it parses the kernel's BTF, ~20 ms, which
     /// queries naming only the others never need).
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
-        let plain = field_column(side.format(), name, None)
-            .ok()
+        // A tp_btf program has no record: there `comm` is the system column.
+        let raw = self.sides.iter().position(|s| std::ptr::eq(s, side)).is_some_and(|i| self.raw[i]);
+        let system = SystemColumn::from_name(name).is_some();
+        let plain = (!(raw && system))
+            .then(|| field_column(side.format(), name, None).ok())
+            .flatten()
             .or_else(|| {
                 SystemColumn::from_name(name)
                     .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })

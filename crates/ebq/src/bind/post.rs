@@ -70,6 +70,23 @@ impl Binder<'_> {
                     Err(why) => Err(err(e, format!("req_flags decodes with the kernel's own enums: {why}"))),
                 }
             }
+            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("part_name") => {
+                let usage = "part_name takes a disk's name and a partition number: \
+                             part_name(rq.q.disk.disk_name, rq.part.__bd_flags.counter & 255)";
+                let [FunctionArgExpr::Expr(disk), FunctionArgExpr::Expr(partno)] =
+                    super::expr::function_args(f).as_slice()
+                else {
+                    return Err(err(e, usage));
+                };
+                let (d, n) = (self.post_expr(disk, keys, aggs)?, self.post_expr(partno, keys, aggs)?);
+                if !matches!(d.ty(), DataType::Str { .. }) {
+                    return Err(err(disk, format!("{usage}; `{disk}` is {}", d.ty())));
+                }
+                if !n.ty().is_int() {
+                    return Err(err(partno, format!("{usage}; `{partno}` is {}", n.ty())));
+                }
+                Ok(PostExpr::PartName { disk: Box::new(d), partno: Box::new(n) })
+            }
             Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("dev_str") => {
                 Ok(PostExpr::DevStr(self.number_arg(f, e, "dev_str", "a device number", keys, aggs)?))
             }

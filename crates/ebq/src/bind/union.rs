@@ -8,7 +8,7 @@
 //! pairing map.
 
 use super::join::and_all;
-use super::{bind_event, Binder, BoundJoin, ScalarExpr, Side, StartBranch};
+use super::{bind_event, Binder, BoundEvent, BoundJoin, ColumnSource, ScalarExpr, Side, StartBranch};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result, Span, Stage};
 use crate::parse::{Query, UnionBranch};
@@ -66,33 +66,12 @@ pub(super) fn bind_starts(main: &Binder, query: &Query, catalog: &Catalog, join:
     let mut first_tp_btf = false;
     for (i, branch) in query.union.iter().enumerate() {
         let event = if i == 0 { join.start.clone() } else { bind_event(&branch.event, catalog)? };
-        let b = Binder::new(
-            vec![Side { event: &event, alias: branch.event.alias.clone(), carried: false }],
-            catalog.kernel(),
-        );
-        check_columns(&b, branch, &query.union[0], &mut types)?;
-        let own = branch.selection.as_ref().map(|e| b.condition(e, "WHERE")).transpose()?;
-        let mut columns = vec![];
-        for (c, ty) in &read {
-            let bound = b.scalar(&name_expr(c.name()))?;
-            match bound {
-                ScalarExpr::Column { source, ty: t } if t == *ty => columns.push((c.clone(), source)),
-                other => {
-                    return Err(Error::query(
-                        Stage::Bind,
-                        format!(
-                            "`{}` is {} in the first branch of the union and {} in this one",
-                            c.name(),
-                            ty,
-                            other.ty()
-                        ),
-                        Some(branch.span),
-                    ))
-                }
-            }
-        }
-        let tp_btf = b.tp_btf_sides()?[0];
-        drop(b);
+        // As for a plain event (`super::bind_sides`): bound again knowing it attaches as
+        // tp_btf when it reads raw arguments and a record field named like a system column.
+        let (own, columns, tp_btf) = match bind_branch(&event, branch, query, &read, catalog, false, &mut types) {
+            Ok(bound) => bound,
+            Err(e) => bind_branch(&event, branch, query, &read, catalog, true, &mut types).map_err(|_| e)?,
+        };
         let also = StartBranch { event: super::btf_args::attach_as(event, tp_btf), filter: None, columns };
         let shared = outer.clone().map(|f| f.map_columns(&|c| also.column(c)));
         let filter = and_all(own.into_iter().chain(shared).collect());
@@ -104,6 +83,41 @@ pub(super) fn bind_starts(main: &Binder, query: &Query, catalog: &Catalog, join:
         }
     }
     Ok(first_tp_btf)
+}
+
+/// A branch bound alone: its own WHERE, each start column `read` as it reads
+/// it, and whether it attaches as `tp_btf`. `raw`: bind knowing it does.
+type BranchColumns = (Option<ScalarExpr>, Vec<(ColumnSource, ColumnSource)>, bool);
+
+fn bind_branch(
+    event: &BoundEvent,
+    branch: &UnionBranch,
+    query: &Query,
+    read: &[(ColumnSource, DataType)],
+    catalog: &Catalog,
+    raw: bool,
+    types: &mut Vec<DataType>,
+) -> Result<BranchColumns> {
+    let b = Binder::new(vec![Side { event, alias: branch.event.alias.clone(), carried: false }], catalog.kernel())
+        .knowing_raw(&[raw]);
+    check_columns(&b, branch, &query.union[0], types)?;
+    let own = branch.selection.as_ref().map(|e| b.condition(e, "WHERE")).transpose()?;
+    let mut columns = vec![];
+    for (c, ty) in read {
+        let bound = b.scalar(&name_expr(c.name()))?;
+        match bound {
+            ScalarExpr::Column { source, ty: t } if t == *ty => columns.push((c.clone(), source)),
+            other => {
+                return Err(Error::query(
+                    Stage::Bind,
+                    format!("`{}` is {} in the first branch of the union and {} in this one", c.name(), ty, other.ty()),
+                    Some(branch.span),
+                ))
+            }
+        }
+    }
+    let tp_btf = b.tp_btf_sides()?[0];
+    Ok((own, columns, tp_btf))
 }
 
 /// Each branch yields the first branch's columns, by name and type.

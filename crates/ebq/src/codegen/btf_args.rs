@@ -19,7 +19,7 @@ use crate::types::DataType;
 /// Does a program of `k` attach as `tp_btf` (and so need the kernel's types)?
 pub fn attaches_tp_btf(k: &KernelPlan) -> bool {
     let tp_btf = |source: &EventSource| *source == EventSource::TracepointBtf;
-    tp_btf(&k.event.source) || k.pairing.as_ref().is_some_and(|p| tp_btf(&p.start.source))
+    tp_btf(&k.event.source) || k.pairing.as_ref().is_some_and(|p| p.start_events().any(|e| tp_btf(&e.source)))
 }
 
 /// The local variable a raw argument read lands in: `rq.q.disk` → `arg_rq__q__disk`.

@@ -87,7 +87,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         Some(decls) => c.push_str(&decls),
         None => c.push_str(&structs::event_struct("ebq_event", &k.event.event_description(), &k.event.format)),
     }
-    if raw_syscall::any_raw(std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start))) {
+    if raw_syscall::any_raw(std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events()))) {
         c.push_str(raw_syscall::HELPERS);
     }
     c.push_str(&prelude());

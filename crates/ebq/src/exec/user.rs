@@ -39,6 +39,10 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             Value::Null => Value::Null,
             v => Value::S(dev_str(as_i64(&v) as u64)),
         },
+        PostExpr::PartName { disk, partno } => match (eval(disk, inputs, outputs), eval(partno, inputs, outputs)) {
+            (Value::S(disk), n) if n != Value::Null => Value::S(part_name(&disk, as_i64(&n) as u64)),
+            _ => Value::Null,
+        },
         PostExpr::Binary { op, left, right, ty } => {
             let l = eval(left, inputs, outputs);
             if *op == BinaryOp::And && !truthy(&l) {
@@ -226,6 +230,17 @@ pub fn apply(user: &UserPlan, input_rows: Vec<Vec<Value>>, sort_by_keys: bool) -
     rows.into_iter().take(limit).map(|(_, o)| o).collect()
 }
 
+/// A block partition's name as the kernel spells it (`disk_name()` in
+/// block/partitions/core.c): the disk's own name for partition 0, else the
+/// number appended, after a `p` when the disk's name ends in a digit.
+pub fn part_name(disk: &str, partno: u64) -> String {
+    match partno {
+        0 => disk.to_string(),
+        n if disk.ends_with(|c: char| c.is_ascii_digit()) => format!("{disk}p{n}"),
+        n => format!("{disk}{n}"),
+    }
+}
+
 /// A kernel-internal `dev_t` (`MKDEV`: major << 20 | minor) as `"major:minor"`.
 pub fn dev_str(dev: u64) -> String {
     format!("{}:{}", (dev >> 20) & 0xfff, dev & 0xfffff)
@@ -255,4 +270,17 @@ pub(crate) fn empty_aggregate(user: &UserPlan) -> Option<Vec<Value>> {
             }))
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod part_name_tests {
+    use super::part_name;
+
+    #[test]
+    fn partitions_are_named_as_the_kernel_names_them() {
+        assert_eq!(part_name("vda", 0), "vda");
+        assert_eq!(part_name("vda", 1), "vda1");
+        assert_eq!(part_name("loop3", 2), "loop3p2");
+        assert_eq!(part_name("nvme0n1", 1), "nvme0n1p1");
+    }
 }

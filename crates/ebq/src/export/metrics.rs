@@ -272,6 +272,10 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
             inputs_of(left, out);
             inputs_of(right, out);
         }
+        PostExpr::PartName { disk, partno } => {
+            inputs_of(disk, out);
+            inputs_of(partno, out);
+        }
         PostExpr::Not(x)
         | PostExpr::Neg(x)
         | PostExpr::SyscallName { nr: x, .. }

@@ -9,6 +9,7 @@ mod explain;
 mod hist_explain;
 mod layout;
 mod pairing;
+mod record_shadow;
 mod single_slot;
 mod stages;
 mod stream_join;
@@ -207,6 +208,11 @@ impl KernelPlan {
             exprs.extend(p.start_filter.iter());
             exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
             found |= p.carried.iter().any(|(c, _, _)| carried(c, is));
+            // A union's further branches read their own columns and filters.
+            for b in &p.also {
+                exprs.extend(b.filter.iter());
+                found |= b.columns.iter().any(|(_, own)| carried(own, is));
+            }
         }
         for e in exprs {
             e.visit_columns(&mut |c| found |= carried(c, is));
@@ -469,8 +475,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     };
     check_stack(logical, &output, pairing.as_ref())?;
     let register_probe = std::iter::once(&logical.event)
-        .chain(logical.join.as_ref().map(|j| &j.start))
-        .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }));
+        .chain(pairing.iter().flat_map(|p| p.start_events()))
+        .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }))
+        .cloned();
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
     let exit_event = catalog.tracepoint("sched", "sched_process_exit").ok().filter(|f| f.field("group_dead").is_some());
     if options.max_tracked == 0 {
@@ -493,6 +500,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         user: columns,
     };
     syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
+    let shadowed = record_shadow::notes(&physical.programs[0]);
+    physical.programs[0].attach_notes.extend(shadowed);
     if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.

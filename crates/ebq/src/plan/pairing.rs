@@ -104,6 +104,16 @@ impl Pairing {
         all
     }
 
+    /// Every start event: the first, then each further branch of a union.
+    pub fn start_events(&self) -> impl Iterator<Item = &BoundEvent> {
+        std::iter::once(&self.start).chain(self.also.iter().map(|b| &b.event))
+    }
+
+    /// Every start event, to rewrite how it attaches (plan time only).
+    pub(super) fn start_events_mut(&mut self) -> impl Iterator<Item = &mut BoundEvent> {
+        std::iter::once(&mut self.start).chain(self.also.iter_mut().map(|b| &mut b.event))
+    }
+
     /// The start events, as a message names them (`a UNION ALL b` for a union).
     pub fn start_description(&self) -> String {
         let mut all = vec![self.start.event_description()];

@@ -74,7 +74,8 @@ pub const AUTO_KSTACK: &str =
 /// Why a query reading strings from user memory stays classic.
 pub const USER_STRINGS: &str = "it reads a string from user memory through the record's pointer field";
 
-/// Rewrites the events of `k` (the end event and a JOIN's start event) that
+/// Rewrites the events of `k` (the end event and a JOIN's start events, every
+/// branch of a union) that
 /// run raw, and notes for EXPLAIN, per system-call program, which
 /// attachment runs and why.
 pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach) {
@@ -83,7 +84,8 @@ pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach)
     // User-memory strings are read through the record's pointer field, which a raw program has not.
     let user_strings =
         k.reads_column(&|c| matches!(c, ColumnSource::Field { kind: FieldKind::UserStr | FieldKind::UserArgv, .. }));
-    let events = std::iter::once(&mut k.event).chain(k.pairing.as_mut().map(|p| &mut p.start));
+    // Every start event of a union is decided (and checked) on its own, like the first.
+    let events = std::iter::once(&mut k.event).chain(k.pairing.iter_mut().flat_map(|p| p.start_events_mut()));
     for event in events {
         let Some((name, exit)) = syscall_event(event) else { continue };
         let problem = match mode {
@@ -212,5 +214,67 @@ mod tests {
         for name in ["auto", "classic", "raw"] {
             assert_eq!(SyscallAttach::from_name(name).map(SyscallAttach::name), Some(name));
         }
+    }
+
+    /// A union of two entries closed by one exit: both start branches are decided.
+    const UNION: &str = "SELECT COUNT(*) FROM (SELECT tid, time FROM syscalls.sys_enter_read \
+                         UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64) s \
+                         JOIN syscalls.sys_exit_read x ON s.tid = x.tid";
+
+    fn physical(sql: &str, attach: SyscallAttach) -> crate::plan::PhysicalPlan {
+        let cat = Catalog::fixture();
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        plan(sql, &l, &cat, &PlanOptions { attach, ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn every_branch_of_a_union_start_is_decided_on_its_own() {
+        assert_eq!(
+            via(UNION, SyscallAttach::Auto),
+            [
+                format!("tracepoint:syscalls:sys_exit_read: classic tracepoint; {AUTO_EXIT}"),
+                format!("tracepoint:syscalls:sys_enter_read: raw sys_enter (tp_btf), system call 0 checked first; {AUTO_RAW}"),
+                format!(
+                    "tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}"
+                ),
+            ]
+        );
+        let p = physical(UNION, SyscallAttach::Auto);
+        let starts: Vec<EventSource> =
+            p.programs[0].pairing.as_ref().unwrap().start_events().map(|e| e.source.clone()).collect();
+        assert_eq!(
+            starts,
+            [EventSource::RawSyscall { nr: 0, exit: false }, EventSource::RawSyscall { nr: 17, exit: false }]
+        );
+        assert_eq!(
+            via(UNION, SyscallAttach::Classic)[2],
+            "tracepoint:syscalls:sys_enter_pread64: classic tracepoint; --attach classic"
+        );
+    }
+
+    #[test]
+    fn a_second_branch_is_checked_like_the_first() {
+        // Its own WHERE reads a user-memory string: every program stays classic, the second branch included.
+        let sql = "SELECT COUNT(*) FROM (SELECT tid, time FROM syscalls.sys_enter_read \
+                   UNION ALL SELECT tid, time FROM syscalls.sys_enter_openat WHERE filename = '/etc/passwd') s \
+                   JOIN syscalls.sys_exit_read x ON s.tid = x.tid";
+        let lines = via(sql, SyscallAttach::Raw);
+        assert_eq!(
+            lines[1..],
+            [
+                format!("tracepoint:syscalls:sys_enter_read: classic tracepoint; {USER_STRINGS}"),
+                format!("tracepoint:syscalls:sys_enter_openat: classic tracepoint; {USER_STRINGS}"),
+            ]
+        );
+        let p = physical(sql, SyscallAttach::Raw);
+        assert!(p.programs[0].pairing.as_ref().unwrap().start_events().all(|e| e.source == EventSource::Tracepoint));
+        // An exit event as a second branch: `auto` keeps it classic for the exit's reason, not the first branch's.
+        let exits = "SELECT COUNT(*) FROM (SELECT tid, time FROM syscalls.sys_enter_read \
+                     UNION ALL SELECT tid, time FROM syscalls.sys_exit_pread64) s \
+                     JOIN syscalls.sys_exit_read x ON s.tid = x.tid";
+        assert_eq!(
+            via(exits, SyscallAttach::Auto)[2],
+            format!("tracepoint:syscalls:sys_exit_pread64: classic tracepoint; {AUTO_EXIT}")
+        );
     }
 }

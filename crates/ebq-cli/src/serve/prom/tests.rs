@@ -76,7 +76,7 @@ fn ask(port: u16, request: &str) -> String {
 fn server() -> u16 {
     let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let port = listener.local_addr().unwrap().port();
-    serve(listener, exposition());
+    serve(listener, exposition(), None);
     port
 }
 
