@@ -12,6 +12,7 @@
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
 //!                     [--report FILE] [--wait-file PATH]
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -23,6 +24,7 @@
 //! waits for `--wait-file`.
 
 mod cache;
+mod copies;
 mod fileio;
 mod opens;
 
@@ -44,6 +46,7 @@ usage:
   ebq-workload cachepass --file F [--passes P] [--drop]
   ebq-workload mmaptouch --file F [--drop]
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -69,6 +72,9 @@ mmaptouch: the same --drop, then mmap F read-only (MAP_SHARED) and read one
           byte of every page in order.
 opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
           the report gives each ret (the fd, or -errno: -2 for a missing path).
+copies:   copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
+          (splice S -> pipe -> D), at most B bytes a call (default 65536); the
+          report counts each kind's calls and returned bytes.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -892,6 +898,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "cachepass" => cache::run_cachepass(&cache::parse_cache(rest)?),
         "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
+        "copies" => copies::run_copies(&copies::parse_copies(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
