@@ -184,6 +184,45 @@ fn io_uring_completions_count_what_fio_did_for_fds_registered_files_and_sqpoll()
     }
 }
 
+/// The number before `what` in ebq's final stats line (`… 3 missed; …`).
+fn stat(stderr: &str, what: &str) -> u64 {
+    let line = stderr.lines().rev().find(|l| l.starts_with("ebq: ") && l.contains(what)).expect(what);
+    let before = &line[..line.find(what).unwrap()];
+    before.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn io_uring_submit_to_complete_pairs_on_the_request() {
+    // Latency: submission ⋈ completion on the request pointer of both records. Both are
+    // classic tracepoints, so the missed rule applies: pairs ≤ fio's requests ≤ pairs +
+    // missed ends + missed starts, equal when nothing was missed.
+    let sql = "SELECT s.opcode AS op, COUNT(*) AS pairs, SUM(c.res) AS bytes, MIN(c.time - s.time) AS minlat \
+               FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
+               GROUP BY s.opcode";
+    let data = DataFile::new("uring-latency");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-lat-{}.json", std::process::id()));
+    let out = Command::new(ebq_bin())
+        .args(["-c", &fio_cmd("io_uring", "", "randread", data.path(), &json), "--format", "json", sql])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let (ios, bytes) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    let rows: Vec<Json> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let (pairs, got_bytes) = (rows[0]["pairs"].as_u64().unwrap(), rows[0]["bytes"].as_u64().unwrap());
+    assert_eq!(rows[0]["op"].as_u64(), Some(IORING_OP_READ), "{rows:?}");
+    assert!(rows[0]["minlat"].as_u64().unwrap() > 0, "{rows:?}");
+    assert_eq!(got_bytes, pairs * BS, "every pair a 4 KiB read: {rows:?}");
+    let missed = stat(&stderr, " missed;") + stat(&stderr, " start events missed");
+    assert!(pairs <= ios && pairs + missed >= ios, "{rows:?}\n{stderr}");
+    if missed == 0 {
+        assert_eq!((pairs, got_bytes), (ios, bytes), "{rows:?}\n{stderr}");
+    }
+}
+
 #[test]
 fn libaio_direct_io_completions_count_what_fio_did() {
     for rw in ["randread", "randwrite"] {
