@@ -11,10 +11,9 @@
 //! - `io_uring` (buffered; O_DIRECT with registered files and fixed buffers; SQPOLL):
 //!   `io_uring_complete` through tp_btf, its `req` read as the `struct io_kiocb`
 //!   (file, opcode) and `cqe.res` as the bytes;
-//! - `libaio` (`--direct=1`): ext4's direct I/O completions, `iomap:iomap_dio_complete`
-//!   (`aio` = 1: an AIO request; `ret` = bytes), system-wide since a completion runs
-//!   in whatever task or interrupt it lands in, filtered on the inode. This is the
-//!   kernel side of AIO on an iomap file system, not `io_submit`'s iocbs (not yet);
+//! - `libaio` (`--direct=1`): ext4's direct-I/O submissions, `iomap:iomap_dio_rw_begin`
+//!   through tp_btf (`iocb.ki_flags` says AIO and write, `iter.count` the length). This
+//!   is the kernel side of AIO on an iomap file system, not `io_submit`'s iocbs (not yet);
 //! - `mmap` (reads): the shipped `mmap-faults` (`filemap:mm_filemap_fault`): faults,
 //!   pages and bytes on the data file = fio's requests and bytes.
 //!
@@ -224,43 +223,49 @@ fn io_uring_submit_to_complete_pairs_on_the_request() {
 }
 
 #[test]
-fn libaio_direct_io_completions_count_what_fio_did() {
+fn libaio_direct_io_submissions_count_what_fio_did() {
+    // Submission: iomap_dio_rw_begin in fio's own task (tp_btf, scoped by -c): every
+    // AIO request (IOCB_AIO_RW) and its length, exact. Completion: iomap_dio_complete,
+    // a classic tracepoint that fires in the disk's interrupt; on this kernel some
+    // such events never reach a perf-event program and no counter says so (seen 1008,
+    // missed 0 for fio's 1024 in one run of ~30), so it only bounds fio's count.
+    const IOCB_WRITE: u64 = 1 << 18;
+    const IOCB_AIO_RW: u64 = 1 << 23;
     for rw in ["randread", "randwrite"] {
-        let data = DataFile::new(&format!("libaio-{rw}"));
-        let json =
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-libaio-{}.json", std::process::id()));
-        let (dev, ino) = dev_ino(&data.0);
-        let sql = format!(
-            "SELECT aio, ki_flags & 262144 AS write, COUNT(*) AS ops, SUM(ret) AS bytes FROM iomap.iomap_dio_complete \
-             WHERE ino = {ino} AND dev = {dev} GROUP BY aio, ki_flags & 262144"
+        let submit = format!(
+            "SELECT iocb.ki_flags & {IOCB_AIO_RW} AS aio, iocb.ki_flags & {IOCB_WRITE} AS write, COUNT(*) AS ops, \
+             SUM(iter.count) AS bytes FROM iomap.iomap_dio_rw_begin \
+             WHERE iocb.ki_filp.f_inode.i_ino = FILE_INO AND iocb.ki_filp.f_inode.i_sb.s_dev = FILE_DEV \
+             GROUP BY iocb.ki_flags & {IOCB_AIO_RW}, iocb.ki_flags & {IOCB_WRITE}"
         );
-        let prepared = common::engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-        let mut q = prepared.start(ebq::Scope::All).unwrap();
-        let cmd = fio_cmd("libaio", "--direct=1 --iodepth=8", rw, data.path(), &json);
-        let status = Command::new("sh").args(["-c", &cmd]).status().unwrap();
-        assert!(status.success(), "{cmd}");
-        // Completions are in before fio reaps them; one more poll takes what is in the map.
-        let mut outs = q.poll(std::time::Duration::from_millis(10)).unwrap();
-        outs.extend(q.finish().unwrap());
-        let stats = q.stats().unwrap();
-        let rows = common::rows_of(&outs);
-        let dir = if rw == "randread" { "read" } else { "write" };
-        let (ios, bytes) = fio_totals(&json, dir);
-        let _ = std::fs::remove_file(&json);
+        let (rows, (ios, bytes)) = run(&format!("libaio-{rw}"), "libaio", "--direct=1 --iodepth=8", rw, &submit, &[]);
         assert_eq!((ios, bytes), (SIZE / BS, SIZE), "libaio {rw}: fio did the whole file");
         assert_eq!(rows.len(), 1, "libaio {rw}: {rows:?}");
-        let write = if rw == "randread" { 0 } else { 262144 }; // IOCB_WRITE
-        let got: Vec<u64> = ["aio", "write", "ops", "bytes"].iter().map(|c| common::u(&rows[0], c)).collect();
-        // A classic tracepoint: a completion in an interrupt that lands while another
-        // perf-event program runs on that CPU is skipped and counted in `missed`
-        // (system-wide here). The rule: seen ≤ fio's ≤ seen + missed, exact without misses.
-        let ops = got[2];
-        assert!(ops <= ios && ops + stats.missed >= ios, "libaio {rw}: {rows:?} {stats:?}");
-        assert_eq!(got, [1, write, ops, ops * BS], "libaio {rw}: every request 4 KiB: {rows:?}");
-        if stats.missed == 0 {
-            assert_eq!((ops, got[3]), (ios, bytes), "libaio {rw}: {rows:?}");
-        }
+        let write = if rw == "randread" { 0 } else { IOCB_WRITE };
+        let got: Vec<Option<u64>> = ["aio", "write", "ops", "bytes"].iter().map(|c| rows[0][c].as_u64()).collect();
+        assert_eq!(got, [Some(IOCB_AIO_RW), Some(write), Some(ios), Some(bytes)], "libaio {rw}: {rows:?}");
     }
+    // Completions, system-wide (an interrupt's current task is anyone's).
+    let data = DataFile::new("libaio-complete");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-libaio-{}.json", std::process::id()));
+    let (dev, ino) = dev_ino(&data.0);
+    let sql = format!(
+        "SELECT aio, COUNT(*) AS ops, SUM(ret) AS bytes FROM iomap.iomap_dio_complete \
+         WHERE ino = {ino} AND dev = {dev} GROUP BY aio"
+    );
+    let prepared = common::engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let mut q = prepared.start(ebq::Scope::All).unwrap();
+    let cmd = fio_cmd("libaio", "--direct=1 --iodepth=8", "randread", data.path(), &json);
+    assert!(Command::new("sh").args(["-c", &cmd]).status().unwrap().success(), "{cmd}");
+    let mut outs = q.poll(std::time::Duration::from_millis(10)).unwrap();
+    outs.extend(q.finish().unwrap());
+    let rows = common::rows_of(&outs);
+    let (ios, _) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let ops = common::u(&rows[0], "ops");
+    assert_eq!((common::u(&rows[0], "aio"), common::u(&rows[0], "bytes")), (1, ops * BS), "{rows:?}");
+    assert!(ops > 0 && ops <= ios, "{rows:?}");
 }
 
 #[test]
