@@ -493,10 +493,10 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }
-    if let Some(fd) = ebq::catalog::file_columns::fd_field(f) {
+    for (end, fd) in ebq::catalog::file_columns::fd_fields(f) {
         for c in ebq::catalog::FileColumn::ALL {
-            out +=
-                &format!("  {:<24} {:<12} {} (file of `{fd}`)\n", c.name(), c.data_type().to_string(), c.description());
+            let (name, ty) = (c.name_at(end), c.data_type().to_string());
+            out += &format!("  {name:<24} {ty:<12} {} (file of `{fd}`)\n", c.description());
         }
     }
     if let Some(raw) = ebq::bind::describe_args(kernel, &bound.event) {

@@ -13,6 +13,7 @@
 //!                     [--report FILE] [--wait-file PATH]
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
+//! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -25,6 +26,7 @@
 
 mod cache;
 mod darshan;
+mod copies;
 mod fileio;
 mod opens;
 
@@ -47,6 +49,7 @@ usage:
   ebq-workload mmaptouch --file F [--drop]
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
+  ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -77,6 +80,9 @@ darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
           10 MiB + 1), lseek, fsync, fdatasync, two failing calls (EINVAL), a
           short and an empty read at EOF, close, reopen, write, pread, close;
           the report is its own tally under Darshan's POSIX rules.
+copies:   copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
+          (splice S -> pipe -> D), at most B bytes a call (default 65536); the
+          report counts each kind's calls and returned bytes.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -901,6 +907,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
+        "copies" => copies::run_copies(&copies::parse_copies(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

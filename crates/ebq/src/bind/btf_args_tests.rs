@@ -236,3 +236,18 @@ fn the_shipped_biosnoop_summary_reads_comm_and_the_disk_name_through_tp_btf() {
     assert_eq!(plan.join.as_ref().unwrap().start.source, EventSource::TracepointBtf);
     assert_eq!(plan.event.source, EventSource::TracepointBtf);
 }
+
+#[test]
+fn io_uring_completions_read_the_request_their_void_pointer_is() {
+    // The kernel declares io_uring_complete's `req` as `void *`; it is the completed
+    // `struct io_kiocb *`, whose file is assigned by then (fds and registered files).
+    let plan = bind(
+        "SELECT req.opcode, req.file.f_inode.i_ino, cqe.res, COUNT(*) FROM io_uring.io_uring_complete \
+         GROUP BY req.opcode, req.file.f_inode.i_ino, cqe.res",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let types: Vec<DataType> = plan.schema().into_iter().map(|(_, t)| t).collect();
+    let int = |bits, signed| DataType::Int { bits, signed };
+    assert_eq!(types, [int(8, false), DataType::U64, int(32, true), DataType::U64]);
+    assert_eq!(plan.event.source, EventSource::TracepointBtf);
+}

@@ -3,10 +3,11 @@
 //! They resolve only at events whose fd names a file of the current task (see
 //! [`crate::catalog::file_columns::fd_field`]); anywhere else, and on kernels
 //! without BTF, naming one is a positioned bind error that says why. In a
-//! JOIN they belong to whichever side has the fd, like any column.
+//! JOIN they belong to whichever side has the fd, like any column. At the
+//! two-fd calls they come in two sets, `in_…` and `out_…` (one per end).
 
 use super::{ColumnSource, ScalarExpr};
-use crate::catalog::file_columns::{fd_field, WHICH_EVENTS};
+use crate::catalog::file_columns::{fd_at, fd_fields, FdEnd, WHICH_EVENTS};
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
 use crate::host::KernelInfo;
@@ -15,8 +16,8 @@ use crate::parse::Expr;
 /// The file column `name` of an event with `format`, when it has file
 /// columns and `kernel` has BTF.
 pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
-    let column = FileColumn::from_name(name)?;
-    let fd = fd_field(format)?;
+    let (column, end) = FileColumn::parse(name)?;
+    let fd = fd_at(format, end)?;
     if kernel.btf_problem().is_some() {
         return None;
     }
@@ -25,10 +26,7 @@ pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, na
 
 /// Names of the file columns an event has, for suggestions.
 pub(super) fn file_column_names(format: &TracepointFormat) -> Vec<&'static str> {
-    match fd_field(format) {
-        Some(_) => FileColumn::ALL.iter().map(|c| c.name()).collect(),
-        None => vec![],
-    }
+    fd_fields(format).into_iter().flat_map(|(end, _)| FileColumn::ALL.iter().map(move |c| c.name_at(end))).collect()
 }
 
 /// Why the file column `name` is not available at any of `events` (format,
@@ -39,10 +37,24 @@ pub(super) fn file_column_error(
     e: &Expr,
     events: &[(&TracepointFormat, String)],
 ) -> Option<Error> {
-    FileColumn::from_name(name)?;
+    let (column, end) = FileColumn::parse(name)?;
     let span = super::expr::span_of(e);
-    let with_fd = events.iter().any(|(f, _)| fd_field(f).is_some());
+    let with_fd = events.iter().any(|(f, _)| fd_at(f, end).is_some());
+    let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
     let error = match (with_fd, kernel.btf_problem()) {
+        (false, _) if two_fds.is_some() => {
+            let (_, event) = two_fds.expect("checked");
+            QueryError::new(
+                Stage::Bind,
+                format!(
+                    "`{name}`: {event} has two fds; say which file: `{}` or `{}`",
+                    column.name_at(FdEnd::In),
+                    column.name_at(FdEnd::Out)
+                ),
+                span,
+            )
+            .with_help(WHICH_EVENTS)
+        }
         (false, _) => {
             let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
             QueryError::new(
@@ -96,5 +108,37 @@ mod tests {
         }
         // sys_exit_pread64 returns a byte count, not an fd.
         assert!(bind("SELECT inode FROM syscalls.sys_exit_pread64").is_err());
+    }
+
+    #[test]
+    fn two_fd_calls_have_in_and_out_columns() {
+        for (event, fd_in, fd_out) in [
+            ("sys_enter_copy_file_range", "fd_in", "fd_out"),
+            ("sys_enter_sendfile64", "in_fd", "out_fd"),
+            ("sys_enter_splice", "fd_in", "fd_out"),
+        ] {
+            let sql = format!("SELECT in_inode, out_inode, in_file_name, out_fs_type FROM syscalls.{event}");
+            let plan = bind(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let crate::bind::QueryBody::Rows { columns } = &plan.body else { panic!("a row query") };
+            let fds: Vec<String> = columns
+                .iter()
+                .filter_map(|c| match &c.source {
+                    crate::bind::ScalarExpr::Column { source: crate::bind::ColumnSource::File { fd, .. }, .. } => {
+                        Some(fd.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["in_inode", "out_inode", "in_file_name", "out_fs_type"]);
+            assert_eq!(fds, [fd_in, fd_out, fd_in, fd_out], "{sql}");
+            let Err(Error::Query(q)) = bind(&format!("SELECT inode FROM syscalls.{event}")) else {
+                panic!("{event}: a bare file column is ambiguous");
+            };
+            assert!(q.message.contains("has two fds; say which file: `in_inode` or `out_inode`"), "{}", q.message);
+            assert_eq!(q.span.expect("positioned").start.column, 8);
+        }
+        // A one-fd call has no ends.
+        assert!(bind("SELECT in_inode FROM syscalls.sys_enter_pread64").is_err());
     }
 }

@@ -52,7 +52,7 @@ impl ColumnSource {
         match self {
             ColumnSource::Field { name, .. } => name,
             ColumnSource::System(s) => s.name(),
-            ColumnSource::File { column, .. } => column.name(),
+            ColumnSource::File { column, fd } => column.name_at(crate::catalog::file_columns::FdEnd::of_field(fd)),
             ColumnSource::Arg(a) => &a.path,
             ColumnSource::Start { name, .. } => name,
         }

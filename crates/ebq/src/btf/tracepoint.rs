@@ -19,6 +19,14 @@ pub struct Arg {
     pub c_type: String,
 }
 
+/// Raw arguments the kernel declares `void *` although every call site passes one
+/// struct: (tracepoint, argument, a tracepoint whose argument of the same name has
+/// that struct's pointer type). `io_uring_complete`'s `req` is the `struct io_kiocb *`
+/// being completed (NULL for auxiliary CQEs, which then read as 0), typed so that
+/// `req.file`, `req.opcode` read at completion what `io_uring_submit_req` reads at
+/// submission — and `req->file` is assigned by then, for fds and registered files.
+const UNTYPED_POINTERS: [(&str, &str, &str); 1] = [("io_uring_complete", "req", "io_uring_submit_req")];
+
 /// Functions whose parameters repeat the tracepoint's, named.
 const NAMED_TWINS: [&str; 3] = ["__probestub_", "__traceiter_", "__bpf_trace_"];
 
@@ -41,7 +49,20 @@ impl Btf {
                 c_type: self.c_type_name(ty),
             })
             .collect();
-        Some(args)
+        Some(self.typed_pointers(tp, args))
+    }
+
+    /// `args` with the `void *` arguments of [`UNTYPED_POINTERS`] given their struct type.
+    fn typed_pointers(&self, tp: &str, mut args: Vec<Arg>) -> Vec<Arg> {
+        for (_, name, twin) in UNTYPED_POINTERS.iter().filter(|(t, ..)| *t == tp) {
+            let typed = self.tracepoint_args(twin).and_then(|a| a.into_iter().find(|a| a.name == *name));
+            if let (Some(typed), Some(arg)) = (typed, args.iter_mut().find(|a| a.name == *name && a.c_type == "void *"))
+            {
+                arg.ty = typed.ty;
+                arg.c_type = typed.c_type;
+            }
+        }
+        args
     }
 
     /// The names of function `func`'s parameters after the first, when they are all

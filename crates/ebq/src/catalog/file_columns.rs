@@ -9,12 +9,56 @@
 //!
 //! An fd that is not open (or negative, or a failed open's `ret`) gives 0 and
 //! empty strings in every file column.
+//!
+//! Calls that move data between two fds (`copy_file_range`, `sendfile64`,
+//! `splice`, `tee`) have two sets, named for the end: `in_inode`, `out_file_name`,
+//! … (see [`FdEnd`]). There is no unprefixed set at those events: which end
+//! "the file" is depends on the question, so the query says it.
 
 use super::TracepointFormat;
 use crate::types::DataType;
 
 /// Exit events whose `ret` is a new fd.
 const OPEN_EXITS: [&str; 4] = ["sys_exit_open", "sys_exit_openat", "sys_exit_openat2", "sys_exit_creat"];
+
+/// Which of an event's fds a file column describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FdEnd {
+    /// The event's one fd (`fd`, an open's `ret`): columns without a prefix.
+    Only,
+    /// The source of a two-fd call (`fd_in`, `in_fd`, `fdin`): `in_` columns.
+    In,
+    /// The destination of a two-fd call (`fd_out`, `out_fd`, `fdout`): `out_` columns.
+    Out,
+}
+
+impl FdEnd {
+    /// The prefix of its columns' names.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            FdEnd::Only => "",
+            FdEnd::In => "in_",
+            FdEnd::Out => "out_",
+        }
+    }
+
+    /// The end a record field names (`fd_in` → [`FdEnd::In`]); anything else is [`FdEnd::Only`].
+    pub fn of_field(fd: &str) -> FdEnd {
+        if IN_FDS.contains(&fd) {
+            FdEnd::In
+        } else if OUT_FDS.contains(&fd) {
+            FdEnd::Out
+        } else {
+            FdEnd::Only
+        }
+    }
+}
+
+/// The source fd's field, as each two-fd system call's format names it
+/// (copy_file_range and splice, sendfile64, tee).
+const IN_FDS: [&str; 3] = ["fd_in", "in_fd", "fdin"];
+/// The destination fd's field.
+const OUT_FDS: [&str; 3] = ["fd_out", "out_fd", "fdout"];
 
 /// A column describing the file behind an fd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -72,6 +116,52 @@ impl FileColumn {
     /// Capacity of `fs_type`.
     pub const FS_TYPE_CAP: u16 = 16;
 
+    /// The column's name in queries for the fd at `end` (`in_inode`).
+    pub fn name_at(self, end: FdEnd) -> &'static str {
+        /// Names in the order of the enum's variants (`Handle` last).
+        const IN: [&str; 10] = [
+            "in_inode",
+            "in_dev",
+            "in_dev_major",
+            "in_dev_minor",
+            "in_fs_type",
+            "in_mount_point",
+            "in_mount_id",
+            "in_file_name",
+            "in_file_pos",
+            "in_file",
+        ];
+        const OUT: [&str; 10] = [
+            "out_inode",
+            "out_dev",
+            "out_dev_major",
+            "out_dev_minor",
+            "out_fs_type",
+            "out_mount_point",
+            "out_mount_id",
+            "out_file_name",
+            "out_file_pos",
+            "out_file",
+        ];
+        match end {
+            FdEnd::Only => self.name(),
+            FdEnd::In => IN[self as usize],
+            FdEnd::Out => OUT[self as usize],
+        }
+    }
+
+    /// A user-visible file column name with its end: `out_inode` → (Inode, Out).
+    pub fn parse(name: &str) -> Option<(FileColumn, FdEnd)> {
+        let (end, bare) = if let Some(b) = name.strip_prefix("in_") {
+            (FdEnd::In, b)
+        } else if let Some(b) = name.strip_prefix("out_") {
+            (FdEnd::Out, b)
+        } else {
+            (FdEnd::Only, name)
+        };
+        Some((Self::from_name(bare)?, end))
+    }
+
     /// The column's name in queries.
     pub fn name(self) -> &'static str {
         match self {
@@ -121,8 +211,37 @@ impl FileColumn {
     }
 }
 
-/// The record field holding the fd whose file the file columns describe, or
-/// `None` when the event has no file columns.
+/// Every fd of the event with file columns, by end: one ([`FdEnd::Only`], see
+/// [`fd_field`]) or, at the two-fd system calls, [`FdEnd::In`] and [`FdEnd::Out`].
+pub fn fd_fields(format: &TracepointFormat) -> Vec<(FdEnd, &'static str)> {
+    if let Some(fd) = fd_field(format) {
+        return vec![(FdEnd::Only, fd)];
+    }
+    if format.category != "syscalls" || !format.name.starts_with("sys_enter_") {
+        return vec![];
+    }
+    IN_FDS
+        .iter()
+        .chain(OUT_FDS.iter())
+        .filter(|name| aligned_int(format, name))
+        .map(|name| (FdEnd::of_field(name), *name))
+        .collect()
+}
+
+/// The record field of the fd at `end`, if the event has it.
+pub fn fd_at(format: &TracepointFormat, end: FdEnd) -> Option<&'static str> {
+    fd_fields(format).into_iter().find(|(e, _)| *e == end).map(|(_, fd)| fd)
+}
+
+/// An aligned 8-byte integer field: the program reads it as `ctx->NAME`.
+fn aligned_int(format: &TracepointFormat, name: &str) -> bool {
+    format
+        .field(name)
+        .is_some_and(|f| f.kind == super::FieldKind::Int && f.size == 8 && f.offset >= 8 && f.offset.is_multiple_of(8))
+}
+
+/// The record field holding the one fd whose file the (unprefixed) file
+/// columns describe, or `None` when the event has none.
 ///
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
@@ -144,12 +263,7 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
     if format.category != "syscalls" {
         return None;
     }
-    // An aligned 8-byte integer: the program reads it as `ctx->fd` (or `ctx->ret`).
-    let int = |name: &str| {
-        format.field(name).is_some_and(|f| {
-            f.kind == super::FieldKind::Int && f.size == 8 && f.offset >= 8 && f.offset.is_multiple_of(8)
-        })
-    };
+    let int = |name: &str| aligned_int(format, name);
     if format.name.starts_with("sys_enter_") && int("fd") {
         Some("fd")
     } else if OPEN_EXITS.contains(&format.name.as_str()) && int("ret") {
@@ -164,7 +278,8 @@ pub const WHICH_EVENTS: &str = "file columns exist at syscall events with an `fd
 (syscalls:sys_enter_read, sys_enter_pwrite64, sys_enter_fsync, …) and at sys_exit_open, \
 sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and at raw_syscalls:sys_enter \
 (its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
-for opening calls)";
+for opening calls); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
+have `in_` and `out_` columns (in_inode, out_file_name, …)";
 
 #[cfg(test)]
 mod tests {

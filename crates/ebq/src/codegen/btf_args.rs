@@ -91,5 +91,8 @@ mod tests {
             c.contains("\t__s32 arg_req__cqe__fd = (__s32)BPF_CORE_READ(((struct io_kiocb *)ctx[0]), cqe.fd);"),
             "{c}"
         );
+        let c = generate_for("SELECT req.file.f_inode.i_ino, cqe.res FROM io_uring.io_uring_complete");
+        assert!(c.contains("= (__u64)BPF_CORE_READ(((struct io_kiocb *)ctx[1]), file, f_inode, i_ino);"), "{c}");
+        assert!(c.contains("= (__s32)BPF_CORE_READ(((struct io_uring_cqe *)ctx[2]), res);"), "{c}");
     }
 }

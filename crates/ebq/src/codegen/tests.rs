@@ -92,6 +92,37 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
     assert!(plain.contains("#include <linux/bpf.h>") && !plain.contains("vmlinux"), "{plain}");
 }
 
+/// A two-fd call resolves each end once, into its own locals.
+#[test]
+fn two_fd_calls_resolve_both_ends() {
+    let c = generate_for(
+        "SELECT in_inode, out_inode, in_file_name, COUNT(*) FROM syscalls.sys_enter_copy_file_range \
+         GROUP BY in_inode, out_inode, in_file_name",
+    );
+    assert_eq!(c.matches("= ebq_file_of(").count(), 2, "{c}");
+    // Raw sys_enter (auto): fd_in is the first argument register, fd_out the third.
+    assert!(c.contains("struct file *fc_in_file = ebq_file_of((__u64)ebq_regs(ctx)->di);"), "{c}");
+    assert!(c.contains("struct file *fc_out_file = ebq_file_of((__u64)ebq_regs(ctx)->dx);"), "{c}");
+    assert!(c.contains("__u64 fc_in_inode = BPF_CORE_READ(fc_in_file, f_inode, i_ino);"), "{c}");
+    assert!(c.contains("__u64 fc_out_inode = BPF_CORE_READ(fc_out_file, f_inode, i_ino);"), "{c}");
+    let classic = generate_with(
+        "SELECT out_inode FROM syscalls.sys_enter_sendfile64",
+        &PlanOptions { attach: crate::plan::SyscallAttach::Classic, ..Default::default() },
+    );
+    assert!(classic.contains("struct file *fc_out_file = ebq_file_of(ctx->out_fd);"), "{classic}");
+    // sendfile64's tracepoint is system call 40, `__NR_sendfile`: out_fd first, in_fd second.
+    let raw = generate_for("SELECT in_inode, out_inode FROM syscalls.sys_enter_sendfile64");
+    assert!(
+        raw.contains(
+            "	if (ctx[1] != 40 || ebq_compat_syscall())
+"
+        ),
+        "{raw}"
+    );
+    assert!(raw.contains("struct file *fc_in_file = ebq_file_of((__u64)ebq_regs(ctx)->si);"), "{raw}");
+    assert!(raw.contains("struct file *fc_out_file = ebq_file_of((__u64)ebq_regs(ctx)->di);"), "{raw}");
+}
+
 /// At sys_exit_openat the fd is the return value.
 #[test]
 fn open_exits_resolve_ret() {

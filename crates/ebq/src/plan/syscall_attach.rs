@@ -137,10 +137,22 @@ fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) ->
     if let Some(why) = layout_problem(&event.format, exit) {
         return Err(why);
     }
-    catalog.kernel().syscalls().nr(call).ok_or_else(|| {
+    let unistd = UNISTD_NAMES.iter().find(|(tp, _)| *tp == call).map_or(call, |(_, n)| *n);
+    catalog.kernel().syscalls().nr(unistd).ok_or_else(|| {
         format!("no system call `{call}` in asm/unistd_64.h (its number is needed to pick it out of every call)")
     })
 }
+
+/// Tracepoints named after the kernel's `SYSCALL_DEFINE` where x86-64's
+/// `asm/unistd_64.h` names the call otherwise (`sys_enter_sendfile64` is `__NR_sendfile`).
+const UNISTD_NAMES: [(&str, &str); 6] = [
+    ("sendfile64", "sendfile"),
+    ("newstat", "stat"),
+    ("newlstat", "lstat"),
+    ("newfstat", "fstat"),
+    ("newuname", "uname"),
+    ("umount", "umount2"),
+];
 
 /// The format field holding the system call's number (not an argument).
 pub const NR_FIELD: &str = "__syscall_nr";

@@ -1,0 +1,374 @@
+//! Issue 14 items 1–5: storage I/O on the paths beside read/write, with fio as the
+//! ground truth. Each fio job reads or writes a 4 MiB ext4 file (under cargo's
+//! target directory, laid out before the run so fio does no layout writes) in 4 KiB
+//! requests; ebq counts the requests and bytes that reached *that file* (filtered on
+//! its inode and device, so fio's other I/O does not count) and the totals must equal
+//! fio's own `jobs[0].read|write.total_ios` and `io_bytes`:
+//! - `sync`, `psync`, `pvsync2`, `posixaio`: the system call's entry (file columns of
+//!   its fd) joined with its exit (`ret` = bytes), both on the raw system-call
+//!   tracepoints (`--attach raw`: their own recursion guard, so other engineers'
+//!   classic tracepoint programs cannot make them miss);
+//! - `io_uring` (buffered; O_DIRECT with registered files and fixed buffers; SQPOLL):
+//!   `io_uring_complete` through tp_btf, its `req` read as the `struct io_kiocb`
+//!   (file, opcode) and `cqe.res` as the bytes;
+//! - `libaio` (`--direct=1`): ext4's direct-I/O submissions, `iomap:iomap_dio_rw_begin`
+//!   through tp_btf (`iocb.ki_flags` says AIO and write, `iter.count` the length). This
+//!   is the kernel side of AIO on an iomap file system, not `io_submit`'s iocbs (not yet);
+//! - `mmap` (reads): the shipped `mmap-faults` (`filemap:mm_filemap_fault`): faults,
+//!   pages and bytes on the data file = fio's requests and bytes.
+//!
+//! A second test copies a known file with sendfile, copy_file_range and splice
+//! (`ebq-workload copies`) and checks both ends of every call: `in_inode` and
+//! `out_inode` name the right files and the bytes equal the workload's tally and the
+//! copies' sizes.
+
+mod common;
+
+use common::{ebq_bin, workload_bin};
+use serde_json::Value as Json;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SIZE: u64 = 4 << 20;
+const BS: u64 = 4096;
+
+/// A private 4 MiB file on the target directory's file system (ext4 here), written
+/// and synced before fio runs, so fio finds it at its size and lays nothing out.
+struct DataFile(PathBuf);
+
+impl DataFile {
+    fn new(tag: &str) -> DataFile {
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-{tag}-{}.dat", std::process::id()));
+        let bytes: Vec<u8> = (0..SIZE).map(|i| (i * 13 % 251) as u8).collect();
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::File::open(&path).unwrap().sync_all().unwrap();
+        DataFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for DataFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The kernel's `dev_t` (major << 20 | minor) and inode of `path`, as the file columns give them.
+fn dev_ino(path: &Path) -> (u64, u64) {
+    let m = std::fs::metadata(path).unwrap();
+    let dev = m.dev();
+    (u64::from(libc::major(dev)) << 20 | u64::from(libc::minor(dev)), m.ino())
+}
+
+/// The fio command line of one job on `file`, its JSON report written to `json`.
+fn fio_cmd(engine: &str, extra: &str, rw: &str, file: &str, json: &Path) -> String {
+    format!(
+        "fio --name=j --filename={file} --ioengine={engine} {extra} --rw={rw} --bs={BS} --size={SIZE} \
+         --randrepeat=1 --output-format=json --output={}",
+        json.display()
+    )
+}
+
+/// fio's own (total_ios, io_bytes) for direction `dir` (`read`, `write`).
+fn fio_totals(json: &Path, dir: &str) -> (u64, u64) {
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let job = &report["jobs"][0][dir];
+    (job["total_ios"].as_u64().unwrap(), job["io_bytes"].as_u64().unwrap())
+}
+
+/// Runs `sql` with `ebq -c CMD --format json` plus `options`; the JSON rows and stderr.
+fn ebq_rows(cmd: &str, sql: &str, options: &[&str]) -> (Vec<Json>, String) {
+    let out = Command::new(ebq_bin()).args(options).args(["-c", cmd, "--format", "json", sql]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{sql}\n{stderr}");
+    let rows = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (rows, stderr)
+}
+
+/// One fio run of `engine` doing `rw` under `sql` (FILE_INO and FILE_DEV replaced):
+/// ebq's rows and fio's totals for the direction.
+fn run(tag: &str, engine: &str, extra: &str, rw: &str, sql: &str, options: &[&str]) -> (Vec<Json>, (u64, u64)) {
+    let data = DataFile::new(tag);
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-{tag}-{}.json", std::process::id()));
+    let (dev, ino) = dev_ino(&data.0);
+    let sql = sql.replace("FILE_INO", &ino.to_string()).replace("FILE_DEV", &dev.to_string());
+    let (rows, stderr) = ebq_rows(&fio_cmd(engine, extra, rw, data.path(), &json), &sql, options);
+    let dir = if rw.contains("read") { "read" } else { "write" };
+    let totals = fio_totals(&json, dir);
+    let _ = std::fs::remove_file(&json);
+    assert!(stderr.contains(" 0 missed"), "{stderr}");
+    (rows, totals)
+}
+
+/// The system call each synchronous engine reads and writes with.
+fn syscall_of(engine: &str, rw: &str) -> &'static str {
+    match (engine, rw) {
+        ("sync", "randread") => "read",
+        ("sync", _) => "write",
+        ("psync" | "posixaio", "randread") => "pread64",
+        ("psync" | "posixaio", _) => "pwrite64",
+        ("pvsync2", "randread") => "preadv2",
+        ("pvsync2", _) => "pwritev2",
+        _ => unreachable!("{engine}"),
+    }
+}
+
+#[test]
+fn system_call_engines_count_what_fio_did() {
+    for engine in ["sync", "psync", "pvsync2", "posixaio"] {
+        for rw in ["randread", "randwrite"] {
+            let call = syscall_of(engine, rw);
+            let sql = format!(
+                "SELECT e.fs_type AS fs, COUNT(*) AS ops, SUM(x.ret) AS bytes \
+                 FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid \
+                 WHERE e.inode = FILE_INO AND e.dev = FILE_DEV GROUP BY e.fs_type"
+            );
+            let (rows, (ios, bytes)) = run(&format!("{engine}-{rw}"), engine, "", rw, &sql, &["--attach", "raw"]);
+            assert_eq!(rows.len(), 1, "{engine} {rw}: {rows:?}");
+            assert_eq!(rows[0]["fs"], "ext4", "{engine} {rw}");
+            assert_eq!((ios, bytes), (SIZE / BS, SIZE), "{engine} {rw}: fio did the whole file");
+            assert_eq!(
+                (rows[0]["ops"].as_u64(), rows[0]["bytes"].as_u64()),
+                (Some(ios), Some(bytes)),
+                "{engine} {rw} ({call}): {rows:?}"
+            );
+        }
+    }
+}
+
+/// io_uring opcodes (include/uapi/linux/io_uring.h).
+const IORING_OP_READ_FIXED: u64 = 4;
+const IORING_OP_WRITE_FIXED: u64 = 5;
+const IORING_OP_READ: u64 = 22;
+const IORING_OP_WRITE: u64 = 23;
+
+#[test]
+fn io_uring_completions_count_what_fio_did_for_fds_registered_files_and_sqpoll() {
+    // req is the completed struct io_kiocb: req->file is the file for fds and
+    // registered (fixed) files alike. The ring's SQPOLL data names the task that set
+    // the ring up (0 without SQPOLL).
+    let sql = "SELECT req.opcode AS op, COUNT(*) AS ops, SUM(cqe.res) AS bytes, \
+               MIN(req.ctx.sq_data.task_tgid) AS owner, MIN(pid) AS pid \
+               FROM io_uring.io_uring_complete \
+               WHERE req.file.f_inode.i_ino = FILE_INO AND req.file.f_inode.i_sb.s_dev = FILE_DEV \
+               GROUP BY req.opcode";
+    for (extra, sqpoll) in
+        [("", false), ("--direct=1 --registerfiles=1 --fixedbufs=1", false), ("--sqthread_poll=1", true)]
+    {
+        for rw in ["randread", "randwrite"] {
+            let tag = format!("uring-{}-{rw}", extra.len());
+            let (rows, (ios, bytes)) = run(&tag, "io_uring", extra, rw, sql, &[]);
+            let op = match (extra.contains("fixedbufs"), rw) {
+                (true, "randread") => IORING_OP_READ_FIXED,
+                (true, _) => IORING_OP_WRITE_FIXED,
+                (false, "randread") => IORING_OP_READ,
+                (false, _) => IORING_OP_WRITE,
+            };
+            assert_eq!((ios, bytes), (SIZE / BS, SIZE), "io_uring {extra} {rw}: fio did the whole file");
+            assert_eq!(rows.len(), 1, "io_uring {extra} {rw}: {rows:?}");
+            let row = &rows[0];
+            assert_eq!(
+                (row["op"].as_u64(), row["ops"].as_u64(), row["bytes"].as_u64()),
+                (Some(op), Some(ios), Some(bytes)),
+                "io_uring {extra} {rw}: {rows:?}"
+            );
+            // With SQPOLL the ring's owner is the fio job process whose poller thread runs the requests.
+            let owner = if sqpoll { row["pid"].as_u64() } else { Some(0) };
+            assert_eq!(row["owner"].as_u64(), owner, "io_uring {extra} {rw}: {rows:?}");
+        }
+    }
+}
+
+/// The number before `what` in ebq's final stats line (`… 3 missed; …`).
+fn stat(stderr: &str, what: &str) -> u64 {
+    let line = stderr.lines().rev().find(|l| l.starts_with("ebq: ") && l.contains(what)).expect(what);
+    let before = &line[..line.find(what).unwrap()];
+    before.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn io_uring_submit_to_complete_pairs_on_the_request() {
+    // Latency: submission ⋈ completion on the request pointer of both records. Both are
+    // classic tracepoints, so the missed rule applies: pairs ≤ fio's requests ≤ pairs +
+    // missed ends + missed starts, equal when nothing was missed.
+    let sql = "SELECT s.opcode AS op, COUNT(*) AS pairs, SUM(c.res) AS bytes, MIN(c.time - s.time) AS minlat \
+               FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
+               GROUP BY s.opcode";
+    let data = DataFile::new("uring-latency");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-lat-{}.json", std::process::id()));
+    let out = Command::new(ebq_bin())
+        .args(["-c", &fio_cmd("io_uring", "", "randread", data.path(), &json), "--format", "json", sql])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let (ios, bytes) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    let rows: Vec<Json> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let (pairs, got_bytes) = (rows[0]["pairs"].as_u64().unwrap(), rows[0]["bytes"].as_u64().unwrap());
+    assert_eq!(rows[0]["op"].as_u64(), Some(IORING_OP_READ), "{rows:?}");
+    assert!(rows[0]["minlat"].as_u64().unwrap() > 0, "{rows:?}");
+    assert_eq!(got_bytes, pairs * BS, "every pair a 4 KiB read: {rows:?}");
+    let missed = stat(&stderr, " missed;") + stat(&stderr, " start events missed");
+    assert!(pairs <= ios && pairs + missed >= ios, "{rows:?}\n{stderr}");
+    if missed == 0 {
+        assert_eq!((pairs, got_bytes), (ios, bytes), "{rows:?}\n{stderr}");
+    }
+}
+
+#[test]
+fn libaio_direct_io_submissions_count_what_fio_did() {
+    // Submission: iomap_dio_rw_begin in fio's own task (tp_btf, scoped by -c): every
+    // AIO request (IOCB_AIO_RW) and its length, exact. Completion: iomap_dio_complete,
+    // a classic tracepoint that fires in the disk's interrupt; on this kernel some
+    // such events never reach a perf-event program and no counter says so (seen 1008,
+    // missed 0 for fio's 1024 in one run of ~30), so it only bounds fio's count.
+    const IOCB_WRITE: u64 = 1 << 18;
+    const IOCB_AIO_RW: u64 = 1 << 23;
+    for rw in ["randread", "randwrite"] {
+        let submit = format!(
+            "SELECT iocb.ki_flags & {IOCB_AIO_RW} AS aio, iocb.ki_flags & {IOCB_WRITE} AS write, COUNT(*) AS ops, \
+             SUM(iter.count) AS bytes FROM iomap.iomap_dio_rw_begin \
+             WHERE iocb.ki_filp.f_inode.i_ino = FILE_INO AND iocb.ki_filp.f_inode.i_sb.s_dev = FILE_DEV \
+             GROUP BY iocb.ki_flags & {IOCB_AIO_RW}, iocb.ki_flags & {IOCB_WRITE}"
+        );
+        let (rows, (ios, bytes)) = run(&format!("libaio-{rw}"), "libaio", "--direct=1 --iodepth=8", rw, &submit, &[]);
+        assert_eq!((ios, bytes), (SIZE / BS, SIZE), "libaio {rw}: fio did the whole file");
+        assert_eq!(rows.len(), 1, "libaio {rw}: {rows:?}");
+        let write = if rw == "randread" { 0 } else { IOCB_WRITE };
+        let got: Vec<Option<u64>> = ["aio", "write", "ops", "bytes"].iter().map(|c| rows[0][c].as_u64()).collect();
+        assert_eq!(got, [Some(IOCB_AIO_RW), Some(write), Some(ios), Some(bytes)], "libaio {rw}: {rows:?}");
+    }
+    // Completions, system-wide (an interrupt's current task is anyone's).
+    let data = DataFile::new("libaio-complete");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-libaio-{}.json", std::process::id()));
+    let (dev, ino) = dev_ino(&data.0);
+    let sql = format!(
+        "SELECT aio, COUNT(*) AS ops, SUM(ret) AS bytes FROM iomap.iomap_dio_complete \
+         WHERE ino = {ino} AND dev = {dev} GROUP BY aio"
+    );
+    let prepared = common::engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let mut q = prepared.start(ebq::Scope::All).unwrap();
+    let cmd = fio_cmd("libaio", "--direct=1 --iodepth=8", "randread", data.path(), &json);
+    assert!(Command::new("sh").args(["-c", &cmd]).status().unwrap().success(), "{cmd}");
+    let mut outs = q.poll(std::time::Duration::from_millis(10)).unwrap();
+    outs.extend(q.finish().unwrap());
+    let rows = common::rows_of(&outs);
+    let (ios, _) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let ops = common::u(&rows[0], "ops");
+    assert_eq!((common::u(&rows[0], "aio"), common::u(&rows[0], "bytes")), (1, ops * BS), "{rows:?}");
+    assert!(ops > 0 && ops <= ios, "{rows:?}");
+}
+
+#[test]
+fn mmap_read_faults_bring_in_the_bytes_fio_read() {
+    // fio's mmap engine copies each 4 KiB request out of the mapping: one filemap
+    // fault per page it touched, cached or not. The shipped mmap-faults query, its
+    // rows (per window, process and file) summed for the data file.
+    let data = DataFile::new("mmap-randread");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-mmap-{}.json", std::process::id()));
+    let (dev, ino) = dev_ino(&data.0);
+    let cmd = fio_cmd("mmap", "", "randread", data.path(), &json);
+    let out = Command::new(ebq_bin()).args(["run", "mmap-faults", "-c", &cmd, "--format", "json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains(" 0 missed"), "{stderr}");
+    let (ios, bytes) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    let rows: Vec<Json> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ours: Vec<&Json> =
+        rows.iter().filter(|r| r["inode"].as_u64() == Some(ino) && r["dev"].as_u64() == Some(dev)).collect();
+    let sum = |col: &str| ours.iter().map(|r| r[col].as_u64().unwrap()).sum::<u64>();
+    assert_eq!((ios, bytes), (SIZE / BS, SIZE));
+    assert!(!ours.is_empty(), "{rows:?}");
+    assert_eq!((sum("faults"), sum("pages"), sum("bytes")), (ios, ios, bytes), "{rows:?}");
+}
+
+#[test]
+fn sendfile_copy_file_range_and_splice_name_both_ends() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join(format!("ebq-copies-{}.src", std::process::id()));
+    let dst = dir.join(format!("ebq-copies-{}.dst", std::process::id()));
+    let size: u64 = 1_048_699; // 256 pages and 123 bytes: the last call of each copy is short
+    std::fs::write(&src, (0..size).map(|i| (i % 253) as u8).collect::<Vec<u8>>()).unwrap();
+    let report = dir.join(format!("ebq-copies-{}.json", std::process::id()));
+    let cmd = format!(
+        "{} copies --src {} --dst {} --report {}",
+        workload_bin().display(),
+        src.display(),
+        dst.display(),
+        report.display()
+    );
+    let copy = |suffix: &str| PathBuf::from(format!("{}.{suffix}", dst.display()));
+    for (call, in_fd, out_fd) in
+        [("sendfile64", "in_fd", "out_fd"), ("copy_file_range", "fd_in", "fd_out"), ("splice", "fd_in", "fd_out")]
+    {
+        let sql = format!(
+            "SELECT e.in_inode AS src, e.out_inode AS dst, e.in_fs_type AS src_fs, e.out_fs_type AS dst_fs, \
+             MIN(e.{in_fd}) >= 0 AND MIN(e.{out_fd}) >= 0 AS fds, COUNT(*) AS calls, SUM(x.ret) AS bytes \
+             FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid \
+             GROUP BY e.in_inode, e.out_inode, e.in_fs_type, e.out_fs_type"
+        );
+        let (rows, stderr) = ebq_rows(&cmd, &sql, &["--attach", "raw"]);
+        assert!(stderr.contains(" 0 missed"), "{stderr}");
+        let tally: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        let ino = |p: &Path| Some(dev_ino(p).1);
+        let want = |kind: &str| (tally[kind]["calls"].as_u64(), tally[kind]["bytes"].as_u64());
+        let got = |r: &Json| (r["calls"].as_u64(), r["bytes"].as_u64());
+        assert!(rows.iter().all(|r| r["fds"] == true), "{rows:?}");
+        match call {
+            "splice" => {
+                // file → pipe, then pipe → file: each end that is a file is named.
+                let dst_file = copy("splice");
+                assert_eq!(rows.len(), 2, "{rows:?}");
+                let into_pipe = rows.iter().find(|r| r["src"].as_u64() == ino(&src)).expect("file → pipe");
+                let out_of_pipe = rows.iter().find(|r| r["dst"].as_u64() == ino(&dst_file)).expect("pipe → file");
+                assert_eq!((&into_pipe["src_fs"], &into_pipe["dst_fs"]), (&Json::from("ext4"), &Json::from("pipefs")));
+                assert_eq!(
+                    (&out_of_pipe["src_fs"], &out_of_pipe["dst_fs"]),
+                    (&Json::from("pipefs"), &Json::from("ext4"))
+                );
+                assert_eq!(into_pipe["dst"], out_of_pipe["src"], "one pipe between them: {rows:?}");
+                assert_eq!(got(into_pipe), want("splice_in"), "{rows:?} {tally}");
+                assert_eq!(got(out_of_pipe), want("splice_out"), "{rows:?} {tally}");
+                assert_eq!(got(into_pipe).1, Some(size));
+                assert_eq!(std::fs::metadata(&dst_file).unwrap().len(), size);
+            }
+            _ => {
+                let (kind, suffix) =
+                    if call == "sendfile64" { ("sendfile", "sendfile") } else { ("copy_file_range", "cfr") };
+                let dst_file = copy(suffix);
+                assert_eq!(rows.len(), 1, "{call}: {rows:?}");
+                let r = &rows[0];
+                assert_eq!((r["src"].as_u64(), r["dst"].as_u64()), (ino(&src), ino(&dst_file)), "{call}: {rows:?}");
+                assert_eq!((&r["src_fs"], &r["dst_fs"]), (&Json::from("ext4"), &Json::from("ext4")));
+                assert_eq!(got(r), want(kind), "{call}: {rows:?} {tally}");
+                assert_eq!(got(r).1, Some(size), "{call}");
+                assert_eq!(std::fs::metadata(&dst_file).unwrap().len(), size, "{call}");
+            }
+        }
+    }
+    // describe lists both ends' columns, each with the field it resolves.
+    let out = Command::new(ebq_bin()).args(["describe", "syscalls.sys_enter_copy_file_range"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for want in ["in_inode", "out_inode", "in_file_name", "out_mount_point"] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{want} ")))
+            .unwrap_or_else(|| panic!("{want}: {text}"));
+        let fd = if want.starts_with("in_") { "fd_in" } else { "fd_out" };
+        assert!(line.ends_with(&format!("(file of `{fd}`)")), "{line}");
+    }
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("inode ")), "no unprefixed set: {text}");
+    for p in [src, report, copy("sendfile"), copy("cfr"), copy("splice")] {
+        let _ = std::fs::remove_file(p);
+    }
+}
