@@ -25,8 +25,8 @@
 //! waits for `--wait-file`.
 
 mod cache;
-mod darshan;
 mod copies;
+mod darshan;
 mod fileio;
 mod opens;
 
