@@ -103,8 +103,8 @@ fn two_fd_calls_resolve_both_ends() {
     // Raw sys_enter (auto): fd_in is the first argument register, fd_out the third.
     assert!(c.contains("struct file *fc_in_file = ebq_file_of((__u64)ebq_regs(ctx)->di);"), "{c}");
     assert!(c.contains("struct file *fc_out_file = ebq_file_of((__u64)ebq_regs(ctx)->dx);"), "{c}");
-    assert!(c.contains("__u64 fc_in_inode = BPF_CORE_READ(fc_in_file, f_inode, i_ino);"), "{c}");
-    assert!(c.contains("__u64 fc_out_inode = BPF_CORE_READ(fc_out_file, f_inode, i_ino);"), "{c}");
+    assert!(c.contains("__u64 fc_in_inode = ebq_file_ino(fc_in_file);"), "{c}");
+    assert!(c.contains("__u64 fc_out_inode = ebq_file_ino(fc_out_file);"), "{c}");
     let classic = generate_with(
         "SELECT out_inode FROM syscalls.sys_enter_sendfile64",
         &PlanOptions { attach: crate::plan::SyscallAttach::Classic, ..Default::default() },
