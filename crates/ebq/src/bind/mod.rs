@@ -19,10 +19,12 @@ mod probe;
 mod req_flags;
 mod stream_join;
 mod union;
+mod union_all;
 mod user_str;
 
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
+pub(crate) use join::and_all;
 pub use logical::*;
 pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 
@@ -65,6 +67,16 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         return stream_join::bind_stream_join(query, second, catalog);
     }
     union::check(query)?;
+    if !query.union.is_empty() && query.joins.is_empty() {
+        return union_all::bind_union(query, catalog);
+    }
+    bind_events(query, catalog, &[])
+}
+
+/// Binds a query over one event (or a JOIN of two). `union` is non-empty for
+/// the outer query of a top-level union ([`union_all`]): its columns, by name
+/// and type, are then the only columns besides the system ones.
+fn bind_events(query: &Query, catalog: &Catalog, union: &[(String, DataType)]) -> Result<LogicalPlan> {
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
         [] => None,
@@ -84,7 +96,8 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
             Side { event: end, alias: j.event.alias.clone(), carried: false },
         ],
     };
-    let binder = Binder::new(sides, catalog.kernel());
+    let mut binder = Binder::new(sides, catalog.kernel());
+    binder.union = union.to_vec();
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -128,7 +141,18 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         }
         (_, join) => (btf_args::attach_as(from, tp_btf[0]), join),
     };
-    Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit, stream_join: None })
+    Ok(LogicalPlan {
+        event,
+        join,
+        filter,
+        body,
+        window,
+        select_span,
+        order_by,
+        limit,
+        stream_join: None,
+        union: vec![],
+    })
 }
 
 /// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.
@@ -236,12 +260,15 @@ struct Binder<'a> {
     depth: std::cell::Cell<u32>,
     /// Per side: record columns or raw arguments read, which decides how it attaches.
     reads: std::cell::RefCell<Vec<btf_args::SideReads>>,
+    /// The columns of a top-level union, when this binds the query over one
+    /// ([`union_all`]): they and the system columns are all it can read.
+    union: Vec<(String, DataType)>,
 }
 
 impl<'a> Binder<'a> {
     fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
         let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
-        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads }
+        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, union: vec![] }
     }
 }
 
@@ -287,6 +314,12 @@ impl Binder<'_> {
                         "SELECT * over a JOIN is ambiguous; name the columns (e.g. e.fd, x.ret)",
                         Span::from_sql(w.span()),
                     ))
+                }
+                SelectItem::Wildcard(_) if !self.union.is_empty() => {
+                    for (name, _) in &self.union {
+                        let s = union_all::lookup(&self.union, name).expect("a union column");
+                        columns.push(OutputColumn { name: name.clone(), ty: s.ty(), source: s });
+                    }
                 }
                 SelectItem::Wildcard(w) => {
                     for f in &self.sides[0].format().fields {
@@ -392,6 +425,9 @@ impl Binder<'_> {
     /// column, else a raw argument (last: it parses the kernel's BTF, ~20 ms, which
     /// queries naming only the others never need).
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
+        if !self.union.is_empty() {
+            return union_all::lookup(&self.union, name);
+        }
         let plain = field_column(side.format(), name, None)
             .ok()
             .or_else(|| {
