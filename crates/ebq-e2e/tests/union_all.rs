@@ -93,10 +93,7 @@ const PAGES: u64 = SIZE.div_ceil(PAGE);
 /// Shipped query `name` with its parameters at their defaults (`interval_ms` one long
 /// window) and `extra` (a WHERE) before its WINDOW, run with `ebq -f` around `cmd`.
 fn shipped_around(name: &str, extra: &str, cmd: &str) -> Vec<Json> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../queries/{name}.sql"));
-    let text = std::fs::read_to_string(path).unwrap();
-    let sql =
-        text.replace("{top}", "1000").replace("WINDOW(time, {interval_ms})", &format!("{extra} WINDOW(time, 600000)"));
+    let sql = shipped_text(name, extra);
     let file = std::env::temp_dir().join(format!("ebq-{name}-{}.sql", std::process::id()));
     std::fs::write(&file, &sql).unwrap();
     let out = Command::new(common::ebq_bin())
@@ -108,16 +105,29 @@ fn shipped_around(name: &str, extra: &str, cmd: &str) -> Vec<Json> {
     String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str::<Json>(l).unwrap()).collect()
 }
 
+/// Shipped query `name` with `{top}` = 1000, one long window, and `extra` before its WINDOW.
+fn shipped_text(name: &str, extra: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../queries/{name}.sql"));
+    let text = std::fs::read_to_string(path).unwrap();
+    text.replace("{top}", "1000").replace("WINDOW(time, {interval_ms})", &format!("{extra} WINDOW(time, 600000)"))
+}
+
+/// A test file of SIZE bytes under cargo's target directory (ext4 here), and its inode.
+fn test_file(tag: &str) -> (PathBuf, u64) {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-{tag}-{}.dat", std::process::id()));
+    let bytes: Vec<u8> = (0..SIZE).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, bytes).unwrap();
+    let ino = std::fs::metadata(&path).unwrap().ino();
+    (path, ino)
+}
+
 fn n(row: &Json, col: &str) -> i64 {
     row[col].as_i64().unwrap_or_else(|| panic!("{col} in {row}"))
 }
 
 #[test]
 fn cachestat_and_cachetop_on_a_dropped_file_read_twice() {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-cachestat-{}.dat", std::process::id()));
-    let bytes: Vec<u8> = (0..SIZE).map(|i| (i * 7 % 251) as u8).collect();
-    std::fs::write(&path, bytes).unwrap();
-    let ino = std::fs::metadata(&path).unwrap().ino();
+    let (path, ino) = test_file("cachestat");
     let pass = |drop: bool| {
         let cmd = format!(
             "{} cachepass --file {}{}",
@@ -146,5 +156,26 @@ fn cachestat_and_cachetop_on_a_dropped_file_read_twice() {
     assert_eq!(got, (PAGES as i64, 0, PAGES as i64, 100, 0), "{row}");
     let t = &top[0];
     assert_eq!((n(t, "accesses"), n(t, "misses"), n(t, "hits")), (PAGES as i64, 0, PAGES as i64), "{t}");
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A union's bundle carries every branch's event format and runs without clang.
+#[test]
+fn a_union_bundle_runs_without_clang() {
+    let (path, ino) = test_file("cachestat-aot");
+    let dir = std::env::temp_dir().join(format!("ebq-union-aot-{}", std::process::id()));
+    let empty = dir.join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (sql, bundle) = (dir.join("q.sql"), dir.join("q.ebq"));
+    std::fs::write(&sql, shipped_text("cachestat", &format!("WHERE inode = {ino}"))).unwrap();
+    let out =
+        Command::new(common::ebq_bin()).arg("compile").arg("-f").arg(&sql).arg("-o").arg(&bundle).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cmd = format!("{} cachepass --file {} --drop", workload_bin().display(), path.display());
+    let rows = common::run_bundle_without_clang(&bundle, &empty, &cmd);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let got = (n(&rows[0], "accesses"), n(&rows[0], "misses"), n(&rows[0], "hits"));
+    assert_eq!(got, (PAGES as i64, PAGES as i64, 0), "{rows:?}");
+    let _ = std::fs::remove_dir_all(dir);
     let _ = std::fs::remove_file(&path);
 }

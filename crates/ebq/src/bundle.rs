@@ -55,7 +55,9 @@ impl Bundle {
             ));
         }
         let k = &prepared.physical.programs[0];
-        let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start));
+        // A top-level union's branches are programs of the same object, each on its own event.
+        let branches = k.branches.iter().map(|b| &b.event);
+        let events = std::iter::once(&k.event).chain(k.pairing.as_ref().map(|p| &p.start)).chain(branches);
         if let Some(probe) =
             events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
@@ -80,7 +82,9 @@ impl Bundle {
         let object = crate::runtime::compile(&prepared.programs[0].source)?;
         let mut formats = vec![];
         let start = k.pairing.as_ref().map(|p| &p.start.format);
-        for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
+        let branches = k.branches.iter().map(|b| &b.event.format);
+        for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start).chain(branches)
+        {
             let file = engine.catalog().format_file(&f.category, &f.name)?;
             formats.push((f.category.clone(), f.name.clone(), file.text));
         }
