@@ -301,8 +301,9 @@ pub enum Combine {
     /// Two row programs (`FROM a, b … WINDOW(time, …)`): each window's rows
     /// of the first stream hash-joined with the second's.
     WindowJoin(Box<WindowJoin>),
-    // Several programs feeding one result (a union of their groups or rows,
-    // the I/O-paths issue) is the next variant: `Union { … }`.
+    // A top-level UNION ALL needs no variant: its branches are programs of
+    // one object writing one group map or ring (`KernelPlan::branches`), so
+    // it combines as `Single`.
 }
 
 /// The user-space part of a query: per group (or record) fetch `inputs`,
