@@ -9,7 +9,7 @@
 //! ebq-workload fork --children N --calls C [--sequential] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload spin --seconds S [--comm NAME]
-//! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
+//! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME] [--v2]
 //!                     [--report FILE] [--wait-file PATH]
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
@@ -39,7 +39,7 @@ usage:
   ebq-workload fork --children N --calls C [--sequential] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload readzero --count N [--bs B] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload spin --seconds S [--comm NAME]
-  ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME]
+  ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME] [--v2]
                       [--report FILE] [--wait-file PATH]
   ebq-workload cachepass --file F [--passes P] [--drop]
   ebq-workload mmaptouch --file F [--drop]

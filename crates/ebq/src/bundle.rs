@@ -47,6 +47,20 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
+        // The bundle replays its SQL against a catalog with the built-in views
+        // only: a user view (`--view`) would be unknown there.
+        let q = crate::parse::parse_query(sql)?;
+        if let crate::parse::EventName::Tracepoint { category, name } = &q.from.name {
+            let view = format!("{category}.{name}");
+            let builtin = crate::catalog::views::BUILTIN.iter().any(|(n, _)| n.eq_ignore_ascii_case(&view));
+            if !builtin && engine.catalog().view(&view).is_some() {
+                return Err(Error::query(
+                    crate::error::Stage::Plan,
+                    format!("a bundle cannot hold the user view {view} yet: run the query with --view instead"),
+                    Some(q.from.span),
+                ));
+            }
+        }
         if prepared.physical.programs.len() != 1 {
             return Err(Error::query(
                 crate::error::Stage::Plan,
