@@ -24,10 +24,17 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
         stats.missed
     );
     for p in programs {
+        // A union has one query program per branch (ebq_query, ebq_query_1, …).
+        let branches = prepared.physical.programs[0].branches.len();
         let what = match p.name.as_str() {
-            "ebq_query" => "[kernel] query program",
-            "ebq_pair_start" => "[kernel] JOIN start",
-            _ => "[kernel] fork follower",
+            "ebq_query" if branches > 0 => "[kernel] union branch 1".to_string(),
+            "ebq_query" => "[kernel] query program".to_string(),
+            n if n.starts_with("ebq_query_") => {
+                format!("[kernel] union branch {}", &n["ebq_query_".len()..].parse::<usize>().map_or(0, |i| i + 1))
+            }
+            n if n.starts_with("ebq_pair_start") => "[kernel] JOIN start".to_string(),
+            "ebq_forget_exit" => "[kernel] exit follower".to_string(),
+            _ => "[kernel] fork follower".to_string(),
         };
         let avg = if p.run_cnt > 0 {
             format!("{:.1} ns/run", p.run_time_ns as f64 / p.run_cnt as f64)

@@ -49,6 +49,9 @@ enum Command {
         /// Where to write the bundle.
         #[arg(short = 'o', long = "output", value_name = "FILE.ebq")]
         output: std::path::PathBuf,
+        /// A view FROM can name: NAME=FILE.sql (repeatable).
+        #[arg(long = "view", value_name = "NAME=FILE.sql")]
+        views: Vec<String>,
     },
     /// Run a shipped query by name (see `ebq queries`), a .sql file, or a bundle
     /// made by `ebq compile` (clang is not needed), with any run options.
@@ -138,6 +141,9 @@ pub struct RunArgs {
     /// Read the query from a file.
     #[arg(short = 'f', long = "file")]
     file: Option<String>,
+    /// A view FROM can name: NAME=FILE.sql (NAME is CATEGORY.NAME; repeatable).
+    #[arg(long = "view", value_name = "NAME=FILE.sql")]
+    views: Vec<String>,
     /// Run this command (through /bin/sh), trace it and its descendants, exit with its status.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
@@ -282,7 +288,13 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         attach: ebq::plan::SyscallAttach::from_name(&args.attach).expect("clap checked the value"),
         per_cpu_rings: args.rings == "per-cpu",
     };
-    Engine::new().map(|e| e.with_options(options)).map_err(|e| tracefs_error(&e))
+    let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
+    for v in &args.views {
+        let (name, file) = v.split_once('=').ok_or_else(|| format!("error: --view takes NAME=FILE.sql, not `{v}`"))?;
+        let sql = std::fs::read_to_string(file).map_err(|e| format!("error: cannot read view file {file}: {e}"))?;
+        catalog = catalog.with_view(name, &sql).map_err(|e| e.render(&sql))?;
+    }
+    Ok(Engine::with_catalog(catalog).with_options(options))
 }
 
 /// An engine with default plan options (`ebq serve`).
@@ -314,7 +326,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
-        Some(Command::Compile { sql, file, output }) => compile(sql, file, &output, &cli.run),
+        Some(Command::Compile { sql, file, output, views }) => {
+            compile(sql, file, &output, &RunArgs { views, ..cli.run })
+        }
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
             .and_then(|options| run_args(&rest).map(|args| (options, args)))
@@ -447,6 +461,9 @@ fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
 }
 
 fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode, String> {
+    if let Some(view) = engine(args)?.catalog().view(event.trim()) {
+        return describe_view(&engine(args)?, view);
+    }
     let name = ebq::parse::parse_event_name(event.trim()).map_err(|m| format!("error: {m}"))?;
     let engine = engine(args)?;
     // Bound as the FROM of a query the user never wrote: its errors are told
@@ -507,6 +524,17 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
         );
         out += &described_lines(&raw);
     }
+    emit(&out)
+}
+
+/// `ebq describe VIEW`: its columns with their types, then its SQL.
+fn describe_view(engine: &Engine, view: &ebq::parse::View) -> Result<ExitCode, String> {
+    let mut out = format!("view {} (inlined into the query that reads it)\n  {:<24} type\n", view.name, "column");
+    for (name, ty) in engine.catalog().describe_view(view) {
+        let ty = ty.map(|t| t.to_string()).unwrap_or_else(|why| format!("- ({why})"));
+        out += &format!("  {name:<24} {ty}\n");
+    }
+    out += &format!("view text:\n  {}\n", view.sql.trim().replace('\n', "\n  "));
     emit(&out)
 }
 

@@ -37,6 +37,8 @@ pub const QUERIES: &[Shipped] = shipped![
     "cache-misses",
     "cache-readahead",
     "cache-dirtied",
+    "cachestat",
+    "cachetop",
     "mmap-faults",
     "mmap-faultaround",
 ];

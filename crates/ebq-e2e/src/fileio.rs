@@ -27,6 +27,9 @@ pub(crate) struct FileIoCfg {
     comm: Option<String>,
     report: Option<String>,
     wait_file: Option<String>,
+    /// `--v2`: also Wi `pwritev2` and Ri `preadv2` calls (one iovec of Si
+    /// bytes at offsets j·Si, flags 0) after the pread64s.
+    v2: bool,
 }
 
 fn list(key: &str, v: &str) -> Result<Vec<u64>, Error> {
@@ -34,7 +37,7 @@ fn list(key: &str, v: &str) -> Result<Vec<u64>, Error> {
 }
 
 pub(crate) fn parse_fileio(args: &[String]) -> Result<FileIoCfg, Error> {
-    let f = Flags::parse(args, &["files", "writes", "reads", "size", "comm", "report", "wait-file"], &[])?;
+    let f = Flags::parse(args, &["files", "writes", "reads", "size", "comm", "report", "wait-file"], &["v2"])?;
     let files: Vec<String> = f.required("files")?.split(',').map(str::to_string).collect();
     let writes = list("writes", f.required("writes")?)?;
     let reads = list("reads", f.required("reads")?)?;
@@ -52,6 +55,7 @@ pub(crate) fn parse_fileio(args: &[String]) -> Result<FileIoCfg, Error> {
         comm: f.comm()?,
         report: f.get("report").map(str::to_string),
         wait_file: f.get("wait-file").map(str::to_string),
+        v2: f.has("v2"),
     })
 }
 
@@ -101,6 +105,18 @@ pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
                 // SAFETY: as above.
                 full(unsafe { libc::pread(fd, b.as_ptr() as *mut _, b.len(), off) }, b.len(), "pread64")?;
             }
+            for j in 0..if cfg.v2 { w } else { 0 } {
+                let iov = libc::iovec { iov_base: b.as_ptr() as *mut _, iov_len: b.len() };
+                // SAFETY: iov describes b; fd is open.
+                let n = unsafe { libc::pwritev2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
+                full(n, b.len(), "pwritev2")?;
+            }
+            for j in 0..if cfg.v2 { r } else { 0 } {
+                let iov = libc::iovec { iov_base: b.as_ptr() as *mut _, iov_len: b.len() };
+                // SAFETY: as above.
+                let n = unsafe { libc::preadv2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
+                full(n, b.len(), "preadv2")?;
+            }
             // SAFETY: st is plain data fstat fills.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: fd is open and st is valid.
@@ -117,11 +133,13 @@ pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
         let positions: Vec<u64> = (0..w).map(|j| j * size).collect();
         parts.push(format!(
             "{{\"path\":{},\"fd\":{fd},\"inode\":{ino},\"st_dev\":{dev},\"dev_major\":{},\"dev_minor\":{},\
-             \"size\":{size},\"writes\":{w},\"reads\":{r},\"pwrites\":{w},\"preads\":{r},\
+             \"size\":{size},\"writes\":{w},\"reads\":{r},\"pwrites\":{w},\"preads\":{r},\"pwritev2s\":{},\"preadv2s\":{},\
              \"write_positions\":{},\"read_positions\":{}}}",
             json_str(path),
             libc::major(dev),
             libc::minor(dev),
+            if cfg.v2 { w } else { 0 },
+            if cfg.v2 { r } else { 0 },
             json_u64_list(&positions),
             json_u64_list(&positions[..r as usize]),
         ));

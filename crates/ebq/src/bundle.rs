@@ -47,6 +47,20 @@ impl Bundle {
     /// Compiles `sql` with clang and collects what running it needs.
     pub fn compile(engine: &Engine, sql: &str) -> Result<Bundle> {
         let prepared = engine.prepare(sql)?;
+        // The bundle replays its SQL against a catalog with the built-in views
+        // only: a user view (`--view`) would be unknown there.
+        let q = crate::parse::parse_query(sql)?;
+        if let crate::parse::EventName::Tracepoint { category, name } = &q.from.name {
+            let view = format!("{category}.{name}");
+            let builtin = crate::catalog::views::BUILTIN.iter().any(|(n, _)| n.eq_ignore_ascii_case(&view));
+            if !builtin && engine.catalog().view(&view).is_some() {
+                return Err(Error::query(
+                    crate::error::Stage::Plan,
+                    format!("a bundle cannot hold the user view {view} yet: run the query with --view instead"),
+                    Some(q.from.span),
+                ));
+            }
+        }
         if prepared.physical.programs.len() != 1 {
             return Err(Error::query(
                 crate::error::Stage::Plan,
@@ -55,7 +69,10 @@ impl Bundle {
             ));
         }
         let k = &prepared.physical.programs[0];
-        let events = std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events()));
+        // A top-level union's branches are programs of the same object, each on its own event.
+        let branches = k.branches.iter().map(|b| &b.event);
+        let events =
+            std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events())).chain(branches);
         if let Some(probe) =
             events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
@@ -80,7 +97,9 @@ impl Bundle {
         let object = crate::runtime::compile(&prepared.programs[0].source)?;
         let mut formats = vec![];
         let start = k.pairing.iter().flat_map(|p| p.start_events()).map(|e| &e.format);
-        for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start) {
+        let branches = k.branches.iter().map(|b| &b.event.format);
+        for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start).chain(branches)
+        {
             let file = engine.catalog().format_file(&f.category, &f.name)?;
             formats.push((f.category.clone(), f.name.clone(), file.text));
         }

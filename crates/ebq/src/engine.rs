@@ -64,7 +64,7 @@ impl Engine {
 
     /// Parses, binds, plans and generates code for `sql`.
     pub fn prepare(&self, sql: &str) -> Result<PreparedQuery> {
-        let query = parse_query(sql)?;
+        let query = crate::parse::view::inline(parse_query(sql)?, self.catalog.views())?;
         let logical = bind(&query, &self.catalog)?;
         let physical = plan(sql, &logical, &self.catalog, &self.options)?;
         let programs = generate(&physical);

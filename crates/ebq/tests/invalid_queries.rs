@@ -71,11 +71,16 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT fd FROM {READ} FROM syscalls.sys_exit_read"), "1:40-1:44", "FROM appears twice", None),
         bad(format!("SELECT t1.fd FROM {READ} t1, syscalls.sys_exit_read t2"), "1:47-1:69", "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)", None),
         // --- a union of start events (FROM (… UNION ALL …) q JOIN …) ---
-        bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:23-1:113", "a UNION ALL in FROM opens the pairs of a JOIN: FROM (SELECT … UNION ALL SELECT …) q JOIN end e ON q.k = e.k", None),
+        // --- a top-level union (several events, one result) ---
+        bad(format!("SELECT x, COUNT(*) FROM (SELECT comm AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q GROUP BY x"), "1:89-1:91", "column `x` of the union is string(16) in branch 1 and u64 in branch 2: every branch must yield the same type", None),
+        bad(format!("SELECT x FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS y FROM syscalls.sys_enter_pread64) q"), "1:83-1:84", "every branch of a union yields the same columns: branch 2 names `y` where branch 1 names `x`", None),
+        bad(format!("SELECT SUM(x) FROM (SELECT COUNT(*) AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:28-1:33", "a branch of a union yields one value per event; aggregate in the outer query", None),
+        bad(format!("SELECT count FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:8-1:13", "`count` is not a column of the union: its branches yield x, and every event has the system columns (pid, comm, time, …)", None),
+        bad(format!("SELECT x FROM (SELECT 'a' AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:23-1:26", "a string literal can only be compared with a string column (`comm = 'dd'`)", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:68-1:74", "only UNION ALL is supported: every event of every branch counts", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ}) q"), "1:22-1:62", "FROM ( … ) reads a UNION ALL of events: SELECT a, b FROM ev1 UNION ALL SELECT a, b FROM ev2", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64)"), "1:114-1:114", "name the union: FROM (SELECT … UNION ALL SELECT …) q", None),
-        bad(format!("SELECT COUNT(*) FROM (SELECT fd + 1 FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:30-1:36", "a branch of a union selects plain columns by name (rq, time)", None),
+        bad(format!("SELECT COUNT(*) FROM (SELECT fd + 1 FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:30-1:36", "a branch of a union selects columns by name (rq, time) or named expressions (1 << order AS pages)", None),
         bad(format!(
                 "SELECT MAX(x.time - q.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT time, tid FROM syscalls.sys_enter_pread64) q \
                  JOIN syscalls.sys_exit_read x ON q.tid = x.tid"

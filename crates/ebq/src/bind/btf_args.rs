@@ -219,7 +219,8 @@ impl SideReads {
             ColumnSource::Arg(a) => {
                 self.raw.get_or_insert_with(|| (a.path.clone(), span));
             }
-            ColumnSource::System(_) => {}
+            // A union column is read by each branch's program, decided per branch.
+            ColumnSource::System(_) | ColumnSource::Union { .. } => {}
         }
     }
 

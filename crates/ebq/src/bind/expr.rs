@@ -429,6 +429,14 @@ impl Binder<'_> {
             }
             return Ok(c);
         }
+        if !self.union.is_empty() {
+            let names: Vec<&str> = self.union.iter().map(|(n, _)| n.as_str()).collect();
+            let message = format!(
+                "`{name}` is not a column of the union: its branches yield {}, and every event has the system columns (pid, comm, time, …)",
+                names.join(", ")
+            );
+            return Err(err(e, message));
+        }
         let sides: Vec<_> = side.map_or_else(|| self.sides.iter().collect(), |s| vec![s]);
         let formats: Vec<_> = sides.iter().map(|s| (s.format(), s.event.name.to_string())).collect();
         if let Some(error) = super::file::file_column_error(self.kernel, name, e, &formats) {

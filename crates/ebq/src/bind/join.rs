@@ -84,7 +84,7 @@ pub(super) fn conjuncts(e: ScalarExpr) -> Vec<ScalarExpr> {
 }
 
 /// [a, b] → `a AND b`.
-pub(super) fn and_all(parts: Vec<ScalarExpr>) -> Option<ScalarExpr> {
+pub(crate) fn and_all(parts: Vec<ScalarExpr>) -> Option<ScalarExpr> {
     parts.into_iter().reduce(|l, r| ScalarExpr::Binary {
         op: BinaryOp::And,
         left: Box::new(l),

@@ -44,6 +44,16 @@ pub enum ColumnSource {
         /// The column as read at the start event.
         column: Box<ColumnSource>,
     },
+    /// Column `index` of a top-level `UNION ALL` (`FROM (SELECT … UNION ALL
+    /// SELECT …) u`): a stand-in the planner replaces, in each branch's
+    /// program, by that branch's expression ([`ScalarExpr::substitute`]). No
+    /// program ever reads one.
+    Union {
+        /// The column's name.
+        name: String,
+        /// Its position in the branches' SELECT lists.
+        index: usize,
+    },
 }
 
 impl ColumnSource {
@@ -55,6 +65,7 @@ impl ColumnSource {
             ColumnSource::File { column, fd } => column.name_at(crate::catalog::file_columns::FdEnd::of_field(fd)),
             ColumnSource::Arg(a) => &a.path,
             ColumnSource::Start { name, .. } => name,
+            ColumnSource::Union { name, .. } => name,
         }
     }
 
@@ -280,6 +291,38 @@ impl ScalarExpr {
                 c => ColumnSource::Start { name: format!("{qualifier}.{}", c.name()), column: Box::new(c) },
             })
             .to_string()
+    }
+
+    /// This expression with every column `f` maps replaced by its expression
+    /// (a union's columns by one branch's). A string comparison keeps its
+    /// literal and reads the replacing column, which must then be a column.
+    pub fn substitute(self, f: &impl Fn(&ColumnSource) -> Option<ScalarExpr>) -> ScalarExpr {
+        match self {
+            ScalarExpr::Column { source, ty } => f(&source).unwrap_or(ScalarExpr::Column { source, ty }),
+            ScalarExpr::StrMatch { column, cap, value, prefix, negated } => match f(&column) {
+                Some(ScalarExpr::Column { source, ty: DataType::Str { cap } }) => {
+                    ScalarExpr::StrMatch { column: source, cap, value, prefix, negated }
+                }
+                Some(other) => unreachable!("a string column stands for a string column, not {other}"),
+                None => ScalarExpr::StrMatch { column, cap, value, prefix, negated },
+            },
+            ScalarExpr::Binary { op, left, right, ty, operand_ty } => ScalarExpr::Binary {
+                op,
+                left: Box::new(left.substitute(f)),
+                right: Box::new(right.substitute(f)),
+                ty,
+                operand_ty,
+            },
+            ScalarExpr::Not(x) => ScalarExpr::Not(Box::new(x.substitute(f))),
+            ScalarExpr::Cond { cond, then, otherwise, ty } => ScalarExpr::Cond {
+                cond: Box::new(cond.substitute(f)),
+                then: Box::new(then.substitute(f)),
+                otherwise: Box::new(otherwise.substitute(f)),
+                ty,
+            },
+            ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.substitute(f))),
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
+        }
     }
 
     /// The same expression with every column rewritten by `f`.
@@ -886,6 +929,32 @@ pub struct LogicalPlan {
     /// joins them. The plan's own fields then describe the joined rows
     /// (`event` is the first stream's, `body` the joined columns).
     pub stream_join: Option<Box<StreamJoin>>,
+    /// A top-level `UNION ALL`: its branches, in order. The plan's own
+    /// expressions then read [`ColumnSource::Union`] columns, which each
+    /// branch's program replaces by its own; `event` is the first branch's.
+    pub union: Vec<UnionInput>,
+}
+
+/// One branch of a top-level `UNION ALL`: its event, its own WHERE and the
+/// expression of each union column, over that event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionInput {
+    /// The branch's event (attached as `tp_btf` when it reads raw arguments).
+    pub event: BoundEvent,
+    /// The branch's own WHERE.
+    pub filter: Option<ScalarExpr>,
+    /// Per union column, its value in this branch.
+    pub columns: Vec<ScalarExpr>,
+}
+
+impl UnionInput {
+    /// `e` as this branch computes it: union columns replaced by the branch's expressions.
+    pub fn rewrite(&self, e: &ScalarExpr) -> ScalarExpr {
+        e.clone().substitute(&|c| match c {
+            ColumnSource::Union { index, .. } => Some(self.columns[*index].clone()),
+            _ => None,
+        })
+    }
 }
 
 /// A relational join of two event streams, per time window, in user space.

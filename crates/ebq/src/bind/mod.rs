@@ -20,10 +20,12 @@ mod probe;
 mod req_flags;
 mod stream_join;
 mod union;
+mod union_all;
 mod user_str;
 
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
+pub(crate) use join::and_all;
 pub use logical::*;
 pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 
@@ -69,16 +71,26 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         return stream_join::bind_stream_join(query, second, catalog);
     }
     union::check(query)?;
-    bind_sides(query, catalog, &[])
+    if !query.union.is_empty() && query.joins.is_empty() {
+        return union_all::bind_union(query, catalog);
+    }
+    bind_events(query, catalog, &[])
 }
 
-/// Binds a plain or JOIN query. `raw[i]` says side `i` is known to attach as
+/// Binds a query over one event (or a JOIN of two). `union` is non-empty for
+/// the outer query of a top-level union ([`union_all`]): its columns, by name
+/// and type, are then the only columns besides the system ones.
+fn bind_events(query: &Query, catalog: &Catalog, union: &[(String, DataType)]) -> Result<LogicalPlan> {
+    bind_sides(query, catalog, union, &[])
+}
+
+/// Binds a plain or JOIN query (`union` as for [`bind_events`]). `raw[i]` says side `i` is known to attach as
 /// `tp_btf` (it reads raw arguments): it has no format record, so a name that is
 /// both a record field and a system column (`comm` at block_rq_issue) means the
 /// system column there. A first pass binds without knowing; when a side read raw
 /// arguments and record fields both, a second pass binds with that knowledge,
 /// and only a field no system column stands in for stays an error.
-fn bind_sides(query: &Query, catalog: &Catalog, raw: &[bool]) -> Result<LogicalPlan> {
+fn bind_sides(query: &Query, catalog: &Catalog, union: &[(String, DataType)], raw: &[bool]) -> Result<LogicalPlan> {
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
         [] => None,
@@ -98,7 +110,8 @@ fn bind_sides(query: &Query, catalog: &Catalog, raw: &[bool]) -> Result<LogicalP
             Side { event: end, alias: j.event.alias.clone(), carried: false },
         ],
     };
-    let binder = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
+    let mut binder = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
+    binder.union = union.to_vec();
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -134,7 +147,7 @@ fn bind_sides(query: &Query, catalog: &Catalog, raw: &[bool]) -> Result<LogicalP
         Err(_) if raw.is_empty() && binder.raw_readers().contains(&true) => {
             let readers = binder.raw_readers();
             drop(binder);
-            return bind_sides(query, catalog, &readers);
+            return bind_sides(query, catalog, union, &readers);
         }
         other => other?,
     };
@@ -149,7 +162,18 @@ fn bind_sides(query: &Query, catalog: &Catalog, raw: &[bool]) -> Result<LogicalP
         }
         (_, join) => (btf_args::attach_as(from, tp_btf[0]), join),
     };
-    Ok(LogicalPlan { event, join, filter, body, window, select_span, order_by, limit, stream_join: None })
+    Ok(LogicalPlan {
+        event,
+        join,
+        filter,
+        body,
+        window,
+        select_span,
+        order_by,
+        limit,
+        stream_join: None,
+        union: vec![],
+    })
 }
 
 /// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.
@@ -260,13 +284,16 @@ struct Binder<'a> {
     /// Per side: known to attach as `tp_btf`, so system columns win over record
     /// fields of the same name (see [`bind_sides`]).
     raw: Vec<bool>,
+    /// The columns of a top-level union, when this binds the query over one
+    /// ([`union_all`]): they and the system columns are all it can read.
+    union: Vec<(String, DataType)>,
 }
 
 impl<'a> Binder<'a> {
     fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
         let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
         let raw = vec![false; sides.len()];
-        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw }
+        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw, union: vec![] }
     }
 
     /// The binder, told which sides attach as `tp_btf` (`raw[i]`; missing: not known).
@@ -325,6 +352,12 @@ impl Binder<'_> {
                         "SELECT * over a JOIN is ambiguous; name the columns (e.g. e.fd, x.ret)",
                         Span::from_sql(w.span()),
                     ))
+                }
+                SelectItem::Wildcard(_) if !self.union.is_empty() => {
+                    for (name, _) in &self.union {
+                        let s = union_all::lookup(&self.union, name).expect("a union column");
+                        columns.push(OutputColumn { name: name.clone(), ty: s.ty(), source: s });
+                    }
                 }
                 SelectItem::Wildcard(w) => {
                     for f in &self.sides[0].format().fields {
@@ -431,6 +464,9 @@ impl Binder<'_> {
     /// column, else a raw argument (last: it parses the kernel's BTF, ~20 ms, which
     /// queries naming only the others never need).
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
+        if !self.union.is_empty() {
+            return union_all::lookup(&self.union, name);
+        }
         // A tp_btf program has no record: there `comm` is the system column.
         let raw = self.sides.iter().position(|s| std::ptr::eq(s, side)).is_some_and(|i| self.raw[i]);
         let system = SystemColumn::from_name(name).is_some();

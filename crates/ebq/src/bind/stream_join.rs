@@ -183,6 +183,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         order_by: vec![],
         limit: None,
         stream_join: None,
+        union: vec![],
     };
     let tp_btf = binder.tp_btf_sides()?;
     let attached = |i: usize, e: &super::BoundEvent| super::btf_args::attach_as(e.clone(), tp_btf[i]);
@@ -196,6 +197,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         select_span,
         order_by,
         limit: query.limit.as_ref().map(super::post::limit_value).transpose()?,
+        union: vec![],
         stream_join: Some(Box::new(StreamJoin {
             sides,
             names,

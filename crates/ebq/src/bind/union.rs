@@ -18,23 +18,33 @@ use sqlparser::ast::{Expr, Ident};
 /// Most branches in one union (each is a BPF program).
 pub const MAX_BRANCHES: usize = 8;
 
-/// Refuses a union that does not open the pairs of a JOIN.
+/// Checks the shape of a union in FROM: at most [`MAX_BRANCHES`] branches; one
+/// that opens the pairs of a JOIN selects plain columns (a top-level union,
+/// [`super::union_all`], may select named expressions).
 pub(super) fn check(query: &Query) -> Result<()> {
     let (Some(first), Some(last)) = (query.union.first(), query.union.last()) else { return Ok(()) };
     let span = Some(first.span.union(last.span));
-    if query.joins.is_empty() {
-        return Err(Error::query(
-            Stage::Bind,
-            "a UNION ALL in FROM opens the pairs of a JOIN: FROM (SELECT … UNION ALL SELECT …) q JOIN end e ON q.k = e.k",
-            span,
-        ));
-    }
     if query.union.len() > MAX_BRANCHES {
         return Err(Error::query(
             Stage::Bind,
             format!("a union has at most {MAX_BRANCHES} branches; this one has {}", query.union.len()),
             span,
         ));
+    }
+    if query.joins.is_empty() {
+        return Ok(());
+    }
+    for branch in &query.union {
+        for (e, name) in branch.exprs.iter().zip(&branch.columns) {
+            if !matches!(e, Expr::Identifier(id) if id.value == name.value) {
+                use sqlparser::ast::Spanned;
+                return Err(Error::query(
+                    Stage::Bind,
+                    "the branches of a union that opens a JOIN's pairs select plain columns by name (rq, time)",
+                    Span::from_sql(e.span()),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ impl Catalog {
 
     /// The catalog of `kernel`.
     pub fn new(kernel: Arc<dyn KernelInfo>) -> Catalog {
-        Catalog { kernel }
+        Catalog { kernel, views: super::views::builtin() }
     }
 
     /// The catalog of the fixture kernel checked in with this crate.

@@ -19,6 +19,7 @@ mod suggest;
 mod system;
 #[cfg(test)]
 mod tests;
+pub mod views;
 
 /// The host's system call numbers, for the CLI's report; bind asks the
 /// engine's [`KernelInfo`] instead, and a bound `syscall_name()` carries
@@ -153,4 +154,6 @@ pub enum CatalogError {
 #[derive(Debug, Clone)]
 pub struct Catalog {
     kernel: Arc<dyn KernelInfo>,
+    /// Built-in and user views ([`views`]), inlined before bind.
+    views: Arc<Vec<crate::parse::View>>,
 }

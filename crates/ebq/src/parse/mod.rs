@@ -10,11 +10,13 @@ mod checks;
 mod dialect;
 mod event;
 mod union;
+pub mod view;
 
 pub use dialect::EbqDialect;
 pub use event::{parse_event_name, EventName};
 pub use sqlparser::ast::{Expr, OrderByExpr, SelectItem};
 pub use union::UnionBranch;
+pub use view::View;
 
 use crate::error::{Error, Location, Result, Span, Stage};
 use sqlparser::keywords::Keyword;

@@ -1,9 +1,11 @@
 //! `FROM (SELECT a, b FROM ev1 [WHERE …] UNION ALL SELECT a, b FROM ev2 [WHERE …]) q`:
-//! several events, each with its own filter, standing as one event `q`.
+//! several events, each with its own filter, standing as one event `q`. A
+//! branch selects columns by name or expressions named with `AS`
+//! (`SELECT 1 << order AS pages FROM …`); the first branch names the columns.
 
 use super::{EventRef, QueryParser};
 use crate::error::{Error, Result, Span, Stage};
-use sqlparser::ast::{Expr, Ident};
+use sqlparser::ast::{Expr, Ident, SelectItem};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
@@ -13,6 +15,8 @@ use sqlparser::tokenizer::Token;
 pub struct UnionBranch {
     /// The columns it yields, by name, in order.
     pub columns: Vec<Ident>,
+    /// The expression of each column (a plain column is its own name).
+    pub exprs: Vec<Expr>,
     /// Its event.
     pub event: EventRef,
     /// Its own WHERE.
@@ -55,16 +59,23 @@ impl QueryParser<'_> {
     fn union_branch(&mut self) -> Result<UnionBranch> {
         let select = self.parser.peek_token();
         self.expect_keyword(Keyword::SELECT, "each branch of a union is SELECT columns FROM event")?;
-        let exprs = self.wrap(|p| p.parse_comma_separated(Parser::parse_expr))?;
-        let mut columns = vec![];
-        for e in exprs {
-            match e {
-                Expr::Identifier(id) => columns.push(id),
+        let items = self.wrap(|p| p.parse_comma_separated(Parser::parse_select_item))?;
+        let (mut columns, mut exprs) = (vec![], vec![]);
+        for item in items {
+            match item {
+                SelectItem::UnnamedExpr(Expr::Identifier(id)) => {
+                    exprs.push(Expr::Identifier(id.clone()));
+                    columns.push(id);
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    exprs.push(expr);
+                    columns.push(alias);
+                }
                 other => {
                     use sqlparser::ast::Spanned;
                     return Err(Error::query(
                         Stage::Parse,
-                        "a branch of a union selects plain columns by name (rq, time)",
+                        "a branch of a union selects columns by name (rq, time) or named expressions (1 << order AS pages)",
                         Span::from_sql(other.span()),
                     ));
                 }
@@ -82,6 +93,6 @@ impl QueryParser<'_> {
             }
             None => event.span,
         };
-        Ok(UnionBranch { columns, event, selection, span: start.union(end) })
+        Ok(UnionBranch { columns, exprs, event, selection, span: start.union(end) })
     }
 }

@@ -63,13 +63,28 @@ impl KernelPlan {
                 k.event.event_description(),
                 k.event.source.program_type()
             );
+        } else if !k.branches.is_empty() {
+            let map = match &k.output {
+                KernelOutput::Aggregate { .. } => "the one group map ebq_groups",
+                KernelOutput::Rows { .. } => "the one ring buffer ebq_rows",
+            };
+            let _ = writeln!(
+                s,
+                "[kernel] Union      {} branches, one program each in one object, all writing {map}; seen/matched/dropped/missed summed",
+                k.branches.len() + 1
+            );
+            for (i, b) in std::iter::once(k).chain(&k.branches).enumerate() {
+                s.push_str(&b.branch_explain(i));
+            }
         } else {
             let _ =
                 writeln!(s, "[kernel] Attach     {} ({})", k.event.event_description(), k.event.source.program_type());
             let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
         }
-        for note in &k.attach_notes {
-            let _ = writeln!(s, "[kernel] Via        {note}");
+        if k.branches.is_empty() {
+            for note in &k.attach_notes {
+                let _ = writeln!(s, "[kernel] Via        {note}");
+            }
         }
         if k.reads_files() {
             let how = if k.typed_files {
@@ -79,7 +94,7 @@ impl KernelPlan {
             };
             let _ = writeln!(s, "[kernel] Files      {how}");
         }
-        if let Some(f) = &k.filter {
+        if let (Some(f), true) = (&k.filter, k.branches.is_empty()) {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
@@ -101,18 +116,23 @@ impl KernelPlan {
                 let keys: Vec<String> = key_fields
                     .iter()
                     .enumerate()
-                    .map(
-                        |(i, (e, _))| {
-                            if i < visible {
-                                e.to_string()
-                            } else {
-                                format!("{e} (hidden, for COUNT(DISTINCT))")
-                            }
-                        },
-                    )
+                    .map(|(i, (e, f))| {
+                        // A union's branches compute each key their own way: name the field.
+                        let e = if k.branches.is_empty() { e.to_string() } else { key.fields[*f].name.clone() };
+                        if i < visible {
+                            e
+                        } else {
+                            format!("{e} (hidden, for COUNT(DISTINCT))")
+                        }
+                    })
                     .collect();
                 let mut aggs = vec!["count".to_string()];
-                aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
+                if k.branches.is_empty() {
+                    aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
+                } else {
+                    // Each branch's Compute line says what it adds to each field.
+                    aggs.extend(slots.iter().map(|sl| format!("{} {}", sl.func, value.fields[sl.field].name)));
+                }
                 let store = if *single_slot {
                     format!(
                         "PERCPU_ARRAY ebq_groups, 1 slot (no GROUP BY, no window; value {} B; one inlined lookup per event)",
@@ -174,6 +194,44 @@ impl KernelPlan {
                 );
                 let _ = writeln!(s, "[user]   Decode     records → Arrow columns");
             }
+        }
+        s
+    }
+}
+
+impl KernelPlan {
+    /// Branch `i` of a union: its program, attachment, filter and what it
+    /// writes into each shared key and value field.
+    fn branch_explain(&self, i: usize) -> String {
+        let mut s = String::new();
+        let function = if i == 0 { "ebq_query".to_string() } else { format!("ebq_query_{i}") };
+        let _ = writeln!(
+            s,
+            "[kernel] Attach     branch {}: {} ({}, {function})",
+            i + 1,
+            self.event.event_description(),
+            self.event.source.program_type()
+        );
+        let _ = writeln!(s, "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)");
+        for note in &self.attach_notes {
+            let _ = writeln!(s, "[kernel] Via        {note}");
+        }
+        if let Some(f) = &self.filter {
+            let _ = writeln!(s, "[kernel] Filter     {f}");
+        }
+        let writes: Vec<String> = match &self.output {
+            KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => key_fields
+                .iter()
+                .map(|(e, f)| format!("key.{} = {e}", key.fields[*f].name))
+                .chain(slots.iter().map(|sl| format!("{} ← {}", value.fields[sl.field].name, sl.arg)))
+                .chain(sketches.iter().enumerate().map(|(j, e)| format!("sketch {j} ← {e}")))
+                .collect(),
+            KernelOutput::Rows { record, fields, .. } => {
+                fields.iter().map(|(e, f)| format!("{} = {e}", record.fields[*f].name)).collect()
+            }
+        };
+        if !writes.is_empty() {
+            let _ = writeln!(s, "[kernel] Compute    {}", writes.join(", "));
         }
         s
     }

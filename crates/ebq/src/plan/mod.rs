@@ -178,6 +178,22 @@ impl KernelOutput {
     }
 }
 
+impl KernelOutput {
+    /// The same output with every per-event expression rewritten by `f`
+    /// (layouts unchanged): a union branch's program.
+    pub fn map_exprs(mut self, f: &impl Fn(&ScalarExpr) -> ScalarExpr) -> KernelOutput {
+        match &mut self {
+            KernelOutput::Aggregate { key_fields, slots, sketches, .. } => {
+                key_fields.iter_mut().for_each(|(e, _)| *e = f(e));
+                slots.iter_mut().for_each(|s| s.arg = f(&s.arg));
+                sketches.iter_mut().for_each(|e| *e = f(e));
+            }
+            KernelOutput::Rows { fields, .. } => fields.iter_mut().for_each(|(e, _)| *e = f(e)),
+        }
+        self
+    }
+}
+
 impl KernelPlan {
     /// True when the program reads a file column: the end (or only) event,
     /// or a JOIN's start event (its filter, keys and carried columns). Such
@@ -217,7 +233,7 @@ impl KernelPlan {
         for e in exprs {
             e.visit_columns(&mut |c| found |= carried(c, is));
         }
-        found
+        found || self.branches.iter().any(|b| b.reads_column(is))
     }
 }
 
@@ -255,6 +271,11 @@ pub struct KernelPlan {
     /// `bpf_probe_read_kernel` per hop (`codegen::file`). Decided here from
     /// the bound kernel's BTF, so codegen and EXPLAIN never look at the host.
     pub typed_files: bool,
+    /// A top-level `UNION ALL`: the programs of its second and later
+    /// branches, in the same object as this one (the first branch's). Each has
+    /// its own event, filter and expressions, and writes the same group map
+    /// or ring buffer through the same layouts; their own `branches` are empty.
+    pub branches: Vec<KernelPlan>,
 }
 
 /// Where a user-visible column's value comes from.
@@ -305,8 +326,9 @@ pub enum Combine {
     /// Two row programs (`FROM a, b … WINDOW(time, …)`): each window's rows
     /// of the first stream hash-joined with the second's.
     WindowJoin(Box<WindowJoin>),
-    // Several programs feeding one result (a union of their groups or rows,
-    // the I/O-paths issue) is the next variant: `Union { … }`.
+    // A top-level UNION ALL needs no variant: its branches are programs of
+    // one object writing one group map or ring (`KernelPlan::branches`), so
+    // it combines as `Single`.
 }
 
 /// The user-space part of a query: per group (or record) fetch `inputs`,
@@ -496,12 +518,17 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             max_tracked: options.max_tracked,
             attach_notes: vec![],
             typed_files: has_rdonly_cast(catalog.kernel()),
+            branches: vec![],
         }],
         user: columns,
     };
-    syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
-    let shadowed = record_shadow::notes(&physical.programs[0]);
-    physical.programs[0].attach_notes.extend(shadowed);
+    if logical.union.is_empty() {
+        syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
+        let shadowed = record_shadow::notes(&physical.programs[0]);
+        physical.programs[0].attach_notes.extend(shadowed);
+    } else {
+        physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
+    }
     if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
@@ -516,6 +543,36 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         ));
     }
     Ok(physical)
+}
+
+/// The programs of a top-level union: `base` (planned over the union's
+/// columns) once per branch, each reading its own expressions, the first
+/// holding the others. Each branch goes through the system-call attachment
+/// decision and the stack budget on its own.
+fn union_programs(
+    base: &KernelPlan,
+    logical: &LogicalPlan,
+    catalog: &Catalog,
+    options: &PlanOptions,
+) -> Result<KernelPlan> {
+    let mut programs = vec![];
+    for u in &logical.union {
+        let own = u.filter.iter().cloned();
+        let outer = base.filter.iter().map(|f| u.rewrite(f));
+        let mut k = KernelPlan {
+            event: u.event.clone(),
+            filter: crate::bind::and_all(own.chain(outer).collect()),
+            output: base.output.clone().map_exprs(&|e| u.rewrite(e)),
+            ..base.clone()
+        };
+        let checked = LogicalPlan { filter: k.filter.clone(), ..logical.clone() };
+        check_stack(&checked, &k.output, None)?;
+        syscall_attach::choose(&mut k, catalog, options.attach);
+        programs.push(k);
+    }
+    let mut first = programs.remove(0);
+    first.branches = programs;
+    Ok(first)
 }
 
 /// Steps per window (1 for tumbling windows); a window must be a whole

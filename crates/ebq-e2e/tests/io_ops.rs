@@ -1,0 +1,68 @@
+//! Issue 14 item 6: the built-in view `io.ops` (system-call path), inlined
+//! into a query and run over `ebq-workload fileio`, whose own report is the
+//! ground truth: per data file, reads (read + pread64 [+ preadv2]), writes
+//! (write + pwrite64 [+ pwritev2]), their bytes, one lseek and one close.
+//!
+//! Run with `cargo test --release -p ebq-e2e --test io_ops -- --test-threads=1`.
+
+mod common;
+
+use common::{rows_of, run_around, s, u};
+use ebq::Scope;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// io.ops `op` codes (crates/ebq/src/catalog/views/io_ops.sql).
+const READ: u64 = 1;
+const WRITE: u64 = 2;
+const SEEK: u64 = 6;
+const CLOSE: u64 = 5;
+
+fn check(v2: bool) {
+    let dir = std::env::temp_dir().join(format!("ebq-ioops-{}-{v2}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (f1, f2) = (dir.join("f1"), dir.join("f2"));
+    let files = format!("{},{}", f1.display(), f2.display());
+    let comm = if v2 { "ebq-ioops-v2" } else { "ebq-ioops" };
+    let mut args = vec!["fileio", "--files", &files, "--writes", "5,7", "--reads", "3,4", "--size", "1000"];
+    args.extend(["--comm", comm]);
+    if v2 {
+        args.push("--v2");
+    }
+    let sql = format!(
+        "SELECT op, file_name, COUNT(*) AS n, SUM(bytes) AS bytes FROM io.ops \
+         WHERE comm = '{comm}' GROUP BY op, file_name"
+    );
+    let (outs, stats, report) = run_around(&sql, |_| Scope::All, &args);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(stats.dropped, 0);
+    let rows = rows_of(&outs);
+    let got: BTreeMap<(u64, String), (u64, u64)> =
+        rows.iter().map(|r| ((u(r, "op"), s(r, "file_name")), (u(r, "n"), u(r, "bytes")))).collect();
+    for f in report["files"].as_array().unwrap() {
+        let name = Path::new(f["path"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string();
+        let size = f["size"].as_u64().unwrap();
+        let reads = f["reads"].as_u64().unwrap() + f["preads"].as_u64().unwrap() + f["preadv2s"].as_u64().unwrap();
+        let writes = f["writes"].as_u64().unwrap() + f["pwrites"].as_u64().unwrap() + f["pwritev2s"].as_u64().unwrap();
+        let mine: BTreeMap<_, _> = got.iter().filter(|((_, n), _)| *n == name).collect();
+        let want: BTreeMap<(u64, String), (u64, u64)> = [
+            ((READ, name.clone()), (reads, reads * size)),
+            ((WRITE, name.clone()), (writes, writes * size)),
+            ((CLOSE, name.clone()), (1, 0)),
+            ((SEEK, name.clone()), (1, 0)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(mine, want.iter().collect::<BTreeMap<_, _>>(), "{name}: {rows:?}");
+    }
+}
+
+#[test]
+fn io_ops_counts_and_bytes_per_op_and_file_equal_the_workload_tally() {
+    check(false);
+}
+
+#[test]
+fn io_ops_counts_preadv2_and_pwritev2_by_returned_bytes() {
+    check(true);
+}
