@@ -71,8 +71,7 @@ impl Bundle {
         let k = &prepared.physical.programs[0];
         // A top-level union's branches are programs of the same object, each on its own event.
         let branches = k.branches.iter().map(|b| &b.event);
-        let events =
-            std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events())).chain(branches);
+        let events = std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events())).chain(branches);
         if let Some(probe) =
             events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
