@@ -19,6 +19,7 @@ mod probe;
 mod req_flags;
 mod stream_join;
 mod union;
+pub mod usdt;
 mod user_str;
 
 pub use btf_args::RawArg;

@@ -30,6 +30,7 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
         );
     }
     match &from.name {
+        EventName::Usdt { .. } => super::usdt::bind_usdt(from, catalog),
         EventName::Uprobe { path, symbol, ret } => {
             let file = match catalog.kernel().resolve_binary(path) {
                 Ok(f) => f,
@@ -120,6 +121,7 @@ impl EventSource {
             EventSource::Tracepoint => "BPF_PROG_TYPE_TRACEPOINT",
             EventSource::TracepointBtf => "tp_btf, BPF_PROG_TYPE_TRACING: the query reads raw arguments",
             EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
+            EventSource::Usdt { .. } => "BPF_PROG_TYPE_KPROBE (a uprobe on each site)",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
             EventSource::RawSyscall { .. } => "BPF_PROG_TYPE_TRACING, tp_btf",
         }
@@ -137,6 +139,16 @@ impl BoundEvent {
             }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
+            EventSource::Usdt { path, sites, .. } => {
+                let guarded = sites.iter().filter(|s| s.semaphore != 0).count();
+                let offsets: Vec<String> = sites.iter().map(|s| format!("{:#x}", s.offset)).collect();
+                format!(
+                    "{}, {} site(s) at file offset(s) {}, {guarded} guarded by a semaphore",
+                    path.display(),
+                    sites.len(),
+                    offsets.join(", ")
+                )
+            }
             EventSource::Fentry { arg_slots, .. } => {
                 format!("kernel function with {arg_slots} argument slots, via BPF trampolines")
             }
@@ -150,6 +162,10 @@ impl BoundEvent {
         match (&self.source, arg) {
             (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
+            }
+            (EventSource::Usdt { specs, .. }, Some(i)) => {
+                let spec: Vec<&str> = specs.variants.iter().filter_map(|v| v.get(i)).map(|a| a.spec.as_str()).collect();
+                format!("argument {i} (USDT spec {}){signed}", spec.join(" | "))
             }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
             (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),

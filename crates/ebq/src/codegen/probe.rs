@@ -27,6 +27,7 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
         EventSource::Kprobe { .. } => {
             Some(format!("/* {}: {regs}. */\n#include <asm/ptrace.h>\n\n", event.event_description()))
         }
+        EventSource::Usdt { .. } => Some(super::usdt::preamble(event)),
         EventSource::Fentry { arg_slots, .. } => Some(format!(
             "/* {}: ctx[0..{arg_slots}) are the arguments (BTF), then the return value at fexit. */\n\n",
             event.event_description()
@@ -46,6 +47,7 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
         EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
         EventSource::RawSyscall { exit, .. } => return Some(super::raw_syscall::program_header(*exit, function)),
         EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
+        EventSource::Usdt { .. } => "uprobe".to_string(),
         EventSource::Kprobe { function, ret, .. } => {
             format!("{}/{function}", if *ret { "kretprobe" } else { "kprobe" })
         }
@@ -74,6 +76,8 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
     match (&event.source, arg) {
         (EventSource::Tracepoint | EventSource::TracepointBtf, _) => None,
         (EventSource::RawSyscall { exit, .. }, _) => super::raw_syscall::column_expr(event, *exit, name),
+        (EventSource::Usdt { .. }, Some(i)) => Some(super::usdt::column_expr(i)),
+        (EventSource::Usdt { .. }, None) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),

@@ -116,9 +116,9 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
         })?;
         let attached = match event {
             Some(e) => attach_query(&prog, e, scope),
-            None => prog.attach(),
+            None => prog.attach().map(|l| vec![l]),
         };
-        let link = attached.map_err(|e| Error::Load {
+        let attached = attached.map_err(|e| Error::Load {
             what: format!("attach {}", info.attach.describe()),
             errno: match e.kind() {
                 libbpf_rs::ErrorKind::NotFound => libc::ENOENT,
@@ -127,22 +127,37 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
             },
             log: String::new(),
         })?;
-        links.push(link);
+        links.extend(attached);
     }
     Ok(links)
 }
 
 /// Attaches the query's main program: uprobes to the resolved file and offset,
-/// only in the `-p` process when there is one; everything else by its section.
-pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Link> {
+/// only in the `-p` process when there is one; a USDT probe as one uprobe per
+/// site, its semaphore as the uprobe's reference counter (the kernel
+/// increments it in every process the uprobe is placed in, and decrements it
+/// at detach) and its spec index as the cookie; everything else by its section.
+pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Vec<Link>> {
+    let pid = match scope {
+        Scope::Process(p) => *p as i32,
+        _ => -1, // every process; -c scoping is done by the program's pid check
+    };
     match &event.source {
         EventSource::Uprobe { path, offset, ret, .. } => {
-            let pid = match scope {
-                Scope::Process(p) => *p as i32,
-                _ => -1, // every process; -c scoping is done by the program's pid check
-            };
-            prog.attach_uprobe(*ret, pid, path, *offset as usize)
+            prog.attach_uprobe(*ret, pid, path, *offset as usize).map(|l| vec![l])
         }
-        _ => prog.attach(),
+        EventSource::Usdt { path, sites, .. } => sites
+            .iter()
+            .map(|s| {
+                let opts = libbpf_rs::UprobeOpts {
+                    ref_ctr_offset: s.semaphore as usize,
+                    cookie: s.cookie,
+                    retprobe: false,
+                    ..Default::default()
+                };
+                prog.attach_uprobe_with_opts(pid, path, s.offset as usize, opts)
+            })
+            .collect(),
+        _ => prog.attach().map(|l| vec![l]),
     }
 }
