@@ -126,6 +126,8 @@ pub enum Format {
     Parquet,
     /// An Arrow IPC file (needs -o).
     Arrow,
+    /// Folded stacks (`outer;…;inner COUNT` per line, summed over the run): GROUP BY ustack/kstack.
+    Folded,
 }
 
 /// Options for running a query.

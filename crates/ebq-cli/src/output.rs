@@ -2,7 +2,7 @@
 
 use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
-use ebq::sink::{CsvSink, FileFormat, FileSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
+use ebq::sink::{CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
 use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
@@ -26,7 +26,19 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
                 .into(),
         );
     }
+    if args.format == Format::Folded {
+        if rotation.is_on() {
+            return Err("error: --format folded writes one file at the end; rotation does not apply".into());
+        }
+        return Ok(match &args.output {
+            None => Box::new(FoldedSink::new(std::io::stdout())),
+            Some(path) => Box::new(FoldedSink::new(std::io::BufWriter::new(
+                std::fs::File::create(path).map_err(|e| format!("error: {}: {e}", path.display()))?,
+            ))),
+        });
+    }
     let format = match args.format {
+        Format::Folded => unreachable!("handled above"),
         Format::Table => FileFormat::Table,
         Format::Json => FileFormat::Json,
         Format::Csv => FileFormat::Csv,

@@ -792,6 +792,16 @@ pub enum EventSource {
         /// The sites' argument specs; a site's cookie indexes `specs.variants`.
         specs: crate::catalog::usdt::UsdtSpecs,
     },
+    /// A perf software cpu-clock event (`SEC("perf_event")`): on every CPU
+    /// (`profile:hz:N`) or on CPU 0 (`interval:ms:N`).
+    Timer {
+        /// Samples per second (perf's `freq` mode), or 0 with `period_ns`.
+        hz: u64,
+        /// ns of CPU clock between samples, or 0 with `hz`.
+        period_ns: u64,
+        /// Every online CPU (profile) or CPU 0 only (interval).
+        all_cpus: bool,
+    },
     /// A kernel function through kprobes (or the return through kretprobes).
     Kprobe {
         /// The function.

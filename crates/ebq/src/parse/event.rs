@@ -7,6 +7,7 @@
 //! kprobe:vfs_read   kretprobe:vfs_read   fentry:vfs_read   fexit:vfs_read
 //! usdt:/usr/lib/postgresql/15/bin/postgres:postgresql:smgr__md__read__start
 //! usdt:BINARY:NAME (any provider)
+//! profile:hz:99 (every CPU)   interval:ms:100 (one CPU)
 //! ```
 
 use std::fmt;
@@ -39,6 +40,16 @@ pub enum EventName {
         /// Probe name (may hold `*` in `ebq events`).
         name: String,
     },
+    /// A timer: `profile:hz:N` samples every CPU N times a second,
+    /// `interval:ms:N` fires on one CPU every N ms (perf's software cpu-clock).
+    Timer {
+        /// True for `profile` (every CPU), false for `interval` (one CPU).
+        profile: bool,
+        /// `hz` or `ms`.
+        unit: TimerUnit,
+        /// How many per second (`hz`) or how many ms apart (`ms`).
+        n: u64,
+    },
     /// A kernel function entry or return through kprobes.
     Kprobe {
         /// Kernel function.
@@ -55,6 +66,15 @@ pub enum EventName {
     },
 }
 
+/// The unit of a timer's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimerUnit {
+    /// Times per second.
+    Hz,
+    /// Milliseconds between firings.
+    Ms,
+}
+
 impl fmt::Display for EventName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -67,6 +87,12 @@ impl fmt::Display for EventName {
             }
             EventName::Usdt { path, provider: Some(p), name } => write!(f, "usdt:{path}:{p}:{name}"),
             EventName::Usdt { path, provider: None, name } => write!(f, "usdt:{path}:{name}"),
+            EventName::Timer { profile, unit, n } => write!(
+                f,
+                "{}:{}:{n}",
+                if *profile { "profile" } else { "interval" },
+                if *unit == TimerUnit::Hz { "hz" } else { "ms" }
+            ),
             EventName::Fentry { function, exit } => {
                 write!(f, "{}:{function}", if *exit { "fexit" } else { "fentry" })
             }
@@ -83,7 +109,7 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
     let bad = |why: &str| {
         Err(format!(
             "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, \
-             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, kprobe:FUNC or fentry:FUNC"
+             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC"
         ))
     };
     if let Some((kind, rest)) = text.split_once(':') {
@@ -100,6 +126,17 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
                 }
                 _ => bad("malformed uprobe"),
             },
+            "profile" | "interval" => {
+                let unit = match rest.split_once(':') {
+                    Some(("hz", n)) => n.parse().ok().map(|n| (TimerUnit::Hz, n)),
+                    Some(("ms", n)) => n.parse().ok().map(|n| (TimerUnit::Ms, n)),
+                    _ => None,
+                };
+                match unit {
+                    Some((unit, n)) if n > 0 => Ok(EventName::Timer { profile: kind == "profile", unit, n }),
+                    _ => bad(&format!("malformed {kind} event (`{kind}:hz:N` or `{kind}:ms:N`, N > 0)")),
+                }
+            }
             "usdt" | "U" => {
                 // PATH:PROVIDER:NAME or PATH:NAME (bpftrace's forms); the path is what precedes them.
                 let parts: Vec<&str> = rest.rsplitn(3, ':').collect();
@@ -192,6 +229,14 @@ mod tests {
         );
         for s in ["usdt:/bin/x:p:fire", "usdt:./t:fire"] {
             assert_eq!(parse_event_name(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            parse_event_name("profile:hz:99").unwrap(),
+            EventName::Timer { profile: true, unit: TimerUnit::Hz, n: 99 }
+        );
+        assert_eq!(parse_event_name("interval:ms:100").unwrap().to_string(), "interval:ms:100");
+        for bad in ["profile:hz:0", "profile:hz", "interval:s:1", "profile:hz:x"] {
+            assert!(parse_event_name(bad).is_err(), "{bad}");
         }
         assert!(parse_event_name("usdt::x").is_err() && parse_event_name("usdt:/bin/x:").is_err());
     }

@@ -12,7 +12,7 @@ mod event;
 mod union;
 
 pub use dialect::EbqDialect;
-pub use event::{parse_event_name, EventName};
+pub use event::{parse_event_name, EventName, TimerUnit};
 pub use sqlparser::ast::{Expr, OrderByExpr, SelectItem};
 pub use union::UnionBranch;
 

@@ -158,6 +158,62 @@ pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) ->
                 prog.attach_uprobe_with_opts(pid, path, s.offset as usize, opts)
             })
             .collect(),
+        EventSource::Timer { hz, period_ns, all_cpus } => {
+            let cpus = if *all_cpus { online_cpus() } else { vec![0] };
+            cpus.into_iter()
+                .map(|cpu| {
+                    let fd = cpu_clock_event(cpu, *hz, *period_ns).map_err(libbpf_rs::Error::from)?;
+                    // The link owns the perf event: destroying it closes the fd.
+                    prog.attach_perf_event(fd)
+                })
+                .collect()
+        }
         _ => prog.attach().map(|l| vec![l]),
     }
+}
+
+/// The online CPUs (`/sys/devices/system/cpu/online`: `0-3,6`).
+fn online_cpus() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut out = vec![];
+    for part in text.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            out.extend(a..=b);
+        }
+    }
+    out
+}
+
+/// Opens a perf software cpu-clock event on `cpu` for every task: `hz`
+/// samples a second (perf's frequency mode) or one every `period_ns` of CPU clock.
+fn cpu_clock_event(cpu: u32, hz: u64, period_ns: u64) -> std::io::Result<i32> {
+    use libbpf_sys as sys;
+    let mut attr = sys::perf_event_attr {
+        type_: sys::PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<sys::perf_event_attr>() as u32,
+        config: sys::PERF_COUNT_SW_CPU_CLOCK as u64,
+        ..Default::default()
+    };
+    if hz > 0 {
+        attr.__bindgen_anon_1.sample_freq = hz;
+        attr.set_freq(1);
+    } else {
+        attr.__bindgen_anon_1.sample_period = period_ns;
+    }
+    // SAFETY: attr is a valid, fully initialized perf_event_attr of the size it declares.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const sys::perf_event_attr,
+            -1i32,
+            cpu as i32,
+            -1i32,
+            sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd as i32)
 }
