@@ -29,7 +29,7 @@ fi
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc g++
     fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus libbpf-tools
-    systemtap-sdt-dev)
+    systemtap-sdt-dev chromium)
 # Commands that must be callable once the packages are in.
 CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 losetup prometheus)
 

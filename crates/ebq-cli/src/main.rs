@@ -2,6 +2,7 @@
 
 mod analyze;
 mod child;
+mod flamegraph;
 mod otlp;
 mod output;
 mod report;
@@ -128,6 +129,8 @@ pub enum Format {
     Arrow,
     /// Folded stacks (`outer;…;inner COUNT` per line, summed over the run): GROUP BY ustack/kstack.
     Folded,
+    /// A flame graph SVG of the folded stacks (needs -o FILE.svg).
+    Flamegraph,
 }
 
 /// Options for running a query.

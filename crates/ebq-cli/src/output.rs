@@ -26,6 +26,18 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
                 .into(),
         );
     }
+    if args.format == Format::Flamegraph {
+        let Some(path) = &args.output else {
+            return Err("error: --format flamegraph needs -o FILE.svg (it is not written to stdout)".into());
+        };
+        if rotation.is_on() {
+            return Err("error: --format flamegraph writes one file at the end; rotation does not apply".into());
+        }
+        let title = prepared.physical.sql.clone();
+        return crate::flamegraph::FlamegraphSink::create(path.clone(), &title)
+            .map(|s| Box::new(s) as Box<dyn Sink>)
+            .map_err(|e| format!("error: {}: {e}", path.display()));
+    }
     if args.format == Format::Folded {
         if rotation.is_on() {
             return Err("error: --format folded writes one file at the end; rotation does not apply".into());
@@ -38,7 +50,7 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         });
     }
     let format = match args.format {
-        Format::Folded => unreachable!("handled above"),
+        Format::Folded | Format::Flamegraph => unreachable!("handled above"),
         Format::Table => FileFormat::Table,
         Format::Json => FileFormat::Json,
         Format::Csv => FileFormat::Csv,

@@ -114,3 +114,32 @@ fn folded_stacks_put_the_hot_function_on_top() {
     assert!(total > 0 && (total as f64) <= cpu_s * 99.0 * 1.10 + 2.0, "{total} samples for {cpu_s} s of CPU");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn flamegraph_svg_renders_in_headless_chromium() {
+    let (dir, bin) = build_spin("svg");
+    let cpu = last_cpu();
+    let svg = dir.join("spin.svg");
+    let out = Command::new(common::ebq_bin())
+        .args(["-c", &format!("{bin} {cpu} 1"), "--format", "flamegraph", "-o"])
+        .arg(&svg)
+        .arg("SELECT comm, ustack, COUNT(*) FROM profile:hz:99 WHERE comm = 'ebq-spin' GROUP BY comm, ustack")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<?xml") && text.contains("<svg") && text.contains("spin_hot+0x"), "{text}");
+    let png = dir.join("spin.png");
+    let shot = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"])
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", svg.display()))
+        .output()
+        .expect("chromium (scripts/setup.sh installs it)");
+    assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
+    // A blank 1200×800 screenshot of an empty SVG is 4,513 bytes on the test VM; a
+    // drawn graph (title, bars, frame names) about 21 KB.
+    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 12_000, "screenshot of {size} bytes");
+    let _ = std::fs::remove_dir_all(dir);
+}
