@@ -39,6 +39,7 @@ pub const QUERIES: &[Shipped] = shipped![
     "cache-dirtied",
     "mmap-faults",
     "mmap-faultaround",
+    "offcputime",
 ];
 
 /// A declared parameter: name, default, help.
