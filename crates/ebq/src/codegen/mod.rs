@@ -386,7 +386,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             FieldKind::UserStr if matches!(event.source, crate::bind::EventSource::Usdt { .. }) => format!(
                 "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *){});\t/* {name} */\n",
                 ty.byte_size(),
-                usdt::column_expr(*offset as usize / 8)
+                usdt::column_expr(event, *offset as usize / 8)
             ),
             FieldKind::UserStr => format!(
                 "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)*(__u64 *)((void *)ctx + {offset}));\t/* {name} */\n",

@@ -82,7 +82,7 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
     match (&event.source, arg) {
         (EventSource::Tracepoint | EventSource::TracepointBtf, _) => None,
         (EventSource::RawSyscall { exit, .. }, _) => super::raw_syscall::column_expr(event, *exit, name),
-        (EventSource::Usdt { .. }, Some(i)) => Some(super::usdt::column_expr(i)),
+        (EventSource::Usdt { .. }, Some(i)) => Some(super::usdt::column_expr(event, i)),
         (EventSource::Usdt { .. } | EventSource::Timer { .. }, _) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),

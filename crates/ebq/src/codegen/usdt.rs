@@ -11,9 +11,18 @@
 use crate::bind::{BoundEvent, EventSource};
 use crate::catalog::usdt::{UsdtArg, UsdtOperand};
 
-/// The C expression reading column `arg{i}`.
-pub fn column_expr(i: usize) -> String {
-    format!("ebq_usdt_arg{i}(ctx)")
+/// The C expression reading column `arg{i}` of `event`.
+pub fn column_expr(event: &BoundEvent, i: usize) -> String {
+    format!("{}_arg{i}(ctx)", prefix(event))
+}
+
+/// The argument functions' prefix, one per probe (`ebq_usdt_postgresql_smgr__md__read__start`):
+/// a JOIN of two probes has both sets in one object.
+fn prefix(event: &BoundEvent) -> String {
+    let EventSource::Usdt { provider, name, .. } = &event.source else { unreachable!("USDT events only") };
+    let ident: String =
+        format!("{provider}_{name}").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    format!("ebq_usdt_{ident}")
 }
 
 /// The comment, includes and argument functions a USDT program starts with.
@@ -27,9 +36,13 @@ pub fn preamble(event: &BoundEvent) -> String {
         sites.len(),
         path.display()
     );
+    // Guarded: a JOIN of a probe with itself emits its preamble twice.
+    let prefix = prefix(event);
+    let guard = prefix.to_uppercase();
+    out.push_str(&format!("#ifndef {guard}\n#define {guard}\n"));
     for i in 0..specs.args {
         out.push_str(&format!(
-            "static __always_inline __attribute__((unused)) __u64 ebq_usdt_arg{i}(struct pt_regs *ctx)\n{{\n"
+            "static __always_inline __attribute__((unused)) __u64 {prefix}_arg{i}(struct pt_regs *ctx)\n{{\n"
         ));
         if specs.variants.len() == 1 {
             out.push_str(&format!("\t/* {} */\n", specs.variants[0][i].spec));
@@ -44,6 +57,7 @@ pub fn preamble(event: &BoundEvent) -> String {
         }
         out.push_str("}\n\n");
     }
+    out.push_str(&format!("#endif /* {guard} */\n\n"));
     out
 }
 
@@ -84,6 +98,9 @@ mod tests {
              JOIN {PG}:smgr__md__read__done d ON s.tid = d.tid GROUP BY s.arg4"
         ));
         assert_eq!(c.matches("SEC(\"uprobe\")").count(), 2, "{c}");
+        // Each probe's argument functions under its own name (clang rejects a redefinition).
+        assert_eq!(c.matches("__u64 ebq_usdt_postgresql_smgr__md__read__start_arg4(").count(), 1, "{c}");
+        assert_eq!(c.matches("__u64 ebq_usdt_postgresql_smgr__md__read__done_arg6(").count(), 1, "{c}");
         assert!(c.contains("bpf_probe_read_user(&v, sizeof(v), (const void *)(ctx->rdi + (8LL)));"), "{c}");
         assert!(c.contains("return (__u64)(__s64)(__s32)(ctx->rax);"), "{c}");
     }
