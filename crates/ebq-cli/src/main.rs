@@ -2,6 +2,7 @@
 
 mod analyze;
 mod child;
+mod flamegraph;
 mod otlp;
 mod output;
 mod report;
@@ -92,7 +93,7 @@ enum Command {
         /// A shipped query's name.
         name: Option<String>,
     },
-    /// List events (tracepoints), optionally matching a glob like 'syscalls:*pread*'.
+    /// List events (tracepoints), optionally matching a glob like 'syscalls:*pread*'; 'usdt:BINARY:*' lists a binary's USDT probes.
     Events {
         /// Glob over CATEGORY:NAME.
         glob: Option<String>,
@@ -131,6 +132,10 @@ pub enum Format {
     Parquet,
     /// An Arrow IPC file (needs -o).
     Arrow,
+    /// Folded stacks (`outer;…;inner COUNT` per line, summed over the run): GROUP BY ustack/kstack.
+    Folded,
+    /// A flame graph SVG of the folded stacks (needs -o FILE.svg).
+    Flamegraph,
 }
 
 /// Options for running a query.
@@ -453,6 +458,17 @@ fn compile(
 
 fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
     let engine = engine(args)?;
+    // `usdt:BINARY:PATTERN` or `usdt:BINARY:PROVIDER:PATTERN`: the binary's USDT probes.
+    if let Some(Ok(ebq::parse::EventName::Usdt { path, provider, name })) =
+        glob.as_deref().filter(|g| g.starts_with("usdt:")).map(ebq::parse::parse_event_name)
+    {
+        let pattern = provider.map(|p| format!("{p}:{name}")).unwrap_or(name);
+        let list = engine.catalog().list_usdt(&path, &pattern).map_err(|m| format!("error: {m}"))?;
+        if list.is_empty() {
+            return Err(format!("error: no USDT probe of `{path}` matches `{pattern}`"));
+        }
+        return emit(&list.iter().map(|e| format!("{e}\n")).collect::<String>());
+    }
     let list = engine.catalog().list(glob.as_deref()).map_err(|e| tracefs_error(&e.into()))?;
     if list.is_empty() {
         return Err(format!("error: no event matches `{}`", glob.unwrap_or_default()));

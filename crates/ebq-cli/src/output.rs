@@ -2,7 +2,7 @@
 
 use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
-use ebq::sink::{CsvSink, FileFormat, FileSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
+use ebq::sink::{CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
 use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
@@ -26,7 +26,31 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
                 .into(),
         );
     }
+    if args.format == Format::Flamegraph {
+        let Some(path) = &args.output else {
+            return Err("error: --format flamegraph needs -o FILE.svg (it is not written to stdout)".into());
+        };
+        if rotation.is_on() {
+            return Err("error: --format flamegraph writes one file at the end; rotation does not apply".into());
+        }
+        let title = prepared.physical.sql.clone();
+        return crate::flamegraph::FlamegraphSink::create(path.clone(), &title)
+            .map(|s| Box::new(s) as Box<dyn Sink>)
+            .map_err(|e| format!("error: {}: {e}", path.display()));
+    }
+    if args.format == Format::Folded {
+        if rotation.is_on() {
+            return Err("error: --format folded writes one file at the end; rotation does not apply".into());
+        }
+        return Ok(match &args.output {
+            None => Box::new(FoldedSink::new(std::io::stdout())),
+            Some(path) => Box::new(FoldedSink::new(std::io::BufWriter::new(
+                std::fs::File::create(path).map_err(|e| format!("error: {}: {e}", path.display()))?,
+            ))),
+        });
+    }
     let format = match args.format {
+        Format::Folded | Format::Flamegraph => unreachable!("handled above"),
         Format::Table => FileFormat::Table,
         Format::Json => FileFormat::Json,
         Format::Csv => FileFormat::Csv,

@@ -41,6 +41,7 @@ pub const QUERIES: &[Shipped] = shipped![
     "cachetop",
     "mmap-faults",
     "mmap-faultaround",
+    "offcputime",
 ];
 
 /// A declared parameter: name, default, help.

@@ -805,6 +805,18 @@ pub struct BoundEvent {
     pub source: EventSource,
 }
 
+/// One USDT site to attach: file offsets of the probe and its semaphore
+/// (0: none), and the attach cookie naming its argument spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsdtAttach {
+    /// File offset of the probe's `nop`.
+    pub offset: u64,
+    /// File offset of the semaphore (the uprobe's reference counter), 0 for none.
+    pub semaphore: u64,
+    /// `bpf_get_attach_cookie` at this site: its index in `UsdtSpecs::variants`.
+    pub cookie: u64,
+}
+
 /// What the program attaches to, resolved at bind time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventSource {
@@ -824,6 +836,30 @@ pub enum EventSource {
         offset: u64,
         /// True for the return probe.
         ret: bool,
+    },
+    /// A USDT probe: a uprobe on each of its sites (with the semaphore as the
+    /// uprobe's reference counter), arguments decoded from the sites' specs.
+    Usdt {
+        /// The binary, canonical.
+        path: std::path::PathBuf,
+        /// Provider.
+        provider: String,
+        /// Probe name.
+        name: String,
+        /// Where each site attaches.
+        sites: Vec<UsdtAttach>,
+        /// The sites' argument specs; a site's cookie indexes `specs.variants`.
+        specs: crate::catalog::usdt::UsdtSpecs,
+    },
+    /// A perf software cpu-clock event (`SEC("perf_event")`): on every CPU
+    /// (`profile:hz:N`) or on CPU 0 (`interval:ms:N`).
+    Timer {
+        /// Samples per second (perf's `freq` mode), or 0 with `period_ns`.
+        hz: u64,
+        /// ns of CPU clock between samples, or 0 with `hz`.
+        period_ns: u64,
+        /// Every online CPU (profile) or CPU 0 only (interval).
+        all_cpus: bool,
     },
     /// A kernel function through kprobes (or the return through kretprobes).
     Kprobe {

@@ -21,6 +21,7 @@ mod req_flags;
 mod stream_join;
 mod union;
 mod union_all;
+pub mod usdt;
 mod user_str;
 
 pub use btf_args::RawArg;

@@ -7,7 +7,7 @@ use crate::catalog::probe::{argument_format, tracepoint_alternative, MAX_REG_ARG
 use crate::catalog::Catalog;
 use crate::error::{Error, QueryError, Result, Stage};
 use crate::host::ElfError;
-use crate::parse::{EventName, EventRef};
+use crate::parse::{EventName, EventRef, TimerUnit};
 
 /// Binds a uprobe, kprobe or fentry event.
 pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
@@ -30,6 +30,31 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
         );
     }
     match &from.name {
+        EventName::Usdt { .. } => super::usdt::bind_usdt(from, catalog),
+        EventName::Timer { profile, unit, n } => {
+            // perf refuses rates above kernel.perf_event_max_sample_rate (100000 by default, lowered
+            // under load); a profile beyond 10 kHz mostly measures itself.
+            let (hz, period_ns) = match unit {
+                TimerUnit::Hz if *n <= 10_000 => (*n, 0),
+                TimerUnit::Hz => {
+                    return fail(
+                        format!("{name}: at most 10000 samples a second"),
+                        Some("profile:hz:99 is the usual rate".into()),
+                    )
+                }
+                TimerUnit::Ms => (0, n.saturating_mul(1_000_000)),
+            };
+            Ok(BoundEvent {
+                format: crate::catalog::TracepointFormat {
+                    category: (if *profile { "profile" } else { "interval" }).into(),
+                    name: name.to_string(),
+                    id: 0,
+                    fields: vec![],
+                },
+                source: EventSource::Timer { hz, period_ns, all_cpus: *profile },
+                name,
+            })
+        }
         EventName::Uprobe { path, symbol, ret } => {
             let file = match catalog.kernel().resolve_binary(path) {
                 Ok(f) => f,
@@ -120,6 +145,8 @@ impl EventSource {
             EventSource::Tracepoint => "BPF_PROG_TYPE_TRACEPOINT",
             EventSource::TracepointBtf => "tp_btf, BPF_PROG_TYPE_TRACING: the query reads raw arguments",
             EventSource::Uprobe { .. } | EventSource::Kprobe { .. } => "BPF_PROG_TYPE_KPROBE",
+            EventSource::Usdt { .. } => "BPF_PROG_TYPE_KPROBE (a uprobe on each site)",
+            EventSource::Timer { .. } => "BPF_PROG_TYPE_PERF_EVENT (software cpu-clock)",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
             EventSource::RawSyscall { .. } => "BPF_PROG_TYPE_TRACING, tp_btf",
         }
@@ -137,6 +164,21 @@ impl BoundEvent {
             }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
+            EventSource::Timer { hz, period_ns, all_cpus } => format!(
+                "perf software cpu-clock, {} on {}",
+                if *hz > 0 { format!("{hz} samples/s") } else { format!("every {} ms", period_ns / 1_000_000) },
+                if *all_cpus { "every CPU" } else { "CPU 0" }
+            ),
+            EventSource::Usdt { path, sites, .. } => {
+                let guarded = sites.iter().filter(|s| s.semaphore != 0).count();
+                let offsets: Vec<String> = sites.iter().map(|s| format!("{:#x}", s.offset)).collect();
+                format!(
+                    "{}, {} site(s) at file offset(s) {}, {guarded} guarded by a semaphore",
+                    path.display(),
+                    sites.len(),
+                    offsets.join(", ")
+                )
+            }
             EventSource::Fentry { arg_slots, .. } => {
                 format!("kernel function with {arg_slots} argument slots, via BPF trampolines")
             }
@@ -150,6 +192,10 @@ impl BoundEvent {
         match (&self.source, arg) {
             (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
+            }
+            (EventSource::Usdt { specs, .. }, Some(i)) => {
+                let spec: Vec<&str> = specs.variants.iter().filter_map(|v| v.get(i)).map(|a| a.spec.as_str()).collect();
+                format!("argument {i} (USDT spec {}){signed}", spec.join(" | "))
             }
             (EventSource::Fentry { .. }, Some(i)) => format!("argument {i} (ctx[{i}])"),
             (EventSource::Fentry { arg_slots, .. }, None) => format!("return value (ctx[{arg_slots}]){signed}"),

@@ -34,14 +34,20 @@ impl Binder<'_> {
             },
             Some(l) => return Err(err(l, USAGE)),
         };
-        if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint) {
-            return Err(err(e, "str() reads pointers in tracepoint records; probe arguments are not supported yet"));
+        let usdt = |s: &EventSource| matches!(s, EventSource::Usdt { .. });
+        if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint && !usdt(&s.event.source)) {
+            return Err(err(
+                e,
+                "str() reads pointers in tracepoint records and USDT arguments; other probes' arguments are not supported yet",
+            ));
         }
+        // A USDT argument column has no record header before it: arg0 is at slot 0.
+        let first = if self.sides.iter().any(|s| usdt(&s.event.source)) { 0 } else { 8 };
         let pointer = self.scalar(arg)?;
         match pointer {
             // bpftrace's `str(args.filename)`: already a string.
             s @ ScalarExpr::Column { ty: DataType::Str { .. }, .. } if len.is_none() => Ok(s),
-            ScalarExpr::Column { source, .. } => match user_str(source, cap) {
+            ScalarExpr::Column { source, .. } => match user_str(source, cap, first) {
                 Some(source) => Ok(ScalarExpr::Column { source, ty: DataType::Str { cap } }),
                 None => Err(err(arg, USAGE)),
             },
@@ -52,17 +58,17 @@ impl Binder<'_> {
 
 /// The string read at the 8-byte, aligned field `c` (or the JOIN start's
 /// column it carries), named `str(c)` (`str(c, len)` when shorter than the default).
-fn user_str(c: ColumnSource, cap: u16) -> Option<ColumnSource> {
+fn user_str(c: ColumnSource, cap: u16, first: u32) -> Option<ColumnSource> {
     let call = |name: &str| match cap {
         USER_STRING_CAP => format!("str({name})"),
         _ => format!("str({name}, {})", cap - 1),
     };
     match c {
-        ColumnSource::Field { name, offset, size: 8, kind: FieldKind::Int } if offset % 8 == 0 && offset >= 8 => {
+        ColumnSource::Field { name, offset, size: 8, kind: FieldKind::Int } if offset % 8 == 0 && offset >= first => {
             Some(ColumnSource::Field { name: call(&name), offset, size: 8, kind: FieldKind::UserStr })
         }
         ColumnSource::Start { name, column } => {
-            Some(ColumnSource::Start { name: call(&name), column: Box::new(user_str(*column, cap)?) })
+            Some(ColumnSource::Start { name: call(&name), column: Box::new(user_str(*column, cap, first)?) })
         }
         _ => None,
     }

@@ -19,6 +19,7 @@ mod suggest;
 mod system;
 #[cfg(test)]
 mod tests;
+pub mod usdt;
 pub mod views;
 
 /// The host's system call numbers, for the CLI's report; bind asks the

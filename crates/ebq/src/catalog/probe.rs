@@ -29,6 +29,8 @@ pub fn argument_format(event: &EventName, args: u32, returns: bool) -> Tracepoin
         EventName::Kprobe { function, .. } => ("kprobe", function.clone()),
         EventName::Fentry { function, .. } => ("fentry", function.clone()),
         EventName::Tracepoint { category, name } => (category.as_str(), name.clone()),
+        EventName::Usdt { name, .. } => ("usdt", name.clone()),
+        EventName::Timer { .. } => ("timer", event.to_string()),
     };
     let field = |name: String, slot: u32, signed: bool| TpField {
         name,
@@ -69,7 +71,7 @@ pub fn unavailable_column(event: &EventName, name: &str) -> Option<String> {
         EventName::Uprobe { .. } => "uprobe",
         EventName::Kprobe { .. } => "kprobe",
         EventName::Fentry { .. } => "fentry",
-        EventName::Tracepoint { .. } => return None,
+        EventName::Tracepoint { .. } | EventName::Usdt { .. } | EventName::Timer { .. } => return None,
     };
     match (is_return(event), is_arg, name == "retval" || name == "retval_signed") {
         (true, true, _) if !matches!(event, EventName::Fentry { .. }) => Some(format!(
@@ -93,7 +95,7 @@ fn return_spelling(event: &EventName) -> String {
         EventName::Uprobe { path, symbol, .. } => format!("uretprobe:{path}:{symbol}"),
         EventName::Kprobe { function, .. } => format!("kretprobe:{function}"),
         EventName::Fentry { function, .. } => format!("fexit:{function}"),
-        EventName::Tracepoint { .. } => event.to_string(),
+        EventName::Tracepoint { .. } | EventName::Usdt { .. } | EventName::Timer { .. } => event.to_string(),
     }
 }
 

@@ -21,6 +21,7 @@ mod single_slot;
 mod stacks;
 mod stages;
 mod structs;
+mod usdt;
 mod user_str;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
@@ -428,6 +429,12 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             FieldKind::DataLocStr => format!(
                 "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), (void *)ctx + (ctx->{name} & 0xffff));\n",
                 ty.byte_size()
+            ),
+            // `str(argN)` of a USDT probe: the pointer is the decoded argument.
+            FieldKind::UserStr if matches!(event.source, crate::bind::EventSource::Usdt { .. }) => format!(
+                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *){});\t/* {name} */\n",
+                ty.byte_size(),
+                usdt::column_expr(event, *offset as usize / 8)
             ),
             FieldKind::UserStr => format!(
                 "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)*(__u64 *)((void *)ctx + {offset}));\t/* {name} */\n",

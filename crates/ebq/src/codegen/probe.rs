@@ -27,6 +27,11 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
         EventSource::Kprobe { .. } => {
             Some(format!("/* {}: {regs}. */\n#include <asm/ptrace.h>\n\n", event.event_description()))
         }
+        EventSource::Usdt { .. } => Some(super::usdt::preamble(event)),
+        EventSource::Timer { .. } => Some(format!(
+            "/* {}: a perf software cpu-clock sample; ctx is the sample's registers. */\n#include <linux/bpf_perf_event.h>\n\n",
+            event.event_description()
+        )),
         EventSource::Fentry { arg_slots, .. } => Some(format!(
             "/* {}: ctx[0..{arg_slots}) are the arguments (BTF), then the return value at fexit. */\n\n",
             event.event_description()
@@ -46,6 +51,8 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
         EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
         EventSource::RawSyscall { exit, .. } => return Some(super::raw_syscall::program_header(*exit, function)),
         EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
+        EventSource::Usdt { .. } => "uprobe".to_string(),
+        EventSource::Timer { .. } => "perf_event".to_string(),
         EventSource::Kprobe { function, ret, .. } => {
             format!("{}/{function}", if *ret { "kretprobe" } else { "kprobe" })
         }
@@ -53,6 +60,7 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
     };
     let ctx = match event.source {
         EventSource::Fentry { .. } | EventSource::TracepointBtf => "__u64 *ctx",
+        EventSource::Timer { .. } => "struct bpf_perf_event_data *ctx",
         _ => "struct pt_regs *ctx",
     };
     Some(format!("SEC(\"{section}\")\nint {function}({ctx})"))
@@ -74,6 +82,8 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
     match (&event.source, arg) {
         (EventSource::Tracepoint | EventSource::TracepointBtf, _) => None,
         (EventSource::RawSyscall { exit, .. }, _) => super::raw_syscall::column_expr(event, *exit, name),
+        (EventSource::Usdt { .. }, Some(i)) => Some(super::usdt::column_expr(event, i)),
+        (EventSource::Usdt { .. } | EventSource::Timer { .. }, _) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),
@@ -97,6 +107,15 @@ mod tests {
         assert!(c.contains("SEC(\"uretprobe\")") && c.contains("ctx->rax;"), "{c}");
         let c = generate_for("SELECT * FROM uprobe:libc:read");
         assert!(c.contains("ctx->r9;"), "SELECT * lists arg0..arg5: {c}");
+    }
+
+    #[test]
+    fn timers_are_perf_event_programs() {
+        let c = generate_for("SELECT ustack, COUNT(*) FROM profile:hz:99 WHERE comm = 'x' GROUP BY ustack");
+        assert!(c.contains("SEC(\"perf_event\")\nint ebq_query(struct bpf_perf_event_data *ctx)"), "{c}");
+        assert!(c.contains("#include <linux/bpf_perf_event.h>") && c.contains("BPF_F_USER_STACK"), "{c}");
+        let c = generate_for("SELECT cpu, COUNT(*) FROM interval:ms:100 GROUP BY cpu");
+        assert!(c.contains("SEC(\"perf_event\")"), "{c}");
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //! file PATH                              a file that is not ELF
 //! function PATH SYMBOL ADDRESS OFFSET    a function PATH defines (hex address and file offset)
 //! import PATH SYMBOL                     a function PATH calls from a shared library
+//! usdt PATH PROVIDER NAME OFFSET SEMAPHORE [ARG ...]
+//!                                        a USDT probe site of PATH (hex file offsets of the
+//!                                        probe and its semaphore, 0 for none; argument specs)
 //! ```
 //!
 //! Blank lines and lines starting with `#` are skipped in `btf_functions` and `uprobes`.
@@ -62,6 +65,7 @@ struct Binary {
     /// (symbol, address, file offset) of each defined function.
     functions: Vec<(String, u64, u64)>,
     imports: Vec<String>,
+    usdt: Vec<super::usdt::UsdtSite>,
 }
 
 impl FixtureKernel {
@@ -152,6 +156,7 @@ fn parse_binaries(text: &str) -> Result<Binaries, (usize, String)> {
                 is_elf: w[0] == "elf",
                 functions: vec![],
                 imports: vec![],
+                usdt: vec![],
             }),
             ["function", path, symbol, address, offset] => {
                 let (address, offset) = (number(address, line)?, number(offset, line)?);
@@ -162,7 +167,18 @@ fn parse_binaries(text: &str) -> Result<Binaries, (usize, String)> {
                 let i = declared(&mut out, path)?;
                 out.files[i].imports.push(symbol.into());
             }
-            _ => return Err((line, "expected libdir, elf, file, function or import".into())),
+            ["usdt", path, provider, name, offset, semaphore, ref args @ ..] => {
+                let (offset, semaphore) = (number(offset, line)?, number(semaphore, line)?);
+                let i = declared(&mut out, path)?;
+                out.files[i].usdt.push(super::usdt::UsdtSite {
+                    provider: provider.into(),
+                    name: name.into(),
+                    offset,
+                    semaphore,
+                    args: args.join(" "),
+                });
+            }
+            _ => return Err((line, "expected libdir, elf, file, function, import or usdt".into())),
         }
     }
     Ok(out)
@@ -218,6 +234,13 @@ impl KernelInfo for FixtureKernel {
             return Err(ElfError::Imported);
         }
         Err(ElfError::NoSymbol { suggestions: closest(symbol, b.functions.iter().map(|(s, _, _)| s.as_str())) })
+    }
+
+    fn usdt_sites(&self, path: &Path) -> Result<Vec<super::usdt::UsdtSite>, ElfError> {
+        match self.binary(&path.display().to_string()).filter(|b| b.is_elf) {
+            Some(b) => Ok(b.usdt.clone()),
+            None => Err(ElfError::NotElf(format!("{} is not an ELF object ebq can read", path.display()))),
+        }
     }
 
     fn syscalls(&self) -> &SyscallTable {

@@ -64,6 +64,10 @@ impl KernelInfo for HostKernel {
         elf::find_symbol(path, symbol)
     }
 
+    fn usdt_sites(&self, path: &Path) -> Result<Vec<super::usdt::UsdtSite>, ElfError> {
+        super::usdt::usdt_sites(path)
+    }
+
     fn syscalls(&self) -> &SyscallTable {
         SyscallTable::host()
     }

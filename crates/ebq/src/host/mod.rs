@@ -2,7 +2,7 @@
 //!
 //! Bind and plan learn about the kernel and its binaries only through
 //! [`KernelInfo`]: tracepoint formats, BTF functions, kernel text symbols,
-//! uprobe targets, system call numbers and whether CO-RE programs can be
+//! uprobe targets, USDT probe sites, system call numbers and whether CO-RE programs can be
 //! built. [`HostKernel`] reads this machine (tracefs, `/sys/kernel/btf`,
 //! `/proc/kallsyms`, ELF files, UAPI headers); [`FixtureKernel`] answers from
 //! checked-in files, so every stage before `runtime` runs in tests with the
@@ -21,6 +21,7 @@ mod host_kernel;
 pub mod kallsyms;
 pub mod syscalls;
 mod tracefs;
+pub mod usdt;
 
 pub use btf::KernelFunction;
 pub use elf::{ElfError, ElfSymbol};
@@ -78,6 +79,10 @@ pub trait KernelInfo: std::fmt::Debug + Send + Sync {
     /// Function `symbol` of binary `path` (as [`KernelInfo::resolve_binary`]
     /// gave it) and the file offset a uprobe attaches at.
     fn find_symbol(&self, path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError>;
+
+    /// The USDT probe sites of binary `path` (as [`KernelInfo::resolve_binary`]
+    /// gave it), from its `.note.stapsdt` notes; empty when it has none.
+    fn usdt_sites(&self, path: &Path) -> Result<Vec<usdt::UsdtSite>, ElfError>;
 
     /// System call numbers and names.
     fn syscalls(&self) -> &SyscallTable;

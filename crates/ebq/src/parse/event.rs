@@ -5,6 +5,9 @@
 //! tp:syscalls:sys_enter_read           syscalls:sys_enter_read (as `ebq events` lists them)
 //! uprobe:/usr/lib/libc.so.6:read       uretprobe:/bin/x:main
 //! kprobe:vfs_read   kretprobe:vfs_read   fentry:vfs_read   fexit:vfs_read
+//! usdt:/usr/lib/postgresql/15/bin/postgres:postgresql:smgr__md__read__start
+//! usdt:BINARY:NAME (any provider)
+//! profile:hz:99 (every CPU)   interval:ms:100 (one CPU)
 //! ```
 
 use std::fmt;
@@ -28,6 +31,25 @@ pub enum EventName {
         /// True for uretprobe.
         ret: bool,
     },
+    /// A USDT (`<sys/sdt.h>`) probe of a binary: every site of that name.
+    Usdt {
+        /// Path or library name of the binary.
+        path: String,
+        /// Provider; `None` matches any (`usdt:BINARY:NAME`).
+        provider: Option<String>,
+        /// Probe name (may hold `*` in `ebq events`).
+        name: String,
+    },
+    /// A timer: `profile:hz:N` samples every CPU N times a second,
+    /// `interval:ms:N` fires on one CPU every N ms (perf's software cpu-clock).
+    Timer {
+        /// True for `profile` (every CPU), false for `interval` (one CPU).
+        profile: bool,
+        /// `hz` or `ms`.
+        unit: TimerUnit,
+        /// How many per second (`hz`) or how many ms apart (`ms`).
+        n: u64,
+    },
     /// A kernel function entry or return through kprobes.
     Kprobe {
         /// Kernel function.
@@ -44,6 +66,15 @@ pub enum EventName {
     },
 }
 
+/// The unit of a timer's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimerUnit {
+    /// Times per second.
+    Hz,
+    /// Milliseconds between firings.
+    Ms,
+}
+
 impl fmt::Display for EventName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,6 +85,14 @@ impl fmt::Display for EventName {
             EventName::Kprobe { function, ret } => {
                 write!(f, "{}:{function}", if *ret { "kretprobe" } else { "kprobe" })
             }
+            EventName::Usdt { path, provider: Some(p), name } => write!(f, "usdt:{path}:{p}:{name}"),
+            EventName::Usdt { path, provider: None, name } => write!(f, "usdt:{path}:{name}"),
+            EventName::Timer { profile, unit, n } => write!(
+                f,
+                "{}:{}:{n}",
+                if *profile { "profile" } else { "interval" },
+                if *unit == TimerUnit::Hz { "hz" } else { "ms" }
+            ),
             EventName::Fentry { function, exit } => {
                 write!(f, "{}:{function}", if *exit { "fexit" } else { "fentry" })
             }
@@ -70,7 +109,7 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
     let bad = |why: &str| {
         Err(format!(
             "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, \
-             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, kprobe:FUNC or fentry:FUNC"
+             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC"
         ))
     };
     if let Some((kind, rest)) = text.split_once(':') {
@@ -87,6 +126,32 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
                 }
                 _ => bad("malformed uprobe"),
             },
+            "profile" | "interval" => {
+                let unit = match rest.split_once(':') {
+                    Some(("hz", n)) => n.parse().ok().map(|n| (TimerUnit::Hz, n)),
+                    Some(("ms", n)) => n.parse().ok().map(|n| (TimerUnit::Ms, n)),
+                    _ => None,
+                };
+                match unit {
+                    Some((unit, n)) if n > 0 => Ok(EventName::Timer { profile: kind == "profile", unit, n }),
+                    _ => bad(&format!("malformed {kind} event (`{kind}:hz:N` or `{kind}:ms:N`, N > 0)")),
+                }
+            }
+            "usdt" | "U" => {
+                // PATH:PROVIDER:NAME or PATH:NAME (bpftrace's forms); the path is what precedes them.
+                let parts: Vec<&str> = rest.rsplitn(3, ':').collect();
+                let probe =
+                    |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.-*".contains(c));
+                match parts[..] {
+                    [name, provider, path] if !path.is_empty() && probe(name) && is_ident(provider) => {
+                        Ok(EventName::Usdt { path: path.into(), provider: Some(provider.into()), name: name.into() })
+                    }
+                    [name, path] if !path.is_empty() && probe(name) => {
+                        Ok(EventName::Usdt { path: path.into(), provider: None, name: name.into() })
+                    }
+                    _ => bad("malformed usdt probe"),
+                }
+            }
             "kprobe" | "kretprobe" | "k" | "kr" if is_ident(rest) => {
                 Ok(EventName::Kprobe { function: rest.into(), ret: kind.starts_with("kr") })
             }
@@ -150,6 +215,30 @@ mod tests {
             parse_event_name("fexit:vfs_read").unwrap(),
             EventName::Fentry { function: "vfs_read".into(), exit: true }
         );
+        assert_eq!(
+            parse_event_name("usdt:/usr/bin/postgres:postgresql:smgr__md__read__start").unwrap(),
+            EventName::Usdt {
+                path: "/usr/bin/postgres".into(),
+                provider: Some("postgresql".into()),
+                name: "smgr__md__read__start".into()
+            }
+        );
+        assert_eq!(
+            parse_event_name("usdt:./t:fire").unwrap(),
+            EventName::Usdt { path: "./t".into(), provider: None, name: "fire".into() }
+        );
+        for s in ["usdt:/bin/x:p:fire", "usdt:./t:fire"] {
+            assert_eq!(parse_event_name(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            parse_event_name("profile:hz:99").unwrap(),
+            EventName::Timer { profile: true, unit: TimerUnit::Hz, n: 99 }
+        );
+        assert_eq!(parse_event_name("interval:ms:100").unwrap().to_string(), "interval:ms:100");
+        for bad in ["profile:hz:0", "profile:hz", "interval:s:1", "profile:hz:x"] {
+            assert!(parse_event_name(bad).is_err(), "{bad}");
+        }
+        assert!(parse_event_name("usdt::x").is_err() && parse_event_name("usdt:/bin/x:").is_err());
     }
 
     #[test]

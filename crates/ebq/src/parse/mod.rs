@@ -13,7 +13,7 @@ mod union;
 pub mod view;
 
 pub use dialect::EbqDialect;
-pub use event::{parse_event_name, EventName};
+pub use event::{parse_event_name, EventName, TimerUnit};
 pub use sqlparser::ast::{Expr, OrderByExpr, SelectItem};
 pub use union::UnionBranch;
 pub use view::View;

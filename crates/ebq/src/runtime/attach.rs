@@ -116,9 +116,9 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
         })?;
         let attached = match event {
             Some(e) => attach_query(&prog, e, scope),
-            None => prog.attach(),
+            None => prog.attach().map(|l| vec![l]),
         };
-        let link = attached.map_err(|e| Error::Load {
+        let attached = attached.map_err(|e| Error::Load {
             what: format!("attach {}", info.attach.describe()),
             errno: match e.kind() {
                 libbpf_rs::ErrorKind::NotFound => libc::ENOENT,
@@ -127,22 +127,93 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
             },
             log: String::new(),
         })?;
-        links.push(link);
+        links.extend(attached);
     }
     Ok(links)
 }
 
 /// Attaches the query's main program: uprobes to the resolved file and offset,
-/// only in the `-p` process when there is one; everything else by its section.
-pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Link> {
+/// only in the `-p` process when there is one; a USDT probe as one uprobe per
+/// site, its semaphore as the uprobe's reference counter (the kernel
+/// increments it in every process the uprobe is placed in, and decrements it
+/// at detach) and its spec index as the cookie; everything else by its section.
+pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Vec<Link>> {
+    let pid = match scope {
+        Scope::Process(p) => *p as i32,
+        _ => -1, // every process; -c scoping is done by the program's pid check
+    };
     match &event.source {
         EventSource::Uprobe { path, offset, ret, .. } => {
-            let pid = match scope {
-                Scope::Process(p) => *p as i32,
-                _ => -1, // every process; -c scoping is done by the program's pid check
-            };
-            prog.attach_uprobe(*ret, pid, path, *offset as usize)
+            prog.attach_uprobe(*ret, pid, path, *offset as usize).map(|l| vec![l])
         }
-        _ => prog.attach(),
+        EventSource::Usdt { path, sites, .. } => sites
+            .iter()
+            .map(|s| {
+                let opts = libbpf_rs::UprobeOpts {
+                    ref_ctr_offset: s.semaphore as usize,
+                    cookie: s.cookie,
+                    retprobe: false,
+                    ..Default::default()
+                };
+                prog.attach_uprobe_with_opts(pid, path, s.offset as usize, opts)
+            })
+            .collect(),
+        EventSource::Timer { hz, period_ns, all_cpus } => {
+            let cpus = if *all_cpus { online_cpus() } else { vec![0] };
+            cpus.into_iter()
+                .map(|cpu| {
+                    let fd = cpu_clock_event(cpu, *hz, *period_ns).map_err(libbpf_rs::Error::from)?;
+                    // The link owns the perf event: destroying it closes the fd.
+                    prog.attach_perf_event(fd)
+                })
+                .collect()
+        }
+        _ => prog.attach().map(|l| vec![l]),
     }
+}
+
+/// The online CPUs (`/sys/devices/system/cpu/online`: `0-3,6`).
+fn online_cpus() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut out = vec![];
+    for part in text.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            out.extend(a..=b);
+        }
+    }
+    out
+}
+
+/// Opens a perf software cpu-clock event on `cpu` for every task: `hz`
+/// samples a second (perf's frequency mode) or one every `period_ns` of CPU clock.
+fn cpu_clock_event(cpu: u32, hz: u64, period_ns: u64) -> std::io::Result<i32> {
+    use libbpf_sys as sys;
+    let mut attr = sys::perf_event_attr {
+        type_: sys::PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<sys::perf_event_attr>() as u32,
+        config: sys::PERF_COUNT_SW_CPU_CLOCK as u64,
+        ..Default::default()
+    };
+    if hz > 0 {
+        attr.__bindgen_anon_1.sample_freq = hz;
+        attr.set_freq(1);
+    } else {
+        attr.__bindgen_anon_1.sample_period = period_ns;
+    }
+    // SAFETY: attr is a valid, fully initialized perf_event_attr of the size it declares.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const sys::perf_event_attr,
+            -1i32,
+            cpu as i32,
+            -1i32,
+            sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd as i32)
 }
