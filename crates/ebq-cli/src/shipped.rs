@@ -42,6 +42,7 @@ pub const QUERIES: &[Shipped] = shipped![
     "mmap-faults",
     "mmap-faultaround",
     "offcputime",
+    "pg-relation-reads",
 ];
 
 /// A declared parameter: name, default, help.
@@ -80,7 +81,8 @@ fn params(text: &str) -> Vec<Param<'_>> {
 }
 
 /// The query text with its `{NAME}` placeholders filled from `--set`
-/// assignments, else their defaults. Values must be plain numbers or words,
+/// assignments, else their defaults. Values must be plain numbers or words
+/// (or, for a parameter whose default is an absolute path, a path: `/` too),
 /// so a parameter can never change the query's shape.
 pub fn instantiate(text: &str, set: &[String]) -> Result<String, String> {
     let declared = params(text);
@@ -96,8 +98,11 @@ pub fn instantiate(text: &str, set: &[String]) -> Result<String, String> {
                 if names.is_empty() { String::new() } else { format!(" (it has: {})", names.join(", ")) }
             ));
         }
-        if value.is_empty() || !value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-            return Err(format!("error: --set {name}: `{value}` must be a number or a plain word"));
+        let path = declared.iter().any(|p| p.name == name && p.default.starts_with('/'));
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || (path && c == '/');
+        if value.is_empty() || !value.chars().all(plain) {
+            let what = if path { "a path of plain words" } else { "a number or a plain word" };
+            return Err(format!("error: --set {name}: `{value}` must be {what}"));
         }
         out = out.replace(&format!("{{{name}}}"), value);
     }
@@ -170,6 +175,12 @@ mod tests {
         assert!(instantiate(q.text, &["top=3".into()]).unwrap().contains("LIMIT 3;"));
         assert!(instantiate(q.text, &["top=3; DROP".into()]).unwrap_err().contains("plain word"));
         assert!(instantiate(q.text, &["nope=1".into()]).unwrap_err().contains("it has: top"));
+        assert!(instantiate(q.text, &["top=/3".into()]).unwrap_err().contains("plain word"));
+        let pg = find("pg-relation-reads").unwrap();
+        assert!(instantiate(pg.text, &[]).unwrap().contains("usdt:/usr/lib/postgresql/15/bin/postgres:smgr"));
+        let other = instantiate(pg.text, &["postgres=/opt/pg16/bin/postgres".into()]).unwrap();
+        assert!(other.contains("JOIN usdt:/opt/pg16/bin/postgres:smgr__md__read__done d"));
+        assert!(instantiate(pg.text, &["postgres=/a b".into()]).unwrap_err().contains("a path"));
     }
 
     #[test]
