@@ -76,6 +76,10 @@ impl Cluster {
     }
 
     fn init() -> Cluster {
+        assert!(
+            std::path::Path::new(PG_BIN).join("initdb").exists(),
+            "{PG_BIN}/initdb is missing: scripts/setup.sh installs postgresql-15"
+        );
         let dir = std::env::temp_dir().join(format!("ebq-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
