@@ -143,3 +143,37 @@ fn flamegraph_svg_renders_in_headless_chromium() {
     assert!(size > 12_000, "screenshot of {size} bytes");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// CLOCK_MONOTONIC in ns: the clock of ebq's `time` column (bpf_ktime_get_ns).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we pass and nothing else.
+    assert_eq!(unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) }, 0);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[test]
+fn interval_50ms_fires_40_times_in_2_seconds_on_one_cpu() {
+    // A periodic timer fires once per period whatever runs on its CPU: within
+    // any 2 s of its life, 2 s / 50 ms = 40 rows, ±1 for the phase of the
+    // window's ends; the ±10 % of the profile test leaves room for a timer
+    // interrupt delayed past a window end on this shared machine.
+    let sql = "SELECT time, cpu FROM interval:ms:50";
+    let engine = common::engine();
+    let mut q = engine.prepare(sql).and_then(|p| p.start(Scope::All)).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    std::thread::sleep(Duration::from_millis(200));
+    let start = monotonic_ns();
+    let mut outs = vec![];
+    while monotonic_ns() < start + 2_300_000_000 {
+        outs.extend(q.poll(Duration::from_millis(20)).unwrap());
+    }
+    outs.extend(q.finish().unwrap());
+    let stats = q.stats().unwrap();
+    let rows = rows_of(&outs);
+    let within: Vec<_> = rows.iter().filter(|r| (start..start + 2_000_000_000).contains(&u(r, "time"))).collect();
+    assert!((36..=44).contains(&within.len()), "{} rows in 2 s: {rows:?}", within.len());
+    let cpus: std::collections::BTreeSet<u64> = rows.iter().map(|r| u(r, "cpu")).collect();
+    assert_eq!(cpus.len(), 1, "interval:ms fires on one CPU: {cpus:?}");
+    assert_eq!((stats.dropped, stats.missed), (0, 0));
+    assert_eq!(stats.delivered as usize, rows.len());
+}
