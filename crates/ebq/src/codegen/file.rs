@@ -68,67 +68,19 @@ static __always_inline void ebq_file_name(struct file *file, char out[64])
 	bpf_probe_read_kernel_str(out, 64, file->f_path.dentry->d_name.name);
 }
 
-/* Scratch space for building mount_point (too big for the stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, char[256]);
-} ebq_path_scratch SEC(".maps");
-
-/* mount_point: the path of the file's mount, built backwards from the end of the
- * scratch buffer by walking up dentries and mounts as the kernel's d_path does.
- * Left "" when the walk does not reach the task's root within 32 steps and 63 bytes
- * (internal mounts of pipes and sockets, mounts outside a chroot, very deep paths). */
-static __always_inline void ebq_mount_point(struct file *file, char out[64])
+/* The hops of the mount_point walk (MOUNT_POINT), as typed loads. */
+static __always_inline struct dentry *ebq_mnt_root(struct mount *m) { return m->mnt.mnt_root; }
+static __always_inline struct mount *ebq_mnt_parent(struct mount *m) { return m->mnt_parent; }
+static __always_inline struct dentry *ebq_mnt_mountpoint(struct mount *m) { return m->mnt_mountpoint; }
+static __always_inline __u32 ebq_dentry_len(struct dentry *d) { return d->d_name.len; }
+static __always_inline const unsigned char *ebq_dentry_name(struct dentry *d) { return d->d_name.name; }
+static __always_inline struct dentry *ebq_dentry_parent(struct dentry *d) { return d->d_parent; }
+static __always_inline void ebq_task_root(struct vfsmount **mnt, struct dentry **dentry)
 {
-	__u32 zero = 0;
-	char *buf = bpf_map_lookup_elem(&ebq_path_scratch, &zero);
-
-	if (!buf || !file)
-		return;
-	struct mount *mnt = ebq_mount_of(file);
-	struct dentry *d = mnt->mnt.mnt_root;
-	/* Paths are relative to the task's root, as in /proc/PID/mountinfo (chroot, containers). */
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vfsmount *root_mnt = task->fs->root.mnt;
-	struct dentry *root_dentry = task->fs->root.dentry;
-	__u32 pos = 127;
-	int reached = 0;
 
-	buf[127] = 0;
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < 32; i++) {
-		if (d == root_dentry && (void *)mnt + bpf_core_field_offset(struct mount, mnt) == (void *)root_mnt) {
-			reached = 1;
-			break;
-		}
-		if (d == mnt->mnt.mnt_root) {
-			struct mount *parent = mnt->mnt_parent;
-
-			if (parent == mnt)
-				break;	/* a mount outside the task's root: pipes, sockets, … */
-			d = mnt->mnt_mountpoint;
-			mnt = parent;
-			continue;
-		}
-		__u32 len = d->d_name.len;
-
-		if (len > 62 || len + 1 > pos)
-			break;	/* does not fit */
-		pos = (pos - len - 1) & 127;
-		bpf_probe_read_kernel(buf + pos + 1, len & 63, d->d_name.name);
-		buf[pos] = '/';
-		d = d->d_parent;
-	}
-	if (!reached)
-		return;
-	if (pos == 127) {
-		out[0] = '/';
-		return;
-	}
-	bpf_probe_read_kernel(out, 64, buf + pos);
-	out[63] = 0;
+	*mnt = task->fs->root.mnt;
+	*dentry = task->fs->root.dentry;
 }
 
 "#;
@@ -174,7 +126,27 @@ static __always_inline void ebq_file_name(struct file *file, char out[64])
 	bpf_probe_read_kernel_str(out, 64, BPF_CORE_READ(file, f_path.dentry, d_name.name));
 }
 
-/* Scratch space for building mount_point (too big for the stack). */
+/* The hops of the mount_point walk (MOUNT_POINT), as CO-RE reads. */
+static __always_inline struct dentry *ebq_mnt_root(struct mount *m) { return BPF_CORE_READ(m, mnt.mnt_root); }
+static __always_inline struct mount *ebq_mnt_parent(struct mount *m) { return BPF_CORE_READ(m, mnt_parent); }
+static __always_inline struct dentry *ebq_mnt_mountpoint(struct mount *m) { return BPF_CORE_READ(m, mnt_mountpoint); }
+static __always_inline __u32 ebq_dentry_len(struct dentry *d) { return BPF_CORE_READ(d, d_name.len); }
+static __always_inline const unsigned char *ebq_dentry_name(struct dentry *d) { return BPF_CORE_READ(d, d_name.name); }
+static __always_inline struct dentry *ebq_dentry_parent(struct dentry *d) { return BPF_CORE_READ(d, d_parent); }
+static __always_inline void ebq_task_root(struct vfsmount **mnt, struct dentry **dentry)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	*mnt = BPF_CORE_READ(task, fs, root.mnt);
+	*dentry = BPF_CORE_READ(task, fs, root.dentry);
+}
+
+"#;
+
+/// The `mount_point` column's walk, after either prelude: one algorithm, whose
+/// hops (`ebq_mnt_root`, `ebq_dentry_parent`, …) each prelude defines as typed
+/// loads ([`PRELUDE_TYPED`]) or CO-RE reads ([`PRELUDE`]).
+pub const MOUNT_POINT: &str = r#"/* Scratch space for building mount_point (too big for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -194,11 +166,12 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 	if (!buf || !file)
 		return;
 	struct mount *mnt = ebq_mount_of(file);
-	struct dentry *d = BPF_CORE_READ(mnt, mnt.mnt_root);
+	struct dentry *d = ebq_mnt_root(mnt);
 	/* Paths are relative to the task's root, as in /proc/PID/mountinfo (chroot, containers). */
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
-	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
+	struct vfsmount *root_mnt;
+	struct dentry *root_dentry;
+
+	ebq_task_root(&root_mnt, &root_dentry);
 	__u32 pos = 127;
 	int reached = 0;
 
@@ -209,23 +182,23 @@ static __always_inline void ebq_mount_point(struct file *file, char out[64])
 			reached = 1;
 			break;
 		}
-		if (d == BPF_CORE_READ(mnt, mnt.mnt_root)) {
-			struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
+		if (d == ebq_mnt_root(mnt)) {
+			struct mount *parent = ebq_mnt_parent(mnt);
 
 			if (parent == mnt)
 				break;	/* a mount outside the task's root: pipes, sockets, … */
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			d = ebq_mnt_mountpoint(mnt);
 			mnt = parent;
 			continue;
 		}
-		__u32 len = BPF_CORE_READ(d, d_name.len);
+		__u32 len = ebq_dentry_len(d);
 
 		if (len > 62 || len + 1 > pos)
 			break;	/* does not fit */
 		pos = (pos - len - 1) & 127;
-		bpf_probe_read_kernel(buf + pos + 1, len & 63, BPF_CORE_READ(d, d_name.name));
+		bpf_probe_read_kernel(buf + pos + 1, len & 63, ebq_dentry_name(d));
 		buf[pos] = '/';
-		d = BPF_CORE_READ(d, d_parent);
+		d = ebq_dentry_parent(d);
 	}
 	if (!reached)
 		return;

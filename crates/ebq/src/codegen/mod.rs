@@ -120,6 +120,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     c.push_str(PRELUDE_HELPERS);
     if files {
         c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
+        c.push_str(file::MOUNT_POINT);
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
     }
     if let KernelWindow::Time { .. } = k.window {
