@@ -21,13 +21,37 @@ fn cgroup2_root() -> PathBuf {
     PathBuf::from(line.split(' ').nth(4).unwrap())
 }
 
+/// A cgroup v2 group made for one test, `/ebq-test-{tag}{pid}`, with a temp
+/// directory of the same name for the workloads' reports; both go on drop
+/// (the group once its processes have exited, which they have by then).
+struct TestGroup {
+    name: String,
+    group: PathBuf,
+    dir: PathBuf,
+}
+
+impl TestGroup {
+    fn new(tag: &str) -> TestGroup {
+        let name = format!("ebq-test-{tag}{}", std::process::id());
+        let group = cgroup2_root().join(&name);
+        std::fs::create_dir_all(&group).unwrap();
+        let dir = std::env::temp_dir().join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        TestGroup { name, group, dir }
+    }
+}
+
+impl Drop for TestGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.group);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn cgroup_scope_counts_only_the_group_and_names_it() {
-    let name = format!("ebq-test-{}", std::process::id());
-    let group = cgroup2_root().join(&name);
-    std::fs::create_dir_all(&group).unwrap();
-    let dir = std::env::temp_dir().join(&name);
-    std::fs::create_dir_all(&dir).unwrap();
+    let made = TestGroup::new("");
+    let (name, group, dir) = (&made.name, &made.group, &made.dir);
     let (w, d, g) = (workload_bin(), dir.display(), group.display());
     let w = w.display();
     // The inner shell moves itself into the group, notes its cgroup as the kernel
@@ -43,7 +67,6 @@ fn cgroup_scope_counts_only_the_group_and_names_it() {
         .args(["--cgroup", &format!("/{name}"), "-c", &cmd, "--format", "json", sql])
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir(&group);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = |f: &str| -> Json { serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap() };
     let (inside, outside) = (report("in.json"), report("out.json"));
@@ -61,7 +84,6 @@ fn cgroup_scope_counts_only_the_group_and_names_it() {
     assert_eq!(rows[0]["container"], "");
     assert_eq!(rows[0]["n"], inside["total_calls"]);
     assert_eq!(rows[0]["n"], 17);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -86,11 +108,8 @@ fn own_cgroup() -> String {
 fn bare_cgroup_path_groups_by_the_group_in_the_kernel_and_names_it() {
     // No --cgroup scope: two identical workloads, one moved into a test-made group,
     // each counted under its own group's path.
-    let name = format!("ebq-test-bare-{}", std::process::id());
-    let group = cgroup2_root().join(&name);
-    std::fs::create_dir_all(&group).unwrap();
-    let dir = std::env::temp_dir().join(&name);
-    std::fs::create_dir_all(&dir).unwrap();
+    let made = TestGroup::new("bare-");
+    let (name, group, dir) = (&made.name, &made.group, &made.dir);
     let (w, d, g) = (workload_bin(), dir.display(), group.display());
     let w = w.display();
     let cmd = format!(
@@ -100,7 +119,6 @@ fn bare_cgroup_path_groups_by_the_group_in_the_kernel_and_names_it() {
     let sql = "SELECT cgroup_path, container_id, COUNT(*) AS n FROM syscalls.sys_enter_pread64 \
                WHERE comm = 'ebq-cg2' GROUP BY cgroup_path ORDER BY n DESC";
     let out = Command::new(ebq_bin()).args(["-c", &cmd, "--format", "json", sql]).output().unwrap();
-    let _ = std::fs::remove_dir(&group);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<Json> = String::from_utf8(out.stdout)
         .unwrap()
@@ -113,17 +131,13 @@ fn bare_cgroup_path_groups_by_the_group_in_the_kernel_and_names_it() {
     // The outer workload stays in the test's own group (ebq -c forks it there).
     assert_eq!(got, [(format!("/{name}"), 17), (own_cgroup(), 9)], "{rows:?}");
     assert!(rows.iter().all(|r| r["container_id"] == ""), "{rows:?}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn ebq_serve_labels_series_with_the_cgroup_path() {
     use common::{free_port, http_get, sample};
-    let name = format!("ebq-test-serve-{}", std::process::id());
-    let group = cgroup2_root().join(&name);
-    std::fs::create_dir_all(&group).unwrap();
-    let dir = std::env::temp_dir().join(&name);
-    std::fs::create_dir_all(&dir).unwrap();
+    let made = TestGroup::new("serve-");
+    let (name, group, dir) = (&made.name, &made.group, &made.dir);
     let port = free_port();
     let config = dir.join("ebq.toml");
     std::fs::write(
@@ -170,6 +184,4 @@ fn ebq_serve_labels_series_with_the_cgroup_path() {
     std::thread::sleep(std::time::Duration::from_millis(1200));
     assert_eq!(sample(&page(), &series), Some(23.0), "{}", page());
     daemon.stop();
-    let _ = std::fs::remove_dir(&group);
-    let _ = std::fs::remove_dir_all(dir);
 }
