@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, python_with, sample, Workload};
+use common::{
+    assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, python_with, sample, wait_for, Workload,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -45,18 +47,6 @@ fn url_encode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// Waits for `cond` (polling every 100 ms) or panics after `secs` saying `what`.
-fn wait_for<T>(secs: u64, what: &str, mut cond: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = cond() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// A running `ebq serve`; dropping it sends SIGTERM and reaps it.

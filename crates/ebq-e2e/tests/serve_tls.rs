@@ -6,21 +6,10 @@
 
 mod common;
 
-use common::{ebq_bin, free_port, http_get, Background, Workload};
+use common::{ebq_bin, free_port, http_get, wait_for, Background, Workload};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
-
-fn wait_for<T>(secs: u64, what: &str, mut cond: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = cond() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+use std::time::{Duration, SystemTime};
 
 /// curl's status code for `GET https://127.0.0.1:port/metrics` trusting `ca`, with `user` (`name:password`).
 fn status(port: u16, ca: &Path, user: Option<&str>) -> String {
