@@ -10,7 +10,6 @@ use common::{ebq_bin, LoopDevice};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// The shipped query's SELECT, scoped to one disk as `biolatency -d DISK` is.
 fn flags_sql(disk: &str) -> String {
@@ -56,8 +55,11 @@ fn request_flags_equal_libbpf_tools_biolatency_f_side_by_side() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Both attached (ebq in well under a second, the peer likewise) before any request.
-    std::thread::sleep(Duration::from_millis(2000));
+    // Both attached before any request: each tool's links are in its fdinfo
+    // (a fixed 2 s sleep once let a loaded machine start the workload early).
+    for pid in [peer.id(), ebq.id()] {
+        common::wait_for_links(pid, &["block_rq_issue", "block_rq_complete"]);
+    }
     // 300 direct writes and 40 direct reads, then 50 dsync writes (each also asks for a flush).
     disk.direct_requests();
     let dsync = ["if=/dev/zero".to_string(), format!("of={}", disk.dev.display()), "bs=4k".into(), "count=50".into()];

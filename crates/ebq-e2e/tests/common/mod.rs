@@ -357,6 +357,26 @@ pub fn wait_for<T>(secs: u64, what: &str, mut cond: impl FnMut() -> Option<T>) -
     }
 }
 
+/// The tracepoints `pid`'s BPF links are attached to (`tp_name:` in the
+/// links' `/proc/PID/fdinfo`): how a test knows another tool has attached,
+/// where a fixed sleep only guesses (a loaded machine can take seconds).
+#[allow(dead_code)] // not every test binary waits for a peer
+pub fn attached_tracepoints(pid: u32) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return vec![] };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("tp_name:").map(|v| v.trim().to_string())))
+        .collect()
+}
+
+/// Waits until `pid` has links on every tracepoint in `names`.
+#[allow(dead_code)]
+pub fn wait_for_links(pid: u32, names: &[&str]) {
+    wait_for(60, &format!("pid {pid} to attach to {names:?}"), || {
+        let have = attached_tracepoints(pid);
+        names.iter().all(|n| have.iter().any(|h| h == n)).then_some(())
+    })
+}
+
 /// `GET path` on 127.0.0.1:port → (status code, body); None when nothing listens.
 pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;

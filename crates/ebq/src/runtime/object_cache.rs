@@ -77,16 +77,21 @@ pub(super) fn get_or_compile(
 
 /// `<cache>/objects`, created 0700, after checking it and the cache directory.
 fn objects_dir() -> Result<PathBuf> {
-    let root = super::btf::cache_dir();
+    objects_dir_in(&super::btf::cache_dir())
+}
+
+/// `root/objects`, with every missing directory on the way created 0700: on a
+/// fresh machine even `~/.cache` may not exist yet, and a first query must
+/// not fail for it.
+fn objects_dir_in(root: &Path) -> Result<PathBuf> {
     let dir = root.join("objects");
-    for d in [&root, &dir] {
-        match std::fs::DirBuilder::new().mode(0o700).create(d) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(Error::Io { what: format!("create the object cache {}", d.display()), source: e })
-            }
-            _ => check_private(d)?,
-        }
-    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| Error::Io { what: format!("create the object cache {}", dir.display()), source: e })?;
+    check_private(root)?;
+    check_private(&dir)?;
     Ok(dir)
 }
 
@@ -218,6 +223,22 @@ mod tests {
         std::os::unix::fs::symlink(&d, &link).unwrap();
         assert!(check_private(&link).unwrap_err().to_string().contains("is a symlink"));
         std::fs::remove_file(&link).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_cache_under_missing_parents_is_created_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = fresh("nested");
+        // As on a fresh machine: no `~/.cache` yet.
+        let root = d.join("home/.cache/ebq");
+        let objects = objects_dir_in(&root).unwrap();
+        assert_eq!(objects, root.join("objects"));
+        for p in [&root, &objects] {
+            assert_eq!(std::fs::metadata(p).unwrap().permissions().mode() & 0o777, 0o700, "{}", p.display());
+        }
+        // Again, now that it exists.
+        assert_eq!(objects_dir_in(&root).unwrap(), objects);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
