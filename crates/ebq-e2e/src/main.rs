@@ -14,6 +14,7 @@
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
+//! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -28,6 +29,7 @@ mod cache;
 mod copies;
 mod darshan;
 mod fileio;
+mod fileops;
 mod opens;
 
 use std::ffi::CString;
@@ -50,6 +52,7 @@ usage:
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
+  ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -83,6 +86,10 @@ darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
 copies:   copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
           (splice S -> pipe -> D), at most B bytes a call (default 65536); the
           report counts each kind's calls and returned bytes.
+fileops:  on F (created): fallocate x2, ftruncate x2, one 4096-byte write,
+          sync_file_range x3, syncfs, fsync, fdatasync, close; then vmsplice
+          3000 bytes into a pipe and tee them into a second one (both drained).
+          The report counts each call and the bytes write, vmsplice and tee returned.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -908,6 +915,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
         "copies" => copies::run_copies(&copies::parse_copies(rest)?),
+        "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -15,8 +15,10 @@ use std::path::Path;
 /// io.ops `op` codes (crates/ebq/src/catalog/views/io_ops.sql).
 const READ: u64 = 1;
 const WRITE: u64 = 2;
-const SEEK: u64 = 6;
+const SYNC: u64 = 3;
 const CLOSE: u64 = 5;
+const SEEK: u64 = 6;
+const META: u64 = 7;
 
 fn check(v2: bool) {
     let dir = std::env::temp_dir().join(format!("ebq-ioops-{}-{v2}", std::process::id()));
@@ -65,4 +67,58 @@ fn io_ops_counts_and_bytes_per_op_and_file_equal_the_workload_tally() {
 #[test]
 fn io_ops_counts_preadv2_and_pwritev2_by_returned_bytes() {
     check(true);
+}
+
+#[test]
+fn io_ops_counts_space_size_and_sync_calls_as_meta_and_sync() {
+    let file = std::env::temp_dir().join(format!("ebq-fileops-{}.dat", std::process::id()));
+    let comm = "ebq-fileops";
+    let sql = format!(
+        "SELECT op, file_name, COUNT(*) AS n, SUM(bytes) AS bytes, MAX(offset) AS max_offset FROM io.ops \
+         WHERE comm = '{comm}' AND ret >= 0 GROUP BY op, file_name"
+    );
+    let args = ["fileops", "--file", file.to_str().unwrap(), "--comm", comm];
+    let (outs, stats, report) = run_around(&sql, |_| Scope::All, &args);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(stats.dropped, 0);
+    let name = file.file_name().unwrap().to_str().unwrap().to_string();
+    let rows = rows_of(&outs);
+    let got: BTreeMap<u64, (u64, u64, u64)> = rows
+        .iter()
+        .filter(|r| s(r, "file_name") == name)
+        .map(|r| (u(r, "op"), (u(r, "n"), u(r, "bytes"), u(r, "max_offset"))))
+        .collect();
+    let n = |k: &str| report[k].as_u64().unwrap();
+    let syncs = n("fsync") + n("fdatasync") + n("syncfs") + n("sync_file_range");
+    let written = report["write"]["bytes"].as_u64().unwrap();
+    let want: BTreeMap<u64, (u64, u64, u64)> = [
+        (WRITE, (report["write"]["calls"].as_u64().unwrap(), written, 0)),
+        // The file position after the write, or sync_file_range's offset (0).
+        (SYNC, (syncs, 0, written)),
+        (CLOSE, (n("close"), 0, written)),
+        // fallocate's offset argument: the second one starts at 1 MiB.
+        (META, (n("fallocate") + n("ftruncate"), 0, 1 << 20)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want, "{rows:?}");
+}
+
+#[test]
+fn tee_and_vmsplice_return_the_bytes_the_workload_moved() {
+    let file = std::env::temp_dir().join(format!("ebq-fileops-pipes-{}.dat", std::process::id()));
+    let comm = "ebq-pipes";
+    for call in ["tee", "vmsplice"] {
+        let sql =
+            format!("SELECT COUNT(*) AS calls, SUM(ret) AS bytes FROM syscalls.sys_exit_{call} WHERE comm = '{comm}'");
+        let args = ["fileops", "--file", file.to_str().unwrap(), "--comm", comm];
+        let (outs, stats, report) = run_around(&sql, |_| Scope::All, &args);
+        assert_eq!(stats.dropped, 0);
+        let rows = rows_of(&outs);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let want = (report[call]["calls"].as_u64().unwrap(), report[call]["bytes"].as_u64().unwrap());
+        assert_eq!(want, (1, 3000), "the workload's own tally");
+        assert_eq!((u(&rows[0], "calls"), u(&rows[0], "bytes")), want, "{call}: {rows:?}");
+    }
+    let _ = std::fs::remove_file(&file);
 }

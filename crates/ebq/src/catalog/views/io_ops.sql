@@ -1,14 +1,18 @@
 SELECT 0 AS path,
   CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 1
        WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 2
-       WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync')) THEN 3
+       WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 3
        WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 4
        WHEN e.id = syscall_nr('close') THEN 5
-       ELSE 6 END AS op,
+       WHEN e.id = syscall_nr('lseek') THEN 6
+       ELSE 7 END AS op,
   e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
   e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
   e.inode AS inode, e.dev AS dev,
-  CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3] ELSE e.file_pos END AS offset,
+  CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3]
+       WHEN e.id = syscall_nr('fallocate') THEN args[2]
+       WHEN e.id = syscall_nr('sync_file_range') THEN args[1]
+       ELSE e.file_pos END AS offset,
   CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('write'), syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[2]
        WHEN e.id IN (syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN x.ret
        ELSE 0 END AS bytes,
@@ -17,4 +21,5 @@ FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND 
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
   syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
   syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'),
-  syscall_nr('close'), syscall_nr('lseek'))
+  syscall_nr('close'), syscall_nr('lseek'),
+  syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
