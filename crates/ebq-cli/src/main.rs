@@ -292,6 +292,8 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         stage_limit: bench_stage(args)?,
         attach: ebq::plan::SyscallAttach::from_name(&args.attach).expect("clap checked the value"),
         per_cpu_rings: args.rings == "per-cpu",
+        // --otlp pushes HISTs as exponential histograms: bucket them as OTel does.
+        hist_buckets: if args.otlp.is_some() { ebq::hist::Log2::Ceil } else { ebq::hist::Log2::Floor },
     };
     let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     for v in &args.views {

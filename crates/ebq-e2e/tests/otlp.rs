@@ -139,21 +139,47 @@ fn the_run_total_arrives_with_exact_counts_labels_buckets_and_resource() {
         assert_eq!(calls[fd], *c as f64, "calls of fd {fd}");
         assert_eq!(bytes[fd], *b as f64, "bytes of fd {fd}");
     }
-    // Sizes 64 * ((j % 5) + 1): [64,128) → le 127, [128,256) → le 255, [256,512) → le 511.
+    // Sizes 64 * ((j % 5) + 1), in --otlp's buckets (closed on the power of two, as
+    // OTel's): 64 → le 64, 128 → le 128, 192 and 256 → le 256, 320 → le 512.
     let Some(Data::Histogram(h)) = &m["ebq_query_size"].data else { panic!("{:?}", m["ebq_query_size"]) };
     assert_eq!(h.aggregation_temporality, AggregationTemporality::Cumulative as i32);
     for p in &h.data_points {
         let fd: u64 = attrs(&p.attributes)["fd"].parse().unwrap();
         let n = want[&fd].0;
         let in_bucket = |sizes: &[u64]| (0..n).filter(|j| sizes.contains(&(64 * ((j % 5) + 1)))).count() as u64;
-        // One fixed layout for every point: all 64 finite log2 bounds 0, 1, 3, …, 2^63 − 1, then overflow.
-        let bounds: Vec<f64> = (0..64).map(|i| ((1u128 << i) - 1) as f64).collect();
+        // One fixed layout for every point: 0, then all 64 powers of two 1, 2, 4, …, 2^63, then overflow.
+        let bounds: Vec<f64> = [0.0].into_iter().chain((0..64).map(|i| (1u128 << i) as f64)).collect();
         assert_eq!(p.explicit_bounds, bounds, "fd {fd}");
-        let mut counts = vec![0; 65];
-        counts[7..10].copy_from_slice(&[in_bucket(&[64]), in_bucket(&[128, 192]), in_bucket(&[256, 320])]);
+        let mut counts = vec![0; 66];
+        counts[7..11].copy_from_slice(&[
+            in_bucket(&[64]),
+            in_bucket(&[128]),
+            in_bucket(&[192, 256]),
+            in_bucket(&[320]),
+        ]);
         assert_eq!(p.bucket_counts, counts, "fd {fd}");
         assert_eq!(p.count, n);
         // SUM(count) of the same argument gives the histogram its exact sum.
+        assert_eq!(p.sum, Some(want[&fd].1 as f64), "fd {fd}");
+    }
+    // The same HIST, losslessly, as an OTel ExponentialHistogram at scale 0:
+    // bucket i holds (2^i, 2^(i+1)], so 64 is in 5, 128 in 6, 192 and 256 in 7, 320 in 8.
+    let Some(Data::ExponentialHistogram(e)) = &m["ebq_query_size_histogram"].data else {
+        panic!("{:?}", m.get("ebq_query_size_histogram"))
+    };
+    assert_eq!(e.aggregation_temporality, AggregationTemporality::Cumulative as i32);
+    for p in &e.data_points {
+        let fd: u64 = attrs(&p.attributes)["fd"].parse().unwrap();
+        let n = want[&fd].0;
+        let in_bucket = |sizes: &[u64]| (0..n).filter(|j| sizes.contains(&(64 * ((j % 5) + 1)))).count() as u64;
+        let positive = p.positive.as_ref().unwrap();
+        assert_eq!((p.scale, p.zero_count, p.count), (0, 0, n), "fd {fd}");
+        assert_eq!(positive.offset, 5, "fd {fd}");
+        assert_eq!(
+            positive.bucket_counts,
+            [in_bucket(&[64]), in_bucket(&[128]), in_bucket(&[192, 256]), in_bucket(&[320])],
+            "fd {fd}"
+        );
         assert_eq!(p.sum, Some(want[&fd].1 as f64), "fd {fd}");
     }
     // Counts are integers.
@@ -364,7 +390,7 @@ fn exponential_histograms_and_summaries_decode_in_python_with_exact_counts_and_s
     );
     // No COUNT(*) or SUM(count) selected: the counts and sums come from the kernel's sketch and sum.
     let sql = format!(
-        "SELECT fd, P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes \
+        "SELECT fd, P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes, HIST(count) AS len_bytes \
          FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' GROUP BY fd"
     );
     let out = Command::new(ebq_bin())
@@ -403,6 +429,24 @@ fn exponential_histograms_and_summaries_decode_in_python_with_exact_counts_and_s
         assert_eq!(p["positive"][0], first, "fd {fd}: offset");
         assert_eq!(p["positive"][1], serde_json::json!(dense), "fd {fd}: dense bucket counts");
         assert_eq!(p["negative"][1], serde_json::json!([]));
+
+        // The HIST at scale 0: bucket i holds (2^i, 2^(i+1)], i = ceil(log2 v) − 1.
+        let h = m["ebq_query_len_histogram_bytes"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["attrs"]["fd"].as_str() == Some(fd.to_string().as_str()))
+            .unwrap_or_else(|| panic!("a scale-0 point for fd {fd}: {m}"));
+        let mut expect: BTreeMap<i64, u64> = BTreeMap::new();
+        for v in &sizes {
+            *expect.entry(i64::from(64 - (v - 1).leading_zeros()) - 1).or_default() += 1;
+        }
+        let (first, last) = (*expect.keys().next().unwrap(), *expect.keys().next_back().unwrap());
+        let dense: Vec<u64> = (first..=last).map(|i| expect.get(&i).copied().unwrap_or(0)).collect();
+        assert_eq!((h["scale"].as_i64(), h["count"].as_u64(), h["zero_count"].as_u64()), (Some(0), Some(n), Some(0)));
+        assert_eq!(h["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the exact sum");
+        assert_eq!(h["positive"][0], first, "fd {fd}: offset");
+        assert_eq!(h["positive"][1], serde_json::json!(dense), "fd {fd}: dense bucket counts");
 
         let s = m["ebq_query_size_bytes"]["points"]
             .as_array()

@@ -242,7 +242,7 @@ max_series = 2
     let l = format!("comm=\"{comm}\"");
     assert_eq!(sample(&page, &format!("ebq_wl_calls_total{{{l}}}")), Some(3000.0), "{report}\n{page}");
     assert_eq!(sample(&page, &format!("ebq_wl_read_bytes_total{{{l}}}")), Some(9000.0));
-    assert_eq!(sample(&page, &format!("ebq_wl_size_bytes_bucket{{le=\"3.0\",{l}}}")), Some(3000.0));
+    assert_eq!(sample(&page, &format!("ebq_wl_size_bytes_bucket{{le=\"4.0\",{l}}}")), Some(3000.0));
     assert_eq!(sample(&page, &format!("ebq_wl_size_bytes_bucket{{le=\"+Inf\",{l}}}")), Some(3000.0));
     assert_eq!(sample(&page, &format!("ebq_wl_size_bytes_count{{{l}}}")), Some(3000.0));
     assert_eq!(sample(&page, "ebq_query_events_matched_total{query=\"wl\"}"), Some(3000.0));
@@ -266,16 +266,17 @@ max_series = 2
     let sel = format!("{{job=\"ebq\",{l}}}");
     assert_eq!(prom.value_after(&format!("ebq_wl_calls_total{sel}"), closed), 3000.0);
     assert_eq!(prom.value_after(&format!("ebq_wl_read_bytes_total{sel}"), closed), 9000.0);
-    assert_eq!(prom.value_after(&format!("ebq_wl_size_bytes_bucket{{job=\"ebq\",{l},le=\"3.0\"}}"), closed), 3000.0);
+    assert_eq!(prom.value_after(&format!("ebq_wl_size_bytes_bucket{{job=\"ebq\",{l},le=\"4.0\"}}"), closed), 3000.0);
     assert_eq!(prom.value_after(&format!("ebq_wl_size_bytes_count{sel}"), closed), 3000.0);
     assert_eq!(prom.value_after("ebq_query_series_overflow_total{query=\"fds\"}", closed), 2.0);
     assert_eq!(prom.value_after("ebq_query_up{query=\"wl\"}", closed), 1.0);
-    // Every bucket is exported, so the reads of 3 bytes are in (1, 3] and the
-    // median interpolates to 2 (with the empty buckets below left out, Prometheus
-    // would take (0, 3] and say 1.5).
+    // Every bucket is exported, so the reads of 3 bytes are in (2, 4] (serve
+    // buckets HISTs as Prometheus does, closed on the power of two) and the
+    // median interpolates to 3 (with the empty buckets below left out,
+    // Prometheus would take (0, 4] and say 2).
     let median = prom.query("histogram_quantile(0.5, sum by (le) (ebq_wl_size_bytes_bucket{job=\"ebq\"}))");
     assert_eq!(median.len(), 1, "{median:?}");
-    assert_eq!(median[0].1, 2.0);
+    assert_eq!(median[0].1, 3.0);
 
     // Least privilege: only CAP_BPF and CAP_PERFMON remain, in every set that could give more back.
     let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.child.id())).unwrap();
@@ -602,7 +603,8 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     let config = |comm: &str| {
         format!(
             "listen = \"127.0.0.1:{{port}}\"\n\n[[query]]\nname = \"nh\"\n\
-             sql = \"SELECT P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes FROM syscalls.sys_enter_read \
+             sql = \"SELECT P50(count) AS p50_size_bytes, P99(count) AS p99_size_bytes, HIST(count) AS read_bytes \
+             FROM syscalls.sys_enter_read \
              WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
         )
     };
@@ -621,13 +623,14 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     // First reads: each instance's buckets appear (rate() below starts from
     // these samples; later reads only add to these buckets, so each series'
     // bucket layout stays the same over the rate range).
-    let (first_a, first_b) = (vec![(3000, 1), (90_000, 1)], vec![(5000, 1), (90_000, 1)]);
+    // 4096 = 2^12 sits on a native bucket boundary: in (2048, 4096], not above it.
+    let (first_a, first_b) = (vec![(3000, 1), (4096, 3), (90_000, 1)], vec![(5000, 1), (90_000, 1)]);
     reads_of(comm_a.clone(), first_a.clone()).join().unwrap();
     reads_of(comm_b.clone(), first_b.clone()).join().unwrap();
     a.wait_closed_window("nh");
     b.wait_closed_window("nh");
     wait_for(30, "both instances' first reads in Prometheus", || {
-        (one(&format!("histogram_count(sum({h}))")) == Some(4.0)).then_some(())
+        (one(&format!("histogram_count(sum({h}))")) == Some(7.0)).then_some(())
     });
     // The protobuf page is what Prometheus asked for.
     let accept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3";
@@ -657,6 +660,18 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     // sketch's bound of the exact quantiles of the union of both instances' reads.
     let sum: usize = all.iter().map(|(v, n)| v * n).sum();
     assert_eq!(one(&format!("histogram_sum(sum({h}))")), Some(sum as f64));
+    // The HIST, a native histogram at schema 0 (serve buckets it as Prometheus does):
+    // count and sum exact, and its buckets exact at every power of two, so the
+    // share of reads up to 4096 = 2^12 (3000 and 4096 itself) is exact too.
+    let hist = "ebq_nh_read_histogram_bytes{job=\"ebq\"}";
+    assert_eq!(one(&format!("histogram_count(sum({hist}))")), Some(total as f64));
+    assert_eq!(one(&format!("histogram_sum(sum({hist}))")), Some(sum as f64));
+    let at_most: usize = all.iter().filter(|(v, _)| *v <= 4096).map(|(_, n)| n).sum();
+    assert_eq!(at_most, 100);
+    for (upper, below) in [(4096, at_most), (2048, 0), (8192, at_most + 97), (131_072, total)] {
+        let got = one(&format!("histogram_fraction(0, {upper}, sum({hist}))"));
+        assert_eq!(got, Some(below as f64 / total as f64), "reads <= {upper}");
+    }
     for (q, ppm) in [("0.25", 250_000), ("0.5", 500_000), ("0.75", 750_000), ("0.99", 990_000)] {
         let got = one(&format!("histogram_quantile({q}, sum({h}))")).unwrap();
         let exact = exact_quantile(&all, ppm);
@@ -784,11 +799,12 @@ sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE count = 4321 
         let n = n as f64;
         assert_eq!(values(&fams, "ebq_hostile_calls_total", label, &[]), [n], "{label:?}\n{om}");
         assert_eq!(values(&fams, "ebq_hostile_read_bytes_total", label, &[]), [4321.0 * n]);
-        // Every bucket of the log2 layout, cumulative; the reads are all in (4095, 8191].
+        // Every bucket of the log2 layout (le = 0, 1, 2, 4, …, 2^63, +Inf), cumulative;
+        // the reads are all in (4096, 8192].
         let buckets = values(&fams, "ebq_hostile_size_bytes_bucket", label, &[]);
-        assert_eq!(buckets.len(), 65, "{label:?}: {buckets:?}");
-        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "4095.0")]), [0.0]);
-        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "8191.0")]), [n]);
+        assert_eq!(buckets.len(), 66, "{label:?}: {buckets:?}");
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "4096.0")]), [0.0]);
+        assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "8192.0")]), [n]);
         assert_eq!(values(&fams, "ebq_hostile_size_bytes_bucket", label, &[("le", "+Inf")]), [n]);
         assert_eq!(values(&fams, "ebq_hostile_size_bytes_count", label, &[]), [n]);
         assert_eq!(values(&fams, "ebq_hostile_size_bytes_sum", label, &[]), [4321.0 * n]);

@@ -125,6 +125,10 @@ impl Bundle {
                 "sketch_buckets": self.options.sketch_buckets,
                 "attach": self.options.attach.name(),
                 "per_cpu_rings": self.options.per_cpu_rings,
+                "hist_buckets": match self.options.hist_buckets {
+                    crate::hist::Log2::Floor => "floor",
+                    crate::hist::Log2::Ceil => "ceil",
+                },
             },
             "formats": self.formats.iter().map(|(c, n, t)| json!({"category": c, "name": n, "format": t})).collect::<Vec<_>>(),
         })
@@ -180,6 +184,12 @@ impl Bundle {
                     .ok_or_else(|| bad(path, "bad options.attach"))?,
                 // Bundles from before the option have one shared ring.
                 per_cpu_rings: h["options"]["per_cpu_rings"].as_bool().unwrap_or(false),
+                // Bundles from before the option bucket as bpftrace does.
+                hist_buckets: match h["options"]["hist_buckets"].as_str() {
+                    None | Some("floor") => crate::hist::Log2::Floor,
+                    Some("ceil") => crate::hist::Log2::Ceil,
+                    Some(other) => return Err(bad(path, format!("bad options.hist_buckets `{other}`"))),
+                },
             },
             formats,
             object: object.to_vec(),

@@ -29,6 +29,85 @@
 
 /// Counters of a `HIST` value: bucket 0 for 0 (or, signed, for negatives), then one per power of two.
 pub const HIST_SLOTS: u32 = 65;
+
+/// Which side of each power of two a `HIST` bucket closes on.
+///
+/// bpftrace and bcc print `[2^k, 2^(k+1))` ([`Log2::Floor`], ebq's default:
+/// its histograms read like theirs). Prometheus' native histograms and
+/// OTel's ExponentialHistogram at scale 0 hold `(2^k, 2^(k+1)]`
+/// ([`Log2::Ceil`]): a value that is an exact power of two sits one bucket
+/// lower there, so Floor counts cannot become native buckets without
+/// knowing how many values were exact powers. The exporters (`ebq serve`,
+/// `--otlp`) plan their HISTs with Ceil, whose counts *are* native schema-0
+/// buckets; the kernel's cost is the same (a subtraction before the bit scan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Log2 {
+    /// `[0, 1)`, `[1, 2)`, `[2, 4)`, … `[2^63, 2^64)`: [`HIST_SLOTS`] counters.
+    #[default]
+    Floor,
+    /// `{0}`, `(0, 1]`, `(1, 2]`, `(2, 4]`, … `(2^63, 2^64)`: one counter more
+    /// (2^64 − 1 needs a 65th power-of-two bucket).
+    Ceil,
+}
+
+impl Log2 {
+    /// Counters per value: 65 for Floor, 66 for Ceil (signed or not).
+    pub fn slots(self) -> u32 {
+        match self {
+            Log2::Floor => HIST_SLOTS,
+            Log2::Ceil => HIST_SLOTS + 1,
+        }
+    }
+
+    /// The bucket of an unsigned value.
+    pub fn index(self, v: u64) -> u32 {
+        match (self, v) {
+            (Log2::Floor, v) => hist_index(v),
+            (Log2::Ceil, 0) => 0,
+            (Log2::Ceil, 1) => 1,
+            // ceil(log2 v) = 1 + floor(log2(v − 1)) for v ≥ 2, shifted past the zero bucket.
+            (Log2::Ceil, v) => 2 + log2(v - 1),
+        }
+    }
+
+    /// The bucket of a signed value: 0 for negatives, the rest shifted by one.
+    pub fn index_signed(self, v: i64) -> u32 {
+        if v < 0 {
+            0
+        } else {
+            1 + self.index(v as u64)
+        }
+    }
+
+    /// Bounds `[lo, hi)` of bucket `i`.
+    pub fn bounds(self, i: u32, signed: bool) -> (i128, i128) {
+        match self {
+            Log2::Floor => hist_bounds(i, signed),
+            Log2::Ceil => {
+                let unsigned = |i: u32| match i {
+                    0 => (0, 1),
+                    1 => (1, 2),
+                    i => ((1i128 << (i - 2)) + 1, (1i128 << (i - 1)) + 1),
+                };
+                let (lo, hi) = match (signed, i) {
+                    (true, 0) => return (i128::from(i64::MIN), 0),
+                    (true, i) => unsigned(i - 1),
+                    (false, i) => unsigned(i),
+                };
+                // The top bucket ends at the type's end.
+                (lo, hi.min(if signed { 1i128 << 63 } else { 1i128 << 64 }))
+            }
+        }
+    }
+
+    /// The OTel scale-0 / Prometheus schema-0 bucket of Ceil bucket `i` of an
+    /// unsigned argument: `None` for the zero bucket, else the index `n` of
+    /// `(2^(n−1), 2^n]` (Prometheus names a bucket by its upper bound; OTel's
+    /// index is `n − 1`, see [`crate::export::metrics::Exponential`]).
+    pub fn native_index(i: u32) -> Option<i32> {
+        (i > 0).then(|| i as i32 - 1)
+    }
+}
 /// The most linear buckets an `LHIST` may have (plus underflow and overflow):
 /// its counters live in the group's map value, whose per-CPU size the kernel caps at 32 KiB.
 pub const LHIST_MAX_BUCKETS: u64 = 1000;
@@ -348,6 +427,39 @@ pub fn exact_quantile(values: &mut [i128], ppm: u32) -> Option<i128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ceil_buckets_close_on_the_power_of_two_and_hold_every_value() {
+        let c = Log2::Ceil;
+        assert_eq!(c.slots(), 66);
+        assert_eq!([0, 1, 2, 3, 4, 5, 8, 9].map(|v| c.index(v)), [0, 1, 2, 3, 3, 4, 4, 5]);
+        assert_eq!(c.index(u64::MAX), 65);
+        assert_eq!(c.bounds(65, false), ((1i128 << 63) + 1, 1i128 << 64));
+        assert_eq!(c.index_signed(i64::MAX), 65);
+        assert_eq!(c.bounds(65, true), ((1i128 << 62) + 1, 1i128 << 63));
+        assert_eq!((c.index_signed(-7), c.index_signed(0), c.index_signed(4)), (0, 1, 4));
+        for k in 0..64u32 {
+            let p = 1u64 << k;
+            // 2^k is the top of its bucket: (2^(k-1), 2^k].
+            let (lo, hi) = c.bounds(c.index(p), false);
+            assert_eq!(hi, i128::from(p) + 1, "2^{k}");
+            assert!(lo <= i128::from(p));
+            assert_eq!(c.index(p + 1), c.index(p) + 1, "2^{k} + 1 starts the next bucket");
+        }
+        let mut v = 1u64;
+        while v < u64::MAX / 7 {
+            for x in [v, v + 1, v / 2 * 3] {
+                let (lo, hi) = c.bounds(c.index(x), false);
+                assert!(lo <= i128::from(x) && i128::from(x) < hi, "{x} in [{lo}, {hi})");
+                let (lo, hi) = c.bounds(c.index_signed(x as i64), true);
+                assert!(lo <= i128::from(x) && i128::from(x) < hi, "signed {x} in [{lo}, {hi})");
+            }
+            v = v * 7 / 3 + 1;
+        }
+        // Native index n holds (2^(n-1), 2^n]: 1 in n = 0, 4 in n = 2, 5 in n = 3.
+        assert_eq!([1u64, 4, 5].map(|v| Log2::native_index(c.index(v))), [Some(0), Some(2), Some(3)]);
+        assert_eq!(Log2::native_index(c.index(0)), None);
+    }
 
     #[test]
     fn log2_and_hist_index_at_powers_of_two() {

@@ -190,6 +190,8 @@ impl Limits {
             max_pending: self.max_pending,
             max_tracked: self.max_tracked,
             sketch_buckets: self.max_sketch_buckets,
+            // Exported HISTs are native histograms: buckets (2^(n-1), 2^n], as Prometheus and OTel have them.
+            hist_buckets: ebq::hist::Log2::Ceil,
             ..Default::default()
         }
     }

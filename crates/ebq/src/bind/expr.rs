@@ -57,7 +57,7 @@ pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
         "AVG" => Some(AggFunc::Avg),
         "APPROX_COUNT_DISTINCT" => Some(AggFunc::ApproxCountDistinct),
         // Histograms and quantiles take parameters; bind/hist.rs binds the real function.
-        name if super::hist::is_histogram_name(name) => Some(AggFunc::Hist),
+        name if super::hist::is_histogram_name(name) => Some(AggFunc::Hist(crate::hist::Log2::Floor)),
         _ => None,
     }
 }

@@ -55,7 +55,7 @@ impl Binder<'_> {
             return Err(err(x, format!("{name} needs an integer argument; `{x}` is {}", arg.ty())));
         }
         let func = match name.as_str() {
-            "HIST" => AggFunc::Hist,
+            "HIST" => AggFunc::Hist(crate::hist::Log2::Floor),
             "LHIST" => {
                 let min = int_literal(exprs[1], "LHIST's min")?;
                 let max = int_literal(exprs[2], "LHIST's max")?;

@@ -398,8 +398,9 @@ pub enum AggFunc {
     /// group's value (see [`crate::hll`]), for when distinct values are too
     /// many to keep as hidden groups.
     ApproxCountDistinct,
-    /// `HIST(expr)`: log2 histogram (see [`crate::hist`]).
-    Hist,
+    /// `HIST(expr)`: log2 histogram (see [`crate::hist`]); the binder gives
+    /// [`crate::hist::Log2::Floor`], the planner may switch it for exporters.
+    Hist(crate::hist::Log2),
     /// `LHIST(expr, min, max, step)`: linear histogram with underflow and overflow buckets.
     Lhist(crate::hist::Linear),
     /// `QUANTILE(expr, q)`, `P50`…`P999`: the q-quantile (q in millionths)
@@ -413,7 +414,7 @@ pub enum AggFunc {
 impl AggFunc {
     /// True for aggregates whose value is a histogram.
     pub fn is_histogram(self) -> bool {
-        matches!(self, AggFunc::Hist | AggFunc::Lhist(_))
+        matches!(self, AggFunc::Hist(_) | AggFunc::Lhist(_))
     }
 }
 
@@ -462,7 +463,7 @@ impl fmt::Display for AggFunc {
             AggFunc::Avg => "AVG",
             AggFunc::CountDistinct => "COUNT DISTINCT",
             AggFunc::ApproxCountDistinct => "APPROX_COUNT_DISTINCT",
-            AggFunc::Hist => "HIST",
+            AggFunc::Hist(_) => "HIST",
             AggFunc::Lhist(_) => "LHIST",
             AggFunc::Quantile { .. } => "QUANTILE",
         })
@@ -504,7 +505,7 @@ impl AggCall {
         match (self.func, &self.arg) {
             (AggFunc::Count | AggFunc::CountDistinct | AggFunc::ApproxCountDistinct, _) => DataType::U64,
             (AggFunc::Avg, _) => DataType::Float,
-            (AggFunc::Hist | AggFunc::Lhist(_), Some(a)) => DataType::Hist { signed: a.ty().is_signed() },
+            (AggFunc::Hist(_) | AggFunc::Lhist(_), Some(a)) => DataType::Hist { signed: a.ty().is_signed() },
             (AggFunc::Quantile { .. }, Some(a)) if a.ty().is_signed() => DataType::I64,
             (AggFunc::Quantile { .. }, _) => DataType::U64,
             (AggFunc::Sum, Some(a)) => {

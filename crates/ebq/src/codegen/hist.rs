@@ -8,6 +8,7 @@
 //! verifier sees the check even when clang could prove it.
 
 use crate::bind::{AggFunc, ScalarExpr};
+use crate::hist::Log2;
 use crate::plan::{StructLayout, ValueSlot};
 use std::fmt::Write;
 
@@ -51,6 +52,23 @@ static __always_inline __u32 ebq_hist_index(__u64 v)
 static __always_inline __u32 ebq_hist_index_signed(__s64 v)
 {
 	return v < 0 ? 0 : 1 + ebq_hist_index((__u64)v);
+}
+
+"#;
+
+/// The exporters' HIST buckets ([`crate::hist::Log2::Ceil`]), emitted after
+/// [`HELPERS`] for queries planned with them.
+pub const CEIL_HELPERS: &str = r#"/* HIST for exporters: 0 for 0, 1 for 1, else 2 + log2(v - 1): {0}, (0, 1], (1, 2], (2, 4], ...
+ * (2^63, 2^64): Prometheus native / OTel exponential buckets at scale 0 (66 counters). */
+#define EBQ_HIST_CEIL_SLOTS 66
+static __always_inline __u32 ebq_hist_ceil_index(__u64 v)
+{
+	return v < 2 ? (__u32)v : 2 + ebq_log2(v - 1);
+}
+
+static __always_inline __u32 ebq_hist_ceil_index_signed(__s64 v)
+{
+	return v < 0 ? 0 : 1 + ebq_hist_ceil_index((__u64)v);
 }
 
 "#;
@@ -162,9 +180,14 @@ pub fn slot_update(value: &StructLayout, s: &ValueSlot) -> String {
     let shown = comment_safe(&s.arg.to_string());
     let signed = s.arg.ty().is_signed();
     let (comment, index, slots) = match s.func {
-        AggFunc::Hist => {
-            let f = if signed { "ebq_hist_index_signed((__s64)" } else { "ebq_hist_index((__u64)" };
-            (format!("HIST({shown})"), format!("{f}({x}))"), "EBQ_HIST_SLOTS".to_string())
+        AggFunc::Hist(log2) => {
+            let (f, slots) = match (log2, signed) {
+                (Log2::Floor, true) => ("ebq_hist_index_signed((__s64)", "EBQ_HIST_SLOTS"),
+                (Log2::Floor, false) => ("ebq_hist_index((__u64)", "EBQ_HIST_SLOTS"),
+                (Log2::Ceil, true) => ("ebq_hist_ceil_index_signed((__s64)", "EBQ_HIST_CEIL_SLOTS"),
+                (Log2::Ceil, false) => ("ebq_hist_ceil_index((__u64)", "EBQ_HIST_CEIL_SLOTS"),
+            };
+            (format!("HIST({shown})"), format!("{f}({x}))"), slots.to_string())
         }
         AggFunc::Lhist(l) => {
             let n = l.buckets();

@@ -181,6 +181,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
             }
+            if slots.iter().any(|s| s.func == AggFunc::Hist(crate::hist::Log2::Ceil)) {
+                c.push_str(hist::CEIL_HELPERS);
+            }
             if !sketches.is_empty() {
                 c.push_str(&hist::sketch_helpers());
             }
@@ -599,7 +602,7 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
         AggFunc::Max => format!(
             "\t{{\n\t\t{ty} x = {x};\t/* MAX({shown}) */\n\n\t\tif (v->count == 0 || x > v->{name})\n\t\t\tv->{name} = x;\n\t}}\n"
         ),
-        AggFunc::Hist | AggFunc::Lhist(_) => hist::slot_update(value, s),
+        AggFunc::Hist(_) | AggFunc::Lhist(_) => hist::slot_update(value, s),
         AggFunc::ApproxCountDistinct => hist::hll_update(value, s),
         AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct | AggFunc::Quantile { .. } => {
             unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key, QUANTILE to a sketch")

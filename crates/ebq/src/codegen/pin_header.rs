@@ -7,6 +7,7 @@
 
 use super::{comment_safe, structs};
 use crate::bind::AggFunc;
+use crate::hist::Log2;
 use crate::plan::{KernelOutput, KernelWindow, PhysicalPlan};
 use crate::types::DataType;
 use std::fmt::Write;
@@ -181,18 +182,22 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         let signed = s.arg.ty().is_signed();
         let upper = f.name.to_ascii_uppercase();
         match s.func {
-            AggFunc::Hist => {
+            AggFunc::Hist(log2) => {
                 let _ = writeln!(c, " *   {}: HIST({arg}), log2 bucket counters", f.name);
-                let first = if signed {
-                    "bucket 0: x < 0; bucket 1: x = 0; bucket i >= 2: [2^(i-2), 2^(i-1))"
-                } else {
-                    "bucket 0: x = 0; bucket i >= 1: [2^(i-1), 2^i)"
+                let first = match (log2, signed) {
+                    (Log2::Floor, true) => "bucket 0: x < 0; bucket 1: x = 0; bucket i >= 2: [2^(i-2), 2^(i-1))",
+                    (Log2::Floor, false) => "bucket 0: x = 0; bucket i >= 1: [2^(i-1), 2^i)",
+                    (Log2::Ceil, true) => {
+                        "bucket 0: x < 0; bucket 1: x = 0; bucket 2: x = 1; bucket i >= 3: (2^(i-3), 2^(i-2)]"
+                    }
+                    (Log2::Ceil, false) => "bucket 0: x = 0; bucket 1: x = 1; bucket i >= 2: (2^(i-2), 2^(i-1)]",
                 };
                 let _ = write!(
                     hist_defs,
-                    "/* {}: {first} */\n#define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_LOG2 1\n",
+                    "/* {}: {first} */\n#define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_LOG2 1\n{}",
                     f.name,
-                    crate::hist::HIST_SLOTS
+                    log2.slots(),
+                    if log2 == Log2::Ceil { format!("#define EBQ_{upper}_LOG2_CEIL 1\n") } else { String::new() }
                 );
             }
             AggFunc::Lhist(l) => {

@@ -123,6 +123,7 @@ pub fn hist_value(plan: &PhysicalPlan, merged: &Merged, field: usize) -> Value {
     let (Some(first), Some(last)) = (counts.first(), counts.last()) else { return Value::Hist(vec![]) };
     let bounds = |j: u32| match slot.func {
         AggFunc::Lhist(l) => l.bounds(j, signed),
+        AggFunc::Hist(log2) => log2.bounds(j, signed),
         _ => hist::hist_bounds(j, signed),
     };
     let buckets = (first.0..=last.0)

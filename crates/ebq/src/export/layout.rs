@@ -10,6 +10,8 @@
 //! ```text
 //! HIST(x), x unsigned   le = 0, 1, 3, 7, …, 2^63−1, +Inf      (65 buckets)
 //! HIST(x), x signed     le = −1, 0, 1, 3, …, 2^62−1, +Inf     (65 buckets)
+//! HIST(x) planned for exporters (Log2::Ceil), x unsigned
+//!                       le = 0, 1, 2, 4, 8, …, 2^63, +Inf        (66 buckets)
 //! LHIST(x, 0, 30, 10)   le = 9, 19, 29, +Inf                  (an empty underflow range is left out)
 //! ```
 //!
@@ -19,7 +21,7 @@
 
 use super::naming::scaled;
 use crate::bind::AggFunc;
-use crate::hist::{hist_bounds, Bucket, HIST_SLOTS};
+use crate::hist::Bucket;
 
 /// The bucket bounds of one histogram column.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +48,7 @@ impl HistLayout {
     /// signedness, with values scaled by `scale`; `None` for other functions.
     pub fn of(func: &AggFunc, signed: bool, scale: f64) -> Option<HistLayout> {
         let ranges: Vec<(i128, i128)> = match func {
-            AggFunc::Hist => (0..HIST_SLOTS).map(|i| hist_bounds(i, signed)).collect(),
+            AggFunc::Hist(log2) => (0..log2.slots()).map(|i| log2.bounds(i, signed)).collect(),
             AggFunc::Lhist(l) => (0..l.slots()).map(|i| l.bounds(i, signed)).collect(),
             _ => return None,
         };
@@ -80,21 +82,35 @@ impl HistLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hist::Linear;
+    use crate::hist::{Linear, Log2};
 
     #[test]
     fn hist_layouts_run_from_the_first_bucket_to_the_top() {
-        let u = HistLayout::of(&AggFunc::Hist, false, 1.0).unwrap();
+        let u = HistLayout::of(&AggFunc::Hist(Log2::Floor), false, 1.0).unwrap();
         assert_eq!(u.bounds.len(), 65);
         assert_eq!(&u.bounds[..4], [0.0, 1.0, 3.0, 7.0]);
         assert_eq!(u.bounds[63], ((1u64 << 63) - 1) as f64);
         assert_eq!(u.bounds[64], f64::INFINITY);
-        let s = HistLayout::of(&AggFunc::Hist, true, 1.0).unwrap();
+        let s = HistLayout::of(&AggFunc::Hist(Log2::Floor), true, 1.0).unwrap();
         assert_eq!(&s.bounds[..3], [-1.0, 0.0, 1.0]);
         assert_eq!(s.bounds[63], ((1u64 << 62) - 1) as f64);
         assert_eq!(s.bounds.len(), 65);
         assert_eq!(s.bounds[64], f64::INFINITY);
         assert_eq!(HistLayout::of(&AggFunc::Count, false, 1.0), None);
+    }
+
+    #[test]
+    fn ceil_hist_layouts_end_on_powers_of_two() {
+        let c = HistLayout::of(&AggFunc::Hist(Log2::Ceil), false, 1.0).unwrap();
+        assert_eq!(c.bounds.len(), 66);
+        assert_eq!(&c.bounds[..5], [0.0, 1.0, 2.0, 4.0, 8.0]);
+        assert_eq!(c.bounds[64], (1u64 << 63) as f64);
+        assert_eq!(c.bounds[65], f64::INFINITY);
+        // 4096 is in the bucket that ends at 4096.
+        let b = Log2::Ceil.index(4096);
+        let (lo, hi) = Log2::Ceil.bounds(b, false);
+        let filled = c.fill(&[Bucket { lo, hi, count: 2 }]);
+        assert_eq!(filled[b as usize], (4096.0, 2));
     }
 
     #[test]
@@ -107,7 +123,7 @@ mod tests {
 
     #[test]
     fn fill_places_every_bucket_and_keeps_empty_ones() {
-        let l = HistLayout::of(&AggFunc::Hist, false, 1.0).unwrap();
+        let l = HistLayout::of(&AggFunc::Hist(Log2::Floor), false, 1.0).unwrap();
         let filled = l.fill(&[Bucket { lo: 4096, hi: 8192, count: 3 }, Bucket { lo: 1 << 63, hi: 1 << 64, count: 1 }]);
         assert_eq!(filled.len(), 65);
         assert_eq!(filled[13], (8191.0, 3));

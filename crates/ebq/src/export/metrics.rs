@@ -46,6 +46,7 @@
 use super::layout::HistLayout;
 use super::naming::{label_name, metric_name, scaled, snake, Unit};
 use crate::bind::{AggFunc, Input, PostExpr};
+use crate::hist::Log2;
 use crate::plan::{Distribution, KernelOutput, PhysicalPlan, UserSource};
 use crate::runtime::{Output, QueryStats, Value};
 use crate::sink::{cell, text};
@@ -148,6 +149,27 @@ impl Exponential {
         e
     }
 
+    /// A `HIST` planned with [`crate::hist::Log2::Ceil`] over an unsigned
+    /// argument: its buckets are exactly the scale-0 buckets, `{0}` and
+    /// `(2^(n−1), 2^n]` (`[2^(n−1) + 1, 2^n + 1)` as integer ranges), so the
+    /// counts carry over one for one, in a unit `2^shift` times the argument's.
+    pub fn of_log2_ceil(buckets: &[crate::hist::Bucket], sum: f64, shift: i32) -> Exponential {
+        let mut e = Exponential { scale: 0, sum, ..Default::default() };
+        for b in buckets.iter().filter(|b| b.count > 0) {
+            if b.hi <= 1 {
+                e.zero_count += b.count;
+            } else {
+                // The bucket's top value 2^n (2^64 − 1 for the last): n = ceil(log2(top)).
+                let top = (b.hi - 1) as u128;
+                let n = if top <= 1 { 0 } else { 128 - (top - 1).leading_zeros() as i32 };
+                // OTel's index of (2^(n−1), 2^n] is n − 1.
+                *e.positive.entry(n - 1 + shift).or_default() += b.count;
+            }
+            e.count += b.count;
+        }
+        e
+    }
+
     /// Adds `other`'s counts and sum (same scale).
     pub fn add(&mut self, other: &Exponential) {
         self.zero_count += other.zero_count;
@@ -234,7 +256,9 @@ pub enum ColumnRole {
     },
 }
 
-/// A quantile sketch exported whole, as an [`MetricKind::Exponential`] family.
+/// A distribution exported whole, as an [`MetricKind::Exponential`] family:
+/// a quantile sketch (scale 6), or a HIST planned with
+/// [`crate::hist::Log2::Ceil`] over an unsigned argument (scale 0).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExponentialRole {
     /// Family name (`…_histogram[_<unit>]`).
@@ -245,10 +269,46 @@ pub struct ExponentialRole {
     pub shift: i32,
     /// Factor into the base unit (for the sum).
     pub scale: f64,
-    /// Where in a row's extras the sketch is (its sum follows it).
-    pub extra: usize,
-    /// The first output column that reads the sketch (for the help text).
+    /// Where the buckets come from.
+    pub source: ExponentialSource,
+    /// The first output column that reads the distribution (for the help text;
+    /// a HIST's own column).
     pub column: usize,
+}
+
+/// Where an [`ExponentialRole`]'s buckets and sum are in a window's row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExponentialSource {
+    /// A quantile sketch: at this index of the row's extras, its sum after it.
+    Sketch {
+        /// Index in the row's extras.
+        extra: usize,
+    },
+    /// A Ceil HIST: the role's output column, and its exact sum in the extras.
+    Hist {
+        /// Index of the sum in the row's extras.
+        sum_extra: Option<usize>,
+    },
+}
+
+/// The name, unit, scale and power-of-two shift of an exponential family for
+/// a column stem: only a power-of-two unit change keeps the bucket grid; a
+/// decimal one (µs → seconds) keeps the argument's own unit, named in the
+/// family (`ebq_q_lat_us_histogram`).
+fn exponential_name(query: &str, stem: &str) -> (String, Option<Unit>, f64, i32) {
+    let (name, unit, scale) = metric_name(query, stem, false);
+    let shift = scale.log2();
+    if shift.fract() == 0.0 {
+        let name = match unit {
+            Some(u) => {
+                format!("{}_histogram_{}", name.strip_suffix(&format!("_{}", u.suffix())).unwrap_or(&name), u.suffix())
+            }
+            None => format!("{name}_histogram"),
+        };
+        (name, unit, scale, shift as i32)
+    } else {
+        (metric_name(query, &format!("{stem}_histogram"), false).0, None, 1.0, 0)
+    }
 }
 
 /// How one query's windows map to metrics; built once from the plan.
@@ -350,28 +410,14 @@ impl MetricSchema {
         let mut roles = vec![];
         for (ci, c) in user.columns.iter().enumerate() {
             if let Some(UserSource::Quantile { sketch, .. }) = direct(c) {
-                let known = exponentials.iter().any(|e| Some(e.extra) == find(&sketch_extra, sketch));
+                let known = exponentials.iter().any(|e| match (e.source, find(&sketch_extra, sketch)) {
+                    (ExponentialSource::Sketch { extra }, Some(at)) => extra == at,
+                    _ => false,
+                });
                 if let (Some(extra), false) = (find(&sketch_extra, sketch), known) {
-                    let stem = quantile_stem(&snake(&c.name));
-                    let (name, unit, scale) = metric_name(query, &stem, false);
-                    // Only a power-of-two unit change keeps the bucket grid; a
-                    // decimal one (µs → seconds) keeps the argument's own unit,
-                    // named in the family (`ebq_q_lat_us_histogram`).
-                    let shift = scale.log2();
-                    let (name, unit, scale, shift) = if shift.fract() == 0.0 {
-                        let name = match unit {
-                            Some(u) => format!(
-                                "{}_histogram_{}",
-                                name.strip_suffix(&format!("_{}", u.suffix())).unwrap_or(&name),
-                                u.suffix()
-                            ),
-                            None => format!("{name}_histogram"),
-                        };
-                        (name, unit, scale, shift)
-                    } else {
-                        (metric_name(query, &format!("{stem}_histogram"), false).0, None, 1.0, 0.0)
-                    };
-                    exponentials.push(ExponentialRole { name, unit, shift: shift as i32, scale, extra, column: ci });
+                    let (name, unit, scale, shift) = exponential_name(query, &quantile_stem(&snake(&c.name)));
+                    let source = ExponentialSource::Sketch { extra };
+                    exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
                 }
             }
             let mut used = vec![];
@@ -424,6 +470,16 @@ impl MetricSchema {
                 Some(UserSource::Hist(f)) => slots.iter().find(|s| s.field == f),
                 _ => None,
             };
+            // A Ceil HIST of an unsigned argument is also a native histogram, losslessly.
+            if let Some(s) = hist_slot.filter(|s| s.func == AggFunc::Hist(Log2::Ceil) && !s.arg.ty().is_signed()) {
+                let (mut name, unit, scale, shift) = exponential_name(query, &col);
+                if exponentials.iter().any(|e| e.name == name) {
+                    // A sketch of a column with the same stem has it (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`).
+                    name = exponential_name(query, &format!("{col}_log2")).0;
+                }
+                let source = ExponentialSource::Hist { sum_extra: find(&hist_extra, s.field) };
+                exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
+            }
             roles.push(ColumnRole::Metric {
                 name,
                 kind,
@@ -510,7 +566,13 @@ impl MetricSchema {
             }
         }
         for e in &self.exponentials {
-            let help = self.help(e.column, MetricKind::Exponential);
+            let help = match e.source {
+                ExponentialSource::Sketch { .. } => self.help(e.column, MetricKind::Exponential),
+                ExponentialSource::Hist { .. } => format!(
+                    "ebq query {}: column {} (native histogram, scale 0: log2 buckets (2^(n-1), 2^n])",
+                    self.query, self.columns[e.column]
+                ),
+            };
             family_index(&mut families, &e.name, MetricKind::Exponential, e.unit, false, help);
         }
         for row in 0..batch.num_rows() {
@@ -572,8 +634,17 @@ impl MetricSchema {
         for row in 0..batch.num_rows().min(out.extras.len()) {
             let labels = self.labels(batch, row);
             for e in &self.exponentials {
-                let Some((buckets, sum)) = sketch(&out.extras[row], Some(e.extra)) else { continue };
-                let value = Exponential::of_sketch(buckets, scaled(number(sum), e.scale), e.shift);
+                let value = match e.source {
+                    ExponentialSource::Sketch { extra } => {
+                        let Some((buckets, sum)) = sketch(&out.extras[row], Some(extra)) else { continue };
+                        Exponential::of_sketch(buckets, scaled(number(sum), e.scale), e.shift)
+                    }
+                    ExponentialSource::Hist { sum_extra } => {
+                        let Value::Hist(buckets) = cell(batch.column(e.column), row) else { continue };
+                        let Some(sum) = sum_extra.and_then(|at| out.extras[row].get(at)) else { continue };
+                        Exponential::of_log2_ceil(&buckets, scaled(number(sum), e.scale), e.shift)
+                    }
+                };
                 let f = families.iter_mut().find(|f| f.name == e.name).expect("declared above");
                 f.samples.push(Sample { labels: labels.clone(), value: SampleValue::Exponential(value) });
             }

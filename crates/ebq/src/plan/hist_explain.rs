@@ -11,7 +11,11 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
         _ => 0,
     };
     match sl.func {
-        AggFunc::Hist => format!("HIST({}): {len} log2 buckets inline", sl.arg),
+        AggFunc::Hist(crate::hist::Log2::Floor) => format!("HIST({}): {len} log2 buckets inline", sl.arg),
+        AggFunc::Hist(crate::hist::Log2::Ceil) => format!(
+            "HIST({}): {len} log2 buckets inline, (2^k, 2^(k+1)] as Prometheus/OTel bucket (exporter bucketing)",
+            sl.arg
+        ),
         AggFunc::Lhist(l) => format!(
             "LHIST({}, {}, {}, {}): {} linear buckets + under/overflow inline",
             sl.arg,

@@ -57,6 +57,10 @@ pub struct PlanOptions {
     /// rather than one shared by all (`--rings shared`). A shared ring's
     /// reserve takes one spinlock, which CPUs emitting at once contend for.
     pub per_cpu_rings: bool,
+    /// How HIST buckets close on powers of two: `Floor` (`[2^k, 2^(k+1))`, as
+    /// bpftrace prints them) by default; the exporters plan `Ceil`, whose
+    /// counts are Prometheus native / OTel exponential buckets at scale 0.
+    pub hist_buckets: crate::hist::Log2,
 }
 
 impl Default for PlanOptions {
@@ -71,6 +75,7 @@ impl Default for PlanOptions {
             stage_limit: None,
             attach: SyscallAttach::Auto,
             per_cpu_rings: true,
+            hist_buckets: crate::hist::Log2::Floor,
         }
     }
 }
@@ -667,7 +672,9 @@ fn aggregate_plan(
                 continue;
             }
             AggFunc::Avg => (AggFunc::Sum, UserSource::Avg),
-            f @ (AggFunc::Hist | AggFunc::Lhist(_)) => (f, UserSource::Hist),
+            // HIST buckets as the plan's options say (exporters want Ceil).
+            AggFunc::Hist(_) => (AggFunc::Hist(options.hist_buckets), UserSource::Hist),
+            f @ AggFunc::Lhist(_) => (f, UserSource::Hist),
             f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
             f => (f, UserSource::Slot),
         };
@@ -698,7 +705,7 @@ fn aggregate_plan(
     let mut value_named = vec![("count".to_string(), DataType::U64)];
     value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
         let ty = match f {
-            AggFunc::Hist => DataType::Buckets { len: crate::hist::HIST_SLOTS as u16 },
+            AggFunc::Hist(log2) => DataType::Buckets { len: log2.slots() as u16 },
             AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
             AggFunc::ApproxCountDistinct => DataType::Registers { len: crate::hll::REGISTERS as u16 },
             _ if a.ty().is_signed() => DataType::I64,
