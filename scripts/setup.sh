@@ -37,7 +37,7 @@ CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 l
 
 missing=()
 for p in "${PKGS[@]}"; do
-    if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    if ! dpkg -s "$p" 2>/dev/null | grep '^Status: install ok installed' >/dev/null; then
         missing+=("$p")
     fi
 done
@@ -82,7 +82,7 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
     log "cargo not found; trying Debian's rustup package"
     apt_update
-    if apt-cache policy rustup 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    if apt-cache policy rustup 2>/dev/null | grep 'Candidate: [0-9]' >/dev/null; then
         apt_install rustup ca-certificates
         rustup default stable >/dev/null ||
             die "rustup is installed but 'rustup default stable' failed (no toolchain download?)"
@@ -134,7 +134,9 @@ if ! target/pyenv/bin/python -c 'import kubernetes_validate' >/dev/null 2>&1; th
         die "pip install kubernetes-validate failed"
 fi
 
-clang_v=$(clang --version 2>/dev/null | head -n1 | sed -E 's/.*version ([^ ]+).*/\1/')
-bpftool_v=$(bpftool version 2>/dev/null | head -n1 | awk '{print $2}')
+# Readers that consume all their input: `head` could leave the writer to die of
+# SIGPIPE, which pipefail and set -e would turn into setup's exit status (141).
+clang_v=$(clang --version 2>/dev/null | sed -nE '1s/.*version ([^ ]+).*/\1/p')
+bpftool_v=$(bpftool version 2>/dev/null | awk 'NR == 1 {print $2}')
 cargo_v=$(cargo --version 2>/dev/null | awk '{print $2}')
 echo "setup ok: clang ${clang_v:-?}, bpftool ${bpftool_v:-?}, cargo ${cargo_v:-?}, kernel $(uname -r)"
