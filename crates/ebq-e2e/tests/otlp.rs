@@ -420,40 +420,38 @@ fn exponential_histograms_and_summaries_decode_in_python_with_exact_counts_and_s
         assert_eq!(p["has_sum"], true);
         assert_eq!(p["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the exact sum");
         assert_eq!(p["zero_count"], 0);
-        let mut expect: BTreeMap<i64, u64> = BTreeMap::new();
-        for v in &sizes {
-            *expect.entry(spec_index(*v)).or_default() += 1;
-        }
-        let (first, last) = (*expect.keys().next().unwrap(), *expect.keys().next_back().unwrap());
-        let dense: Vec<u64> = (first..=last).map(|i| expect.get(&i).copied().unwrap_or(0)).collect();
+        // The sizes' buckets by `index`: (first index, counts from it to the last, gaps as 0).
+        let dense_buckets = |index: &dyn Fn(u64) -> i64| {
+            let mut expect: BTreeMap<i64, u64> = BTreeMap::new();
+            for v in &sizes {
+                *expect.entry(index(*v)).or_default() += 1;
+            }
+            let (first, last) = (*expect.keys().next().unwrap(), *expect.keys().next_back().unwrap());
+            (first, (first..=last).map(|i| expect.get(&i).copied().unwrap_or(0)).collect::<Vec<u64>>())
+        };
+        // This fd's point of `family`.
+        let point = |family: &str| {
+            m[family]["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["attrs"]["fd"].as_str() == Some(fd.to_string().as_str()))
+                .unwrap_or_else(|| panic!("a {family} point for fd {fd}: {m}"))
+        };
+        let (first, dense) = dense_buckets(&spec_index);
         assert_eq!(p["positive"][0], first, "fd {fd}: offset");
         assert_eq!(p["positive"][1], serde_json::json!(dense), "fd {fd}: dense bucket counts");
         assert_eq!(p["negative"][1], serde_json::json!([]));
 
         // The HIST at scale 0: bucket i holds (2^i, 2^(i+1)], i = ceil(log2 v) − 1.
-        let h = m["ebq_query_len_histogram_bytes"]["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["attrs"]["fd"].as_str() == Some(fd.to_string().as_str()))
-            .unwrap_or_else(|| panic!("a scale-0 point for fd {fd}: {m}"));
-        let mut expect: BTreeMap<i64, u64> = BTreeMap::new();
-        for v in &sizes {
-            *expect.entry(i64::from(64 - (v - 1).leading_zeros()) - 1).or_default() += 1;
-        }
-        let (first, last) = (*expect.keys().next().unwrap(), *expect.keys().next_back().unwrap());
-        let dense: Vec<u64> = (first..=last).map(|i| expect.get(&i).copied().unwrap_or(0)).collect();
+        let h = point("ebq_query_len_histogram_bytes");
+        let (first, dense) = dense_buckets(&|v| i64::from(64 - (v - 1).leading_zeros()) - 1);
         assert_eq!((h["scale"].as_i64(), h["count"].as_u64(), h["zero_count"].as_u64()), (Some(0), Some(n), Some(0)));
         assert_eq!(h["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the exact sum");
         assert_eq!(h["positive"][0], first, "fd {fd}: offset");
         assert_eq!(h["positive"][1], serde_json::json!(dense), "fd {fd}: dense bucket counts");
 
-        let s = m["ebq_query_size_bytes"]["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["attrs"]["fd"].as_str() == Some(fd.to_string().as_str()))
-            .unwrap_or_else(|| panic!("a summary point for fd {fd}: {m}"));
+        let s = point("ebq_query_size_bytes");
         assert_eq!(s["count"], n, "fd {fd}: the summary's true count");
         assert_eq!(s["sum"].as_f64().unwrap(), bytes as f64, "fd {fd}: the summary's true sum");
         for (i, ppm) in [(0, 500_000u32), (1, 990_000)] {
