@@ -472,11 +472,7 @@ impl MetricSchema {
             };
             // A Ceil HIST of an unsigned argument is also a native histogram, losslessly.
             if let Some(s) = hist_slot.filter(|s| s.func == AggFunc::Hist(Log2::Ceil) && !s.arg.ty().is_signed()) {
-                let (mut name, unit, scale, shift) = exponential_name(query, &col);
-                if exponentials.iter().any(|e| e.name == name) {
-                    // A sketch of a column with the same stem has it (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`).
-                    name = exponential_name(query, &format!("{col}_log2")).0;
-                }
+                let (name, unit, scale, shift) = exponential_name(query, &col);
                 let source = ExponentialSource::Hist { sum_extra: find(&hist_extra, s.field) };
                 exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
             }
@@ -489,6 +485,19 @@ impl MetricSchema {
                 layout: hist_slot.and_then(|s| HistLayout::of(&s.func, s.arg.ty().is_signed(), scale)),
                 sum_extra: hist_slot.and_then(|s| find(&hist_extra, s.field)),
             });
+        }
+        // A sketch of a column with a HIST's stem (`HIST(x) AS size_bytes, P99(x) AS
+        // p99_size_bytes`) keeps `…_histogram…`; the HIST's family becomes `…_log2_histogram…`.
+        let sketch_names: Vec<String> = exponentials
+            .iter()
+            .filter(|e| matches!(e.source, ExponentialSource::Sketch { .. }))
+            .map(|e| e.name.clone())
+            .collect();
+        for e in exponentials.iter_mut().filter(|e| matches!(e.source, ExponentialSource::Hist { .. })) {
+            if sketch_names.contains(&e.name) {
+                let at = e.name.rfind("_histogram").expect("exponential names have _histogram");
+                e.name.insert_str(at, "_log2");
+            }
         }
         // A summary whose name a counter, gauge or histogram already has
         // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes

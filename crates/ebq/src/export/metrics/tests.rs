@@ -5,10 +5,14 @@ use crate::plan::{plan, PlanOptions};
 use crate::runtime::{schema, to_batch, WindowBounds};
 
 fn physical(sql: &str) -> PhysicalPlan {
+    physical_with(sql, &PlanOptions::default())
+}
+
+fn physical_with(sql: &str, options: &PlanOptions) -> PhysicalPlan {
     let cat = Catalog::fixture();
     let q = crate::parse::parse_query(sql).unwrap();
     let l = crate::bind::bind(&q, &cat).unwrap();
-    plan(sql, &l, &cat, &PlanOptions::default()).unwrap()
+    plan(sql, &l, &cat, options).unwrap()
 }
 
 fn window(plan: &PhysicalPlan, rows: Vec<Vec<Value>>, partial: bool) -> Output {
@@ -330,4 +334,42 @@ fn a_grouped_join_of_two_streams_exports_keys_as_labels_and_count_as_a_counter()
          WHERE a.tid = b.tid WINDOW(time, 1000)",
     );
     assert!(MetricSchema::of("j", &rows).unwrap_err().contains("streams rows"));
+}
+
+#[test]
+fn an_exporters_hist_is_also_a_scale_0_native_histogram_and_a_signed_one_is_not() {
+    let options = PlanOptions { hist_buckets: Log2::Ceil, ..Default::default() };
+    let p = physical_with(
+        "SELECT HIST(args[2]) AS size_bytes, P99(args[2]) AS p99_size_bytes, HIST(id) AS id_hist \
+         FROM raw_syscalls.sys_enter WINDOW(time, 1000)",
+        &options,
+    );
+    let s = MetricSchema::of("h", &p).unwrap();
+    let named: Vec<&str> = s.exponentials.iter().map(|e| e.name.as_str()).collect();
+    // The sketch's family has the stem's name; the HIST's steps aside; HIST(id) is signed.
+    assert_eq!(named, ["ebq_h_size_log2_histogram_bytes", "ebq_h_size_histogram_bytes"], "in column order");
+    // Floor buckets (ebq run's default) are no native buckets: no family.
+    let floor =
+        MetricSchema::of("h", &physical("SELECT HIST(args[2]) AS size_bytes FROM raw_syscalls.sys_enter")).unwrap();
+    assert!(floor.exponentials.is_empty());
+
+    // Values 0, 1, 4 and 5: the zero bucket, then OTel's (2^i, 2^(i+1)] for i = −1, 1 and 2.
+    let c = Log2::Ceil;
+    let hist: Vec<Bucket> = [0u64, 1, 4, 5]
+        .iter()
+        .map(|&v| {
+            let (lo, hi) = c.bounds(c.index(v), false);
+            Bucket { lo, hi, count: 1 }
+        })
+        .collect();
+    let sketch = Value::Hist(vec![Bucket { lo: 4, hi: 5, count: 4 }]);
+    let ids = Value::Hist(vec![]);
+    let row = vec![Value::Hist(hist), Value::U(4), ids];
+    // Extras in plan order: HIST(args[2])'s sum, HIST(id)'s sum, then the sketch and its sum.
+    let out = window_with(&p, vec![row], false, vec![vec![Value::U(10), Value::I(0), sketch, Value::U(10)]]);
+    let (_, fams) = s.families(&out);
+    let f = fams.iter().find(|f| f.name == "ebq_h_size_log2_histogram_bytes").unwrap();
+    let SampleValue::Exponential(e) = &f.samples[0].value else { panic!("{f:?}") };
+    assert_eq!((e.scale, e.count, e.zero_count, e.sum), (0, 4, 1, 10.0));
+    assert_eq!(e.positive, [(-1, 1), (1, 1), (2, 1)].into_iter().collect(), "OTel index n − 1 of (2^(n−1), 2^n]");
 }
