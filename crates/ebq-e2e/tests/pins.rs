@@ -21,15 +21,16 @@ fn pin_dir(tag: &str) -> PathBuf {
     PathBuf::from(format!("/sys/fs/bpf/ebq-test/{tag}-{}", std::process::id()))
 }
 
-/// What the pread workload issued: `--calls` per fd at size 64 * ((j % 5) + 1).
-fn expected(report: &serde_json::Value) -> Groups {
+/// What the pread workload issued: `--calls` per fd at size 64 * ((j % 5) + 1),
+/// the sizes in HIST buckets closed as `log2` says (the CLI's Floor, serve's Ceil).
+fn expected(report: &serde_json::Value, log2: ebq::hist::Log2) -> Groups {
     per_fd(report)
         .into_iter()
         .map(|(fd, (calls, bytes))| {
             let sizes: Vec<u64> = (0..calls).map(|j| 64 * ((j % 5) + 1)).collect();
             let mut hist = BTreeMap::new();
             for s in &sizes {
-                *hist.entry(64 - s.leading_zeros()).or_default() += 1; // 1 + floor(log2 s)
+                *hist.entry(log2.index(*s)).or_default() += 1;
             }
             assert_eq!(bytes, sizes.iter().sum::<u64>());
             (fd, (calls, bytes, *sizes.iter().max().unwrap(), hist))
@@ -122,7 +123,7 @@ fn a_libbpf_reader_gets_the_exact_counts_while_ebq_runs_and_sigterm_unpins() {
     let reader = build_reader(&header, "live");
     let w = Workload::start(&["pread", "--fds", "3", "--calls", "7,30,52", "--comm", &comm, "--fd-base", "200"]);
     w.go();
-    let want = expected(&w.report());
+    let want = expected(&w.report(), ebq::hist::Log2::Floor);
     let (got, (seen, matched, dropped)) = read_pins(&reader);
     assert_eq!(got, want, "the C reader's groups");
     assert_eq!((matched, dropped), (80 + 9, 0));
@@ -243,8 +244,8 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     let reader = build_reader(&header, "serve");
     let w = Workload::start(&["pread", "--fds", "3", "--calls", "5,17,40", "--comm", &comm, "--fd-base", "300"]);
     w.go();
-    let want = expected(&w.report());
-    // Running totals are published every 100 ms: wait until /metrics has them all.
+    let want = expected(&w.report(), ebq::hist::Log2::Ceil); // serve buckets HISTs as Prometheus does
+                                                             // Running totals are published every 100 ms: wait until /metrics has them all.
     let deadline = Instant::now() + Duration::from_secs(30);
     let page = loop {
         let page = http_get(port, "/metrics").map(|(_, body)| body).unwrap_or_default();

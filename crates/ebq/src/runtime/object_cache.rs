@@ -80,18 +80,20 @@ fn objects_dir() -> Result<PathBuf> {
     objects_dir_in(&super::btf::cache_dir())
 }
 
-/// `root/objects`, with every missing directory on the way created 0700: on a
-/// fresh machine even `~/.cache` may not exist yet, and a first query must
-/// not fail for it.
+/// `root/objects`, with every missing directory up to `root` created 0700 (on
+/// a fresh machine even `~/.cache` may not exist yet, and a first query must
+/// not fail for it). `root` is checked before anything is made inside it.
 fn objects_dir_in(root: &Path) -> Result<PathBuf> {
+    let create = |d: &Path, recursive: bool| match std::fs::DirBuilder::new().recursive(recursive).mode(0o700).create(d)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            Err(Error::Io { what: format!("create the object cache {}", d.display()), source: e })
+        }
+        _ => check_private(d),
+    };
     let dir = root.join("objects");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| Error::Io { what: format!("create the object cache {}", dir.display()), source: e })?;
-    check_private(root)?;
-    check_private(&dir)?;
+    create(root, true)?;
+    create(&dir, false)?;
     Ok(dir)
 }
 
