@@ -99,14 +99,6 @@ impl Log2 {
             }
         }
     }
-
-    /// The OTel scale-0 / Prometheus schema-0 bucket of Ceil bucket `i` of an
-    /// unsigned argument: `None` for the zero bucket, else the index `n` of
-    /// `(2^(n−1), 2^n]` (Prometheus names a bucket by its upper bound; OTel's
-    /// index is `n − 1`, see [`crate::export::metrics::Exponential`]).
-    pub fn native_index(i: u32) -> Option<i32> {
-        (i > 0).then(|| i as i32 - 1)
-    }
 }
 /// The most linear buckets an `LHIST` may have (plus underflow and overflow):
 /// its counters live in the group's map value, whose per-CPU size the kernel caps at 32 KiB.
@@ -456,9 +448,6 @@ mod tests {
             }
             v = v * 7 / 3 + 1;
         }
-        // Native index n holds (2^(n-1), 2^n]: 1 in n = 0, 4 in n = 2, 5 in n = 3.
-        assert_eq!([1u64, 4, 5].map(|v| Log2::native_index(c.index(v))), [Some(0), Some(2), Some(3)]);
-        assert_eq!(Log2::native_index(c.index(0)), None);
     }
 
     #[test]
