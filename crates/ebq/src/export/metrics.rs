@@ -159,11 +159,9 @@ impl Exponential {
             if b.hi <= 1 {
                 e.zero_count += b.count;
             } else {
-                // The bucket's top value 2^n (2^64 − 1 for the last): n = ceil(log2(top)).
-                let top = (b.hi - 1) as u128;
-                let n = if top <= 1 { 0 } else { 128 - (top - 1).leading_zeros() as i32 };
-                // OTel's index of (2^(n−1), 2^n] is n − 1.
-                *e.positive.entry(n - 1 + shift).or_default() += b.count;
+                // Ceil bucket j ≥ 1 (found from its top value) is (2^(j−2), 2^(j−1)]: OTel's index j − 2.
+                let j = Log2::Ceil.index((b.hi - 1) as u64) as i32;
+                *e.positive.entry(j - 2 + shift).or_default() += b.count;
             }
             e.count += b.count;
         }
