@@ -121,6 +121,8 @@ pub enum MapRole {
     Taken,
     /// File columns: per-CPU scratch for path walks.
     PathScratch,
+    /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
+    StringScratch,
     /// `.bss`: the window number (time windows) or event sequence (count windows).
     WindowCounter,
     /// `.rodata`: `struct ebq_config`.

@@ -20,6 +20,7 @@ mod shared;
 mod single_slot;
 mod stacks;
 mod stages;
+mod strings;
 mod structs;
 mod usdt;
 mod user_str;
@@ -118,6 +119,10 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     c.push_str(&prelude());
     c.push_str(&pids_map(k.max_tracked));
     c.push_str(PRELUDE_HELPERS);
+    if let Some((decls, bytes)) = strings::declarations(k) {
+        c.push_str(&decls);
+        maps.push(map_info("ebq_strings", MapRole::StringScratch, Layout::U32, Layout::Bytes(bytes)));
+    }
     if files {
         c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
         c.push_str(file::MOUNT_POINT);
@@ -364,13 +369,24 @@ pub(crate) fn comment_safe(text: &str) -> String {
     text.replace("*/", "* /").replace("/*", "/ *")
 }
 
-/// The local variable holding a column's value.
+/// The C name of a column's value: its local variable, or for a string in
+/// the per-CPU scratch its field there (`strings->ev_filename`).
 pub fn local_name(c: &ColumnSource) -> String {
+    let plain = plain_local_name(c);
+    if crate::plan::in_string_scratch(c) {
+        format!("{}->{plain}", strings::POINTER)
+    } else {
+        plain
+    }
+}
+
+/// The identifier a column's value is named by.
+fn plain_local_name(c: &ColumnSource) -> String {
     let n: String = c.name().chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
     match c {
         ColumnSource::System(_) => format!("sys_{n}"),
         ColumnSource::Field { .. } => format!("ev_{n}"),
-        ColumnSource::Start { column, .. } => format!("start_{}", local_name(column)),
+        ColumnSource::Start { column, .. } => format!("start_{}", plain_local_name(column)),
         ColumnSource::File { .. } => format!("fc_{n}"),
         ColumnSource::Arg(a) => btf_args::local_name(a),
         ColumnSource::Union { .. } => unreachable!("the planner replaces union columns in each branch's program"),
@@ -397,8 +413,19 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
     if let Some(arg) = probe::column_expr(event, c.name()).filter(|_| matches!(c, ColumnSource::Field { .. })) {
         return format!("\t{} {local} = {arg};\n", ty.c_type());
     }
+    if crate::plan::in_string_scratch(c) {
+        let read = string_read(c, event, &local).expect("scratch strings are read in one call");
+        return format!("\t__builtin_memset({local}, 0, sizeof({local}));\n{read}");
+    }
+    if let Some(read) = string_read(c, event, &local) {
+        // comm is read whole; the other helpers stop at the NUL and the rest must be zero (keys hash it).
+        let init = if matches!(c, ColumnSource::System(SystemColumn::Comm)) { "" } else { " = {}" };
+        return format!("\tchar {local}[{}]{init};\n{read}", ty.byte_size());
+    }
     match c {
-        ColumnSource::Start { .. } => unreachable!("carried columns are read from the pairing map (pairing::load_carried)"),
+        ColumnSource::Start { .. } => {
+            unreachable!("carried columns are read from the pairing map (pairing::load_carried)")
+        }
         ColumnSource::Union { .. } => unreachable!("the planner replaces union columns in each branch's program"),
         ColumnSource::System(s) => match s {
             SystemColumn::Time => format!("\t__u64 {local} = bpf_ktime_get_ns();\n"),
@@ -408,7 +435,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             SystemColumn::Gid => format!("\t__u32 {local} = bpf_get_current_uid_gid() >> 32;\n"),
             SystemColumn::Cpu => format!("\t__u32 {local} = bpf_get_smp_processor_id();\n"),
             SystemColumn::Cgroup => format!("\t__u64 {local} = bpf_get_current_cgroup_id();\n"),
-            SystemColumn::Comm => format!("\tchar {local}[16];\n\tebq_current_comm({local});\n"),
+            SystemColumn::Comm => unreachable!("string_read reads comm"),
             SystemColumn::Kstack => stacks::load(&local, false),
             SystemColumn::Ustack => stacks::load(&local, true),
         },
@@ -426,30 +453,43 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
                 "\t{} {local} = 0;\n\tbpf_probe_read_kernel(&{local}, {size}, (void *)ctx + {offset});\t/* {name} */\n",
                 ty.c_type()
             ),
-            FieldKind::CharArray { .. } => format!(
-                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), (void *)ctx + {offset});\t/* {name} */\n",
-                ty.byte_size()
-            ),
-            FieldKind::DataLocStr => format!(
-                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_kernel_str({local}, sizeof({local}), (void *)ctx + (ctx->{name} & 0xffff));\n",
-                ty.byte_size()
-            ),
-            // `str(argN)` of a USDT probe: the pointer is the decoded argument.
-            FieldKind::UserStr if matches!(event.source, crate::bind::EventSource::Usdt { .. }) => format!(
-                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *){});\t/* {name} */\n",
-                ty.byte_size(),
-                usdt::column_expr(event, *offset as usize / 8)
-            ),
-            FieldKind::UserStr => format!(
-                "\tchar {local}[{}] = {{}};\n\tbpf_probe_read_user_str({local}, sizeof({local}), (const void *)*(__u64 *)((void *)ctx + {offset}));\t/* {name} */\n",
-                ty.byte_size()
-            ),
             FieldKind::UserArgv => user_str::argv(&local, name, ty.byte_size()),
+            FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr => {
+                unreachable!("string_read reads strings")
+            }
             FieldKind::IntArray { .. } | FieldKind::Unsupported => {
                 unreachable!("the binder only admits ints and strings")
             }
         },
     }
+}
+
+/// The C statement reading string column `c` into the char array `dest`
+/// (`sizeof(dest)` bytes) with one helper call: a stack local, or the ring
+/// record's field ([`crate::plan::record_string_reads`] picks the columns it
+/// may be). None for every other column.
+fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) -> Option<String> {
+    let ColumnSource::Field { name, offset, kind, .. } = c else {
+        return matches!(c, ColumnSource::System(SystemColumn::Comm)).then(|| format!("\tebq_current_comm({dest});\n"));
+    };
+    let read = match kind {
+        FieldKind::CharArray { .. } => {
+            format!("bpf_probe_read_kernel_str({dest}, sizeof({dest}), (void *)ctx + {offset});")
+        }
+        FieldKind::DataLocStr => {
+            format!("bpf_probe_read_kernel_str({dest}, sizeof({dest}), (void *)ctx + (ctx->{name} & 0xffff));")
+        }
+        // `str(argN)` of a USDT probe: the pointer is the decoded argument.
+        FieldKind::UserStr if matches!(event.source, crate::bind::EventSource::Usdt { .. }) => format!(
+            "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *){});",
+            usdt::column_expr(event, *offset as usize / 8)
+        ),
+        FieldKind::UserStr => format!(
+            "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *)*(__u64 *)((void *)ctx + {offset}));"
+        ),
+        _ => return None,
+    };
+    Some(format!("\t{read}\t/* {name} */\n"))
 }
 
 /// The program `function` of `k` (its record struct, for a classic
@@ -473,13 +513,19 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
         c.push_str("\t__u64 pid_tgid = bpf_get_current_pid_tgid();\n");
     }
     let mut loaded: Vec<ColumnSource> = vec![];
+    // The scratch for string columns, once the event is known to be in scope.
+    let strings = if strings::main_reads(k) { strings::LOOKUP } else { "" };
     match &k.pairing {
         None if reads_pid => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n"),
         None => c.push_str("\tif (!ebq_in_scope_now())\n\t\treturn 0;\n"),
         Some(p) => {
+            c.push_str(strings);
             c.push_str(&pairing::end_lookup(p, &k.event));
             loaded.extend(p.keys.iter().flat_map(|(_, e, _)| columns_of([e], &[])).map(|(c, _)| c));
         }
+    }
+    if k.pairing.is_none() {
+        c.push_str(strings);
     }
     c.push_str(
         "\t__u32 zero = 0;\n\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\
@@ -545,13 +591,21 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
         KernelOutput::Rows { record, fields, per_cpu_rings, .. } => {
-            let exprs = fields.iter().map(|(e, _)| e);
+            let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+            let in_record = crate::plan::record_string_reads(&k.output, k.filter.iter().chain(end_keys));
+            let exprs = fields.iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, (e, _))| e);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
             c.push_str(&rings::reserve(*per_cpu_rings));
-            for (e, field) in fields {
-                c.push_str(&assign("r->", &record.fields[*field].name, e));
+            for (i, (e, field)) in fields.iter().enumerate() {
+                let target = format!("r->{}", record.fields[*field].name);
+                match e {
+                    ScalarExpr::Column { source, .. } if in_record.contains(&i) => {
+                        c.push_str(&string_read(source, &k.event, &target).expect("record_string_reads picks strings"));
+                    }
+                    e => c.push_str(&assign("r->", &record.fields[*field].name, e)),
+                }
             }
             c.push_str(&format!(
                 "\tbpf_ringbuf_submit(r, ebq_wakeup_flag({}EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}}\n\n",

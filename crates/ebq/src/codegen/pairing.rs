@@ -87,6 +87,9 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
         p.start.event_description(),
         super::probe::prologue(&p.start),
     );
+    if super::strings::start_reads(p) {
+        c.push_str(super::strings::LOOKUP);
+    }
     let filter_cols = columns_of(p.start_filter.iter(), &[]);
     if let Some(f) = &p.start_filter {
         for (col, ty) in &filter_cols {

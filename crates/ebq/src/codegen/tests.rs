@@ -54,7 +54,40 @@ fn rows_use_the_ring_buffer() {
     let c = generate_for("SELECT time, pid, comm, fd, count FROM syscalls.sys_enter_pread64");
     // Per-CPU rings by default (codegen::rings has the shared ring's test).
     assert!(c.contains("bpf_ringbuf_reserve(ring, sizeof(*r), 0)"), "{c}");
-    assert!(c.contains("__builtin_memcpy(r->"));
+    // comm only fills its field: read into the record, no stack copy (plan::record_strings).
+    assert!(c.contains("\tebq_current_comm(r->c2_comm);\n") && !c.contains("char sys_comm"), "{c}");
+}
+
+/// A string the filter reads is on the stack already and is copied; one
+/// only projected is read into its record field after the reserve.
+#[test]
+fn row_strings_go_to_the_record_unless_read_before_it() {
+    let c = generate_for("SELECT comm, filename, pid FROM syscalls.sys_enter_openat WHERE comm = 'cat'");
+    assert!(c.contains("\t__builtin_memcpy(r->c0_comm, sys_comm, sizeof(r->c0_comm));\n"), "{c}");
+    assert!(!c.contains("ebq_strings"), "{c}");
+    let read = "\tbpf_probe_read_user_str(r->c1_filename, sizeof(r->c1_filename), (const void *)*(__u64 *)((void *)ctx + 24));";
+    assert!(c.contains(read) && !c.contains("char ev_filename[128] = {}"), "{c}");
+    assert!(c.find(read) > c.find("bpf_ringbuf_reserve"), "{c}");
+    // Projected twice: one read into the string scratch, two copies.
+    let c = generate_for("SELECT filename, filename AS again FROM syscalls.sys_enter_openat");
+    assert!(c.contains("(r->c0_filename, strings->ev_filename, sizeof(r->c0_filename))"), "{c}");
+    assert!(c.contains("(r->c1_again, strings->ev_filename, sizeof(r->c1_again))"), "{c}");
+}
+
+/// Filtered big strings are read into the per-CPU scratch after the scope
+/// check, zeroed first (a key hashes the bytes past the NUL).
+#[test]
+fn big_strings_are_read_into_the_scratch() {
+    let c = generate_for(
+        "SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat WHERE filename <> '/x' GROUP BY filename",
+    );
+    assert!(c.contains("struct ebq_strings {\n\tchar ev_filename[128] __attribute__((aligned(8)));\n};"), "{c}");
+    let lookup =
+        c.find("\tstruct ebq_strings *strings = ebq_strings_buf();\n\tif (!strings)\n\t\treturn 0;\n").unwrap();
+    assert!(lookup > c.find("\tif (!ebq_in_scope_now())").unwrap(), "{c}");
+    let zero = "\t__builtin_memset(strings->ev_filename, 0, sizeof(strings->ev_filename));\n\tbpf_probe_read_user_str(strings->ev_filename, sizeof(strings->ev_filename), ";
+    assert!(c.contains(zero) && !c.contains("char ev_filename[128] = {}"), "{c}");
+    assert!(c.contains("__builtin_memcpy(key.c0_filename, strings->ev_filename, sizeof(key.c0_filename));"), "{c}");
 }
 
 /// The generated C for the eBQL example, compared with a checked-in snapshot.

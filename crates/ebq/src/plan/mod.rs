@@ -13,12 +13,14 @@ mod record_shadow;
 mod single_slot;
 mod stages;
 mod stream_join;
+mod string_buffers;
 pub mod syscall_attach;
 
 pub use layout::{StructField, StructLayout};
 pub use pairing::{Pairing, OPENED};
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
+pub use string_buffers::{in_string_scratch, record_string_reads};
 pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{
@@ -217,28 +219,36 @@ impl KernelPlan {
     /// True when any expression of the program (carried JOIN columns
     /// included, by the column they carry) reads a column `is` accepts.
     fn reads_column(&self, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
-        fn carried(c: &ColumnSource, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
-            match c {
-                ColumnSource::Start { column, .. } => carried(column, is),
-                c => is(c),
-            }
-        }
-        let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
         let mut found = false;
+        self.visit_columns_read(&mut |c| found |= is(c));
+        found
+    }
+
+    /// Calls `f` with every column any program of this object reads: its
+    /// filter and output, a JOIN's start filters, keys and carried columns
+    /// (by the column they carry), and the union branches'.
+    pub fn visit_columns_read(&self, f: &mut dyn FnMut(&ColumnSource)) {
+        let mut carried = |c: &ColumnSource| match c {
+            ColumnSource::Start { column, .. } => f(column),
+            c => f(c),
+        };
+        let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
         if let Some(p) = &self.pairing {
             exprs.extend(p.start_filter.iter());
             exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
-            found |= p.carried.iter().any(|(c, _, _)| carried(c, is));
+            p.carried.iter().for_each(|(c, _, _)| carried(c));
             // A union's further branches read their own columns and filters.
             for b in &p.also {
                 exprs.extend(b.filter.iter());
-                found |= b.columns.iter().any(|(_, own)| carried(own, is));
+                b.columns.iter().for_each(|(_, own)| carried(own));
             }
         }
         for e in exprs {
-            e.visit_columns(&mut |c| found |= carried(c, is));
+            e.visit_columns(&mut carried);
         }
-        found || self.branches.iter().any(|b| b.reads_column(is))
+        for b in &self.branches {
+            b.visit_columns_read(&mut carried);
+        }
     }
 }
 
@@ -849,12 +859,16 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
     // Carried (JOIN start) strings live in a scratch value, but copying them
     // into keys costs clang stack all the same: they count too.
     let mut note = |c: &ColumnSource| {
-        let cap = c.string_cap().map_or(0, u32::from);
+        let cap = if in_string_scratch(c) { 0 } else { c.string_cap().map_or(0, u32::from) };
         if cap > 0 && !strings.iter().any(|(n, _)| n == c.name()) {
             strings.push((c.name().to_string(), cap));
         }
     };
-    for e in logical.filter.iter().chain(output.exprs()) {
+    // Row strings read straight into the ring record take no stack.
+    let end_keys = pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+    let in_record = record_string_reads(output, logical.filter.iter().chain(end_keys));
+    let on_stack = output.exprs().into_iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, e)| e);
+    for e in logical.filter.iter().chain(on_stack) {
         e.visit_columns(&mut note);
     }
     let mut fixed = match output {
@@ -887,7 +901,13 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         // The start program: its key, the stash it fills, and the strings it reads.
         let mut start_strings = 0;
         for (c, _, _) in &p.carried {
-            start_strings += c.string_cap().map_or(0, u32::from);
+            let c = match c {
+                ColumnSource::Start { column, .. } => column,
+                c => c,
+            };
+            if !in_string_scratch(c) {
+                start_strings += c.string_cap().map_or(0, u32::from);
+            }
         }
         let start_total = p.key.size + p.stash.size + start_strings;
         if start_total > STACK_BUDGET {

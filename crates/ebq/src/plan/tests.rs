@@ -86,6 +86,29 @@ fn stack_budget_is_a_plan_error_not_a_verifier_error() {
     }
 }
 
+/// Big strings take no stack: a row's projected ones are read into the ring
+/// record, filtered ones into the per-CPU string scratch. Grouped by, they
+/// are copied into the key, which is on the stack and counts.
+#[test]
+fn big_strings_take_no_stack_outside_keys() {
+    let strings = ["str(fd)", "str(count)", "str(fd, 126)", "str(count, 126)"];
+    let rows = format!("SELECT {} FROM syscalls.sys_enter_write", strings.join(", "));
+    let p = physical(&rows, &PlanOptions::default()).unwrap();
+    let k = &p.programs[0];
+    assert_eq!(super::record_string_reads(&k.output, k.filter.iter()), [0, 1, 2, 3]);
+    let filtered = format!("{rows} WHERE {}", strings.map(|s| format!("{s} <> 'x'")).join(" AND "));
+    let p = physical(&filtered, &PlanOptions::default()).unwrap();
+    let k = &p.programs[0];
+    assert!(super::record_string_reads(&k.output, k.filter.iter()).is_empty());
+    let grouped = format!("SELECT {0}, COUNT(*) FROM syscalls.sys_enter_write GROUP BY {0}", strings.join(", "));
+    match physical(&grouped, &PlanOptions::default()) {
+        Err(Error::Query(q)) => {
+            assert!(q.message.contains("bytes of BPF stack (key + value 520 B, strings [])"), "{}", q.message)
+        }
+        other => panic!("expected a plan error, got {other:?}"),
+    }
+}
+
 #[test]
 fn sliding_windows_are_panes_and_bad_ring_sizes_are_refused() {
     let p =

@@ -1,0 +1,71 @@
+//! Where string columns are read to: never the 512-byte BPF stack for
+//! the big ones.
+//!
+//! CI found `SELECT *, <expression>` over `sys_enter_removexattrat` at 440
+//! bytes of stack: its `pathname` and `name` (128 bytes each, zeroed and
+//! read on the stack, then copied) plus 184 bytes of clang's spills for the
+//! expression — a query that passed the plan's budget and failed in clang.
+//! So:
+//! - A record field, a `__data_loc` string or a user-memory string
+//!   ([`in_string_scratch`]) is read into a per-CPU scratch value
+//!   (`codegen::strings`). The programs that read such columns — classic
+//!   tracepoints and USDT probes — all run under the kernel's one per-CPU
+//!   `bpf_prog_active` guard, so two of them never interleave on a CPU and one
+//!   value per object serves them all.
+//! - A row's string that only fills its own record field is read straight
+//!   into that field after the reserve ([`record_string_reads`]): no scratch,
+//!   no copy. The read helpers zero the whole field when they fail; after a
+//!   success the bytes past the NUL are whatever the ring held, and the
+//!   decoder stops at the NUL.
+//!
+//! `comm` (16 bytes) stays on the stack.
+
+use super::KernelOutput;
+use crate::bind::{ColumnSource, ScalarExpr};
+use crate::catalog::{FieldKind, SystemColumn};
+
+/// Is `c` read into the per-CPU string scratch rather than the stack?
+pub fn in_string_scratch(c: &ColumnSource) -> bool {
+    matches!(
+        c,
+        ColumnSource::Field { kind: FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr, .. }
+    )
+}
+
+/// Is `c` a string one helper call reads into a char array of its size
+/// (`codegen::string_read`)?
+fn read_in_one_call(c: &ColumnSource) -> bool {
+    in_string_scratch(c) || *c == ColumnSource::System(SystemColumn::Comm)
+}
+
+/// The indices in `fields` of a row output whose string column is read into
+/// the record: the field is the bare column, no other output expression
+/// reads it, and `before` — the filter, a JOIN's end-side keys, everything
+/// evaluated before the reserve — does not read it either (it is on the
+/// stack already). None for aggregates and for `ebq bench stages` programs.
+pub fn record_string_reads<'a>(output: &KernelOutput, before: impl IntoIterator<Item = &'a ScalarExpr>) -> Vec<usize> {
+    let KernelOutput::Rows { fields, stage_limit: None, .. } = output else {
+        return vec![];
+    };
+    let mut early: Vec<&ColumnSource> = vec![];
+    for e in before {
+        e.visit_columns(&mut |c| early.push(c));
+    }
+    let mut uses: Vec<&ColumnSource> = vec![];
+    for (e, _) in fields {
+        e.visit_columns(&mut |c| uses.push(c));
+    }
+    let once = |c: &ColumnSource| uses.iter().filter(|u| **u == c).count() == 1;
+    fields
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (e, _))| match e {
+            ScalarExpr::Column { source, .. }
+                if read_in_one_call(source) && once(source) && !early.contains(&source) =>
+            {
+                Some(i)
+            }
+            _ => None,
+        })
+        .collect()
+}
