@@ -528,10 +528,12 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
     for s in SystemColumn::ALL {
         out += &format!("  {:<24} {:<12} {}\n", s.name(), s.data_type().to_string(), s.description());
     }
+    let mapped = ebq::catalog::file_columns::address_field(f).is_some();
     for (end, fd) in ebq::catalog::file_columns::fd_fields(f) {
-        for c in ebq::catalog::FileColumn::ALL {
+        for c in ebq::catalog::file_columns::columns_at(f) {
             let (name, ty) = (c.name_at(end), c.data_type().to_string());
-            out += &format!("  {name:<24} {ty:<12} {} (file of `{fd}`)\n", c.description());
+            let of = if mapped { "file mapped at" } else { "file of" };
+            out += &format!("  {name:<24} {ty:<12} {} ({of} `{fd}`)\n", c.description());
         }
     }
     if let Some(raw) = ebq::bind::describe_args(kernel, &bound.event) {

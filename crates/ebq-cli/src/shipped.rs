@@ -41,6 +41,7 @@ pub const QUERIES: &[Shipped] = shipped![
     "cachetop",
     "mmap-faults",
     "mmap-faultaround",
+    "mmap-file-faults",
     "offcputime",
     "pg-relation-reads",
 ];

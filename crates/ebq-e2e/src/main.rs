@@ -15,6 +15,7 @@
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -30,6 +31,7 @@ mod copies;
 mod darshan;
 mod fileio;
 mod fileops;
+mod mmapwrite;
 mod opens;
 
 use std::ffi::CString;
@@ -53,6 +55,7 @@ usage:
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -90,6 +93,9 @@ fileops:  on F (created): fallocate x2, ftruncate x2, one 4096-byte write,
           sync_file_range x3, syncfs, fsync, fdatasync, close; then vmsplice
           3000 bytes into a pipe and tee them into a second one (both drained).
           The report counts each call and the bytes write, vmsplice and tee returned.
+mmapwrite: creates F with N pages, maps it shared read-write, stores one byte
+          in every page (N write faults on F), msync(MS_SYNC) M times (default 1);
+          the report gives N, M and F's inode.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -916,6 +922,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
         "copies" => copies::run_copies(&copies::parse_copies(rest)?),
         "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),
+        "mmapwrite" => mmapwrite::run_mmapwrite(&mmapwrite::parse_mmapwrite(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -79,6 +79,26 @@ fn file_column_programs_compile_with_clang() {
     }
 }
 
+/// Big strings off the stack (plan::string_buffers): read into the record,
+/// into the key, or into the per-CPU scratch and copied from it, beside a
+/// long expression (CI's props case: two user strings and 184 bytes of spills).
+#[test]
+fn string_programs_compile_with_clang() {
+    for sql in [
+        "SELECT *, (fd ^ cpu) % (count + 1) > -(6 + gid) == (cgroup + 1 - cgroup * fd <= uid * (4294967295 | tid)) \
+         FROM syscalls.sys_enter_write WHERE comm = 'sh'",
+        "SELECT filename, flags FROM syscalls.sys_enter_openat WHERE filename LIKE '/etc/%' AND comm <> 'x'",
+        "SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY filename",
+        "SELECT filename, comm, COUNT(*) FROM syscalls.sys_enter_openat WHERE filename <> '/x' GROUP BY filename, comm",
+        "SELECT str(fd), str(count), str(fd, 126), str(count, 126) FROM syscalls.sys_enter_write \
+         WHERE str(fd) <> 'a' AND str(count) <> 'b' AND str(fd, 126) <> 'c' AND str(count, 126) <> 'd'",
+        "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid \
+         WHERE e.filename <> ''",
+    ] {
+        compiles(sql);
+    }
+}
+
 /// Raw tracepoint arguments (tp_btf programs) compile against the running kernel's
 /// vmlinux.h: the fixture's paths are members the real structs have.
 #[test]

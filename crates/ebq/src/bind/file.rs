@@ -7,7 +7,7 @@
 //! two-fd calls they come in two sets, `in_…` and `out_…` (one per end).
 
 use super::{ColumnSource, ScalarExpr};
-use crate::catalog::file_columns::{fd_at, fd_fields, FdEnd, WHICH_EVENTS};
+use crate::catalog::file_columns::{address_field, columns_at, fd_at, fd_fields, FdEnd, WHICH_EVENTS};
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
 use crate::host::KernelInfo;
@@ -18,7 +18,7 @@ use crate::parse::Expr;
 pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
     let (column, end) = FileColumn::parse(name)?;
     let fd = fd_at(format, end)?;
-    if kernel.btf_problem().is_some() {
+    if kernel.btf_problem().is_some() || (column == FileColumn::FilePos && address_field(format).is_some()) {
         return None;
     }
     Some(ScalarExpr::Column { source: ColumnSource::File { column, fd: fd.to_string() }, ty: column.data_type() })
@@ -26,7 +26,8 @@ pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, na
 
 /// Names of the file columns an event has, for suggestions.
 pub(super) fn file_column_names(format: &TracepointFormat) -> Vec<&'static str> {
-    fd_fields(format).into_iter().flat_map(|(end, _)| FileColumn::ALL.iter().map(move |c| c.name_at(end))).collect()
+    let columns = columns_at(format);
+    fd_fields(format).into_iter().flat_map(|(end, _)| columns.iter().map(move |c| c.name_at(end))).collect()
 }
 
 /// Why the file column `name` is not available at any of `events` (format,
@@ -40,6 +41,17 @@ pub(super) fn file_column_error(
     let (column, end) = FileColumn::parse(name)?;
     let span = super::expr::span_of(e);
     let with_fd = events.iter().any(|(f, _)| fd_at(f, end).is_some());
+    let mapped = events.iter().find(|(f, _)| address_field(f).is_some());
+    if let (FileColumn::FilePos, Some((format, event))) = (column, mapped) {
+        let address = address_field(format).expect("checked");
+        return Some(Error::Query(QueryError::new(
+            Stage::Bind,
+            format!(
+                "`{name}` is an fd's position; at {event} the file is the one mapped at `{address}`, which has none"
+            ),
+            span,
+        )));
+    }
     let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
     let error = match (with_fd, kernel.btf_problem()) {
         (false, _) if two_fds.is_some() => {
@@ -108,6 +120,27 @@ mod tests {
         }
         // sys_exit_pread64 returns a byte count, not an fd.
         assert!(bind("SELECT inode FROM syscalls.sys_exit_pread64").is_err());
+    }
+
+    /// msync and user page faults: the file mapped at the address, which has no position.
+    #[test]
+    fn file_columns_bind_at_a_mapped_address() {
+        for (event, address) in [("syscalls.sys_enter_msync", "start"), ("exceptions.page_fault_user", "address")] {
+            let sql =
+                format!("SELECT file_name, inode, fs_type, COUNT(*) FROM {event} GROUP BY file_name, inode, fs_type");
+            let plan = bind(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let crate::bind::QueryBody::Aggregate { keys, .. } = &plan.body else { panic!("an aggregate") };
+            let crate::bind::ScalarExpr::Column { source: crate::bind::ColumnSource::File { fd, .. }, .. } = &keys[0]
+            else {
+                panic!("{keys:?}")
+            };
+            assert_eq!(fd, address);
+            let Err(Error::Query(q)) = bind(&format!("SELECT file_pos FROM {event}")) else {
+                panic!("{event}: file_pos")
+            };
+            assert!(q.message.contains("the one mapped at"), "{}", q.message);
+            assert_eq!(q.span.expect("positioned").start.column, 8);
+        }
     }
 
     #[test]

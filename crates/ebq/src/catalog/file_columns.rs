@@ -10,6 +10,12 @@
 //! An fd that is not open (or negative, or a failed open's `ret`) gives 0 and
 //! empty strings in every file column.
 //!
+//! At `sys_enter_msync` and `exceptions:page_fault_user` the file is the one
+//! mapped at the event's user address ([`address_field`]): the program finds
+//! the task's VMA with `bpf_find_vma` and takes its `vm_file`. An anonymous
+//! mapping, no mapping, or a VMA the helper could not look at (the task's
+//! mmap lock taken by a writer) gives 0 and empty strings, as a closed fd does.
+//!
 //! Calls that move data between two fds (`copy_file_range`, `sendfile64`,
 //! `splice`, `tee`) have two sets, named for the end: `in_inode`, `out_file_name`,
 //! … (see [`FdEnd`]). There is no unprefixed set at those events: which end
@@ -240,12 +246,42 @@ fn aligned_int(format: &TracepointFormat, name: &str) -> bool {
         .is_some_and(|f| f.kind == super::FieldKind::Int && f.size == 8 && f.offset >= 8 && f.offset.is_multiple_of(8))
 }
 
+/// Events whose file is the one mapped at a user address of the current
+/// task, and that address's field: msync's range and a user page fault (the
+/// mmap path: a fault on a file mapping names the file, on any file system).
+const ADDRESS_EVENTS: [(&str, &str, &str); 2] =
+    [("syscalls", "sys_enter_msync", "start"), ("exceptions", "page_fault_user", "address")];
+
+/// The record field holding a user address whose mapping's file the file
+/// columns describe (`codegen::file`: `bpf_find_vma`), or `None`. Such an
+/// event's [`fd_field`] is that field.
+pub fn address_field(format: &TracepointFormat) -> Option<&'static str> {
+    ADDRESS_EVENTS
+        .iter()
+        .find(|(category, name, field)| {
+            format.category == *category && format.name == *name && aligned_int(format, field)
+        })
+        .map(|(_, _, field)| *field)
+}
+
+/// The file columns of an event with file columns: every one of
+/// [`FileColumn::ALL`] but `file_pos` at an [`address_field`] event (a
+/// mapping has no file position).
+pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
+    let mapped = address_field(format).is_some();
+    FileColumn::ALL.into_iter().filter(|c| !(mapped && *c == FileColumn::FilePos)).collect()
+}
+
 /// The record field holding the one fd whose file the (unprefixed) file
-/// columns describe, or `None` when the event has none.
+/// columns describe, or `None` when the event has none. At an
+/// [`address_field`] event it is the address.
 ///
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
 pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
+    if let Some(address) = address_field(format) {
+        return Some(address);
+    }
     // Every system call: the first argument is the fd of the fd-taking ones
     // (read, write, pread64, …), so queries filter on `id` to mean it.
     if format.category == "raw_syscalls" && format.name == "sys_enter" {
@@ -278,7 +314,8 @@ pub const WHICH_EVENTS: &str = "file columns exist at syscall events with an `fd
 (syscalls:sys_enter_read, sys_enter_pwrite64, sys_enter_fsync, …) and at sys_exit_open, \
 sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and at raw_syscalls:sys_enter \
 (its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
-for opening calls); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
+for opening calls), at sys_enter_msync and exceptions:page_fault_user (the file mapped at `start` or \
+`address`, on kernels with bpf_find_vma and bpf_rdonly_cast, 6.2+; no file_pos there); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
 have `in_` and `out_` columns (in_inode, out_file_name, …)";
 
 #[cfg(test)]
@@ -297,6 +334,8 @@ mod tests {
             ("syscalls", "sys_enter_openat", None),
             ("sched", "sched_process_fork", None),
             ("raw_syscalls", "sys_enter", Some("args[0]")),
+            ("syscalls", "sys_enter_msync", Some("start")),
+            ("exceptions", "page_fault_user", Some("address")),
         ] {
             assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
         }

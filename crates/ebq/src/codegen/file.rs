@@ -47,6 +47,23 @@ static __always_inline struct file *ebq_file_of(__u64 fd)
 	return bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
 }
 
+/* The file mapped at a user address of the current task (msync's start, a user page fault's
+ * address): bpf_find_vma finds the VMA under the task's mmap lock, which it only tries to take;
+ * an anonymous mapping, no mapping, or a lock held by a writer gives a NULL file. */
+static long ebq_vma_file(struct task_struct *task, struct vm_area_struct *vma, void *file)
+{
+	*(__u64 *)file = (__u64)vma->vm_file;
+	return 0;
+}
+
+static __always_inline struct file *ebq_file_at(__u64 address)
+{
+	__u64 file = 0;
+
+	bpf_find_vma(bpf_get_current_task_btf(), address, ebq_vma_file, &file, 0);
+	return bpf_rdonly_cast((void *)file, bpf_core_type_id_kernel(struct file));
+}
+
 /* The mount a file is on: struct mount embeds the vfsmount that f_path points to. */
 static __always_inline struct mount *ebq_mount_of(struct file *file)
 {
@@ -240,6 +257,13 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
 /// C statements declaring and loading file column `column` into `local`;
 /// `fd` is the C expression of the event's fd (a record field, or a register
 /// on a raw system-call tracepoint), `file` the local of the [`FileColumn::Handle`] column.
+/// The handle column at an event whose file is the one mapped at a user
+/// address (`catalog::file_columns::address_field`): typed-loads kernels only
+/// (the plan refuses the others).
+pub fn load_mapped(local: &str, address: &str) -> String {
+    format!("\tstruct file *{local} = ebq_file_at({address});\n")
+}
+
 pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
     match column {
         FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of({fd});\n"),

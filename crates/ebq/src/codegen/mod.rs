@@ -26,7 +26,7 @@ mod usdt;
 mod user_str;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
-use crate::catalog::{FieldKind, SystemColumn};
+use crate::catalog::{FieldKind, FileColumn, SystemColumn};
 use crate::plan::{KernelOutput, KernelPlan, KernelWindow, PhysicalPlan, StructLayout};
 use crate::types::DataType;
 use std::fmt::Write;
@@ -442,7 +442,11 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         ColumnSource::Arg(a) => btf_args::load(a, ty, &local),
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
+            let mapped = crate::catalog::file_columns::address_field(format) == Some(fd.as_str());
             let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
+            if mapped && *column == FileColumn::Handle {
+                return file::load_mapped(&local, &fd);
+            }
             file::load(*column, &fd, &local, &handle)
         }
         ColumnSource::Field { name, offset, size, kind } => match kind {
@@ -466,7 +470,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
 
 /// The C statement reading string column `c` into the char array `dest`
 /// (`sizeof(dest)` bytes) with one helper call: a stack local, or the ring
-/// record's field ([`crate::plan::record_string_reads`] picks the columns it
+/// record's field ([`crate::plan::slot_string_reads`] picks the columns it
 /// may be). None for every other column.
 fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) -> Option<String> {
     let ColumnSource::Field { name, offset, kind, .. } = c else {
@@ -553,9 +557,12 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     if let Some(limit) = stage_limit {
         return c + &stages::rows_tail(&k.output, limit, &skip, &load);
     }
+    let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
     match &k.output {
         KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, value_on_stack, .. } => {
-            let exprs = key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches);
+            let in_key = crate::plan::slot_string_reads(&k.output, k.filter.iter().chain(end_keys));
+            let keys = key_fields.iter().enumerate().filter(|(i, _)| !in_key.contains(i)).map(|(_, (e, _))| e);
+            let exprs = keys.chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
@@ -569,8 +576,8 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
                     let _ = writeln!(c, "\tkey.window = __sync_fetch_and_add(&ebq_seq, 1) / {n}ULL;");
                 }
             }
-            for (e, field) in key_fields {
-                c.push_str(&assign("key.", &key.fields[*field].name, e));
+            for (i, (e, field)) in key_fields.iter().enumerate() {
+                c.push_str(&slot_assign("key.", &key.fields[*field].name, e, in_key.contains(&i).then_some(&k.event)));
             }
             if *single_slot {
                 c.push_str(single_slot::LOOKUP);
@@ -591,21 +598,19 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
         KernelOutput::Rows { record, fields, per_cpu_rings, .. } => {
-            let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
-            let in_record = crate::plan::record_string_reads(&k.output, k.filter.iter().chain(end_keys));
+            let in_record = crate::plan::slot_string_reads(&k.output, k.filter.iter().chain(end_keys));
             let exprs = fields.iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, (e, _))| e);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
             c.push_str(&rings::reserve(*per_cpu_rings));
             for (i, (e, field)) in fields.iter().enumerate() {
-                let target = format!("r->{}", record.fields[*field].name);
-                match e {
-                    ScalarExpr::Column { source, .. } if in_record.contains(&i) => {
-                        c.push_str(&string_read(source, &k.event, &target).expect("record_string_reads picks strings"));
-                    }
-                    e => c.push_str(&assign("r->", &record.fields[*field].name, e)),
-                }
+                c.push_str(&slot_assign(
+                    "r->",
+                    &record.fields[*field].name,
+                    e,
+                    in_record.contains(&i).then_some(&k.event),
+                ));
             }
             c.push_str(&format!(
                 "\tbpf_ringbuf_submit(r, ebq_wakeup_flag({}EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}}\n\n",
@@ -626,12 +631,25 @@ fn reads_pid_tgid(k: &KernelPlan) -> bool {
     cols.iter().any(|(c, _)| matches!(c, ColumnSource::System(SystemColumn::Pid | SystemColumn::Tid)))
 }
 
+/// `target.field = expr;`, or for a slot [`crate::plan::slot_string_reads`]
+/// picked (`read_at` is then its event) the string read straight into it.
+fn slot_assign(target: &str, field: &str, e: &ScalarExpr, read_at: Option<&crate::bind::BoundEvent>) -> String {
+    match (e, read_at) {
+        (ScalarExpr::Column { source, .. }, Some(event)) => {
+            string_read(source, event, &format!("{target}{field}")).expect("slot_string_reads picks strings")
+        }
+        _ => assign(target, field, e),
+    }
+}
+
 /// `target.field = expr;` (strings are copied).
 pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
     match e {
-        // A carried string is a pointer into the scratch pair: clang expands a
-        // copy of unknown alignment through the stack, the helper does not.
-        ScalarExpr::Column { source, ty: DataType::Str { .. } } if source.is_start() => {
+        // A carried string is a pointer into the scratch pair, a scratch string one into
+        // `strings`: clang expands such a copy through the stack, the helper does not.
+        ScalarExpr::Column { source, ty: DataType::Str { .. } }
+            if source.is_start() || crate::plan::in_string_scratch(source) =>
+        {
             let local = local_name(source);
             format!("\tbpf_probe_read_kernel({target}{field}, sizeof({target}{field}), {local});\n")
         }

@@ -8,7 +8,7 @@
 
 use super::{columns_of, ColumnSource};
 use crate::bind::ScalarExpr;
-use crate::plan::{in_string_scratch, record_string_reads, KernelOutput, KernelPlan, Pairing, StageLimit};
+use crate::plan::{in_string_scratch, slot_string_reads, KernelOutput, KernelPlan, Pairing, StageLimit};
 use std::fmt::Write as _;
 
 /// The local a program keeps the scratch value in.
@@ -22,7 +22,7 @@ pub const LOOKUP: &str = "\tstruct ebq_strings *strings = ebq_strings_buf();\n\t
 /// carried ones (read from the pair).
 pub fn main_reads(k: &KernelPlan) -> bool {
     let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
-    let in_record = record_string_reads(&k.output, k.filter.iter().chain(end_keys.clone()));
+    let in_record = slot_string_reads(&k.output, k.filter.iter().chain(end_keys.clone()));
     // `ebq bench stages`: the output's columns are read from the Build stage on, none into the record.
     let output_read = |i: &usize| match &k.output {
         KernelOutput::Rows { stage_limit: Some(limit), .. } => *limit >= StageLimit::Build,

@@ -68,10 +68,19 @@ fn row_strings_go_to_the_record_unless_read_before_it() {
     let read = "\tbpf_probe_read_user_str(r->c1_filename, sizeof(r->c1_filename), (const void *)*(__u64 *)((void *)ctx + 24));";
     assert!(c.contains(read) && !c.contains("char ev_filename[128] = {}"), "{c}");
     assert!(c.find(read) > c.find("bpf_ringbuf_reserve"), "{c}");
-    // Projected twice: one read into the string scratch, two copies.
+    // Projected twice: one read into the string scratch, two copies by the helper.
     let c = generate_for("SELECT filename, filename AS again FROM syscalls.sys_enter_openat");
-    assert!(c.contains("(r->c0_filename, strings->ev_filename, sizeof(r->c0_filename))"), "{c}");
-    assert!(c.contains("(r->c1_again, strings->ev_filename, sizeof(r->c1_again))"), "{c}");
+    assert!(c.contains("bpf_probe_read_kernel(r->c0_filename, sizeof(r->c0_filename), strings->ev_filename);"), "{c}");
+    assert!(c.contains("bpf_probe_read_kernel(r->c1_again, sizeof(r->c1_again), strings->ev_filename);"), "{c}");
+}
+
+/// A string only grouped by is read into the zeroed key; one the filter
+/// reads too is copied from the scratch.
+#[test]
+fn grouped_strings_are_read_into_the_key() {
+    let c = generate_for("SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY filename");
+    let read = "\tstruct ebq_key key = {};\n\tbpf_probe_read_user_str(key.c0_filename, sizeof(key.c0_filename), ";
+    assert!(c.contains(read) && !c.contains("ebq_strings"), "{c}");
 }
 
 /// Filtered big strings are read into the per-CPU scratch after the scope
@@ -87,7 +96,10 @@ fn big_strings_are_read_into_the_scratch() {
     assert!(lookup > c.find("\tif (!ebq_in_scope_now())").unwrap(), "{c}");
     let zero = "\t__builtin_memset(strings->ev_filename, 0, sizeof(strings->ev_filename));\n\tbpf_probe_read_user_str(strings->ev_filename, sizeof(strings->ev_filename), ";
     assert!(c.contains(zero) && !c.contains("char ev_filename[128] = {}"), "{c}");
-    assert!(c.contains("__builtin_memcpy(key.c0_filename, strings->ev_filename, sizeof(key.c0_filename));"), "{c}");
+    assert!(
+        c.contains("bpf_probe_read_kernel(key.c0_filename, sizeof(key.c0_filename), strings->ev_filename);"),
+        "{c}"
+    );
 }
 
 /// The generated C for the eBQL example, compared with a checked-in snapshot.

@@ -20,7 +20,7 @@ pub use layout::{StructField, StructLayout};
 pub use pairing::{Pairing, OPENED};
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
-pub use string_buffers::{in_string_scratch, record_string_reads};
+pub use string_buffers::{in_string_scratch, slot_string_reads};
 pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{
@@ -544,6 +544,22 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     } else {
         physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
     }
+    let k = &physical.programs[0];
+    let events = std::iter::once(&k.event)
+        .chain(k.branches.iter().map(|b| &b.event))
+        .chain(k.pairing.iter().flat_map(|p| p.start_events()));
+    let mapped = events.map(|e| &e.format).find(|f| crate::catalog::file_columns::address_field(f).is_some());
+    if let Some(format) = mapped.filter(|_| !k.typed_files && k.reads_files()) {
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "file columns at {}:{} name the file mapped at an address, found with bpf_find_vma and read through \
+                 bpf_rdonly_cast; this kernel's BTF has no bpf_rdonly_cast (Linux 6.2+)",
+                format.category, format.name
+            ),
+            logical.select_span,
+        ));
+    }
     if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
@@ -866,7 +882,7 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
     };
     // Row strings read straight into the ring record take no stack.
     let end_keys = pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
-    let in_record = record_string_reads(output, logical.filter.iter().chain(end_keys));
+    let in_record = slot_string_reads(output, logical.filter.iter().chain(end_keys));
     let on_stack = output.exprs().into_iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, e)| e);
     for e in logical.filter.iter().chain(on_stack) {
         e.visit_columns(&mut note);

@@ -12,11 +12,16 @@
 //!   tracepoints and USDT probes — all run under the kernel's one per-CPU
 //!   `bpf_prog_active` guard, so two of them never interleave on a CPU and one
 //!   value per object serves them all.
-//! - A row's string that only fills its own record field is read straight
-//!   into that field after the reserve ([`record_string_reads`]): no scratch,
-//!   no copy. The read helpers zero the whole field when they fail; after a
-//!   success the bytes past the NUL are whatever the ring held, and the
-//!   decoder stops at the NUL.
+//! - A string that only fills its own output slot — a row's record field,
+//!   an aggregate's key field — is read straight into it
+//!   ([`slot_string_reads`]): no scratch, no copy. The read helpers zero the
+//!   whole field when they fail; after a success the bytes past the NUL are
+//!   whatever the ring held (the decoder stops at the NUL), or the zeroed
+//!   key's zeros.
+//! - A copy out of the scratch (a string the filter read, then projected or
+//!   grouped by) is a `bpf_probe_read_kernel`, not a `__builtin_memcpy`:
+//!   clang expands a 128-byte copy into an unaligned key or record field
+//!   through the stack (measured: a GROUP BY filename over 512 bytes).
 //!
 //! `comm` (16 bytes) stays on the stack.
 
@@ -38,28 +43,33 @@ fn read_in_one_call(c: &ColumnSource) -> bool {
     in_string_scratch(c) || *c == ColumnSource::System(SystemColumn::Comm)
 }
 
-/// The indices in `fields` of a row output whose string column is read into
-/// the record: the field is the bare column, no other output expression
-/// reads it, and `before` — the filter, a JOIN's end-side keys, everything
-/// evaluated before the reserve — does not read it either (it is on the
-/// stack already). None for aggregates and for `ebq bench stages` programs.
-pub fn record_string_reads<'a>(output: &KernelOutput, before: impl IntoIterator<Item = &'a ScalarExpr>) -> Vec<usize> {
-    let KernelOutput::Rows { fields, stage_limit: None, .. } = output else {
-        return vec![];
+/// The output slots whose string column is read straight into them: for a
+/// row output, indices into its record `fields`; for an aggregate, into its
+/// `key_fields` (the key is zeroed first, so the bytes past the NUL hash as
+/// zeros) — in both, the first indices of [`KernelOutput::exprs`]. A slot
+/// qualifies when it is the bare column, no other output expression reads
+/// the column, and `before` — the filter, a JOIN's end-side keys,
+/// everything evaluated earlier — does not read it either (it is loaded
+/// already). None for `ebq bench stages` programs.
+pub fn slot_string_reads<'a>(output: &KernelOutput, before: impl IntoIterator<Item = &'a ScalarExpr>) -> Vec<usize> {
+    let slots: Vec<&ScalarExpr> = match output {
+        KernelOutput::Rows { fields, stage_limit: None, .. } => fields.iter().map(|(e, _)| e).collect(),
+        KernelOutput::Aggregate { key_fields, .. } => key_fields.iter().map(|(e, _)| e).collect(),
+        KernelOutput::Rows { .. } => return vec![],
     };
     let mut early: Vec<&ColumnSource> = vec![];
     for e in before {
         e.visit_columns(&mut |c| early.push(c));
     }
     let mut uses: Vec<&ColumnSource> = vec![];
-    for (e, _) in fields {
+    for e in output.exprs() {
         e.visit_columns(&mut |c| uses.push(c));
     }
     let once = |c: &ColumnSource| uses.iter().filter(|u| **u == c).count() == 1;
-    fields
+    slots
         .iter()
         .enumerate()
-        .filter_map(|(i, (e, _))| match e {
+        .filter_map(|(i, e)| match e {
             ScalarExpr::Column { source, .. }
                 if read_in_one_call(source) && once(source) && !early.contains(&source) =>
             {

@@ -289,12 +289,10 @@ int ebq_query(__u64 *ctx)
 	stats->seen++;
 	stats->matched++;
 
-	char sys_comm[16];
-	ebq_current_comm(sys_comm);
 	__u64 ev_count = (__u64)ebq_regs(ctx)->dx;
 	struct ebq_key key = {};
 	key.window = ebq_window;
-	__builtin_memcpy(key.c0_comm, sys_comm, sizeof(key.c0_comm));
+	ebq_current_comm(key.c0_comm);
 	struct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);
 	if (!v) {
 		struct ebq_value *fresh = bpf_map_lookup_elem(&ebq_zero, &zero);

@@ -1,0 +1,68 @@
+//! Issue 14 items 1 and 4: file columns at a mapped address — the file a user
+//! page fault (`exceptions:page_fault_user`) or an `msync` range is in, found
+//! in the kernel with `bpf_find_vma`, on any file system (tmpfs has no
+//! filemap fault tracepoint of its own).
+//!
+//! Ground truth: `ebq-workload mmapwrite` stores one byte in each of N pages
+//! of a fresh shared file mapping — N write faults, which the kernel serves a
+//! page at a time — and calls msync M times; its report gives N, M and the
+//! file's inode.
+//!
+//! Run with `cargo test --release -p ebq-e2e --test mapped_files -- --test-threads=1`.
+
+mod common;
+
+use common::{rows_of, run_around, s, u, Row};
+use ebq::Scope;
+use std::path::{Path, PathBuf};
+
+const PAGES: u64 = 64;
+const MSYNCS: u64 = 3;
+const COMM: &str = "ebq-mmapw";
+
+/// Runs `sql` around mmapwrite on a file in `dir`; returns the rows for that
+/// file (by name) and the workload's report.
+fn run(dir: &Path, sql: &str, tag: &str) -> (Row, u64) {
+    let file: PathBuf = dir.join(format!("ebq-mmapw-{}-{tag}.dat", std::process::id()));
+    let pages = PAGES.to_string();
+    let msyncs = MSYNCS.to_string();
+    let args = ["mmapwrite", "--file", file.to_str().unwrap(), "--pages", &pages, "--msyncs", &msyncs, "--comm", COMM];
+    let (outs, stats, report) = run_around(sql, |_| Scope::All, &args);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!((stats.dropped, stats.missed), (0, 0), "{stats:?}");
+    let name = file.file_name().unwrap().to_str().unwrap();
+    let rows = rows_of(&outs);
+    let mut mine: Vec<Row> = rows.iter().filter(|r| s(r, "file_name") == name).cloned().collect();
+    assert_eq!(mine.len(), 1, "one group for {name}: {rows:?}");
+    (mine.remove(0), report["inode"].as_u64().unwrap())
+}
+
+fn faults_on(dir: &Path, fs_type: &str) {
+    let sql = format!(
+        "SELECT file_name, inode, fs_type, COUNT(*) AS faults FROM exceptions.page_fault_user \
+         WHERE comm = '{COMM}' GROUP BY file_name, inode, fs_type"
+    );
+    let (r, inode) = run(dir, &sql, fs_type);
+    assert_eq!((u(&r, "faults"), u(&r, "inode"), s(&r, "fs_type")), (PAGES, inode, fs_type.to_string()));
+}
+
+#[test]
+fn page_faults_name_the_tmpfs_file_they_write() {
+    faults_on(Path::new("/dev/shm"), "tmpfs");
+}
+
+#[test]
+fn page_faults_name_the_ext4_file_they_write() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    faults_on(dir, "ext4");
+}
+
+#[test]
+fn msync_names_the_mapped_file_and_its_range() {
+    let sql = format!(
+        "SELECT file_name, inode, COUNT(*) AS calls, SUM(len) AS bytes FROM syscalls.sys_enter_msync \
+         WHERE comm = '{COMM}' GROUP BY file_name, inode"
+    );
+    let (r, inode) = run(Path::new("/dev/shm"), &sql, "msync");
+    assert_eq!((u(&r, "calls"), u(&r, "bytes"), u(&r, "inode")), (MSYNCS, MSYNCS * PAGES * 4096, inode));
+}
