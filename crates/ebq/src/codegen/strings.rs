@@ -3,8 +3,8 @@
 //! (why, and why one value per object is safe: `plan::string_buffers`).
 //! A program that reads such a string looks the value up once, as
 //! `strings`, and the column's C name is its field (`strings->ev_name`):
-//! comparisons index it, copies into keys and records see its size and
-//! 8-byte alignment.
+//! comparisons index it, and copies out of it into a key or record go
+//! through `bpf_probe_read_kernel` (`codegen::assign`).
 
 use super::{columns_of, ColumnSource};
 use crate::bind::ScalarExpr;
@@ -17,9 +17,9 @@ pub const POINTER: &str = "strings";
 /// The statements that make [`POINTER`] available; a program runs them first.
 pub const LOOKUP: &str = "\tstruct ebq_strings *strings = ebq_strings_buf();\n\tif (!strings)\n\t\treturn 0;\n";
 
-/// Does the main (or union branch) program `k` read a scratch string into
-/// its local? Row strings read straight into the record do not count, nor do
-/// carried ones (read from the pair).
+/// Does the main (or union branch) program `k` read a scratch string? The
+/// strings read straight into their output slot do not count, nor do carried
+/// ones (read from the pair).
 pub fn main_reads(k: &KernelPlan) -> bool {
     let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
     let in_record = slot_string_reads(&k.output, k.filter.iter().chain(end_keys.clone()));
