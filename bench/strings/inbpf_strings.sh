@@ -1,0 +1,21 @@
+#!/bin/bash
+# usage: inbpf_strings.sh EBQ RUNS: in-BPF ns per openat of string-column shapes (issue: big strings off the
+# BPF stack), `explain --analyze -c` around 200,000 opens of /etc/hostname by python3: query program ms / events seen.
+EBQ=$1; RUNS=${2:-3}
+CMD="python3 -c \"import os
+for i in range(200000): os.close(os.open('/etc/hostname', os.O_RDONLY))\""
+while IFS='|' read -r name q; do
+  all=""
+  for i in $(seq $RUNS); do
+    $EBQ explain --analyze "$q" -c "$CMD" > /tmp/ebq-strings.out 2>&1
+    ms=$(grep 'query program' /tmp/ebq-strings.out | head -1 | sed -E 's/.* runs, ([0-9.]+) ms in BPF.*/\1/')
+    ev=$(grep -E '^  events' /tmp/ebq-strings.out | sed -E 's/ *events +([0-9]+) seen.*/\1/')
+    all="$all $(echo "$ms $ev" | awk '{printf "%.1f", $1*1e6/$2}')"
+  done
+  echo "$name:$all"
+done <<'Q'
+rows filename|SELECT comm, filename FROM syscalls.sys_enter_openat
+group by filename|SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY filename
+filter+group filename|SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat WHERE filename LIKE '/etc/%' GROUP BY filename
+filter+rows filename|SELECT time, filename FROM syscalls.sys_enter_openat WHERE filename LIKE '/etc/%'
+Q
