@@ -414,8 +414,8 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         return format!("\t{} {local} = {arg};\n", ty.c_type());
     }
     if crate::plan::in_string_scratch(c) {
-        let read = string_read(c, event, &local).expect("scratch strings are read in one call");
-        return format!("\t__builtin_memset({local}, 0, sizeof({local}));\n{read}");
+        // Not zeroed: comparisons stop at the NUL, and copies out of the scratch stop there too.
+        return string_read(c, event, &local).expect("scratch strings are read in one call");
     }
     if let Some(read) = string_read(c, event, &local) {
         // comm is read whole; the other helpers stop at the NUL and the rest must be zero (keys hash it).
@@ -645,13 +645,18 @@ fn slot_assign(target: &str, field: &str, e: &ScalarExpr, read_at: Option<&crate
 /// `target.field = expr;` (strings are copied).
 pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
     match e {
-        // A carried string is a pointer into the scratch pair, a scratch string one into
-        // `strings`: clang expands such a copy through the stack, the helper does not.
-        ScalarExpr::Column { source, ty: DataType::Str { .. } }
-            if source.is_start() || crate::plan::in_string_scratch(source) =>
-        {
+        // A carried string is a pointer into the scratch pair: clang expands a
+        // copy of unknown alignment through the stack, the helper does not.
+        ScalarExpr::Column { source, ty: DataType::Str { .. } } if source.is_start() => {
             let local = local_name(source);
             format!("\tbpf_probe_read_kernel({target}{field}, sizeof({target}{field}), {local});\n")
+        }
+        // A string in the scratch (`strings`), the same; and the scratch is not zeroed past the
+        // NUL, so the copy stops there: keys and stashes start zeroed, and the decoder stops at
+        // the NUL of a record's field.
+        ScalarExpr::Column { source, ty: DataType::Str { .. } } if crate::plan::in_string_scratch(source) => {
+            let local = local_name(source);
+            format!("\tbpf_probe_read_kernel_str({target}{field}, sizeof({target}{field}), {local});\n")
         }
         ScalarExpr::Column { source, ty: DataType::Str { .. } } => {
             let local = local_name(source);
