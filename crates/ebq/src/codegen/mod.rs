@@ -418,9 +418,8 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         return string_read(c, event, &local).expect("scratch strings are read in one call");
     }
     if let Some(read) = string_read(c, event, &local) {
-        // comm is read whole; the other helpers stop at the NUL and the rest must be zero (keys hash it).
-        let init = if matches!(c, ColumnSource::System(SystemColumn::Comm)) { "" } else { " = {}" };
-        return format!("\tchar {local}[{}]{init};\n{read}", ty.byte_size());
+        // comm, on the stack: 16 bytes, read whole (the kernel NUL-pads it).
+        return format!("\tchar {local}[{}];\n{read}", ty.byte_size());
     }
     match c {
         ColumnSource::Start { .. } => {
@@ -469,9 +468,10 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
 }
 
 /// The C statement reading string column `c` into the char array `dest`
-/// (`sizeof(dest)` bytes) with one helper call: a stack local, or the ring
-/// record's field ([`crate::plan::slot_string_reads`] picks the columns it
-/// may be). None for every other column.
+/// (`sizeof(dest)` bytes) with one helper call: comm's stack local, the
+/// column's field in the string scratch, or an output slot — a record or key
+/// field ([`crate::plan::slot_string_reads`] picks those). None for every
+/// other column.
 fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) -> Option<String> {
     let ColumnSource::Field { name, offset, kind, .. } = c else {
         return matches!(c, ColumnSource::System(SystemColumn::Comm)).then(|| format!("\tebq_current_comm({dest});\n"));
