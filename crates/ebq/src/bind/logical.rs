@@ -74,6 +74,14 @@ impl ColumnSource {
         matches!(self, ColumnSource::Start { .. })
     }
 
+    /// The column read at the start event for a carried column; any other, itself.
+    pub fn read_at_start(&self) -> &ColumnSource {
+        match self {
+            ColumnSource::Start { column, .. } => column,
+            other => other,
+        }
+    }
+
     /// Buffer capacity when the column is a string.
     pub fn string_cap(&self) -> Option<u16> {
         match self {

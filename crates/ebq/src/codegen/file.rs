@@ -254,9 +254,6 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
     }
 }
 
-/// C statements declaring and loading file column `column` into `local`;
-/// `fd` is the C expression of the event's fd (a record field, or a register
-/// on a raw system-call tracepoint), `file` the local of the [`FileColumn::Handle`] column.
 /// The handle column at an event whose file is the one mapped at a user
 /// address (`catalog::file_columns::address_field`): typed-loads kernels only
 /// (the plan refuses the others).
@@ -264,6 +261,9 @@ pub fn load_mapped(local: &str, address: &str) -> String {
     format!("\tstruct file *{local} = ebq_file_at({address});\n")
 }
 
+/// C statements declaring and loading file column `column` into `local`;
+/// `fd` is the C expression of the event's fd (a record field, or a register
+/// on a raw system-call tracepoint), `file` the local of the [`FileColumn::Handle`] column.
 pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
     match column {
         FileColumn::Handle => format!("\tstruct file *{local} = ebq_file_of({fd});\n"),

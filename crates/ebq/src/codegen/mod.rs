@@ -557,11 +557,10 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     if let Some(limit) = stage_limit {
         return c + &stages::rows_tail(&k.output, limit, &skip, &load);
     }
-    let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+    let in_slot = k.string_slots();
     match &k.output {
         KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, value_on_stack, .. } => {
-            let in_key = crate::plan::slot_string_reads(&k.output, k.filter.iter().chain(end_keys));
-            let keys = key_fields.iter().enumerate().filter(|(i, _)| !in_key.contains(i)).map(|(_, (e, _))| e);
+            let keys = key_fields.iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, (e, _))| e);
             let exprs = keys.chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
@@ -577,7 +576,7 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
                 }
             }
             for (i, (e, field)) in key_fields.iter().enumerate() {
-                c.push_str(&slot_assign("key.", &key.fields[*field].name, e, in_key.contains(&i).then_some(&k.event)));
+                c.push_str(&slot_assign("key.", &key.fields[*field].name, e, in_slot.contains(&i).then_some(&k.event)));
             }
             if *single_slot {
                 c.push_str(single_slot::LOOKUP);
@@ -598,8 +597,7 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
         KernelOutput::Rows { record, fields, per_cpu_rings, .. } => {
-            let in_record = crate::plan::slot_string_reads(&k.output, k.filter.iter().chain(end_keys));
-            let exprs = fields.iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, (e, _))| e);
+            let exprs = fields.iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, (e, _))| e);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
@@ -609,7 +607,7 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
                     "r->",
                     &record.fields[*field].name,
                     e,
-                    in_record.contains(&i).then_some(&k.event),
+                    in_slot.contains(&i).then_some(&k.event),
                 ));
             }
             c.push_str(&format!(

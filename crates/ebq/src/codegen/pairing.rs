@@ -99,7 +99,7 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
     }
     let loaded: Vec<ColumnSource> = filter_cols.into_iter().map(|(c, _)| c).collect();
     let inner: Vec<(ColumnSource, DataType)> =
-        p.carried.iter().map(|(col, ty, _)| (start_column(col).clone(), *ty)).collect();
+        p.carried.iter().map(|(col, ty, _)| (col.read_at_start().clone(), *ty)).collect();
     let key_exprs = p.keys.iter().map(|(s, _, _)| s);
     let mut wanted = columns_of(key_exprs, &loaded);
     for (col, ty) in inner {
@@ -120,7 +120,7 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
         crate::plan::OPENED
     );
     for (col, ty, pos) in &p.carried {
-        let e = crate::bind::ScalarExpr::Column { source: start_column(col).clone(), ty: *ty };
+        let e = crate::bind::ScalarExpr::Column { source: col.read_at_start().clone(), ty: *ty };
         c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));
     }
     c.push_str(
@@ -129,14 +129,6 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
          \t\tif (stats)\n\t\t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\t}\n\treturn 0;\n}\n\n",
     );
     c
-}
-
-/// The column a carried column reads at the start event.
-fn start_column(c: &ColumnSource) -> &ColumnSource {
-    match c {
-        ColumnSource::Start { column, .. } => column,
-        other => other,
-    }
 }
 
 /// End program, before the stats lookup: compute the pairing key and look the pair up.

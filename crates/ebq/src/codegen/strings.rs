@@ -6,9 +6,9 @@
 //! comparisons index it, and copies out of it into a key or record go
 //! through `bpf_probe_read_kernel` (`codegen::assign`).
 
-use super::{columns_of, ColumnSource};
+use super::columns_of;
 use crate::bind::ScalarExpr;
-use crate::plan::{in_string_scratch, slot_string_reads, KernelOutput, KernelPlan, Pairing, StageLimit};
+use crate::plan::{in_string_scratch, KernelOutput, KernelPlan, Pairing, StageLimit};
 use std::fmt::Write as _;
 
 /// The local a program keeps the scratch value in.
@@ -22,11 +22,11 @@ pub const LOOKUP: &str = "\tstruct ebq_strings *strings = ebq_strings_buf();\n\t
 /// ones (read from the pair).
 pub fn main_reads(k: &KernelPlan) -> bool {
     let end_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
-    let in_record = slot_string_reads(&k.output, k.filter.iter().chain(end_keys.clone()));
+    let in_slot = k.string_slots();
     // `ebq bench stages`: the output's columns are read from the Build stage on, none into the record.
     let output_read = |i: &usize| match &k.output {
         KernelOutput::Rows { stage_limit: Some(limit), .. } => *limit >= StageLimit::Build,
-        _ => !in_record.contains(i),
+        _ => !in_slot.contains(i),
     };
     let output = k.output.exprs().into_iter().enumerate().filter(|(i, _)| output_read(i));
     let exprs = k.filter.iter().chain(end_keys).chain(output.map(|(_, e)| e));
@@ -35,10 +35,7 @@ pub fn main_reads(k: &KernelPlan) -> bool {
 
 /// Does start program `p` (one start event of a pairing) read a scratch string?
 pub fn start_reads(p: &Pairing) -> bool {
-    let carried = p.carried.iter().any(|(c, _, _)| match c {
-        ColumnSource::Start { column, .. } => in_string_scratch(column),
-        c => in_string_scratch(c),
-    });
+    let carried = p.carried.iter().any(|(c, _, _)| in_string_scratch(c.read_at_start()));
     carried || any_scratch(p.start_filter.iter().chain(p.keys.iter().map(|(s, _, _)| s)))
 }
 

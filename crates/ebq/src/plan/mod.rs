@@ -228,10 +228,7 @@ impl KernelPlan {
     /// filter and output, a JOIN's start filters, keys and carried columns
     /// (by the column they carry), and the union branches'.
     pub fn visit_columns_read(&self, f: &mut dyn FnMut(&ColumnSource)) {
-        let mut carried = |c: &ColumnSource| match c {
-            ColumnSource::Start { column, .. } => f(column),
-            c => f(c),
-        };
+        let mut carried = |c: &ColumnSource| f(c.read_at_start());
         let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
         if let Some(p) = &self.pairing {
             exprs.extend(p.start_filter.iter());
@@ -880,10 +877,9 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
             strings.push((c.name().to_string(), cap));
         }
     };
-    // Row strings read straight into the ring record take no stack.
-    let end_keys = pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
-    let in_record = slot_string_reads(output, logical.filter.iter().chain(end_keys));
-    let on_stack = output.exprs().into_iter().enumerate().filter(|(i, _)| !in_record.contains(i)).map(|(_, e)| e);
+    // Strings read straight into their output slot (record or key field) take no stack of their own.
+    let in_slot = slot_string_reads(output, logical.filter.as_ref(), pairing);
+    let on_stack = output.exprs().into_iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, e)| e);
     for e in logical.filter.iter().chain(on_stack) {
         e.visit_columns(&mut note);
     }
@@ -917,10 +913,7 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         // The start program: its key, the stash it fills, and the strings it reads.
         let mut start_strings = 0;
         for (c, _, _) in &p.carried {
-            let c = match c {
-                ColumnSource::Start { column, .. } => column,
-                c => c,
-            };
+            let c = c.read_at_start();
             if !in_string_scratch(c) {
                 start_strings += c.string_cap().map_or(0, u32::from);
             }

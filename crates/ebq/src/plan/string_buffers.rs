@@ -25,7 +25,7 @@
 //!
 //! `comm` (16 bytes) stays on the stack.
 
-use super::KernelOutput;
+use super::{KernelOutput, KernelPlan, Pairing};
 use crate::bind::{ColumnSource, ScalarExpr};
 use crate::catalog::{FieldKind, SystemColumn};
 
@@ -48,17 +48,18 @@ fn read_in_one_call(c: &ColumnSource) -> bool {
 /// `key_fields` (the key is zeroed first, so the bytes past the NUL hash as
 /// zeros) — in both, the first indices of [`KernelOutput::exprs`]. A slot
 /// qualifies when it is the bare column, no other output expression reads
-/// the column, and `before` — the filter, a JOIN's end-side keys,
-/// everything evaluated earlier — does not read it either (it is loaded
+/// the column, and what runs before the output — the `filter`, the end-side
+/// keys of a JOIN's `pairing` — does not read it either (it is loaded
 /// already). None for `ebq bench stages` programs.
-pub fn slot_string_reads<'a>(output: &KernelOutput, before: impl IntoIterator<Item = &'a ScalarExpr>) -> Vec<usize> {
+pub fn slot_string_reads(output: &KernelOutput, filter: Option<&ScalarExpr>, pairing: Option<&Pairing>) -> Vec<usize> {
     let slots: Vec<&ScalarExpr> = match output {
         KernelOutput::Rows { fields, stage_limit: None, .. } => fields.iter().map(|(e, _)| e).collect(),
         KernelOutput::Aggregate { key_fields, .. } => key_fields.iter().map(|(e, _)| e).collect(),
         KernelOutput::Rows { .. } => return vec![],
     };
     let mut early: Vec<&ColumnSource> = vec![];
-    for e in before {
+    let end_keys = pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+    for e in filter.into_iter().chain(end_keys) {
         e.visit_columns(&mut |c| early.push(c));
     }
     let mut uses: Vec<&ColumnSource> = vec![];
@@ -78,4 +79,11 @@ pub fn slot_string_reads<'a>(output: &KernelOutput, before: impl IntoIterator<It
             _ => None,
         })
         .collect()
+}
+
+impl KernelPlan {
+    /// [`slot_string_reads`] of this program's output.
+    pub fn string_slots(&self) -> Vec<usize> {
+        slot_string_reads(&self.output, self.filter.as_ref(), self.pairing.as_ref())
+    }
 }

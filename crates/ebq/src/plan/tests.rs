@@ -95,11 +95,11 @@ fn big_strings_take_no_stack_outside_keys() {
     let rows = format!("SELECT {} FROM syscalls.sys_enter_write", strings.join(", "));
     let p = physical(&rows, &PlanOptions::default()).unwrap();
     let k = &p.programs[0];
-    assert_eq!(super::slot_string_reads(&k.output, k.filter.iter()), [0, 1, 2, 3]);
+    assert_eq!(k.string_slots(), [0, 1, 2, 3]);
     let filtered = format!("{rows} WHERE {}", strings.map(|s| format!("{s} <> 'x'")).join(" AND "));
     let p = physical(&filtered, &PlanOptions::default()).unwrap();
     let k = &p.programs[0];
-    assert!(super::slot_string_reads(&k.output, k.filter.iter()).is_empty());
+    assert!(k.string_slots().is_empty());
     let grouped = format!("SELECT {0}, COUNT(*) FROM syscalls.sys_enter_write GROUP BY {0}", strings.join(", "));
     match physical(&grouped, &PlanOptions::default()) {
         Err(Error::Query(q)) => {
