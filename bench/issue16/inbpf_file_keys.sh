@@ -2,6 +2,7 @@
 # usage: inbpf_file_keys.sh EBQ RUNS "OPTS": in-BPF ns per read of the file-column keys, ebq run system-wide
 # (scope 0, as ebq bench pervent runs it) with `explain --analyze … --duration 4` while dd bs=1 reads a page-cached
 # ext4 file pinned to CPU 0: query program ms / events seen.
+. "$(dirname "$0")/../inbpf_ns.sh"
 EBQ=$1; RUNS=${2:-3}; OPTS=$3
 F=${DATA:-/var/tmp/ebq-issue16.bin}; [ -f $F ] || head -c 4000000 /dev/urandom > $F; cat $F > /dev/null
 while IFS='|' read -r name q; do
@@ -9,9 +10,7 @@ while IFS='|' read -r name q; do
   for i in $(seq $RUNS); do
     $EBQ explain --analyze $OPTS "$q" --duration 4 > /tmp/ebq-issue16.out 2>&1 & p=$!
     sleep 1.2; taskset -c 0 dd if=$F of=/dev/null bs=1 count=1000000 status=none; wait $p
-    ms=$(grep 'query program' /tmp/ebq-issue16.out | head -1 | sed -E 's/.* runs, ([0-9.]+) ms in BPF.*/\1/')
-    ev=$(grep -E '^  events' /tmp/ebq-issue16.out | sed -E 's/ *events +([0-9]+) seen.*/\1/')
-    all="$all $(echo "$ms $ev" | awk '{printf "%.1f", $1*1e6/$2}')"
+    all="$all $(inbpf_ns /tmp/ebq-issue16.out)"
   done
   echo "$name:$all"
 done <<'Q'

@@ -1,6 +1,7 @@
 #!/bin/bash
 # usage: inbpf_strings.sh EBQ RUNS: in-BPF ns per openat of string-column shapes (issue: big strings off the
 # BPF stack), `explain --analyze -c` around 200,000 opens of /etc/hostname by python3: query program ms / events seen.
+. "$(dirname "$0")/../inbpf_ns.sh"
 EBQ=$1; RUNS=${2:-3}
 CMD="python3 -c \"import os
 for i in range(200000): os.close(os.open('/etc/hostname', os.O_RDONLY))\""
@@ -8,9 +9,7 @@ while IFS='|' read -r name q; do
   all=""
   for i in $(seq $RUNS); do
     $EBQ explain --analyze "$q" -c "$CMD" > /tmp/ebq-strings.out 2>&1
-    ms=$(grep 'query program' /tmp/ebq-strings.out | head -1 | sed -E 's/.* runs, ([0-9.]+) ms in BPF.*/\1/')
-    ev=$(grep -E '^  events' /tmp/ebq-strings.out | sed -E 's/ *events +([0-9]+) seen.*/\1/')
-    all="$all $(echo "$ms $ev" | awk '{printf "%.1f", $1*1e6/$2}')"
+    all="$all $(inbpf_ns /tmp/ebq-strings.out)"
   done
   echo "$name:$all"
 done <<'Q'
