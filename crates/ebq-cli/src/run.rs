@@ -148,12 +148,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (None, Some(p), _) => format!("process {p}"),
     };
     let k = &prepared.physical.programs[0];
-    let events = match (&k.pairing, prepared.physical.programs.get(1)) {
-        (Some(p), _) => format!("{} JOIN {}", p.start_description(), k.event.event_description()),
-        (None, Some(second)) => {
-            format!("{} joined with {}", k.event.event_description(), second.event.event_description())
-        }
-        (None, None) => k.event.event_description(),
+    let events = match prepared.physical.programs.get(1) {
+        Some(second) => format!("{} joined with {}", k.events_description(), second.events_description()),
+        None => k.events_description(),
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
     if let (Some(m), Some(lib)) = (&mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {

@@ -70,8 +70,7 @@ impl Bundle {
         }
         let k = &prepared.physical.programs[0];
         // A top-level union's branches are programs of the same object, each on its own event.
-        let branches = k.branches.iter().map(|b| &b.event);
-        let events = std::iter::once(&k.event).chain(k.pairing.iter().flat_map(|p| p.start_events())).chain(branches);
+        let events = k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events()));
         if let Some(probe) =
             events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
@@ -95,7 +94,7 @@ impl Bundle {
         }
         let object = crate::runtime::compile(&prepared.programs[0].source)?;
         let mut formats = vec![];
-        let start = k.pairing.iter().flat_map(|p| p.start_events()).map(|e| &e.format);
+        let start = k.pairings().flat_map(|p| p.start_events()).map(|e| &e.format);
         let branches = k.branches.iter().map(|b| &b.event.format);
         for f in [&k.event.format, &k.fork_event].into_iter().chain(k.exit_event.as_ref()).chain(start).chain(branches)
         {

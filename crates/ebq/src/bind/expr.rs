@@ -236,6 +236,22 @@ impl Binder<'_> {
                 other => Err(err(e, format!("literal `{other}` is not supported"))),
             },
             Expr::Nested(inner) => self.scalar(inner),
+            Expr::Cast { expr, data_type, format: None, .. } => {
+                let inner = self.scalar(expr)?;
+                let Some(ty) = cast_type(&data_type.to_string()) else {
+                    return Err(err(
+                        e,
+                        format!(
+                            "CAST converts integers to BIGINT, INT, SMALLINT, TINYINT (… UNSIGNED), or i8 … u64; \
+                             not `{data_type}`"
+                        ),
+                    ));
+                };
+                if !inner.ty().is_int() {
+                    return Err(err(e, format!("CAST converts integers; `{expr}` is {}", inner.ty())));
+                }
+                Ok(ScalarExpr::Cast { expr: Box::new(inner), ty })
+            }
             Expr::UnaryOp { op, expr } => {
                 let inner = self.scalar(expr)?;
                 match (op, inner) {
@@ -658,4 +674,33 @@ fn double_quoted_string(e: &Expr, text: &str) -> Error {
         .with_help(format!("write {string}"))
         .with_fix(string),
     )
+}
+
+/// The integer type a CAST names: SQL's names (`BIGINT`, `INT UNSIGNED`, …,
+/// DuckDB's `UBIGINT`) or ebq's own (`i64`, `u32`, as `describe` prints them).
+fn cast_type(name: &str) -> Option<DataType> {
+    let name = name.to_ascii_lowercase();
+    let (base, unsigned) = match name.strip_suffix(" unsigned") {
+        Some(b) => (b, true),
+        None => (name.as_str(), false),
+    };
+    let int = |bits: u8, signed: bool| Some(DataType::Int { bits, signed });
+    match base {
+        "bigint" | "int8" | "int64" => int(64, !unsigned),
+        "int" | "integer" | "int4" | "int32" => int(32, !unsigned),
+        "smallint" | "int2" | "int16" => int(16, !unsigned),
+        "tinyint" => int(8, !unsigned),
+        "ubigint" if !unsigned => int(64, false),
+        "uinteger" if !unsigned => int(32, false),
+        "usmallint" if !unsigned => int(16, false),
+        "utinyint" if !unsigned => int(8, false),
+        _ if !unsigned => {
+            let signed = base.starts_with('i');
+            match base.strip_prefix(['i', 'u']).and_then(|b| b.parse::<u8>().ok()) {
+                Some(bits @ (8 | 16 | 32 | 64)) => int(bits, signed),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }

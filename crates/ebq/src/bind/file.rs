@@ -7,7 +7,7 @@
 //! two-fd calls they come in two sets, `in_…` and `out_…` (one per end).
 
 use super::{ColumnSource, ScalarExpr};
-use crate::catalog::file_columns::{address_field, columns_at, fd_at, fd_fields, FdEnd, WHICH_EVENTS};
+use crate::catalog::file_columns::{address_field, columns_at, fd_at, fd_fields, request_field, FdEnd, WHICH_EVENTS};
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
 use crate::host::KernelInfo;
@@ -18,7 +18,7 @@ use crate::parse::Expr;
 pub(super) fn file_lookup(kernel: &dyn KernelInfo, format: &TracepointFormat, name: &str) -> Option<ScalarExpr> {
     let (column, end) = FileColumn::parse(name)?;
     let fd = fd_at(format, end)?;
-    if kernel.btf_problem().is_some() || (column == FileColumn::FilePos && address_field(format).is_some()) {
+    if kernel.btf_problem().is_some() || !columns_at(format).contains(&column) {
         return None;
     }
     Some(ScalarExpr::Column { source: ColumnSource::File { column, fd: fd.to_string() }, ty: column.data_type() })
@@ -48,6 +48,16 @@ pub(super) fn file_column_error(
             Stage::Bind,
             format!(
                 "`{name}` is an fd's position; at {event} the file is the one mapped at `{address}`, which has none"
+            ),
+            span,
+        )));
+    }
+    if let (FileColumn::FilePos, Some((_, event))) = (column, events.iter().find(|(f, _)| request_field(f).is_some())) {
+        return Some(Error::Query(QueryError::new(
+            Stage::Bind,
+            format!(
+                "`{name}` is an fd's position; at {event} the file is the io_uring request's, and the request \
+                 carries its own offset"
             ),
             span,
         )));

@@ -51,24 +51,33 @@ pub(super) fn bind_join(
             ),
         ));
     }
-    let mut start_only = vec![];
-    for c in filter.take().map(conjuncts).unwrap_or_default() {
+    let (start_only, end_filter) = split_start_only(filter.take());
+    rest.extend(end_filter.map(conjuncts).unwrap_or_default());
+    let bound = BoundJoin {
+        start: start.event.clone(),
+        start_name: start.display_name(),
+        end_name: end.display_name(),
+        keys,
+        start_filter: start_only,
+        also: vec![],
+        span: join.span,
+    };
+    Ok((bound, and_all(rest)))
+}
+
+/// `filter`'s conjuncts that read start columns only (as the start program
+/// reads them), and the rest (checked at the end event). Checking the former
+/// before a pair opens keeps filtered-out starts out of the pairing map.
+pub(crate) fn split_start_only(filter: Option<ScalarExpr>) -> (Option<ScalarExpr>, Option<ScalarExpr>) {
+    let (mut start_only, mut rest) = (vec![], vec![]);
+    for c in filter.map(conjuncts).unwrap_or_default() {
         if side_of(&c) == Some(true) {
             start_only.push(uncarry(c));
         } else {
             rest.push(c);
         }
     }
-    let bound = BoundJoin {
-        start: start.event.clone(),
-        start_name: start.display_name(),
-        end_name: end.display_name(),
-        keys,
-        start_filter: and_all(start_only),
-        also: vec![],
-        span: join.span,
-    };
-    Ok((bound, and_all(rest)))
+    (and_all(start_only), and_all(rest))
 }
 
 /// `a AND b AND c` → [a, b, c].

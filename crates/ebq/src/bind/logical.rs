@@ -208,6 +208,14 @@ pub enum ScalarExpr {
     Not(Box<ScalarExpr>),
     /// Arithmetic negation (result i64).
     Neg(Box<ScalarExpr>),
+    /// An integer converted to another integer type: `CAST(x AS BIGINT)`, or a
+    /// union branch's narrower column widened to the union's type.
+    Cast {
+        /// The integer converted.
+        expr: Box<ScalarExpr>,
+        /// The type it becomes (C's conversion: sign-extended, zero-extended or truncated).
+        ty: DataType,
+    },
     /// `CASE WHEN cond THEN a ELSE b END` over integers (nested for more WHENs).
     Cond {
         /// The condition.
@@ -241,6 +249,7 @@ impl ScalarExpr {
             ScalarExpr::Column { ty, .. }
             | ScalarExpr::Int { ty, .. }
             | ScalarExpr::Binary { ty, .. }
+            | ScalarExpr::Cast { ty, .. }
             | ScalarExpr::Cond { ty, .. } => *ty,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Neg(_) => DataType::I64,
@@ -256,7 +265,7 @@ impl ScalarExpr {
                 left.visit_columns(f);
                 right.visit_columns(f);
             }
-            ScalarExpr::Not(e) | ScalarExpr::Neg(e) => e.visit_columns(f),
+            ScalarExpr::Not(e) | ScalarExpr::Neg(e) | ScalarExpr::Cast { expr: e, .. } => e.visit_columns(f),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.visit_columns(f);
                 then.visit_columns(f);
@@ -281,7 +290,7 @@ impl ScalarExpr {
                 left.typed_columns(out);
                 right.typed_columns(out);
             }
-            ScalarExpr::Not(x) | ScalarExpr::Neg(x) => x.typed_columns(out),
+            ScalarExpr::Not(x) | ScalarExpr::Neg(x) | ScalarExpr::Cast { expr: x, .. } => x.typed_columns(out),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.typed_columns(out);
                 then.typed_columns(out);
@@ -329,6 +338,7 @@ impl ScalarExpr {
                 ty,
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.substitute(f))),
+            ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.substitute(f)), ty },
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
         }
     }
@@ -355,6 +365,7 @@ impl ScalarExpr {
                 ty,
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
+            ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.map_columns(f)), ty },
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
         }
     }
@@ -373,6 +384,7 @@ impl fmt::Display for ScalarExpr {
                 write!(f, "CASE WHEN {cond} THEN {then} ELSE {otherwise} END")
             }
             ScalarExpr::Neg(e) => write!(f, "-{e}"),
+            ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
             ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
                 let op = match (prefix, negated) {
                     (false, false) => "=",
@@ -990,6 +1002,9 @@ pub struct UnionInput {
     pub filter: Option<ScalarExpr>,
     /// Per union column, its value in this branch.
     pub columns: Vec<ScalarExpr>,
+    /// `FROM start s JOIN end e ON …`: the branch's own pairing (`event` is
+    /// then its end event).
+    pub join: Option<BoundJoin>,
 }
 
 impl UnionInput {

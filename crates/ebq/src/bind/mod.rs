@@ -26,7 +26,7 @@ mod user_str;
 
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
-pub(crate) use join::and_all;
+pub(crate) use join::{and_all, split_start_only};
 pub use logical::*;
 pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 

@@ -306,6 +306,9 @@ impl Fields {
             },
             ScalarExpr::Not(x) => PostExpr::Not(Box::new(self.split(x, at)?)),
             ScalarExpr::Neg(x) => PostExpr::Neg(Box::new(self.split(x, at)?)),
+            ScalarExpr::Cast { .. } => {
+                return Err(err(at, "CAST over columns of both streams is not supported; cast one stream's column"))
+            }
             _ => {
                 return Err(err(
                     at,

@@ -35,6 +35,13 @@ pub(super) fn check(query: &Query) -> Result<()> {
         return Ok(());
     }
     for branch in &query.union {
+        if let Some(j) = &branch.join {
+            return Err(Error::query(
+                Stage::Bind,
+                "the branches of a union that opens a JOIN's pairs are single events; pair inside a branch only                  in a union that is the whole FROM",
+                Some(j.span),
+            ));
+        }
         for (e, name) in branch.exprs.iter().zip(&branch.columns) {
             if !matches!(e, Expr::Identifier(id) if id.value == name.value) {
                 use sqlparser::ast::Spanned;

@@ -13,15 +13,23 @@
 //! stand-ins read that branch's expressions. Column types must agree: an
 //! integer literal takes its column's type, anything else must match exactly
 //! (a string's capacity included, since every branch writes the same field).
+//!
+//! A branch may pair two events (`SELECT … FROM a s JOIN b e ON s.k = e.k`),
+//! bound as a JOIN query is ([`super::join`]): its columns may read both
+//! sides, and the planner gives it a start program and a pairing map of its
+//! own beside its end program. So one view can hold the system calls (enter
+//! ⋈ exit) and io_uring's requests (submit ⋈ complete) together.
 
-use super::{bind_event, Binder, ColumnSource, LogicalPlan, ScalarExpr, Side, UnionInput};
+use super::btf_args::attach_as;
+use super::{bind_event, Binder, BoundEvent, ColumnSource, LogicalPlan, ScalarExpr, Side, UnionInput};
 use crate::catalog::{Catalog, SystemColumn};
 use crate::error::{Error, Result, Span, Stage};
 use crate::parse::{EventRef, Query, UnionBranch};
 use crate::types::DataType;
 use sqlparser::ast::Spanned;
 
-/// Binds `query`, whose FROM is a union with no JOIN.
+/// Binds `query`, whose FROM is a union with no JOIN after it (a branch
+/// may pair two events of its own).
 pub(super) fn bind_union(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     let first = &query.union[0];
     let mut inputs = vec![];
@@ -82,11 +90,30 @@ fn check_names(branch: &UnionBranch, first: &UnionBranch, i: usize) -> Result<()
     Ok(())
 }
 
-/// One branch against its own event: its columns' expressions and its WHERE.
+/// One branch against its own event (or its own start and end events): its
+/// columns' expressions, its WHERE and, for a JOIN, its pairing. As for a
+/// plain query ([`super::bind_sides`]), a side that reads raw arguments and a
+/// record field named like a system column is bound again knowing it
+/// attaches as `tp_btf`.
 fn bind_branch(branch: &UnionBranch, catalog: &Catalog) -> Result<UnionInput> {
-    let event = bind_event(&branch.event, catalog)?;
-    let b =
-        Binder::new(vec![Side { event: &event, alias: branch.event.alias.clone(), carried: false }], catalog.kernel());
+    let start = bind_event(&branch.event, catalog)?;
+    let end = branch.join.as_ref().map(|j| bind_event(&j.event, catalog)).transpose()?;
+    bind_branch_sides(branch, catalog, start, end, &[])
+}
+
+fn bind_branch_sides(
+    branch: &UnionBranch,
+    catalog: &Catalog,
+    start: BoundEvent,
+    end: Option<BoundEvent>,
+    raw: &[bool],
+) -> Result<UnionInput> {
+    let first = Side { event: &start, alias: branch.event.alias.clone(), carried: end.is_some() };
+    let sides = match (&end, &branch.join) {
+        (Some(e), Some(j)) => vec![first, Side { event: e, alias: j.event.alias.clone(), carried: false }],
+        _ => vec![first],
+    };
+    let b = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
     let mut columns = vec![];
     for e in &branch.exprs {
         if super::expr::contains_aggregate(e) {
@@ -98,26 +125,56 @@ fn bind_branch(branch: &UnionBranch, catalog: &Catalog) -> Result<UnionInput> {
         }
         columns.push(b.scalar(e)?);
     }
-    let filter = branch.selection.as_ref().map(|e| b.condition(e, "WHERE")).transpose()?;
-    let tp_btf = b.tp_btf_sides()?[0];
+    let mut filter = branch.selection.as_ref().map(|e| b.condition(e, "WHERE")).transpose()?;
+    let join = match &branch.join {
+        Some(j) => {
+            let (bound, rest) = super::join::bind_join(&b, j, &mut filter)?;
+            filter = rest;
+            Some(bound)
+        }
+        None => None,
+    };
+    let tp_btf = match b.tp_btf_sides() {
+        Err(_) if raw.is_empty() && b.raw_readers().contains(&true) => {
+            let readers = b.raw_readers();
+            drop(b);
+            return bind_branch_sides(branch, catalog, start, end, &readers);
+        }
+        other => other?,
+    };
     drop(b);
-    Ok(UnionInput { event: super::btf_args::attach_as(event, tp_btf), filter, columns })
+    Ok(match (end, join) {
+        (Some(end), Some(mut join)) => {
+            join.start = attach_as(join.start, tp_btf[0]);
+            UnionInput { event: attach_as(end, tp_btf[1]), filter, columns, join: Some(join) }
+        }
+        _ => UnionInput { event: attach_as(start, tp_btf[0]), filter, columns, join: None },
+    })
 }
 
 /// Each column's type: that of its first branch that is not an integer
-/// literal (the literals then take it); a positioned error naming the branch
-/// and the column when two branches disagree.
+/// literal (the literals then take it). Integers of different widths or
+/// signedness widen to one type that holds them all, as SQL's UNION does (a
+/// narrower branch's value is converted with a [`ScalarExpr::Cast`]);
+/// anything else that differs is a positioned error naming the branch and
+/// the column.
 fn unify(branches: &[UnionBranch], inputs: &mut [UnionInput]) -> Result<Vec<DataType>> {
     let mut types = vec![];
     for (k, name) in branches[0].columns.iter().enumerate() {
         let literal = |e: &ScalarExpr| matches!(e, ScalarExpr::Int { .. });
         let typed = inputs.iter().position(|b| !literal(&b.columns[k])).unwrap_or(0);
-        let ty = inputs[typed].columns[k].ty();
+        let mut ty = inputs[typed].columns[k].ty();
+        if ty.is_int() {
+            for input in inputs.iter().filter(|b| !literal(&b.columns[k])) {
+                ty = wider(ty, input.columns[k].ty());
+            }
+        }
         for (i, input) in inputs.iter_mut().enumerate() {
             let at = Span::from_sql(branches[i].exprs[k].span());
             match &mut input.columns[k] {
                 ScalarExpr::Int { ty: t, .. } if ty.is_int() => *t = ty,
                 e if e.ty() == ty => {}
+                e if e.ty().is_int() && ty.is_int() => *e = ScalarExpr::Cast { expr: Box::new(e.clone()), ty },
                 e => {
                     return Err(Error::query(
                         Stage::Bind,
@@ -136,4 +193,14 @@ fn unify(branches: &[UnionBranch], inputs: &mut [UnionInput]) -> Result<Vec<Data
         types.push(ty);
     }
     Ok(types)
+}
+
+/// The integer type holding every value of `a` and of `b` (signed when
+/// either is; as wide as the wider, one step wider when an unsigned one must
+/// fit a signed type, up to 64 bits). Non-integers are returned as `a`.
+fn wider(a: DataType, b: DataType) -> DataType {
+    let (DataType::Int { bits: x, signed: sx }, DataType::Int { bits: y, signed: sy }) = (a, b) else { return a };
+    let signed = sx || sy;
+    let need = |bits: u8, s: bool| if signed && !s { (bits * 2).min(64) } else { bits };
+    DataType::Int { bits: need(x, sx).max(need(y, sy)), signed }
 }

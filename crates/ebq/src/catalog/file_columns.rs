@@ -264,12 +264,24 @@ pub fn address_field(format: &TracepointFormat) -> Option<&'static str> {
         .map(|(_, _, field)| *field)
 }
 
+/// The record field holding an io_uring request (`struct io_kiocb *req`),
+/// whose file (`req->file`, an fd's or a registered file alike) the file
+/// columns describe, or `None`. Such an event's [`fd_field`] is that field.
+///
+/// The file is read from the request, not from the current task's fd table:
+/// a completion may run in another task (a worker, the SQPOLL thread, an
+/// interrupt's task work), and a registered file is in no fd table at all.
+pub fn request_field(format: &TracepointFormat) -> Option<&'static str> {
+    (format.category == "io_uring" && aligned_int(format, "req")).then_some("req")
+}
+
 /// The file columns of an event with file columns: every one of
 /// [`FileColumn::ALL`] but `file_pos` at an [`address_field`] event (a
-/// mapping has no file position).
+/// mapping has no file position) and at a [`request_field`] event (a request
+/// carries its own offset; the file's position is some other reader's).
 pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
-    let mapped = address_field(format).is_some();
-    FileColumn::ALL.into_iter().filter(|c| !(mapped && *c == FileColumn::FilePos)).collect()
+    let positionless = address_field(format).is_some() || request_field(format).is_some();
+    FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos)).collect()
 }
 
 /// The record field holding the one fd whose file the (unprefixed) file
@@ -279,8 +291,8 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
 pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
-    if let Some(address) = address_field(format) {
-        return Some(address);
+    if let Some(field) = address_field(format).or_else(|| request_field(format)) {
+        return Some(field);
     }
     // Every system call: the first argument is the fd of the fd-taking ones
     // (read, write, pread64, …), so queries filter on `id` to mean it.
@@ -315,7 +327,8 @@ pub const WHICH_EVENTS: &str = "file columns exist at syscall events with an `fd
 sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and at raw_syscalls:sys_enter \
 (its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
 for opening calls), at sys_enter_msync and exceptions:page_fault_user (the file mapped at `start` or \
-`address`, on kernels with bpf_find_vma and bpf_rdonly_cast, 6.2+; no file_pos there); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
+`address`, on kernels with bpf_find_vma and bpf_rdonly_cast, 6.2+; no file_pos there), at io_uring events with a \
+`req` (io_uring_submit_req, io_uring_complete, …: the request's file, an fd's or a registered one; no file_pos); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
 have `in_` and `out_` columns (in_inode, out_file_name, …)";
 
 #[cfg(test)]
@@ -336,6 +349,8 @@ mod tests {
             ("raw_syscalls", "sys_enter", Some("args[0]")),
             ("syscalls", "sys_enter_msync", Some("start")),
             ("exceptions", "page_fault_user", Some("address")),
+            ("io_uring", "io_uring_complete", Some("req")),
+            ("io_uring", "io_uring_submit_req", Some("req")),
         ] {
             assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
         }

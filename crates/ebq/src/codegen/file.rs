@@ -254,6 +254,34 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
     }
 }
 
+/// The file of an io_uring request (`catalog::file_columns::request_field`),
+/// after the prelude of objects that read one: `req->file`, an fd's file or a
+/// registered one alike. Only such objects include it, so a kernel without
+/// io_uring (no `struct io_kiocb` in its BTF) still compiles every other.
+pub const REQUEST_TYPED: &str = r#"/* The file of an io_uring request (an fd's or a registered file): req->file, a typed load. */
+static __always_inline struct file *ebq_file_of_req(__u64 req)
+{
+	struct io_kiocb *r = bpf_rdonly_cast((void *)req, bpf_core_type_id_kernel(struct io_kiocb));
+
+	return r->file;
+}
+
+"#;
+
+/// [`REQUEST_TYPED`] on kernels without `bpf_rdonly_cast`: one CO-RE read.
+pub const REQUEST: &str = r#"/* The file of an io_uring request (an fd's or a registered file): req->file, one CO-RE read. */
+static __always_inline struct file *ebq_file_of_req(__u64 req)
+{
+	return BPF_CORE_READ((struct io_kiocb *)req, file);
+}
+
+"#;
+
+/// The handle column at an event whose file is an io_uring request's.
+pub fn load_request(local: &str, req: &str) -> String {
+    format!("\tstruct file *{local} = ebq_file_of_req({req});\n")
+}
+
 /// The handle column at an event whose file is the one mapped at a user
 /// address (`catalog::file_columns::address_field`): typed-loads kernels only
 /// (the plan refuses the others).

@@ -113,7 +113,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         }
     }
     let events = branches.iter().map(|(b, _, _)| &b.event);
-    if raw_syscall::any_raw(events.chain(k.pairing.iter().flat_map(|p| p.start_events()))) {
+    if raw_syscall::any_raw(events.chain(k.pairings().flat_map(|p| p.start_events()))) {
         c.push_str(raw_syscall::HELPERS);
     }
     c.push_str(&prelude());
@@ -125,6 +125,10 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     }
     if files {
         c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
+        let events = k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events()));
+        if events.into_iter().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
+            c.push_str(if k.typed_files { file::REQUEST_TYPED } else { file::REQUEST });
+        }
         c.push_str(file::MOUNT_POINT);
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
     }
@@ -222,12 +226,13 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     }
     let mut progs: Vec<ProgInfo> =
         branches.iter().map(|(b, name, _)| ProgInfo { name, attach: AttachPoint::Query(b.event.clone()) }).collect();
-    if let Some(p) = &k.pairing {
+    for p in k.pairings() {
         c.push_str(&pairing::declarations(p));
         let stash = Layout::Struct(p.stash.clone());
-        maps.push(map_info("ebq_pending", MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
+        let names = pairing::PairNames::of(p);
+        maps.push(map_info(names.pending, MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
         if !p.carried.is_empty() {
-            maps.push(map_info("ebq_taken", MapRole::Taken, Layout::U32, stash));
+            maps.push(map_info(names.taken, MapRole::Taken, Layout::U32, stash));
         }
         for (i, start) in p.starts().into_iter().enumerate() {
             progs.push(ProgInfo { name: pairing::start_name(p, i), attach: AttachPoint::PairStart(start.start) });
@@ -240,7 +245,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     for (b, name, record) in &branches {
         c.push_str(&program(b, name, record));
     }
-    c.push_str(&k.pairing.as_ref().map(pairing::start_programs).unwrap_or_default());
+    for p in k.pairings() {
+        c.push_str(&pairing::start_programs(p));
+    }
     for (tracking, name, tracepoint) in [
         (fork_program(k), names::FOLLOW_FORK, names::FORK_TRACEPOINT),
         (exit_program(k), names::FORGET_EXIT, names::EXIT_TRACEPOINT),
@@ -442,9 +449,12 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
         ColumnSource::File { column, fd } => {
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
             let mapped = crate::catalog::file_columns::address_field(format) == Some(fd.as_str());
+            let request = crate::catalog::file_columns::request_field(format) == Some(fd.as_str());
             let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
-            if mapped && *column == FileColumn::Handle {
-                return file::load_mapped(&local, &fd);
+            match *column {
+                FileColumn::Handle if mapped => return file::load_mapped(&local, &fd),
+                FileColumn::Handle if request => return file::load_request(&local, &fd),
+                _ => {}
             }
             file::load(*column, &fd, &local, &handle)
         }
@@ -735,5 +745,7 @@ fn exit_program(k: &KernelPlan) -> Result<String, &'static str> {
 mod tests;
 #[cfg(test)]
 mod union_all_tests;
+#[cfg(test)]
+mod union_join_tests;
 #[cfg(test)]
 mod union_tests;

@@ -8,30 +8,85 @@ use crate::plan::Pairing;
 use crate::types::DataType;
 use std::fmt::Write;
 
+/// The names of one pairing's structs, maps and start programs. A JOIN (or
+/// the first branch of a top-level union) has the plain names; branch `b > 0`
+/// of a union has its own, suffixed `_b` (`ebq_pending_2`), so several pairings
+/// live in one object.
+pub struct PairNames {
+    /// The key struct (`ebq_pair_key`).
+    pub key: String,
+    /// The value struct (`ebq_stash`).
+    pub stash: String,
+    /// The pairing map (`ebq_pending`).
+    pub pending: &'static str,
+    /// The end program's per-CPU copy of its pair (`ebq_taken`).
+    pub taken: &'static str,
+}
+
+/// Most pairings in one object: one per union branch.
+const MAX: usize = crate::bind::MAX_UNION_BRANCHES;
+const TAKEN: [&str; MAX] = [
+    "ebq_taken",
+    "ebq_taken_1",
+    "ebq_taken_2",
+    "ebq_taken_3",
+    "ebq_taken_4",
+    "ebq_taken_5",
+    "ebq_taken_6",
+    "ebq_taken_7",
+];
+/// The start program of union branch `b > 0` (index 0 unused: it is [`super::names::PAIR_START`]).
+const BRANCH_STARTS: [&str; MAX] = [
+    "ebq_pair_start",
+    "ebq_pair_start_b1",
+    "ebq_pair_start_b2",
+    "ebq_pair_start_b3",
+    "ebq_pair_start_b4",
+    "ebq_pair_start_b5",
+    "ebq_pair_start_b6",
+    "ebq_pair_start_b7",
+];
+
+impl PairNames {
+    /// The names of pairing `p`.
+    pub fn of(p: &Pairing) -> PairNames {
+        let suffix = if p.branch == 0 { String::new() } else { format!("_{}", p.branch) };
+        PairNames {
+            key: format!("ebq_pair_key{suffix}"),
+            stash: format!("ebq_stash{suffix}"),
+            pending: p.map_name(),
+            taken: TAKEN[p.branch],
+        }
+    }
+}
+
 /// The start events' record structs, the key and value structs and the map.
 pub fn declarations(p: &Pairing) -> String {
+    let n = PairNames::of(p);
     let mut c = String::new();
     for (i, start) in p.starts().iter().enumerate() {
         c.push_str(&super::probe::preamble(&start.start).unwrap_or_else(|| {
-            structs::event_struct(&start_struct(i), &start.start.event_description(), &start.start.format)
+            structs::event_struct(&start_struct(p, i), &start.start.event_description(), &start.start.format)
         }));
     }
-    c.push_str(&structs::layout_struct("ebq_pair_key", &p.key));
+    c.push_str(&structs::layout_struct(&n.key, &p.key));
     // Never empty: the opening time is always kept.
-    c.push_str(&structs::layout_struct("ebq_stash", &p.stash));
+    c.push_str(&structs::layout_struct(&n.stash, &p.stash));
     let _ = write!(
         c,
         "/* Open pairs: what the end event needs from its start event, by pairing key.\n \
          * Not per-CPU: a pair may open on one CPU and close on another. */\nstruct {{\n\
          \t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, {});\n\
-         \t__type(key, struct ebq_pair_key);\n\t__type(value, struct ebq_stash);\n}} ebq_pending SEC(\".maps\");\n\n",
-        p.max_pending
+         \t__type(key, struct {});\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
+        p.max_pending, n.key, n.stash, n.pending
     );
     if !p.carried.is_empty() {
-        c.push_str(
-            "/* The end program's copy of its pair (taken out of ebq_pending before use):\n \
-             * per-CPU scratch, not the 512-byte BPF stack. */\nstruct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\
-             \t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct ebq_stash);\n} ebq_taken SEC(\".maps\");\n\n",
+        let _ = write!(
+            c,
+            "/* The end program's copy of its pair (taken out of {} before use):\n \
+             * per-CPU scratch, not the 512-byte BPF stack. */\nstruct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\
+             \t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
+            n.pending, n.stash, n.taken
         );
     }
     c
@@ -40,7 +95,7 @@ pub fn declarations(p: &Pairing) -> String {
 /// `key.field = (type)(expr);` for each pairing key, `side` picking the
 /// start (true) or end expression.
 fn fill_key(p: &Pairing, start: bool) -> String {
-    let mut c = "\tstruct ebq_pair_key pk = {};\n".to_string();
+    let mut c = format!("\tstruct {} pk = {{}};\n", PairNames::of(p).key);
     for (s, e, pos) in &p.keys {
         let f = &p.key.fields[*pos];
         let x = if start { s } else { e };
@@ -51,25 +106,27 @@ fn fill_key(p: &Pairing, start: bool) -> String {
 
 /// The function name of start program `i` (one per branch of a union).
 pub fn start_name(p: &Pairing, i: usize) -> &'static str {
-    if p.also.is_empty() {
+    if p.branch > 0 {
+        BRANCH_STARTS[p.branch]
+    } else if p.also.is_empty() {
         super::names::PAIR_START
     } else {
         super::names::PAIR_STARTS[i]
     }
 }
 
-/// The record struct of start event `i`.
-fn start_struct(i: usize) -> String {
-    if i == 0 {
-        "ebq_start_event".to_string()
-    } else {
-        format!("ebq_start_event_{i}")
+/// The record struct of start event `i` of `p`.
+fn start_struct(p: &Pairing, i: usize) -> String {
+    match (p.branch, i) {
+        (0, 0) => "ebq_start_event".to_string(),
+        (0, i) => format!("ebq_start_event_{i}"),
+        (b, _) => format!("ebq_start_event_b{b}"),
     }
 }
 
 /// The start programs, one per start event.
 pub fn start_programs(p: &Pairing) -> String {
-    p.starts().iter().enumerate().map(|(i, s)| start_program(s, start_name(p, i), &start_struct(i))).collect()
+    p.starts().iter().enumerate().map(|(i, s)| start_program(s, start_name(p, i), &start_struct(p, i))).collect()
 }
 
 /// A start program: scope, start-side WHERE, then store the carried columns.
@@ -114,19 +171,23 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
         c.push_str(&load_column(col, *ty, format));
     }
     c.push_str(&fill_key(p, true));
+    let names = PairNames::of(p);
     let _ = writeln!(
         c,
-        "\tstruct ebq_stash s = {{}};\n\ts.{} = bpf_ktime_get_ns();\t/* its age evicts an orphan */",
+        "\tstruct {} s = {{}};\n\ts.{} = bpf_ktime_get_ns();\t/* its age evicts an orphan */",
+        names.stash,
         crate::plan::OPENED
     );
     for (col, ty, pos) in &p.carried {
         let e = crate::bind::ScalarExpr::Column { source: col.read_at_start().clone(), ty: *ty };
         c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));
     }
-    c.push_str(
-        "\tif (bpf_map_update_elem(&ebq_pending, &pk, &s, BPF_ANY)) {\n\t\t__u32 zero = 0;\n\
+    let _ = write!(
+        c,
+        "\tif (bpf_map_update_elem(&{}, &pk, &s, BPF_ANY)) {{\n\t\t__u32 zero = 0;\n\
          \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
-         \t\tif (stats)\n\t\t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\t}\n\treturn 0;\n}\n\n",
+         \t\tif (stats)\n\t\t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\t}}\n\treturn 0;\n}}\n\n",
+        names.pending
     );
     c
 }
@@ -139,22 +200,27 @@ pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
         c.push_str(&load_column(&col, ty, format));
     }
     c.push_str(&fill_key(p, false));
-    c.push_str("\tstruct ebq_stash *pending = bpf_map_lookup_elem(&ebq_pending, &pk);\n");
+    let n = PairNames::of(p);
+    let _ = writeln!(c, "\tstruct {} *pending = bpf_map_lookup_elem(&{}, &pk);", n.stash, n.pending);
     c
 }
 
 /// End program, after the stats lookup: no open pair → count and stop;
 /// else copy the carried columns (if any) and close the pair.
 pub fn end_take(p: &Pairing) -> String {
+    let n = PairNames::of(p);
     let copy = if p.carried.is_empty() {
-        ""
+        String::new()
     } else {
-        "\tstruct ebq_stash *start = bpf_map_lookup_elem(&ebq_taken, &zero);\n\tif (!start)\n\t\treturn 0;\n\
-         \t*start = *pending;\n"
+        format!(
+            "\tstruct {} *start = bpf_map_lookup_elem(&{}, &zero);\n\tif (!start)\n\t\treturn 0;\n\t*start = *pending;\n",
+            n.stash, n.taken
+        )
     };
     format!(
         "\tif (!pending) {{\n\t\tstats->unmatched++;\t/* no open pair: its start came before ebq attached, or was filtered */\n\
-         \t\treturn 0;\n\t}}\n{copy}\tbpf_map_delete_elem(&ebq_pending, &pk);\n"
+         \t\treturn 0;\n\t}}\n{copy}\tbpf_map_delete_elem(&{}, &pk);\n",
+        n.pending
     )
 }
 

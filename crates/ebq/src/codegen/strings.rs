@@ -47,8 +47,7 @@ fn any_scratch<'a>(exprs: impl IntoIterator<Item = &'a ScalarExpr>) -> bool {
 /// a scratch string: one field per column (the largest capacity when union
 /// branches read same-named columns of different sizes).
 pub fn declarations(k: &KernelPlan) -> Option<(String, u32)> {
-    let starts = k.pairing.iter().flat_map(|p| p.starts());
-    let used = std::iter::once(k).chain(&k.branches).any(main_reads) || starts.clone().any(|s| start_reads(&s));
+    let used = k.with_branches().any(main_reads) || k.pairings().flat_map(|p| p.starts()).any(|s| start_reads(&s));
     if !used {
         return None;
     }

@@ -2,8 +2,10 @@
 //! several events, each with its own filter, standing as one event `q`. A
 //! branch selects columns by name or expressions named with `AS`
 //! (`SELECT 1 << order AS pages FROM …`); the first branch names the columns.
+//! A branch of a top-level union may itself pair two events
+//! (`SELECT … FROM start s JOIN end e ON s.k = e.k WHERE …`).
 
-use super::{EventRef, QueryParser};
+use super::{EventRef, Join, QueryParser};
 use crate::error::{Error, Result, Span, Stage};
 use sqlparser::ast::{Expr, Ident, SelectItem};
 use sqlparser::keywords::Keyword;
@@ -17,8 +19,10 @@ pub struct UnionBranch {
     pub columns: Vec<Ident>,
     /// The expression of each column (a plain column is its own name).
     pub exprs: Vec<Expr>,
-    /// Its event.
+    /// Its event (a JOIN's start event).
     pub event: EventRef,
+    /// `JOIN end ON …`: the branch pairs `event` with an end event.
+    pub join: Option<Join>,
     /// Its own WHERE.
     pub selection: Option<Expr>,
     /// From its SELECT to the end of its event or WHERE.
@@ -83,6 +87,10 @@ impl QueryParser<'_> {
         }
         self.expect_keyword(Keyword::FROM, "expected FROM event after the branch's columns")?;
         let event = self.event_ref()?;
+        let join = match &self.parser.peek_token().token {
+            Token::Word(w) if matches!(w.keyword, Keyword::JOIN | Keyword::INNER) => Some(self.join()?),
+            _ => None,
+        };
         let selection =
             if self.parser.parse_keyword(Keyword::WHERE) { Some(self.wrap(|p| p.parse_expr())?) } else { None };
         let start = Span::from_sql(select.span).unwrap_or(event.span);
@@ -91,8 +99,11 @@ impl QueryParser<'_> {
                 use sqlparser::ast::Spanned;
                 Span::from_sql(e.span()).unwrap_or(event.span)
             }
-            None => event.span,
+            None => match &join {
+                Some(j) => Span::from_sql(sqlparser::ast::Spanned::span(&j.on)).unwrap_or(j.span),
+                None => event.span,
+            },
         };
-        Ok(UnionBranch { columns, exprs, event, selection, span: start.union(end) })
+        Ok(UnionBranch { columns, exprs, event, join, selection, span: start.union(end) })
     }
 }

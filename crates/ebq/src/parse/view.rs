@@ -268,14 +268,16 @@ fn respan(e: &mut Expr, at: Span) {
 
 fn respan_query(q: &mut Query, at: Span) {
     let fix = |r: &mut EventRef| r.span = at;
-    fix(&mut q.from);
-    for j in &mut q.joins {
+    let fix_join = |j: &mut super::Join| {
         fix(&mut j.event);
         j.span = at;
         respan(&mut j.on, at);
-    }
+    };
+    fix(&mut q.from);
+    q.joins.iter_mut().for_each(fix_join);
     for b in &mut q.union {
         fix(&mut b.event);
+        b.join.iter_mut().for_each(fix_join);
         b.span = at;
         b.exprs.iter_mut().for_each(|e| respan(e, at));
         if let Some(w) = &mut b.selection {

@@ -25,45 +25,7 @@ impl KernelPlan {
     pub(super) fn explain(&self) -> String {
         let k = self;
         let mut s = String::new();
-        if let Some(p) = &k.pairing {
-            let (start, end) = &p.names;
-            for b in p.starts() {
-                let _ = writeln!(
-                    s,
-                    "[kernel] Attach     {} ({}, opens pairs)",
-                    b.start.event_description(),
-                    b.start.source.program_type()
-                );
-                let _ = writeln!(
-                    s,
-                    "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
-                );
-                // A union's filters read each branch's own columns, named as in its WHERE.
-                let f =
-                    b.start_filter.as_ref().map(|f| if p.also.is_empty() { f.qualified(start) } else { f.to_string() });
-                if let Some(f) = f {
-                    let _ = writeln!(s, "[kernel] Filter     {f} (before a pair opens)");
-                }
-            }
-            let keys: Vec<String> =
-                p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
-            let carried: Vec<&str> = p.carried.iter().map(|(c, _, _)| c.name()).collect();
-            let _ = writeln!(
-                s,
-                "[kernel] Pair       on [{}] in HASH ebq_pending (max {} open; key {} B; carries [{}] in {} B)",
-                keys.join(", "),
-                p.max_pending,
-                p.key.size,
-                carried.join(", "),
-                p.stash.size
-            );
-            let _ = writeln!(
-                s,
-                "[kernel] Attach     {} ({}, closes pairs)",
-                k.event.event_description(),
-                k.event.source.program_type()
-            );
-        } else if !k.branches.is_empty() {
+        if !k.branches.is_empty() {
             let map = match &k.output {
                 KernelOutput::Aggregate { .. } => "the one group map ebq_groups",
                 KernelOutput::Rows { .. } => "the one ring buffer ebq_rows",
@@ -76,6 +38,14 @@ impl KernelPlan {
             for (i, b) in std::iter::once(k).chain(&k.branches).enumerate() {
                 s.push_str(&b.branch_explain(i));
             }
+        } else if let Some(p) = &k.pairing {
+            s.push_str(&p.explain());
+            let _ = writeln!(
+                s,
+                "[kernel] Attach     {} ({}, closes pairs)",
+                k.event.event_description(),
+                k.event.source.program_type()
+            );
         } else {
             let _ =
                 writeln!(s, "[kernel] Attach     {} ({})", k.event.event_description(), k.event.source.program_type());
@@ -205,9 +175,16 @@ impl KernelPlan {
     fn branch_explain(&self, i: usize) -> String {
         let mut s = String::new();
         let function = if i == 0 { "ebq_query".to_string() } else { format!("ebq_query_{i}") };
+        let closes = match &self.pairing {
+            Some(p) => {
+                s.push_str(&p.explain());
+                ", closes pairs"
+            }
+            None => "",
+        };
         let _ = writeln!(
             s,
-            "[kernel] Attach     branch {}: {} ({}, {function})",
+            "[kernel] Attach     branch {}: {} ({}{closes}, {function})",
             i + 1,
             self.event.event_description(),
             self.event.source.program_type()
@@ -233,6 +210,47 @@ impl KernelPlan {
         if !writes.is_empty() {
             let _ = writeln!(s, "[kernel] Compute    {}", writes.join(", "));
         }
+        s
+    }
+}
+
+impl super::Pairing {
+    /// The start programs and the pairing map (the caller names the end
+    /// event that closes pairs).
+    fn explain(&self) -> String {
+        let p = self;
+        let mut s = String::new();
+        let (start, end) = &p.names;
+        for b in p.starts() {
+            let _ = writeln!(
+                s,
+                "[kernel] Attach     {} ({}, opens pairs)",
+                b.start.event_description(),
+                b.start.source.program_type()
+            );
+            let _ = writeln!(
+                s,
+                "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the start event"
+            );
+            // A union's filters read each branch's own columns, named as in its WHERE.
+            let f = b.start_filter.as_ref().map(|f| if p.also.is_empty() { f.qualified(start) } else { f.to_string() });
+            if let Some(f) = f {
+                let _ = writeln!(s, "[kernel] Filter     {f} (before a pair opens)");
+            }
+        }
+        let keys: Vec<String> =
+            p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
+        let carried: Vec<&str> = p.carried.iter().map(|(c, _, _)| c.name()).collect();
+        let _ = writeln!(
+            s,
+            "[kernel] Pair       on [{}] in HASH {} (max {} open; key {} B; carries [{}] in {} B)",
+            keys.join(", "),
+            p.map_name(),
+            p.max_pending,
+            p.key.size,
+            carried.join(", "),
+            p.stash.size
+        );
         s
     }
 }

@@ -202,6 +202,28 @@ impl KernelOutput {
 }
 
 impl KernelPlan {
+    /// This program and a top-level union's further branches: every program
+    /// of the object that makes rows or updates groups.
+    pub fn with_branches(&self) -> impl Iterator<Item = &KernelPlan> {
+        std::iter::once(self).chain(&self.branches)
+    }
+
+    /// Every pairing of the object: this program's JOIN, or each union
+    /// branch's own, in branch order (the order of their maps in the contract).
+    pub fn pairings(&self) -> impl Iterator<Item = &Pairing> {
+        self.with_branches().filter_map(|k| k.pairing.as_ref())
+    }
+
+    /// The events this object traces, as a message names them: `a JOIN b`,
+    /// and a union's branches joined by `UNION ALL`.
+    pub fn events_description(&self) -> String {
+        let one = |k: &KernelPlan| match &k.pairing {
+            Some(p) => format!("{} JOIN {}", p.start_description(), k.event.event_description()),
+            None => k.event.event_description(),
+        };
+        self.with_branches().map(one).collect::<Vec<_>>().join(" UNION ALL ")
+    }
+
     /// True when the program reads a file column: the end (or only) event,
     /// or a JOIN's start event (its filter, keys and carried columns). Such
     /// programs are compiled against the kernel's BTF types.
@@ -508,10 +530,6 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         None => None,
     };
     check_stack(logical, &output, pairing.as_ref())?;
-    let register_probe = std::iter::once(&logical.event)
-        .chain(pairing.iter().flat_map(|p| p.start_events()))
-        .find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. }))
-        .cloned();
     let fork_event = catalog.tracepoint("sched", "sched_process_fork")?;
     let exit_event = catalog.tracepoint("sched", "sched_process_exit").ok().filter(|f| f.field("group_dead").is_some());
     if options.max_tracked == 0 {
@@ -542,10 +560,11 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
     }
     let k = &physical.programs[0];
-    let events = std::iter::once(&k.event)
-        .chain(k.branches.iter().map(|b| &b.event))
-        .chain(k.pairing.iter().flat_map(|p| p.start_events()));
-    let mapped = events.map(|e| &e.format).find(|f| crate::catalog::file_columns::address_field(f).is_some());
+    let events: Vec<&BoundEvent> =
+        k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events())).collect();
+    let register_probe =
+        events.iter().find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. })).cloned();
+    let mapped = events.iter().map(|e| &e.format).find(|f| crate::catalog::file_columns::address_field(f).is_some());
     if let Some(format) = mapped.filter(|_| !k.typed_files && k.reads_files()) {
         return Err(Error::query(
             Stage::Plan,
@@ -557,7 +576,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             logical.select_span,
         ));
     }
-    if let Some(probe) = register_probe.filter(|_| physical.programs[0].reads_files()) {
+    if let Some(probe) = register_probe.filter(|_| k.reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
         return Err(Error::query(
@@ -576,7 +595,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
 /// The programs of a top-level union: `base` (planned over the union's
 /// columns) once per branch, each reading its own expressions, the first
 /// holding the others. Each branch goes through the system-call attachment
-/// decision and the stack budget on its own.
+/// decision and the stack budget on its own; a branch that pairs two events
+/// gets its own pairing (map, start program), tagged with its index.
 fn union_programs(
     base: &KernelPlan,
     logical: &LogicalPlan,
@@ -593,8 +613,20 @@ fn union_programs(
             output: base.output.clone().map_exprs(&|e| u.rewrite(e)),
             ..base.clone()
         };
-        let checked = LogicalPlan { filter: k.filter.clone(), ..logical.clone() };
-        check_stack(&checked, &k.output, None)?;
+        if let Some(join) = &u.join {
+            // The query's conditions on start columns alone are checked before a pair opens.
+            let (start_only, rest) = crate::bind::split_start_only(k.filter.take());
+            k.filter = rest;
+            let join = &crate::bind::BoundJoin {
+                start_filter: crate::bind::and_all(join.start_filter.iter().cloned().chain(start_only).collect()),
+                ..join.clone()
+            };
+            let mut p = Pairing::new(join, k.filter.iter().chain(k.output.exprs()), options.max_pending)?;
+            p.branch = programs.len();
+            k.pairing = Some(p);
+        }
+        let checked = LogicalPlan { filter: k.filter.clone(), join: u.join.clone(), ..logical.clone() };
+        check_stack(&checked, &k.output, k.pairing.as_ref())?;
         syscall_attach::choose(&mut k, catalog, options.attach);
         programs.push(k);
     }

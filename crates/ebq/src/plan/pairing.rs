@@ -33,6 +33,9 @@ pub struct Pairing {
     pub max_pending: u32,
     /// Further start events (a union in FROM), opening pairs in the same map.
     pub also: Vec<StartBranch>,
+    /// The branch of a top-level union whose pairing this is (0 otherwise):
+    /// each such branch has its own map, structs and start program, named by it.
+    pub branch: usize,
 }
 
 impl Pairing {
@@ -71,6 +74,7 @@ impl Pairing {
             carried,
             max_pending,
             also: join.also.clone(),
+            branch: 0,
         })
     }
 
@@ -102,6 +106,22 @@ impl Pairing {
             });
         }
         all
+    }
+
+    /// The pairing map's name: `ebq_pending`, or `ebq_pending_B` for branch
+    /// `B > 0` of a top-level union (each such branch pairs in its own map).
+    pub fn map_name(&self) -> &'static str {
+        const NAMES: [&str; crate::bind::MAX_UNION_BRANCHES] = [
+            "ebq_pending",
+            "ebq_pending_1",
+            "ebq_pending_2",
+            "ebq_pending_3",
+            "ebq_pending_4",
+            "ebq_pending_5",
+            "ebq_pending_6",
+            "ebq_pending_7",
+        ];
+        NAMES[self.branch]
     }
 
     /// Every start event: the first, then each further branch of a union.

@@ -160,8 +160,8 @@ impl KernelObject for FakeObject {
     fn program_stats(&self) -> Vec<ProgramStats> {
         self.kernel.programs.clone()
     }
-    fn pending(&self) -> Option<&dyn super::object::PairMap> {
-        None
+    fn pending(&self) -> Vec<&dyn super::object::PairMap> {
+        vec![]
     }
 }
 

@@ -36,7 +36,7 @@ pub(crate) struct LibbpfObject {
     /// `.bss`: `ebq_window` (time windows) or `ebq_seq` (count windows) at offset 0.
     bss: Option<MapHandle>,
     /// JOIN: the pairing map.
-    pending: Option<MapHandle>,
+    pending: Vec<MapHandle>,
     object: Object,
 }
 
@@ -99,7 +99,7 @@ impl LibbpfObject {
             stats: maps.required(MapRole::Stats)?,
             pids,
             bss: maps.optional(MapRole::WindowCounter)?,
-            pending: maps.optional(MapRole::Pending)?,
+            pending: maps.all(MapRole::Pending)?,
             object,
         };
         let links = attach::attach_all(&built.object, program, scope)?;
@@ -234,8 +234,8 @@ impl KernelObject for LibbpfObject {
         selfstats::program_stats(&self.object)
     }
 
-    fn pending(&self) -> Option<&dyn PairMap> {
-        self.pending.as_ref().map(|p| p as &dyn PairMap)
+    fn pending(&self) -> Vec<&dyn PairMap> {
+        self.pending.iter().map(|p| p as &dyn PairMap).collect()
     }
 }
 

@@ -112,12 +112,21 @@ pub struct Maps<'a> {
 impl Maps<'_> {
     /// The map with `role`, when the contract has one.
     pub fn optional(&self, role: MapRole) -> Result<Option<MapHandle>> {
-        let Some(info) = self.program.map(role) else { return Ok(None) };
+        self.program.map(role).map(|info| self.open(info)).transpose()
+    }
+
+    /// Every map with `role`, in the contract's order (a union's branches
+    /// each have their own pairing map).
+    pub fn all(&self, role: MapRole) -> Result<Vec<MapHandle>> {
+        self.program.maps.iter().filter(|m| m.role == role).map(|info| self.open(info)).collect()
+    }
+
+    fn open(&self, info: &crate::codegen::MapInfo) -> Result<MapHandle> {
         let map = self.object.maps().find(|m| info.is(&m.name().to_string_lossy())).ok_or_else(|| Error::Io {
             what: format!("find map {}", info.name),
             source: std::io::Error::other("not in the object"),
         })?;
-        MapHandle::try_from(&map).map(Some).map_err(|e| Error::Io {
+        MapHandle::try_from(&map).map_err(|e| Error::Io {
             what: format!("open map {}", info.name),
             source: std::io::Error::other(e.to_string()),
         })

@@ -72,9 +72,10 @@ pub(crate) trait KernelObject {
     /// on) and the runs the kernel skipped (`recursion_misses`).
     fn program_stats(&self) -> Vec<ProgramStats>;
 
-    /// JOIN: the pairing map ([`MapRole::Pending`]); `None` when the program
-    /// pairs nothing.
-    fn pending(&self) -> Option<&dyn PairMap>;
+    /// JOIN: the pairing maps ([`MapRole::Pending`]), one per pairing in the
+    /// contract's order (a top-level union's branches may each pair); empty
+    /// when the program pairs nothing.
+    fn pending(&self) -> Vec<&dyn PairMap>;
 }
 
 /// A JOIN's pairing map (`ebq_pending`, a plain hash) as user space sweeps

@@ -47,7 +47,8 @@ pub(super) struct SingleQuery {
     /// Pinned maps (`--pin`), removed on drop unless kept.
     pins: Option<Pins>,
     /// JOIN: when the pairing map is swept for orphans next, and what was evicted.
-    pair_ages: Option<PairAges>,
+    /// One per pairing map, in the contract's order.
+    pair_ages: Vec<PairAges>,
     /// Last, so it is dropped (detached) after everything reading it.
     pub(super) object: Box<dyn KernelObject>,
 }
@@ -157,7 +158,7 @@ impl SingleQuery {
             deadline: None,
             finished: false,
             pins: None,
-            pair_ages: plan.programs[0].pairing.as_ref().map(|p| PairAges::new(&p.stash)),
+            pair_ages: plan.programs[0].pairings().map(|p| PairAges::new(&p.stash)).collect(),
             object,
         })
     }
@@ -222,7 +223,7 @@ impl SingleQuery {
 
     /// JOIN: open pairs older than `age` are evicted (default [`super::DEFAULT_MAX_PAIR_AGE`]).
     pub fn set_max_pair_age(&mut self, age: Duration) {
-        if let Some(p) = &mut self.pair_ages {
+        for p in &mut self.pair_ages {
             p.set_max_age(age);
         }
     }
@@ -248,7 +249,7 @@ impl SingleQuery {
         if self.finished {
             return Ok(vec![]);
         }
-        if let (Some(ages), Some(map)) = (&mut self.pair_ages, self.object.pending()) {
+        for (ages, map) in self.pair_ages.iter_mut().zip(self.object.pending()) {
             ages.sweep_if_due(map)?;
         }
         if let Some(end) = self.deadline {
@@ -365,10 +366,11 @@ impl SingleQuery {
         for p in self.program_stats() {
             let Some(info) = self.program.progs.iter().find(|i| i.name == p.name) else { continue };
             match info.attach {
+                // A union's branches are each a query program: their runs and misses add up.
                 AttachPoint::Query(_) => {
-                    s.bpf_run_cnt = p.run_cnt;
-                    s.bpf_run_time_ns = p.run_time_ns;
-                    s.missed = p.recursion_misses;
+                    s.bpf_run_cnt += p.run_cnt;
+                    s.bpf_run_time_ns += p.run_time_ns;
+                    s.missed += p.recursion_misses;
                 }
                 AttachPoint::PairStart(_) => s.missed_starts += p.recursion_misses,
                 AttachPoint::ProcessTracking(_) => s.missed_tracking += p.recursion_misses,
@@ -376,9 +378,9 @@ impl SingleQuery {
         }
         // Detached: no end can close them any more (while running, most are in flight).
         if self.finished {
-            s.open_pairs = self.object.pending().map_or(0, |p| p.pair_keys().len() as u64);
+            s.open_pairs = self.object.pending().iter().map(|p| p.pair_keys().len() as u64).sum();
         }
-        s.evicted = self.pair_ages.as_ref().map_or(0, PairAges::evicted);
+        s.evicted = self.pair_ages.iter().map(PairAges::evicted).sum();
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);
         Ok(s)
     }

@@ -1,25 +1,44 @@
-SELECT 0 AS path,
-  CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 1
-       WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 2
-       WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 3
-       WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 4
-       WHEN e.id = syscall_nr('close') THEN 5
-       WHEN e.id = syscall_nr('lseek') THEN 6
-       ELSE 7 END AS op,
-  e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
-  e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
-  e.inode AS inode, e.dev AS dev,
-  CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3]
-       WHEN e.id = syscall_nr('fallocate') THEN args[2]
-       WHEN e.id = syscall_nr('sync_file_range') THEN args[1]
-       ELSE e.file_pos END AS offset,
-  CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('write'), syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[2]
-       WHEN e.id IN (syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN x.ret
-       ELSE 0 END AS bytes,
-  x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
-FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id
-WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
-  syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
-  syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'),
-  syscall_nr('close'), syscall_nr('lseek'),
-  syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
+SELECT path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency
+FROM (
+  SELECT 0 AS path,
+    CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 1
+         WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 2
+         WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 3
+         WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 4
+         WHEN e.id = syscall_nr('close') THEN 5
+         WHEN e.id = syscall_nr('lseek') THEN 6
+         ELSE 7 END AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
+    e.inode AS inode, e.dev AS dev,
+    CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3]
+         WHEN e.id = syscall_nr('fallocate') THEN args[2]
+         WHEN e.id = syscall_nr('sync_file_range') THEN args[1]
+         ELSE e.file_pos END AS offset,
+    CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('write'), syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[2]
+         WHEN e.id IN (syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN x.ret
+         ELSE 0 END AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id
+  WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
+    syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
+    syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'),
+    syscall_nr('close'), syscall_nr('lseek'),
+    syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
+  UNION ALL
+  SELECT 2 AS path,
+    CASE WHEN s.opcode IN (1, 4, 22) THEN 1
+         WHEN s.opcode IN (2, 5, 23) THEN 2
+         WHEN s.opcode IN (3, 8) THEN 3
+         WHEN s.opcode IN (18, 28) THEN 4
+         WHEN s.opcode = 19 THEN 5
+         ELSE 7 END AS op,
+    s.pid AS pid, s.tid AS tid, s.comm AS comm, s.cgroup AS cgroup,
+    c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name,
+    c.inode AS inode, c.dev AS dev,
+    0 AS offset,
+    CASE WHEN s.opcode IN (1, 2, 4, 5, 22, 23) THEN c.res ELSE 0 END AS bytes,
+    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
+  FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
+  WHERE s.opcode IN (1, 2, 3, 4, 5, 8, 17, 18, 19, 22, 23, 28, 55)
+) u

@@ -1,0 +1,143 @@
+//! A top-level union whose branches pair events of their own (enter ⋈ exit,
+//! submit ⋈ complete): each such branch gets its own pairing map, structs and
+//! start program in the one object, and the branches' integer columns widen
+//! to one type. Against the fixture kernel; `crates/ebq-e2e/tests/io_ops.rs`
+//! runs `io.ops` (such a union) on the real one.
+
+use super::tests::generate_for;
+use crate::bind::ScalarExpr;
+use crate::catalog::Catalog;
+use crate::codegen::MapRole;
+use crate::engine::Engine;
+use crate::types::DataType;
+
+/// pread64 calls (enter ⋈ exit) and io_uring requests (submit ⋈ complete),
+/// bytes per path; `ret` is i64, `res` i32.
+const TWO_PAIRS: &str = "SELECT path, COUNT(*) AS n, SUM(bytes) AS b FROM ( \
+    SELECT 0 AS path, e.pid AS who, x.ret AS bytes FROM syscalls.sys_enter_pread64 e \
+      JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid WHERE e.count > 0 \
+    UNION ALL SELECT 2 AS path, s.pid AS who, c.res AS bytes FROM io_uring.io_uring_submit_req s \
+      JOIN io_uring.io_uring_complete c ON s.req = c.req WHERE s.opcode = 22) u \
+    WHERE who > 1 GROUP BY path";
+
+fn engine() -> Engine {
+    Engine::with_catalog(Catalog::fixture())
+}
+
+#[test]
+fn each_pairing_branch_has_its_own_map_structs_and_start_program() {
+    let c = generate_for(TWO_PAIRS);
+    for decl in [
+        "struct ebq_pair_key {",
+        "struct ebq_pair_key_1 {",
+        "struct ebq_stash {",
+        "struct ebq_stash_1 {",
+        "} ebq_pending SEC(\".maps\");",
+        "} ebq_pending_1 SEC(\".maps\");",
+        "int ebq_pair_start(",
+        "int ebq_pair_start_b1(",
+        "int ebq_query(",
+        "int ebq_query_1(",
+    ] {
+        assert_eq!(c.matches(decl).count(), 1, "{decl} in {c}");
+    }
+    // Each end program looks up and closes its own pairs only.
+    assert!(c.contains("struct ebq_stash_1 *pending = bpf_map_lookup_elem(&ebq_pending_1, &pk);"), "{c}");
+    assert!(c.contains("bpf_map_delete_elem(&ebq_pending_1, &pk);"), "{c}");
+    assert!(c.contains("bpf_map_update_elem(&ebq_pending_1, &pk, &s, BPF_ANY)"), "{c}");
+}
+
+#[test]
+fn the_contract_lists_every_pairing_map_for_the_age_sweeps() {
+    let p = engine().prepare(TWO_PAIRS).unwrap();
+    let program = &p.programs[0];
+    let pending: Vec<&str> = program.maps.iter().filter(|m| m.role == MapRole::Pending).map(|m| m.name).collect();
+    assert_eq!(pending, ["ebq_pending", "ebq_pending_1"]);
+    let k = &p.physical.programs[0];
+    let branches: Vec<usize> = k.pairings().map(|p| p.branch).collect();
+    assert_eq!(branches, [0, 1], "pairings in the contract's order");
+}
+
+#[test]
+fn the_querys_start_only_conditions_are_checked_before_a_pair_opens() {
+    let p = engine().prepare(TWO_PAIRS).unwrap();
+    let k = &p.physical.programs[0];
+    // `who > 1` reads the start's pid in both branches: it moves to the start programs.
+    for b in k.with_branches() {
+        let start = b.pairing.as_ref().unwrap().start_filter.as_ref().unwrap().to_string();
+        assert!(start.ends_with("&& (pid > 1))"), "{start}");
+        assert_eq!(b.filter, None, "nothing is left for the end program");
+    }
+    // An unqualified system column of the outer query is the end event's, as in a JOIN.
+    let p = engine().prepare(&TWO_PAIRS.replace("WHERE who > 1", "WHERE tid > 1")).unwrap();
+    assert_eq!(p.physical.programs[0].filter.as_ref().unwrap().to_string(), "(tid > 1)");
+}
+
+#[test]
+fn narrower_integers_widen_to_the_unions_type() {
+    let cat = Catalog::fixture();
+    let l = crate::bind::bind(&crate::parse::parse_query(TWO_PAIRS).unwrap(), &cat).unwrap();
+    let bytes = &l.union[1].columns[2];
+    assert_eq!(bytes.ty(), DataType::I64, "res (i32) widens to ret's i64");
+    assert!(matches!(bytes, ScalarExpr::Cast { ty: DataType::I64, .. }), "{bytes:?}");
+    let plan = engine().prepare(TWO_PAIRS).unwrap().explain();
+    assert!(plan.contains("sum_0 ← CAST(res AS i64)"), "{plan}");
+    // Unsigned 32 and signed 32 need a signed 64.
+    let sql = "SELECT v, COUNT(*) FROM (SELECT pid AS v FROM syscalls.sys_enter_read \
+               UNION ALL SELECT res AS v FROM io_uring.io_uring_complete) u GROUP BY v";
+    let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+    assert_eq!(l.union[0].columns[0].ty(), DataType::I64);
+    assert_eq!(l.union[1].columns[0].ty(), DataType::I64);
+}
+
+#[test]
+fn explain_shows_each_branchs_pairing() {
+    let plan = engine().prepare(TWO_PAIRS).unwrap().explain();
+    let at = |text: &str| plan.find(text).unwrap_or_else(|| panic!("no `{text}` in {plan}"));
+    let first = at("[kernel] Pair       on [e.tid = x.tid] in HASH ebq_pending (");
+    let end1 = at("[kernel] Attach     branch 1: tracepoint:syscalls:sys_exit_pread64 (BPF_PROG_TYPE_TRACEPOINT, closes pairs, ebq_query)");
+    let second = at("[kernel] Pair       on [s.req = c.req] in HASH ebq_pending_1 (");
+    let end2 = at("closes pairs, ebq_query_1)");
+    assert!(first < end1 && end1 < second && second < end2, "{plan}");
+}
+
+#[test]
+fn a_union_that_opens_a_join_cannot_pair_inside_a_branch() {
+    let sql = "SELECT COUNT(*) FROM (SELECT tid FROM syscalls.sys_enter_read e JOIN syscalls.sys_exit_read x ON e.tid = x.tid \
+               UNION ALL SELECT tid FROM syscalls.sys_enter_write) q JOIN syscalls.sys_exit_write w ON q.tid = w.tid";
+    let Err(crate::Error::Query(q)) = engine().prepare(sql) else { panic!("refused") };
+    assert!(q.message.contains("are single events"), "{}", q.message);
+    assert!(q.span.is_some());
+}
+
+#[test]
+fn cast_converts_integers_and_names_what_it_cannot() {
+    let p =
+        engine().prepare("SELECT CAST(count AS INT) AS c, CAST(fd AS u16) AS f FROM syscalls.sys_enter_read").unwrap();
+    let schema: Vec<String> = p.logical.schema().iter().map(|(n, t)| format!("{n} {t}")).collect();
+    assert_eq!(schema, ["c i32", "f u16"]);
+    assert!(p.source().contains("((__s32)"), "{}", p.source());
+    for (sql, want) in [
+        ("SELECT CAST(comm AS BIGINT) FROM syscalls.sys_enter_read", "CAST converts integers; `comm` is string(16)"),
+        ("SELECT CAST(count AS TEXT) FROM syscalls.sys_enter_read", "not `TEXT`"),
+    ] {
+        let Err(crate::Error::Query(q)) = engine().prepare(sql) else { panic!("{sql} refused") };
+        assert!(q.message.contains(want), "{sql}: {}", q.message);
+        assert!(q.span.is_some(), "{sql}");
+    }
+}
+
+#[test]
+fn io_uring_file_columns_read_the_requests_file() {
+    let c = generate_for("SELECT fs_type, inode, COUNT(*) FROM io_uring.io_uring_complete GROUP BY fs_type, inode");
+    assert!(c.contains("struct file *fc_file = ebq_file_of_req(ctx->req);"), "{c}");
+    assert!(
+        c.contains("return BPF_CORE_READ((struct io_kiocb *)req, file);"),
+        "the fixture has no bpf_rdonly_cast: {c}"
+    );
+    assert!(c.contains("static __always_inline struct file *ebq_file_of_req(__u64 req)"), "{c}");
+    let Err(crate::Error::Query(q)) = engine().prepare("SELECT file_pos FROM io_uring.io_uring_complete") else {
+        panic!("file_pos refused")
+    };
+    assert!(q.message.contains("the request carries its own offset"), "{}", q.message);
+}
