@@ -196,7 +196,8 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE x'00' = fd"), "1:52-1:57", "literal `X'00'` is not supported", None),
         bad(r("WHERE fd = 1.5"), "1:57-1:60", "`1.5` is not an integer from 0 to 18446744073709551615", None),
         bad(r("WHERE fd IS NULL"), "1:52-1:54", "`fd IS NULL` is not supported in ebq expressions", None),
-        bad(format!("SELECT CAST(fd AS int) FROM {READ}"), "1:13-1:15", "`CAST(fd AS INT)` is not supported in ebq expressions", None),
+        bad(format!("SELECT CAST(fd AS text) FROM {READ}"), "1:13-1:15", "CAST converts integers to BIGINT, INT, SMALLINT, TINYINT (… UNSIGNED), or i8 … u64; not `TEXT`", None),
+        bad(format!("SELECT CAST(comm AS int) FROM {READ}"), "1:13-1:17", "CAST converts integers; `comm` is string(16)", None),
         bad(r("WHERE fd IN (SELECT 1)"), "1:52-1:67", "`fd IN (SELECT 1)` is not supported in ebq expressions", None),
         // Huge integer literals.
         bad(r("WHERE fd = 99999999999999999999999"), "1:57-1:80", "`99999999999999999999999` is not an integer from 0 to 18446744073709551615", None),
