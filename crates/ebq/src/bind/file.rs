@@ -62,6 +62,19 @@ pub(super) fn file_column_error(
             span,
         )));
     }
+    if FileColumn::REQUEST.contains(&column) && !events.iter().any(|(f, _)| request_field(f).is_some()) {
+        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
+        return Some(Error::Query(
+            QueryError::new(
+                Stage::Bind,
+                format!("`{name}` is an io_uring request's, and {} has no request", names.join(" or ")),
+                span,
+            )
+            .with_help(
+                "request columns exist at io_uring events with a `req` (io_uring_submit_req, io_uring_complete, …)",
+            ),
+        ));
+    }
     let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
     let error = match (with_fd, kernel.btf_problem()) {
         (false, _) if two_fds.is_some() => {

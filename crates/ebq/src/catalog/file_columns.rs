@@ -96,6 +96,14 @@ pub enum FileColumn {
     FileName,
     /// File position (`f_pos`) when the syscall starts.
     FilePos,
+    /// An io_uring read or write request's offset (its `struct io_rw`'s
+    /// `kiocb.ki_pos`; -1: the file position), at [`request_field`] events
+    /// only. Prepared from the SQE before `io_uring_submit_req` fires.
+    ReqOffset,
+    /// An io_uring read or write request's length in bytes (`struct
+    /// io_rw`'s `len`); 0 for the vectored ones (their length counts iovecs)
+    /// and every other opcode.
+    ReqLen,
     /// Not a user column: the `struct file *` every other column is read from,
     /// looked up once per event.
     Handle,
@@ -115,6 +123,9 @@ impl FileColumn {
         FileColumn::FilePos,
     ];
 
+    /// The request columns of [`request_field`] events, besides the file's.
+    pub const REQUEST: [FileColumn; 2] = [FileColumn::ReqOffset, FileColumn::ReqLen];
+
     /// Capacity of `mount_point` (bytes incl. NUL); longer paths keep their last bytes.
     pub const MOUNT_POINT_CAP: u16 = 64;
     /// Capacity of `file_name`; longer names are cut.
@@ -125,7 +136,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 10] = [
+        const IN: [&str; 12] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -135,9 +146,11 @@ impl FileColumn {
             "in_mount_id",
             "in_file_name",
             "in_file_pos",
+            "in_req_offset",
+            "in_req_len",
             "in_file",
         ];
-        const OUT: [&str; 10] = [
+        const OUT: [&str; 12] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -147,6 +160,8 @@ impl FileColumn {
             "out_mount_id",
             "out_file_name",
             "out_file_pos",
+            "out_req_offset",
+            "out_req_len",
             "out_file",
         ];
         match end {
@@ -180,20 +195,27 @@ impl FileColumn {
             FileColumn::MountId => "mount_id",
             FileColumn::FileName => "file_name",
             FileColumn::FilePos => "file_pos",
+            FileColumn::ReqOffset => "req_offset",
+            FileColumn::ReqLen => "req_len",
             FileColumn::Handle => "file",
         }
     }
 
     /// Looks a user-visible file column up by name.
     pub fn from_name(name: &str) -> Option<FileColumn> {
-        Self::ALL.into_iter().find(|c| c.name() == name)
+        Self::ALL.into_iter().chain(Self::REQUEST).find(|c| c.name() == name)
     }
 
     /// The column's type.
     pub fn data_type(self) -> DataType {
         match self {
             FileColumn::Inode | FileColumn::FilePos | FileColumn::Handle => DataType::U64,
-            FileColumn::Dev | FileColumn::DevMajor | FileColumn::DevMinor | FileColumn::MountId => DataType::U32,
+            FileColumn::Dev
+            | FileColumn::DevMajor
+            | FileColumn::DevMinor
+            | FileColumn::MountId
+            | FileColumn::ReqLen => DataType::U32,
+            FileColumn::ReqOffset => DataType::I64,
             FileColumn::FsType => DataType::Str { cap: Self::FS_TYPE_CAP },
             FileColumn::MountPoint => DataType::Str { cap: Self::MOUNT_POINT_CAP },
             FileColumn::FileName => DataType::Str { cap: Self::FILE_NAME_CAP },
@@ -212,6 +234,8 @@ impl FileColumn {
             FileColumn::MountId => "mount id, as in /proc/self/mountinfo",
             FileColumn::FileName => "file name (last path component)",
             FileColumn::FilePos => "file position (f_pos) when the event fires",
+            FileColumn::ReqOffset => "a read/write request's offset (-1: the file position; 0 for other opcodes)",
+            FileColumn::ReqLen => "a read/write request's bytes (0 for readv/writev and other opcodes)",
             FileColumn::Handle => "the fd's struct file",
         }
     }
@@ -280,8 +304,10 @@ pub fn request_field(format: &TracepointFormat) -> Option<&'static str> {
 /// mapping has no file position) and at a [`request_field`] event (a request
 /// carries its own offset; the file's position is some other reader's).
 pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
-    let positionless = address_field(format).is_some() || request_field(format).is_some();
-    FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos)).collect()
+    let request = request_field(format).is_some();
+    let positionless = address_field(format).is_some() || request;
+    let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
+    file.chain(FileColumn::REQUEST.into_iter().filter(|_| request)).collect()
 }
 
 /// The record field holding the one fd whose file the (unprefixed) file

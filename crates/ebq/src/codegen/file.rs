@@ -247,7 +247,10 @@ pub fn with_dependencies(columns: Vec<(ColumnSource, DataType)>) -> Vec<(ColumnS
 /// The column a file column is computed from (the looked-up file), if any.
 pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
     match c {
-        ColumnSource::File { column, fd } if *column != FileColumn::Handle => {
+        // The request columns read the request itself, not its file.
+        ColumnSource::File { column, fd }
+            if !matches!(column, FileColumn::Handle | FileColumn::ReqOffset | FileColumn::ReqLen) =>
+        {
             Some(ColumnSource::File { column: FileColumn::Handle, fd: fd.clone() })
         }
         _ => None,
@@ -266,6 +269,24 @@ static __always_inline struct file *ebq_file_of_req(__u64 req)
 	return r->file;
 }
 
+/* A read or write request's struct io_rw overlays req->cmd (at the request's start), prepared from
+ * the SQE before io_uring_submit_req fires: its offset (-1: the file position) and, for the
+ * non-vectored ones, its length in bytes; 0 for every other opcode, whose cmd is another struct. */
+static __always_inline int ebq_req_is_rw(__u64 req, int vectored_too)
+{
+	__u8 op = ((struct io_kiocb *)bpf_rdonly_cast((void *)req, bpf_core_type_id_kernel(struct io_kiocb)))->opcode;
+
+	if (op == IORING_OP_READV || op == IORING_OP_WRITEV)
+		return vectored_too;
+	return op == IORING_OP_READ_FIXED || op == IORING_OP_WRITE_FIXED || op == IORING_OP_READ || op == IORING_OP_WRITE;
+}
+static __always_inline struct io_rw *ebq_req_rw(__u64 req)
+{
+	return bpf_rdonly_cast((void *)req, bpf_core_type_id_kernel(struct io_rw));
+}
+static __always_inline __s64 ebq_req_offset(__u64 req) { return ebq_req_is_rw(req, 1) ? ebq_req_rw(req)->kiocb.ki_pos : 0; }
+static __always_inline __u32 ebq_req_len(__u64 req) { return ebq_req_is_rw(req, 0) ? ebq_req_rw(req)->len : 0; }
+
 "#;
 
 /// [`REQUEST_TYPED`] on kernels without `bpf_rdonly_cast`: one CO-RE read.
@@ -273,6 +294,26 @@ pub const REQUEST: &str = r#"/* The file of an io_uring request (an fd's or a re
 static __always_inline struct file *ebq_file_of_req(__u64 req)
 {
 	return BPF_CORE_READ((struct io_kiocb *)req, file);
+}
+
+/* A read or write request's struct io_rw overlays req->cmd (at the request's start), prepared from
+ * the SQE before io_uring_submit_req fires: its offset (-1: the file position) and, for the
+ * non-vectored ones, its length in bytes; 0 for every other opcode, whose cmd is another struct. */
+static __always_inline int ebq_req_is_rw(__u64 req, int vectored_too)
+{
+	__u8 op = BPF_CORE_READ((struct io_kiocb *)req, opcode);
+
+	if (op == IORING_OP_READV || op == IORING_OP_WRITEV)
+		return vectored_too;
+	return op == IORING_OP_READ_FIXED || op == IORING_OP_WRITE_FIXED || op == IORING_OP_READ || op == IORING_OP_WRITE;
+}
+static __always_inline __s64 ebq_req_offset(__u64 req)
+{
+	return ebq_req_is_rw(req, 1) ? BPF_CORE_READ((struct io_rw *)req, kiocb.ki_pos) : 0;
+}
+static __always_inline __u32 ebq_req_len(__u64 req)
+{
+	return ebq_req_is_rw(req, 0) ? BPF_CORE_READ((struct io_rw *)req, len) : 0;
 }
 
 "#;
@@ -307,6 +348,8 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         FileColumn::FileName => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_file_name({file}, {local});\n", FileColumn::FILE_NAME_CAP)
         }
+        FileColumn::ReqOffset => format!("\t__s64 {local} = ebq_req_offset({fd});\n"),
+        FileColumn::ReqLen => format!("\t__u32 {local} = ebq_req_len({fd});\n"),
         FileColumn::MountPoint => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_mount_point({file}, {local});\n", FileColumn::MOUNT_POINT_CAP)
         }

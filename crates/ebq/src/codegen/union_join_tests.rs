@@ -141,3 +141,17 @@ fn io_uring_file_columns_read_the_requests_file() {
     };
     assert!(q.message.contains("the request carries its own offset"), "{}", q.message);
 }
+
+#[test]
+fn io_uring_request_columns_read_the_prepared_request() {
+    let p = engine().prepare("SELECT opcode, req_offset, req_len FROM io_uring.io_uring_submit_req").unwrap();
+    let schema: Vec<String> = p.logical.schema().iter().map(|(n, t)| format!("{n} {t}")).collect();
+    assert_eq!(schema, ["opcode u8", "req_offset i64", "req_len u32"]);
+    let c = p.source();
+    assert!(c.contains("= ebq_req_offset(ctx->req);") && c.contains("= ebq_req_len(ctx->req);"), "{c}");
+    assert!(!c.contains("ebq_file_of_req(ctx->req);"), "no file is looked up for them: {c}");
+    let Err(crate::Error::Query(q)) = engine().prepare("SELECT req_len FROM syscalls.sys_enter_read") else {
+        panic!("req_len refused")
+    };
+    assert!(q.message.contains("`req_len` is an io_uring request's"), "{}", q.message);
+}

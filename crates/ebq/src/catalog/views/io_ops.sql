@@ -36,8 +36,10 @@ FROM (
     s.pid AS pid, s.tid AS tid, s.comm AS comm, s.cgroup AS cgroup,
     c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name,
     c.inode AS inode, c.dev AS dev,
-    0 AS offset,
-    CASE WHEN s.opcode IN (1, 2, 4, 5, 22, 23) THEN c.res ELSE 0 END AS bytes,
+    s.req_offset AS offset,
+    CASE WHEN s.opcode IN (4, 5, 22, 23) THEN s.req_len
+         WHEN s.opcode IN (1, 2) THEN c.res
+         ELSE 0 END AS bytes,
     c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
   FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
   WHERE s.opcode IN (1, 2, 3, 4, 5, 8, 17, 18, 19, 22, 23, 28, 55)
