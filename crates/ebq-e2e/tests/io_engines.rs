@@ -399,10 +399,8 @@ fn io_ops_counts_the_system_call_and_io_uring_paths_as_fio_did() {
         for (rw, op) in [("randread", 1), ("randwrite", 2)] {
             let (rows, (ios, bytes)) = run("ioops", engine, extra, rw, &sql, &[]);
             assert_eq!((ios, bytes), (SIZE / BS, SIZE), "{engine} {extra} {rw}: fio did the whole file");
-            let got: Vec<[Option<u64>; 5]> = rows
-                .iter()
-                .map(|r| ["path", "op", "ops", "bytes", "offsets"].map(|c| r[c].as_u64()))
-                .collect();
+            let got: Vec<[Option<u64>; 5]> =
+                rows.iter().map(|r| ["path", "op", "ops", "bytes", "offsets"].map(|c| r[c].as_u64())).collect();
             let want = [Some(path), Some(op), Some(ios), Some(bytes), Some(offsets)];
             assert_eq!(got, [want], "{engine} {extra} {rw}: {rows:?}");
         }

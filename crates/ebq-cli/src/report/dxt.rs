@@ -3,7 +3,7 @@
 //!
 //! Columns: pid, rank (null outside MPI), dev (`major:minor`), inode, path,
 //! fs_type, mount_point, op (open, close, read, write, seek, fsync,
-//! fdatasync), offset (reads/writes, else null), length (bytes a read or
+//! fdatasync), via (the kernel path: syscall, io_uring), offset (reads/writes, else null), length (bytes a read or
 //! write returned, as DXT records it; null for other operations and failed
 //! calls), asked (bytes asked for), result (the raw return value or -errno),
 //! start and end (seconds since the report's start, as DXT's are since the
@@ -29,6 +29,7 @@ pub fn write(path: &Path, ops: &[Operation], origin_ns: u64) -> Result<(), Strin
         Field::new("fs_type", DataType::Utf8, false),
         Field::new("mount_point", DataType::Utf8, false),
         Field::new("op", DataType::Utf8, false),
+        Field::new("via", DataType::Utf8, false),
         Field::new("offset", DataType::Int64, true),
         Field::new("length", DataType::Int64, true),
         Field::new("asked", DataType::UInt64, true),
@@ -47,6 +48,7 @@ pub fn write(path: &Path, ops: &[Operation], origin_ns: u64) -> Result<(), Strin
         Arc::new(StringArray::from_iter_values(ops.iter().map(|o| o.fs_type.as_str()))),
         Arc::new(StringArray::from_iter_values(ops.iter().map(|o| o.mount_point.as_str()))),
         Arc::new(StringArray::from_iter_values(ops.iter().map(|o| o.op.name()))),
+        Arc::new(StringArray::from_iter_values(ops.iter().map(|o| o.via.name()))),
         Arc::new(Int64Array::from_iter(ops.iter().map(|o| rw(o).then_some(o.offset)))),
         Arc::new(Int64Array::from_iter(ops.iter().map(|o| (rw(o) && o.result >= 0).then_some(o.result)))),
         Arc::new(UInt64Array::from_iter(ops.iter().map(|o| rw(o).then_some(o.asked)))),

@@ -1,7 +1,8 @@
 //! `ebq report io`: Darshan's I/O characterization built from one ebq query.
 //!
-//! - [`query`]: the SQL (a kernel JOIN of `raw_syscalls` enter/exit streaming
-//!   one row per file call) and the row → [`Operation`] conversion;
+//! - [`query`]: the SQL (a union of two kernel JOINs, `raw_syscalls`
+//!   enter/exit and io_uring submit/complete, streaming one row per file
+//!   operation) and the row → [`Operation`] conversion;
 //! - [`posix`]: Darshan's POSIX counters folded from operations;
 //! - [`mpi`]: Darshan's MPIIO counters from one uprobe JOIN per `MPI_File_*`
 //!   function, per rank and per job (pure); [`live`] runs those queries next
@@ -10,8 +11,9 @@
 //! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
 //! - [`html`]: `--html FILE`, one self-contained page.
 //!
-//! The fold takes path-agnostic [`Operation`]s, so other ways of seeing I/O
-//! (aio, io_uring, mmap) can feed the same counters.
+//! The fold takes [`Operation`]s tagged with their path ([`Via`]): every path
+//! feeds the same Darshan counters, and ebq's own `EBQ_<PATH>_…` counters
+//! break reads and writes down by path.
 
 pub mod dxt;
 pub mod html;
@@ -57,6 +59,28 @@ impl OpKind {
     }
 }
 
+/// The kernel path an operation took.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Via {
+    /// A system call (read, pwrite64, fsync, …).
+    Syscall,
+    /// An io_uring request (its submission and completion).
+    IoUring,
+}
+
+impl Via {
+    /// Every path, in report order.
+    pub const ALL: [Via; 2] = [Via::Syscall, Via::IoUring];
+
+    /// The name in the trace, the HTML and the per-path counters (`EBQ_IO_URING_READS`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Syscall => "syscall",
+            Via::IoUring => "io_uring",
+        }
+    }
+}
+
 /// A file: its file system's device and its inode.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
 pub struct FileKey {
@@ -71,6 +95,8 @@ pub struct Operation {
     /// The best name known for the file (today the last path component).
     pub path: String,
     pub op: OpKind,
+    /// The kernel path it took.
+    pub via: Via,
     pub pid: u32,
     /// The MPI rank, when known.
     pub rank: Option<u32>,

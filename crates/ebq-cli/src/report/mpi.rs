@@ -582,6 +582,7 @@ mod tests {
         Operation {
             path: "shared.dat".into(),
             op: OpKind::Open,
+            via: super::super::Via::Syscall,
             pid,
             rank: None,
             file: FileKey { dev_major: 8, dev_minor: 1, inode },

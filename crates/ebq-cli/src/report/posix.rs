@@ -31,11 +31,16 @@
 //!   trace keeps the kernel's true offset). A file whose open was not seen
 //!   (`-p PID` attached later) starts from `f_pos`.
 //!
+//! What ebq adds: `EBQ_ERRORS`, and per kernel path ([`Via`]: `SYSCALL`,
+//! `IO_URING`) the reads, writes and their bytes (`EBQ_IO_URING_READS`,
+//! `EBQ_SYSCALL_BYTES_WRITTEN`, …), which sum to `POSIX_READS`, … (an io_uring
+//! read is a read: Darshan, which wraps libc, never sees one).
+//!
 //! Where ebq differs on purpose: a file is its (device, inode), not its path
 //! (and Darshan's offset is per file, so two fds of one file share it in
 //! both). Timestamps are seconds since the report's start.
 
-use super::{FileKey, OpKind, Operation};
+use super::{FileKey, OpKind, Operation, Via};
 use std::collections::BTreeMap;
 
 /// Darshan's size-bucket suffixes, in bucket order.
@@ -67,6 +72,14 @@ const COUNTERS: [&str; 22] = [
     "POSIX_MAX_WRITE_TIME_SIZE",
     "EBQ_ERRORS",
 ];
+
+/// ebq's per-path counters: `EBQ_<PATH>_<what>`.
+const PER_PATH: [&str; 4] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN"];
+
+/// The name of a per-path counter: `EBQ_IO_URING_READS`.
+pub fn per_path(via: Via, what: &str) -> String {
+    format!("EBQ_{}_{what}", via.name().to_ascii_uppercase())
+}
 
 /// Darshan's memory alignment (its `--with-mem-align` default).
 pub const MEM_ALIGNMENT: i64 = 8;
@@ -126,6 +139,11 @@ pub struct Record {
 impl Record {
     fn new(name: &str, fs_type: &str, mount_point: &str) -> Record {
         let mut counters: BTreeMap<String, i64> = COUNTERS.iter().map(|c| (c.to_string(), 0)).collect();
+        for via in Via::ALL {
+            for what in PER_PATH {
+                counters.insert(per_path(via, what), 0);
+            }
+        }
         for b in BUCKETS {
             counters.insert(format!("POSIX_SIZE_READ_{b}"), 0);
             counters.insert(format!("POSIX_SIZE_WRITE_{b}"), 0);
@@ -287,6 +305,8 @@ impl Open {
                 }
                 rec.inc(&n("POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"), ret);
                 rec.inc(&n("POSIX_READS", "POSIX_WRITES"), 1);
+                rec.inc(&per_path(op.via, &n("BYTES_READ", "BYTES_WRITTEN")), ret);
+                rec.inc(&per_path(op.via, &n("READS", "WRITES")), 1);
                 rec.inc(&format!("POSIX_SIZE_{}_{}", n("READ", "WRITE"), BUCKETS[bucket(ret)]), 1);
                 self.access.add(ret);
                 self.stride.add(stride);
@@ -443,6 +463,7 @@ mod tests {
         Operation {
             path: "f".into(),
             op: kind,
+            via: Via::Syscall,
             pid: 1,
             rank: None,
             file: FileKey { dev_major: 8, dev_minor: 1, inode: 12 },

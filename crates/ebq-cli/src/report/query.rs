@@ -1,29 +1,56 @@
 //! The report's one ebq query and the conversion of its rows into
 //! [`Operation`]s: the only place that knows the report is fed by system
-//! calls. Everything after it (the Darshan fold, the trace, the HTML) sees
-//! path-agnostic operations, so other I/O paths can feed the same fold.
+//! calls and io_uring requests. Everything after it (the Darshan fold, the
+//! trace, the HTML) sees operations tagged with their [`Via`] only.
 
-use super::{FileKey, OpKind, Operation};
+use super::{FileKey, OpKind, Operation, Via};
 use ebq::runtime::Value;
 use std::collections::HashMap;
 
 /// The query behind the report: column order is what [`Decoder::operation`] reads.
 ///
-/// The kernel pairs each call's entry with its exit by thread and call
-/// number. Calls on an fd take their file columns from the entry (the fd
-/// argument); opens from the exit (the fd they return). The offset of a
-/// read or write is `f_pos` at entry, or the `pread64`/`pwrite64` argument.
-/// What the exit knows as well (call number, pid) is read there: every
-/// entry column is stashed until the exit, and the stash shares the entry
-/// program's 512-byte stack with the file columns' strings.
-pub const SQL: &str = "SELECT e.time, x.id, e.inode, e.dev, e.fs_type, e.mount_point, e.file_name, \
-x.inode, x.dev, x.file_name, args[2] AS size, \
+/// A union of the two paths a file operation takes, one row per operation:
+/// - `path` 0, system calls: the kernel pairs each call's entry with its exit
+///   by thread and call number. Calls on an fd take their file columns from
+///   the entry (the fd argument); opens from the exit (the fd they return).
+///   The offset of a read or write is `f_pos` at entry, or the
+///   `pread64`/`pwrite64` argument. What the exit knows as well (call number,
+///   pid) is read there: every entry column is stashed until the exit, and
+///   the stash shares the entry program's 512-byte stack with the file
+///   columns' strings.
+/// - `path` 2, io_uring requests: submission paired with completion on the
+///   request; `id` is the opcode, the offset and length are the prepared
+///   request's (`req_offset`, `req_len`), the file is the request's (an fd's
+///   or a registered one, read at completion), the pid the submitter's.
+///   Reads, writes and fsyncs: io_uring's opens and closes carry no file in
+///   the request (an open's is its result fd), so they are left out.
+pub const SQL: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
+open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
+SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
+e.mount_point AS mount_point, e.file_name AS file_name, x.inode AS open_inode, x.dev AS open_dev, \
+x.file_name AS open_file_name, args[2] AS size, \
 CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[3] ELSE e.file_pos END AS offset, \
-x.ret, x.time - e.time AS latency, x.pid, args[1] AS buf, x.fs_type, x.mount_point \
+x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, x.fs_type AS open_fs_type, \
+x.mount_point AS open_mount_point \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
 syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
-syscall_nr('fsync'), syscall_nr('fdatasync'))";
+syscall_nr('fsync'), syscall_nr('fdatasync')) \
+UNION ALL \
+SELECT s.time AS time, 2 AS path, s.opcode AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
+c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
+c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
+s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point \
+FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
+WHERE s.opcode IN (3, 4, 5, 22, 23)) u";
+
+/// The I/O path of a row (the `path` column of [`SQL`]).
+const PATH_SYSCALL: u64 = 0;
+const PATH_IO_URING: u64 = 2;
+
+/// io_uring opcodes the report reads (include/uapi/linux/io_uring.h).
+const IO_URING_OPS: [(i64, OpKind); 5] =
+    [(3, OpKind::Fsync), (4, OpKind::Read), (5, OpKind::Write), (22, OpKind::Read), (23, OpKind::Write)];
 
 fn num(v: &Value) -> u64 {
     match v {
@@ -71,35 +98,46 @@ impl Decoder {
     /// One row of [`SQL`] as an operation; `None` when the call has no file
     /// (a failed open, a bad fd, an fd without an inode).
     pub fn operation(&self, r: &[Value]) -> Option<Operation> {
-        let id = num(&r[1]) as i64;
-        let op = *self.kinds.get(&id)?;
+        let (path, id) = (num(&r[1]), num(&r[2]) as i64);
+        let (op, via) = match path {
+            PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
+            PATH_IO_URING => (IO_URING_OPS.iter().find(|(o, _)| *o == id)?.1, Via::IoUring),
+            _ => return None,
+        };
         // Opens name the file by the fd they return (exit side); the rest by their fd argument.
         let open = op == OpKind::Open;
-        let f = if open { 7 } else { 2 };
+        let f = if open { 8 } else { 3 };
         let inode = num(&r[f]);
         if inode == 0 {
             return None;
         }
         let dev = num(&r[f + 1]);
         let start = num(&r[0]);
-        let (fs_type, mount_point) = if open { (text(&r[16]), text(&r[17])) } else { (text(&r[4]), text(&r[5])) };
+        let (fs_type, mount_point) = if open { (text(&r[17]), text(&r[18])) } else { (text(&r[5]), text(&r[6])) };
         let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write);
+        let offset = num(&r[12]) as i64;
         Some(Operation {
-            path: text(&r[if open { 9 } else { 6 }]),
+            path: text(&r[if open { 10 } else { 7 }]),
             op,
-            pid: num(&r[14]) as u32,
+            via,
+            pid: num(&r[15]) as u32,
             rank: None,
             // The kernel's dev_t: major << 20 | minor.
             file: FileKey { dev_major: (dev >> 20) as u32, dev_minor: (dev & 0xf_ffff) as u32, inode },
             fs_type,
             mount_point,
-            offset: if reads_or_writes { num(&r[11]) as i64 } else { 0 },
-            positioned: self.positioned.contains(&Some(id)),
-            asked: if reads_or_writes { num(&r[10]) } else { 0 },
-            result: num(&r[12]) as i64,
-            mem: reads_or_writes.then(|| num(&r[15])),
+            offset: if reads_or_writes { offset } else { 0 },
+            // An io_uring request at offset -1 reads or writes at the file position.
+            positioned: match via {
+                Via::Syscall => self.positioned.contains(&Some(id)),
+                Via::IoUring => offset >= 0,
+            },
+            asked: if reads_or_writes { num(&r[11]) } else { 0 },
+            result: num(&r[13]) as i64,
+            // A request's buffer address is not read (yet): no memory alignment for it.
+            mem: (reads_or_writes && via == Via::Syscall).then(|| num(&r[16])),
             start_ns: start,
-            end_ns: start + num(&r[13]),
+            end_ns: start + num(&r[14]),
         })
     }
 }

@@ -2,8 +2,9 @@
 //! document with Darshan's counter names.
 
 use super::mpi;
+use super::posix::per_path;
 use super::posix::{Fold, Record, BUCKETS};
-use super::FileKey;
+use super::{FileKey, Via};
 use serde_json::{json, Map, Value as Json};
 use std::io::{self, Write};
 
@@ -142,6 +143,30 @@ fn ms(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
+/// A file's reads and writes per path, when any took a path other than system calls.
+fn by_path(r: &Record) -> Option<String> {
+    let ops = |via: Via| r.get(&per_path(via, "READS")) + r.get(&per_path(via, "WRITES"));
+    if Via::ALL.iter().all(|v| *v == Via::Syscall || ops(*v) == 0) {
+        return None;
+    }
+    let parts: Vec<String> = Via::ALL
+        .iter()
+        .filter(|v| ops(**v) > 0)
+        .map(|v| {
+            let get = |what: &str| r.get(&per_path(*v, what));
+            format!(
+                "{} reads {} ({} B), writes {} ({} B)",
+                v.name(),
+                get("READS"),
+                get("BYTES_READ"),
+                get("WRITES"),
+                get("BYTES_WRITTEN")
+            )
+        })
+        .collect();
+    Some(parts.join("; "))
+}
+
 fn sizes(r: &Record, dir: &str) -> String {
     let parts: Vec<String> = BUCKETS
         .iter()
@@ -208,6 +233,20 @@ pub fn text(
             r.get("EBQ_ERRORS"),
         )?;
     }
+    writeln!(out, "\nPer I/O path")?;
+    writeln!(out, "{:<10} {:>8} {:>8} {:>12} {:>13}", "path", "reads", "writes", "bytes read", "bytes written")?;
+    for via in Via::ALL {
+        let sum = |what: &str| fold.filesystems.values().map(|r| r.get(&per_path(via, what))).sum::<i64>();
+        writeln!(
+            out,
+            "{:<10} {:>8} {:>8} {:>12} {:>13}",
+            via.name(),
+            sum("READS"),
+            sum("WRITES"),
+            sum("BYTES_READ"),
+            sum("BYTES_WRITTEN")
+        )?;
+    }
     let files = busiest(fold);
     let shown = top.unwrap_or(files.len()).min(files.len());
     writeln!(
@@ -250,6 +289,9 @@ pub fn text(
             ms(r.fcounters["POSIX_F_MAX_WRITE_TIME"]),
             r.get("POSIX_MAX_WRITE_TIME_SIZE"),
         )?;
+        if let Some(paths) = by_path(r) {
+            writeln!(out, "  by path: {paths}")?;
+        }
         writeln!(out, "  read sizes: {}", sizes(r, "READ"))?;
         writeln!(out, "  write sizes: {}", sizes(r, "WRITE"))?;
         if !r.access.is_empty() {
