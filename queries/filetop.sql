@@ -1,14 +1,16 @@
--- filetop: reads and writes by process and file, busiest first, per window (bcc filetop).
--- Bytes are the sizes asked for (read/write/pread64/pwrite64), as filetop's R_Kb/W_Kb.
+-- filetop: reads and writes by process and file, busiest first, per window (bcc filetop), on every
+-- I/O path of io.ops: system calls (read, pread64, readv, preadv, preadv2 and the writes) and io_uring
+-- requests. Bytes are the sizes asked for, as filetop's R_Kb/W_Kb (the returned ones for the
+-- vectored calls and requests, whose size is not in their arguments).
 SELECT pid, comm, file_name, fs_type,
-       SUM(CASE WHEN id IN (syscall_nr('read'), syscall_nr('pread64')) THEN 1 ELSE 0 END) AS reads,
-       SUM(CASE WHEN id IN (syscall_nr('write'), syscall_nr('pwrite64')) THEN 1 ELSE 0 END) AS writes,
-       SUM(CASE WHEN id IN (syscall_nr('read'), syscall_nr('pread64')) THEN args[2] ELSE 0 END) / 1024 AS read_kb,
-       SUM(CASE WHEN id IN (syscall_nr('write'), syscall_nr('pwrite64')) THEN args[2] ELSE 0 END) / 1024 AS write_kb
-FROM raw_syscalls.sys_enter
-WHERE id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'))
+       SUM(CASE WHEN op = 1 THEN 1 ELSE 0 END) AS reads,
+       SUM(CASE WHEN op = 2 THEN 1 ELSE 0 END) AS writes,
+       SUM(CASE WHEN op = 1 AND bytes > 0 THEN bytes ELSE 0 END) / 1024 AS read_kb,
+       SUM(CASE WHEN op = 2 AND bytes > 0 THEN bytes ELSE 0 END) / 1024 AS write_kb
+FROM io.ops
+WHERE op IN (1, 2)
 GROUP BY pid, comm, file_name, fs_type
-ORDER BY SUM(args[2]) DESC
+ORDER BY SUM(CASE WHEN bytes > 0 THEN bytes ELSE 0 END) DESC
 LIMIT {top}
 WINDOW(time, {interval_ms});
 -- param: top = 20 (rows per window)

@@ -1,8 +1,6 @@
--- fsslower: file reads, writes and fsyncs slower than a threshold, one row each (bcc fsslower).
-SELECT e.time AS start_ns, e.comm, e.pid, e.id AS syscall_nr, args[2] AS bytes,
-       CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[3] ELSE e.file_pos END AS offset,
-       (x.time - e.time) / 1000 AS latency_us, e.fs_type, e.file_name
-FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id
-WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('fsync'), syscall_nr('fdatasync'))
-  AND x.time - e.time >= {min_us} * 1000;
+-- fsslower: file reads, writes and syncs slower than a threshold, one row each (bcc fsslower), on every
+-- I/O path of io.ops (path 0: a system call, 2: an io_uring request; op 1 read, 2 write, 3 sync).
+SELECT start AS start_ns, comm, pid, path, op, bytes, offset, latency / 1000 AS latency_us, fs_type, file_name
+FROM io.ops
+WHERE op IN (1, 2, 3) AND latency >= {min_us} * 1000;
 -- param: min_us = 10000 (report operations slower than this, in µs)

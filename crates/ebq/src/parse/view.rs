@@ -116,7 +116,17 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
         ));
     }
     let alias = q.from.alias.clone();
-    let subst = |e: &Expr| substitute(e, view, alias.as_deref(), at);
+    let subst = |e: &Expr| substitute(e, view, alias.as_deref(), at, &[]);
+    // GROUP BY, HAVING and ORDER BY may name the query's own output columns (`AS is_write`).
+    let outputs: Vec<String> = q
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            _ => None,
+        })
+        .collect();
+    let subst_late = |e: &Expr| substitute(e, view, alias.as_deref(), at, &outputs);
     let mut out = view.query.clone();
     respan_query(&mut out, at);
     out.distinct = q.distinct;
@@ -151,12 +161,12 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
         }),
         (v, u) => v.or(u),
     };
-    out.group_by = q.group_by.iter().map(subst).collect::<Result<_>>()?;
-    out.having = q.having.as_ref().map(subst).transpose()?;
+    out.group_by = q.group_by.iter().map(subst_late).collect::<Result<_>>()?;
+    out.having = q.having.as_ref().map(subst_late).transpose()?;
     out.order_by = q
         .order_by
         .iter()
-        .map(|o| Ok(sqlparser::ast::OrderByExpr { expr: subst(&o.expr)?, ..o.clone() }))
+        .map(|o| Ok(sqlparser::ast::OrderByExpr { expr: subst_late(&o.expr)?, ..o.clone() }))
         .collect::<Result<_>>()?;
     out.limit = q.limit.clone();
     out.window = q.window;
@@ -164,8 +174,9 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
 }
 
 /// `e` with every view column replaced by its (parenthesised, re-positioned)
-/// definition. Names that are no view column are a positioned error.
-fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span) -> Result<Expr> {
+/// definition. Names that are no view column are a positioned error, except
+/// the query's own output names in `outputs` (left for the binder's aliases).
+fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span, outputs: &[String]) -> Result<Expr> {
     let mut e = e.clone();
     let mut failed: Option<Error> = None;
     let _ = visit_expressions_mut(&mut e, |expr| {
@@ -193,6 +204,7 @@ fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span) -> Result<Ex
                     respan(&mut def, at);
                     *expr = Expr::Nested(Box::new(def));
                 }
+                None if outputs.iter().any(|o| o.eq_ignore_ascii_case(&id.value)) => {}
                 None => {
                     let span = Span::from_sql(id.span).or(Some(at));
                     failed.get_or_insert_with(|| unknown(view, &id.value, span));
