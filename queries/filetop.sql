@@ -1,16 +1,28 @@
--- filetop: reads and writes by process and file, busiest first, per window (bcc filetop), on every
--- I/O path of io.ops: system calls (read, pread64, readv, preadv, preadv2 and the writes) and io_uring
--- requests. Bytes are the sizes asked for, as filetop's R_Kb/W_Kb (the returned ones for the
--- vectored calls and requests, whose size is not in their arguments).
-SELECT pid, comm, file_name, fs_type,
-       SUM(CASE WHEN op = 1 THEN 1 ELSE 0 END) AS reads,
-       SUM(CASE WHEN op = 2 THEN 1 ELSE 0 END) AS writes,
-       SUM(CASE WHEN op = 1 AND bytes > 0 THEN bytes ELSE 0 END) / 1024 AS read_kb,
-       SUM(CASE WHEN op = 2 AND bytes > 0 THEN bytes ELSE 0 END) / 1024 AS write_kb
-FROM io.ops
-WHERE op IN (1, 2)
-GROUP BY pid, comm, file_name, fs_type
-ORDER BY SUM(CASE WHEN bytes > 0 THEN bytes ELSE 0 END) DESC
+-- filetop: reads and writes by process and file, busiest first, per window (bcc filetop), through
+-- system calls and io_uring requests. Bytes are the sizes asked for, as filetop's R_Kb/W_Kb.
+-- The cheapest program per path: a system call is counted at its entry alone (read, pread64, write,
+-- pwrite64: the size is an argument, no exit needed); an io_uring request at its completion, paired
+-- with its submission (the request's file is assigned when it is issued, after submission).
+SELECT who AS pid, name AS comm, file AS file_name, fs AS fs_type,
+       SUM(CASE WHEN is_write = 0 THEN 1 ELSE 0 END) AS reads,
+       SUM(is_write) AS writes,
+       SUM(CASE WHEN is_write = 0 THEN bytes ELSE 0 END) / 1024 AS read_kb,
+       SUM(CASE WHEN is_write = 1 THEN bytes ELSE 0 END) / 1024 AS write_kb
+FROM (
+  SELECT pid AS who, comm AS name, file_name AS file, fs_type AS fs,
+         CASE WHEN id IN (syscall_nr('write'), syscall_nr('pwrite64')) THEN 1 ELSE 0 END AS is_write,
+         args[2] AS bytes
+  FROM raw_syscalls.sys_enter
+  WHERE id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'))
+  UNION ALL
+  SELECT s.pid AS who, s.comm AS name, c.file_name AS file, c.fs_type AS fs,
+         CASE WHEN s.opcode IN (2, 5, 23) THEN 1 ELSE 0 END AS is_write,
+         CASE WHEN s.opcode IN (1, 2) THEN c.res ELSE s.req_len END AS bytes
+  FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
+  WHERE s.opcode IN (1, 2, 4, 5, 22, 23) AND c.res >= 0
+) u
+GROUP BY who, name, file, fs
+ORDER BY SUM(bytes) DESC
 LIMIT {top}
 WINDOW(time, {interval_ms});
 -- param: top = 20 (rows per window)

@@ -406,3 +406,33 @@ fn io_ops_counts_the_system_call_and_io_uring_paths_as_fio_did() {
         }
     }
 }
+
+#[test]
+fn filetop_counts_io_uring_requests_and_system_calls_alike() {
+    // The shipped filetop: system calls at their entry, io_uring requests at their
+    // completion. fio reads the file once through psync and once through io_uring;
+    // the data file's rows (one per fio job process) add up to both jobs' requests.
+    let data = DataFile::new("filetop");
+    let name = data.0.file_name().unwrap().to_str().unwrap().to_string();
+    let mut total = (0, 0);
+    for engine in ["psync", "io_uring"] {
+        let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-ft-{}.json", std::process::id()));
+        let cmd = fio_cmd(engine, "", "randread", data.path(), &json);
+        let out = Command::new(ebq_bin())
+            .args(["run", "filetop", "--set", "interval_ms=60000", "--set", "top=100", "-c", &cmd, "--format", "json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success() && stderr.contains(" 0 missed"), "{stderr}");
+        let (ios, bytes) = fio_totals(&json, "read");
+        let _ = std::fs::remove_file(&json);
+        let rows: Vec<Json> =
+            String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let ours: Vec<&Json> = rows.iter().filter(|r| r["file_name"] == name.as_str()).collect();
+        let sum = |c: &str| ours.iter().map(|r| r[c].as_u64().unwrap()).sum::<u64>();
+        assert_eq!((sum("reads"), sum("read_kb") * 1024, sum("writes")), (ios, bytes, 0), "{engine}: {rows:?}");
+        assert!(ours.iter().all(|r| r["comm"] == "fio" && r["fs_type"] == "ext4"), "{engine}: {rows:?}");
+        total = (total.0 + ios, total.1 + bytes);
+    }
+    assert_eq!(total, (2 * SIZE / BS, 2 * SIZE));
+}
