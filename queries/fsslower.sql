@@ -1,6 +1,6 @@
 -- fsslower: file reads, writes and syncs slower than a threshold, one row each (bcc fsslower), on every
--- I/O path of io.ops (path 0: a system call, 2: an io_uring request; op 1 read, 2 write, 3 sync).
+-- I/O path of io.ops (path 'syscall' or 'io_uring'; op 'read', 'write' or 'sync').
 SELECT start AS start_ns, comm, pid, path, op, bytes, offset, latency / 1000 AS latency_us, fs_type, file_name
 FROM io.ops
-WHERE op IN (1, 2, 3) AND latency >= {min_us} * 1000;
+WHERE op IN ('read', 'write', 'sync') AND latency >= {min_us} * 1000;
 -- param: min_us = 10000 (report operations slower than this, in µs)

@@ -12,13 +12,13 @@ use ebq::Scope;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// io.ops `op` codes (crates/ebq/src/catalog/views/io_ops.sql).
-const READ: u64 = 1;
-const WRITE: u64 = 2;
-const SYNC: u64 = 3;
-const CLOSE: u64 = 5;
-const SEEK: u64 = 6;
-const META: u64 = 7;
+/// io.ops `op` values (crates/ebq/src/catalog/views/io_ops.sql).
+const READ: &str = "read";
+const WRITE: &str = "write";
+const SYNC: &str = "sync";
+const CLOSE: &str = "close";
+const SEEK: &str = "seek";
+const META: &str = "meta";
 
 fn check(v2: bool) {
     let dir = std::env::temp_dir().join(format!("ebq-ioops-{}-{v2}", std::process::id()));
@@ -39,19 +39,19 @@ fn check(v2: bool) {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(stats.dropped, 0);
     let rows = rows_of(&outs);
-    let got: BTreeMap<(u64, String), (u64, u64)> =
-        rows.iter().map(|r| ((u(r, "op"), s(r, "file_name")), (u(r, "n"), u(r, "bytes")))).collect();
+    let got: BTreeMap<(String, String), (u64, u64)> =
+        rows.iter().map(|r| ((s(r, "op"), s(r, "file_name")), (u(r, "n"), u(r, "bytes")))).collect();
     for f in report["files"].as_array().unwrap() {
         let name = Path::new(f["path"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string();
         let size = f["size"].as_u64().unwrap();
         let reads = f["reads"].as_u64().unwrap() + f["preads"].as_u64().unwrap() + f["preadv2s"].as_u64().unwrap();
         let writes = f["writes"].as_u64().unwrap() + f["pwrites"].as_u64().unwrap() + f["pwritev2s"].as_u64().unwrap();
         let mine: BTreeMap<_, _> = got.iter().filter(|((_, n), _)| *n == name).collect();
-        let want: BTreeMap<(u64, String), (u64, u64)> = [
-            ((READ, name.clone()), (reads, reads * size)),
-            ((WRITE, name.clone()), (writes, writes * size)),
-            ((CLOSE, name.clone()), (1, 0)),
-            ((SEEK, name.clone()), (1, 0)),
+        let want: BTreeMap<(String, String), (u64, u64)> = [
+            ((READ.to_string(), name.clone()), (reads, reads * size)),
+            ((WRITE.to_string(), name.clone()), (writes, writes * size)),
+            ((CLOSE.to_string(), name.clone()), (1, 0)),
+            ((SEEK.to_string(), name.clone()), (1, 0)),
         ]
         .into_iter()
         .collect();
@@ -83,15 +83,15 @@ fn io_ops_counts_space_size_and_sync_calls_as_meta_and_sync() {
     assert_eq!(stats.dropped, 0);
     let name = file.file_name().unwrap().to_str().unwrap().to_string();
     let rows = rows_of(&outs);
-    let got: BTreeMap<u64, (u64, u64, u64)> = rows
+    let got: BTreeMap<String, (u64, u64, u64)> = rows
         .iter()
         .filter(|r| s(r, "file_name") == name)
-        .map(|r| (u(r, "op"), (u(r, "n"), u(r, "bytes"), u(r, "max_offset"))))
+        .map(|r| (s(r, "op"), (u(r, "n"), u(r, "bytes"), u(r, "max_offset"))))
         .collect();
     let n = |k: &str| report[k].as_u64().unwrap();
     let syncs = n("fsync") + n("fdatasync") + n("syncfs") + n("sync_file_range");
     let written = report["write"]["bytes"].as_u64().unwrap();
-    let want: BTreeMap<u64, (u64, u64, u64)> = [
+    let want: BTreeMap<String, (u64, u64, u64)> = [
         (WRITE, (report["write"]["calls"].as_u64().unwrap(), written, 0)),
         // The file position after the write, or sync_file_range's offset (0).
         (SYNC, (syncs, 0, written)),
@@ -100,6 +100,7 @@ fn io_ops_counts_space_size_and_sync_calls_as_meta_and_sync() {
         (META, (n("fallocate") + n("ftruncate"), 0, 1 << 20)),
     ]
     .into_iter()
+    .map(|(op, v)| (op.to_string(), v))
     .collect();
     assert_eq!(got, want, "{rows:?}");
 }

@@ -75,6 +75,14 @@ impl DataType {
         matches!(self, DataType::Int { .. })
     }
 
+    /// A string's buffer capacity; `None` for other types.
+    pub fn string_cap(&self) -> Option<u16> {
+        match self {
+            DataType::Str { cap } => Some(*cap),
+            _ => None,
+        }
+    }
+
     /// True for signed integer types.
     pub fn is_signed(&self) -> bool {
         matches!(self, DataType::Int { signed: true, .. })

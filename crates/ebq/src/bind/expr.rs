@@ -230,9 +230,7 @@ impl Binder<'_> {
                     Err(_) => Err(err(e, format!("`{n}` is not an integer from 0 to 18446744073709551615"))),
                 },
                 Value::Boolean(b) => Ok(ScalarExpr::Bool(*b)),
-                Value::SingleQuotedString(_) => {
-                    Err(err(e, "a string literal can only be compared with a string column (`comm = 'dd'`)"))
-                }
+                Value::SingleQuotedString(s) => string_constant(e, s),
                 other => Err(err(e, format!("literal `{other}` is not supported"))),
             },
             Expr::Nested(inner) => self.scalar(inner),
@@ -335,13 +333,18 @@ impl Binder<'_> {
                 Err(err(op.as_ref(), "only searched CASE is supported: CASE WHEN condition THEN value … END"))
             }
             Expr::Case { operand: None, conditions, else_result, .. } => {
-                let otherwise = match else_result {
-                    Some(x) => self.scalar(x)?,
-                    None => ScalarExpr::Int { value: 0, ty: DataType::U64 },
-                };
                 let mut branches = vec![];
                 for w in conditions {
                     branches.push((self.condition(&w.condition, "CASE WHEN")?, self.scalar(&w.result)?, &w.result));
+                }
+                let strings = branches.iter().any(|(_, v, _)| v.is_const_str());
+                let otherwise = match else_result {
+                    Some(x) => self.scalar(x)?,
+                    None if strings => ScalarExpr::Str { value: String::new(), cap: 1 },
+                    None => ScalarExpr::Int { value: 0, ty: DataType::U64 },
+                };
+                if strings || otherwise.is_const_str() {
+                    return string_case(e, branches, otherwise, else_result.as_deref());
                 }
                 let mut ty = otherwise.ty();
                 for (_, v, x) in &branches {
@@ -575,6 +578,10 @@ impl Binder<'_> {
     fn string_match(&self, col: &Expr, lit: &str, prefix: bool, negated: bool) -> Result<ScalarExpr> {
         let c = self.scalar(col)?;
         refuse_stack(col, &c)?;
+        // A constant (or a CASE of constants) is decided now, or by its CASE's conditions.
+        if let Some(decided) = c.str_match_const(lit, prefix, negated) {
+            return Ok(decided);
+        }
         let ScalarExpr::Column { source, ty: DataType::Str { cap } } = c else {
             return Err(err(
                 col,
@@ -703,4 +710,50 @@ fn cast_type(name: &str) -> Option<DataType> {
         }
         _ => None,
     }
+}
+
+/// Longest string constant (bytes, without the NUL).
+const MAX_STRING_CONSTANT: usize = 255;
+
+/// A string literal as a value (`'io_uring' AS path`).
+fn string_constant(e: &Expr, s: &str) -> Result<ScalarExpr> {
+    if s.contains('\0') {
+        return Err(err(e, "string literals cannot contain NUL bytes"));
+    }
+    if s.len() > MAX_STRING_CONSTANT {
+        return Err(err(
+            e,
+            format!("a string constant holds at most {MAX_STRING_CONSTANT} bytes; this one has {}", s.len()),
+        ));
+    }
+    Ok(ScalarExpr::Str { value: s.to_string(), cap: s.len() as u16 + 1 })
+}
+
+/// A searched CASE whose values are strings: every value (and ELSE) a string
+/// constant, all in a buffer as long as the longest.
+fn string_case(
+    e: &Expr,
+    branches: Vec<(ScalarExpr, ScalarExpr, &Expr)>,
+    otherwise: ScalarExpr,
+    else_result: Option<&Expr>,
+) -> Result<ScalarExpr> {
+    for (_, v, x) in &branches {
+        if !v.is_const_str() {
+            return Err(err(*x, format!("CASE values are all integers or all strings; `{x}` is {}", v.ty())));
+        }
+    }
+    if !otherwise.is_const_str() {
+        let at = else_result.unwrap_or(e);
+        return Err(err(at, format!("CASE values are all integers or all strings; ELSE is {}", otherwise.ty())));
+    }
+    let cap = branches.iter().map(|(_, v, _)| v.ty()).chain([otherwise.ty()]).fold(1, |m, t| match t {
+        DataType::Str { cap } => m.max(cap),
+        _ => m,
+    });
+    Ok(branches.into_iter().rev().fold(otherwise.with_str_cap(cap), |acc, (cond, then, _)| ScalarExpr::Cond {
+        cond: Box::new(cond),
+        then: Box::new(then.with_str_cap(cap)),
+        otherwise: Box::new(acc),
+        ty: DataType::Str { cap },
+    }))
 }

@@ -227,6 +227,17 @@ pub enum ScalarExpr {
         /// Result type (both branches are converted to it).
         ty: DataType,
     },
+    /// A string constant (`'io_uring' AS path`), in a buffer of `cap` bytes
+    /// (its length + NUL, or more where a CASE or a union gives it a wider
+    /// column). A CASE whose values are all strings is a [`ScalarExpr::Cond`]
+    /// of them: the kernel writes the chosen constant into its key or record
+    /// field (`codegen::strings::constant`).
+    Str {
+        /// The text (no NUL inside).
+        value: String,
+        /// Buffer capacity in bytes.
+        cap: u16,
+    },
     /// A string column compared with a literal.
     StrMatch {
         /// The string-typed column.
@@ -252,6 +263,7 @@ impl ScalarExpr {
             | ScalarExpr::Cast { ty, .. }
             | ScalarExpr::Cond { ty, .. } => *ty,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
+            ScalarExpr::Str { cap, .. } => DataType::Str { cap: *cap },
             ScalarExpr::Neg(_) => DataType::I64,
         }
     }
@@ -271,7 +283,58 @@ impl ScalarExpr {
                 then.visit_columns(f);
                 otherwise.visit_columns(f);
             }
-            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
+            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } => {}
+        }
+    }
+
+    /// True for a string constant or a CASE choosing between string constants.
+    pub fn is_const_str(&self) -> bool {
+        match self {
+            ScalarExpr::Str { .. } => true,
+            ScalarExpr::Cond { then, otherwise, .. } => then.is_const_str() && otherwise.is_const_str(),
+            _ => false,
+        }
+    }
+
+    /// A constant string expression in a buffer of `cap` bytes (its column's).
+    pub fn with_str_cap(self, cap: u16) -> ScalarExpr {
+        match self {
+            ScalarExpr::Str { value, .. } => ScalarExpr::Str { value, cap },
+            ScalarExpr::Cond { cond, then, otherwise, .. } => ScalarExpr::Cond {
+                cond,
+                then: Box::new(then.with_str_cap(cap)),
+                otherwise: Box::new(otherwise.with_str_cap(cap)),
+                ty: DataType::Str { cap },
+            },
+            other => other,
+        }
+    }
+
+    /// `self = 'lit'` (or LIKE 'lit%' when `prefix`; negated for `!=`) for a
+    /// constant string expression, decided now where the constants decide it:
+    /// a CASE of strings becomes a CASE of truth values over its conditions.
+    pub fn str_match_const(&self, lit: &str, prefix: bool, negated: bool) -> Option<ScalarExpr> {
+        match self {
+            ScalarExpr::Str { value, .. } => {
+                let hit = if prefix { value.starts_with(lit) } else { value == lit };
+                Some(ScalarExpr::Bool(hit != negated))
+            }
+            ScalarExpr::Cond { cond, then, otherwise, .. } => {
+                let (t, o) =
+                    (then.str_match_const(lit, prefix, negated)?, otherwise.str_match_const(lit, prefix, negated)?);
+                Some(match (&t, &o) {
+                    (ScalarExpr::Bool(a), ScalarExpr::Bool(b)) if a == b => t,
+                    (ScalarExpr::Bool(true), ScalarExpr::Bool(false)) => (**cond).clone(),
+                    (ScalarExpr::Bool(false), ScalarExpr::Bool(true)) => ScalarExpr::Not(cond.clone()),
+                    _ => ScalarExpr::Cond {
+                        cond: cond.clone(),
+                        then: Box::new(t),
+                        otherwise: Box::new(o),
+                        ty: DataType::Bool,
+                    },
+                })
+            }
+            _ => None,
         }
     }
 
@@ -296,7 +359,7 @@ impl ScalarExpr {
                 then.typed_columns(out);
                 otherwise.typed_columns(out);
             }
-            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) => {}
+            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } => {}
         }
     }
 
@@ -320,6 +383,8 @@ impl ScalarExpr {
                 Some(ScalarExpr::Column { source, ty: DataType::Str { cap } }) => {
                     ScalarExpr::StrMatch { column: source, cap, value, prefix, negated }
                 }
+                // A union column that a branch fills with constants: decided by them.
+                Some(c) if c.is_const_str() => c.str_match_const(&value, prefix, negated).expect("a constant string"),
                 Some(other) => unreachable!("a string column stands for a string column, not {other}"),
                 None => ScalarExpr::StrMatch { column, cap, value, prefix, negated },
             },
@@ -339,7 +404,7 @@ impl ScalarExpr {
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.substitute(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.substitute(f)), ty },
-            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
 
@@ -366,7 +431,7 @@ impl ScalarExpr {
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.map_columns(f)), ty },
-            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_)) => leaf,
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
 }
@@ -378,6 +443,7 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Int { value, ty } if ty.is_signed() => write!(f, "{}", *value as i64),
             ScalarExpr::Int { value, .. } => write!(f, "{value}"),
             ScalarExpr::Bool(b) => write!(f, "{b}"),
+            ScalarExpr::Str { value, .. } => write!(f, "'{value}'"),
             ScalarExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
             ScalarExpr::Not(e) => write!(f, "NOT {e}"),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {

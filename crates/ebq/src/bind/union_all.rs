@@ -11,8 +11,9 @@
 //! so the aggregate layout, the user plan and the output names are one for
 //! all branches; the planner then gives each branch a program in which the
 //! stand-ins read that branch's expressions. Column types must agree: an
-//! integer literal takes its column's type, anything else must match exactly
-//! (a string's capacity included, since every branch writes the same field).
+//! integer literal takes its column's type, a string constant its column's
+//! capacity (when it fits), anything else must match exactly (a string's
+//! capacity included, since every branch writes the same field).
 //!
 //! A branch may pair two events (`SELECT … FROM a s JOIN b e ON s.k = e.k`),
 //! bound as a JOIN query is ([`super::join`]): its columns may read both
@@ -161,7 +162,7 @@ fn bind_branch_sides(
 fn unify(branches: &[UnionBranch], inputs: &mut [UnionInput]) -> Result<Vec<DataType>> {
     let mut types = vec![];
     for (k, name) in branches[0].columns.iter().enumerate() {
-        let literal = |e: &ScalarExpr| matches!(e, ScalarExpr::Int { .. });
+        let literal = |e: &ScalarExpr| matches!(e, ScalarExpr::Int { .. }) || e.is_const_str();
         let typed = inputs.iter().position(|b| !literal(&b.columns[k])).unwrap_or(0);
         let mut ty = inputs[typed].columns[k].ty();
         if ty.is_int() {
@@ -169,11 +170,20 @@ fn unify(branches: &[UnionBranch], inputs: &mut [UnionInput]) -> Result<Vec<Data
                 ty = wider(ty, input.columns[k].ty());
             }
         }
+        // String constants take the column's capacity: the longest constant's
+        // when no branch reads a string column there.
+        if inputs.iter().all(|b| b.columns[k].is_const_str()) {
+            let cap = inputs.iter().filter_map(|b| b.columns[k].ty().string_cap()).max().unwrap_or(1);
+            ty = DataType::Str { cap };
+        }
         for (i, input) in inputs.iter_mut().enumerate() {
             let at = Span::from_sql(branches[i].exprs[k].span());
             match &mut input.columns[k] {
                 ScalarExpr::Int { ty: t, .. } if ty.is_int() => *t = ty,
                 e if e.ty() == ty => {}
+                e if e.is_const_str() && e.ty().string_cap() <= ty.string_cap() => {
+                    *e = e.clone().with_str_cap(ty.string_cap().expect("a string column"))
+                }
                 e if e.ty().is_int() && ty.is_int() => *e = ScalarExpr::Cast { expr: Box::new(e.clone()), ty },
                 e => {
                     return Err(Error::query(

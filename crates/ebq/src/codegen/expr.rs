@@ -23,6 +23,7 @@ pub fn c_expr(e: &ScalarExpr) -> String {
         // Wrapping negation: through unsigned, so INT64_MIN stays defined.
         ScalarExpr::Neg(x) => format!("((__s64)(0ULL - (__u64){}))", c_expr(x)),
         ScalarExpr::Cast { expr, ty } => format!("(({}){})", ty.c_type(), c_expr(expr)),
+        ScalarExpr::Str { .. } => unreachable!("string constants are written by codegen::strings::constant"),
         ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
             let (l, r) = (c_expr(left), c_expr(right));
             let t = operand_ty.c_type();

@@ -670,6 +670,7 @@ pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
             let local = local_name(source);
             format!("\t__builtin_memcpy({target}{field}, {local}, sizeof({target}{field}));\n")
         }
+        e if e.is_const_str() => strings::constant(&format!("{target}{field}"), e),
         e => format!("\t{target}{field} = {};\n", c_expr(e)),
     }
 }

@@ -80,3 +80,45 @@ pub fn declarations(k: &KernelPlan) -> Option<(String, u32)> {
     );
     Some((c, bytes))
 }
+
+/// Writes the string constant `e` chooses (a constant, or a CASE of them)
+/// into the char array `dest`: zeroed first (a ring record is not), then one
+/// `__builtin_memcpy` of the chosen literal and its NUL, which clang turns
+/// into immediate stores; a CASE becomes an if/else chain over its conditions.
+pub fn constant(dest: &str, e: &ScalarExpr) -> String {
+    format!("\t__builtin_memset({dest}, 0, sizeof({dest}));\n{}", choose(dest, e, 1))
+}
+
+fn choose(dest: &str, e: &ScalarExpr, depth: usize) -> String {
+    let tabs = "\t".repeat(depth);
+    match e {
+        ScalarExpr::Str { value, .. } => {
+            format!("{tabs}__builtin_memcpy({dest}, {}, {});\n", c_string(value), value.len() + 1)
+        }
+        ScalarExpr::Cond { cond, then, otherwise, .. } => format!(
+            "{tabs}if ({}) {{\n{}{tabs}}} else {{\n{}{tabs}}}\n",
+            super::c_expr(cond),
+            choose(dest, then, depth + 1),
+            choose(dest, otherwise, depth + 1)
+        ),
+        other => unreachable!("a constant string expression, not {other}"),
+    }
+}
+
+/// `value` as a C string literal: printable ASCII as is (with `"` and `\`
+/// escaped), every other byte in octal.
+fn c_string(value: &str) -> String {
+    let mut out = String::from("\"");
+    for b in value.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}

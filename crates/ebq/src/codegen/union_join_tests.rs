@@ -155,3 +155,42 @@ fn io_uring_request_columns_read_the_prepared_request() {
     };
     assert!(q.message.contains("`req_len` is an io_uring request's"), "{}", q.message);
 }
+
+#[test]
+fn string_constants_label_rows_groups_and_union_branches() {
+    // A CASE of strings is written into its key field by the branch its conditions pick.
+    let sql = "SELECT CASE WHEN fd = 0 THEN 'stdin' WHEN fd = 1 THEN 'out' ELSE 'other' END AS f, COUNT(*) \
+               FROM syscalls.sys_enter_read GROUP BY f";
+    let p = engine().prepare(sql).unwrap();
+    assert_eq!(p.logical.schema()[0].1, DataType::Str { cap: 6 }, "the longest value and its NUL");
+    let c = p.source();
+    assert!(c.contains(", \"stdin\", 6);\n\t} else {\n\t\tif ("), "{c}");
+    assert!(c.contains(", \"out\", 4);") && c.contains(", \"other\", 6);"), "{c}");
+    // Union branches label themselves; the column is as wide as the longest label.
+    let sql = "SELECT path, COUNT(*) FROM (SELECT 'syscall' AS path FROM syscalls.sys_enter_read \
+               UNION ALL SELECT 'io_uring' AS path FROM io_uring.io_uring_complete) u WHERE path = 'io_uring' \
+               GROUP BY path";
+    let p = engine().prepare(sql).unwrap();
+    assert_eq!(p.logical.schema()[0].1, DataType::Str { cap: 9 });
+    let k = &p.physical.programs[0];
+    // `path = 'io_uring'` is decided per branch by its constant: false, true.
+    assert_eq!(k.filter.as_ref().unwrap().to_string(), "false");
+    assert_eq!(k.branches[0].filter.as_ref().unwrap().to_string(), "true");
+    // A row's field is not zeroed by the ring: cleared, then written.
+    let c = generate_for("SELECT 'a\"b\\\\c' AS tag, fd FROM syscalls.sys_enter_read");
+    assert!(c.contains("\t__builtin_memset(r->c0_"), "{c}");
+    // SQL keeps the two backslashes (no escapes in '…'); C escapes the quote and each backslash.
+    assert!(c.contains(", \"a\\\"b\\\\\\\\c\", 7);"), "{c}");
+}
+
+#[test]
+fn a_condition_on_a_string_case_reads_its_conditions() {
+    // io.ops's `op` is a CASE of strings over the system call number: `op = 'read'`
+    // is the read numbers' condition, checked before a pair opens.
+    let p = engine().prepare("SELECT COUNT(*) FROM io.ops WHERE op IN ('read', 'write') AND path = 'syscall'").unwrap();
+    let k = &p.physical.programs[0];
+    let start = k.pairing.as_ref().unwrap().start_filter.as_ref().unwrap().to_string();
+    assert!(!start.contains('\''), "no string is compared in the kernel: {start}");
+    assert!(start.contains("(id == 0)") && start.contains("(id == 1)"), "{start}");
+    assert!(!k.branches[0].pairing.as_ref().unwrap().start_filter.as_ref().unwrap().to_string().contains('\''));
+}

@@ -1,13 +1,13 @@
 SELECT path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency
 FROM (
-  SELECT 0 AS path,
-    CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 1
-         WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 2
-         WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 3
-         WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 4
-         WHEN e.id = syscall_nr('close') THEN 5
-         WHEN e.id = syscall_nr('lseek') THEN 6
-         ELSE 7 END AS op,
+  SELECT 'syscall' AS path,
+    CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 'read'
+         WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 'write'
+         WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 'sync'
+         WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 'open'
+         WHEN e.id = syscall_nr('close') THEN 'close'
+         WHEN e.id = syscall_nr('lseek') THEN 'seek'
+         ELSE 'meta' END AS op,
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
     e.inode AS inode, e.dev AS dev,
@@ -26,13 +26,13 @@ FROM (
     syscall_nr('close'), syscall_nr('lseek'),
     syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
   UNION ALL
-  SELECT 2 AS path,
-    CASE WHEN s.opcode IN (1, 4, 22) THEN 1
-         WHEN s.opcode IN (2, 5, 23) THEN 2
-         WHEN s.opcode IN (3, 8) THEN 3
-         WHEN s.opcode IN (18, 28) THEN 4
-         WHEN s.opcode = 19 THEN 5
-         ELSE 7 END AS op,
+  SELECT 'io_uring' AS path,
+    CASE WHEN s.opcode IN (1, 4, 22) THEN 'read'
+         WHEN s.opcode IN (2, 5, 23) THEN 'write'
+         WHEN s.opcode IN (3, 8) THEN 'sync'
+         WHEN s.opcode IN (18, 28) THEN 'open'
+         WHEN s.opcode = 19 THEN 'close'
+         ELSE 'meta' END AS op,
     s.pid AS pid, s.tid AS tid, s.comm AS comm, s.cgroup AS cgroup,
     c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name,
     c.inode AS inode, c.dev AS dev,

@@ -128,7 +128,7 @@ fn describe_types_every_io_ops_column() {
     let shown: Vec<String> = described.iter().map(|(c, t)| format!("{c} {}", t.as_ref().unwrap())).collect();
     assert_eq!(
         shown.join(", "),
-        "path u64, op u64, pid u32, tid u32, comm string(16), cgroup u64, fs_type string(16), \
+        "path string(9), op string(6), pid u32, tid u32, comm string(16), cgroup u64, fs_type string(16), \
          mount_point string(64), file_name string(64), inode u64, dev u32, offset i64, bytes i64, ret i64, \
          start u64, end u64, latency u64"
     );
@@ -136,7 +136,7 @@ fn describe_types_every_io_ops_column() {
 
 #[test]
 fn group_by_and_order_by_may_name_the_querys_own_outputs() {
-    let sql = "SELECT fs_type, CASE WHEN op = 2 THEN 1 ELSE 0 END AS is_write, COUNT(*) AS n FROM io.ops \
+    let sql = "SELECT fs_type, CASE WHEN op = 'write' THEN 1 ELSE 0 END AS is_write, COUNT(*) AS n FROM io.ops \
                GROUP BY fs_type, is_write ORDER BY n DESC";
     let p = engine().prepare(sql).unwrap();
     let names: Vec<String> = p.logical.schema().iter().map(|(n, _)| n.clone()).collect();
