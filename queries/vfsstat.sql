@@ -1,10 +1,29 @@
--- vfsstat: read, write, fsync and open system calls per second (bcc vfsstat, counted at the system call layer).
-SELECT syscall_name(id) AS syscall, COUNT(*) AS calls
-FROM raw_syscalls.sys_enter
-WHERE id IN (syscall_nr('read'), syscall_nr('readv'), syscall_nr('pread64'), syscall_nr('preadv'),
-             syscall_nr('write'), syscall_nr('writev'), syscall_nr('pwrite64'), syscall_nr('pwritev'),
-             syscall_nr('fsync'), syscall_nr('fdatasync'),
-             syscall_nr('open'), syscall_nr('openat'), syscall_nr('openat2'), syscall_nr('creat'))
-GROUP BY id
+-- vfsstat: reads, writes, fsyncs, opens and creates per second (bcc vfsstat's columns), through system
+-- calls and io_uring requests alike: each counted where it starts (a call's entry, a request's
+-- submission), one program per path.
+SELECT path, op, COUNT(*) AS calls
+FROM (
+  SELECT 'syscall' AS path,
+         CASE WHEN id IN (syscall_nr('read'), syscall_nr('readv'), syscall_nr('pread64'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 'read'
+              WHEN id IN (syscall_nr('write'), syscall_nr('writev'), syscall_nr('pwrite64'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 'write'
+              WHEN id IN (syscall_nr('fsync'), syscall_nr('fdatasync')) THEN 'fsync'
+              WHEN id = syscall_nr('creat') THEN 'create'
+              ELSE 'open' END AS op
+  FROM raw_syscalls.sys_enter
+  WHERE id IN (syscall_nr('read'), syscall_nr('readv'), syscall_nr('pread64'), syscall_nr('preadv'), syscall_nr('preadv2'),
+               syscall_nr('write'), syscall_nr('writev'), syscall_nr('pwrite64'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
+               syscall_nr('fsync'), syscall_nr('fdatasync'),
+               syscall_nr('open'), syscall_nr('openat'), syscall_nr('openat2'), syscall_nr('creat'))
+  UNION ALL
+  -- io_uring opcodes: READV 1, WRITEV 2, FSYNC 3, READ_FIXED 4, WRITE_FIXED 5, OPENAT 18, READ 22, WRITE 23, OPENAT2 28.
+  SELECT 'io_uring' AS path,
+         CASE WHEN opcode IN (1, 4, 22) THEN 'read'
+              WHEN opcode IN (2, 5, 23) THEN 'write'
+              WHEN opcode = 3 THEN 'fsync'
+              ELSE 'open' END AS op
+  FROM io_uring.io_uring_submit_req
+  WHERE opcode IN (1, 2, 3, 4, 5, 18, 22, 23, 28)
+) u
+GROUP BY path, op
 WINDOW(time, {interval_ms});
 -- param: interval_ms = 1000 (window length)

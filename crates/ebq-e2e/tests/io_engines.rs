@@ -397,8 +397,14 @@ fn io_ops_counts_the_system_call_and_io_uring_paths_as_fio_did() {
         for (rw, op) in [("randread", "read"), ("randwrite", "write")] {
             let (rows, (ios, bytes)) = run("ioops", engine, extra, rw, &sql, &[]);
             assert_eq!((ios, bytes), (SIZE / BS, SIZE), "{engine} {extra} {rw}: fio did the whole file");
+            let got: Vec<Json> = rows
+                .iter()
+                .map(|r| {
+                    ["path", "op", "ops", "bytes", "offsets"].iter().map(|c| (c.to_string(), r[c].clone())).collect()
+                })
+                .collect();
             let want = serde_json::json!({"path": path, "op": op, "ops": ios, "bytes": bytes, "offsets": offsets});
-            assert_eq!(rows, [want], "{engine} {extra} {rw}");
+            assert_eq!(got, [want], "{engine} {extra} {rw}");
         }
     }
 }
@@ -431,4 +437,30 @@ fn filetop_counts_io_uring_requests_and_system_calls_alike() {
         total = (total.0 + ios, total.1 + bytes);
     }
     assert_eq!(total, (2 * SIZE / BS, 2 * SIZE));
+}
+
+#[test]
+fn vfsstat_counts_io_uring_requests_beside_system_calls() {
+    // The shipped vfsstat: one row per (path, op). fio's io_uring job submits exactly
+    // its requests as io_uring reads; its system-call reads are others (libraries,
+    // /proc) and not the data file's.
+    let data = DataFile::new("vfsstat");
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-vfs-{}.json", std::process::id()));
+    let cmd = fio_cmd("io_uring", "", "randread", data.path(), &json);
+    let out = Command::new(ebq_bin())
+        .args(["run", "vfsstat", "--set", "interval_ms=60000", "-c", &cmd, "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success() && stderr.contains(" 0 missed"), "{stderr}");
+    let (ios, _) = fio_totals(&json, "read");
+    let _ = std::fs::remove_file(&json);
+    let rows: Vec<Json> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls = |path: &str, op: &str| {
+        rows.iter().filter(|r| r["path"] == path && r["op"] == op).map(|r| r["calls"].as_u64().unwrap()).sum::<u64>()
+    };
+    assert_eq!(calls("io_uring", "read"), ios, "{rows:?}");
+    assert_eq!(calls("io_uring", "write"), 0, "{rows:?}");
+    assert!(calls("syscall", "open") > 0 && calls("syscall", "read") > 0, "{rows:?}");
 }
