@@ -517,60 +517,67 @@ fn report_help_lists_the_report_options() {
 }
 
 #[test]
-fn io_uring_reads_count_in_the_report_with_their_offsets_and_path() {
-    // Issue 14 item 7: fio reads a 4 MiB file front to back through io_uring, 4 KiB per
-    // request (queue depth 1: submitted in order). Under Darshan's rules that is 1024
-    // reads of 4096 B, every one but the first consecutive and sequential, the last byte
-    // at 4 MiB - 1; all of them on the io_uring path (its own counters), none a system
-    // call; the open is fio's openat. fio's JSON is the ground truth for the requests.
-    let dir = std::env::temp_dir().join(format!("ebq-report-uring-{}", std::process::id()));
+fn every_read_path_counts_in_the_report_with_its_offsets() {
+    // Issue 14 items 1 and 7: fio reads a 4 MiB file front to back in 4 KiB requests
+    // through io_uring (queue depth 1: submitted in order), preadv2 (pvsync2) and
+    // lseek + readv (vsync). Under Darshan's rules each is 1024 reads of 4096 B, every
+    // one but the first consecutive and sequential, the last byte at 4 MiB - 1, on its
+    // path's own counters; the open is fio's openat. fio's JSON is the ground truth.
+    let dir = std::env::temp_dir().join(format!("ebq-report-paths-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let data = dir.join("uring.dat");
+    let data = dir.join("paths.dat");
     std::fs::write(&data, vec![7u8; 4 << 20]).unwrap();
     std::fs::File::open(&data).unwrap().sync_all().unwrap();
-    let (fio_json, trace) = (dir.join("fio.json"), dir.join("trace.parquet"));
-    let cmd = format!(
-        "fio --name=j --filename={} --ioengine=io_uring --rw=read --bs=4k --size=4M --output-format=json --output={}",
-        data.display(),
-        fio_json.display()
-    );
-    let out = Command::new(ebq_bin())
-        .args(["report", "io", "--format", "json", "--trace", trace.to_str().unwrap(), "-c", &cmd])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert_no_losses(&stderr);
-    let fio: Json = serde_json::from_str(&std::fs::read_to_string(&fio_json).unwrap()).unwrap();
-    let (ios, bytes) =
-        (fio["jobs"][0]["read"]["total_ios"].as_i64().unwrap(), fio["jobs"][0]["read"]["io_bytes"].as_i64().unwrap());
-    assert_eq!((ios, bytes), (1024, 4 << 20));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
-    let f = doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == "uring.dat").expect("the data file");
-    let c = counters(f);
-    let want = serde_json::json!({
-        "POSIX_OPENS": 1, "POSIX_READS": ios, "POSIX_BYTES_READ": bytes, "POSIX_WRITES": 0,
-        "POSIX_CONSEC_READS": ios - 1, "POSIX_SEQ_READS": ios - 1, "POSIX_MAX_BYTE_READ": bytes - 1,
-        "POSIX_SIZE_READ_1K_10K": ios, "POSIX_ACCESS1_ACCESS": 4096, "POSIX_ACCESS1_COUNT": ios,
-        "EBQ_IO_URING_READS": ios, "EBQ_IO_URING_BYTES_READ": bytes, "EBQ_SYSCALL_READS": 0, "EBQ_ERRORS": 0,
-    });
-    for (k, v) in want.as_object().unwrap() {
-        assert_eq!(&c[k], v, "{k}: {f}");
-    }
-    // The trace names each read's path (read back with pyarrow, as users would).
-    let py = python_with("pyarrow", "pyarrow");
-    let script = r#"
+    for (engine, via, seeks) in [("io_uring", "IO_URING", 0), ("pvsync2", "SYSCALL", 0), ("vsync", "SYSCALL", 1024)] {
+        let (fio_json, trace) = (dir.join("fio.json"), dir.join("trace.parquet"));
+        let cmd = format!(
+            "fio --name=j --filename={} --ioengine={engine} --rw=read --bs=4k --size=4M --output-format=json --output={}",
+            data.display(),
+            fio_json.display()
+        );
+        let out = Command::new(ebq_bin())
+            .args(["report", "io", "--format", "json", "--trace", trace.to_str().unwrap(), "-c", &cmd])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_no_losses(&stderr);
+        let fio: Json = serde_json::from_str(&std::fs::read_to_string(&fio_json).unwrap()).unwrap();
+        let read = &fio["jobs"][0]["read"];
+        let (ios, bytes) = (read["total_ios"].as_i64().unwrap(), read["io_bytes"].as_i64().unwrap());
+        assert_eq!((ios, bytes), (1024, 4 << 20), "{engine}");
+        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let f = doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == "paths.dat").expect("the data file");
+        let c = counters(f);
+        let other = if via == "SYSCALL" { "IO_URING" } else { "SYSCALL" };
+        let want = serde_json::json!({
+            "POSIX_OPENS": 1, "POSIX_READS": ios, "POSIX_BYTES_READ": bytes, "POSIX_WRITES": 0, "POSIX_SEEKS": seeks,
+            "POSIX_CONSEC_READS": ios - 1, "POSIX_SEQ_READS": ios - 1, "POSIX_MAX_BYTE_READ": bytes - 1,
+            "POSIX_SIZE_READ_1K_10K": ios, "POSIX_ACCESS1_ACCESS": 4096, "POSIX_ACCESS1_COUNT": ios,
+            format!("EBQ_{via}_READS"): ios, format!("EBQ_{via}_BYTES_READ"): bytes, format!("EBQ_{other}_READS"): 0,
+            "EBQ_ERRORS": 0,
+        });
+        for (k, v) in want.as_object().unwrap() {
+            assert_eq!(&c[k], v, "{engine} {k}: {f}");
+        }
+        if engine != "io_uring" {
+            continue;
+        }
+        // The trace names each read's path (read back with pyarrow, as users would).
+        let py = python_with("pyarrow", "pyarrow");
+        let script = r#"
 import json, sys, pyarrow.parquet as pq
 out = {}
 for r in pq.read_table(sys.argv[1]).to_pylist():
-    if r["path"] == "uring.dat":
+    if r["path"] == "paths.dat":
         key = f"{r['via']} {r['op']}"
         out[key] = out.get(key, 0) + 1
 print(json.dumps(out))
 "#;
-    let out = Command::new(&py).args(["-c", script]).arg(&trace).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows: Json = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rows, serde_json::json!({"syscall open": 1, "syscall close": 1, "io_uring read": ios}), "{rows}");
+        let out = Command::new(&py).args(["-c", script]).arg(&trace).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: Json = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rows, serde_json::json!({"syscall open": 1, "syscall close": 1, "io_uring read": ios}), "{rows}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

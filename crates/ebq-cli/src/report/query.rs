@@ -10,11 +10,13 @@ use std::collections::HashMap;
 /// The query behind the report: column order is what [`Decoder::operation`] reads.
 ///
 /// A union of the two paths a file operation takes, one row per operation:
-/// - `path` 0, system calls: the kernel pairs each call's entry with its exit
+/// - `path` 0, system calls (read, pread64, readv, preadv, preadv2, the
+///   writes alike, open, openat, creat, close, lseek, fsync, fdatasync): the
+///   kernel pairs each call's entry with its exit
 ///   by thread and call number. Calls on an fd take their file columns from
 ///   the entry (the fd argument); opens from the exit (the fd they return).
-///   The offset of a read or write is `f_pos` at entry, or the
-///   `pread64`/`pwrite64` argument. What the exit knows as well (call number,
+///   The offset of a read or write is `f_pos` at entry, or the offset
+///   argument of `pread64`, `pwrite64` and the p…v(2) calls. What the exit knows as well (call number,
 ///   pid) is read there: every entry column is stashed until the exit, and
 ///   the stash shares the entry program's 512-byte stack with the file
 ///   columns' strings.
@@ -29,12 +31,14 @@ open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open
 SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
 e.mount_point AS mount_point, e.file_name AS file_name, x.inode AS open_inode, x.dev AS open_dev, \
 x.file_name AS open_file_name, args[2] AS size, \
-CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[3] ELSE e.file_pos END AS offset, \
+CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), \
+syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3] ELSE e.file_pos END AS offset, \
 x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, x.fs_type AS open_fs_type, \
 x.mount_point AS open_mount_point \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
-syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
+syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), \
+syscall_nr('pwritev2'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
 syscall_nr('fsync'), syscall_nr('fdatasync')) \
 UNION ALL \
 SELECT s.time AS time, 2 AS path, s.opcode AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
@@ -70,8 +74,10 @@ fn text(v: &Value) -> String {
 /// Turns rows into operations; system call numbers are looked up once.
 pub struct Decoder {
     kinds: HashMap<i64, OpKind>,
-    /// pread64 and pwrite64: calls that give their offset.
-    positioned: [Option<i64>; 2],
+    /// pread64, pwrite64 and the p…v(2) calls: calls that give their offset.
+    positioned: [Option<i64>; 6],
+    /// The …v calls: their size is in user memory (iovecs), not an argument.
+    vectored: [Option<i64>; 6],
 }
 
 impl Decoder {
@@ -80,8 +86,14 @@ impl Decoder {
         let named = [
             ("read", OpKind::Read),
             ("pread64", OpKind::Read),
+            ("readv", OpKind::Read),
+            ("preadv", OpKind::Read),
+            ("preadv2", OpKind::Read),
             ("write", OpKind::Write),
             ("pwrite64", OpKind::Write),
+            ("writev", OpKind::Write),
+            ("pwritev", OpKind::Write),
+            ("pwritev2", OpKind::Write),
             ("open", OpKind::Open),
             ("openat", OpKind::Open),
             ("creat", OpKind::Open),
@@ -91,8 +103,10 @@ impl Decoder {
             ("fdatasync", OpKind::Fdatasync),
         ];
         let kinds = named.into_iter().filter_map(|(n, k)| Some((ebq::catalog::syscall_nr(n)?, k))).collect();
-        let positioned = ["pread64", "pwrite64"].map(ebq::catalog::syscall_nr);
-        Decoder { kinds, positioned }
+        let positioned =
+            ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
+        let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
+        Decoder { kinds, positioned, vectored }
     }
 
     /// One row of [`SQL`] as an operation; `None` when the call has no file
@@ -116,6 +130,7 @@ impl Decoder {
         let (fs_type, mount_point) = if open { (text(&r[17]), text(&r[18])) } else { (text(&r[5]), text(&r[6])) };
         let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write);
         let offset = num(&r[12]) as i64;
+        let vectored = via == Via::Syscall && self.vectored.contains(&Some(id));
         Some(Operation {
             path: text(&r[if open { 10 } else { 7 }]),
             op,
@@ -127,15 +142,21 @@ impl Decoder {
             fs_type,
             mount_point,
             offset: if reads_or_writes { offset } else { 0 },
-            // An io_uring request at offset -1 reads or writes at the file position.
-            positioned: match via {
-                Via::Syscall => self.positioned.contains(&Some(id)),
-                Via::IoUring => offset >= 0,
+            // An io_uring request or a p…v2 call at offset -1 reads or writes at the file position.
+            positioned: offset >= 0
+                && match via {
+                    Via::Syscall => self.positioned.contains(&Some(id)),
+                    Via::IoUring => true,
+                },
+            // A vectored call's size is in its iovecs: what it returned stands for what it asked.
+            asked: match (reads_or_writes, vectored) {
+                (false, _) => 0,
+                (true, true) => (num(&r[13]) as i64).max(0) as u64,
+                (true, false) => num(&r[11]),
             },
-            asked: if reads_or_writes { num(&r[11]) } else { 0 },
             result: num(&r[13]) as i64,
-            // A request's buffer address is not read (yet): no memory alignment for it.
-            mem: (reads_or_writes && via == Via::Syscall).then(|| num(&r[16])),
+            // Neither a request's buffer nor a vectored call's is read: no memory alignment for them.
+            mem: (reads_or_writes && via == Via::Syscall && !vectored).then(|| num(&r[16])),
             start_ns: start,
             end_ns: start + num(&r[14]),
         })
