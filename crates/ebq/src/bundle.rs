@@ -70,9 +70,8 @@ impl Bundle {
         }
         let k = &prepared.physical.programs[0];
         // A top-level union's branches are programs of the same object, each on its own event.
-        let events = k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events()));
         if let Some(probe) =
-            events.into_iter().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
+            k.events().find(|e| !matches!(e.source, EventSource::Tracepoint | EventSource::RawSyscall { .. }))
         {
             // A probe's offsets and argument layout belong to one binary or kernel build.
             return Err(Error::query(

@@ -112,8 +112,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             None => c.push_str(&structs::event_struct(record, &b.event.event_description(), &b.event.format)),
         }
     }
-    let events = branches.iter().map(|(b, _, _)| &b.event);
-    if raw_syscall::any_raw(events.chain(k.pairings().flat_map(|p| p.start_events()))) {
+    if raw_syscall::any_raw(k.events()) {
         c.push_str(raw_syscall::HELPERS);
     }
     c.push_str(&prelude());
@@ -125,8 +124,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     }
     if files {
         c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
-        let events = k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events()));
-        if events.into_iter().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
+        if k.events().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
             c.push_str(if k.typed_files { file::REQUEST_TYPED } else { file::REQUEST });
         }
         c.push_str(file::MOUNT_POINT);

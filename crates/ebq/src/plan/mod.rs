@@ -214,6 +214,12 @@ impl KernelPlan {
         self.with_branches().filter_map(|k| k.pairing.as_ref())
     }
 
+    /// Every event a program of this object attaches to: each branch's
+    /// event, then every pairing's start events.
+    pub fn events(&self) -> impl Iterator<Item = &BoundEvent> {
+        self.with_branches().map(|b| &b.event).chain(self.pairings().flat_map(|p| p.start_events()))
+    }
+
     /// The events this object traces, as a message names them: `a JOIN b`,
     /// and a union's branches joined by `UNION ALL`.
     pub fn events_description(&self) -> String {
@@ -560,8 +566,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
     }
     let k = &physical.programs[0];
-    let events: Vec<&BoundEvent> =
-        k.with_branches().map(|b| &b.event).chain(k.pairings().flat_map(|p| p.start_events())).collect();
+    let events: Vec<&BoundEvent> = k.events().collect();
     let register_probe =
         events.iter().find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. })).cloned();
     let mapped = events.iter().map(|e| &e.format).find(|f| crate::catalog::file_columns::address_field(f).is_some());
