@@ -12,14 +12,14 @@ use std::collections::HashMap;
 /// A union of the two paths a file operation takes, one row per operation:
 /// - `path` 0, system calls (read, pread64, readv, preadv, preadv2, the
 ///   writes alike, open, openat, creat, close, lseek, fsync, fdatasync): the
-///   kernel pairs each call's entry with its exit
-///   by thread and call number. Calls on an fd take their file columns from
-///   the entry (the fd argument); opens from the exit (the fd they return).
-///   The offset of a read or write is `f_pos` at entry, or the offset
-///   argument of `pread64`, `pwrite64` and the p…v(2) calls. What the exit knows as well (call number,
-///   pid) is read there: every entry column is stashed until the exit, and
-///   the stash shares the entry program's 512-byte stack with the file
-///   columns' strings.
+///   kernel pairs each call's entry with its exit by thread and call number.
+///   Calls on an fd take their file columns from the entry (the fd
+///   argument); opens from the exit (the fd they return). The offset of a
+///   read or write is `f_pos` at entry, or the offset argument of `pread64`,
+///   `pwrite64` and the p…v(2) calls. What the exit knows as well (call
+///   number, pid) is read there: every entry column is stashed until the
+///   exit, and the stash shares the entry program's 512-byte stack with the
+///   file columns' strings.
 /// - `path` 2, io_uring requests: submission paired with completion on the
 ///   request; `id` is the opcode, the offset and length are the prepared
 ///   request's (`req_offset`, `req_len`), the file is the request's (an fd's

@@ -38,7 +38,8 @@ pub(super) fn check(query: &Query) -> Result<()> {
         if let Some(j) = &branch.join {
             return Err(Error::query(
                 Stage::Bind,
-                "the branches of a union that opens a JOIN's pairs are single events; pair inside a branch only                  in a union that is the whole FROM",
+                "the branches of a union that opens a JOIN's pairs are single events; pair inside a branch only \
+                 in a union that is the whole FROM",
                 Some(j.span),
             ));
         }
