@@ -247,8 +247,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
             "; JOIN: {} end events unmatched, {} start events missed, {} pairs left open (end never seen), \
-             {} pairs lost (pairing map full), {} evicted (older than --max-pair-age)",
-            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.pending_full, stats.evicted
+             {} superseded (a new start on their key before their end), {} pairs lost (pairing map full), \
+             {} evicted (older than --max-pair-age)",
+            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.superseded, stats.pending_full, stats.evicted
         )
     } else {
         String::new()

@@ -2,7 +2,8 @@
 //! pairs by thread give exactly one joined event per call of the workload;
 //! block request pairs by (dev, sector) on a private loop device match the
 //! block layer's own completion counters (timed + left open, since classic
-//! block programs can be skipped); a full pairing map is counted.
+//! block programs can be skipped); a full pairing map is counted, and so is a
+//! start that replaces an open pair on its key.
 
 mod common;
 
@@ -66,6 +67,19 @@ fn a_full_pairing_map_is_counted_never_silent() {
     assert_eq!(stats.seen, 0);
     let rows: Vec<Row> = rows_of(&outs);
     assert!(rows.iter().all(|r| u(r, "COUNT(*)") == 0), "{rows:?}");
+}
+
+#[test]
+fn a_start_on_an_open_key_supersedes_its_pair_counted_never_silent() {
+    // The workload never calls fsync: each thread's first pread opens its pair,
+    // each later one finds it open and replaces it. At the end every call is
+    // accounted: one pair left open per thread, the rest superseded.
+    let sql = "SELECT COUNT(*) FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_fsync x \
+               ON e.tid = x.tid WHERE e.fd >= 100";
+    let (_, stats, report) = run_around(sql, Scope::Process, PREAD);
+    assert_eq!(stats.superseded + stats.open_pairs, total_calls(&report), "{stats:?}");
+    assert!(stats.open_pairs >= 1 && stats.superseded >= stats.open_pairs, "{stats:?}");
+    assert_eq!((stats.seen, stats.pending_full), (0, 0), "{stats:?}");
 }
 
 #[test]

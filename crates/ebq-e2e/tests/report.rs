@@ -90,12 +90,12 @@ fn assert_counters_equal(what: &str, ebq: &Json, tally: &Json) {
 }
 
 /// The kernel side lost nothing: ebq's closing line counts 0 dropped, 0
-/// missed, 0 start events missed, 0 pairs lost and 0 evicted. (A loss — e.g.
+/// missed, 0 start events missed, 0 superseded, 0 pairs lost and 0 evicted. (A loss — e.g.
 /// another BPF program holding the CPU's recursion guard — makes exact counters
 /// impossible; this says so instead of failing on a counter.)
 fn assert_no_losses(stderr: &str) {
     let line = stderr.lines().find(|l| l.starts_with("ebq: ") && l.contains(" events seen")).expect(stderr);
-    for what in [" dropped", " missed;", " start events missed", " pairs lost", " evicted"] {
+    for what in [" dropped", " missed;", " start events missed", " superseded", " pairs lost", " evicted"] {
         let at = line.find(what).unwrap_or_else(|| panic!("no `{what}` in {line}"));
         let n: u64 = line[..at].rsplit([' ', ',']).next().unwrap().parse().unwrap();
         assert_eq!(n, 0, "the kernel lost events ({what}): {line}");
@@ -417,7 +417,16 @@ fn mpiio_counters_equal_each_ranks_own_tally_and_fold_into_the_job() {
     let doc: Json = serde_json::from_str(stdout.lines().rfind(|l| l.starts_with('{')).expect(&stdout)).unwrap();
     for q in ["posix", "mpiio"] {
         let s = &doc["ebq_stats"][q];
-        for k in ["dropped", "missed", "missed_starts", "pairs_lost", "evicted", "missed_tracking", "untracked"] {
+        for k in [
+            "dropped",
+            "missed",
+            "missed_starts",
+            "superseded",
+            "pairs_lost",
+            "evicted",
+            "missed_tracking",
+            "untracked",
+        ] {
             assert_eq!(s[k], 0, "the {q} query lost events ({k}): {s}");
         }
     }

@@ -260,13 +260,14 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
     for (name, st) in &job.stats {
         let _ = write!(
             s,
-            "<dt>{name}</dt><dd>{} events seen, {} matched, {} dropped, {} missed; JOIN: {} start events missed, {} pairs left open, {} pairs lost, {} evicted; {} fork/exit events missed, {} children untracked{}</dd>",
+            "<dt>{name}</dt><dd>{} events seen, {} matched, {} dropped, {} missed; JOIN: {} start events missed, {} pairs left open, {} superseded, {} pairs lost, {} evicted; {} fork/exit events missed, {} children untracked{}</dd>",
             st.seen,
             st.matched,
             st.dropped,
             st.missed,
             st.missed_starts,
             st.open_pairs,
+            st.superseded,
             st.pending_full,
             st.evicted,
             st.missed_tracking,

@@ -116,6 +116,7 @@ impl MpiQueries {
             stats.open_pairs += s.open_pairs;
             stats.unmatched += s.unmatched;
             stats.pending_full += s.pending_full;
+            stats.superseded += s.superseded;
             stats.evicted += s.evicted;
             stats.missed_tracking += s.missed_tracking;
             stats.untracked += s.untracked;

@@ -24,14 +24,15 @@ pub fn stats_json(s: &ebq::QueryStats) -> Json {
     json!({
         "seen": s.seen, "matched": s.matched, "delivered": s.delivered, "dropped": s.dropped,
         "missed": s.missed, "unmatched_ends": s.unmatched, "missed_starts": s.missed_starts,
-        "open_pairs": s.open_pairs, "pairs_lost": s.pending_full, "evicted": s.evicted,
+        "open_pairs": s.open_pairs, "superseded": s.superseded, "pairs_lost": s.pending_full, "evicted": s.evicted,
         "missed_tracking": s.missed_tracking, "untracked": s.untracked,
     })
 }
 
-/// Events lost by a query: dropped, missed, start events missed, pairs lost or evicted, fork/exit missed.
+/// Events lost by a query: dropped, missed, start events missed, pairs
+/// superseded, lost or evicted, fork/exit missed.
 pub fn lost(s: &ebq::QueryStats) -> u64 {
-    s.dropped + s.missed + s.missed_starts + s.pending_full + s.evicted + s.missed_tracking + s.untracked
+    s.dropped + s.missed + s.missed_starts + s.superseded + s.pending_full + s.evicted + s.missed_tracking + s.untracked
 }
 
 fn mpi_record_json(r: &mpi::Record, origin_ns: u64) -> Json {
@@ -306,8 +307,8 @@ pub fn text(
         if lost(st) > 0 {
             writeln!(
                 out,
-                "\nWARNING: the {name} query lost events ({} dropped, {} missed, {} start events missed, {} pairs lost, {} evicted, {} fork/exit missed, {} untracked): counters may be low",
-                st.dropped, st.missed, st.missed_starts, st.pending_full, st.evicted, st.missed_tracking, st.untracked
+                "\nWARNING: the {name} query lost events ({} dropped, {} missed, {} start events missed, {} pairs superseded, {} pairs lost, {} evicted, {} fork/exit missed, {} untracked): counters may be low",
+                st.dropped, st.missed, st.missed_starts, st.superseded, st.pending_full, st.evicted, st.missed_tracking, st.untracked
             )?;
         }
     }

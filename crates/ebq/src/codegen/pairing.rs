@@ -182,14 +182,29 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
         let e = crate::bind::ScalarExpr::Column { source: col.read_at_start().clone(), ty: *ty };
         c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));
     }
-    let _ = write!(
-        c,
-        "\tif (bpf_map_update_elem(&{}, &pk, &s, BPF_ANY)) {{\n\t\t__u32 zero = 0;\n\
-         \t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
-         \t\tif (stats)\n\t\t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\t}}\n\treturn 0;\n}}\n\n",
-        names.pending
-    );
+    c.push_str(&open_pair(names.pending));
     c
+}
+
+/// The start program's last step: the pair goes into `pending` as a new key.
+/// A key already open means that pair's end never ran (block requests and
+/// threads reuse their keys: the kernel can skip an end without counting it,
+/// README "Accounting") or its start repeated (a requeued request issued
+/// again): it is replaced and counted `superseded`, never silently
+/// overwritten. Only the rare paths cost a second update.
+fn open_pair(pending: &str) -> String {
+    format!(
+        "\tlong err = bpf_map_update_elem(&{pending}, &pk, &s, BPF_NOEXIST);\n\
+         \tif (!err)\n\t\treturn 0;\n\
+         \t__u32 zero = 0;\n\
+         \tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
+         \tif (!stats)\n\t\treturn 0;\n\
+         \tif (err == -17 /* EEXIST */ && !bpf_map_update_elem(&{pending}, &pk, &s, BPF_EXIST))\n\
+         \t\tstats->superseded++;\t/* an open pair under this key: its end never came */\n\
+         \telse if (bpf_map_update_elem(&{pending}, &pk, &s, BPF_NOEXIST))\n\
+         \t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\
+         \treturn 0;\n}}\n\n"
+    )
 }
 
 /// End program, before the stats lookup: compute the pairing key and look the pair up.

@@ -21,17 +21,21 @@ pub enum StatsField {
     PendingFull,
     /// `-c`: children not traced because `ebq_pids` was full.
     Untracked,
+    /// JOIN: open pairs a later start on the same key replaced before their
+    /// end came (last, so older readers of the pinned layout still fit).
+    Superseded,
 }
 
 impl StatsField {
     /// Every field, in memory order.
-    pub const ALL: [StatsField; 6] = [
+    pub const ALL: [StatsField; 7] = [
         StatsField::Seen,
         StatsField::Matched,
         StatsField::Dropped,
         StatsField::Unmatched,
         StatsField::PendingFull,
         StatsField::Untracked,
+        StatsField::Superseded,
     ];
 
     /// The C field name (`stats->NAME++` in the programs).
@@ -43,6 +47,7 @@ impl StatsField {
             StatsField::Unmatched => "unmatched",
             StatsField::PendingFull => "pending_full",
             StatsField::Untracked => "untracked",
+            StatsField::Superseded => "superseded",
         }
     }
 
@@ -50,6 +55,7 @@ impl StatsField {
     fn c_comment(self) -> &'static str {
         match self {
             StatsField::Untracked => "\t/* -c: children not traced because ebq_pids was full */",
+            StatsField::Superseded => "\t/* JOIN: open pairs a later start on their key replaced */",
             _ => "",
         }
     }
@@ -202,12 +208,14 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 48);
-        let mut value = vec![0u8; 48];
+        assert_eq!(layout.size(), 56);
+        let mut value = vec![0u8; 56];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
+        value[48..56].copy_from_slice(&9u64.to_ne_bytes());
         assert_eq!(layout.read(&value, StatsField::Untracked), 7);
+        assert_eq!(layout.read(&value, StatsField::Superseded), 9);
         assert_eq!(layout.read(&value, StatsField::Seen), 0);
-        assert!(layout.c_struct().ends_with("\t__u64 pending_full;\n\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n};\n\n"));
+        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n};\n\n"));
     }
 
     #[test]

@@ -782,6 +782,12 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
             stats.missed_starts as f64,
         ),
         counter(
+            "ebq_query_pairs_superseded_total",
+            "JOIN pairs a later start on the same key replaced before their end came: pairs never timed.",
+            None,
+            stats.superseded as f64,
+        ),
+        counter(
             "ebq_query_pairs_evicted_total",
             "JOIN pairs evicted because their end did not come within max_pair_age.",
             None,

@@ -98,6 +98,13 @@ pub struct QueryStats {
     pub pending_full: u64,
     /// `-c`: children not traced because the process set was full (`--max-tracked`).
     pub untracked: u64,
+    /// JOIN: open pairs a later start on the same key replaced before their
+    /// end came. Block requests and threads reuse their keys, so a pair whose
+    /// end the kernel skipped (counted in `missed` or, on this kernel, not
+    /// counted at all: README "Accounting") is superseded by the next start
+    /// rather than left open; a start that repeats (a requeued request issued
+    /// again) is counted here too. Each is a pair never timed.
+    pub superseded: u64,
     /// JOIN: open pairs evicted from the pairing map because their end did not
     /// come within `--max-pair-age` (e.g. `exit_group`, which never returns).
     pub evicted: u64,

@@ -359,6 +359,7 @@ impl SingleQuery {
                     StatsField::Unmatched => &mut s.unmatched,
                     StatsField::PendingFull => &mut s.pending_full,
                     StatsField::Untracked => &mut s.untracked,
+                    StatsField::Superseded => &mut s.superseded,
                 } += n;
             }
         }

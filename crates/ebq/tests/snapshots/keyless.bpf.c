@@ -59,6 +59,7 @@ struct ebq_stats {
 	__u64 unmatched;
 	__u64 pending_full;
 	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
+	__u64 superseded;	/* JOIN: open pairs a later start on their key replaced */
 };
 
 struct {
