@@ -374,12 +374,14 @@ fn sendfile_copy_file_range_and_splice_name_both_ends() {
 }
 
 #[test]
-fn io_ops_counts_the_system_call_and_io_uring_paths_as_fio_did() {
+fn io_ops_counts_the_system_call_aio_and_io_uring_paths_as_fio_did() {
     // Issue 14 item 6: one view, whatever the path. `path` 'syscall' is a system call
     // (enter ⋈ exit), 'io_uring' an io_uring request (submit ⋈ complete, its file from the
     // request: an fd's or a registered one, SQPOLL's poller thread included; its
-    // offset and length from the prepared request). The data file is named alike
-    // in every run, so the SQL (and its object) is one.
+    // offset and length from the prepared request), 'aio' an io_submit request
+    // (iomap's direct-I/O submission ⋈ completion on the kiocb, its file from the
+    // kiocb). The data file is named alike in every run, so the SQL (and its
+    // object) is one.
     let name = format!("ebq-io-ioops-{}.dat", std::process::id());
     let sql = format!(
         "SELECT path, op, COUNT(*) AS ops, SUM(bytes) AS bytes, SUM(offset) AS offsets FROM io.ops \
@@ -388,8 +390,11 @@ fn io_ops_counts_the_system_call_and_io_uring_paths_as_fio_did() {
     // fio's random map visits every block once: the offsets sum to 0 + 4 KiB + … + (4 MiB - 4 KiB).
     let offsets: u64 = (0..SIZE / BS).map(|i| i * BS).sum();
     for (engine, extra, path) in [
+        ("sync", "", "syscall"),
         ("psync", "", "syscall"),
         ("pvsync2", "", "syscall"),
+        ("posixaio", "", "syscall"),
+        ("libaio", "--direct=1 --iodepth=8", "aio"),
         ("io_uring", "", "io_uring"),
         ("io_uring", "--direct=1 --registerfiles=1 --fixedbufs=1", "io_uring"),
         ("io_uring", "--sqthread_poll=1", "io_uring"),

@@ -322,6 +322,7 @@ fn html_report_renders_in_headless_chromium_with_every_section() {
         "summary",
         "io-cost",
         "filesystems",
+        "paths",
         "files",
         "access-sizes",
         "common-sizes",
@@ -528,8 +529,9 @@ fn report_help_lists_the_report_options() {
 #[test]
 fn every_read_path_counts_in_the_report_with_its_offsets() {
     // Issue 14 items 1 and 7: fio reads a 4 MiB file front to back in 4 KiB requests
-    // through io_uring (queue depth 1: submitted in order), preadv2 (pvsync2) and
-    // lseek + readv (vsync). Under Darshan's rules each is 1024 reads of 4096 B, every
+    // through io_uring (queue depth 1: submitted in order), preadv2 (pvsync2),
+    // lseek + readv (vsync) and libaio's io_submit (O_DIRECT: iomap's direct I/O,
+    // queue depth 1). Under Darshan's rules each is 1024 reads of 4096 B, every
     // one but the first consecutive and sequential, the last byte at 4 MiB - 1, on its
     // path's own counters; the open is fio's openat. fio's JSON is the ground truth.
     let dir = std::env::temp_dir().join(format!("ebq-report-paths-{}", std::process::id()));
@@ -537,10 +539,16 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
     let data = dir.join("paths.dat");
     std::fs::write(&data, vec![7u8; 4 << 20]).unwrap();
     std::fs::File::open(&data).unwrap().sync_all().unwrap();
-    for (engine, via, seeks) in [("io_uring", "IO_URING", 0), ("pvsync2", "SYSCALL", 0), ("vsync", "SYSCALL", 1024)] {
+    for (engine, extra, via, seeks) in [
+        ("io_uring", "", "IO_URING", 0),
+        ("pvsync2", "", "SYSCALL", 0),
+        ("vsync", "", "SYSCALL", 1024),
+        ("libaio", "--direct=1", "AIO", 0),
+    ] {
         let (fio_json, trace) = (dir.join("fio.json"), dir.join("trace.parquet"));
         let cmd = format!(
-            "fio --name=j --filename={} --ioengine={engine} --rw=read --bs=4k --size=4M --output-format=json --output={}",
+            "fio --name=j --filename={} --ioengine={engine} {extra} --rw=read --bs=4k --size=4M --output-format=json \
+             --output={}",
             data.display(),
             fio_json.display()
         );
@@ -558,14 +566,17 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
         let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
         let f = doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == "paths.dat").expect("the data file");
         let c = counters(f);
-        let other = if via == "SYSCALL" { "IO_URING" } else { "SYSCALL" };
-        let want = serde_json::json!({
+        let mut want = serde_json::json!({
             "POSIX_OPENS": 1, "POSIX_READS": ios, "POSIX_BYTES_READ": bytes, "POSIX_WRITES": 0, "POSIX_SEEKS": seeks,
             "POSIX_CONSEC_READS": ios - 1, "POSIX_SEQ_READS": ios - 1, "POSIX_MAX_BYTE_READ": bytes - 1,
             "POSIX_SIZE_READ_1K_10K": ios, "POSIX_ACCESS1_ACCESS": 4096, "POSIX_ACCESS1_COUNT": ios,
-            format!("EBQ_{via}_READS"): ios, format!("EBQ_{via}_BYTES_READ"): bytes, format!("EBQ_{other}_READS"): 0,
             "EBQ_ERRORS": 0,
         });
+        for path in ["SYSCALL", "IO_URING", "AIO"] {
+            let (reads, read) = if path == via { (ios, bytes) } else { (0, 0) };
+            want[format!("EBQ_{path}_READS")] = reads.into();
+            want[format!("EBQ_{path}_BYTES_READ")] = read.into();
+        }
         for (k, v) in want.as_object().unwrap() {
             assert_eq!(&c[k], v, "{engine} {k}: {f}");
         }

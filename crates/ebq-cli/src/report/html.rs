@@ -14,7 +14,7 @@
 
 use super::mpi;
 use super::posix::{Fold, Record, BUCKETS};
-use super::terminal::{busiest, lost, Job};
+use super::terminal::{busiest, lost, path_totals, Job};
 use super::{OpKind, Operation};
 use std::fmt::Write as _;
 
@@ -183,6 +183,14 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         .collect();
     table(&mut s, "filesystems", &head, &rows);
     section(&mut body, "filesystems", "Per file system", &s);
+
+    let mut s = String::new();
+    let rows: Vec<Vec<String>> = path_totals(fold)
+        .into_iter()
+        .map(|(via, n)| std::iter::once(via.name().to_string()).chain(n.map(|v| v.to_string())).collect())
+        .collect();
+    table(&mut s, "paths", &["path", "reads", "writes", "bytes read", "bytes written"], &rows);
+    section(&mut body, "paths", "Per I/O path (system calls, io_uring, AIO)", &s);
 
     let mut s = String::new();
     let rows: Vec<Vec<String>> = busiest(fold).into_iter().map(|(_, r)| record_row(&r.name, r)).collect();

@@ -66,17 +66,20 @@ pub enum Via {
     Syscall,
     /// An io_uring request (its submission and completion).
     IoUring,
+    /// An AIO (`io_submit`) read or write, seen as the file system's direct I/O.
+    Aio,
 }
 
 impl Via {
     /// Every path, in report order.
-    pub const ALL: [Via; 2] = [Via::Syscall, Via::IoUring];
+    pub const ALL: [Via; 3] = [Via::Syscall, Via::IoUring, Via::Aio];
 
     /// The name in the trace, the HTML and the per-path counters (`EBQ_IO_URING_READS`).
     pub fn name(self) -> &'static str {
         match self {
             Via::Syscall => "syscall",
             Via::IoUring => "io_uring",
+            Via::Aio => "aio",
         }
     }
 }

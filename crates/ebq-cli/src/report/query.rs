@@ -1,6 +1,6 @@
 //! The report's one ebq query and the conversion of its rows into
 //! [`Operation`]s: the only place that knows the report is fed by system
-//! calls and io_uring requests. Everything after it (the Darshan fold, the
+//! calls, io_uring requests and AIO requests. Everything after it (the Darshan fold, the
 //! trace, the HTML) sees operations tagged with their [`Via`] only.
 
 use super::{FileKey, OpKind, Operation, Via};
@@ -26,6 +26,11 @@ use std::collections::HashMap;
 ///   or a registered one, read at completion), the pid the submitter's.
 ///   Reads, writes and fsyncs: io_uring's opens and closes carry no file in
 ///   the request (an open's is its result fd), so they are left out.
+/// - `path` 3, AIO (`io_submit`) reads and writes: iomap's direct-I/O
+///   submission paired with its completion on the `struct kiocb`, for kiocbs
+///   flagged IOCB_AIO_RW (`1 << 23`); `id` 1 for a write (IOCB_WRITE,
+///   `1 << 18`), else 0; the file is the kiocb's, read at completion as
+///   io_uring's is; offset `ki_pos`, size the iterator's count.
 pub const SQL: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
 SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
@@ -46,11 +51,20 @@ c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS op
 c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
 s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point \
 FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
-WHERE s.opcode IN (3, 4, 5, 22, 23)) u";
+WHERE s.opcode IN (3, 4, 5, 22, 23) \
+UNION ALL \
+SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 1 ELSE 0 END AS id, \
+c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
+0 AS open_inode, 0 AS open_dev, c.file_name AS open_file_name, b.iter.count AS size, b.iocb.ki_pos AS offset, \
+c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
+c.mount_point AS open_mount_point \
+FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
+WHERE b.iocb.ki_flags & 8388608 != 0) u";
 
 /// The I/O path of a row (the `path` column of [`SQL`]).
 const PATH_SYSCALL: u64 = 0;
 const PATH_IO_URING: u64 = 2;
+const PATH_AIO: u64 = 3;
 
 /// io_uring opcodes the report reads (include/uapi/linux/io_uring.h).
 const IO_URING_OPS: [(i64, OpKind); 5] =
@@ -116,6 +130,7 @@ impl Decoder {
         let (op, via) = match path {
             PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
             PATH_IO_URING => (IO_URING_OPS.iter().find(|(o, _)| *o == id)?.1, Via::IoUring),
+            PATH_AIO => (if id == 1 { OpKind::Write } else { OpKind::Read }, Via::Aio),
             _ => return None,
         };
         // Opens name the file by the fd they return (exit side); the rest by their fd argument.
@@ -146,7 +161,7 @@ impl Decoder {
             positioned: offset >= 0
                 && match via {
                     Via::Syscall => self.positioned.contains(&Some(id)),
-                    Via::IoUring => true,
+                    Via::IoUring | Via::Aio => true,
                 },
             // A vectored call's size is in its iovecs: what it returned stands for what it asked.
             asked: match (reads_or_writes, vectored) {

@@ -19,6 +19,18 @@ pub struct Job {
     pub stats: Vec<(&'static str, ebq::QueryStats)>,
 }
 
+/// Per I/O path, over every file system: reads, writes, bytes read and bytes
+/// written (the `EBQ_<PATH>_*` counters summed).
+pub fn path_totals(fold: &Fold) -> Vec<(Via, [i64; 4])> {
+    Via::ALL
+        .into_iter()
+        .map(|via| {
+            let sum = |what: &str| fold.filesystems.values().map(|r| r.get(&per_path(via, what))).sum::<i64>();
+            (via, [sum("READS"), sum("WRITES"), sum("BYTES_READ"), sum("BYTES_WRITTEN")])
+        })
+        .collect()
+}
+
 /// The accounting of one query as JSON: what the stderr stats line says.
 pub fn stats_json(s: &ebq::QueryStats) -> Json {
     json!({
@@ -236,17 +248,8 @@ pub fn text(
     }
     writeln!(out, "\nPer I/O path")?;
     writeln!(out, "{:<10} {:>8} {:>8} {:>12} {:>13}", "path", "reads", "writes", "bytes read", "bytes written")?;
-    for via in Via::ALL {
-        let sum = |what: &str| fold.filesystems.values().map(|r| r.get(&per_path(via, what))).sum::<i64>();
-        writeln!(
-            out,
-            "{:<10} {:>8} {:>8} {:>12} {:>13}",
-            via.name(),
-            sum("READS"),
-            sum("WRITES"),
-            sum("BYTES_READ"),
-            sum("BYTES_WRITTEN")
-        )?;
+    for (via, [reads, writes, read, written]) in path_totals(fold) {
+        writeln!(out, "{:<10} {reads:>8} {writes:>8} {read:>12} {written:>13}", via.name())?;
     }
     let files = busiest(fold);
     let shown = top.unwrap_or(files.len()).min(files.len());

@@ -213,6 +213,10 @@ impl SideReads {
             ColumnSource::Field { name, .. } => {
                 self.record.get_or_insert_with(|| name.clone());
             }
+            // At iomap's direct-I/O events the file is the raw `iocb`'s.
+            ColumnSource::File { column, fd } if fd == crate::catalog::file_columns::KIOCB_ARG => {
+                self.raw.get_or_insert_with(|| (column.name().to_string(), span));
+            }
             ColumnSource::File { column, .. } => {
                 self.record.get_or_insert_with(|| column.name().to_string());
             }

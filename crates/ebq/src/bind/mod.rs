@@ -460,26 +460,30 @@ impl Binder<'_> {
         first
     }
 
-    /// Column `name` of one side: a field (unless the side attaches as `tp_btf`
-    /// and a system column has the name), else a system column, else a file
+    /// Column `name` of one side: a field, else a system column, else a file
     /// column, else a raw argument (last: it parses the kernel's BTF, ~20 ms, which
-    /// queries naming only the others never need).
+    /// queries naming only the others never need). A side known to attach as
+    /// `tp_btf` has no record, so there a system column, a raw argument, then a
+    /// file column come before a field of the same name (`comm` at
+    /// block_rq_issue is the system column; `ret` at iomap_dio_complete the raw
+    /// `ssize_t ret`; `dev` at iomap_dio_rw_begin the file's, from `iocb`).
     fn side_lookup(&self, side: &Side, name: &str) -> Option<ScalarExpr> {
         if !self.union.is_empty() {
             return union_all::lookup(&self.union, name);
         }
-        // A tp_btf program has no record: there `comm` is the system column.
         let raw = self.sides.iter().position(|s| std::ptr::eq(s, side)).is_some_and(|i| self.raw[i]);
-        let system = SystemColumn::from_name(name).is_some();
-        let plain = (!(raw && system))
-            .then(|| field_column(side.format(), name, None).ok())
-            .flatten()
-            .or_else(|| {
-                SystemColumn::from_name(name)
-                    .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
-            })
-            .or_else(|| file::file_lookup(self.kernel, side.format(), name))
-            .or_else(|| btf_args::bare_arg(self.kernel, side.event, name))?;
+        let field = || field_column(side.format(), name, None).ok();
+        let system = || {
+            SystemColumn::from_name(name)
+                .map(|s| ScalarExpr::Column { source: ColumnSource::System(s), ty: s.data_type() })
+        };
+        let arg = || btf_args::bare_arg(self.kernel, side.event, name);
+        let file = || file::file_lookup(self.kernel, side.format(), name);
+        let plain = if raw {
+            system().or_else(arg).or_else(file).or_else(field)
+        } else {
+            field().or_else(system).or_else(file).or_else(arg)
+        }?;
         Some(side.carry(plain))
     }
 

@@ -299,13 +299,31 @@ pub fn request_field(format: &TracepointFormat) -> Option<&'static str> {
     (format.category == "io_uring" && aligned_int(format, "req")).then_some("req")
 }
 
+/// Events that get the `struct kiocb *iocb` of a direct read or write as
+/// raw argument 0 and have no record field for it: iomap's direct-I/O
+/// submission and completion, the events that see an AIO (`io_submit`)
+/// request. Their file is `iocb->ki_filp`, read by a tp_btf program.
+const KIOCB_EVENTS: [(&str, &str); 2] = [("iomap", "iomap_dio_rw_begin"), ("iomap", "iomap_dio_complete")];
+
+/// The raw argument whose file the file columns describe at a
+/// [`KIOCB_EVENTS`] event (`iocb`), or `None`. Such an event's [`fd_field`]
+/// is that argument: reading a file column there attaches it as tp_btf.
+pub fn kiocb_arg(format: &TracepointFormat) -> Option<&'static str> {
+    let listed = KIOCB_EVENTS.iter().any(|(category, name)| format.category == *category && format.name == *name);
+    (listed && format.field(KIOCB_ARG).is_none()).then_some(KIOCB_ARG)
+}
+
+/// The name of [`kiocb_arg`]'s argument.
+pub const KIOCB_ARG: &str = "iocb";
+
 /// The file columns of an event with file columns: every one of
 /// [`FileColumn::ALL`] but `file_pos` at an [`address_field`] event (a
-/// mapping has no file position) and at a [`request_field`] event (a request
-/// carries its own offset; the file's position is some other reader's).
+/// mapping has no file position) and at a [`request_field`] or [`kiocb_arg`]
+/// event (a request carries its own offset; the file's position is some
+/// other reader's).
 pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let request = request_field(format).is_some();
-    let positionless = address_field(format).is_some() || request;
+    let positionless = address_field(format).is_some() || request || kiocb_arg(format).is_some();
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
     file.chain(FileColumn::REQUEST.into_iter().filter(|_| request)).collect()
 }
@@ -317,7 +335,7 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
 pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
-    if let Some(field) = address_field(format).or_else(|| request_field(format)) {
+    if let Some(field) = address_field(format).or_else(|| request_field(format)).or_else(|| kiocb_arg(format)) {
         return Some(field);
     }
     // Every system call: the first argument is the fd of the fd-taking ones

@@ -318,6 +318,35 @@ static __always_inline __u32 ebq_req_len(__u64 req)
 
 "#;
 
+/// The file of a direct read or write's `struct kiocb` (raw argument 0 of
+/// `catalog::file_columns::kiocb_arg` events): `iocb->ki_filp`, a typed load.
+pub const KIOCB_TYPED: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
+static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
+{
+	struct kiocb *k = bpf_rdonly_cast((void *)iocb, bpf_core_type_id_kernel(struct kiocb));
+
+	return k->ki_filp;
+}
+
+"#;
+
+/// [`KIOCB_TYPED`] on kernels without `bpf_rdonly_cast`: one CO-RE read.
+pub const KIOCB: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
+static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
+{
+	return BPF_CORE_READ((struct kiocb *)iocb, ki_filp);
+}
+
+"#;
+
+/// The handle column at a `kiocb_arg` event (a tp_btf program: `ctx[0]` is the kiocb).
+pub fn load_kiocb(local: &str) -> String {
+    format!(
+        "	struct file *{local} = ebq_file_of_kiocb(ctx[0]);
+"
+    )
+}
+
 /// The handle column at an event whose file is an io_uring request's.
 pub fn load_request(local: &str, req: &str) -> String {
     format!("\tstruct file *{local} = ebq_file_of_req({req});\n")

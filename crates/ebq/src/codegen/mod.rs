@@ -127,6 +127,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         if k.events().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
             c.push_str(if k.typed_files { file::REQUEST_TYPED } else { file::REQUEST });
         }
+        if k.events().any(|e| crate::catalog::file_columns::kiocb_arg(&e.format).is_some()) {
+            c.push_str(if k.typed_files { file::KIOCB_TYPED } else { file::KIOCB });
+        }
         c.push_str(file::MOUNT_POINT);
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
     }
@@ -448,10 +451,12 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
             let mapped = crate::catalog::file_columns::address_field(format) == Some(fd.as_str());
             let request = crate::catalog::file_columns::request_field(format) == Some(fd.as_str());
+            let kiocb = crate::catalog::file_columns::kiocb_arg(format) == Some(fd.as_str());
             let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
             match *column {
                 FileColumn::Handle if mapped => return file::load_mapped(&local, &fd),
                 FileColumn::Handle if request => return file::load_request(&local, &fd),
+                FileColumn::Handle if kiocb => return file::load_kiocb(&local),
                 _ => {}
             }
             file::load(*column, &fd, &local, &handle)

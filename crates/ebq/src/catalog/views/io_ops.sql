@@ -43,4 +43,14 @@ FROM (
     c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
   FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
   WHERE s.opcode IN (1, 2, 3, 4, 5, 8, 17, 18, 19, 22, 23, 28, 55)
+  UNION ALL
+  SELECT 'aio' AS path,
+    CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 'write' ELSE 'read' END AS op,
+    b.pid AS pid, b.tid AS tid, b.comm AS comm, b.cgroup AS cgroup,
+    b.fs_type AS fs_type, b.mount_point AS mount_point, b.file_name AS file_name,
+    b.inode AS inode, b.dev AS dev,
+    b.iocb.ki_pos AS offset, b.iter.count AS bytes,
+    c.ret AS ret, b.time AS start, c.time AS end, c.time - b.time AS latency
+  FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb
+  WHERE b.iocb.ki_flags & 8388608 != 0
 ) u

@@ -54,7 +54,7 @@ fn io_ops_parses_with_its_columns() {
 fn inlines_columns_where_and_group_by() {
     let q = parse_query("SELECT op, COUNT(*), SUM(bytes) FROM io.ops WHERE pid = 7 GROUP BY op").unwrap();
     let out = inline(q, Catalog::fixture().views()).unwrap();
-    assert_eq!(out.union.len(), 2, "FROM became the view's union");
+    assert_eq!(out.union.len(), 3, "FROM became the view's union");
     assert!(out.union.iter().all(|b| b.join.is_some()), "each branch pairs two events");
     assert_eq!(out.from.alias.as_deref(), Some("u"));
     let own = out.union[0].selection.as_ref().unwrap().to_string();
