@@ -16,10 +16,11 @@ FROM (
   WHERE id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'))
   UNION ALL
   SELECT s.pid AS who, s.comm AS name, c.file_name AS file, c.fs_type AS fs,
-         CASE WHEN s.opcode IN (2, 5, 23) THEN 1 ELSE 0 END AS is_write,
-         CASE WHEN s.opcode IN (1, 2) THEN c.res ELSE s.req_len END AS bytes
+         CASE WHEN s.opcode IN (io_uring_op('WRITEV'), io_uring_op('WRITE_FIXED'), io_uring_op('WRITE')) THEN 1 ELSE 0 END AS is_write,
+         CASE WHEN s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV')) THEN c.res ELSE s.req_len END AS bytes
   FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
-  WHERE s.opcode IN (1, 2, 4, 5, 22, 23) AND c.res >= 0
+  WHERE s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'),
+                     io_uring_op('READ'), io_uring_op('WRITE')) AND c.res >= 0
 ) u
 GROUP BY who, name, file, fs
 ORDER BY SUM(bytes) DESC

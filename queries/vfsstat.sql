@@ -15,14 +15,15 @@ FROM (
                syscall_nr('fsync'), syscall_nr('fdatasync'),
                syscall_nr('open'), syscall_nr('openat'), syscall_nr('openat2'), syscall_nr('creat'))
   UNION ALL
-  -- io_uring opcodes: READV 1, WRITEV 2, FSYNC 3, READ_FIXED 4, WRITE_FIXED 5, OPENAT 18, READ 22, WRITE 23, OPENAT2 28.
   SELECT 'io_uring' AS path,
-         CASE WHEN opcode IN (1, 4, 22) THEN 'read'
-              WHEN opcode IN (2, 5, 23) THEN 'write'
-              WHEN opcode = 3 THEN 'fsync'
+         CASE WHEN opcode IN (io_uring_op('READV'), io_uring_op('READ_FIXED'), io_uring_op('READ')) THEN 'read'
+              WHEN opcode IN (io_uring_op('WRITEV'), io_uring_op('WRITE_FIXED'), io_uring_op('WRITE')) THEN 'write'
+              WHEN opcode = io_uring_op('FSYNC') THEN 'fsync'
               ELSE 'open' END AS op
   FROM io_uring.io_uring_submit_req
-  WHERE opcode IN (1, 2, 3, 4, 5, 18, 22, 23, 28)
+  WHERE opcode IN (io_uring_op('READV'), io_uring_op('WRITEV'), io_uring_op('FSYNC'), io_uring_op('READ_FIXED'),
+                   io_uring_op('WRITE_FIXED'), io_uring_op('OPENAT'), io_uring_op('READ'), io_uring_op('WRITE'),
+                   io_uring_op('OPENAT2'))
 ) u
 GROUP BY path, op
 WINDOW(time, {interval_ms});

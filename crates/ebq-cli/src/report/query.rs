@@ -21,7 +21,8 @@ use std::collections::HashMap;
 ///   exit, and the stash shares the entry program's 512-byte stack with the
 ///   file columns' strings.
 /// - `path` 2, io_uring requests: submission paired with completion on the
-///   request; `id` is the opcode, the offset and length are the prepared
+///   request; `id` is the operation (0 read: READ, READ_FIXED; 1 write: WRITE,
+///   WRITE_FIXED; 2 fsync: FSYNC — opcodes by name, `io_uring_op`), the offset and length are the prepared
 ///   request's (`req_offset`, `req_len`), the file is the request's (an fd's
 ///   or a registered one, read at completion), the pid the submitter's.
 ///   Reads, writes and fsyncs: io_uring's opens and closes carry no file in
@@ -46,12 +47,15 @@ syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwr
 syscall_nr('pwritev2'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
 syscall_nr('fsync'), syscall_nr('fdatasync')) \
 UNION ALL \
-SELECT s.time AS time, 2 AS path, s.opcode AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
+SELECT s.time AS time, 2 AS path, \
+CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN 1 \
+WHEN s.opcode = io_uring_op('FSYNC') THEN 2 ELSE 0 END AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
 c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
 s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point \
 FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
-WHERE s.opcode IN (3, 4, 5, 22, 23) \
+WHERE s.opcode IN (io_uring_op('FSYNC'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), \
+io_uring_op('READ'), io_uring_op('WRITE')) \
 UNION ALL \
 SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 1 ELSE 0 END AS id, \
 c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
@@ -66,9 +70,9 @@ const PATH_SYSCALL: u64 = 0;
 const PATH_IO_URING: u64 = 2;
 const PATH_AIO: u64 = 3;
 
-/// io_uring opcodes the report reads (include/uapi/linux/io_uring.h).
-const IO_URING_OPS: [(i64, OpKind); 5] =
-    [(3, OpKind::Fsync), (4, OpKind::Read), (5, OpKind::Write), (22, OpKind::Read), (23, OpKind::Write)];
+/// What an io_uring or AIO row's `id` says: the SQL folds opcodes and kiocb
+/// flags into 0 read, 1 write, 2 fsync.
+const REQUEST_KINDS: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
 
 fn num(v: &Value) -> u64 {
     match v {
@@ -129,8 +133,8 @@ impl Decoder {
         let (path, id) = (num(&r[1]), num(&r[2]) as i64);
         let (op, via) = match path {
             PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
-            PATH_IO_URING => (IO_URING_OPS.iter().find(|(o, _)| *o == id)?.1, Via::IoUring),
-            PATH_AIO => (if id == 1 { OpKind::Write } else { OpKind::Read }, Via::Aio),
+            PATH_IO_URING => (*REQUEST_KINDS.get(id as usize)?, Via::IoUring),
+            PATH_AIO => (*REQUEST_KINDS.get(id as usize)?, Via::Aio),
             _ => return None,
         };
         // Opens name the file by the fd they return (exit side); the rest by their fd argument.

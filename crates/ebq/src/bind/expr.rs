@@ -417,15 +417,56 @@ impl Binder<'_> {
                         _ => Err(err(e, "syscall_nr('name') needs a string literal")),
                     },
                     ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
+                    ("enum_value", [FunctionArgExpr::Expr(Expr::Value(t)), FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => {
+                        match (&t.value, &v.value) {
+                            (Value::SingleQuotedString(ty), Value::SingleQuotedString(n)) => self.enum_value(ty, n, arg),
+                            _ => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
+                        }
+                    }
+                    ("enum_value", _) => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
+                    // io_uring_op('READ') = enum_value('io_uring_op', 'IORING_OP_READ').
+                    ("io_uring_op", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
+                        Value::SingleQuotedString(n) => self.enum_value("io_uring_op", &format!("IORING_OP_{n}"), arg),
+                        _ => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
+                    },
+                    ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
                     ("str", args) => self.user_string(e, args),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
                     )),
                 }
             }
             other => Err(expr_err(e, format!("`{other}` is not supported in ebq expressions"))),
         }
+    }
+
+    /// `enum_value('io_uring_op', 'IORING_OP_READ')`: the enumerator's value in
+    /// the running kernel's BTF, a constant at bind time (as `syscall_nr` is from
+    /// the system call table), so a query names opcodes instead of numbers that
+    /// move between kernels.
+    fn enum_value(&self, enum_name: &str, name: &str, at: &Expr) -> Result<ScalarExpr> {
+        let Some(btf) = self.kernel.btf() else {
+            return Err(err(at, "enum_value() reads the kernel's BTF, which this machine does not have"));
+        };
+        if let Some(v) = btf.enumerator(enum_name, name) {
+            let ty = if v < 0 { DataType::I64 } else { DataType::U64 };
+            return Ok(ScalarExpr::Int { value: v as u64, ty });
+        }
+        let enums: Vec<_> = btf
+            .find_all(enum_name)
+            .filter_map(|id| match btf.kind(id) {
+                crate::btf::Kind::Enum(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let Some(e) = enums.first() else {
+            return Err(err(at, format!("`enum {enum_name}` is not in this kernel's BTF")));
+        };
+        let names: Vec<&str> = btf.enum_values(*e).iter().map(|v| btf.name(v)).collect();
+        let shown = names.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+        let more = if names.len() > 12 { format!(", … ({} in all)", names.len()) } else { String::new() };
+        Err(err(at, format!("`{name}` is not an enumerator of `enum {enum_name}` on this kernel: {shown}{more}")))
     }
 
     fn column(&self, parts: &[&str], e: &Expr) -> Result<ScalarExpr> {

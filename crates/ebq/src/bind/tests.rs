@@ -115,3 +115,27 @@ fn req_flags_needs_the_kernels_request_enums() {
     let e = rendered("SELECT COUNT(*) FROM block.block_rq_complete WHERE req_flags(rq.cmd_flags) = 'Write'");
     assert!(e.contains("req_flags() is computed in user space, per group"), "{e}");
 }
+
+#[test]
+fn io_uring_opcodes_are_named_from_the_kernels_btf() {
+    // io_uring_op('READ') is enum_value('io_uring_op', 'IORING_OP_READ'): 22 in the kernel's enum.
+    let by_name = bind("SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = io_uring_op('READ')").unwrap();
+    let by_enum = bind(
+        "SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = enum_value('io_uring_op', 'IORING_OP_READ')",
+    )
+    .unwrap();
+    let by_number = bind("SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = 22").unwrap();
+    assert_eq!(format!("{:?}", by_name.filter), format!("{:?}", by_number.filter));
+    assert_eq!(format!("{:?}", by_enum.filter), format!("{:?}", by_number.filter));
+    let sql = "SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = io_uring_op('REED')";
+    let e = rendered(sql);
+    assert!(
+        e.starts_with(
+            "error: `IORING_OP_REED` is not an enumerator of `enum io_uring_op` on this kernel: IORING_OP_NOP, \
+             IORING_OP_READV"
+        ) && e.contains("(14 in all) at 1:78"),
+        "{e}"
+    );
+    let e = rendered("SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = enum_value('no_such', 'X')");
+    assert!(e.starts_with("error: `enum no_such` is not in this kernel's BTF at 1:"), "{e}");
+}

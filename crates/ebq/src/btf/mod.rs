@@ -262,6 +262,21 @@ impl Btf {
         self.find_all(name).find(|&id| self.kind(id).tag() == tag)
     }
 
+    /// The value of enumerator `value` of `enum enum_name` (`io_uring_op`,
+    /// `IORING_OP_READ` → 22), read as signed when the enum is.
+    pub fn enumerator(&self, enum_name: &str, value: &str) -> Option<i64> {
+        self.find_all(enum_name).find_map(|id| match self.kind(id) {
+            Kind::Enum(e) => self.enum_values(e).iter().find(|v| self.name(*v) == value).map(|v| {
+                if e.signed || e.size == 8 {
+                    v.value as i64
+                } else {
+                    v.value as u32 as i64
+                }
+            }),
+            _ => None,
+        })
+    }
+
     /// Every type named `name`, in id order.
     pub fn find_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = TypeId> + 'a {
         self.index.get_or_init(|| index::NameIndex::build(self)).lookup(self, name)

@@ -27,22 +27,25 @@ FROM (
     syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
   UNION ALL
   SELECT 'io_uring' AS path,
-    CASE WHEN s.opcode IN (1, 4, 22) THEN 'read'
-         WHEN s.opcode IN (2, 5, 23) THEN 'write'
-         WHEN s.opcode IN (3, 8) THEN 'sync'
-         WHEN s.opcode IN (18, 28) THEN 'open'
-         WHEN s.opcode = 19 THEN 'close'
+    CASE WHEN s.opcode IN (io_uring_op('READV'), io_uring_op('READ_FIXED'), io_uring_op('READ')) THEN 'read'
+         WHEN s.opcode IN (io_uring_op('WRITEV'), io_uring_op('WRITE_FIXED'), io_uring_op('WRITE')) THEN 'write'
+         WHEN s.opcode IN (io_uring_op('FSYNC'), io_uring_op('SYNC_FILE_RANGE')) THEN 'sync'
+         WHEN s.opcode IN (io_uring_op('OPENAT'), io_uring_op('OPENAT2')) THEN 'open'
+         WHEN s.opcode = io_uring_op('CLOSE') THEN 'close'
          ELSE 'meta' END AS op,
     s.pid AS pid, s.tid AS tid, s.comm AS comm, s.cgroup AS cgroup,
     c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name,
     c.inode AS inode, c.dev AS dev,
     s.req_offset AS offset,
-    CASE WHEN s.opcode IN (4, 5, 22, 23) THEN s.req_len
-         WHEN s.opcode IN (1, 2) THEN c.res
+    CASE WHEN s.opcode IN (io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), io_uring_op('READ'), io_uring_op('WRITE'))
+           THEN s.req_len
+         WHEN s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV')) THEN c.res
          ELSE 0 END AS bytes,
     c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
   FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
-  WHERE s.opcode IN (1, 2, 3, 4, 5, 8, 17, 18, 19, 22, 23, 28, 55)
+  WHERE s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV'), io_uring_op('FSYNC'), io_uring_op('READ_FIXED'),
+    io_uring_op('WRITE_FIXED'), io_uring_op('SYNC_FILE_RANGE'), io_uring_op('FALLOCATE'), io_uring_op('OPENAT'),
+    io_uring_op('CLOSE'), io_uring_op('READ'), io_uring_op('WRITE'), io_uring_op('OPENAT2'), io_uring_op('FTRUNCATE'))
   UNION ALL
   SELECT 'aio' AS path,
     CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 'write' ELSE 'read' END AS op,
