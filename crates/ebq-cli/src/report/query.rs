@@ -21,10 +21,11 @@ use std::collections::HashMap;
 ///   exit, and the stash shares the entry program's 512-byte stack with the
 ///   file columns' strings.
 /// - `path` 2, io_uring requests: submission paired with completion on the
-///   request; `id` is the operation (0 read: READ, READ_FIXED; 1 write: WRITE,
-///   WRITE_FIXED; 2 fsync: FSYNC — opcodes by name, `io_uring_op`), the offset and length are the prepared
-///   request's (`req_offset`, `req_len`), the file is the request's (an fd's
-///   or a registered one, read at completion), the pid the submitter's.
+///   request; `id` is the operation (0 read: READ, READ_FIXED; 1 write:
+///   WRITE, WRITE_FIXED; 2 fsync: FSYNC — opcodes by name, `io_uring_op`),
+///   the offset and length are the prepared request's (`req_offset`,
+///   `req_len`), the file is the request's (an fd's or a registered one,
+///   read at completion), the pid the submitter's.
 ///   Reads, writes and fsyncs: io_uring's opens and closes carry no file in
 ///   the request (an open's is its result fd), so they are left out.
 /// - `path` 3, AIO (`io_submit`) reads and writes: iomap's direct-I/O

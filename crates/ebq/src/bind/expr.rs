@@ -453,17 +453,14 @@ impl Binder<'_> {
             let ty = if v < 0 { DataType::I64 } else { DataType::U64 };
             return Ok(ScalarExpr::Int { value: v as u64, ty });
         }
-        let enums: Vec<_> = btf
-            .find_all(enum_name)
-            .filter_map(|id| match btf.kind(id) {
-                crate::btf::Kind::Enum(e) => Some(e),
-                _ => None,
-            })
-            .collect();
-        let Some(e) = enums.first() else {
+        let enumeration = btf.find_all(enum_name).find_map(|id| match btf.kind(id) {
+            crate::btf::Kind::Enum(e) => Some(e),
+            _ => None,
+        });
+        let Some(e) = enumeration else {
             return Err(err(at, format!("`enum {enum_name}` is not in this kernel's BTF")));
         };
-        let names: Vec<&str> = btf.enum_values(*e).iter().map(|v| btf.name(v)).collect();
+        let names: Vec<&str> = btf.enum_values(e).iter().map(|v| btf.name(v)).collect();
         let shown = names.iter().take(12).copied().collect::<Vec<_>>().join(", ");
         let more = if names.len() > 12 { format!(", … ({} in all)", names.len()) } else { String::new() };
         Err(err(at, format!("`{name}` is not an enumerator of `enum {enum_name}` on this kernel: {shown}{more}")))
