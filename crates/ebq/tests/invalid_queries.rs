@@ -33,7 +33,7 @@ const READ: &str = "syscalls.sys_enter_read";
 
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
-starts_with(column, 'prefix'), syscall_nr('name'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
+starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
 
 fn engine() -> Engine {
     Engine::with_kernel(FixtureKernel::checked_in())
