@@ -341,10 +341,7 @@ static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
 
 /// The handle column at a `kiocb_arg` event (a tp_btf program: `ctx[0]` is the kiocb).
 pub fn load_kiocb(local: &str) -> String {
-    format!(
-        "	struct file *{local} = ebq_file_of_kiocb(ctx[0]);
-"
-    )
+    format!("\tstruct file *{local} = ebq_file_of_kiocb(ctx[0]);\n")
 }
 
 /// The handle column at an event whose file is an io_uring request's.

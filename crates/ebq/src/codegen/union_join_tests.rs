@@ -147,6 +147,30 @@ fn io_uring_file_columns_read_the_requests_file() {
 }
 
 #[test]
+fn aio_file_columns_read_the_kiocbs_file_in_a_tp_btf_program() {
+    // iomap's direct-I/O events have no fd: their file is raw argument 0's,
+    // `iocb->ki_filp`, so reading a file column attaches them as tp_btf, where
+    // `dev` is the file's (the record's own `dev` is out of reach) and `ret`
+    // at the completion the raw `ssize_t ret`.
+    let c = generate_for(
+        "SELECT b.file_name, b.dev, COUNT(*), SUM(c.ret) FROM iomap.iomap_dio_rw_begin b \
+         JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb GROUP BY b.file_name, b.dev",
+    );
+    assert!(c.contains("SEC(\"tp_btf/iomap_dio_rw_begin\")"), "{c}");
+    assert!(c.contains("SEC(\"tp_btf/iomap_dio_complete\")"), "{c}");
+    assert!(c.contains("struct file *fc_file = ebq_file_of_kiocb(ctx[0]);"), "{c}");
+    assert!(
+        c.contains("return BPF_CORE_READ((struct kiocb *)iocb, ki_filp);"),
+        "the fixture has no bpf_rdonly_cast: {c}"
+    );
+    assert!(c.contains("ctx[2];\t/* ret: ssize_t */"), "{c}");
+    let Err(crate::Error::Query(q)) = engine().prepare("SELECT file_pos FROM iomap.iomap_dio_rw_begin") else {
+        panic!("file_pos refused")
+    };
+    assert!(q.span.is_some(), "{}", q.message);
+}
+
+#[test]
 fn io_uring_request_columns_read_the_prepared_request() {
     let p = engine().prepare("SELECT opcode, req_offset, req_len FROM io_uring.io_uring_submit_req").unwrap();
     let schema: Vec<String> = p.logical.schema().iter().map(|(n, t)| format!("{n} {t}")).collect();
