@@ -10,6 +10,7 @@ mod common;
 use common::{rows_of, run_around, s, u};
 use ebq::Scope;
 use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// io.ops `op` values (crates/ebq/src/catalog/views/io_ops.sql).
@@ -67,6 +68,52 @@ fn io_ops_counts_and_bytes_per_op_and_file_equal_the_workload_tally() {
 #[test]
 fn io_ops_counts_preadv2_and_pwritev2_by_returned_bytes() {
     check(true);
+}
+
+#[test]
+fn every_io_ops_column_at_once_streams_each_call_of_the_workload() {
+    // All 17 columns in one row query: the syscall branch's start carries four file-column
+    // strings and ten numbers into its pair (built in per-CPU scratch, not on the BPF stack).
+    let dir = std::env::temp_dir().join(format!("ebq-ioops-all-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("f1");
+    let comm = "ebq-ioops-all";
+    let path = file.to_str().unwrap();
+    let args = ["fileio", "--files", path, "--writes", "6", "--reads", "5", "--size", "1000", "--comm", comm];
+    let cols = "path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency";
+    let sql = format!("SELECT {cols} FROM io.ops WHERE comm = '{comm}'");
+    let (outs, stats, report) = run_around(&sql, |_| Scope::All, &args);
+    let meta = std::fs::metadata(&file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(stats.dropped, 0);
+    let rows: Vec<_> = rows_of(&outs).into_iter().filter(|r| s(r, "file_name") == "f1").collect();
+    let f = &report["files"][0];
+    let (reads, writes) = (
+        f["reads"].as_u64().unwrap() + f["preads"].as_u64().unwrap(),
+        f["writes"].as_u64().unwrap() + f["pwrites"].as_u64().unwrap(),
+    );
+    let of = |op: &str| rows.iter().filter(|r| s(r, "op") == op).collect::<Vec<_>>();
+    assert_eq!(
+        (of(READ).len() as u64, of(WRITE).len() as u64, of(SEEK).len(), of(CLOSE).len()),
+        (reads, writes, 1, 1),
+        "{rows:?}"
+    );
+    let dev = u64::from(libc::major(meta.dev())) << 20 | u64::from(libc::minor(meta.dev()));
+    let pid = report["pid"].as_u64().unwrap();
+    for r in &rows {
+        assert_eq!(
+            (s(r, "path").as_str(), s(r, "comm").as_str(), u(r, "pid"), u(r, "tid")),
+            ("syscall", comm, pid, pid),
+            "{r:?}"
+        );
+        assert_eq!((u(r, "inode"), u(r, "dev")), (meta.ino(), dev), "{r:?}");
+        assert!(!s(r, "fs_type").is_empty() && path.starts_with(&s(r, "mount_point")), "{r:?}");
+        assert!(u(r, "cgroup") > 0 && u(r, "end") >= u(r, "start"), "{r:?}");
+        assert_eq!(u(r, "latency"), u(r, "end") - u(r, "start"), "{r:?}");
+    }
+    for r in of(READ).into_iter().chain(of(WRITE)) {
+        assert_eq!((u(r, "bytes"), u(r, "ret")), (1000, 1000), "{r:?}");
+    }
 }
 
 #[test]

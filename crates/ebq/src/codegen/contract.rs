@@ -119,6 +119,8 @@ pub enum MapRole {
     Pending,
     /// JOIN: the end program's per-CPU copy of its pair.
     Taken,
+    /// JOIN: the start programs' per-CPU pair under construction, a slot each.
+    Opening,
     /// File columns: per-CPU scratch for path walks.
     PathScratch,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).

@@ -232,6 +232,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         let stash = Layout::Struct(p.stash.clone());
         let names = pairing::PairNames::of(p);
         maps.push(map_info(names.pending, MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
+        maps.push(map_info(names.opening, MapRole::Opening, Layout::U32, stash.clone()));
         if !p.carried.is_empty() {
             maps.push(map_info(names.taken, MapRole::Taken, Layout::U32, stash));
         }

@@ -21,6 +21,9 @@ pub struct PairNames {
     pub pending: &'static str,
     /// The end program's per-CPU copy of its pair (`ebq_taken`).
     pub taken: &'static str,
+    /// The start programs' per-CPU pair under construction, one slot per
+    /// start program (`ebq_opening`).
+    pub opening: &'static str,
 }
 
 /// Most pairings in one object: one per union branch.
@@ -34,6 +37,16 @@ const TAKEN: [&str; MAX] = [
     "ebq_taken_5",
     "ebq_taken_6",
     "ebq_taken_7",
+];
+const OPENING: [&str; MAX] = [
+    "ebq_opening",
+    "ebq_opening_1",
+    "ebq_opening_2",
+    "ebq_opening_3",
+    "ebq_opening_4",
+    "ebq_opening_5",
+    "ebq_opening_6",
+    "ebq_opening_7",
 ];
 /// The start program of union branch `b > 0` (index 0 unused: it is [`super::names::PAIR_START`]).
 const BRANCH_STARTS: [&str; MAX] = [
@@ -56,6 +69,7 @@ impl PairNames {
             stash: format!("ebq_stash{suffix}"),
             pending: p.map_name(),
             taken: TAKEN[p.branch],
+            opening: OPENING[p.branch],
         }
     }
 }
@@ -79,6 +93,17 @@ pub fn declarations(p: &Pairing) -> String {
          \t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, {});\n\
          \t__type(key, struct {});\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
         p.max_pending, n.key, n.stash, n.pending
+    );
+    let _ = write!(
+        c,
+        "/* The pair each start program builds before it goes into {}: per-CPU scratch (one slot\n \
+         * per start program, which the kernel never runs nested on one CPU), not the 512-byte stack. */\n\
+         struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, {});\n\
+         \t__type(key, __u32);\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
+        n.pending,
+        p.starts().len(),
+        n.stash,
+        n.opening
     );
     if !p.carried.is_empty() {
         let _ = write!(
@@ -126,11 +151,12 @@ fn start_struct(p: &Pairing, i: usize) -> String {
 
 /// The start programs, one per start event.
 pub fn start_programs(p: &Pairing) -> String {
-    p.starts().iter().enumerate().map(|(i, s)| start_program(s, start_name(p, i), &start_struct(p, i))).collect()
+    p.starts().iter().enumerate().map(|(i, s)| start_program(s, i, start_name(p, i), &start_struct(p, i))).collect()
 }
 
-/// A start program: scope, start-side WHERE, then store the carried columns.
-fn start_program(p: &Pairing, function: &str, record: &str) -> String {
+/// Start program `slot` of its pairing: scope, start-side WHERE, then store
+/// the carried columns.
+fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> String {
     let format = &p.start;
     let header = super::probe::program_header(&p.start, function).unwrap_or_else(|| {
         let (category, name) = (&p.start.format.category, &p.start.format.name);
@@ -174,13 +200,21 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
     let names = PairNames::of(p);
     let _ = writeln!(
         c,
-        "\tstruct {} s = {{}};\n\ts.{} = bpf_ktime_get_ns();\t/* its age evicts an orphan */",
+        "\t__u32 slot = {slot};\n\tstruct {} *s = bpf_map_lookup_elem(&{}, &slot);\n\n\tif (!s)\n\t\treturn 0;\n\
+         \ts->{} = bpf_ktime_get_ns();\t/* its age evicts an orphan */",
         names.stash,
+        names.opening,
         crate::plan::OPENED
     );
     for (col, ty, pos) in &p.carried {
         let e = crate::bind::ScalarExpr::Column { source: col.read_at_start().clone(), ty: *ty };
-        c.push_str(&assign("s.", &p.stash.fields[*pos].name, &e));
+        let field = &p.stash.fields[*pos].name;
+        if matches!(ty, DataType::Str { .. }) {
+            // The scratch keeps the last pair's bytes: a string read stops at its NUL, and the end
+            // copies the whole field into keys, so the rest must be zeros.
+            let _ = writeln!(c, "\t__builtin_memset(s->{field}, 0, sizeof(s->{field}));");
+        }
+        c.push_str(&assign("s->", field, &e));
     }
     c.push_str(&open_pair(names.pending));
     c
@@ -194,14 +228,14 @@ fn start_program(p: &Pairing, function: &str, record: &str) -> String {
 /// overwritten. Only the rare paths cost a second update.
 fn open_pair(pending: &str) -> String {
     format!(
-        "\tlong err = bpf_map_update_elem(&{pending}, &pk, &s, BPF_NOEXIST);\n\
+        "\tlong err = bpf_map_update_elem(&{pending}, &pk, s, BPF_NOEXIST);\n\
          \tif (!err)\n\t\treturn 0;\n\
          \t__u32 zero = 0;\n\
          \tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
          \tif (!stats)\n\t\treturn 0;\n\
-         \tif (err == -17 /* EEXIST */ && !bpf_map_update_elem(&{pending}, &pk, &s, BPF_EXIST))\n\
+         \tif (err == -17 /* EEXIST */ && !bpf_map_update_elem(&{pending}, &pk, s, BPF_EXIST))\n\
          \t\tstats->superseded++;\t/* an open pair under this key: its end never came */\n\
-         \telse if (bpf_map_update_elem(&{pending}, &pk, &s, BPF_NOEXIST))\n\
+         \telse if (bpf_map_update_elem(&{pending}, &pk, s, BPF_NOEXIST))\n\
          \t\tstats->pending_full++;\t/* pairing map full: this pair is lost */\n\
          \treturn 0;\n}}\n\n"
     )

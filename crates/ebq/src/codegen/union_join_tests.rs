@@ -44,7 +44,7 @@ fn each_pairing_branch_has_its_own_map_structs_and_start_program() {
     // Each end program looks up and closes its own pairs only.
     assert!(c.contains("struct ebq_stash_1 *pending = bpf_map_lookup_elem(&ebq_pending_1, &pk);"), "{c}");
     assert!(c.contains("bpf_map_delete_elem(&ebq_pending_1, &pk);"), "{c}");
-    assert!(c.contains("bpf_map_update_elem(&ebq_pending_1, &pk, &s, BPF_NOEXIST)"), "{c}");
+    assert!(c.contains("bpf_map_update_elem(&ebq_pending_1, &pk, s, BPF_NOEXIST)"), "{c}");
 }
 
 #[test]

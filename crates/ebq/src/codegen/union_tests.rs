@@ -22,7 +22,7 @@ fn each_branch_is_a_start_program_with_its_own_record_and_filter() {
     assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_pair_start_1(__u64 *ctx)"), "{c}");
     assert!(!c.contains("struct ebq_start_event_1 {"), "{c}");
     assert_eq!(c.matches("/* WHERE (fd > 2) */").count(), 1, "{c}");
-    assert_eq!(c.matches("long err = bpf_map_update_elem(&ebq_pending, &pk, &s, BPF_NOEXIST)").count(), 2, "{c}");
+    assert_eq!(c.matches("long err = bpf_map_update_elem(&ebq_pending, &pk, s, BPF_NOEXIST)").count(), 2, "{c}");
     assert!(!c.contains("int ebq_pair_start("), "{c}");
 }
 

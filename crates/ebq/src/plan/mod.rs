@@ -947,7 +947,7 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
         ));
     }
     if let Some(p) = pairing {
-        // The start program: its key, the stash it fills, and the strings it reads.
+        // The start program: its key and the strings it reads (the pair it fills is per-CPU scratch).
         let mut start_strings = 0;
         for (c, _, _) in &p.carried {
             let c = c.read_at_start();
@@ -955,7 +955,7 @@ fn check_stack(logical: &LogicalPlan, output: &KernelOutput, pairing: Option<&Pa
                 start_strings += c.string_cap().map_or(0, u32::from);
             }
         }
-        let start_total = p.key.size + p.stash.size + start_strings;
+        let start_total = p.key.size + start_strings;
         if start_total > STACK_BUDGET {
             return Err(Error::query(
                 Stage::Plan,

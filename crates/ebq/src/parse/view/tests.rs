@@ -82,11 +82,22 @@ fn unknown_view_column_is_positioned_and_lists_the_columns() {
 }
 
 #[test]
-fn every_column_at_once_is_a_plan_error_at_the_view_name() {
+fn every_column_at_once_compiles_the_start_pairs_in_per_cpu_scratch() {
+    // The start programs build their pair in a per-CPU slot, not on the stack: the syscall
+    // branch's 17 columns (four file-column strings among them) once needed 424 of 400 bytes.
     let cols = Catalog::fixture().view("io.ops").unwrap().columns.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>();
-    let sql = format!("SELECT {} FROM io.ops", cols.join(", "));
-    let q = err(&engine(), &sql);
-    assert!(q.message.contains("bytes of BPF stack"), "{}", q.message);
+    let p = engine().prepare(&format!("SELECT {} FROM io.ops", cols.join(", "))).unwrap();
+    let c = p.source();
+    assert!(c.contains("struct ebq_stash *s = bpf_map_lookup_elem(&ebq_opening, &slot);"), "{c}");
+    assert!(c.contains("__builtin_memset(s->"), "scratch strings are zeroed past their NUL: {c}");
+}
+
+#[test]
+fn a_plan_error_at_a_join_inside_the_view_points_at_the_view_name() {
+    let options = crate::plan::PlanOptions { max_pending: 0, ..Default::default() };
+    let sql = "SELECT path, COUNT(*) FROM io.ops GROUP BY path";
+    let q = err(&engine().with_options(options), sql);
+    assert!(q.message.contains("--max-pending"), "{}", q.message);
     let from = sql.find("io.ops").unwrap() as u32 + 1;
     assert_eq!(q.span.unwrap().start, at(1, from));
 }
