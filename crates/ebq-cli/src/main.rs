@@ -533,7 +533,11 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
         for c in ebq::catalog::file_columns::columns_at(f) {
             let (name, ty) = (c.name_at(end), c.data_type().to_string());
             let of = if mapped { "file mapped at" } else { "file of" };
-            out += &format!("  {name:<24} {ty:<12} {} ({of} `{fd}`)\n", c.description());
+            if ebq::catalog::FileColumn::FAULT.contains(&c) {
+                out += &format!("  {name:<24} {ty:<12} {}\n", c.description());
+            } else {
+                out += &format!("  {name:<24} {ty:<12} {} ({of} `{fd}`)\n", c.description());
+            }
         }
     }
     if let Some(raw) = ebq::bind::describe_args(kernel, &bound.event) {

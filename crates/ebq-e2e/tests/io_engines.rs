@@ -269,18 +269,27 @@ fn libaio_direct_io_submissions_count_what_fio_did() {
 }
 
 #[test]
-fn mmap_read_faults_bring_in_the_bytes_fio_read() {
-    // fio's mmap engine copies each 4 KiB request out of the mapping: one filemap
-    // fault per page it touched, cached or not. The shipped mmap-faults query, its
-    // rows (per window, process and file) summed for the data file.
-    let data = DataFile::new("mmap-randread");
+fn mmap_faults_bring_in_the_bytes_fio_read_and_wrote() {
+    for rw in ["randread", "randwrite"] {
+        mmap_faults_bring_in_the_bytes_fio_touched(rw);
+    }
+}
+
+fn mmap_faults_bring_in_the_bytes_fio_touched(rw: &str) {
+    // fio's mmap engine copies each 4 KiB request out of or into the mapping: one
+    // filemap fault per page it touched (a write fault reads the page in first). A
+    // page that is not cached faults twice (the retry after the read, with `retry`
+    // 1: randwrite, whose mapping is not MADV_RANDOM, reads ahead and retries).
+    // The shipped mmap-faults query, its rows (per window, process and file)
+    // summed for the data file.
+    let data = DataFile::new("mmap-faults");
     let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-mmap-{}.json", std::process::id()));
     let (dev, ino) = dev_ino(&data.0);
-    let cmd = fio_cmd("mmap", "", "randread", data.path(), &json);
+    let cmd = fio_cmd("mmap", "", rw, data.path(), &json);
     let out = Command::new(ebq_bin()).args(["run", "mmap-faults", "-c", &cmd, "--format", "json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && stderr.contains(" 0 missed"), "{stderr}");
-    let (ios, bytes) = fio_totals(&json, "read");
+    let (ios, bytes) = fio_totals(&json, if rw == "randread" { "read" } else { "write" });
     let _ = std::fs::remove_file(&json);
     let rows: Vec<Json> =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -289,7 +298,8 @@ fn mmap_read_faults_bring_in_the_bytes_fio_read() {
     let sum = |col: &str| ours.iter().map(|r| r[col].as_u64().unwrap()).sum::<u64>();
     assert_eq!((ios, bytes), (SIZE / BS, SIZE));
     assert!(!ours.is_empty(), "{rows:?}");
-    assert_eq!((sum("faults"), sum("pages"), sum("bytes")), (ios, ios, bytes), "{rows:?}");
+    assert_eq!((sum("faults"), sum("pages"), sum("bytes")), (ios, ios, bytes), "{rw}: {rows:?}");
+    assert!(ours.iter().all(|r| r["file_name"] == *data.0.file_name().unwrap().to_str().unwrap()), "{rows:?}");
 }
 
 #[test]
@@ -411,6 +421,19 @@ fn io_ops_counts_the_system_call_aio_and_io_uring_paths_as_fio_did() {
             let want = serde_json::json!({"path": path, "op": op, "ops": ios, "bytes": bytes, "offsets": offsets});
             assert_eq!(got, [want], "{engine} {extra} {rw}");
         }
+    }
+    // fio's mmap engine copies each request into or out of its mapping of the file: every page
+    // it touches is brought in by one filemap fault (a write fault reads the page first, so
+    // both are `read` rows of path 'mmap'); a major fault's retry (`retry`) is not a row.
+    for rw in ["randread", "randwrite"] {
+        let (rows, (ios, bytes)) = run("ioops", "mmap", "", rw, &sql, &[]);
+        assert_eq!((ios, bytes), (SIZE / BS, SIZE), "mmap {rw}: fio did the whole file");
+        let got: Vec<Json> = rows
+            .iter()
+            .map(|r| ["path", "op", "ops", "bytes", "offsets"].iter().map(|c| (c.to_string(), r[c].clone())).collect())
+            .collect();
+        let want = serde_json::json!({"path": "mmap", "op": "read", "ops": ios, "bytes": bytes, "offsets": offsets});
+        assert_eq!(got, [want], "mmap {rw}");
     }
 }
 

@@ -213,8 +213,8 @@ impl SideReads {
             ColumnSource::Field { name, .. } => {
                 self.record.get_or_insert_with(|| name.clone());
             }
-            // At iomap's direct-I/O events the file is the raw `iocb`'s.
-            ColumnSource::File { column, fd } if fd == crate::catalog::file_columns::KIOCB_ARG => {
+            // At iomap's direct-I/O events the file is the raw `iocb`'s, at filemap's faults the raw `mapping`'s.
+            ColumnSource::File { column, fd } if crate::catalog::file_columns::is_raw_file_arg(fd) => {
                 self.raw.get_or_insert_with(|| (column.name().to_string(), span));
             }
             ColumnSource::File { column, .. } => {

@@ -7,7 +7,9 @@
 //! two-fd calls they come in two sets, `in_…` and `out_…` (one per end).
 
 use super::{ColumnSource, ScalarExpr};
-use crate::catalog::file_columns::{address_field, columns_at, fd_at, fd_fields, request_field, FdEnd, WHICH_EVENTS};
+use crate::catalog::file_columns::{
+    address_field, columns_at, fd_at, fd_fields, is_fault_event, request_field, FdEnd, FAULT_EVENT, WHICH_EVENTS,
+};
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
 use crate::host::KernelInfo;
@@ -74,6 +76,15 @@ pub(super) fn file_column_error(
                 "request columns exist at io_uring events with a `req` (io_uring_submit_req, io_uring_complete, …)",
             ),
         ));
+    }
+    if FileColumn::FAULT.contains(&column) && !events.iter().any(|(f, _)| is_fault_event(f)) {
+        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
+        let (category, event) = FAULT_EVENT;
+        return Some(Error::Query(QueryError::new(
+            Stage::Bind,
+            format!("`{name}` is a filemap fault's (at {category}.{event}), and {} is not one", names.join(" or ")),
+            span,
+        )));
     }
     let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
     let error = match (with_fd, kernel.btf_problem()) {

@@ -310,6 +310,36 @@ impl ScalarExpr {
         }
     }
 
+    /// The truth value of a condition its constants decide (`… AND false`,
+    /// `NOT true`, a CASE on a constant), or `None` when an event's columns
+    /// may decide it.
+    pub fn const_truth(&self) -> Option<bool> {
+        match self {
+            ScalarExpr::Bool(b) => Some(*b),
+            ScalarExpr::Not(e) => e.const_truth().map(|b| !b),
+            ScalarExpr::Binary { op: BinaryOp::And, left, right, .. } => {
+                match (left.const_truth(), right.const_truth()) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                }
+            }
+            ScalarExpr::Binary { op: BinaryOp::Or, left, right, .. } => {
+                match (left.const_truth(), right.const_truth()) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                }
+            }
+            ScalarExpr::Cond { cond, then, otherwise, .. } => match cond.const_truth() {
+                Some(true) => then.const_truth(),
+                Some(false) => otherwise.const_truth(),
+                None => then.const_truth().filter(|t| otherwise.const_truth() == Some(*t)),
+            },
+            _ => None,
+        }
+    }
+
     /// `self = 'lit'` (or LIKE 'lit%' when `prefix`; negated for `!=`) for a
     /// constant string expression, decided now where the constants decide it:
     /// a CASE of strings becomes a CASE of truth values over its conditions.

@@ -104,6 +104,12 @@ pub enum FileColumn {
     /// io_rw`'s `len`); 0 for the vectored ones (their length counts iovecs)
     /// and every other opcode.
     ReqLen,
+    /// At `filemap:mm_filemap_fault`: 1 when the same thread's previous
+    /// filemap fault was on this page — the fault run again after
+    /// `filemap_fault` dropped the mmap lock to read the page (a major fault
+    /// reaches the tracepoint twice), else 0. Pages a fault brought into a
+    /// mapping are its rows with `retry = 0`.
+    Retry,
     /// Not a user column: the `struct file *` every other column is read from,
     /// looked up once per event.
     Handle,
@@ -126,6 +132,9 @@ impl FileColumn {
     /// The request columns of [`request_field`] events, besides the file's.
     pub const REQUEST: [FileColumn; 2] = [FileColumn::ReqOffset, FileColumn::ReqLen];
 
+    /// The fault columns of [`FAULT_EVENT`], besides the file's.
+    pub const FAULT: [FileColumn; 1] = [FileColumn::Retry];
+
     /// Capacity of `mount_point` (bytes incl. NUL); longer paths keep their last bytes.
     pub const MOUNT_POINT_CAP: u16 = 64;
     /// Capacity of `file_name`; longer names are cut.
@@ -136,7 +145,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 12] = [
+        const IN: [&str; 13] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -148,9 +157,10 @@ impl FileColumn {
             "in_file_pos",
             "in_req_offset",
             "in_req_len",
+            "in_retry",
             "in_file",
         ];
-        const OUT: [&str; 12] = [
+        const OUT: [&str; 13] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -162,6 +172,7 @@ impl FileColumn {
             "out_file_pos",
             "out_req_offset",
             "out_req_len",
+            "out_retry",
             "out_file",
         ];
         match end {
@@ -197,13 +208,14 @@ impl FileColumn {
             FileColumn::FilePos => "file_pos",
             FileColumn::ReqOffset => "req_offset",
             FileColumn::ReqLen => "req_len",
+            FileColumn::Retry => "retry",
             FileColumn::Handle => "file",
         }
     }
 
     /// Looks a user-visible file column up by name.
     pub fn from_name(name: &str) -> Option<FileColumn> {
-        Self::ALL.into_iter().chain(Self::REQUEST).find(|c| c.name() == name)
+        Self::ALL.into_iter().chain(Self::REQUEST).chain(Self::FAULT).find(|c| c.name() == name)
     }
 
     /// The column's type.
@@ -214,7 +226,8 @@ impl FileColumn {
             | FileColumn::DevMajor
             | FileColumn::DevMinor
             | FileColumn::MountId
-            | FileColumn::ReqLen => DataType::U32,
+            | FileColumn::ReqLen
+            | FileColumn::Retry => DataType::U32,
             FileColumn::ReqOffset => DataType::I64,
             FileColumn::FsType => DataType::Str { cap: Self::FS_TYPE_CAP },
             FileColumn::MountPoint => DataType::Str { cap: Self::MOUNT_POINT_CAP },
@@ -236,6 +249,9 @@ impl FileColumn {
             FileColumn::FilePos => "file position (f_pos) when the event fires",
             FileColumn::ReqOffset => "a read/write request's offset (-1: the file position; 0 for other opcodes)",
             FileColumn::ReqLen => "a read/write request's bytes (0 for readv/writev and other opcodes)",
+            FileColumn::Retry => {
+                "1: the thread's previous filemap fault was on this page (the fault run again after the page was read)"
+            }
             FileColumn::Handle => "the fd's struct file",
         }
     }
@@ -299,33 +315,70 @@ pub fn request_field(format: &TracepointFormat) -> Option<&'static str> {
     (format.category == "io_uring" && aligned_int(format, "req")).then_some("req")
 }
 
-/// Events that get the `struct kiocb *iocb` of a direct read or write as
-/// raw argument 0 and have no record field for it: iomap's direct-I/O
-/// submission and completion, the events that see an AIO (`io_submit`)
-/// request. Their file is `iocb->ki_filp`, read by a tp_btf program.
-const KIOCB_EVENTS: [(&str, &str); 2] = [("iomap", "iomap_dio_rw_begin"), ("iomap", "iomap_dio_complete")];
-
-/// The raw argument whose file the file columns describe at a
-/// [`KIOCB_EVENTS`] event (`iocb`), or `None`. Such an event's [`fd_field`]
-/// is that argument: reading a file column there attaches it as tp_btf.
-pub fn kiocb_arg(format: &TracepointFormat) -> Option<&'static str> {
-    let listed = KIOCB_EVENTS.iter().any(|(category, name)| format.category == *category && format.name == *name);
-    (listed && format.field(KIOCB_ARG).is_none()).then_some(KIOCB_ARG)
+/// How a raw (tp_btf) argument leads to the file the file columns describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawFile {
+    /// A direct read or write's `struct kiocb *iocb`: `iocb->ki_filp`.
+    Kiocb,
+    /// A page cache's `struct address_space *mapping` at a fault on a file
+    /// mapping: the file of a VMA that maps it (the root of the mapping's
+    /// `i_mmap` tree).
+    Mapping,
 }
 
-/// The name of [`kiocb_arg`]'s argument.
-pub const KIOCB_ARG: &str = "iocb";
+/// Events whose file is reached from a raw argument 0 that no record field
+/// holds: iomap's direct-I/O submission and completion (the events that see
+/// an AIO `io_submit` request; the file is `iocb->ki_filp`), and filemap's
+/// fault and fault-around (the mmap path: the page cache's `mapping`, whose
+/// mapped VMAs hold its file). Reading a file column there attaches the
+/// event as tp_btf.
+const RAW_FILE_EVENTS: [(&str, &str, &str, RawFile); 4] = [
+    ("iomap", "iomap_dio_rw_begin", "iocb", RawFile::Kiocb),
+    ("iomap", "iomap_dio_complete", "iocb", RawFile::Kiocb),
+    ("filemap", "mm_filemap_fault", "mapping", RawFile::Mapping),
+    ("filemap", "mm_filemap_map_pages", "mapping", RawFile::Mapping),
+];
+
+/// The raw argument whose file the file columns describe at a
+/// [`RAW_FILE_EVENTS`] event (`iocb`, `mapping`) and how it leads there, or
+/// `None`. Such an event's [`fd_field`] is that argument.
+pub fn raw_file_arg(format: &TracepointFormat) -> Option<(&'static str, RawFile)> {
+    RAW_FILE_EVENTS
+        .iter()
+        .find(|(category, name, arg, _)| {
+            format.category == *category && format.name == *name && format.field(arg).is_none()
+        })
+        .map(|(_, _, arg, how)| (*arg, *how))
+}
+
+/// True when `fd` (a [`ColumnSource::File`](crate::bind::ColumnSource)'s) names a
+/// [`raw_file_arg`]: the side reading it reads raw arguments.
+pub fn is_raw_file_arg(fd: &str) -> bool {
+    RAW_FILE_EVENTS.iter().any(|(_, _, arg, _)| *arg == fd)
+}
 
 /// The file columns of an event with file columns: every one of
 /// [`FileColumn::ALL`] but `file_pos` at an [`address_field`] event (a
-/// mapping has no file position) and at a [`request_field`] or [`kiocb_arg`]
-/// event (a request carries its own offset; the file's position is some
-/// other reader's).
+/// mapping has no file position), at a [`request_field`] event and a
+/// [`raw_file_arg`] one (a request carries its own offset, a fault its page;
+/// the file's position is some other reader's).
 pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let request = request_field(format).is_some();
-    let positionless = address_field(format).is_some() || request || kiocb_arg(format).is_some();
+    let positionless = address_field(format).is_some() || request || raw_file_arg(format).is_some();
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
-    file.chain(FileColumn::REQUEST.into_iter().filter(|_| request)).collect()
+    let fault = is_fault_event(format) && raw_file_arg(format).is_some();
+    file.chain(FileColumn::REQUEST.into_iter().filter(|_| request))
+        .chain(FileColumn::FAULT.into_iter().filter(|_| fault))
+        .collect()
+}
+
+/// The event of [`FileColumn::FAULT`]'s columns: a filemap fault, whose raw
+/// arguments are the page cache (`mapping`) and the page (`index`).
+pub const FAULT_EVENT: (&str, &str) = ("filemap", "mm_filemap_fault");
+
+/// True at [`FAULT_EVENT`].
+pub fn is_fault_event(format: &TracepointFormat) -> bool {
+    (format.category.as_str(), format.name.as_str()) == FAULT_EVENT
 }
 
 /// The record field holding the one fd whose file the (unprefixed) file
@@ -335,7 +388,8 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
 /// Only syscall events qualify: their fd is an fd of the current task, which
 /// is the table the kernel program looks it up in.
 pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
-    if let Some(field) = address_field(format).or_else(|| request_field(format)).or_else(|| kiocb_arg(format)) {
+    let raw = || raw_file_arg(format).map(|(arg, _)| arg);
+    if let Some(field) = address_field(format).or_else(|| request_field(format)).or_else(raw) {
         return Some(field);
     }
     // Every system call: the first argument is the fd of the fd-taking ones
@@ -372,7 +426,10 @@ sys_exit_openat, sys_exit_openat2 and sys_exit_creat (the new fd in `ret`), and 
 (its first argument as the fd: filter on `id` for fd-taking calls) and raw_syscalls:sys_exit (`ret` as the fd, \
 for opening calls), at sys_enter_msync and exceptions:page_fault_user (the file mapped at `start` or \
 `address`, on kernels with bpf_find_vma and bpf_rdonly_cast, 6.2+; no file_pos there), at io_uring events with a \
-`req` (io_uring_submit_req, io_uring_complete, …: the request's file, an fd's or a registered one; no file_pos); the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
+`req` (io_uring_submit_req, io_uring_complete, …: the request's file, an fd's or a registered one; no file_pos), at \
+iomap:iomap_dio_rw_begin and iomap_dio_complete (the direct I/O's `iocb->ki_filp`; no file_pos) and at \
+filemap:mm_filemap_fault and mm_filemap_map_pages (a file mapping the faulting page cache's `mapping`; no file_pos); \
+the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
 have `in_` and `out_` columns (in_inode, out_file_name, …)";
 
 #[cfg(test)]
@@ -395,6 +452,9 @@ mod tests {
             ("exceptions", "page_fault_user", Some("address")),
             ("io_uring", "io_uring_complete", Some("req")),
             ("io_uring", "io_uring_submit_req", Some("req")),
+            ("iomap", "iomap_dio_rw_begin", Some("iocb")),
+            ("filemap", "mm_filemap_fault", Some("mapping")),
+            ("filemap", "mm_filemap_map_pages", Some("mapping")),
         ] {
             assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
         }

@@ -123,6 +123,8 @@ pub enum MapRole {
     Opening,
     /// File columns: per-CPU scratch for path walks.
     PathScratch,
+    /// The `retry` column at filemap faults: each thread's last faulting page.
+    LastFault,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
     /// `.bss`: the window number (time windows) or event sequence (count windows).

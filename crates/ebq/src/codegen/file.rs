@@ -10,6 +10,7 @@
 //! column that every other file column depends on.
 
 use crate::bind::ColumnSource;
+use crate::catalog::file_columns::RawFile;
 use crate::catalog::FileColumn;
 use crate::types::DataType;
 
@@ -249,7 +250,10 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
     match c {
         // The request columns read the request itself, not its file.
         ColumnSource::File { column, fd }
-            if !matches!(column, FileColumn::Handle | FileColumn::ReqOffset | FileColumn::ReqLen) =>
+            if !matches!(
+                column,
+                FileColumn::Handle | FileColumn::ReqOffset | FileColumn::ReqLen | FileColumn::Retry
+            ) =>
         {
             Some(ColumnSource::File { column: FileColumn::Handle, fd: fd.clone() })
         }
@@ -319,8 +323,8 @@ static __always_inline __u32 ebq_req_len(__u64 req)
 "#;
 
 /// The file of a direct read or write's `struct kiocb` (raw argument 0 of
-/// `catalog::file_columns::kiocb_arg` events): `iocb->ki_filp`, a typed load.
-pub const KIOCB_TYPED: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
+/// `catalog::file_columns::raw_file_arg` events): `iocb->ki_filp`, a typed load.
+const KIOCB_TYPED: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
 static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
 {
 	struct kiocb *k = bpf_rdonly_cast((void *)iocb, bpf_core_type_id_kernel(struct kiocb));
@@ -331,7 +335,7 @@ static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
 "#;
 
 /// [`KIOCB_TYPED`] on kernels without `bpf_rdonly_cast`: one CO-RE read.
-pub const KIOCB: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
+const KIOCB: &str = r#"/* The file of a direct read or write (iomap's events get its struct kiocb as raw argument 0). */
 static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
 {
 	return BPF_CORE_READ((struct kiocb *)iocb, ki_filp);
@@ -339,9 +343,97 @@ static __always_inline struct file *ebq_file_of_kiocb(__u64 iocb)
 
 "#;
 
-/// The handle column at a `kiocb_arg` event (a tp_btf program: `ctx[0]` is the kiocb).
-pub fn load_kiocb(local: &str) -> String {
-    format!("\tstruct file *{local} = ebq_file_of_kiocb(ctx[0]);\n")
+/// The file of a faulting page cache (`struct address_space *mapping`, raw
+/// argument 0 of filemap's fault events): the file of the VMA at the root of
+/// the mapping's `i_mmap` interval tree, which holds every VMA mapping the
+/// file — the faulting one among them, so the tree is not empty. Why not the
+/// faulting VMA itself: the tracepoint is not given it. The root's file is
+/// the same inode (so the same inode, dev, fs_type); only a file mapped
+/// through two names (a hard link, a bind mount) can show the other name.
+const MAPPING_TYPED: &str = r#"/* The file of a faulting page cache (filemap's fault events get its address_space as raw
+ * argument 0): the file of the VMA at the root of the mapping's i_mmap tree, which holds every VMA
+ * mapping it (the faulting one too); the same inode, possibly another name of it. */
+static __always_inline struct file *ebq_file_of_mapping(__u64 mapping)
+{
+	struct address_space *m = bpf_rdonly_cast((void *)mapping, bpf_core_type_id_kernel(struct address_space));
+	void *node = m->i_mmap.rb_root.rb_node;
+	struct vm_area_struct *vma;
+
+	if (!node)
+		return bpf_rdonly_cast(0, bpf_core_type_id_kernel(struct file));
+	vma = bpf_rdonly_cast(node - bpf_core_field_offset(struct vm_area_struct, shared.rb),
+			      bpf_core_type_id_kernel(struct vm_area_struct));
+	return vma->vm_file;
+}
+
+"#;
+
+/// [`MAPPING_TYPED`] on kernels without `bpf_rdonly_cast`: CO-RE reads.
+const MAPPING: &str = r#"/* The file of a faulting page cache (filemap's fault events get its address_space as raw
+ * argument 0): the file of the VMA at the root of the mapping's i_mmap tree, which holds every VMA
+ * mapping it (the faulting one too); the same inode, possibly another name of it. */
+static __always_inline struct file *ebq_file_of_mapping(__u64 mapping)
+{
+	void *node = BPF_CORE_READ((struct address_space *)mapping, i_mmap.rb_root.rb_node);
+
+	if (!node)
+		return 0;
+	return BPF_CORE_READ((struct vm_area_struct *)(node - bpf_core_field_offset(struct vm_area_struct, shared.rb)),
+			     vm_file);
+}
+
+"#;
+
+/// The `retry` column's state at `filemap:mm_filemap_fault`
+/// (`catalog::file_columns::FAULT_EVENT`): each thread's last fault.
+pub const FAULT_RETRY: &str = r#"/* A fault's retry: filemap_fault drops the mmap lock to read a page that is not cached, and the
+ * fault runs again, reaching the tracepoint a second time for the same page (at most once: the
+ * retry keeps the lock). One entry per thread: the page of its last fault, forgotten at the retry. */
+struct ebq_fault {
+	__u64 mapping;
+	__u64 index;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ebq_fault);
+} ebq_last_fault SEC(".maps");
+
+static __always_inline __u32 ebq_fault_retry(__u64 mapping, __u64 index)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ebq_fault now = { mapping, index };
+	struct ebq_fault *last = bpf_map_lookup_elem(&ebq_last_fault, &tid);
+
+	if (last && last->mapping == mapping && last->index == index) {
+		bpf_map_delete_elem(&ebq_last_fault, &tid);
+		return 1;
+	}
+	bpf_map_update_elem(&ebq_last_fault, &tid, &now, BPF_ANY);
+	return 0;
+}
+
+"#;
+
+/// The helper a [`RawFile`] event's file comes from, typed loads or CO-RE.
+pub fn raw_file_prelude(how: RawFile, typed: bool) -> &'static str {
+    match (how, typed) {
+        (RawFile::Kiocb, true) => KIOCB_TYPED,
+        (RawFile::Kiocb, false) => KIOCB,
+        (RawFile::Mapping, true) => MAPPING_TYPED,
+        (RawFile::Mapping, false) => MAPPING,
+    }
+}
+
+/// The handle column at a [`RawFile`] event (a tp_btf program: `ctx[0]` is the kiocb or mapping).
+pub fn load_raw(local: &str, how: RawFile) -> String {
+    let helper = match how {
+        RawFile::Kiocb => "ebq_file_of_kiocb",
+        RawFile::Mapping => "ebq_file_of_mapping",
+    };
+    format!("\tstruct file *{local} = {helper}(ctx[0]);\n")
 }
 
 /// The handle column at an event whose file is an io_uring request's.
@@ -376,6 +468,8 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         }
         FileColumn::ReqOffset => format!("\t__s64 {local} = ebq_req_offset({fd});\n"),
         FileColumn::ReqLen => format!("\t__u32 {local} = ebq_req_len({fd});\n"),
+        // Only at the fault event, a tp_btf program: ctx[0] is the mapping, ctx[1] the page.
+        FileColumn::Retry => format!("\t__u32 {local} = ebq_fault_retry(ctx[0], ctx[1]);\n"),
         FileColumn::MountPoint => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_mount_point({file}, {local});\n", FileColumn::MOUNT_POINT_CAP)
         }

@@ -26,6 +26,7 @@ mod usdt;
 mod user_str;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
+use crate::catalog::file_columns::RawFile;
 use crate::catalog::{FieldKind, FileColumn, SystemColumn};
 use crate::plan::{KernelOutput, KernelPlan, KernelWindow, PhysicalPlan, StructLayout};
 use crate::types::DataType;
@@ -127,11 +128,18 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         if k.events().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
             c.push_str(if k.typed_files { file::REQUEST_TYPED } else { file::REQUEST });
         }
-        if k.events().any(|e| crate::catalog::file_columns::kiocb_arg(&e.format).is_some()) {
-            c.push_str(if k.typed_files { file::KIOCB_TYPED } else { file::KIOCB });
+        for how in [RawFile::Kiocb, RawFile::Mapping] {
+            if k.events().any(|e| crate::catalog::file_columns::raw_file_arg(&e.format).is_some_and(|(_, h)| h == how))
+            {
+                c.push_str(file::raw_file_prelude(how, k.typed_files));
+            }
         }
         c.push_str(file::MOUNT_POINT);
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
+        if k.reads_column(&|c| matches!(c, ColumnSource::File { column: FileColumn::Retry, .. })) {
+            c.push_str(file::FAULT_RETRY);
+            maps.push(map_info("ebq_last_fault", MapRole::LastFault, Layout::U32, Layout::Bytes(16)));
+        }
     }
     if let KernelWindow::Time { .. } = k.window {
         c.push_str(
@@ -452,12 +460,14 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             let handle = file::dependency(c).map_or_else(|| local.clone(), |h| local_name(&h));
             let mapped = crate::catalog::file_columns::address_field(format) == Some(fd.as_str());
             let request = crate::catalog::file_columns::request_field(format) == Some(fd.as_str());
-            let kiocb = crate::catalog::file_columns::kiocb_arg(format) == Some(fd.as_str());
+            let raw = crate::catalog::file_columns::raw_file_arg(format).filter(|(arg, _)| arg == fd);
+            if let (FileColumn::Handle, Some((_, how))) = (*column, raw) {
+                return file::load_raw(&local, how);
+            }
             let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
             match *column {
                 FileColumn::Handle if mapped => return file::load_mapped(&local, &fd),
                 FileColumn::Handle if request => return file::load_request(&local, &fd),
-                FileColumn::Handle if kiocb => return file::load_kiocb(&local),
                 _ => {}
             }
             file::load(*column, &fd, &local, &handle)

@@ -171,6 +171,46 @@ fn aio_file_columns_read_the_kiocbs_file_in_a_tp_btf_program() {
 }
 
 #[test]
+fn mmap_fault_file_columns_read_a_mapping_vmas_file_and_mark_retries() {
+    // filemap's fault has no fd: its file is one a VMA mapping raw argument 0's page cache
+    // holds, and `retry` compares the thread's last faulting page, both in a tp_btf program.
+    let c = generate_for(
+        "SELECT file_name, inode, COUNT(*) FROM filemap.mm_filemap_fault WHERE retry = 0 GROUP BY file_name, inode",
+    );
+    assert!(c.contains("SEC(\"tp_btf/mm_filemap_fault\")"), "{c}");
+    assert!(c.contains("struct file *fc_file = ebq_file_of_mapping(ctx[0]);"), "{c}");
+    assert!(c.contains("i_mmap.rb_root.rb_node"), "the fixture has no bpf_rdonly_cast: CO-RE reads: {c}");
+    assert!(c.contains("__u32 fc_retry = ebq_fault_retry(ctx[0], ctx[1]);"), "{c}");
+    assert!(c.contains("} ebq_last_fault SEC(\".maps\");"), "{c}");
+    let c = generate_for("SELECT file_name, COUNT(*) FROM filemap.mm_filemap_map_pages GROUP BY file_name");
+    assert!(c.contains("ebq_file_of_mapping(ctx[0])") && !c.contains("ebq_last_fault"), "{c}");
+    for (sql, want) in [
+        ("SELECT retry FROM filemap.mm_filemap_map_pages", "is not one"),
+        ("SELECT retry FROM syscalls.sys_enter_read", "is not one"),
+        ("SELECT file_pos FROM filemap.mm_filemap_fault", "file_pos"),
+    ] {
+        let Err(crate::Error::Query(q)) = engine().prepare(sql) else { panic!("{sql} refused") };
+        assert!(q.message.contains(want) && q.span.is_some(), "{sql}: {}", q.message);
+    }
+}
+
+#[test]
+fn a_union_branch_its_constants_rule_out_attaches_nothing() {
+    // io.ops' `path` is a constant per branch: `WHERE path = 'aio'` leaves one program.
+    let p = engine().prepare("SELECT COUNT(*) FROM io.ops WHERE path = 'aio'").unwrap();
+    let k = &p.physical.programs[0];
+    assert_eq!((k.event.format.name.as_str(), k.branches.len()), ("iomap_dio_complete", 0));
+    assert_eq!(k.attach_notes.iter().filter(|n| n.contains("left out")).count(), 3, "{:?}", k.attach_notes);
+    let p = engine().prepare("SELECT COUNT(*) FROM io.ops WHERE path != 'mmap'").unwrap();
+    let names: Vec<&str> = p.physical.programs[0].with_branches().map(|k| k.event.format.name.as_str()).collect();
+    assert_eq!(names, ["sys_exit", "io_uring_complete", "iomap_dio_complete"]);
+    assert!(!p.source().contains("mm_filemap_fault"), "{}", p.source());
+    // Every branch ruled out: the last stands (a query with no rows, still a plan).
+    let p = engine().prepare("SELECT COUNT(*) FROM io.ops WHERE path = 'nfs'").unwrap();
+    assert_eq!(p.physical.programs[0].with_branches().count(), 1);
+}
+
+#[test]
 fn io_uring_request_columns_read_the_prepared_request() {
     let p = engine().prepare("SELECT opcode, req_offset, req_len FROM io_uring.io_uring_submit_req").unwrap();
     let schema: Vec<String> = p.logical.schema().iter().map(|(n, t)| format!("{n} {t}")).collect();
@@ -201,9 +241,9 @@ fn string_constants_label_rows_groups_and_union_branches() {
     let p = engine().prepare(sql).unwrap();
     assert_eq!(p.logical.schema()[0].1, DataType::Str { cap: 9 });
     let k = &p.physical.programs[0];
-    // `path = 'io_uring'` is decided per branch by its constant: false, true.
-    assert_eq!(k.filter.as_ref().unwrap().to_string(), "false");
-    assert_eq!(k.branches[0].filter.as_ref().unwrap().to_string(), "true");
+    // `path = 'io_uring'` is decided per branch by its constant: false (left out), true.
+    assert_eq!((k.event.format.name.as_str(), k.branches.len()), ("io_uring_complete", 0));
+    assert_eq!(k.filter.as_ref().unwrap().to_string(), "true");
     // A row's field is not zeroed by the ring: cleared, then written.
     let c = generate_for("SELECT 'a\"b\\\\c' AS tag, fd FROM syscalls.sys_enter_read");
     assert!(c.contains("\t__builtin_memset(r->c0_"), "{c}");
@@ -220,5 +260,8 @@ fn a_condition_on_a_string_case_reads_its_conditions() {
     let start = k.pairing.as_ref().unwrap().start_filter.as_ref().unwrap().to_string();
     assert!(!start.contains('\''), "no string is compared in the kernel: {start}");
     assert!(start.contains("(id == 0)") && start.contains("(id == 1)"), "{start}");
+    assert!(k.branches.is_empty(), "path = 'syscall' leaves the other branches out");
+    let p = engine().prepare("SELECT COUNT(*) FROM io.ops WHERE op IN ('read', 'write')").unwrap();
+    let k = &p.physical.programs[0];
     assert!(!k.branches[0].pairing.as_ref().unwrap().start_filter.as_ref().unwrap().to_string().contains('\''));
 }

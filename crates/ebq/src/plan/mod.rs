@@ -246,7 +246,7 @@ impl KernelPlan {
 
     /// True when any expression of the program (carried JOIN columns
     /// included, by the column they carry) reads a column `is` accepts.
-    fn reads_column(&self, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
+    pub(crate) fn reads_column(&self, is: &dyn Fn(&ColumnSource) -> bool) -> bool {
         let mut found = false;
         self.visit_columns_read(&mut |c| found |= is(c));
         found
@@ -608,13 +608,26 @@ fn union_programs(
     catalog: &Catalog,
     options: &PlanOptions,
 ) -> Result<KernelPlan> {
-    let mut programs = vec![];
-    for u in &logical.union {
+    let mut programs: Vec<KernelPlan> = vec![];
+    let mut left_out = vec![];
+    for (i, u) in logical.union.iter().enumerate() {
         let own = u.filter.iter().cloned();
         let outer = base.filter.iter().map(|f| u.rewrite(f));
+        let filter = crate::bind::and_all(own.chain(outer).collect());
+        // A branch no event can pass (`path != 'mmap'` over a view's mmap branch, whose
+        // path is a constant) attaches nothing; the last one stands, so a plan has a program.
+        let last = i + 1 == logical.union.len();
+        if filter.as_ref().and_then(ScalarExpr::const_truth) == Some(false) && !(last && programs.is_empty()) {
+            left_out.push(format!(
+                "branch {} ({}) left out: its WHERE is false for every event",
+                i + 1,
+                u.event.event_description()
+            ));
+            continue;
+        }
         let mut k = KernelPlan {
             event: u.event.clone(),
-            filter: crate::bind::and_all(own.chain(outer).collect()),
+            filter,
             output: base.output.clone().map_exprs(&|e| u.rewrite(e)),
             ..base.clone()
         };
@@ -636,6 +649,7 @@ fn union_programs(
         programs.push(k);
     }
     let mut first = programs.remove(0);
+    first.attach_notes.extend(left_out);
     first.branches = programs;
     Ok(first)
 }

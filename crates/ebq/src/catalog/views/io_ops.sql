@@ -56,4 +56,12 @@ FROM (
     c.ret AS ret, b.time AS start, c.time AS end, c.time - b.time AS latency
   FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb
   WHERE b.iocb.ki_flags & 8388608 != 0
+  UNION ALL
+  SELECT 'mmap' AS path, 'read' AS op,
+    f.pid AS pid, f.tid AS tid, f.comm AS comm, f.cgroup AS cgroup,
+    f.fs_type AS fs_type, f.mount_point AS mount_point, f.file_name AS file_name,
+    f.inode AS inode, f.dev AS dev,
+    f.index * 4096 AS offset, 4096 AS bytes, 4096 AS ret, f.time AS start, f.time AS end, 0 AS latency
+  FROM filemap.mm_filemap_fault f
+  WHERE f.retry = 0
 ) u
