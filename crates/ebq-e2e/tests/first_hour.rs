@@ -99,7 +99,7 @@ fn describe_errors_speak_of_the_event_not_of_a_query() {
     assert_eq!(
         stderr(&out),
         "error: malformed event name in event `a b`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, \
-         tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC\n"
+         tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{SYM1,SYM2,…}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC\n"
     );
 }
 

@@ -77,6 +77,32 @@ fn libc_read_uprobe_rows_carry_system_columns() {
     }
 }
 
+#[test]
+fn one_uprobe_over_a_list_of_libc_functions_pairs_each_call_with_its_return() {
+    // `uprobe:libc:{pread64,pwrite64}`: one uprobe_multi link per side, `func` the
+    // function's position in the list (its cookie); pairing on (tid, func).
+    let dir = std::env::temp_dir().join(format!("ebq-umulti-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = format!("{},{}", dir.join("a").display(), dir.join("b").display());
+    let workload =
+        &["fileio", "--files", &files, "--writes", "4,6", "--reads", "3,5", "--size", "700", "--comm", "wl-umulti"];
+    let list = "{pread64,pwrite64}";
+    let sql = format!(
+        "SELECT e.func AS f, COUNT(*) AS n, SUM(x.retval) AS bytes FROM uprobe:libc:{list} e \
+         JOIN uretprobe:libc:{list} x ON e.tid = x.tid AND e.func = x.func GROUP BY e.func"
+    );
+    let (outs, stats, report) = run_around(&sql, Scope::Process, workload);
+    let _ = std::fs::remove_dir_all(&dir);
+    let got: Vec<(u64, u64, u64)> = rows_of(&outs).iter().map(|r| (u(r, "f"), u(r, "n"), u(r, "bytes"))).collect();
+    let sum = |k: &str| report["files"].as_array().unwrap().iter().map(|f| f[k].as_u64().unwrap()).sum::<u64>();
+    let (preads, pwrites) = (sum("preads"), sum("pwrites"));
+    assert!(preads > 0 && pwrites > 0, "{report}");
+    let mut got = got;
+    got.sort();
+    assert_eq!(got, [(0, preads, preads * 700), (1, pwrites, pwrites * 700)], "{report}");
+    assert_eq!((stats.dropped, stats.open_pairs, stats.superseded), (0, 0, 0));
+}
+
 /// The MPI-IO stand-in library and its drivers (PIE and non-PIE), built once.
 struct FakeMpi {
     dir: PathBuf,

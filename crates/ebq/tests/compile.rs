@@ -163,6 +163,8 @@ fn probe_programs_compile_with_clang() {
     for sql in [
         "SELECT COUNT(*), SUM(arg2) FROM uprobe:libc:pread64 WHERE arg0 > 2",
         "SELECT time, tid, comm, retval FROM uretprobe:libc.so.6:pread64 WHERE retval > 0",
+        "SELECT e.func, COUNT(*) FROM uprobe:libc:{pread64,read} e JOIN uretprobe:libc:{pread64,read} x \
+         ON e.tid = x.tid AND e.func = x.func GROUP BY e.func",
         "SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm",
         "SELECT pid, retval FROM kretprobe:vfs_read",
         "SELECT COUNT(*), MAX(arg2) FROM fentry:vfs_read WHERE arg2 > 1",

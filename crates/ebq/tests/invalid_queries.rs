@@ -33,7 +33,7 @@ const READ: &str = "syscalls.sys_enter_read";
 
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
-starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
+starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
 
 fn engine() -> Engine {
     Engine::with_kernel(FixtureKernel::checked_in())
@@ -126,7 +126,7 @@ fn cases() -> Vec<Bad> {
         // Non-ASCII and control characters.
         bad(r("WHERE cömm = 'x'"), "1:53-1:54", "unexpected `ö`; expected FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, WINDOW or the end", None),
         bad(r("WHERE fd = 1 ☃"), "1:59-1:60", "unexpected `☃`; expected FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, WINDOW or the end", None),
-        bad("SELECT COUNT(*) FROM syscalls.sys_enter_réad", "1:22-1:45", "malformed event name in event `syscalls.sys_enter_réad`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
+        bad("SELECT COUNT(*) FROM syscalls.sys_enter_réad", "1:22-1:45", "malformed event name in event `syscalls.sys_enter_réad`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{SYM1,SYM2,…}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
         bad(r("WHERE fd = 1 \u{7}"), "1:59-1:60", "unexpected `\\u{7}`; expected FROM, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, WINDOW or the end", None),
         bad(r("WHERE comm = 'a\u{0}b'"), "1:52-1:56", "string literals cannot contain NUL bytes", None),
         // Deep nesting: 500 parentheses.
@@ -143,10 +143,10 @@ fn cases() -> Vec<Bad> {
         bad("SELECT COUNT(*) FROM tracepoint:syscalls:sys_enter_reed", "1:22-1:56", "unknown event `tracepoint:syscalls:sys_enter_reed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_write?")),
         bad("SELECT COUNT(*) FROM tracepoint/sched/sched_swich", "1:22-1:50", "unknown event `tracepoint:sched:sched_swich`", Some("did you mean tracepoint:sched:sched_switch?")),
         bad("SELECT COUNT(*) FROM nosuch.event", "1:22-1:34", "unknown event `tracepoint:nosuch:event`", Some("`ebq events 'PATTERN'` lists the events of this kernel")),
-        bad("SELECT COUNT(*) FROM tracepoint:syscalls", "1:22-1:41", "malformed tracepoint in event `tracepoint:syscalls`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
-        bad("SELECT COUNT(*) FROM bogus:/x:y", "1:22-1:32", "unknown probe type `bogus` in event `bogus:/x:y`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
+        bad("SELECT COUNT(*) FROM tracepoint:syscalls", "1:22-1:41", "malformed tracepoint in event `tracepoint:syscalls`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{SYM1,SYM2,…}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
+        bad("SELECT COUNT(*) FROM bogus:/x:y", "1:22-1:32", "unknown probe type `bogus` in event `bogus:/x:y`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{SYM1,SYM2,…}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
         bad("SELECT COUNT(*) FROM bogus:x", "1:22-1:29", "unknown event `tracepoint:bogus:x`", Some("`ebq events 'PATTERN'` lists the events of this kernel")),
-        bad("SELECT COUNT(*) FROM a.b.c", "1:22-1:27", "malformed event name in event `a.b.c`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
+        bad("SELECT COUNT(*) FROM a.b.c", "1:22-1:27", "malformed event name in event `a.b.c`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{SYM1,SYM2,…}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC", None),
         // --- probes: files, symbols and kernel functions are checked at bind time ---
         bad("SELECT COUNT(*) FROM uprobe:/no/such/lib.so:f", "1:22-1:46", "uprobe:/no/such/lib.so:f: no file `/no/such/lib.so`", Some("give the binary's path, or the name of a library in the standard library directories")),
         bad("SELECT COUNT(*) FROM uprobe:libnosuchlibrary:f", "1:22-1:47", "uprobe:libnosuchlibrary:f: no file `libnosuchlibrary`", Some("give the binary's path, or the name of a library in /usr/local/lib, /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu, /lib64, /usr/lib64, /lib, /usr/lib")),

@@ -1,5 +1,5 @@
 //! The MPI-IO queries of `ebq report io`, running next to its POSIX query:
-//! one ebq JOIN per `MPI_File_*` function the library has ([`super::mpi::sql`]),
+//! one ebq JOIN over the `MPI_File_*` functions the library has ([`super::mpi::sql`]),
 //! started with the POSIX query's scope before the child is released, polled
 //! in the same loop, and their calls and accounting handed to the report.
 
@@ -24,9 +24,10 @@ pub fn rank_of(pid: u32) -> Option<u32> {
     })
 }
 
-/// The running MPI-IO queries.
+/// The running MPI-IO queries: one over every function, or one per function.
 pub struct MpiQueries {
-    queries: Vec<(Func, String, RunningQuery)>,
+    queries: Vec<(Vec<Func>, String, RunningQuery)>,
+    functions: usize,
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
     /// Pids whose environment was read (with or without a rank).
@@ -34,29 +35,25 @@ pub struct MpiQueries {
 }
 
 impl MpiQueries {
-    /// Starts one query per function of `lib` that the library has. When it
-    /// has none (or there is no such library): an error if `--mpi LIB` asked
-    /// for it (`explicit`), else a note on stderr and no MPI-IO.
+    /// Starts the query over the functions of `lib` that the library has
+    /// (one uprobe_multi link each way; on a kernel without them, one query
+    /// per function). When it has none (or there is no such library): an
+    /// error if `--mpi LIB` asked for it (`explicit`), else a note on stderr
+    /// and no MPI-IO.
     pub fn start(engine: &Engine, lib: &str, scope: &Scope, explicit: bool) -> Result<Option<MpiQueries>, String> {
-        let mut queries = vec![];
-        let mut first_error = None;
-        for func in mpi::FUNCS {
-            let sql = mpi::sql(lib, &func);
-            // A library without this function is not an error for the report:
-            // the functions it has are probed.
-            let prepared = match engine.prepare(&sql) {
-                Ok(p) => p,
-                Err(e) => {
-                    first_error.get_or_insert_with(|| e.render(&sql));
-                    continue;
-                }
-            };
-            let running =
-                prepared.start(scope.clone()).map_err(|e| format!("error: --mpi {lib}: {}", e.render(&sql)))?;
-            queries.push((func, sql, running));
-        }
-        if queries.is_empty() {
-            let why = first_error.unwrap_or_default();
+        let kernel = engine.catalog().kernel();
+        let found: Vec<Func> = match kernel.resolve_binary(lib) {
+            Ok(path) => {
+                let names: Vec<&str> = mpi::FUNCS.iter().map(|f| f.name).collect();
+                let found = kernel.find_symbols(&path, &names);
+                mpi::FUNCS.iter().zip(found).filter(|(_, s)| s.is_ok()).map(|(f, _)| *f).collect()
+            }
+            Err(_) => vec![],
+        };
+        if found.is_empty() {
+            // Bind one function's query for the binder's own words (no file, no such function).
+            let sql = mpi::sql(lib, &mpi::FUNCS[..1]);
+            let why = engine.prepare(&sql).err().map(|e| e.render(&sql)).unwrap_or_default();
             if explicit {
                 return Err(format!(
                     "error: --mpi {lib}: no MPI_File_* function can be probed; binding the first said:\n{why}"
@@ -65,18 +62,35 @@ impl MpiQueries {
             eprintln!("ebq: no MPI-IO report: {lib} has no MPI_File_* function to probe (or is not installed)");
             return Ok(None);
         }
-        Ok(Some(MpiQueries { queries, calls: vec![], ranks: HashMap::new(), asked: Default::default() }))
+        let start = |funcs: &[Func]| -> Result<(Vec<Func>, String, RunningQuery), String> {
+            let sql = mpi::sql(lib, funcs);
+            let running = engine.prepare(&sql).and_then(|p| p.start(scope.clone()));
+            running
+                .map(|r| (funcs.to_vec(), sql.clone(), r))
+                .map_err(|e| format!("error: --mpi {lib}: {}", e.render(&sql)))
+        };
+        let queries = match start(&found) {
+            Ok(q) => vec![q],
+            // One link per function where the kernel has no uprobe_multi (before 6.6).
+            Err(e) if found.len() > 1 => {
+                eprintln!("ebq: {e}\nebq: probing each MPI_File_* function with a query of its own instead");
+                found.iter().map(|f| start(std::slice::from_ref(f))).collect::<Result<_, _>>()?
+            }
+            Err(e) => return Err(e),
+        };
+        let functions = found.len();
+        Ok(Some(MpiQueries { queries, functions, calls: vec![], ranks: HashMap::new(), asked: Default::default() }))
     }
 
     /// Functions probed.
     pub fn len(&self) -> usize {
-        self.queries.len()
+        self.functions
     }
 
-    fn take(&mut self, func: Func, outs: Vec<ebq::Output>) {
+    fn take(&mut self, funcs: &[Func], outs: Vec<ebq::Output>) {
         for o in outs {
             for r in rows(&o.batch) {
-                let c = mpi::call(&func, &r);
+                let c = mpi::call(funcs, &r);
                 // Read the rank while the process is alive: its first MPI-IO call.
                 if self.asked.insert(c.pid) {
                     if let Some(rank) = rank_of(c.pid) {
@@ -91,11 +105,11 @@ impl MpiQueries {
     /// Takes what every query has without waiting.
     pub fn poll(&mut self) -> Result<(), String> {
         let mut got = vec![];
-        for (func, sql, q) in &mut self.queries {
-            got.push((*func, q.poll(Duration::ZERO).map_err(|e| e.render(sql))?));
+        for (funcs, sql, q) in &mut self.queries {
+            got.push((funcs.clone(), q.poll(Duration::ZERO).map_err(|e| e.render(sql))?));
         }
         for (f, outs) in got {
-            self.take(f, outs);
+            self.take(&f, outs);
         }
         Ok(())
     }
@@ -104,8 +118,8 @@ impl MpiQueries {
     pub fn finish(mut self, shared: &Shared) -> Result<(), String> {
         let mut stats = ebq::runtime::QueryStats::default();
         let mut got = vec![];
-        for (func, sql, q) in &mut self.queries {
-            got.push((*func, q.finish().map_err(|e| e.render(sql))?));
+        for (funcs, sql, q) in &mut self.queries {
+            got.push((funcs.clone(), q.finish().map_err(|e| e.render(sql))?));
             let s = q.stats().map_err(|e| e.render(sql))?;
             stats.seen += s.seen;
             stats.matched += s.matched;
@@ -122,13 +136,13 @@ impl MpiQueries {
             stats.untracked += s.untracked;
         }
         for (f, outs) in got {
-            self.take(f, outs);
+            self.take(&f, outs);
         }
         let mut s = shared.lock().expect("not poisoned");
         s.mpi_calls = std::mem::take(&mut self.calls);
         s.ranks = std::mem::take(&mut self.ranks);
         s.mpi_stats = Some(stats);
-        s.mpi_functions = self.queries.len();
+        s.mpi_functions = self.functions;
         Ok(())
     }
 }

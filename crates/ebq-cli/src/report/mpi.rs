@@ -1,10 +1,12 @@
 //! Darshan's MPIIO counters from uprobes on the MPI library (pure).
 //!
-//! Each probed `MPI_File_*` function is one ebq query, a JOIN of its uprobe
-//! and uretprobe on the thread ([`sql`]): a JOIN's end side is one event, so
-//! entry/return timing of N functions needs N queries, which run next to the
-//! POSIX query (`report/live.rs`). `MPI_X` and `PMPI_X` are one address in
-//! MPICH's `libmpich.so.12` (`MPI_X` a weak alias), so one uprobe sees both.
+//! The probed `MPI_File_*` functions are one ebq query, a JOIN of their
+//! uprobes and uretprobes on the thread and the function ([`sql`]): one
+//! `uprobe:LIB:{…}` event over the list (one uprobe_multi link, the function's
+//! position in the list as `func`), which runs next to the POSIX query
+//! (`report/live.rs`); a kernel without uprobe_multi links gets one query per
+//! function instead. `MPI_X` and `PMPI_X` are one address in MPICH's
+//! `libmpich.so.12` (`MPI_X` a weak alias), so one uprobe sees both.
 //!
 //! What BPF cannot do, user space does, with these documented choices:
 //! - **bytes** are `count × size(datatype)`, as Darshan computes them (it
@@ -104,13 +106,20 @@ pub const FUNCS: [Func; 28] = [
     f("MPI_File_iwrite_shared", Kind::Write, Class::Nb, 2),
 ];
 
-/// The query of one function in library `lib`: its entry (arguments) joined
-/// with its return (result) on the thread. Column order is what [`call`] reads.
-pub fn sql(lib: &str, func: &Func) -> String {
+/// The query of `funcs` in library `lib`: each call's entry (arguments)
+/// joined with its return (result) on the thread and, for a list, the
+/// function (`func`, its position in `funcs`), so calls of different
+/// functions nested on one thread pair each with its own. Column order is
+/// what [`call`] reads.
+pub fn sql(lib: &str, funcs: &[Func]) -> String {
+    let names: Vec<&str> = funcs.iter().map(|f| f.name).collect();
+    let (symbol, func, on) = match names[..] {
+        [one] => (one.to_string(), "0", String::new()),
+        _ => (format!("{{{}}}", names.join(",")), "e.func", " AND e.func = x.func".to_string()),
+    };
     format!(
-        "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval \
-         FROM uprobe:{lib}:{n} e JOIN uretprobe:{lib}:{n} x ON e.tid = x.tid",
-        n = func.name
+        "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
+         {func} AS func FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
     )
 }
 
@@ -127,8 +136,8 @@ pub struct Call {
     pub end_ns: u64,
 }
 
-/// One row of [`sql`] for `func`.
-pub fn call(func: &Func, r: &[ebq::runtime::Value]) -> Call {
+/// One row of [`sql`] over `funcs`.
+pub fn call(funcs: &[Func], r: &[ebq::runtime::Value]) -> Call {
     let n = |i: usize| match &r[i] {
         ebq::runtime::Value::U(x) => *x,
         ebq::runtime::Value::I(x) => *x as u64,
@@ -136,7 +145,7 @@ pub fn call(func: &Func, r: &[ebq::runtime::Value]) -> Call {
     };
     let start = n(0);
     Call {
-        func: *func,
+        func: funcs[n(10) as usize],
         pid: n(2) as u32,
         args: [n(3), n(4), n(5), n(6), n(7), n(8)],
         ret: n(9) as u32,

@@ -30,8 +30,8 @@ use std::collections::HashMap;
 ///   the request (an open's is its result fd), so they are left out.
 /// - `path` 3, AIO (`io_submit`) reads and writes: iomap's direct-I/O
 ///   submission paired with its completion on the `struct kiocb`, for kiocbs
-///   flagged IOCB_AIO_RW (`1 << 23`); `id` 1 for a write (IOCB_WRITE,
-///   `1 << 18`), else 0; the file is the kiocb's, read at completion as
+///   flagged IOCB_AIO_RW (`print_flag(…, 'AIO_RW')`, `1 << 23` on 6.18); `id` 1 for a write (IOCB_WRITE,
+///   `print_flag(…, 'WRITE')`), else 0; the file is the kiocb's, read at completion as
 ///   io_uring's is; offset `ki_pos`, size the iterator's count.
 pub const SQL: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
@@ -58,13 +58,13 @@ FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req =
 WHERE s.opcode IN (io_uring_op('FSYNC'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), \
 io_uring_op('READ'), io_uring_op('WRITE')) \
 UNION ALL \
-SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 1 ELSE 0 END AS id, \
+SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'WRITE') != 0 THEN 1 ELSE 0 END AS id, \
 c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
 0 AS open_inode, 0 AS open_dev, c.file_name AS open_file_name, b.iter.count AS size, b.iocb.ki_pos AS offset, \
 c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
 c.mount_point AS open_mount_point \
 FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
-WHERE b.iocb.ki_flags & 8388608 != 0) u";
+WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0) u";
 
 /// The I/O path of a row (the `path` column of [`SQL`]).
 const PATH_SYSCALL: u64 = 0;

@@ -430,14 +430,50 @@ impl Binder<'_> {
                         _ => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
                     },
                     ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
+                    ("print_flag", args) => self.print_flag(e, args),
                     ("str", args) => self.user_string(e, args),
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
                     )),
                 }
             }
             other => Err(expr_err(e, format!("`{other}` is not supported in ebq expressions"))),
+        }
+    }
+
+    /// `print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW')`: the value
+    /// the event's tracefs `print fmt:` gives that name in its flag or symbol
+    /// table for the field (`catalog::print_fmt`), a constant at bind time, for
+    /// the kernel's `#define`s that BTF does not carry.
+    fn print_flag(&self, e: &Expr, args: &[&FunctionArgExpr]) -> Result<ScalarExpr> {
+        let usage = "print_flag('category.event', 'field', 'NAME') needs three string literals";
+        let lit = |a: &&FunctionArgExpr| match *a {
+            FunctionArgExpr::Expr(x @ Expr::Value(v)) => match &v.value {
+                Value::SingleQuotedString(s) => Some((s.clone(), x.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let [Some((event, at_event)), Some((field, _)), Some((name, at_name))] =
+            [0, 1, 2].map(|i| args.get(i).and_then(lit))
+        else {
+            return Err(err(e, usage));
+        };
+        if args.len() != 3 {
+            return Err(err(e, usage));
+        }
+        let Some((category, event_name)) = event.split_once('.').or_else(|| event.split_once(':')) else {
+            return Err(err(&at_event, format!("`{event}`: name the event as category.event")));
+        };
+        let text = match self.kernel.tracepoint_format(category, event_name) {
+            Ok(Some(f)) => f.text,
+            Ok(None) => return Err(err(&at_event, format!("`{event}` is not a tracepoint of this kernel"))),
+            Err(why) => return Err(err(&at_event, format!("`{event}`: {why}"))),
+        };
+        match crate::catalog::print_fmt::flag_value(&text, &field, &name) {
+            Ok(v) => Ok(ScalarExpr::Int { value: v, ty: DataType::U64 }),
+            Err(why) => Err(err(&at_name, format!("{event}: {why}"))),
         }
     }
 

@@ -947,12 +947,17 @@ pub enum EventSource {
     Uprobe {
         /// The binary, canonical.
         path: std::path::PathBuf,
-        /// The function.
+        /// The function, or the `{a,b}` list as written.
         symbol: String,
-        /// File offset of its first instruction (what the kernel attaches at).
+        /// File offset of its first instruction (what the kernel attaches at);
+        /// the first function's for a list.
         offset: u64,
         /// True for the return probe.
         ret: bool,
+        /// A list's functions and their file offsets, in the list's order (the
+        /// `func` column is the position, given to each as its BPF cookie);
+        /// empty for one function.
+        functions: Vec<(String, u64)>,
     },
     /// A USDT probe: a uprobe on each of its sites (with the semaphore as the
     /// uprobe's reference counter), arguments decoded from the sites' specs.

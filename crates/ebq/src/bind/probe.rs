@@ -69,27 +69,41 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
                     );
                 }
             };
-            let sym = match catalog.kernel().find_symbol(&file, symbol) {
-                Ok(s) => s,
-                Err(ElfError::NoSymbol { suggestions }) => {
-                    return fail(
-                        format!("{name}: `{}` has no function `{symbol}`", file.display()),
-                        did_you_mean(suggestions)
-                            .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
-                    )
+            let names = crate::parse::uprobe_symbols(symbol);
+            let mut found = vec![];
+            for (name_i, result) in names.iter().zip(catalog.kernel().find_symbols(&file, &names)) {
+                let symbol = *name_i;
+                match result {
+                    Ok(s) => found.push((symbol.to_string(), s)),
+                    Err(ElfError::NoSymbol { suggestions }) => {
+                        return fail(
+                            format!("{name}: `{}` has no function `{symbol}`", file.display()),
+                            did_you_mean(suggestions)
+                                .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
+                        )
+                    }
+                    Err(ElfError::Imported) => {
+                        return fail(
+                            format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
+                            Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
+                        )
+                    }
+                    Err(ElfError::NotElf(why)) => return fail(format!("{name}: {why}"), None),
+                    Err(ElfError::NoFile { .. }) => return fail(format!("{name}: no file `{path}`"), None),
                 }
-                Err(ElfError::Imported) => {
-                    return fail(
-                        format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
-                        Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
-                    )
-                }
-                Err(ElfError::NotElf(why)) => return fail(format!("{name}: {why}"), None),
-                Err(ElfError::NoFile { .. }) => return fail(format!("{name}: no file `{path}`"), None),
-            };
+            }
+            let functions: Vec<(String, u64)> =
+                if found.len() > 1 { found.iter().map(|(n, s)| (n.clone(), s.offset)).collect() } else { vec![] };
+            let (_, sym) = found.swap_remove(0);
             Ok(BoundEvent {
                 format: argument_format(&name, MAX_REG_ARGS, true),
-                source: EventSource::Uprobe { path: sym.path, symbol: symbol.clone(), offset: sym.offset, ret: *ret },
+                source: EventSource::Uprobe {
+                    path: sym.path,
+                    symbol: symbol.clone(),
+                    offset: sym.offset,
+                    ret: *ret,
+                    functions,
+                },
                 name,
             })
         }
@@ -162,6 +176,15 @@ impl BoundEvent {
             EventSource::RawSyscall { nr, exit } => {
                 format!("system call {nr} on the raw tracepoint {}", if *exit { "sys_exit" } else { "sys_enter" })
             }
+            EventSource::Uprobe { path, functions, .. } if !functions.is_empty() => {
+                let at: Vec<String> = functions.iter().map(|(f, o)| format!("{f} {o:#x}")).collect();
+                format!(
+                    "{}, {} functions at file offsets {} (one uprobe_multi link)",
+                    path.display(),
+                    functions.len(),
+                    at.join(", ")
+                )
+            }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
             EventSource::Timer { hz, period_ns, all_cpus } => format!(
@@ -190,6 +213,10 @@ impl BoundEvent {
         let arg = field.name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
         let signed = if field.signed { ", as a signed number" } else { "" };
         match (&self.source, arg) {
+            (EventSource::Uprobe { functions, .. }, None) if field.name == crate::catalog::probe::FUNC_COLUMN => {
+                let names: Vec<String> = functions.iter().enumerate().map(|(i, (f, _))| format!("{i} {f}")).collect();
+                format!("the called function's position in the list (its BPF cookie): {}", names.join(", "))
+            }
             (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
             }

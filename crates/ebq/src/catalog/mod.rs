@@ -14,6 +14,7 @@ pub mod file_columns;
 mod format;
 mod glob;
 mod lookup;
+pub mod print_fmt;
 pub mod probe;
 mod suggest;
 mod system;

@@ -17,6 +17,10 @@ pub const MAX_REG_ARGS: u32 = 6;
 /// `struct pt_regs` fields (`<asm/ptrace.h>`) holding integer arguments 0…5 on x86-64.
 pub const ARG_REGS: [&str; MAX_REG_ARGS as usize] = ["rdi", "rsi", "rdx", "rcx", "r8", "r9"];
 
+/// The column of a uprobe over a list of functions (`uprobe:LIB:{a,b}`):
+/// the called function's position in the list (its BPF cookie).
+pub const FUNC_COLUMN: &str = "func";
+
 /// The `struct pt_regs` field holding the return value on x86-64.
 pub const RET_REG: &str = "rax";
 
@@ -40,7 +44,9 @@ pub fn argument_format(event: &EventName, args: u32, returns: bool) -> Tracepoin
         signed,
         kind: FieldKind::Int,
     };
-    let fields = if is_return(event) {
+    // A uprobe over a list of functions: which one fired, its position in the list.
+    let func = matches!(event, EventName::Uprobe { symbol, .. } if symbol.starts_with('{'));
+    let mut fields = if is_return(event) {
         if returns {
             // The same register twice: as stored, and as a signed number (`retval_signed < 0` for errors).
             vec![field("retval".into(), args, false), field("retval_signed".into(), args, true)]
@@ -50,6 +56,9 @@ pub fn argument_format(event: &EventName, args: u32, returns: bool) -> Tracepoin
     } else {
         (0..args.min(MAX_REG_ARGS)).map(|i| field(format!("arg{i}"), i, false)).collect()
     };
+    if func {
+        fields.push(field(FUNC_COLUMN.into(), args + 1, false));
+    }
     TracepointFormat { category: category.into(), name, id: 0, fields }
 }
 

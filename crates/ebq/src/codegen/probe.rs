@@ -19,6 +19,13 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
             "/* {}: attached as tp_btf; ctx[i] is raw argument i (typed by the kernel's BTF). */\n\n",
             event.event_description()
         )),
+        EventSource::Uprobe { path, functions, .. } if !functions.is_empty() => Some(format!(
+            "/* {}: {} functions of {}, one uprobe_multi link; `func` (the BPF cookie) is the function's \
+             position in the list; {regs}. */\n#include <asm/ptrace.h>\n\n",
+            event.event_description(),
+            functions.len(),
+            path.display()
+        )),
         EventSource::Uprobe { path, offset, .. } => Some(format!(
             "/* {}: {} at file offset {offset:#x}; {regs}. */\n#include <asm/ptrace.h>\n\n",
             event.event_description(),
@@ -50,6 +57,9 @@ pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
         EventSource::Tracepoint => return None,
         EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
         EventSource::RawSyscall { exit, .. } => return Some(super::raw_syscall::program_header(*exit, function)),
+        EventSource::Uprobe { ret, functions, .. } if !functions.is_empty() => {
+            (if *ret { "uretprobe.multi" } else { "uprobe.multi" }).to_string()
+        }
         EventSource::Uprobe { ret, .. } => (if *ret { "uretprobe" } else { "uprobe" }).to_string(),
         EventSource::Usdt { .. } => "uprobe".to_string(),
         EventSource::Timer { .. } => "perf_event".to_string(),
@@ -86,6 +96,9 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
         (EventSource::Usdt { .. } | EventSource::Timer { .. }, _) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
+        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::FUNC_COLUMN => {
+            Some("(__u32)bpf_get_attach_cookie(ctx)".into())
+        }
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),
         (_, None) => Some(format!("ctx->{RET_REG}")),
     }
@@ -107,6 +120,28 @@ mod tests {
         assert!(c.contains("SEC(\"uretprobe\")") && c.contains("ctx->rax;"), "{c}");
         let c = generate_for("SELECT * FROM uprobe:libc:read");
         assert!(c.contains("ctx->r9;"), "SELECT * lists arg0..arg5: {c}");
+    }
+
+    #[test]
+    fn a_uprobe_over_a_list_of_functions_is_one_multi_program_with_the_function_as_cookie() {
+        let sql = "SELECT e.func, COUNT(*), SUM(x.retval) FROM uprobe:libc:{pread64,read} e \
+                   JOIN uretprobe:libc:{pread64,read} x ON e.tid = x.tid AND e.func = x.func GROUP BY e.func";
+        let c = generate_for(sql);
+        assert!(c.contains("SEC(\"uprobe.multi\")\nint ebq_pair_start(struct pt_regs *ctx)"), "{c}");
+        assert!(c.contains("SEC(\"uretprobe.multi\")\nint ebq_query(struct pt_regs *ctx)"), "{c}");
+        assert_eq!(c.matches("(__u32)bpf_get_attach_cookie(ctx)").count(), 2, "both ends key on it: {c}");
+        let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
+        let crate::bind::EventSource::Uprobe { functions, .. } = &p.physical.programs[0].event.source else {
+            panic!("a uprobe")
+        };
+        assert_eq!(functions, &[("pread64".to_string(), 0xf63c0), ("read".to_string(), 0xf82a0)]);
+        // One missing function names itself, at the event.
+        let Err(crate::Error::Query(q)) = crate::Engine::with_catalog(crate::catalog::Catalog::fixture())
+            .prepare("SELECT COUNT(*) FROM uprobe:libc:{pread64,preed}")
+        else {
+            panic!("refused")
+        };
+        assert!(q.message.contains("has no function `preed`") && q.span.is_some(), "{}", q.message);
     }
 
     #[test]

@@ -211,6 +211,29 @@ fn a_union_branch_its_constants_rule_out_attaches_nothing() {
 }
 
 #[test]
+fn print_flag_reads_a_define_from_the_tracepoints_print_table() {
+    // IOCB_AIO_RW is a #define (not in BTF); iomap_dio_rw_begin's print fmt spells it.
+    let p = engine()
+        .prepare("SELECT COUNT(*) FROM iomap.iomap_dio_rw_begin WHERE ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0")
+        .unwrap();
+    assert!(p.source().contains("& 8388608"), "{}", p.source());
+    for (sql, want) in [
+        (
+            "SELECT print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO') AS x FROM iomap.iomap_dio_rw_begin",
+            "AIO_RW",
+        ),
+        ("SELECT print_flag('iomap.nosuch', 'ki_flags', 'AIO') AS x FROM iomap.iomap_dio_rw_begin", "not a tracepoint"),
+        (
+            "SELECT print_flag('iomap.iomap_dio_rw_begin', 'ki_flags') AS x FROM iomap.iomap_dio_rw_begin",
+            "three string literals",
+        ),
+    ] {
+        let Err(crate::Error::Query(q)) = engine().prepare(sql) else { panic!("{sql} refused") };
+        assert!(q.message.contains(want) && q.span.is_some(), "{sql}: {}", q.message);
+    }
+}
+
+#[test]
 fn io_uring_request_columns_read_the_prepared_request() {
     let p = engine().prepare("SELECT opcode, req_offset, req_len FROM io_uring.io_uring_submit_req").unwrap();
     let schema: Vec<String> = p.logical.schema().iter().map(|(n, t)| format!("{n} {t}")).collect();

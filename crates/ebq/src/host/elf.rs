@@ -161,30 +161,51 @@ pub fn is_defined_function<'d, S: ObjectSymbol<'d>>(s: &S) -> bool {
 /// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
 /// and computes its uprobe file offset.
 pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {
-    let data = read_elf(path)?;
-    let file = object::File::parse(&*data)
-        .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
-    if !file.is_64() {
-        return Err(ElfError::NotElf(format!(
-            "{} is a 32-bit ELF object; ebq maps the x86-64 calling convention only",
-            path.display()
-        )));
-    }
-    let defined_functions = || file.dynamic_symbols().chain(file.symbols()).filter(is_defined_function);
-    let Some(sym) = defined_functions().find(|s| s.name() == Ok(symbol)) else {
-        if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
-            return Err(ElfError::Imported);
-        }
-        let suggestions = closest(symbol, defined_functions().filter_map(|s| s.name().ok()));
-        return Err(ElfError::NoSymbol { suggestions });
+    find_symbols(path, &[symbol]).remove(0)
+}
+
+/// [`find_symbol`] for each of `symbols`, reading and parsing `path` once.
+pub fn find_symbols(path: &Path, symbols: &[&str]) -> Vec<Result<ElfSymbol, ElfError>> {
+    let data = match read_elf(path) {
+        Ok(d) => d,
+        Err(e) => return symbols.iter().map(|_| Err(e.clone())).collect(),
     };
-    let address = sym.address();
-    let segment = file
-        .segments()
-        .find(|s| s.address() <= address && address < s.address() + s.size())
-        .ok_or_else(|| ElfError::NotElf(format!("{symbol} at {address:#x} lies in no loadable segment")))?;
-    let (file_start, _) = segment.file_range();
-    Ok(ElfSymbol { path: path.to_path_buf(), address, offset: address - segment.address() + file_start })
+    let file = match object::File::parse(&*data) {
+        Ok(f) if f.is_64() => f,
+        Ok(_) => {
+            let why = format!("{} is a 32-bit ELF object; ebq maps the x86-64 calling convention only", path.display());
+            return symbols.iter().map(|_| Err(ElfError::NotElf(why.clone()))).collect();
+        }
+        Err(e) => {
+            let why = format!("{} is not an ELF object ebq can read: {e}", path.display());
+            return symbols.iter().map(|_| Err(ElfError::NotElf(why.clone()))).collect();
+        }
+    };
+    let defined_functions = || file.dynamic_symbols().chain(file.symbols()).filter(is_defined_function);
+    let mut found: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for s in defined_functions() {
+        if let Ok(name) = s.name() {
+            if symbols.contains(&name) {
+                found.entry(name).or_insert(s.address());
+            }
+        }
+    }
+    let one = |symbol: &str| {
+        let Some(&address) = found.get(symbol) else {
+            if file.dynamic_symbols().any(|s| s.is_undefined() && s.name() == Ok(symbol)) {
+                return Err(ElfError::Imported);
+            }
+            let suggestions = closest(symbol, defined_functions().filter_map(|s| s.name().ok()));
+            return Err(ElfError::NoSymbol { suggestions });
+        };
+        let segment = file
+            .segments()
+            .find(|s| s.address() <= address && address < s.address() + s.size())
+            .ok_or_else(|| ElfError::NotElf(format!("{symbol} at {address:#x} lies in no loadable segment")))?;
+        let (file_start, _) = segment.file_range();
+        Ok(ElfSymbol { path: path.to_path_buf(), address, offset: address - segment.address() + file_start })
+    };
+    symbols.iter().map(|s| one(s)).collect()
 }
 
 #[cfg(test)]

@@ -64,6 +64,10 @@ impl KernelInfo for HostKernel {
         elf::find_symbol(path, symbol)
     }
 
+    fn find_symbols(&self, path: &Path, symbols: &[&str]) -> Vec<Result<ElfSymbol, ElfError>> {
+        elf::find_symbols(path, symbols)
+    }
+
     fn usdt_sites(&self, path: &Path) -> Result<Vec<super::usdt::UsdtSite>, ElfError> {
         super::usdt::usdt_sites(path)
     }

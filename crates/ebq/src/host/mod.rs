@@ -80,6 +80,13 @@ pub trait KernelInfo: std::fmt::Debug + Send + Sync {
     /// gave it) and the file offset a uprobe attaches at.
     fn find_symbol(&self, path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError>;
 
+    /// [`KernelInfo::find_symbol`] for each of `symbols`, in their order. A
+    /// host reads the binary once for all of them (a 41 MB MPI library took
+    /// 0.08–0.16 s a lookup).
+    fn find_symbols(&self, path: &Path, symbols: &[&str]) -> Vec<Result<ElfSymbol, ElfError>> {
+        symbols.iter().map(|s| self.find_symbol(path, s)).collect()
+    }
+
     /// The USDT probe sites of binary `path` (as [`KernelInfo::resolve_binary`]
     /// gave it), from its `.note.stapsdt` notes; empty when it has none.
     fn usdt_sites(&self, path: &Path) -> Result<Vec<usdt::UsdtSite>, ElfError>;

@@ -26,7 +26,9 @@ pub enum EventName {
     Uprobe {
         /// Path of the executable or shared object.
         path: String,
-        /// Symbol name.
+        /// Symbol name, or a list of them in braces (`{open,close}`): one event
+        /// over several functions of the binary, each call with its position in
+        /// the list as the `func` column ([`uprobe_symbols`]).
         symbol: String,
         /// True for uretprobe.
         ret: bool,
@@ -100,6 +102,22 @@ impl fmt::Display for EventName {
     }
 }
 
+/// The functions of a uprobe's `symbol`: itself, or the names of a `{a,b}` list.
+pub fn uprobe_symbols(symbol: &str) -> Vec<&str> {
+    match symbol.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None => vec![symbol],
+    }
+}
+
+/// A `{a,b,…}` list of distinct function names.
+fn is_symbol_list(s: &str) -> bool {
+    let names = uprobe_symbols(s);
+    s.starts_with('{')
+        && names.iter().all(|n| is_ident(n))
+        && names.iter().enumerate().all(|(i, n)| !names[..i].contains(n))
+}
+
 fn is_ident(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
 }
@@ -109,7 +127,7 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
     let bad = |why: &str| {
         Err(format!(
             "{why} in event `{text}`; expected tracepoint:CATEGORY:NAME, CATEGORY:NAME, CATEGORY.NAME, \
-             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC"
+             tracepoint/CATEGORY/NAME, uprobe:PATH:SYMBOL, uretprobe:PATH:SYMBOL, uprobe:PATH:{{SYM1,SYM2,…}}, usdt:PATH:PROVIDER:NAME, usdt:PATH:NAME, profile:hz:N, interval:ms:N, kprobe:FUNC or fentry:FUNC"
         ))
     };
     if let Some((kind, rest)) = text.split_once(':') {
@@ -121,7 +139,7 @@ pub fn parse_event_name(text: &str) -> Result<EventName, String> {
                 _ => bad("malformed tracepoint"),
             },
             "uprobe" | "uretprobe" | "u" | "ur" => match rest.rsplit_once(':') {
-                Some((path, sym)) if !path.is_empty() && is_ident(sym) => {
+                Some((path, sym)) if !path.is_empty() && (is_ident(sym) || is_symbol_list(sym)) => {
                     Ok(EventName::Uprobe { path: path.into(), symbol: sym.into(), ret: kind.starts_with("ur") })
                 }
                 _ => bad("malformed uprobe"),
@@ -194,6 +212,17 @@ mod tests {
             "syscalls:sys_enter_read",
         ] {
             assert_eq!(parse_event_name(s).unwrap(), tp("syscalls", "sys_enter_read"), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_uprobe_names_a_list_of_functions_in_braces() {
+        let e = parse_event_name("uprobe:/usr/lib/libmpich.so.12:{MPI_File_open,MPI_File_close}").unwrap();
+        let EventName::Uprobe { symbol, .. } = &e else { panic!("{e:?}") };
+        assert_eq!(uprobe_symbols(symbol), ["MPI_File_open", "MPI_File_close"]);
+        assert_eq!(e.to_string(), "uprobe:/usr/lib/libmpich.so.12:{MPI_File_open,MPI_File_close}");
+        for bad in ["uprobe:libc:{read,,write}", "uprobe:libc:{read,read}", "uprobe:libc:{}", "uprobe:libc:{read"] {
+            assert!(parse_event_name(bad).is_err(), "{bad}");
         }
     }
 

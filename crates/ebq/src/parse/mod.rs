@@ -13,7 +13,7 @@ mod union;
 pub mod view;
 
 pub use dialect::EbqDialect;
-pub use event::{parse_event_name, EventName, TimerUnit};
+pub use event::{parse_event_name, uprobe_symbols, EventName, TimerUnit};
 pub use sqlparser::ast::{Expr, OrderByExpr, SelectItem};
 pub use union::UnionBranch;
 pub use view::View;
@@ -264,7 +264,7 @@ impl<'a> QueryParser<'a> {
 
     /// Reads an event name directly from the text: from the next token up to
     /// white space, `,`, `;` or `)`, so `tracepoint/a/b` and `uprobe:/x.so:f`
-    /// need no quoting.
+    /// need no quoting (nor `uprobe:/x.so:{f,g}`: a `,` inside braces is the name's).
     fn event_ref(&mut self) -> Result<EventRef> {
         let first = self.parser.peek_token();
         let Some(start) = Span::from_sql(first.span) else {
@@ -277,8 +277,12 @@ impl<'a> QueryParser<'a> {
             }
             Token::Word(_) | Token::Div => {
                 let begin = byte_offset(self.sql, start.start);
+                let mut depth = 0;
                 let len = self.sql[begin..]
-                    .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '('))
+                    .find(|c: char| {
+                        depth += i32::from(c == '{') - i32::from(c == '}');
+                        c.is_whitespace() || matches!(c, ';' | ')' | '(') || (c == ',' && depth == 0)
+                    })
                     .unwrap_or(self.sql.len() - begin);
                 let end = advance(start.start, &self.sql[begin..begin + len]);
                 while Span::from_sql(self.parser.peek_token().span).is_some_and(|s| s.start < end) {

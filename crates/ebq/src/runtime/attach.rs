@@ -143,6 +143,17 @@ pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) ->
         _ => -1, // every process; -c scoping is done by the program's pid check
     };
     match &event.source {
+        EventSource::Uprobe { path, ret, functions, .. } if !functions.is_empty() => {
+            // One link for every function, each with its position as the cookie (`func`);
+            // its uprobes detach together (one after another, they took 0.08 s each).
+            let opts = libbpf_rs::UprobeMultiOpts {
+                offsets: functions.iter().map(|(_, o)| *o as usize).collect(),
+                cookies: (0..functions.len() as u64).collect(),
+                retprobe: *ret,
+                ..Default::default()
+            };
+            prog.attach_uprobe_multi_with_opts(pid, path, "", opts).map(|l| vec![l])
+        }
         EventSource::Uprobe { path, offset, ret, .. } => {
             prog.attach_uprobe(*ret, pid, path, *offset as usize).map(|l| vec![l])
         }

@@ -48,14 +48,14 @@ FROM (
     io_uring_op('CLOSE'), io_uring_op('READ'), io_uring_op('WRITE'), io_uring_op('OPENAT2'), io_uring_op('FTRUNCATE'))
   UNION ALL
   SELECT 'aio' AS path,
-    CASE WHEN b.iocb.ki_flags & 262144 != 0 THEN 'write' ELSE 'read' END AS op,
+    CASE WHEN b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'WRITE') != 0 THEN 'write' ELSE 'read' END AS op,
     b.pid AS pid, b.tid AS tid, b.comm AS comm, b.cgroup AS cgroup,
     b.fs_type AS fs_type, b.mount_point AS mount_point, b.file_name AS file_name,
     b.inode AS inode, b.dev AS dev,
     b.iocb.ki_pos AS offset, b.iter.count AS bytes,
     c.ret AS ret, b.time AS start, c.time AS end, c.time - b.time AS latency
   FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb
-  WHERE b.iocb.ki_flags & 8388608 != 0
+  WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0
   UNION ALL
   SELECT 'mmap' AS path, 'read' AS op,
     f.pid AS pid, f.tid AS tid, f.comm AS comm, f.cgroup AS cgroup,
