@@ -154,7 +154,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
     if let (Some(m), Some(lib)) = (&mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
-        eprintln!("ebq: and {} MPI-IO functions of {lib} (uprobe JOIN uretprobe each)", m.len());
+        eprintln!("ebq: and {} MPI-IO functions of {lib} ({})", m.len(), m.how());
     }
     if let Some(h) = held.as_mut() {
         signals::wake_on_child_exit();

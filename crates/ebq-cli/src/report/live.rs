@@ -87,6 +87,15 @@ impl MpiQueries {
         self.functions
     }
 
+    /// How they are probed, for the start line.
+    pub fn how(&self) -> &'static str {
+        if self.queries.len() == 1 && self.functions > 1 {
+            "one uprobe JOIN uretprobe over the list, a uprobe_multi link each"
+        } else {
+            "uprobe JOIN uretprobe each"
+        }
+    }
+
     fn take(&mut self, funcs: &[Func], outs: Vec<ebq::Output>) {
         for o in outs {
             for r in rows(&o.batch) {
