@@ -378,6 +378,26 @@ fn sendfile_copy_file_range_and_splice_name_both_ends() {
         assert!(line.ends_with(&format!("(file of `{fd}`)")), "{line}");
     }
     assert!(!text.lines().any(|l| l.trim_start().starts_with("inode ")), "no unprefixed set: {text}");
+    // io.ops: a copy is a `read` row of its source and a `write` row of its destination,
+    // with the bytes the call returned (splice, whose other end is a pipe, is not in it).
+    let sql = "SELECT op, file_name, COUNT(*) AS calls, SUM(ret) AS bytes FROM io.ops \
+               WHERE path = 'syscall' AND op IN ('read', 'write') GROUP BY op, file_name";
+    let (rows, stderr) = ebq_rows(&cmd, sql, &[]);
+    assert!(stderr.contains(" 0 missed"), "{stderr}");
+    let tally: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let name = |p: PathBuf| p.file_name().unwrap().to_str().unwrap().to_string();
+    let row = |op: &str, file: String| {
+        let r = rows.iter().find(|r| r["op"] == op && r["file_name"] == file.as_str());
+        r.map(|r| (r["calls"].as_u64().unwrap(), r["bytes"].as_u64().unwrap()))
+    };
+    let calls = |kind: &str| tally[kind]["calls"].as_u64().unwrap();
+    assert_eq!(
+        row("read", name(src.clone())),
+        Some((calls("sendfile") + calls("copy_file_range"), 2 * size)),
+        "{rows:?}"
+    );
+    assert_eq!(row("write", name(copy("sendfile"))), Some((calls("sendfile"), size)), "{rows:?}");
+    assert_eq!(row("write", name(copy("cfr"))), Some((calls("copy_file_range"), size)), "{rows:?}");
     for p in [src, report, copy("sendfile"), copy("cfr"), copy("splice")] {
         let _ = std::fs::remove_file(p);
     }

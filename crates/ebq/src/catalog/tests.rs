@@ -71,7 +71,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 31);
+    assert_eq!(all.len(), 33);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -96,7 +96,14 @@ fn list_and_glob() {
     );
     assert_eq!(
         names("*:sys_?xit_*"),
-        ["syscalls:sys_exit_openat", "syscalls:sys_exit_pread64", "syscalls:sys_exit_read", "syscalls:sys_exit_write"]
+        [
+            "syscalls:sys_exit_copy_file_range",
+            "syscalls:sys_exit_openat",
+            "syscalls:sys_exit_pread64",
+            "syscalls:sys_exit_read",
+            "syscalls:sys_exit_sendfile64",
+            "syscalls:sys_exit_write"
+        ]
     );
     assert_eq!(names("block_rq_issue"), ["block:block_rq_issue"]);
     assert!(names("nothing*").is_empty());

@@ -64,4 +64,36 @@ FROM (
     f.index * 4096 AS offset, 4096 AS bytes, 4096 AS ret, f.time AS start, f.time AS end, 0 AS latency
   FROM filemap.mm_filemap_fault f
   WHERE f.retry = 0
+  UNION ALL
+  SELECT 'syscall' AS path, 'read' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
+    e.in_inode AS inode, e.in_dev AS dev,
+    CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT) ELSE -1 END AS offset, e.len AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'write' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.out_fs_type AS fs_type, e.out_mount_point AS mount_point, e.out_file_name AS file_name,
+    e.out_inode AS inode, e.out_dev AS dev,
+    CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT) ELSE -1 END AS offset, e.len AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'read' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
+    e.in_inode AS inode, e.in_dev AS dev,
+    CASE WHEN e.offset = 0 THEN CAST(e.in_file_pos AS BIGINT) ELSE -1 END AS offset, e.count AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'write' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.out_fs_type AS fs_type, e.out_mount_point AS mount_point, e.out_file_name AS file_name,
+    e.out_inode AS inode, e.out_dev AS dev,
+    CAST(e.out_file_pos AS BIGINT) AS offset, e.count AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
 ) u
