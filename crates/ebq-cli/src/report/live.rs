@@ -41,14 +41,17 @@ impl MpiQueries {
     /// error if `--mpi LIB` asked for it (`explicit`), else a note on stderr
     /// and no MPI-IO.
     pub fn start(engine: &Engine, lib: &str, scope: &Scope, explicit: bool) -> Result<Option<MpiQueries>, String> {
-        let kernel = engine.catalog().kernel();
-        let found: Vec<Func> = match kernel.resolve_binary(lib) {
-            Ok(path) => {
+        // Bind every function at once (the library's symbols are read once); only when one is
+        // missing, find which the library has.
+        let all = engine.prepare(&mpi::sql(lib, &mpi::FUNCS));
+        let found: Vec<Func> = match (&all, engine.catalog().kernel().resolve_binary(lib)) {
+            (Ok(_), _) => mpi::FUNCS.to_vec(),
+            (Err(_), Ok(path)) => {
                 let names: Vec<&str> = mpi::FUNCS.iter().map(|f| f.name).collect();
-                let found = kernel.find_symbols(&path, &names);
+                let found = engine.catalog().kernel().find_symbols(&path, &names);
                 mpi::FUNCS.iter().zip(found).filter(|(_, s)| s.is_ok()).map(|(f, _)| *f).collect()
             }
-            Err(_) => vec![],
+            (Err(_), Err(_)) => vec![],
         };
         if found.is_empty() {
             // Bind one function's query for the binder's own words (no file, no such function).
@@ -62,9 +65,14 @@ impl MpiQueries {
             eprintln!("ebq: no MPI-IO report: {lib} has no MPI_File_* function to probe (or is not installed)");
             return Ok(None);
         }
-        let start = |funcs: &[Func]| -> Result<(Vec<Func>, String, RunningQuery), String> {
+        let mut all = all.ok();
+        let mut start = |funcs: &[Func]| -> Result<(Vec<Func>, String, RunningQuery), String> {
             let sql = mpi::sql(lib, funcs);
-            let running = engine.prepare(&sql).and_then(|p| p.start(scope.clone()));
+            let prepared = match all.take().filter(|_| funcs.len() == mpi::FUNCS.len()) {
+                Some(p) => Ok(p),
+                None => engine.prepare(&sql),
+            };
+            let running = prepared.and_then(|p| p.start(scope.clone()));
             running
                 .map(|r| (funcs.to_vec(), sql.clone(), r))
                 .map_err(|e| format!("error: --mpi {lib}: {}", e.render(&sql)))
