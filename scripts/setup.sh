@@ -29,11 +29,11 @@ fi
 # --- Debian packages --------------------------------------------------------
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc g++
     fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus libbpf-tools
-    chromium e2fsprogs mpich libmpich-dev openssl curl systemtap-sdt-dev
+    chromium e2fsprogs mpich libmpich-dev openmpi-bin libopenmpi-dev openssl curl systemtap-sdt-dev
     postgresql-15 bc)
 # Commands that must be callable once the packages are in.
 CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 losetup prometheus
-    chromium mkfs.ext4 mpicc.mpich mpirun.mpich openssl curl bc)
+    chromium mkfs.ext4 mpicc.mpich mpirun.mpich mpicc.openmpi mpirun.openmpi openssl curl bc)
 
 missing=()
 for p in "${PKGS[@]}"; do

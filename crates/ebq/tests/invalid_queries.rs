@@ -33,7 +33,7 @@ const READ: &str = "syscalls.sys_enter_read";
 
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
-starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
+starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
 
 fn engine() -> Engine {
     Engine::with_kernel(FixtureKernel::checked_in())
@@ -51,6 +51,8 @@ fn cases() -> Vec<Bad> {
             "str(ptr[, len]) reads the string at a user-space pointer: an 8-byte field of a tracepoint (`buf`, `args[1]`) and an optional length 1..127",
             None,
         ),
+        bad(format!("SELECT user_u64(comm) FROM {READ}"), "1:17-1:21", "user_u64() reads at an integer address; `comm` is string(16)", None),
+        bad(format!("SELECT user_i16(fd, 2) FROM {READ}"), "1:8-1:22", "user_i16(addr) takes one address", None),
         bad(
             "SELECT dev_str(dev) FROM block.block_rq_issue",
             "1:8-1:19",

@@ -3,11 +3,12 @@
 //! started with the POSIX query's scope before the child is released, polled
 //! in the same loop, and their calls and accounting handed to the report.
 
-use super::mpi::{self, Call, Func};
+use super::mpi::{self, Abi, Call, Func};
 use super::Shared;
 use ebq::sink::rows;
 use ebq::{Engine, RunningQuery, Scope};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The environment variables that give a process's MPI rank (MPICH's hydra,
@@ -24,14 +25,41 @@ pub fn rank_of(pid: u32) -> Option<u32> {
     })
 }
 
+/// Where the library at `lib` (canonical) is loaded in process `pid`: the
+/// start of its mapping at file offset 0 (a shared library's first segment
+/// has virtual address 0, so this is the load bias), if the process is still
+/// there.
+pub fn load_bias(pid: u32, lib: &Path) -> Option<u64> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    maps.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [range, _, offset, _, _, path] = f[..] else { return None };
+        let start = u64::from_str_radix(range.split('-').next()?, 16).ok()?;
+        (u64::from_str_radix(offset, 16).ok()? == 0 && Path::new(path) == lib).then_some(start)
+    })
+}
+
+/// The 8 bytes at `address` in process `pid`'s memory.
+fn read_u64(pid: u32, address: u64) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 8];
+    std::fs::File::open(format!("/proc/{pid}/mem")).ok()?.read_exact_at(&mut b, address).ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
 /// The running MPI-IO queries: one over every function, or one per function.
 pub struct MpiQueries {
     queries: Vec<(Vec<Func>, String, RunningQuery)>,
     functions: usize,
+    /// The library's handles, and its file (to find it in a process's maps).
+    abi: Abi,
+    library: Option<PathBuf>,
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
-    /// Pids whose environment was read (with or without a rank).
-    asked: std::collections::HashSet<u32>,
+    /// Open MPI's `MPI_COMM_SELF` and `MPI_INFO_NULL` in each process seen
+    /// (rank and these are read from /proc at a process's first MPI-IO call,
+    /// while it runs).
+    handles: HashMap<u32, Option<[u64; 2]>>,
 }
 
 impl MpiQueries {
@@ -41,21 +69,34 @@ impl MpiQueries {
     /// error if `--mpi LIB` asked for it (`explicit`), else a note on stderr
     /// and no MPI-IO.
     pub fn start(engine: &Engine, lib: &str, scope: &Scope, explicit: bool) -> Result<Option<MpiQueries>, String> {
+        let kernel = engine.catalog().kernel();
+        let library = kernel.resolve_binary(lib).ok().and_then(|p| std::fs::canonicalize(p).ok());
+        // MPICH's handles are integers; any other library is asked whether it is Open MPI
+        // (MPICH's 41 MB library is not read for it).
+        let abi = match &library {
+            Some(p) if !p.to_string_lossy().contains("mpich") => {
+                Abi::of(&kernel.data_symbols(p, &mpi::OPEN_MPI_SYMBOLS).unwrap_or_default())
+            }
+            _ => Abi::Mpich,
+        };
+        if let Abi::OpenMpi(mpi::OpenMpiLayout { size_offset: None, .. }) = &abi {
+            eprintln!("ebq: {lib} is Open MPI, but its datatypes' size field was not found: MPI-IO bytes are unknown");
+        }
         // Bind every function at once (the library's symbols are read once); only when one is
         // missing, find which the library has.
-        let all = engine.prepare(&mpi::sql(lib, &mpi::FUNCS));
-        let found: Vec<Func> = match (&all, engine.catalog().kernel().resolve_binary(lib)) {
+        let all = engine.prepare(&mpi::sql(lib, &mpi::FUNCS, &abi));
+        let found: Vec<Func> = match (&all, kernel.resolve_binary(lib)) {
             (Ok(_), _) => mpi::FUNCS.to_vec(),
             (Err(_), Ok(path)) => {
                 let names: Vec<&str> = mpi::FUNCS.iter().map(|f| f.name).collect();
-                let found = engine.catalog().kernel().find_symbols(&path, &names);
+                let found = kernel.find_symbols(&path, &names);
                 mpi::FUNCS.iter().zip(found).filter(|(_, s)| s.is_ok()).map(|(f, _)| *f).collect()
             }
             (Err(_), Err(_)) => vec![],
         };
         if found.is_empty() {
             // Bind one function's query for the binder's own words (no file, no such function).
-            let sql = mpi::sql(lib, &mpi::FUNCS[..1]);
+            let sql = mpi::sql(lib, &mpi::FUNCS[..1], &abi);
             let why = engine.prepare(&sql).err().map(|e| e.render(&sql)).unwrap_or_default();
             if explicit {
                 return Err(format!(
@@ -67,7 +108,7 @@ impl MpiQueries {
         }
         let mut all = all.ok();
         let mut start = |funcs: &[Func]| -> Result<(Vec<Func>, String, RunningQuery), String> {
-            let sql = mpi::sql(lib, funcs);
+            let sql = mpi::sql(lib, funcs, &abi);
             let prepared = match all.take().filter(|_| funcs.len() == mpi::FUNCS.len()) {
                 Some(p) => Ok(p),
                 None => engine.prepare(&sql),
@@ -87,7 +128,15 @@ impl MpiQueries {
             Err(e) => return Err(e),
         };
         let functions = found.len();
-        Ok(Some(MpiQueries { queries, functions, calls: vec![], ranks: HashMap::new(), asked: Default::default() }))
+        Ok(Some(MpiQueries {
+            queries,
+            functions,
+            abi,
+            library,
+            calls: vec![],
+            ranks: HashMap::new(),
+            handles: HashMap::new(),
+        }))
     }
 
     /// Functions probed.
@@ -107,14 +156,21 @@ impl MpiQueries {
     fn take(&mut self, funcs: &[Func], outs: Vec<ebq::Output>) {
         for o in outs {
             for r in rows(&o.batch) {
-                let c = mpi::call(funcs, &r);
-                // Read the rank while the process is alive: its first MPI-IO call.
-                if self.asked.insert(c.pid) {
-                    if let Some(rank) = rank_of(c.pid) {
-                        self.ranks.insert(c.pid, rank);
+                // Read the rank (and where the library is) while the process is alive: its
+                // first MPI-IO call.
+                let pid = mpi::pid(&r);
+                let at = *self.handles.entry(pid).or_insert_with(|| {
+                    if let Some(rank) = rank_of(pid) {
+                        self.ranks.insert(pid, rank);
                     }
-                }
-                self.calls.push(c);
+                    match (&self.abi, &self.library) {
+                        (Abi::OpenMpi(layout), Some(lib)) => {
+                            layout.handles_at(load_bias(pid, lib)?, |a| read_u64(pid, a))
+                        }
+                        _ => None,
+                    }
+                });
+                self.calls.push(mpi::call(funcs, &self.abi, at, &r));
             }
         }
     }

@@ -140,24 +140,43 @@ pub struct Options {
 }
 
 impl Options {
-    /// The MPI library to probe, if any: `--mpi LIB` (`none`: none), else
-    /// `libmpich` when the command (`-c`) is an MPI launcher (`mpirun`,
-    /// `mpiexec`, `mpiexec.hydra`, `srun`). Probing is not free (each of the
-    /// 28 functions is one query: about 0.1 s to bind and load and 0.2 s to
-    /// detach its uprobes), so a report of a program that is not an MPI job
-    /// does not pay for it unless asked.
+    /// The MPI library to probe, if any: `--mpi LIB` (`none`: none), else the
+    /// library of the MPI launcher the command (`-c`) runs
+    /// ([`launcher_library`]). Probing is not free (binding, loading and
+    /// detaching the uprobes took about 0.1 s), so a report of a program that
+    /// is not an MPI job does not pay for it unless asked.
     pub fn mpi_library(&self, command: Option<&str>) -> Option<&str> {
         match self.mpi.as_deref() {
             Some("none") => None,
             Some(lib) => Some(lib),
-            None => {
-                let argv0 = command?.split_whitespace().next()?;
-                let name = argv0.rsplit('/').next()?;
-                matches!(name, "mpirun" | "mpiexec" | "mpiexec.hydra" | "mpirun.mpich" | "mpiexec.mpich" | "srun")
-                    .then_some("libmpich")
-            }
+            None => launcher_library(command?.split_whitespace().next()?),
         }
     }
+}
+
+/// The MPI library the jobs of launcher `argv0` use: Open MPI's `libmpi` for
+/// its launchers (`mpirun.openmpi`, `orterun`, `prterun`), MPICH's
+/// `libmpich` for hydra's and `srun`; plain `mpirun`/`mpiexec` are whichever
+/// the file they name is (Debian's alternatives link them to one of the
+/// above), MPICH when that cannot be told.
+pub fn launcher_library(argv0: &str) -> Option<&'static str> {
+    let by_name = |name: &str| match name {
+        "mpirun.openmpi" | "mpiexec.openmpi" | "orterun" | "prterun" => Some("libmpi"),
+        "mpirun.mpich" | "mpiexec.mpich" | "mpiexec.hydra" | "srun" => Some("libmpich"),
+        _ => None,
+    };
+    let name = argv0.rsplit('/').next()?;
+    by_name(name).or_else(|| {
+        matches!(name, "mpirun" | "mpiexec").then(|| {
+            let file = match argv0.contains('/') {
+                true => Some(PathBuf::from(argv0)),
+                false => std::env::var_os("PATH")
+                    .and_then(|path| std::env::split_paths(&path).map(|d| d.join(argv0)).find(|p| p.exists())),
+            };
+            let real = file.and_then(|f| std::fs::canonicalize(f).ok());
+            real.and_then(|r| by_name(r.file_name()?.to_str()?)).unwrap_or("libmpich")
+        })
+    })
 }
 
 /// Filled by the run loop before the report is written: the MPI-IO calls and
@@ -286,6 +305,27 @@ impl Sink for IoReport {
             terminal::json(&mut out, &job, &fold, mpi.as_ref())
         } else {
             terminal::text(&mut out, &job, &fold, mpi.as_ref(), self.options.top)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launcher_library;
+
+    #[test]
+    fn a_launcher_names_its_mpi_library() {
+        for (argv0, lib) in [
+            ("mpirun.openmpi", Some("libmpi")),
+            ("/usr/bin/orterun", Some("libmpi")),
+            ("mpirun.mpich", Some("libmpich")),
+            ("mpiexec.hydra", Some("libmpich")),
+            ("srun", Some("libmpich")),
+            ("fio", None),
+            // Plain mpirun is what its file is; with no such file, MPICH.
+            ("/nonexistent/mpirun", Some("libmpich")),
+        ] {
+            assert_eq!(launcher_library(argv0), lib, "{argv0}");
         }
     }
 }

@@ -8,23 +8,34 @@
 //! function instead. `MPI_X` and `PMPI_X` are one address in MPICH's
 //! `libmpich.so.12` (`MPI_X` a weak alias), so one uprobe sees both.
 //!
-//! What BPF cannot do, user space does, with these documented choices:
+//! Handles differ by library ([`Abi`]): MPICH's are integers, Open MPI's
+//! pointers to the library's objects. What BPF cannot do, user space does,
+//! with these documented choices:
 //! - **bytes** are `count × size(datatype)`, as Darshan computes them (it
 //!   calls `MPI_Type_size` at entry). MPICH encodes a predefined datatype's
 //!   size in its handle (`MPIR_Datatype_get_basic_size(a) = (a & 0xff00) >> 8`
 //!   for handles of kind `HANDLE_KIND_BUILTIN`, bits 30–31 = 1); a derived
 //!   datatype's size is not in its handle, so such calls count with 0 bytes
-//!   and in `EBQ_UNKNOWN_TYPE_CALLS`.
+//!   and in `EBQ_UNKNOWN_TYPE_CALLS`. An Open MPI datatype, predefined or
+//!   derived, holds its size (`opal_datatype_t.size`), which the query reads
+//!   from the process's memory at the call (`user_u64(datatype + offset)`);
+//!   the offset is where the library file's own `ompi_mpi_byte`,
+//!   `ompi_mpi_int` and `ompi_mpi_double` hold 1, 4 and 8.
 //! - **the file** of an `MPI_File_open` is the file the POSIX query saw the
-//!   same process open last inside the call (ROMIO opens it with `open(2)`),
-//!   so MPIIO and POSIX records share the file's (device, inode). The handle
-//!   `MPI_File_open` writes to `*fh` cannot be read at its return, so a handle
-//!   is bound, at its first use by that process, to that process's latest
-//!   `MPI_File_open` still without a handle; `MPI_File_close(&fh)` closes the
+//!   same process open last inside the call (ROMIO and OMPIO open it with
+//!   `open(2)`), so MPIIO and POSIX records share the file's (device, inode).
+//!   The handle `MPI_File_open` wrote to `*fh` is read at its return
+//!   (`user_u64(e.arg4)`, computed when the pair completes), and later calls
+//!   on it go to that open's file; a handle that could not be read is bound,
+//!   at its first use by that process, to that process's latest
+//!   `MPI_File_open` still without a handle. `MPI_File_close(&fh)` closes the
 //!   open whose `fh` pointer it passes (else the oldest one still open).
 //! - **collective vs independent opens**: Darshan asks `MPI_Comm_size`; here
-//!   `MPI_COMM_SELF` (MPICH handle `0x44000001`) or a one-rank job is
-//!   independent, any other communicator collective.
+//!   `MPI_COMM_SELF` or a one-rank job is independent, any other communicator
+//!   collective. MPICH's `MPI_COMM_SELF` is handle `0x44000001`; Open MPI's
+//!   is `&ompi_mpi_comm_self`, its address in the calling process (the
+//!   library's load address there, from `/proc/PID/maps` when the process is
+//!   first seen, plus the symbol's); `MPI_INFO_NULL` likewise.
 //! - **rank**: from the process's environment (`PMI_RANK` from MPICH's hydra,
 //!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in user space when the pid is
 //!   first seen; processes whose environment was unreadable are numbered
@@ -35,6 +46,7 @@
 
 use super::posix::{bucket, CommonValues, BUCKETS};
 use super::{FileKey, OpKind, Operation};
+use ebq::host::elf::DataSymbol;
 use std::collections::{BTreeMap, HashMap};
 
 /// What a function does to the file.
@@ -106,20 +118,133 @@ pub const FUNCS: [Func; 28] = [
     f("MPI_File_iwrite_shared", Kind::Write, Class::Nb, 2),
 ];
 
+/// How a library represents MPI handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Abi {
+    /// MPICH and its derivatives: handles are integers.
+    Mpich,
+    /// Open MPI: handles point at the library's objects.
+    OpenMpi(OpenMpiLayout),
+}
+
+/// Where Open MPI keeps what the counters need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenMpiLayout {
+    /// Offset of a datatype's size (`opal_datatype_t.size`); `None` when the
+    /// library's predefined datatypes did not show it (bytes unknown).
+    pub size_offset: Option<u64>,
+    /// `ompi_mpi_comm_self` and `ompi_mpi_info_null` in the library file
+    /// (their run-time addresses are read per process: [`OpenMpiLayout::handles_at`]).
+    pub comm_self: DataSymbol,
+    pub info_null: DataSymbol,
+}
+
+impl OpenMpiLayout {
+    /// The run-time addresses of `MPI_COMM_SELF` and `MPI_INFO_NULL` in a
+    /// process where the library is loaded at `bias`, `read_u64` reading the
+    /// process's memory: what the dynamic linker wrote in the library's GOT
+    /// slot for each (the executable's copy when it copy-relocated it), else
+    /// the library's own object.
+    pub fn handles_at(&self, bias: u64, read_u64: impl Fn(u64) -> Option<u64>) -> Option<[u64; 2]> {
+        let at = |s: &DataSymbol| match s.got_slot {
+            Some(slot) => read_u64(bias + slot),
+            None => Some(bias + s.address),
+        };
+        Some([at(&self.comm_self)?, at(&self.info_null)?])
+    }
+}
+
+/// The data objects that tell Open MPI's library apart and give its layout.
+pub const OPEN_MPI_SYMBOLS: [&str; 5] =
+    ["ompi_mpi_comm_self", "ompi_mpi_info_null", "ompi_mpi_byte", "ompi_mpi_int", "ompi_mpi_double"];
+
+impl Abi {
+    /// The library's ABI from its [`OPEN_MPI_SYMBOLS`] (`None` where not
+    /// defined): Open MPI when it has `ompi_mpi_comm_self` and
+    /// `ompi_mpi_info_null`, the size offset being the first 8-byte slot where
+    /// the file's `MPI_BYTE`, `MPI_INT` and `MPI_DOUBLE` hold 1, 4 and 8.
+    pub fn of(symbols: &[Option<DataSymbol>]) -> Abi {
+        let [Some(comm_self), Some(info_null), byte, int, double] = symbols else {
+            return Abi::Mpich;
+        };
+        let slot = |s: &Option<DataSymbol>, at: usize| {
+            let b = s.as_ref()?.bytes.as_ref()?.get(at..at + 8)?;
+            Some(u64::from_le_bytes(b.try_into().ok()?))
+        };
+        let size_offset = (0..256)
+            .step_by(8)
+            .find(|&at| slot(byte, at) == Some(1) && slot(int, at) == Some(4) && slot(double, at) == Some(8));
+        Abi::OpenMpi(OpenMpiLayout {
+            size_offset: size_offset.map(|o| o as u64),
+            comm_self: comm_self.clone(),
+            info_null: info_null.clone(),
+        })
+    }
+
+    /// What call `func` with arguments `args` passed, in the library's terms;
+    /// `sizes`: the [`sql`] columns read at arguments 3 and 4 + the size
+    /// offset (Open MPI), `at`: `MPI_COMM_SELF` and `MPI_INFO_NULL` in the
+    /// calling process (Open MPI; `None` when unknown).
+    fn handles(&self, func: &Func, args: &[u64; 6], sizes: [u64; 2], at: Option<[u64; 2]>) -> Handles {
+        let io = matches!(func.kind, Kind::Read | Kind::Write);
+        let info_arg = match func.kind {
+            Kind::Open => Some(3),
+            Kind::SetView => Some(5),
+            _ => None,
+        };
+        match self {
+            Abi::Mpich => Handles {
+                type_size: io.then(|| builtin_type_size(args[func.count_arg + 1] as u32)).flatten(),
+                comm_self: func.kind == Kind::Open && args[0] as u32 == MPI_COMM_SELF,
+                info: info_arg.is_some_and(|i| args[i] as u32 != MPI_INFO_NULL),
+            },
+            Abi::OpenMpi(l) => Handles {
+                // The datatype follows `count` (argument 2 or 3): its size was read at argument 3 or 4.
+                type_size: (io && l.size_offset.is_some())
+                    .then(|| sizes[func.count_arg - 2] as i64)
+                    .filter(|&size| size > 0),
+                comm_self: func.kind == Kind::Open && at.is_some_and(|[comm_self, _]| args[0] == comm_self),
+                info: info_arg.is_some_and(|i| at.is_some_and(|[_, info_null]| args[i] != info_null)),
+            },
+        }
+    }
+}
+
+/// What a call's handle arguments mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Handles {
+    /// A read or write's datatype size, `None` when unknown.
+    pub type_size: Option<i64>,
+    /// An open on `MPI_COMM_SELF`.
+    pub comm_self: bool,
+    /// An open or set_view with an info other than `MPI_INFO_NULL` (Darshan's hint).
+    pub info: bool,
+}
+
 /// The query of `funcs` in library `lib`: each call's entry (arguments)
 /// joined with its return (result) on the thread and, for a list, the
 /// function (`func`, its position in `funcs`), so calls of different
-/// functions nested on one thread pair each with its own. Column order is
-/// what [`call`] reads.
-pub fn sql(lib: &str, funcs: &[Func]) -> String {
+/// functions nested on one thread pair each with its own. `name` is the
+/// string at argument 1 and `handle` the 8 bytes argument 4 points at when
+/// the call returns (an open's file name and the `MPI_File` it wrote; for
+/// other calls unused). With Open MPI the
+/// datatype's size is read at the call (at argument 3 or 4, where the
+/// datatype of the function is). Column order is what [`call`] reads.
+pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
     let names: Vec<&str> = funcs.iter().map(|f| f.name).collect();
     let (symbol, func, on) = match names[..] {
         [one] => (one.to_string(), "0", String::new()),
         _ => (format!("{{{}}}", names.join(",")), "e.func", " AND e.func = x.func".to_string()),
     };
+    let sizes = match abi {
+        Abi::OpenMpi(OpenMpiLayout { size_offset: Some(o), .. }) => {
+            format!(", user_u64(e.arg3 + {o}) AS size3, user_u64(e.arg4 + {o}) AS size4")
+        }
+        _ => String::new(),
+    };
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
-         {func} AS func FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
+         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle{sizes} FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
     )
 }
 
@@ -130,27 +255,51 @@ pub struct Call {
     pub pid: u32,
     /// The integer arguments at entry.
     pub args: [u64; 6],
+    /// What its handles meant.
+    pub handles: Handles,
+    /// An open's file name (`None` for other calls).
+    pub name: Option<String>,
+    /// The `MPI_File` an open wrote (`None` for other calls, or unreadable).
+    pub opened: Option<u64>,
     /// The MPI error code (`MPI_SUCCESS` = 0).
     pub ret: u32,
     pub start_ns: u64,
     pub end_ns: u64,
 }
 
-/// One row of [`sql`] over `funcs`.
-pub fn call(funcs: &[Func], r: &[ebq::runtime::Value]) -> Call {
-    let n = |i: usize| match &r[i] {
-        ebq::runtime::Value::U(x) => *x,
-        ebq::runtime::Value::I(x) => *x as u64,
+/// One row of [`sql`] over `funcs` in a library of `abi`; `at`: Open MPI's
+/// `MPI_COMM_SELF` and `MPI_INFO_NULL` in the calling process, when known.
+pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::Value]) -> Call {
+    let n = |i: usize| match r.get(i) {
+        Some(ebq::runtime::Value::U(x)) => *x,
+        Some(ebq::runtime::Value::I(x)) => *x as u64,
         _ => 0,
     };
     let start = n(0);
+    let func = funcs[n(10) as usize];
+    let args = [n(3), n(4), n(5), n(6), n(7), n(8)];
     Call {
-        func: funcs[n(10) as usize],
+        func,
         pid: n(2) as u32,
-        args: [n(3), n(4), n(5), n(6), n(7), n(8)],
+        args,
+        handles: abi.handles(&func, &args, [n(13), n(14)], at),
+        opened: (func.kind == Kind::Open && n(12) != 0).then(|| n(12)),
+        name: match (func.kind, r.get(11)) {
+            (Kind::Open, Some(ebq::runtime::Value::S(name))) => Some(name.clone()),
+            _ => None,
+        },
         ret: n(9) as u32,
         start_ns: start,
         end_ns: start + n(1),
+    }
+}
+
+/// The pid of a row of [`sql`] (to look its process up before [`call`]).
+pub fn pid(r: &[ebq::runtime::Value]) -> u32 {
+    match r.get(2) {
+        Some(ebq::runtime::Value::U(x)) => *x as u32,
+        Some(ebq::runtime::Value::I(x)) => *x as u32,
+        _ => 0,
     }
 }
 
@@ -300,13 +449,12 @@ impl Record {
             self.inc("EBQ_ERRORS", 1);
             return;
         }
-        let info_arg = |i: usize| (c.args[i] as u32 != MPI_INFO_NULL) as i64;
         match c.func.kind {
             Kind::Open => {
-                let indep = c.args[0] as u32 == MPI_COMM_SELF || job_ranks <= 1;
+                let indep = c.handles.comm_self || job_ranks <= 1;
                 self.inc(if indep { "MPIIO_INDEP_OPENS" } else { "MPIIO_COLL_OPENS" }, 1);
                 self.counters.insert("MPIIO_MODE".into(), c.args[2] as u32 as i64);
-                self.inc("MPIIO_HINTS", info_arg(3));
+                self.inc("MPIIO_HINTS", c.handles.info as i64);
                 self.first("MPIIO_F_OPEN_START_TIMESTAMP", t1);
                 self.last("MPIIO_F_OPEN_END_TIMESTAMP", t2);
                 self.add_time("MPIIO_F_META_TIME", dt);
@@ -322,13 +470,13 @@ impl Record {
             }
             Kind::SetView => {
                 self.inc("MPIIO_VIEWS", 1);
-                self.inc("MPIIO_HINTS", info_arg(5));
+                self.inc("MPIIO_HINTS", c.handles.info as i64);
                 self.add_time("MPIIO_F_META_TIME", dt);
             }
             Kind::Read | Kind::Write => {
                 let read = c.func.kind == Kind::Read;
                 let count = c.args[c.func.count_arg] as u32 as i32 as i64;
-                let bytes = match builtin_type_size(c.args[c.func.count_arg + 1] as u32) {
+                let bytes = match c.handles.type_size {
                     Some(size) => count * size,
                     None => {
                         self.inc("EBQ_UNKNOWN_TYPE_CALLS", 1);
@@ -438,9 +586,18 @@ pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>) -> F
                 if c.ret != 0 {
                     continue;
                 }
-                let posix_open = posix.iter().rev().find(|o| {
-                    o.op == OpKind::Open && o.pid == c.pid && o.start_ns >= c.start_ns && o.end_ns <= c.end_ns
-                });
+                // The library's open of the file named in the call (Open MPI's OMPIO also
+                // opens lock files, shared-memory segments and semaphores inside it), else
+                // its last open there.
+                let inside: Vec<&Operation> = posix
+                    .iter()
+                    .filter(|o| {
+                        o.op == OpKind::Open && o.pid == c.pid && o.start_ns >= c.start_ns && o.end_ns <= c.end_ns
+                    })
+                    .collect();
+                let base_name = c.name.as_deref().map(|n| n.rsplit('/').next().unwrap_or(n));
+                let posix_open =
+                    inside.iter().rev().find(|o| base_name == Some(o.path.as_str())).or(inside.last()).copied();
                 let key = match posix_open {
                     Some(o) => {
                         names.entry(o.file).or_insert_with(|| o.path.clone());
@@ -454,7 +611,7 @@ pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>) -> F
                         k
                     }
                 };
-                files.push(OpenFile { key, fh_ptr: c.args[4], handle: None });
+                files.push(OpenFile { key, fh_ptr: c.args[4], handle: c.opened });
                 key
             }
             Kind::Close => {
@@ -584,7 +741,9 @@ mod tests {
     }
 
     fn c(name: &str, pid: u32, args: [u64; 6], start: u64, end: u64) -> Call {
-        Call { func: func(name), pid, args, ret: 0, start_ns: start, end_ns: end }
+        let f = func(name);
+        let handles = Abi::Mpich.handles(&f, &args, [0; 2], None);
+        Call { func: f, pid, args, handles, name: None, opened: None, ret: 0, start_ns: start, end_ns: end }
     }
 
     fn posix_open(pid: u32, inode: u64, t: u64) -> Operation {
@@ -617,6 +776,85 @@ mod tests {
         assert_eq!(builtin_type_size(INT as u32), Some(4));
         assert_eq!(builtin_type_size(0x4c00_080b), Some(8)); // MPI_DOUBLE
         assert_eq!(builtin_type_size(0x8c00_0001), None); // a derived type
+    }
+
+    /// An Open MPI library's data objects as its file holds them: `opal_datatype_t`'s
+    /// class pointer, reference count, flags/id/bdt_used, then the size at 24.
+    fn open_mpi_symbols() -> Vec<Option<DataSymbol>> {
+        let datatype = |size: u64| {
+            let words = [0u64, 1, 0x4000_0000_0036, size, 0, size, 0, size];
+            Some(DataSymbol {
+                address: 0x12_0000 + size * 0x100,
+                bytes: Some(words.iter().flat_map(|w| w.to_le_bytes()).collect()),
+                got_slot: None,
+            })
+        };
+        let bss = |address: u64, got_slot: Option<u64>| Some(DataSymbol { address, bytes: None, got_slot });
+        vec![bss(0x12_cca0, Some(0x11_f000)), bss(0x13_4dc0, None), datatype(1), datatype(4), datatype(8)]
+    }
+
+    #[test]
+    fn open_mpi_is_told_by_its_objects_and_its_size_field_found_in_its_datatypes() {
+        let Abi::OpenMpi(layout) = Abi::of(&open_mpi_symbols()) else { panic!("Open MPI") };
+        assert_eq!(layout.size_offset, Some(24));
+        // MPICH's library has none of them.
+        assert_eq!(Abi::of(&[None, None, None, None, None]), Abi::Mpich);
+        // Sizes nowhere to be seen: Open MPI, bytes unknown.
+        let mut odd = open_mpi_symbols();
+        odd[2] = Some(DataSymbol { address: 1, bytes: Some(vec![0; 64]), got_slot: None });
+        let Abi::OpenMpi(l) = Abi::of(&odd) else { panic!("Open MPI") };
+        assert_eq!(l.size_offset, None);
+        // MPI_COMM_SELF through its GOT slot (copy-relocated into the program), MPI_INFO_NULL the library's own.
+        let memory = |a: u64| (a == 0x7f00_0000_0000 + 0x11_f000).then_some(0x5555_0000_4040);
+        assert_eq!(layout.handles_at(0x7f00_0000_0000, memory), Some([0x5555_0000_4040, 0x7f00_0013_4dc0]));
+        assert_eq!(layout.handles_at(0x7f00_0000_0000, |_| None), None, "an unreadable slot is unknown");
+    }
+
+    #[test]
+    fn open_mpi_handles_are_pointers_compared_per_process() {
+        let abi = Abi::of(&open_mpi_symbols());
+        let at = Some([0x5000, 0x6000]);
+        let h = |name: &str, args: [u64; 6], sizes: [u64; 2], at| abi.handles(&func(name), &args, sizes, at);
+        // MPI_File_open(comm, name, amode, info, &fh): on MPI_COMM_SELF, with MPI_INFO_NULL.
+        assert_eq!(
+            h("MPI_File_open", [0x5000, 0, 2, 0x6000, 0, 0], [0; 2], at),
+            Handles { comm_self: true, ..Handles::default() }
+        );
+        assert_eq!(
+            h("MPI_File_open", [0x5100, 0, 2, 0x7000, 0, 0], [0; 2], at),
+            Handles { info: true, ..Handles::default() }
+        );
+        // Not knowing where they are in the process: collective, no hint.
+        assert_eq!(h("MPI_File_open", [0x5000, 0, 2, 0x7000, 0, 0], [0; 2], None), Handles::default());
+        // write(fh, buf, count, datatype, …) read its size at argument 3, write_at at argument 4.
+        let size = |name: &str, sizes| h(name, [0; 6], sizes, at).type_size;
+        assert_eq!(size("MPI_File_write", [12, 99]), Some(12));
+        assert_eq!(size("MPI_File_write_at", [99, 12]), Some(12));
+        assert_eq!(size("MPI_File_read_at_all", [99, 0]), None, "a size that could not be read is unknown");
+    }
+
+    #[test]
+    fn an_open_is_the_file_it_names_and_its_handle_the_one_it_wrote() {
+        // Inside the open, OMPIO opens a lock file, the file, then a semaphore (all named by the dentry).
+        let named = |pid, inode, t, name: &str| Operation { path: name.into(), ..posix_open(pid, inode, t) };
+        let posix = vec![
+            named(7, 1, 1002, "shared.dat.locktest.0"),
+            named(7, 42, 1004, "shared.dat"),
+            named(7, 2, 1006, "sem.x"),
+        ];
+        let mut open = c("MPI_File_open", 7, [WORLD, 0, 9, MPI_INFO_NULL as u64, 0x7ff0, 0], 1000, 1010);
+        open.name = Some("/tmp/run/shared.dat".into());
+        open.opened = Some(0xfeed);
+        // Another open without a handle comes later; the write names the first open's handle.
+        let mut second = c("MPI_File_open", 7, [WORLD, 0, 9, MPI_INFO_NULL as u64, 0x7ff8, 0], 1100, 1110);
+        second.name = Some("other.dat".into());
+        let posix = [posix, vec![named(7, 43, 1105, "other.dat")]].concat();
+        let write = c("MPI_File_write_at", 7, [0xfeed, 0, 0, 10, BYTE, 0], 1200, 1210);
+        let fold = fold(&[open, second, write], &posix, &[(7, 0)].into());
+        let key = |inode| FileKey { dev_major: 8, dev_minor: 1, inode };
+        assert_eq!(fold.ranks[&(key(42), 0)].get("MPIIO_INDEP_WRITES"), 1, "{:?}", fold.ranks.keys());
+        assert_eq!(fold.ranks[&(key(43), 0)].get("MPIIO_INDEP_WRITES"), 0);
+        assert_eq!(fold.files.len(), 2);
     }
 
     #[test]

@@ -3,13 +3,16 @@
  * collective (MPI_File_write_at_all) calls, a non-blocking MPI_File_iwrite_at,
  * reads with collective (MPI_File_read_at_all), split-collective
  * (MPI_File_read_at_all_begin/end) and independent (MPI_File_read_at) calls,
- * syncs and closes. Counts and sizes depend on the rank, so per-rank
+ * syncs and closes; then reopens the file alone (MPI_COMM_SELF, read-only)
+ * and reads it once. The view is set with an info object (a hint). With a
+ * second argument `derived`, one more independent write uses a derived
+ * datatype (3 contiguous ints). Counts and sizes depend on the rank, so per-rank
  * counters differ. Each rank prints one line with its own tally under
  * Darshan's MPIIO rules (bytes = count * MPI_Type_size), its pid, and the
  * CLOCK_MONOTONIC ns spent inside MPI-IO calls (an upper bound for the time
  * a tracer can see inside them).
  *
- * usage: mpiio_app FILE */
+ * usage: mpiio_app FILE [derived] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,16 +44,29 @@ int main(int argc, char **argv) {
     memset(buf, 'a' + rank, sizeof buf);
     long long indep_w = 0, coll_w = 0, nb_w = 0, indep_r = 0, coll_r = 0, split_r = 0;
     long long bytes_w = 0, bytes_r = 0;
+    int derived = argc > 2 && strcmp(argv[2], "derived") == 0;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ebq_test_hint", "1");
     MPI_File fh;
     int amode = MPI_MODE_CREATE | MPI_MODE_RDWR;
     TIMED(MPI_File_open(MPI_COMM_WORLD, argv[1], amode, MPI_INFO_NULL, &fh));
-    TIMED(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    TIMED(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
     MPI_Offset base = (MPI_Offset)rank << 20;
     /* rank + 1 independent writes of 1000 + 10 * rank bytes */
     for (int i = 0; i <= rank; i++) {
         int n = 1000 + 10 * rank;
         TIMED(MPI_File_write_at(fh, base + i * 2000, buf, n, MPI_BYTE, MPI_STATUS_IGNORE));
         indep_w++, bytes_w += n;
+    }
+    if (derived) { /* 5 elements of 3 contiguous ints */
+        MPI_Datatype three;
+        MPI_Type_contiguous(3, MPI_INT, &three);
+        MPI_Type_commit(&three);
+        MPI_Type_size(three, &tsize);
+        TIMED(MPI_File_write_at(fh, base + 40000, buf, 5, three, MPI_STATUS_IGNORE));
+        indep_w++, bytes_w += 5LL * tsize;
+        MPI_Type_free(&three);
     }
     /* two collective writes of 512 ints */
     MPI_Type_size(MPI_INT, &tsize);
@@ -78,12 +94,18 @@ int main(int argc, char **argv) {
     }
     TIMED(MPI_File_sync(fh));
     TIMED(MPI_File_close(&fh));
+    /* the same file again, this rank alone: an independent open, one read of 128 bytes */
+    TIMED(MPI_File_open(MPI_COMM_SELF, argv[1], MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    TIMED(MPI_File_read_at(fh, base, buf, 128, MPI_BYTE, MPI_STATUS_IGNORE));
+    indep_r++, bytes_r += 128;
+    TIMED(MPI_File_close(&fh));
+    MPI_Info_free(&info);
     printf("TALLY {\"rank\":%d,\"pid\":%d,\"size\":%d,\"in_mpiio_ns\":%lld,\"counters\":{"
-           "\"MPIIO_INDEP_OPENS\":0,\"MPIIO_COLL_OPENS\":1,\"MPIIO_MODE\":%d,\"MPIIO_HINTS\":0,\"MPIIO_VIEWS\":1,"
+           "\"MPIIO_INDEP_OPENS\":1,\"MPIIO_COLL_OPENS\":1,\"MPIIO_MODE\":%d,\"MPIIO_HINTS\":1,\"MPIIO_VIEWS\":1,"
            "\"MPIIO_INDEP_WRITES\":%lld,\"MPIIO_COLL_WRITES\":%lld,\"MPIIO_SPLIT_WRITES\":0,\"MPIIO_NB_WRITES\":%lld,"
            "\"MPIIO_INDEP_READS\":%lld,\"MPIIO_COLL_READS\":%lld,\"MPIIO_SPLIT_READS\":%lld,\"MPIIO_NB_READS\":0,"
            "\"MPIIO_SYNCS\":1,\"MPIIO_RW_SWITCHES\":1,\"MPIIO_BYTES_WRITTEN\":%lld,\"MPIIO_BYTES_READ\":%lld,\"EBQ_ERRORS\":0}}\n",
-           rank, (int)getpid(), size, in_mpiio, amode, indep_w, coll_w, nb_w, indep_r, coll_r, split_r, bytes_w, bytes_r);
+           rank, (int)getpid(), size, in_mpiio, MPI_MODE_RDONLY, indep_w, coll_w, nb_w, indep_r, coll_r, split_r, bytes_w, bytes_r);
     fflush(stdout);
     MPI_Finalize();
     return 0;

@@ -432,9 +432,20 @@ impl Binder<'_> {
                     ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
                     ("print_flag", args) => self.print_flag(e, args),
                     ("str", args) => self.user_string(e, args),
+                    (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
+                        let ty = user_int_type(name).expect("checked");
+                        let [FunctionArgExpr::Expr(a)] = args else {
+                            return Err(err(e, format!("{name}(addr) takes one address")));
+                        };
+                        let addr = self.scalar(a)?;
+                        if !addr.ty().is_int() {
+                            return Err(err(a, format!("{name}() reads at an integer address; `{a}` is {}", addr.ty())));
+                        }
+                        Ok(ScalarExpr::UserRead { addr: Box::new(addr), ty })
+                    }
                     _ => Err(Error::Query(
                         QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
+                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
                     )),
                 }
             }
@@ -759,6 +770,13 @@ fn double_quoted_string(e: &Expr, text: &str) -> Error {
 
 /// The integer type a CAST names: SQL's names (`BIGINT`, `INT UNSIGNED`, …,
 /// DuckDB's `UBIGINT`) or ebq's own (`i64`, `u32`, as `describe` prints them).
+/// The integer type `user_u64` (`user_i8` … `user_u64`) reads.
+fn user_int_type(name: &str) -> Option<DataType> {
+    let t = name.strip_prefix("user_")?;
+    let bits = t.strip_prefix(['i', 'u'])?.parse::<u8>().ok().filter(|b| matches!(b, 8 | 16 | 32 | 64))?;
+    Some(DataType::Int { bits, signed: t.starts_with('i') })
+}
+
 fn cast_type(name: &str) -> Option<DataType> {
     let name = name.to_ascii_lowercase();
     let (base, unsigned) = match name.strip_suffix(" unsigned") {

@@ -216,6 +216,16 @@ pub enum ScalarExpr {
         /// The type it becomes (C's conversion: sign-extended, zero-extended or truncated).
         ty: DataType,
     },
+    /// `user_u64(addr)` (`user_i32`, …): the integer of type `ty` in the
+    /// traced process's memory at `addr`, read where the event fires
+    /// (`bpf_probe_read_user`; 0 when the address cannot be read). For what a
+    /// probe's argument points at: an MPI datatype's size, a struct field.
+    UserRead {
+        /// The address.
+        addr: Box<ScalarExpr>,
+        /// The integer type read (its width is the read's).
+        ty: DataType,
+    },
     /// `CASE WHEN cond THEN a ELSE b END` over integers (nested for more WHENs).
     Cond {
         /// The condition.
@@ -261,6 +271,7 @@ impl ScalarExpr {
             | ScalarExpr::Int { ty, .. }
             | ScalarExpr::Binary { ty, .. }
             | ScalarExpr::Cast { ty, .. }
+            | ScalarExpr::UserRead { ty, .. }
             | ScalarExpr::Cond { ty, .. } => *ty,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Str { cap, .. } => DataType::Str { cap: *cap },
@@ -277,7 +288,10 @@ impl ScalarExpr {
                 left.visit_columns(f);
                 right.visit_columns(f);
             }
-            ScalarExpr::Not(e) | ScalarExpr::Neg(e) | ScalarExpr::Cast { expr: e, .. } => e.visit_columns(f),
+            ScalarExpr::Not(e)
+            | ScalarExpr::Neg(e)
+            | ScalarExpr::Cast { expr: e, .. }
+            | ScalarExpr::UserRead { addr: e, .. } => e.visit_columns(f),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.visit_columns(f);
                 then.visit_columns(f);
@@ -383,7 +397,10 @@ impl ScalarExpr {
                 left.typed_columns(out);
                 right.typed_columns(out);
             }
-            ScalarExpr::Not(x) | ScalarExpr::Neg(x) | ScalarExpr::Cast { expr: x, .. } => x.typed_columns(out),
+            ScalarExpr::Not(x)
+            | ScalarExpr::Neg(x)
+            | ScalarExpr::Cast { expr: x, .. }
+            | ScalarExpr::UserRead { addr: x, .. } => x.typed_columns(out),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.typed_columns(out);
                 then.typed_columns(out);
@@ -434,6 +451,7 @@ impl ScalarExpr {
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.substitute(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.substitute(f)), ty },
+            ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.substitute(f)), ty },
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
@@ -461,6 +479,7 @@ impl ScalarExpr {
             },
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.map_columns(f)), ty },
+            ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.map_columns(f)), ty },
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
@@ -481,6 +500,7 @@ impl fmt::Display for ScalarExpr {
             }
             ScalarExpr::Neg(e) => write!(f, "-{e}"),
             ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
+            ScalarExpr::UserRead { addr, ty } => write!(f, "user_{ty}({addr})"),
             ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
                 let op = match (prefix, negated) {
                     (false, false) => "=",

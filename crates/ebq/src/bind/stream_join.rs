@@ -309,6 +309,9 @@ impl Fields {
             ScalarExpr::Cast { .. } => {
                 return Err(err(at, "CAST over columns of both streams is not supported; cast one stream's column"))
             }
+            ScalarExpr::UserRead { .. } => {
+                return Err(err(at, "a user_…() read is made at one event: its address must come from one stream"))
+            }
             _ => {
                 return Err(err(
                     at,

@@ -1,6 +1,7 @@
 //! `str(ptr[, len])`: the NUL-terminated string in user memory at a pointer
 //! column (`buf`, `args[1]`), read at the event like a `const char *`
-//! argument ([`FieldKind::UserStr`]), at most `len` bytes (default 127).
+//! argument ([`FieldKind::UserStr`]), at most `len` bytes (default 127). A
+//! probe's argument (`str(arg1)` at a uprobe) is read from its register.
 
 use super::expr::err;
 use super::{Binder, ColumnSource, EventSource, ScalarExpr, USER_STRING_CAP};
@@ -34,15 +35,24 @@ impl Binder<'_> {
             },
             Some(l) => return Err(err(l, USAGE)),
         };
-        let usdt = |s: &EventSource| matches!(s, EventSource::Usdt { .. });
-        if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint && !usdt(&s.event.source)) {
+        // A probe's argument columns have no record header before them: arg0 is at slot 0.
+        let probe = |s: &EventSource| {
+            matches!(
+                s,
+                EventSource::Usdt { .. }
+                    | EventSource::Uprobe { .. }
+                    | EventSource::Kprobe { .. }
+                    | EventSource::Fentry { .. }
+            )
+        };
+        if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint && !probe(&s.event.source)) {
             return Err(err(
                 e,
-                "str() reads pointers in tracepoint records and USDT arguments; other probes' arguments are not supported yet",
+                "str() reads pointers in tracepoint records and probe arguments (uprobe, USDT, kprobe, fentry); \
+                 this event's columns are not supported yet",
             ));
         }
-        // A USDT argument column has no record header before it: arg0 is at slot 0.
-        let first = if self.sides.iter().any(|s| usdt(&s.event.source)) { 0 } else { 8 };
+        let first = if self.sides.iter().any(|s| probe(&s.event.source)) { 0 } else { 8 };
         let pointer = self.scalar(arg)?;
         match pointer {
             // bpftrace's `str(args.filename)`: already a string.

@@ -23,6 +23,12 @@ pub fn c_expr(e: &ScalarExpr) -> String {
         // Wrapping negation: through unsigned, so INT64_MIN stays defined.
         ScalarExpr::Neg(x) => format!("((__s64)(0ULL - (__u64){}))", c_expr(x)),
         ScalarExpr::Cast { expr, ty } => format!("(({}){})", ty.c_type(), c_expr(expr)),
+        // A statement expression: the read needs a local to land in (0 when it faults).
+        ScalarExpr::UserRead { addr, ty } => format!(
+            "({{ {t} v = 0; bpf_probe_read_user(&v, sizeof(v), (const void *)(__u64){}); v; }})",
+            c_expr(addr),
+            t = ty.c_type()
+        ),
         ScalarExpr::Str { .. } => unreachable!("string constants are written by codegen::strings::constant"),
         ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
             let (l, r) = (c_expr(left), c_expr(right));

@@ -507,10 +507,10 @@ fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) ->
         FieldKind::DataLocStr => {
             format!("bpf_probe_read_kernel_str({dest}, sizeof({dest}), (void *)ctx + (ctx->{name} & 0xffff));")
         }
-        // `str(argN)` of a USDT probe: the pointer is the decoded argument.
-        FieldKind::UserStr if matches!(event.source, crate::bind::EventSource::Usdt { .. }) => format!(
+        // `str(argN)` of a probe: the pointer is the argument (a register, USDT's decoded operand).
+        FieldKind::UserStr if probe::column_expr(event, &format!("arg{}", offset / 8)).is_some() => format!(
             "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *){});",
-            usdt::column_expr(event, *offset as usize / 8)
+            probe::column_expr(event, &format!("arg{}", offset / 8)).expect("checked")
         ),
         FieldKind::UserStr => format!(
             "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *)*(__u64 *)((void *)ctx + {offset}));"

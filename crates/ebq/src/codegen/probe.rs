@@ -95,10 +95,12 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
         (EventSource::Usdt { .. }, Some(i)) => Some(super::usdt::column_expr(event, i)),
         (EventSource::Usdt { .. } | EventSource::Timer { .. }, _) => None,
         (EventSource::Fentry { .. }, Some(i)) => Some(format!("ctx[{i}]")),
-        (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::FUNC_COLUMN => {
             Some("(__u32)bpf_get_attach_cookie(ctx)".into())
         }
+        // Only `retval` besides the arguments: `str(arg1)` is a string read, not a register.
+        (_, None) if !name.starts_with("retval") => None,
+        (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
         (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),
         (_, None) => Some(format!("ctx->{RET_REG}")),
     }
@@ -142,6 +144,28 @@ mod tests {
             panic!("refused")
         };
         assert!(q.message.contains("has no function `preed`") && q.span.is_some(), "{}", q.message);
+    }
+
+    #[test]
+    fn probe_arguments_are_read_through_as_user_memory() {
+        // What an MPI datatype pointer's size field holds, and the file name an open was given.
+        let sql = "SELECT user_u64(e.arg3 + 24) AS size, user_i32(e.arg0) AS first, str(e.arg1) AS name, x.retval \
+                   FROM uprobe:libc:pread64 e JOIN uretprobe:libc:pread64 x ON e.tid = x.tid";
+        let c = generate_for(sql);
+        assert!(
+            c.contains("({ __u64 v = 0; bpf_probe_read_user(&v, sizeof(v), (const void *)(__u64)((__u64)")
+                && c.contains("({ __s32 v = 0; bpf_probe_read_user(&v, sizeof(v), (const void *)(__u64)"),
+            "{c}"
+        );
+        assert!(
+            c.contains("sizeof(strings->ev_str_arg1_), (const void *)ctx->rsi);")
+                || c.contains("(const void *)ctx->rsi);"),
+            "{c}"
+        );
+        assert!(!c.contains("ctx->rax;\t/* str"), "a string is not the return register: {c}");
+        let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
+        let names: Vec<String> = p.logical.schema().iter().map(|(name, ty)| format!("{name} {ty}")).collect();
+        assert_eq!(names, ["size u64", "first i32", "name string(128)", "retval u64"]);
     }
 
     #[test]

@@ -158,6 +158,53 @@ pub fn is_defined_function<'d, S: ObjectSymbol<'d>>(s: &S) -> bool {
     s.kind() == SymbolKind::Text && !s.is_undefined() && s.address() != 0
 }
 
+/// A data object defined in an ELF file (`STT_OBJECT`): what user space reads
+/// to learn a library's layout (Open MPI's predefined datatypes, whose `size`
+/// field locates the size in every datatype a program passes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataSymbol {
+    /// The object's virtual address in the file (at run time: plus the load bias).
+    pub address: u64,
+    /// Its initial contents as the file holds them; `None` for `.bss` objects.
+    pub bytes: Option<Vec<u8>>,
+    /// The virtual address of the file's GOT slot for it (a `GLOB_DAT`
+    /// relocation): where the dynamic linker wrote the object's run-time
+    /// address, which is not the file's own copy when the executable
+    /// copy-relocated it (a program using `MPI_COMM_SELF` does).
+    pub got_slot: Option<u64>,
+}
+
+/// The data objects `names` of `path` (dynamic symbols first, then
+/// `.symtab`), each `None` when the file does not define it.
+pub fn data_symbols(path: &Path, names: &[&str]) -> Result<Vec<Option<DataSymbol>>, ElfError> {
+    use object::{ObjectSection, ObjectSymbolTable, RelocationTarget};
+    let data = read_elf(path)?;
+    let file = object::File::parse(&*data)
+        .map_err(|e| ElfError::NotElf(format!("{} is not an ELF object ebq can read: {e}", path.display())))?;
+    let one = |name: &str| {
+        let s = file
+            .dynamic_symbols()
+            .chain(file.symbols())
+            .find(|s| s.kind() == SymbolKind::Data && !s.is_undefined() && s.name() == Ok(name))?;
+        let section = s.section_index().and_then(|i| file.section_by_index(i).ok());
+        let bytes = section
+            .and_then(|sec| sec.data_range(s.address(), s.size()).ok().flatten())
+            .filter(|b| !b.is_empty())
+            .map(<[u8]>::to_vec);
+        let dynsym = file.dynamic_symbol_table();
+        let got_slot = file.dynamic_relocations().and_then(|mut relocations| {
+            relocations.find_map(|(at, r)| match r.target() {
+                RelocationTarget::Symbol(i) => {
+                    (dynsym.as_ref()?.symbol_by_index(i).ok()?.name() == Ok(name)).then_some(at)
+                }
+                _ => None,
+            })
+        });
+        Some(DataSymbol { address: s.address(), bytes, got_slot })
+    };
+    Ok(names.iter().map(|n| one(n)).collect())
+}
+
 /// Finds function `symbol` in `path` (dynamic symbols first, then `.symtab`)
 /// and computes its uprobe file offset.
 pub fn find_symbol(path: &Path, symbol: &str) -> Result<ElfSymbol, ElfError> {

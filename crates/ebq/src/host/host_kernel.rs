@@ -68,6 +68,10 @@ impl KernelInfo for HostKernel {
         elf::find_symbols(path, symbols)
     }
 
+    fn data_symbols(&self, path: &Path, names: &[&str]) -> Result<Vec<Option<elf::DataSymbol>>, ElfError> {
+        elf::data_symbols(path, names)
+    }
+
     fn usdt_sites(&self, path: &Path) -> Result<Vec<super::usdt::UsdtSite>, ElfError> {
         super::usdt::usdt_sites(path)
     }

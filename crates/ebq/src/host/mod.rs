@@ -87,6 +87,14 @@ pub trait KernelInfo: std::fmt::Debug + Send + Sync {
         symbols.iter().map(|s| self.find_symbol(path, s)).collect()
     }
 
+    /// The data objects `names` of binary `path` (as
+    /// [`KernelInfo::resolve_binary`] gave it), `None` for each it does not
+    /// define. Hosts without binaries (fixtures) have none.
+    fn data_symbols(&self, path: &Path, names: &[&str]) -> Result<Vec<Option<elf::DataSymbol>>, ElfError> {
+        let _ = path;
+        Ok(vec![None; names.len()])
+    }
+
     /// The USDT probe sites of binary `path` (as [`KernelInfo::resolve_binary`]
     /// gave it), from its `.note.stapsdt` notes; empty when it has none.
     fn usdt_sites(&self, path: &Path) -> Result<Vec<usdt::UsdtSite>, ElfError>;
