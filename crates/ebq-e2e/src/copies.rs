@@ -3,10 +3,13 @@
 //!
 //! `copies --src S --dst D [--chunk B] [--report FILE]` copies S three times,
 //! each to a new file: `D.sendfile` with `sendfile` (file → file), `D.cfr`
-//! with `copy_file_range` (file → file), and `D.splice` with `splice` file →
+//! with `copy_file_range` (file → file; the source's offset passed by pointer,
+//! the destination's the file position), and `D.splice` with `splice` file →
 //! pipe then pipe → file, each call asking for at most B bytes (default 65536).
-//! The report counts each call kind's calls and the bytes they returned, in
-//! the order made, so a test compares with what the kernel saw per call.
+//! The report counts each call kind's calls, the bytes they returned and the
+//! sum of the file offsets they started at (every copy is sequential: a
+//! call's offset is the bytes before it), so a test compares with what the
+//! kernel saw per call.
 
 use super::{close_fd, emit_report, open_path, os_err, Error, Flags};
 
@@ -28,11 +31,12 @@ pub(crate) fn parse_copies(args: &[String]) -> Result<CopiesCfg, Error> {
     })
 }
 
-/// Calls made and bytes they returned, per kind.
+/// Calls made, bytes they returned and the sum of the offsets they started at, per kind.
 #[derive(Default)]
 struct Tally {
     calls: u64,
     bytes: u64,
+    offsets: u64,
 }
 
 impl Tally {
@@ -42,12 +46,13 @@ impl Tally {
             return Err(os_err(what));
         }
         self.calls += 1;
+        self.offsets += self.bytes;
         self.bytes += ret as u64;
         Ok(ret > 0)
     }
 
     fn json(&self) -> String {
-        format!("{{\"calls\":{},\"bytes\":{}}}", self.calls, self.bytes)
+        format!("{{\"calls\":{},\"bytes\":{},\"offsets\":{}}}", self.calls, self.bytes, self.offsets)
     }
 }
 
@@ -70,9 +75,11 @@ pub(crate) fn run_copies(cfg: &CopiesCfg) -> Result<(), Error> {
     close_fd(dst);
 
     let (src, dst) = open_pair(cfg, "cfr")?;
+    let mut off_in: libc::loff_t = 0;
     loop {
-        // SAFETY: both fds are open; NULL offsets use the file positions.
-        let ret = unsafe { libc::copy_file_range(src, std::ptr::null_mut(), dst, std::ptr::null_mut(), chunk, 0) };
+        // SAFETY: both fds are open; the kernel reads and advances `off_in`; a NULL
+        // destination offset uses its file position.
+        let ret = unsafe { libc::copy_file_range(src, &mut off_in, dst, std::ptr::null_mut(), chunk, 0) };
         if !cfr.add("copy_file_range", ret as isize)? {
             break;
         }

@@ -20,7 +20,7 @@
 //! A second test copies a known file with sendfile, copy_file_range and splice
 //! (`ebq-workload copies`) and checks both ends of every call: `in_inode` and
 //! `out_inode` name the right files and the bytes equal the workload's tally and the
-//! copies' sizes.
+//! copies' sizes; in io.ops each file end is a row with its bytes and offsets.
 
 mod common;
 
@@ -379,25 +379,31 @@ fn sendfile_copy_file_range_and_splice_name_both_ends() {
     }
     assert!(!text.lines().any(|l| l.trim_start().starts_with("inode ")), "no unprefixed set: {text}");
     // io.ops: a copy is a `read` row of its source and a `write` row of its destination,
-    // with the bytes the call returned (splice, whose other end is a pipe, is not in it).
-    let sql = "SELECT op, file_name, COUNT(*) AS calls, SUM(ret) AS bytes FROM io.ops \
-               WHERE path = 'syscall' AND op IN ('read', 'write') GROUP BY op, file_name";
+    // with the bytes the call returned and the offset it started at (copy_file_range's source
+    // offset is passed by pointer: read back at return); a splice is a row of its file end.
+    let sql = "SELECT op, file_name, fs_type, COUNT(*) AS calls, SUM(ret) AS bytes, SUM(offset) AS offsets \
+               FROM io.ops WHERE path = 'syscall' AND op IN ('read', 'write') GROUP BY op, file_name, fs_type";
     let (rows, stderr) = ebq_rows(&cmd, sql, &[]);
     assert!(stderr.contains(" 0 missed"), "{stderr}");
     let tally: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let name = |p: PathBuf| p.file_name().unwrap().to_str().unwrap().to_string();
     let row = |op: &str, file: String| {
         let r = rows.iter().find(|r| r["op"] == op && r["file_name"] == file.as_str());
-        r.map(|r| (r["calls"].as_u64().unwrap(), r["bytes"].as_u64().unwrap()))
+        r.map(|r| (r["calls"].as_u64().unwrap(), r["bytes"].as_u64().unwrap(), r["offsets"].as_i64().unwrap()))
     };
-    let calls = |kind: &str| tally[kind]["calls"].as_u64().unwrap();
+    let t = |kind: &str, what: &str| tally[kind][what].as_u64().unwrap();
+    let each = |kind: &str| (t(kind, "calls"), t(kind, "bytes"), t(kind, "offsets") as i64);
+    let sources = ["sendfile", "copy_file_range", "splice_in"].map(each);
     assert_eq!(
         row("read", name(src.clone())),
-        Some((calls("sendfile") + calls("copy_file_range"), 2 * size)),
-        "{rows:?}"
+        Some(sources.iter().fold((0, 0, 0), |a, s| (a.0 + s.0, a.1 + s.1, a.2 + s.2))),
+        "{rows:?} {tally}"
     );
-    assert_eq!(row("write", name(copy("sendfile"))), Some((calls("sendfile"), size)), "{rows:?}");
-    assert_eq!(row("write", name(copy("cfr"))), Some((calls("copy_file_range"), size)), "{rows:?}");
+    assert_eq!(sources.iter().map(|s| s.1).collect::<Vec<_>>(), [size; 3]);
+    assert_eq!(row("write", name(copy("sendfile"))), Some(each("sendfile")), "{rows:?}");
+    assert_eq!(row("write", name(copy("cfr"))), Some(each("copy_file_range")), "{rows:?}");
+    assert_eq!(row("write", name(copy("splice"))), Some(each("splice_out")), "{rows:?}");
+    assert!(!rows.iter().any(|r| r["fs_type"] == "pipefs"), "a pipe end is no file's row: {rows:?}");
     for p in [src, report, copy("sendfile"), copy("cfr"), copy("splice")] {
         let _ = std::fs::remove_file(p);
     }

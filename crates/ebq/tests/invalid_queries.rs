@@ -77,6 +77,12 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT x, COUNT(*) FROM (SELECT comm AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q GROUP BY x"), "1:89-1:91", "column `x` of the union is string(16) in branch 1 and u64 in branch 2: every branch must yield the same type", None),
         bad(format!("SELECT x FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS y FROM syscalls.sys_enter_pread64) q"), "1:83-1:84", "every branch of a union yields the same columns: branch 2 names `y` where branch 1 names `x`", None),
         bad(format!("SELECT SUM(x) FROM (SELECT COUNT(*) AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:28-1:33", "a branch of a union yields one value per event; aggregate in the outer query", None),
+        bad(
+            format!("SELECT x FROM ({}) q", vec![format!("SELECT fd AS x FROM {READ}"); 17].join(" UNION ALL ")),
+            "1:16-1:923",
+            "a union has at most 16 branches; this one has 17",
+            None,
+        ),
         bad(format!("SELECT count FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:8-1:13", "`count` is not a column of the union: its branches yield x, and every event has the system columns (pid, comm, time, …)", None),
         bad(format!("SELECT x FROM (SELECT 'a' AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:23-1:26", "column `x` of the union is u64 in branch 2 and string(2) in branch 1: every branch must yield the same type", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:68-1:74", "only UNION ALL is supported: every event of every branch counts", None),

@@ -16,7 +16,7 @@ use crate::types::DataType;
 use sqlparser::ast::{Expr, Ident};
 
 /// Most branches in one union (each is a BPF program).
-pub const MAX_BRANCHES: usize = 8;
+pub const MAX_BRANCHES: usize = 16;
 
 /// Checks the shape of a union in FROM: at most [`MAX_BRANCHES`] branches; one
 /// that opens the pairs of a JOIN selects plain columns (a top-level union,

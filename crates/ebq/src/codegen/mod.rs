@@ -58,6 +58,14 @@ mod names {
         "ebq_pair_start_5",
         "ebq_pair_start_6",
         "ebq_pair_start_7",
+        "ebq_pair_start_8",
+        "ebq_pair_start_9",
+        "ebq_pair_start_10",
+        "ebq_pair_start_11",
+        "ebq_pair_start_12",
+        "ebq_pair_start_13",
+        "ebq_pair_start_14",
+        "ebq_pair_start_15",
     ];
     /// The programs of a top-level union's second and later branches (the
     /// first is `ebq_query`); index 0 is unused.
@@ -70,6 +78,14 @@ mod names {
         "ebq_query_5",
         "ebq_query_6",
         "ebq_query_7",
+        "ebq_query_8",
+        "ebq_query_9",
+        "ebq_query_10",
+        "ebq_query_11",
+        "ebq_query_12",
+        "ebq_query_13",
+        "ebq_query_14",
+        "ebq_query_15",
     ];
     pub const FOLLOW_FORK: &str = "ebq_follow_fork";
     pub const FORGET_EXIT: &str = "ebq_forget_exit";

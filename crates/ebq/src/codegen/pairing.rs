@@ -37,6 +37,14 @@ const TAKEN: [&str; MAX] = [
     "ebq_taken_5",
     "ebq_taken_6",
     "ebq_taken_7",
+    "ebq_taken_8",
+    "ebq_taken_9",
+    "ebq_taken_10",
+    "ebq_taken_11",
+    "ebq_taken_12",
+    "ebq_taken_13",
+    "ebq_taken_14",
+    "ebq_taken_15",
 ];
 const OPENING: [&str; MAX] = [
     "ebq_opening",
@@ -47,6 +55,14 @@ const OPENING: [&str; MAX] = [
     "ebq_opening_5",
     "ebq_opening_6",
     "ebq_opening_7",
+    "ebq_opening_8",
+    "ebq_opening_9",
+    "ebq_opening_10",
+    "ebq_opening_11",
+    "ebq_opening_12",
+    "ebq_opening_13",
+    "ebq_opening_14",
+    "ebq_opening_15",
 ];
 /// The start program of union branch `b > 0` (index 0 unused: it is [`super::names::PAIR_START`]).
 const BRANCH_STARTS: [&str; MAX] = [
@@ -58,6 +74,14 @@ const BRANCH_STARTS: [&str; MAX] = [
     "ebq_pair_start_b5",
     "ebq_pair_start_b6",
     "ebq_pair_start_b7",
+    "ebq_pair_start_b8",
+    "ebq_pair_start_b9",
+    "ebq_pair_start_b10",
+    "ebq_pair_start_b11",
+    "ebq_pair_start_b12",
+    "ebq_pair_start_b13",
+    "ebq_pair_start_b14",
+    "ebq_pair_start_b15",
 ];
 
 impl PairNames {

@@ -559,7 +559,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         user: columns,
     };
     if logical.union.is_empty() {
-        syscall_attach::choose(&mut physical.programs[0], catalog, options.attach);
+        syscall_attach::choose(&mut physical.programs[0], catalog, options.attach, false);
         let shadowed = record_shadow::notes(&physical.programs[0]);
         physical.programs[0].attach_notes.extend(shadowed);
     } else {
@@ -645,8 +645,12 @@ fn union_programs(
         }
         let checked = LogicalPlan { filter: k.filter.clone(), join: u.join.clone(), ..logical.clone() };
         check_stack(&checked, &k.output, k.pairing.as_ref())?;
-        syscall_attach::choose(&mut k, catalog, options.attach);
         programs.push(k);
+    }
+    let every_call = programs.iter().any(syscall_attach::on_every_call);
+    for k in &mut programs {
+        let others = every_call && !syscall_attach::on_every_call(k);
+        syscall_attach::choose(k, catalog, options.attach, others);
     }
     let mut first = programs.remove(0);
     first.attach_notes.extend(left_out);

@@ -120,6 +120,14 @@ impl Pairing {
             "ebq_pending_5",
             "ebq_pending_6",
             "ebq_pending_7",
+            "ebq_pending_8",
+            "ebq_pending_9",
+            "ebq_pending_10",
+            "ebq_pending_11",
+            "ebq_pending_12",
+            "ebq_pending_13",
+            "ebq_pending_14",
+            "ebq_pending_15",
         ];
         NAMES[self.branch]
     }

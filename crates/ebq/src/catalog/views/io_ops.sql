@@ -69,7 +69,8 @@ FROM (
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
     e.in_inode AS inode, e.in_dev AS dev,
-    CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT) ELSE -1 END AS offset, e.len AS bytes,
+    CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT)
+         ELSE user_i64(e.off_in) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
     x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
   UNION ALL
@@ -77,7 +78,8 @@ FROM (
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.out_fs_type AS fs_type, e.out_mount_point AS mount_point, e.out_file_name AS file_name,
     e.out_inode AS inode, e.out_dev AS dev,
-    CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT) ELSE -1 END AS offset, e.len AS bytes,
+    CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT)
+         ELSE user_i64(e.off_out) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
     x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
   UNION ALL
@@ -85,7 +87,8 @@ FROM (
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
     e.in_inode AS inode, e.in_dev AS dev,
-    CASE WHEN e.offset = 0 THEN CAST(e.in_file_pos AS BIGINT) ELSE -1 END AS offset, e.count AS bytes,
+    CASE WHEN e.offset = 0 THEN CAST(e.in_file_pos AS BIGINT)
+         ELSE user_i64(e.offset) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.count AS bytes,
     x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
   UNION ALL
@@ -96,4 +99,24 @@ FROM (
     CAST(e.out_file_pos AS BIGINT) AS offset, e.count AS bytes,
     x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'read' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
+    e.in_inode AS inode, e.in_dev AS dev,
+    CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT)
+         ELSE user_i64(e.off_in) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_splice e JOIN syscalls.sys_exit_splice x ON e.tid = x.tid
+  WHERE e.in_fs_type != 'pipefs'
+  UNION ALL
+  SELECT 'syscall' AS path, 'write' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.out_fs_type AS fs_type, e.out_mount_point AS mount_point, e.out_file_name AS file_name,
+    e.out_inode AS inode, e.out_dev AS dev,
+    CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT)
+         ELSE user_i64(e.off_out) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_splice e JOIN syscalls.sys_exit_splice x ON e.tid = x.tid
+  WHERE e.out_fs_type != 'pipefs'
 ) u
