@@ -6,7 +6,7 @@
 //! Ground truth: `ebq-workload mmapwrite` stores one byte in each of N pages
 //! of a fresh shared file mapping — N write faults, which the kernel serves a
 //! page at a time — and calls msync M times; its report gives N, M and the
-//! file's inode.
+//! file's inode. io.ops' `mmap` row is checked against the same run.
 //!
 //! Run with `cargo test --release -p ebq-e2e --test mapped_files -- --test-threads=1`.
 
@@ -65,4 +65,17 @@ fn msync_names_the_mapped_file_and_its_range() {
     );
     let (r, inode) = run(Path::new("/dev/shm"), &sql, "msync");
     assert_eq!((u(&r, "calls"), u(&r, "bytes"), u(&r, "inode")), (MSYNCS, MSYNCS * PAGES * 4096, inode));
+}
+
+/// io.ops' mmap branch: a file mapping is a `meta` row of its file with the
+/// length mapped (the workload's ftruncate, also `meta`, moves no bytes).
+#[test]
+fn io_ops_counts_the_file_mapping_with_its_length() {
+    let sql = format!(
+        "SELECT file_name, inode, COUNT(*) AS calls, SUM(bytes) AS bytes, SUM(ret) AS ret, SUM(offset) AS offsets \
+         FROM io.ops WHERE comm = '{COMM}' AND path = 'syscall' AND op = 'meta' AND bytes > 0 GROUP BY file_name, inode"
+    );
+    let (r, inode) = run(Path::new("/dev/shm"), &sql, "mmap");
+    let got = (u(&r, "calls"), u(&r, "bytes"), u(&r, "ret"), u(&r, "offsets"), u(&r, "inode"));
+    assert_eq!(got, (1, PAGES * 4096, PAGES * 4096, 0, inode), "{r:?}");
 }

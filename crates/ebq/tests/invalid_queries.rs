@@ -147,7 +147,7 @@ fn cases() -> Vec<Bad> {
         bad(r(&format!("WHERE fd = 1{}", " ".repeat(1 << 20))), "1:1-1:2", "query is 1048633 bytes; the limit is 1048576", None),
         // --- events ---
         bad("SELECT COUNT(*) FROM syscalls.sys_enter_raed", "1:22-1:45", "unknown event `tracepoint:syscalls:sys_enter_raed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_write?")),
-        bad("SELECT COUNT(*) FROM syscall.sys_enter_read", "1:22-1:44", "unknown event `tracepoint:syscall:sys_enter_read`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_openat?")),
+        bad("SELECT COUNT(*) FROM syscall.sys_enter_read", "1:22-1:44", "unknown event `tracepoint:syscall:sys_enter_read`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_mmap?")),
         bad("SELECT COUNT(*) FROM tracepoint:syscalls:sys_enter_reed", "1:22-1:56", "unknown event `tracepoint:syscalls:sys_enter_reed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_write?")),
         bad("SELECT COUNT(*) FROM tracepoint/sched/sched_swich", "1:22-1:50", "unknown event `tracepoint:sched:sched_swich`", Some("did you mean tracepoint:sched:sched_switch?")),
         bad("SELECT COUNT(*) FROM nosuch.event", "1:22-1:34", "unknown event `tracepoint:nosuch:event`", Some("`ebq events 'PATTERN'` lists the events of this kernel")),

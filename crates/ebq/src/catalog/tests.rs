@@ -71,7 +71,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 34);
+    assert_eq!(all.len(), 36);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -85,6 +85,7 @@ fn list_and_glob() {
         [
             "raw_syscalls:sys_enter",
             "syscalls:sys_enter_copy_file_range",
+            "syscalls:sys_enter_mmap",
             "syscalls:sys_enter_msync",
             "syscalls:sys_enter_openat",
             "syscalls:sys_enter_pread64",
@@ -98,6 +99,7 @@ fn list_and_glob() {
         names("*:sys_?xit_*"),
         [
             "syscalls:sys_exit_copy_file_range",
+            "syscalls:sys_exit_mmap",
             "syscalls:sys_exit_openat",
             "syscalls:sys_exit_pread64",
             "syscalls:sys_exit_read",

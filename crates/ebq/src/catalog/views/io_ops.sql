@@ -119,4 +119,14 @@ FROM (
     x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_splice e JOIN syscalls.sys_exit_splice x ON e.tid = x.tid
   WHERE e.out_fs_type != 'pipefs'
+  UNION ALL
+  SELECT 'syscall' AS path, 'meta' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
+    e.inode AS inode, e.dev AS dev,
+    CAST(e.off AS BIGINT) AS offset, e.len AS bytes,
+    CASE WHEN x.ret < 0 THEN x.ret ELSE CAST(e.len AS BIGINT) END AS ret,
+    e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_mmap e JOIN syscalls.sys_exit_mmap x ON e.tid = x.tid
+  WHERE e.flags & 32 = 0
 ) u
