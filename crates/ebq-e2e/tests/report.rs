@@ -453,6 +453,8 @@ fn mpiio_job_equals_its_tallies(mpi: Mpi) {
     // One query over the 28 functions: a uprobe_multi link per side (kernel 6.6+).
     let probed = format!("and 28 MPI-IO functions of {} (one uprobe JOIN uretprobe over the list", mpi.library);
     assert!(stderr.contains(&probed), "{stderr}");
+    // Every rank's environment (and, with Open MPI, its handles) was read while it ran.
+    assert!(!stderr.contains("ebq: MPI-IO:"), "{stderr}");
     // stdout: the ranks' TALLY lines (they share it), then the report.
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let tallies: Vec<Json> =

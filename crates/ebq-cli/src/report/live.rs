@@ -211,6 +211,17 @@ impl MpiQueries {
         for (f, outs) in got {
             self.take(&f, outs);
         }
+        // Say what could not be read from a process that had exited by its first row.
+        let no_rank = self.handles.keys().filter(|p| !self.ranks.contains_key(p)).count();
+        if no_rank > 0 {
+            eprintln!("ebq: MPI-IO: {no_rank} process(es) without a rank in their environment (gone, or not launched by an MPI launcher): numbered after the known ranks");
+        }
+        if matches!(self.abi, Abi::OpenMpi(_)) {
+            let unknown = self.handles.values().filter(|h| h.is_none()).count();
+            if unknown > 0 {
+                eprintln!("ebq: MPI-IO: {unknown} process(es) had exited before their MPI_COMM_SELF/MPI_INFO_NULL could be read: their opens count as collective, their infos as no hint");
+            }
+        }
         let mut s = shared.lock().expect("not poisoned");
         s.mpi_calls = std::mem::take(&mut self.calls);
         s.ranks = std::mem::take(&mut self.ranks);
