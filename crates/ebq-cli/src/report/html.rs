@@ -283,6 +283,13 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
             if lost(st) > 0 { " — <strong>events were lost: counters may be low</strong>" } else { "" }
         );
     }
+    let _ = write!(
+        s,
+        "<dt>AIO</dt><dd>{} requests submitted (io_submit), {} counted{}</dd>",
+        job.aio.submitted,
+        job.aio.counted,
+        job.aio.warning().map(|w| format!(" — <strong>{}</strong>", esc(&w))).unwrap_or_default()
+    );
     s.push_str("</dl>");
     section(&mut body, "accounting", "Event accounting (what the kernel saw and lost)", &s);
 

@@ -254,6 +254,8 @@ fn block_size(mount_point: &str) -> i64 {
 /// Collects the query's rows; writes the reports when the run ends.
 pub struct IoReport {
     ops: Vec<Operation>,
+    /// AIO requests `io_submit` calls submitted ([`query::Decoder::submitted`]).
+    aio_submitted: u64,
     options: Options,
     decoder: query::Decoder,
     /// CLOCK_MONOTONIC when the report was made (before the query starts):
@@ -264,13 +266,18 @@ pub struct IoReport {
 impl IoReport {
     /// A report with these options.
     pub fn new(options: Options) -> IoReport {
-        IoReport { ops: vec![], options, decoder: query::Decoder::new(), origin_ns: monotonic_ns() }
+        IoReport { ops: vec![], aio_submitted: 0, options, decoder: query::Decoder::new(), origin_ns: monotonic_ns() }
     }
 }
 
 impl Sink for IoReport {
     fn write(&mut self, out: &Output) -> io::Result<()> {
-        self.ops.extend(rows(&out.batch).filter_map(|r| self.decoder.operation(&r)));
+        for r in rows(&out.batch) {
+            match self.decoder.submitted(&r) {
+                Some(n) => self.aio_submitted += n,
+                None => self.ops.extend(self.decoder.operation(&r)),
+            }
+        }
         Ok(())
     }
 
@@ -291,7 +298,11 @@ impl Sink for IoReport {
             .filter_map(|(k, s)| Some((k, s?)))
             .collect();
         drop(shared);
-        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations: self.ops.len(), stats };
+        let aio = terminal::AioCount {
+            submitted: self.aio_submitted,
+            counted: self.ops.iter().filter(|o| o.via == Via::Aio).count() as u64,
+        };
+        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations: self.ops.len(), stats, aio };
         if let Some(path) = &self.options.trace {
             dxt::write(path, &self.ops, self.origin_ns)
                 .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;

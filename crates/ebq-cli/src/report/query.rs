@@ -11,8 +11,10 @@ use std::collections::HashMap;
 ///
 /// A union of the two paths a file operation takes, one row per operation:
 /// - `path` 0, system calls (read, pread64, readv, preadv, preadv2, the
-///   writes alike, open, openat, creat, close, lseek, fsync, fdatasync): the
-///   kernel pairs each call's entry with its exit by thread and call number.
+///   writes alike, open, openat, creat, close, lseek, fsync, fdatasync; and
+///   io_submit, whose return is the AIO requests it submitted, no file's
+///   operation: [`Decoder::submitted`]): the kernel pairs each call's entry
+///   with its exit by thread and call number.
 ///   Calls on an fd take their file columns from the entry (the fd
 ///   argument); opens from the exit (the fd they return). The offset of a
 ///   read or write is `f_pos` at entry, or the offset argument of `pread64`,
@@ -46,7 +48,7 @@ FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND 
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
 syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), \
 syscall_nr('pwritev2'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
-syscall_nr('fsync'), syscall_nr('fdatasync')) \
+syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('io_submit')) \
 UNION ALL \
 SELECT s.time AS time, 2 AS path, \
 CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN 1 \
@@ -97,6 +99,8 @@ pub struct Decoder {
     positioned: [Option<i64>; 6],
     /// The …v calls: their size is in user memory (iovecs), not an argument.
     vectored: [Option<i64>; 6],
+    /// `io_submit`: its rows count AIO requests, they are no file's operations.
+    io_submit: Option<i64>,
 }
 
 impl Decoder {
@@ -125,7 +129,16 @@ impl Decoder {
         let positioned =
             ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
         let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
-        Decoder { kinds, positioned, vectored }
+        Decoder { kinds, positioned, vectored, io_submit: ebq::catalog::syscall_nr("io_submit") }
+    }
+
+    /// The AIO requests an `io_submit` row submitted (its return value), or
+    /// `None` for every other row. The report compares them with the AIO
+    /// requests it saw run (`aio` rows): buffered AIO runs inside `io_submit`
+    /// and reaches no event the report reads, and that must not pass unsaid.
+    pub fn submitted(&self, r: &[Value]) -> Option<u64> {
+        (num(&r[1]) == PATH_SYSCALL && Some(num(&r[2]) as i64) == self.io_submit)
+            .then(|| (num(&r[13]) as i64).max(0) as u64)
     }
 
     /// One row of [`SQL`] as an operation; `None` when the call has no file

@@ -17,6 +17,32 @@ pub struct Job {
     /// Each query's event accounting (`posix`, `mpiio` summed over its queries):
     /// a report over lost events says so in every format.
     pub stats: Vec<(&'static str, ebq::QueryStats)>,
+    pub aio: AioCount,
+}
+
+/// AIO requests `io_submit` submitted and those the report counted (iomap's
+/// direct I/O): buffered AIO, and AIO on a file system without iomap, run
+/// inside `io_submit` and reach no event the report reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AioCount {
+    pub submitted: u64,
+    pub counted: u64,
+}
+
+impl AioCount {
+    /// The warning when requests were submitted that the report did not count.
+    pub fn warning(&self) -> Option<String> {
+        (self.submitted > self.counted).then(|| {
+            format!(
+                "io_submit submitted {} AIO requests and {} ran as direct I/O the report counts; the other {} \
+                 (buffered AIO, which runs inside io_submit, fsync requests, or a file system without iomap) are not \
+                 in its counters",
+                self.submitted,
+                self.counted,
+                self.submitted - self.counted
+            )
+        })
+    }
 }
 
 /// Per I/O path, over every file system: reads, writes, bytes read and bytes
@@ -148,6 +174,7 @@ pub fn json(out: &mut dyn Write, job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>
         "filesystems": filesystems,
         "mpiio": mpi.map(|m| mpi_json(m, job.origin_ns)),
         "ebq_stats": job.stats.iter().map(|(k, s)| (k.to_string(), stats_json(s))).collect::<Map<String, Json>>(),
+        "aio": {"submitted": job.aio.submitted, "counted": job.aio.counted},
     });
     writeln!(out, "{doc}")
 }
@@ -305,6 +332,9 @@ pub fn text(
     }
     if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
         mpi_text(out, m)?;
+    }
+    if let Some(w) = job.aio.warning() {
+        writeln!(out, "\nWARNING: {w}")?;
     }
     for (name, st) in &job.stats {
         if lost(st) > 0 {
