@@ -389,23 +389,25 @@ fn text_report_names_files_and_file_systems() {
 /// job wrote (device and inode), the fastest/slowest rank and the variances
 /// are those of the per-rank records, each rank's time inside MPI-IO is
 /// within the time the rank measured around its MPI-IO calls, and neither the
-/// POSIX nor the MPI-IO queries lost an event (the report's `ebq_stats`).
+/// POSIX nor the MPI-IO queries lost an event (the report's `ebq_stats`). One
+/// write per rank uses a derived datatype (3 ints): MPICH's handle does not
+/// hold its size, the size ROMIO asks `PMPI_Type_size_x` for inside the call does.
 #[test]
 fn mpiio_counters_equal_each_ranks_own_tally_and_fold_into_the_job() {
     mpiio_job_equals_its_tallies(Mpi {
         cc: "mpicc.mpich",
         launcher: "mpirun.mpich -n 4",
         library: "libmpich",
-        app_args: "",
-        // 4 ranks × (open, set_view, writes, iwrite, 2 reads, indep reads, sync, close, open, read, close).
-        calls: 64,
+        app_args: "derived",
+        // 4 ranks × (open, set_view, writes, derived write, iwrite, 2 reads, indep reads, sync, close,
+        // open, read, close).
+        calls: 68,
     });
 }
 
 /// The same job under Open MPI (`mpirun.openmpi`, `libmpi.so.40`), whose
-/// handles are pointers: one more write per rank with a derived datatype (3
-/// ints), whose size the query reads from the datatype in the process's
-/// memory; `MPI_COMM_SELF` and `MPI_INFO_NULL` are the addresses the dynamic
+/// handles are pointers: the write with a derived datatype (3 ints) has the
+/// size the query reads from the datatype in the process's memory; `MPI_COMM_SELF` and `MPI_INFO_NULL` are the addresses the dynamic
 /// linker gave each process (the reopen is independent, the view's info a
 /// hint); and the file is the one named in `MPI_File_open`, not OMPIO's lock
 /// files and semaphores opened inside the same call.
@@ -461,8 +463,11 @@ fn mpiio_job_equals_its_tallies(mpi: Mpi) {
         stdout.lines().filter_map(|l| l.strip_prefix("TALLY ")).map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(tallies.len(), 4, "{stdout}");
     let doc: Json = serde_json::from_str(stdout.lines().rfind(|l| l.starts_with('{')).expect(&stdout)).unwrap();
-    for q in ["posix", "mpiio"] {
+    for q in ["posix", "mpiio", "mpiio_types"] {
         let s = &doc["ebq_stats"][q];
+        if s.is_null() && q == "mpiio_types" && mpi.library != "libmpich" {
+            continue;
+        }
         for k in [
             "dropped",
             "missed",

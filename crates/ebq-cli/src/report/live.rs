@@ -56,6 +56,9 @@ pub struct MpiQueries {
     library: Option<PathBuf>,
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
+    /// MPICH: the library's `PMPI_Type_size_x` calls (derived datatypes' sizes).
+    types: Option<(String, RunningQuery)>,
+    type_sizes: Vec<mpi::TypeSize>,
     /// Open MPI's `MPI_COMM_SELF` and `MPI_INFO_NULL` in each process seen
     /// (rank and these are read from /proc at a process's first MPI-IO call,
     /// while it runs).
@@ -128,9 +131,29 @@ impl MpiQueries {
             Err(e) => return Err(e),
         };
         let functions = found.len();
+        // MPICH's derived datatypes: their sizes as ROMIO asks the library for them.
+        let types = match abi {
+            Abi::Mpich => {
+                let sql = mpi::type_size_sql(lib);
+                match engine.prepare(&sql).and_then(|p| p.start(scope.clone())) {
+                    Ok(q) => Some((sql, q)),
+                    Err(e) => {
+                        eprintln!(
+                            "ebq: MPI-IO: {lib}'s PMPI_Type_size_x cannot be probed, derived datatypes' bytes are \
+                             unknown:\n{}",
+                            e.render(&sql)
+                        );
+                        None
+                    }
+                }
+            }
+            Abi::OpenMpi(_) => None,
+        };
         Ok(Some(MpiQueries {
             queries,
             functions,
+            types,
+            type_sizes: vec![],
             abi,
             library,
             calls: vec![],
@@ -184,6 +207,10 @@ impl MpiQueries {
         for (f, outs) in got {
             self.take(&f, outs);
         }
+        if let Some((sql, q)) = &mut self.types {
+            let outs = q.poll(Duration::ZERO).map_err(|e| e.render(sql))?;
+            self.type_sizes.extend(outs.iter().flat_map(|o| rows(&o.batch)).map(|r| mpi::type_size(&r)));
+        }
         Ok(())
     }
 
@@ -211,6 +238,13 @@ impl MpiQueries {
         for (f, outs) in got {
             self.take(&f, outs);
         }
+        let mut type_stats = None;
+        if let Some((sql, mut q)) = self.types.take() {
+            let outs = q.finish().map_err(|e| e.render(&sql))?;
+            self.type_sizes.extend(outs.iter().flat_map(|o| rows(&o.batch)).map(|r| mpi::type_size(&r)));
+            type_stats = Some(q.stats().map_err(|e| e.render(&sql))?);
+        }
+        mpi::resolve_type_sizes(&mut self.calls, &self.type_sizes);
         // Say what could not be read from a process that had exited by its first row.
         let no_rank = self.handles.keys().filter(|p| !self.ranks.contains_key(p)).count();
         if no_rank > 0 {
@@ -226,6 +260,7 @@ impl MpiQueries {
         s.mpi_calls = std::mem::take(&mut self.calls);
         s.ranks = std::mem::take(&mut self.ranks);
         s.mpi_stats = Some(stats);
+        s.type_stats = type_stats;
         s.mpi_functions = self.functions;
         Ok(())
     }

@@ -191,6 +191,8 @@ pub struct SharedState {
     pub posix_stats: Option<ebq::QueryStats>,
     /// Summed over the MPI-IO queries.
     pub mpi_stats: Option<ebq::QueryStats>,
+    /// The datatype-size query (MPICH).
+    pub type_stats: Option<ebq::QueryStats>,
 }
 
 /// [`SharedState`] between the run loop and the report (its sink).
@@ -293,10 +295,11 @@ impl Sink for IoReport {
                 o.rank = m.pids.get(&o.pid).copied();
             }
         }
-        let stats: Vec<(&'static str, ebq::QueryStats)> = [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats)]
-            .into_iter()
-            .filter_map(|(k, s)| Some((k, s?)))
-            .collect();
+        let stats: Vec<(&'static str, ebq::QueryStats)> =
+            [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats), ("mpiio_types", shared.type_stats)]
+                .into_iter()
+                .filter_map(|(k, s)| Some((k, s?)))
+                .collect();
         drop(shared);
         let aio = terminal::AioCount {
             submitted: self.aio_submitted,

@@ -15,8 +15,9 @@
 //!   calls `MPI_Type_size` at entry). MPICH encodes a predefined datatype's
 //!   size in its handle (`MPIR_Datatype_get_basic_size(a) = (a & 0xff00) >> 8`
 //!   for handles of kind `HANDLE_KIND_BUILTIN`, bits 30–31 = 1); a derived
-//!   datatype's size is not in its handle, so such calls count with 0 bytes
-//!   and in `EBQ_UNKNOWN_TYPE_CALLS`. An Open MPI datatype, predefined or
+//!   datatype's size is not in its handle, so it is the size ROMIO asks
+//!   `PMPI_Type_size_x` for inside the call ([`type_size_sql`]), and a call
+//!   without one counts with 0 bytes and in `EBQ_UNKNOWN_TYPE_CALLS`. An Open MPI datatype, predefined or
 //!   derived, holds its size (`opal_datatype_t.size`), which the query reads
 //!   from the process's memory at the call (`user_u64(datatype + offset)`);
 //!   the offset is where the library file's own `ompi_mpi_byte`,
@@ -244,7 +245,7 @@ pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
     };
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
-         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle{sizes} FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
+         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle, x.tid{sizes} FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
     )
 }
 
@@ -261,6 +262,8 @@ pub struct Call {
     pub name: Option<String>,
     /// The `MPI_File` an open wrote (`None` for other calls, or unreadable).
     pub opened: Option<u64>,
+    /// The calling thread.
+    pub tid: u32,
     /// The MPI error code (`MPI_SUCCESS` = 0).
     pub ret: u32,
     pub start_ns: u64,
@@ -282,8 +285,9 @@ pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::
         func,
         pid: n(2) as u32,
         args,
-        handles: abi.handles(&func, &args, [n(13), n(14)], at),
+        handles: abi.handles(&func, &args, [n(14), n(15)], at),
         opened: (func.kind == Kind::Open && n(12) != 0).then(|| n(12)),
+        tid: n(13) as u32,
         name: match (func.kind, r.get(11)) {
             (Kind::Open, Some(ebq::runtime::Value::S(name))) => Some(name.clone()),
             _ => None,
@@ -291,6 +295,53 @@ pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::
         ret: n(9) as u32,
         start_ns: start,
         end_ns: start + n(1),
+    }
+}
+
+/// The query of the library's `PMPI_Type_size_x` calls: each one's thread,
+/// time, datatype and the size it wrote through its pointer (read at return).
+/// MPICH's ROMIO asks it for the datatype of every read and write it runs, so
+/// the size of a derived datatype, which its handle does not hold, is the one
+/// asked for inside the call on the same thread ([`resolve_type_sizes`]).
+pub fn type_size_sql(lib: &str) -> String {
+    format!(
+        "SELECT x.tid, e.time, e.arg0 AS datatype, user_i64(e.arg1) AS size \
+         FROM uprobe:{lib}:PMPI_Type_size_x e JOIN uretprobe:{lib}:PMPI_Type_size_x x ON e.tid = x.tid"
+    )
+}
+
+/// One `PMPI_Type_size_x` call: thread, time, datatype, size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeSize {
+    pub tid: u32,
+    pub time_ns: u64,
+    pub datatype: u32,
+    pub size: i64,
+}
+
+/// One row of [`type_size_sql`].
+pub fn type_size(r: &[ebq::runtime::Value]) -> TypeSize {
+    let n = |i: usize| match r.get(i) {
+        Some(ebq::runtime::Value::U(x)) => *x,
+        Some(ebq::runtime::Value::I(x)) => *x as u64,
+        _ => 0,
+    };
+    TypeSize { tid: n(0) as u32, time_ns: n(1), datatype: n(2) as u32, size: n(3) as i64 }
+}
+
+/// Gives each read or write whose datatype size is unknown (an MPICH derived
+/// datatype) the size the library asked for that datatype inside the call,
+/// on the call's thread.
+pub fn resolve_type_sizes(calls: &mut [Call], sizes: &[TypeSize]) {
+    for c in calls.iter_mut().filter(|c| matches!(c.func.kind, Kind::Read | Kind::Write)) {
+        if c.handles.type_size.is_some() {
+            continue;
+        }
+        let datatype = c.args[c.func.count_arg + 1] as u32;
+        c.handles.type_size = sizes
+            .iter()
+            .find(|s| s.tid == c.tid && s.datatype == datatype && (c.start_ns..=c.end_ns).contains(&s.time_ns))
+            .map(|s| s.size);
     }
 }
 
@@ -743,7 +794,7 @@ mod tests {
     fn c(name: &str, pid: u32, args: [u64; 6], start: u64, end: u64) -> Call {
         let f = func(name);
         let handles = Abi::Mpich.handles(&f, &args, [0; 2], None);
-        Call { func: f, pid, args, handles, name: None, opened: None, ret: 0, start_ns: start, end_ns: end }
+        Call { func: f, pid, args, handles, name: None, opened: None, tid: pid, ret: 0, start_ns: start, end_ns: end }
     }
 
     fn posix_open(pid: u32, inode: u64, t: u64) -> Operation {
@@ -855,6 +906,30 @@ mod tests {
         assert_eq!(fold.ranks[&(key(42), 0)].get("MPIIO_INDEP_WRITES"), 1, "{:?}", fold.ranks.keys());
         assert_eq!(fold.ranks[&(key(43), 0)].get("MPIIO_INDEP_WRITES"), 0);
         assert_eq!(fold.files.len(), 2);
+    }
+
+    #[test]
+    fn a_derived_datatype_takes_the_size_the_library_asked_for_inside_the_call() {
+        const DERIVED: u64 = 0x8c00_0005;
+        let mut calls = vec![
+            c("MPI_File_write_at", 7, [0xabc, 0, 0, 5, DERIVED, 0], 1000, 1100),
+            c("MPI_File_write_at", 8, [0xabc, 0, 0, 5, DERIVED, 0], 1000, 1100),
+            c("MPI_File_write_at", 7, [0xabc, 0, 0, 5, DERIVED, 0], 2000, 2100),
+            c("MPI_File_write_at", 7, [0xabc, 0, 0, 5, BYTE, 0], 3000, 3100),
+        ];
+        let size = |tid, time_ns, datatype: u64, size| TypeSize { tid, time_ns, datatype: datatype as u32, size };
+        let sizes = [
+            size(7, 1050, DERIVED, 12),
+            // Another thread's, another datatype's, and one outside any call are not it.
+            size(9, 2050, DERIVED, 99),
+            size(7, 2050, INT, 4),
+            size(7, 2500, DERIVED, 99),
+            size(7, 3050, BYTE, 99),
+        ];
+        resolve_type_sizes(&mut calls, &sizes);
+        let got: Vec<Option<i64>> = calls.iter().map(|c| c.handles.type_size).collect();
+        // The builtin type keeps its handle's size.
+        assert_eq!(got, [Some(12), None, None, Some(1)]);
     }
 
     #[test]
