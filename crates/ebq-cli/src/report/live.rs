@@ -57,7 +57,6 @@ pub struct MpiQueries {
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
     /// MPICH: the library's `PMPI_Type_size_x` calls (derived datatypes' sizes).
-    types: Option<(String, RunningQuery)>,
     type_sizes: Vec<mpi::TypeSize>,
     /// Open MPI's `MPI_COMM_SELF` and `MPI_INFO_NULL` in each process seen
     /// (rank and these are read from /proc at a process's first MPI-IO call,
@@ -87,17 +86,18 @@ impl MpiQueries {
         }
         // Bind every function at once (the library's symbols are read once); only when one is
         // missing, find which the library has.
-        let all = engine.prepare(&mpi::sql(lib, &mpi::FUNCS, &abi));
+        let wanted = mpi::probed(&abi);
+        let all = engine.prepare(&mpi::sql(lib, &wanted, &abi));
         let found: Vec<Func> = match (&all, kernel.resolve_binary(lib)) {
-            (Ok(_), _) => mpi::FUNCS.to_vec(),
+            (Ok(_), _) => wanted.clone(),
             (Err(_), Ok(path)) => {
-                let names: Vec<&str> = mpi::FUNCS.iter().map(|f| f.name).collect();
+                let names: Vec<&str> = wanted.iter().map(|f| f.name).collect();
                 let found = kernel.find_symbols(&path, &names);
-                mpi::FUNCS.iter().zip(found).filter(|(_, s)| s.is_ok()).map(|(f, _)| *f).collect()
+                wanted.iter().zip(found).filter(|(_, s)| s.is_ok()).map(|(f, _)| *f).collect()
             }
             (Err(_), Err(_)) => vec![],
         };
-        if found.is_empty() {
+        if !found.iter().any(|f| f.kind != mpi::Kind::TypeSize) {
             // Bind one function's query for the binder's own words (no file, no such function).
             let sql = mpi::sql(lib, &mpi::FUNCS[..1], &abi);
             let why = engine.prepare(&sql).err().map(|e| e.render(&sql)).unwrap_or_default();
@@ -112,7 +112,7 @@ impl MpiQueries {
         let mut all = all.ok();
         let mut start = |funcs: &[Func]| -> Result<(Vec<Func>, String, RunningQuery), String> {
             let sql = mpi::sql(lib, funcs, &abi);
-            let prepared = match all.take().filter(|_| funcs.len() == mpi::FUNCS.len()) {
+            let prepared = match all.take().filter(|_| funcs.len() == wanted.len()) {
                 Some(p) => Ok(p),
                 None => engine.prepare(&sql),
             };
@@ -130,29 +130,11 @@ impl MpiQueries {
             }
             Err(e) => return Err(e),
         };
-        let functions = found.len();
-        // MPICH's derived datatypes: their sizes as ROMIO asks the library for them.
-        let types = match abi {
-            Abi::Mpich => {
-                let sql = mpi::type_size_sql(lib);
-                match engine.prepare(&sql).and_then(|p| p.start(scope.clone())) {
-                    Ok(q) => Some((sql, q)),
-                    Err(e) => {
-                        eprintln!(
-                            "ebq: MPI-IO: {lib}'s PMPI_Type_size_x cannot be probed, derived datatypes' bytes are \
-                             unknown:\n{}",
-                            e.render(&sql)
-                        );
-                        None
-                    }
-                }
-            }
-            Abi::OpenMpi(_) => None,
-        };
+        // The MPI_File_* functions (PMPI_Type_size_x, probed beside them, is no file operation).
+        let functions = found.iter().filter(|f| f.kind != mpi::Kind::TypeSize).count();
         Ok(Some(MpiQueries {
             queries,
             functions,
-            types,
             type_sizes: vec![],
             abi,
             library,
@@ -168,17 +150,25 @@ impl MpiQueries {
     }
 
     /// How they are probed, for the start line.
-    pub fn how(&self) -> &'static str {
-        if self.queries.len() == 1 && self.functions > 1 {
+    pub fn how(&self) -> String {
+        let how = if self.queries.len() == 1 && self.functions > 1 {
             "one uprobe JOIN uretprobe over the list, a uprobe_multi link each"
         } else {
             "uprobe JOIN uretprobe each"
+        };
+        match self.abi {
+            Abi::Mpich => format!("{how}; with PMPI_Type_size_x, for derived datatypes' sizes"),
+            Abi::OpenMpi(_) => how.to_string(),
         }
     }
 
     fn take(&mut self, funcs: &[Func], outs: Vec<ebq::Output>) {
         for o in outs {
             for r in rows(&o.batch) {
+                if let Some(t) = mpi::type_size(funcs, &r) {
+                    self.type_sizes.push(t);
+                    continue;
+                }
                 // Read the rank (and where the library is) while the process is alive: its
                 // first MPI-IO call.
                 let pid = mpi::pid(&r);
@@ -207,10 +197,6 @@ impl MpiQueries {
         for (f, outs) in got {
             self.take(&f, outs);
         }
-        if let Some((sql, q)) = &mut self.types {
-            let outs = q.poll(Duration::ZERO).map_err(|e| e.render(sql))?;
-            self.type_sizes.extend(outs.iter().flat_map(|o| rows(&o.batch)).map(|r| mpi::type_size(&r)));
-        }
         Ok(())
     }
 
@@ -238,12 +224,6 @@ impl MpiQueries {
         for (f, outs) in got {
             self.take(&f, outs);
         }
-        let mut type_stats = None;
-        if let Some((sql, mut q)) = self.types.take() {
-            let outs = q.finish().map_err(|e| e.render(&sql))?;
-            self.type_sizes.extend(outs.iter().flat_map(|o| rows(&o.batch)).map(|r| mpi::type_size(&r)));
-            type_stats = Some(q.stats().map_err(|e| e.render(&sql))?);
-        }
         mpi::resolve_type_sizes(&mut self.calls, &self.type_sizes);
         // Say what could not be read from a process that had exited by its first row.
         let no_rank = self.handles.keys().filter(|p| !self.ranks.contains_key(p)).count();
@@ -260,7 +240,7 @@ impl MpiQueries {
         s.mpi_calls = std::mem::take(&mut self.calls);
         s.ranks = std::mem::take(&mut self.ranks);
         s.mpi_stats = Some(stats);
-        s.type_stats = type_stats;
+        s.type_size_calls = self.type_sizes.len() as u64;
         s.mpi_functions = self.functions;
         Ok(())
     }

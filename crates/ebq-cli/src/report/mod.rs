@@ -191,8 +191,8 @@ pub struct SharedState {
     pub posix_stats: Option<ebq::QueryStats>,
     /// Summed over the MPI-IO queries.
     pub mpi_stats: Option<ebq::QueryStats>,
-    /// The datatype-size query (MPICH).
-    pub type_stats: Option<ebq::QueryStats>,
+    /// `PMPI_Type_size_x` calls seen (MPICH; rows of the MPI-IO query that are no file's calls).
+    pub type_size_calls: u64,
 }
 
 /// [`SharedState`] between the run loop and the report (its sink).
@@ -289,17 +289,19 @@ impl Sink for IoReport {
         let end_ns = monotonic_ns();
         let fold = posix::fold(&self.ops, &mut block_size);
         let shared = self.options.shared.lock().expect("not poisoned");
-        let mpi = (shared.mpi_functions > 0).then(|| mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks));
+        let mpi = (shared.mpi_functions > 0).then(|| mpi::Fold {
+            type_size_calls: shared.type_size_calls,
+            ..mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks)
+        });
         if let Some(m) = &mpi {
             for o in &mut self.ops {
                 o.rank = m.pids.get(&o.pid).copied();
             }
         }
-        let stats: Vec<(&'static str, ebq::QueryStats)> =
-            [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats), ("mpiio_types", shared.type_stats)]
-                .into_iter()
-                .filter_map(|(k, s)| Some((k, s?)))
-                .collect();
+        let stats: Vec<(&'static str, ebq::QueryStats)> = [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats)]
+            .into_iter()
+            .filter_map(|(k, s)| Some((k, s?)))
+            .collect();
         drop(shared);
         let aio = terminal::AioCount {
             submitted: self.aio_submitted,

@@ -16,7 +16,8 @@
 //!   size in its handle (`MPIR_Datatype_get_basic_size(a) = (a & 0xff00) >> 8`
 //!   for handles of kind `HANDLE_KIND_BUILTIN`, bits 30–31 = 1); a derived
 //!   datatype's size is not in its handle, so it is the size ROMIO asks
-//!   `PMPI_Type_size_x` for inside the call ([`type_size_sql`]), and a call
+//!   `PMPI_Type_size_x` (probed in the same query, [`TYPE_SIZE`]) for inside
+//!   the call ([`resolve_type_sizes`]), and a call
 //!   without one counts with 0 bytes and in `EBQ_UNKNOWN_TYPE_CALLS`. An Open MPI datatype, predefined or
 //!   derived, holds its size (`opal_datatype_t.size`), which the query reads
 //!   from the process's memory at the call (`user_u64(datatype + offset)`);
@@ -59,6 +60,9 @@ pub enum Kind {
     Write,
     Sync,
     SetView,
+    /// `PMPI_Type_size_x` (MPICH): not a file operation; the size of a datatype
+    /// ROMIO asks for inside a read or write ([`resolve_type_sizes`]).
+    TypeSize,
 }
 
 /// Darshan's class of a read or write.
@@ -222,12 +226,26 @@ pub struct Handles {
     pub info: bool,
 }
 
+/// MPICH's `PMPI_Type_size_x`, probed with the `MPI_File_*` functions.
+pub const TYPE_SIZE: Func = f("PMPI_Type_size_x", Kind::TypeSize, Class::Meta, 0);
+
+/// The functions probed in a library of `abi`: [`FUNCS`], and for MPICH
+/// [`TYPE_SIZE`] (its derived datatypes' sizes are not in their handles).
+pub fn probed(abi: &Abi) -> Vec<Func> {
+    let mut funcs = FUNCS.to_vec();
+    if *abi == Abi::Mpich {
+        funcs.push(TYPE_SIZE);
+    }
+    funcs
+}
+
 /// The query of `funcs` in library `lib`: each call's entry (arguments)
 /// joined with its return (result) on the thread and, for a list, the
 /// function (`func`, its position in `funcs`), so calls of different
 /// functions nested on one thread pair each with its own. `name` is the
-/// string at argument 1 and `handle` the 8 bytes argument 4 points at when
-/// the call returns (an open's file name and the `MPI_File` it wrote; for
+/// string at argument 1, `handle` the 8 bytes argument 4 points at and
+/// `size_out` those argument 1 points at when the call returns (an open's
+/// file name and the `MPI_File` it wrote, `PMPI_Type_size_x`'s size; for
 /// other calls unused). With Open MPI the
 /// datatype's size is read at the call (at argument 3 or 4, where the
 /// datatype of the function is). Column order is what [`call`] reads.
@@ -245,7 +263,8 @@ pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
     };
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
-         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle, x.tid{sizes} FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
+         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle, x.tid, user_i64(e.arg1) AS size_out{sizes} \
+         FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
     )
 }
 
@@ -285,7 +304,7 @@ pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::
         func,
         pid: n(2) as u32,
         args,
-        handles: abi.handles(&func, &args, [n(14), n(15)], at),
+        handles: abi.handles(&func, &args, [n(15), n(16)], at),
         opened: (func.kind == Kind::Open && n(12) != 0).then(|| n(12)),
         tid: n(13) as u32,
         name: match (func.kind, r.get(11)) {
@@ -298,18 +317,6 @@ pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::
     }
 }
 
-/// The query of the library's `PMPI_Type_size_x` calls: each one's thread,
-/// time, datatype and the size it wrote through its pointer (read at return).
-/// MPICH's ROMIO asks it for the datatype of every read and write it runs, so
-/// the size of a derived datatype, which its handle does not hold, is the one
-/// asked for inside the call on the same thread ([`resolve_type_sizes`]).
-pub fn type_size_sql(lib: &str) -> String {
-    format!(
-        "SELECT x.tid, e.time, e.arg0 AS datatype, user_i64(e.arg1) AS size \
-         FROM uprobe:{lib}:PMPI_Type_size_x e JOIN uretprobe:{lib}:PMPI_Type_size_x x ON e.tid = x.tid"
-    )
-}
-
 /// One `PMPI_Type_size_x` call: thread, time, datatype, size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TypeSize {
@@ -319,19 +326,25 @@ pub struct TypeSize {
     pub size: i64,
 }
 
-/// One row of [`type_size_sql`].
-pub fn type_size(r: &[ebq::runtime::Value]) -> TypeSize {
+/// A row of [`sql`] over `funcs` that is a [`TYPE_SIZE`] call, as one.
+pub fn type_size(funcs: &[Func], r: &[ebq::runtime::Value]) -> Option<TypeSize> {
     let n = |i: usize| match r.get(i) {
         Some(ebq::runtime::Value::U(x)) => *x,
         Some(ebq::runtime::Value::I(x)) => *x as u64,
         _ => 0,
     };
-    TypeSize { tid: n(0) as u32, time_ns: n(1), datatype: n(2) as u32, size: n(3) as i64 }
+    (funcs.get(n(10) as usize)?.kind == Kind::TypeSize).then(|| TypeSize {
+        tid: n(13) as u32,
+        time_ns: n(0),
+        datatype: n(3) as u32,
+        size: n(14) as i64,
+    })
 }
 
 /// Gives each read or write whose datatype size is unknown (an MPICH derived
 /// datatype) the size the library asked for that datatype inside the call,
-/// on the call's thread.
+/// on the call's thread: ROMIO asks `PMPI_Type_size_x` for the datatype of
+/// every read and write it runs.
 pub fn resolve_type_sizes(calls: &mut [Call], sizes: &[TypeSize]) {
     for c in calls.iter_mut().filter(|c| matches!(c.func.kind, Kind::Read | Kind::Write)) {
         if c.handles.type_size.is_some() {
@@ -519,6 +532,7 @@ impl Record {
                 self.inc("MPIIO_SYNCS", 1);
                 self.add_time("MPIIO_F_WRITE_TIME", dt);
             }
+            Kind::TypeSize => {}
             Kind::SetView => {
                 self.inc("MPIIO_VIEWS", 1);
                 self.inc("MPIIO_HINTS", c.handles.info as i64);
@@ -590,6 +604,8 @@ pub struct Fold {
     pub pids: BTreeMap<u32, u32>,
     /// Calls on a handle no `MPI_File_open` was seen for (not in any record).
     pub unattributed: u64,
+    /// `PMPI_Type_size_x` calls the query saw (MPICH's derived datatypes' sizes).
+    pub type_size_calls: u64,
 }
 
 /// An `MPI_File_open` of one process not closed yet.

@@ -109,7 +109,12 @@ pub fn mpi_json(m: &mpi::Fold, origin_ns: u64) -> Json {
         })
         .collect();
     let pids: Map<String, Json> = m.pids.iter().map(|(p, r)| (p.to_string(), json!(r))).collect();
-    json!({ "files": files, "ranks_by_pid": pids, "unattributed_calls": m.unattributed })
+    json!({
+        "files": files,
+        "ranks_by_pid": pids,
+        "unattributed_calls": m.unattributed,
+        "type_size_calls": m.type_size_calls,
+    })
 }
 
 impl Job {
