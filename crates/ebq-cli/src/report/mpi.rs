@@ -20,12 +20,15 @@
 //!   the call ([`resolve_type_sizes`]), and a call
 //!   without one counts with 0 bytes and in `EBQ_UNKNOWN_TYPE_CALLS`. An Open MPI datatype, predefined or
 //!   derived, holds its size (`opal_datatype_t.size`), which the query reads
-//!   from the process's memory at the call (`user_u64(datatype + offset)`);
+//!   from the process's memory as the call returns (`user_u64(datatype + offset)`);
 //!   the offset is where the library file's own `ompi_mpi_byte`,
 //!   `ompi_mpi_int` and `ompi_mpi_double` hold 1, 4 and 8.
-//! - **the file** of an `MPI_File_open` is the file the POSIX query saw the
-//!   same process open last inside the call (ROMIO and OMPIO open it with
-//!   `open(2)`), so MPIIO and POSIX records share the file's (device, inode).
+//! - **the file** of an `MPI_File_open` is the file the same process opened
+//!   inside the call under the last component of the name it was given
+//!   (`str(e.arg1)`; Open MPI's OMPIO also opens lock files, shared-memory
+//!   segments and semaphores there), else the last one it opened there (ROMIO
+//!   and OMPIO open it with `open(2)`), so MPIIO and POSIX records share the
+//!   file's (device, inode).
 //!   The handle `MPI_File_open` wrote to `*fh` is read at its return
 //!   (`user_u64(e.arg4)`, computed when the pair completes), and later calls
 //!   on it go to that open's file; a handle that could not be read is bound,
@@ -35,9 +38,11 @@
 //! - **collective vs independent opens**: Darshan asks `MPI_Comm_size`; here
 //!   `MPI_COMM_SELF` or a one-rank job is independent, any other communicator
 //!   collective. MPICH's `MPI_COMM_SELF` is handle `0x44000001`; Open MPI's
-//!   is `&ompi_mpi_comm_self`, its address in the calling process (the
-//!   library's load address there, from `/proc/PID/maps` when the process is
-//!   first seen, plus the symbol's); `MPI_INFO_NULL` likewise.
+//!   is `&ompi_mpi_comm_self`, an address of the calling process: what the
+//!   dynamic linker wrote into the library's GOT slot for it (a program that
+//!   uses it copy-relocates the object into itself), read from `/proc/PID/mem`
+//!   at the library's load address in `/proc/PID/maps` when the process is
+//!   first seen ([`OpenMpiLayout::handles_at`]); `MPI_INFO_NULL` likewise.
 //! - **rank**: from the process's environment (`PMI_RANK` from MPICH's hydra,
 //!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in user space when the pid is
 //!   first seen; processes whose environment was unreadable are numbered

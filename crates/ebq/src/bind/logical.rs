@@ -217,9 +217,12 @@ pub enum ScalarExpr {
         ty: DataType,
     },
     /// `user_u64(addr)` (`user_i32`, …): the integer of type `ty` in the
-    /// traced process's memory at `addr`, read where the event fires
-    /// (`bpf_probe_read_user`; 0 when the address cannot be read). For what a
-    /// probe's argument points at: an MPI datatype's size, a struct field.
+    /// traced process's memory at `addr` (`bpf_probe_read_user`; 0 when the
+    /// address cannot be read), read by the program that computes the
+    /// expression: at the event, and in a `JOIN … ON` at the end event, when
+    /// the pair completes (so `user_u64(e.arg4)` paired with a uretprobe reads
+    /// what the call wrote through its pointer). For what a probe's argument
+    /// points at: an MPI datatype's size, a struct field.
     UserRead {
         /// The address.
         addr: Box<ScalarExpr>,
