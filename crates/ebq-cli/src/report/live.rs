@@ -8,7 +8,6 @@ use super::Shared;
 use ebq::sink::rows;
 use ebq::{Engine, RunningQuery, Scope};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The environment variables that give a process's MPI rank (MPICH's hydra,
@@ -25,43 +24,19 @@ pub fn rank_of(pid: u32) -> Option<u32> {
     })
 }
 
-/// Where the library at `lib` (canonical) is loaded in process `pid`: the
-/// start of its mapping at file offset 0 (a shared library's first segment
-/// has virtual address 0, so this is the load bias), if the process is still
-/// there.
-pub fn load_bias(pid: u32, lib: &Path) -> Option<u64> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    maps.lines().find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [range, _, offset, _, _, path] = f[..] else { return None };
-        let start = u64::from_str_radix(range.split('-').next()?, 16).ok()?;
-        (u64::from_str_radix(offset, 16).ok()? == 0 && Path::new(path) == lib).then_some(start)
-    })
-}
-
-/// The 8 bytes at `address` in process `pid`'s memory.
-fn read_u64(pid: u32, address: u64) -> Option<u64> {
-    use std::os::unix::fs::FileExt;
-    let mut b = [0u8; 8];
-    std::fs::File::open(format!("/proc/{pid}/mem")).ok()?.read_exact_at(&mut b, address).ok()?;
-    Some(u64::from_le_bytes(b))
-}
-
 /// The running MPI-IO queries: one over every function, or one per function.
 pub struct MpiQueries {
     queries: Vec<(Vec<Func>, String, RunningQuery)>,
     functions: usize,
-    /// The library's handles, and its file (to find it in a process's maps).
+    /// The library's handles.
     abi: Abi,
-    library: Option<PathBuf>,
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
     /// MPICH: the library's `PMPI_Type_size_x` calls (derived datatypes' sizes).
     type_sizes: Vec<mpi::TypeSize>,
-    /// Open MPI's `MPI_COMM_SELF` and `MPI_INFO_NULL` in each process seen
-    /// (rank and these are read from /proc at a process's first MPI-IO call,
-    /// while it runs).
-    handles: HashMap<u32, Option<[u64; 2]>>,
+    /// Pids whose environment was read (at a process's first MPI-IO call,
+    /// while it runs), with or without a rank.
+    asked: std::collections::HashSet<u32>,
 }
 
 impl MpiQueries {
@@ -75,12 +50,18 @@ impl MpiQueries {
         let library = kernel.resolve_binary(lib).ok().and_then(|p| std::fs::canonicalize(p).ok());
         // MPICH's handles are integers; any other library is asked whether it is Open MPI
         // (MPICH's 41 MB library is not read for it).
-        let abi = match &library {
+        let mut abi = match &library {
             Some(p) if !p.to_string_lossy().contains("mpich") => {
                 Abi::of(&kernel.data_symbols(p, &mpi::OPEN_MPI_SYMBOLS).unwrap_or_default())
             }
             _ => Abi::Mpich,
         };
+        if let (Abi::OpenMpi(layout), Some(p)) = (&mut abi, &library) {
+            // Where the uprobes of the open and set_view are in the file (their `ip` less it is the load bias).
+            if let [Ok(open), Ok(set_view)] = &kernel.find_symbols(p, &["MPI_File_open", "MPI_File_set_view"])[..] {
+                layout.functions = Some([open.address, set_view.address]);
+            }
+        }
         if let Abi::OpenMpi(mpi::OpenMpiLayout { size_offset: None, .. }) = &abi {
             eprintln!("ebq: {lib} is Open MPI, but its datatypes' size field was not found: MPI-IO bytes are unknown");
         }
@@ -137,10 +118,9 @@ impl MpiQueries {
             functions,
             type_sizes: vec![],
             abi,
-            library,
             calls: vec![],
             ranks: HashMap::new(),
-            handles: HashMap::new(),
+            asked: Default::default(),
         }))
     }
 
@@ -169,21 +149,14 @@ impl MpiQueries {
                     self.type_sizes.push(t);
                     continue;
                 }
-                // Read the rank (and where the library is) while the process is alive: its
-                // first MPI-IO call.
+                // Read the rank while the process is alive: its first MPI-IO call.
                 let pid = mpi::pid(&r);
-                let at = *self.handles.entry(pid).or_insert_with(|| {
+                if self.asked.insert(pid) {
                     if let Some(rank) = rank_of(pid) {
                         self.ranks.insert(pid, rank);
                     }
-                    match (&self.abi, &self.library) {
-                        (Abi::OpenMpi(layout), Some(lib)) => {
-                            layout.handles_at(load_bias(pid, lib)?, |a| read_u64(pid, a))
-                        }
-                        _ => None,
-                    }
-                });
-                self.calls.push(mpi::call(funcs, &self.abi, at, &r));
+                }
+                self.calls.push(mpi::call(funcs, &self.abi, &r));
             }
         }
     }
@@ -225,16 +198,13 @@ impl MpiQueries {
             self.take(&f, outs);
         }
         mpi::resolve_type_sizes(&mut self.calls, &self.type_sizes);
-        // Say what could not be read from a process that had exited by its first row.
-        let no_rank = self.handles.keys().filter(|p| !self.ranks.contains_key(p)).count();
+        // Say what could not be known.
+        let no_rank = self.asked.iter().filter(|p| !self.ranks.contains_key(p)).count();
         if no_rank > 0 {
             eprintln!("ebq: MPI-IO: {no_rank} process(es) without a rank in their environment (gone, or not launched by an MPI launcher): numbered after the known ranks");
         }
-        if matches!(self.abi, Abi::OpenMpi(_)) {
-            let unknown = self.handles.values().filter(|h| h.is_none()).count();
-            if unknown > 0 {
-                eprintln!("ebq: MPI-IO: {unknown} process(es) had exited before their MPI_COMM_SELF/MPI_INFO_NULL could be read: their opens count as collective, their infos as no hint");
-            }
+        if let Abi::OpenMpi(mpi::OpenMpiLayout { functions: None, .. }) = &self.abi {
+            eprintln!("ebq: MPI-IO: the library's MPI_File_open/MPI_File_set_view were not found: MPI_COMM_SELF and MPI_INFO_NULL are unknown, opens count as collective and infos as no hint");
         }
         let mut s = shared.lock().expect("not poisoned");
         s.mpi_calls = std::mem::take(&mut self.calls);

@@ -40,9 +40,9 @@
 //!   collective. MPICH's `MPI_COMM_SELF` is handle `0x44000001`; Open MPI's
 //!   is `&ompi_mpi_comm_self`, an address of the calling process: what the
 //!   dynamic linker wrote into the library's GOT slot for it (a program that
-//!   uses it copy-relocates the object into itself), read from `/proc/PID/mem`
-//!   at the library's load address in `/proc/PID/maps` when the process is
-//!   first seen ([`OpenMpiLayout::handles_at`]); `MPI_INFO_NULL` likewise.
+//!   uses it copy-relocates the object into itself), read in the kernel at the
+//!   call, where the uprobe's `ip` gives the library's load address
+//!   ([`OpenMpiLayout::handle_columns`]); `MPI_INFO_NULL` likewise.
 //! - **rank**: from the process's environment (`PMI_RANK` from MPICH's hydra,
 //!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in user space when the pid is
 //!   first seen; processes whose environment was unreadable are numbered
@@ -143,24 +143,47 @@ pub struct OpenMpiLayout {
     /// Offset of a datatype's size (`opal_datatype_t.size`); `None` when the
     /// library's predefined datatypes did not show it (bytes unknown).
     pub size_offset: Option<u64>,
-    /// `ompi_mpi_comm_self` and `ompi_mpi_info_null` in the library file
-    /// (their run-time addresses are read per process: [`OpenMpiLayout::handles_at`]).
+    /// `ompi_mpi_comm_self` and `ompi_mpi_info_null` in the library file.
     pub comm_self: DataSymbol,
     pub info_null: DataSymbol,
+    /// `MPI_File_open`'s and `MPI_File_set_view`'s addresses in the file:
+    /// at their uprobes, `ip` minus one is where the library is loaded
+    /// ([`OpenMpiLayout::handle_columns`]); `None` when not found.
+    pub functions: Option<[u64; 2]>,
 }
 
 impl OpenMpiLayout {
-    /// The run-time addresses of `MPI_COMM_SELF` and `MPI_INFO_NULL` in a
-    /// process where the library is loaded at `bias`, `read_u64` reading the
-    /// process's memory: what the dynamic linker wrote in the library's GOT
-    /// slot for each (the executable's copy when it copy-relocated it), else
-    /// the library's own object.
-    pub fn handles_at(&self, bias: u64, read_u64: impl Fn(u64) -> Option<u64>) -> Option<[u64; 2]> {
-        let at = |s: &DataSymbol| match s.got_slot {
-            Some(slot) => read_u64(bias + slot),
-            None => Some(bias + s.address),
+    /// The query columns `comm_self_at` and `info_null_at`: `MPI_COMM_SELF`
+    /// and `MPI_INFO_NULL` in the calling process, computed in the kernel at
+    /// `MPI_File_open` (both) and `MPI_File_set_view` (the info), 0 at other
+    /// calls. The uprobe's `ip` less the function's file address is the
+    /// library's load bias; an object with a GOT slot is what the dynamic
+    /// linker wrote there (the executable's copy when the program
+    /// copy-relocated it), read from the process; one without is the
+    /// library's own. `func` is the query's function column and `funcs` its list.
+    pub fn handle_columns(&self, func: &str, funcs: &[Func]) -> String {
+        let Some([open, set_view]) = self.functions else {
+            return "0 AS comm_self_at, 0 AS info_null_at".into();
         };
-        Some([at(&self.comm_self)?, at(&self.info_null)?])
+        let at = |f: u64, s: &DataSymbol| match s.got_slot {
+            Some(slot) => format!("user_u64(e.ip + {})", slot.wrapping_sub(f)),
+            None => format!("(e.ip + {})", s.address.wrapping_sub(f)),
+        };
+        let when = |kind: Kind, expr: String| {
+            funcs.iter().position(|f| f.kind == kind).map(|i| format!("WHEN {func} = {i} THEN {expr} "))
+        };
+        let case = |whens: Vec<Option<String>>| {
+            let whens: String = whens.into_iter().flatten().collect();
+            if whens.is_empty() {
+                "0".to_string()
+            } else {
+                format!("CASE {whens}ELSE 0 END")
+            }
+        };
+        let comm = case(vec![when(Kind::Open, at(open, &self.comm_self))]);
+        let info =
+            case(vec![when(Kind::Open, at(open, &self.info_null)), when(Kind::SetView, at(set_view, &self.info_null))]);
+        format!("{comm} AS comm_self_at, {info} AS info_null_at")
     }
 }
 
@@ -188,14 +211,15 @@ impl Abi {
             size_offset: size_offset.map(|o| o as u64),
             comm_self: comm_self.clone(),
             info_null: info_null.clone(),
+            functions: None,
         })
     }
 
     /// What call `func` with arguments `args` passed, in the library's terms;
     /// `sizes`: the [`sql`] columns read at arguments 3 and 4 + the size
-    /// offset (Open MPI), `at`: `MPI_COMM_SELF` and `MPI_INFO_NULL` in the
-    /// calling process (Open MPI; `None` when unknown).
-    fn handles(&self, func: &Func, args: &[u64; 6], sizes: [u64; 2], at: Option<[u64; 2]>) -> Handles {
+    /// offset, `at`: its `comm_self_at` and `info_null_at` (Open MPI; 0 when
+    /// unknown).
+    fn handles(&self, func: &Func, args: &[u64; 6], sizes: [u64; 2], at: [u64; 2]) -> Handles {
         let io = matches!(func.kind, Kind::Read | Kind::Write);
         let info_arg = match func.kind {
             Kind::Open => Some(3),
@@ -213,8 +237,8 @@ impl Abi {
                 type_size: (io && l.size_offset.is_some())
                     .then(|| sizes[func.count_arg - 2] as i64)
                     .filter(|&size| size > 0),
-                comm_self: func.kind == Kind::Open && at.is_some_and(|[comm_self, _]| args[0] == comm_self),
-                info: info_arg.is_some_and(|i| at.is_some_and(|[_, info_null]| args[i] != info_null)),
+                comm_self: func.kind == Kind::Open && at[0] != 0 && args[0] == at[0],
+                info: info_arg.is_some_and(|i| at[1] != 0 && args[i] != at[1]),
             },
         }
     }
@@ -260,11 +284,16 @@ pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
         [one] => (one.to_string(), "0", String::new()),
         _ => (format!("{{{}}}", names.join(",")), "e.func", " AND e.func = x.func".to_string()),
     };
+    // Open MPI: the datatype's size (at argument 3 or 4) and the handles' addresses in the process.
     let sizes = match abi {
-        Abi::OpenMpi(OpenMpiLayout { size_offset: Some(o), .. }) => {
-            format!(", user_u64(e.arg3 + {o}) AS size3, user_u64(e.arg4 + {o}) AS size4")
+        Abi::OpenMpi(l) => {
+            let size = |arg: u32| match l.size_offset {
+                Some(o) => format!("user_u64(e.arg{arg} + {o})"),
+                None => "0".into(),
+            };
+            format!(", {} AS size3, {} AS size4, {}", size(3), size(4), l.handle_columns(func, funcs))
         }
-        _ => String::new(),
+        Abi::Mpich => String::new(),
     };
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
@@ -294,9 +323,8 @@ pub struct Call {
     pub end_ns: u64,
 }
 
-/// One row of [`sql`] over `funcs` in a library of `abi`; `at`: Open MPI's
-/// `MPI_COMM_SELF` and `MPI_INFO_NULL` in the calling process, when known.
-pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::Value]) -> Call {
+/// One row of [`sql`] over `funcs` in a library of `abi`.
+pub fn call(funcs: &[Func], abi: &Abi, r: &[ebq::runtime::Value]) -> Call {
     let n = |i: usize| match r.get(i) {
         Some(ebq::runtime::Value::U(x)) => *x,
         Some(ebq::runtime::Value::I(x)) => *x as u64,
@@ -309,7 +337,7 @@ pub fn call(funcs: &[Func], abi: &Abi, at: Option<[u64; 2]>, r: &[ebq::runtime::
         func,
         pid: n(2) as u32,
         args,
-        handles: abi.handles(&func, &args, [n(15), n(16)], at),
+        handles: abi.handles(&func, &args, [n(15), n(16)], [n(17), n(18)]),
         opened: (func.kind == Kind::Open && n(12) != 0).then(|| n(12)),
         tid: n(13) as u32,
         name: match (func.kind, r.get(11)) {
@@ -814,7 +842,7 @@ mod tests {
 
     fn c(name: &str, pid: u32, args: [u64; 6], start: u64, end: u64) -> Call {
         let f = func(name);
-        let handles = Abi::Mpich.handles(&f, &args, [0; 2], None);
+        let handles = Abi::Mpich.handles(&f, &args, [0; 2], [0; 2]);
         Call { func: f, pid, args, handles, name: None, opened: None, tid: pid, ret: 0, start_ns: start, end_ns: end }
     }
 
@@ -876,16 +904,35 @@ mod tests {
         odd[2] = Some(DataSymbol { address: 1, bytes: Some(vec![0; 64]), got_slot: None });
         let Abi::OpenMpi(l) = Abi::of(&odd) else { panic!("Open MPI") };
         assert_eq!(l.size_offset, None);
-        // MPI_COMM_SELF through its GOT slot (copy-relocated into the program), MPI_INFO_NULL the library's own.
-        let memory = |a: u64| (a == 0x7f00_0000_0000 + 0x11_f000).then_some(0x5555_0000_4040);
-        assert_eq!(layout.handles_at(0x7f00_0000_0000, memory), Some([0x5555_0000_4040, 0x7f00_0013_4dc0]));
-        assert_eq!(layout.handles_at(0x7f00_0000_0000, |_| None), None, "an unreadable slot is unknown");
+        // Without the functions' addresses, the handles are unknown (0).
+        assert_eq!(layout.handle_columns("e.func", &FUNCS), "0 AS comm_self_at, 0 AS info_null_at");
+        // MPI_File_open at 0x778c0, set_view at 0x78000: MPI_COMM_SELF through its GOT slot at 0x11f000
+        // (copy-relocated into the program), MPI_INFO_NULL (no slot) the library's own object at 0x134dc0.
+        let l = OpenMpiLayout { functions: Some([0x778c0, 0x78000]), ..layout };
+        assert_eq!(
+            l.handle_columns("e.func", &FUNCS),
+            format!(
+                "CASE WHEN e.func = 0 THEN user_u64(e.ip + {}) ELSE 0 END AS comm_self_at, \
+                 CASE WHEN e.func = 0 THEN (e.ip + {}) WHEN e.func = 3 THEN (e.ip + {}) ELSE 0 END AS info_null_at",
+                0x11_f000 - 0x778c0,
+                0x13_4dc0 - 0x778c0,
+                0x13_4dc0 - 0x78000
+            )
+        );
+        // One function's own query: its position is 0; a list without the open has no comm.
+        let sync = [func("MPI_File_sync")];
+        assert_eq!(l.handle_columns("0", &sync), "0 AS comm_self_at, 0 AS info_null_at");
+        // An object above the function: the offset wraps, as the kernel's addition does.
+        let low = OpenMpiLayout { functions: Some([0x20_0000, 0x20_0000]), ..l };
+        assert!(low
+            .handle_columns("0", &[func("MPI_File_open")])
+            .contains(&(0x11_f000u64.wrapping_sub(0x20_0000)).to_string()));
     }
 
     #[test]
     fn open_mpi_handles_are_pointers_compared_per_process() {
         let abi = Abi::of(&open_mpi_symbols());
-        let at = Some([0x5000, 0x6000]);
+        let at = [0x5000, 0x6000];
         let h = |name: &str, args: [u64; 6], sizes: [u64; 2], at| abi.handles(&func(name), &args, sizes, at);
         // MPI_File_open(comm, name, amode, info, &fh): on MPI_COMM_SELF, with MPI_INFO_NULL.
         assert_eq!(
@@ -896,8 +943,8 @@ mod tests {
             h("MPI_File_open", [0x5100, 0, 2, 0x7000, 0, 0], [0; 2], at),
             Handles { info: true, ..Handles::default() }
         );
-        // Not knowing where they are in the process: collective, no hint.
-        assert_eq!(h("MPI_File_open", [0x5000, 0, 2, 0x7000, 0, 0], [0; 2], None), Handles::default());
+        // Not knowing where they are in the process (0): collective, no hint.
+        assert_eq!(h("MPI_File_open", [0x5000, 0, 2, 0x7000, 0, 0], [0; 2], [0; 2]), Handles::default());
         // write(fh, buf, count, datatype, …) read its size at argument 3, write_at at argument 4.
         let size = |name: &str, sizes| h(name, [0; 6], sizes, at).type_size;
         assert_eq!(size("MPI_File_write", [12, 99]), Some(12));

@@ -21,6 +21,12 @@ pub const ARG_REGS: [&str; MAX_REG_ARGS as usize] = ["rdi", "rsi", "rdx", "rcx",
 /// the called function's position in the list (its BPF cookie).
 pub const FUNC_COLUMN: &str = "func";
 
+/// The column of a uprobe at entry: the probed function's address in the
+/// traced process (`ip`; the kernel sets the instruction pointer to the probe
+/// address before running its handlers). Minus the function's address in
+/// the file, it is where the file is loaded in that process.
+pub const IP_COLUMN: &str = "ip";
+
 /// The `struct pt_regs` field holding the return value on x86-64.
 pub const RET_REG: &str = "rax";
 
@@ -58,6 +64,9 @@ pub fn argument_format(event: &EventName, args: u32, returns: bool) -> Tracepoin
     };
     if func {
         fields.push(field(FUNC_COLUMN.into(), args + 1, false));
+    }
+    if matches!(event, EventName::Uprobe { ret: false, .. }) {
+        fields.push(field(IP_COLUMN.into(), args + 2, false));
     }
     TracepointFormat { category: category.into(), name, id: 0, fields }
 }

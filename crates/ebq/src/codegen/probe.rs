@@ -98,6 +98,7 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
         (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::FUNC_COLUMN => {
             Some("(__u32)bpf_get_attach_cookie(ctx)".into())
         }
+        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::IP_COLUMN => Some("ctx->ip".into()),
         // Only `retval` besides the arguments: `str(arg1)` is a string read, not a register.
         (_, None) if !name.starts_with("retval") => None,
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
