@@ -169,6 +169,10 @@ fn probe_programs_compile_with_clang() {
         "SELECT str(e.arg1) AS name, user_u64(e.arg3 + 24) AS size, user_i8(e.arg0) AS b, x.retval \
          FROM uprobe:libc:pread64 e JOIN uretprobe:libc:pread64 x ON e.tid = x.tid",
         "SELECT user_u16(arg1) AS v, COUNT(*) FROM uprobe:libc:pread64 WHERE user_i32(arg1 + 4) > 0 GROUP BY v",
+        // The probed function's address, and a read at a distance from it (as report io reads a GOT slot).
+        "SELECT ip, user_u64(ip + 4096) AS got FROM uprobe:libc:pread64",
+        "SELECT e.func, e.ip FROM uprobe:libc:{pread64,read} e JOIN uretprobe:libc:{pread64,read} x \
+         ON e.tid = x.tid AND e.func = x.func",
         "SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm",
         "SELECT pid, retval FROM kretprobe:vfs_read",
         "SELECT COUNT(*), MAX(arg2) FROM fentry:vfs_read WHERE arg2 > 1",

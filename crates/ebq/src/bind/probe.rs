@@ -218,7 +218,7 @@ impl BoundEvent {
                 format!("the called function's position in the list (its BPF cookie): {}", names.join(", "))
             }
             (EventSource::Uprobe { .. }, None) if field.name == crate::catalog::probe::IP_COLUMN => {
-                "the probed function's address in the traced process (register ip)".to_string()
+                "the probed function's address in the traced process (register rip)".to_string()
             }
             (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)

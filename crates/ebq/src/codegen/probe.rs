@@ -98,7 +98,7 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
         (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::FUNC_COLUMN => {
             Some("(__u32)bpf_get_attach_cookie(ctx)".into())
         }
-        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::IP_COLUMN => Some("ctx->ip".into()),
+        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::IP_COLUMN => Some("ctx->rip".into()),
         // Only `retval` besides the arguments: `str(arg1)` is a string read, not a register.
         (_, None) if !name.starts_with("retval") => None,
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
@@ -159,6 +159,9 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("(const void *)ctx->rsi);\t/* str(arg1) */"), "the string at arg1's register: {c}");
+        // The function's address in the process: the instruction pointer at the probe.
+        let c = generate_for("SELECT ip FROM uprobe:libc:pread64");
+        assert!(c.contains("\t__u64 ev_ip = ctx->rip;\n"), "{c}");
         assert!(!c.contains("ctx->rax;\t/* str"), "a string is not the return register: {c}");
         let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
         let names: Vec<String> = p.logical.schema().iter().map(|(name, ty)| format!("{name} {ty}")).collect();
