@@ -472,10 +472,13 @@ fn events(glob: Option<String>, args: &RunArgs) -> Result<ExitCode, String> {
         return emit(&list.iter().map(|e| format!("{e}\n")).collect::<String>());
     }
     let list = engine.catalog().list(glob.as_deref()).map_err(|e| tracefs_error(&e.into()))?;
-    if list.is_empty() {
+    // ebq's own events: one row per element of an array a system call passes (aio.submit).
+    let expanding = engine.catalog().list_expanding(glob.as_deref());
+    if list.is_empty() && expanding.is_empty() {
         return Err(format!("error: no event matches `{}`", glob.unwrap_or_default()));
     }
-    emit(&list.iter().map(|(c, n)| format!("tracepoint:{c}:{n}\n")).collect::<String>())
+    let tracepoints = list.iter().map(|(c, n)| format!("tracepoint:{c}:{n}\n"));
+    emit(&tracepoints.chain(expanding.iter().map(|e| format!("{e}\n"))).collect::<String>())
 }
 
 fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode, String> {

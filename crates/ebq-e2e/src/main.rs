@@ -14,6 +14,7 @@
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
+//! ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
@@ -26,6 +27,7 @@
 //! `--comm` (set first thing in `main`), or attach by pid while the workload
 //! waits for `--wait-file`.
 
+mod aio;
 mod cache;
 mod copies;
 mod darshan;
@@ -54,6 +56,7 @@ usage:
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
+  ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 
@@ -89,6 +92,11 @@ darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
 copies:   copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
           (splice S -> pipe -> D), at most B bytes a call (default 65536); the
           report counts each kind's calls and returned bytes.
+aio:      creates F and writes its N blocks of 4 KiB (default 256) with Linux AIO,
+          K requests per io_submit (default 8; every fourth block a PWRITEV of two
+          halves), then one FDSYNC + FSYNC submit, then reads them back
+          (PREAD/PREADV); each batch reaped with io_getevents. The report counts
+          each opcode's requests, returned bytes and offsets, and the calls.
 fileops:  on F (created): fallocate x2, ftruncate x2, one 4096-byte write,
           sync_file_range x3, syncfs, fsync, fdatasync, close; then vmsplice
           3000 bytes into a pipe and tee them into a second one (both drained).
@@ -921,6 +929,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
         "copies" => copies::run_copies(&copies::parse_copies(rest)?),
+        "aio" => aio::run_aio(&aio::parse_aio(rest)?),
         "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),
         "mmapwrite" => mmapwrite::run_mmapwrite(&mmapwrite::parse_mmapwrite(rest)?),
         "-h" | "--help" | "help" => {

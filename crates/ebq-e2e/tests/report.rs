@@ -579,32 +579,40 @@ fn report_help_lists_the_report_options() {
 }
 
 #[test]
-fn buffered_aio_the_report_cannot_count_is_said_not_dropped() {
-    // libaio without O_DIRECT on tmpfs: each request runs inside io_submit, where no
-    // event the report reads sees it. fio's total_ios is what io_submit submitted.
+fn aio_requests_count_and_those_no_event_sees_are_said_not_dropped() {
+    // libaio on tmpfs, fio's total_ios the truth. Buffered: each request runs inside
+    // io_submit, and the report counts it by its iocb (aio.submit ⋈ aio.complete): all
+    // of them, by path `aio`. O_DIRECT: tmpfs has no iomap direct I/O, so no event the
+    // report reads sees the requests run; they are named in a WARNING, not dropped unsaid.
     let dir = PathBuf::from(format!("/dev/shm/ebq-report-aio-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (data, fio_json) = (dir.join("aio.dat"), dir.join("fio.json"));
     std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
-    let cmd = format!(
-        "fio --name=j --filename={} --ioengine=libaio --iodepth=4 --rw=randread --bs=4k --size=1M \
-         --output-format=json --output={}",
-        data.display(),
-        fio_json.display()
-    );
-    let report = |format: &str| {
-        let out = Command::new(ebq_bin()).args(["report", "io", "--format", format, "-c", &cmd]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let doc: Json = serde_json::from_str(&report("json")).unwrap();
-    let fio: Json = serde_json::from_str(&std::fs::read_to_string(&fio_json).unwrap()).unwrap();
-    let ios = fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
-    assert_eq!(ios, 256);
-    assert_eq!(doc["aio"], serde_json::json!({"submitted": ios, "counted": 0}), "{}", doc["aio"]);
-    let text = report("table");
-    let want = format!("WARNING: io_submit submitted {ios} AIO requests and 0 ran as direct I/O the report counts");
-    assert!(text.contains(&want), "{text}");
+    for (direct, counted) in [(0, 256), (1, 0)] {
+        let cmd = format!(
+            "fio --name=j --filename={} --ioengine=libaio --direct={direct} --iodepth=4 --rw=randread --bs=4k \
+             --size=1M --output-format=json --output={}",
+            data.display(),
+            fio_json.display()
+        );
+        let report = |format: &str| {
+            let out = Command::new(ebq_bin()).args(["report", "io", "--format", format, "-c", &cmd]).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let doc: Json = serde_json::from_str(&report("json")).unwrap();
+        let fio: Json = serde_json::from_str(&std::fs::read_to_string(&fio_json).unwrap()).unwrap();
+        let ios = fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(ios, 256);
+        assert_eq!(doc["aio"], serde_json::json!({"submitted": ios, "counted": counted}), "{}", doc["aio"]);
+        let files = doc["files"].as_array().unwrap();
+        let ours: Vec<&Json> = files.iter().filter(|f| f["file_name"] == "aio.dat").collect();
+        let reads: u64 = ours.iter().map(|f| f["counters"]["EBQ_AIO_READS"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(reads, counted, "direct={direct}: {ours:?}");
+        let text = report("table");
+        let want = format!("WARNING: io_submit submitted {ios} AIO requests and the report counted 0");
+        assert_eq!(text.contains(&want), direct == 1, "direct={direct}: {text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -612,8 +620,8 @@ fn buffered_aio_the_report_cannot_count_is_said_not_dropped() {
 fn every_read_path_counts_in_the_report_with_its_offsets() {
     // Issue 14 items 1 and 7: fio reads a 4 MiB file front to back in 4 KiB requests
     // through io_uring (queue depth 1: submitted in order), preadv2 (pvsync2),
-    // lseek + readv (vsync) and libaio's io_submit (O_DIRECT: iomap's direct I/O,
-    // queue depth 1). Under Darshan's rules each is 1024 reads of 4096 B, every
+    // lseek + readv (vsync) and libaio's io_submit (O_DIRECT: iomap's direct I/O;
+    // buffered: the iocbs io_submit was given; queue depth 1). Under Darshan's rules each is 1024 reads of 4096 B, every
     // one but the first consecutive and sequential, the last byte at 4 MiB - 1, on its
     // path's own counters; the open is fio's openat. fio's JSON is the ground truth.
     let dir = std::env::temp_dir().join(format!("ebq-report-paths-{}", std::process::id()));
@@ -626,6 +634,7 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
         ("pvsync2", "", "SYSCALL", 0),
         ("vsync", "", "SYSCALL", 1024),
         ("libaio", "--direct=1", "AIO", 0),
+        ("libaio", "", "AIO", 0),
     ] {
         let (fio_json, trace) = (dir.join("fio.json"), dir.join("trace.parquet"));
         let cmd = format!(

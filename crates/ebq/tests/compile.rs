@@ -79,6 +79,23 @@ fn file_column_programs_compile_with_clang() {
     }
 }
 
+/// Expanding events: the row code as a function of the per-CPU element,
+/// run by a `bpf_loop` callback; alone, as both sides of a JOIN (the
+/// completion's arguments from the task's saved registers), with file
+/// columns and rows.
+#[test]
+fn expanding_event_programs_compile_with_clang() {
+    for sql in [
+        "SELECT opcode, COUNT(*), SUM(nbytes) FROM aio.submit GROUP BY opcode",
+        "SELECT time, ctx_id, index, iocb, data, res, res2 FROM aio.complete WHERE res < 0",
+        "SELECT s.fs_type, s.file_name, s.file_flags, COUNT(*), SUM(c.res), HIST(c.time - s.time) FROM aio.submit s \
+         JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb WHERE s.opcode IN (0, 1) GROUP BY s.fs_type, s.file_name, s.file_flags",
+        "SELECT path, op, file_name, offset, bytes, ret, latency FROM io.ops WHERE path = 'aio'",
+    ] {
+        compiles(sql);
+    }
+}
+
 /// Big strings off the stack (plan::string_buffers): read into the record,
 /// into the key, or into the per-CPU scratch and copied from it, beside a
 /// long expression (CI's props case: two user strings and 184 bytes of spills).

@@ -35,6 +35,14 @@ use std::collections::HashMap;
 ///   flagged IOCB_AIO_RW (`print_flag(…, 'AIO_RW')`, `1 << 23` on 6.18); `id` 1 for a write (IOCB_WRITE,
 ///   `print_flag(…, 'WRITE')`), else 0; the file is the kiocb's, read at completion as
 ///   io_uring's is; offset `ki_pos`, size the iterator's count.
+///   And every other AIO request (buffered ones, which run inside
+///   `io_submit`, and FSYNC/FDSYNC): the iocb as `io_submit` was given it
+///   (`aio.submit`: opcode, fd's file, offset, length) paired with the
+///   `io_event` `io_getevents` returned for it (`aio.complete`: the result);
+///   `id` 0 PREAD/PREADV, 1 PWRITE/PWRITEV, 2 FSYNC/FDSYNC; a vectored
+///   request's size is its result. The latency runs to the reap, the only
+///   completion a buffered request has that a program sees. O_DIRECT files'
+///   reads and writes are left to iomap's events (0x4000: O_DIRECT).
 pub const SQL: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
 SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
@@ -66,7 +74,16 @@ c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_poi
 c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
 c.mount_point AS open_mount_point \
 FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
-WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0) u";
+WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0 \
+UNION ALL \
+SELECT s.time AS time, 3 AS path, CASE WHEN s.opcode IN (1, 8) THEN 1 WHEN s.opcode IN (2, 3) THEN 2 ELSE 0 END AS id, \
+s.inode AS inode, s.dev AS dev, s.fs_type AS fs_type, s.mount_point AS mount_point, s.file_name AS file_name, \
+0 AS open_inode, 0 AS open_dev, s.file_name AS open_file_name, \
+CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS size, \
+s.offset AS offset, c.res AS ret, c.time - s.time AS latency, s.pid AS pid, 0 AS buf, s.fs_type AS open_fs_type, \
+s.mount_point AS open_mount_point \
+FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
+WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)) u";
 
 /// The I/O path of a row (the `path` column of [`SQL`]).
 const PATH_SYSCALL: u64 = 0;
@@ -134,8 +151,9 @@ impl Decoder {
 
     /// The AIO requests an `io_submit` row submitted (its return value), or
     /// `None` for every other row. The report compares them with the AIO
-    /// requests it saw run (`aio` rows): buffered AIO runs inside `io_submit`
-    /// and reaches no event the report reads, and that must not pass unsaid.
+    /// requests it saw run (`aio` rows): an O_DIRECT request on a file system
+    /// without iomap's direct I/O reaches no event the report reads, and that
+    /// must not pass unsaid.
     pub fn submitted(&self, r: &[Value]) -> Option<u64> {
         (num(&r[1]) == PATH_SYSCALL && Some(num(&r[2]) as i64) == self.io_submit)
             .then(|| (num(&r[13]) as i64).max(0) as u64)

@@ -21,8 +21,8 @@ pub struct Job {
 }
 
 /// AIO requests `io_submit` submitted and those the report counted (iomap's
-/// direct I/O): buffered AIO, and AIO on a file system without iomap, run
-/// inside `io_submit` and reach no event the report reads.
+/// direct I/O, and the other requests by their iocbs): an O_DIRECT request
+/// on a file system without iomap's direct I/O (tmpfs) reaches neither.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AioCount {
     pub submitted: u64,
@@ -34,9 +34,9 @@ impl AioCount {
     pub fn warning(&self) -> Option<String> {
         (self.submitted > self.counted).then(|| {
             format!(
-                "io_submit submitted {} AIO requests and {} ran as direct I/O the report counts; the other {} \
-                 (buffered AIO, which runs inside io_submit, fsync requests, or a file system without iomap) are not \
-                 in its counters",
+                "io_submit submitted {} AIO requests and the report counted {}; the other {} (O_DIRECT reads and \
+                 writes on a file system without iomap's direct I/O, or requests never reaped with io_getevents) are \
+                 not in its counters",
                 self.submitted,
                 self.counted,
                 self.submitted - self.counted

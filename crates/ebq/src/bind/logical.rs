@@ -1025,6 +1025,16 @@ pub enum EventSource {
         /// True for `sys_exit_X` (the raw `sys_exit`, `ret` in the second argument).
         exit: bool,
     },
+    /// An expanding event (`aio.submit`): a program on a system call's
+    /// tracepoint that runs the query's row code once per element of an
+    /// array the call passes (`catalog::expand`). The columns are ebq's
+    /// record of one element; `trigger` is the call's own format file.
+    Expand {
+        /// Which array, of which call.
+        expansion: crate::catalog::expand::Expansion,
+        /// The format of the tracepoint the program attaches to.
+        trigger: crate::catalog::TracepointFormat,
+    },
     /// A kernel function through a BPF trampoline (fentry / fexit).
     Fentry {
         /// The function.

@@ -8,6 +8,7 @@ mod aliases;
 mod btf_args;
 mod cgroup_columns;
 mod describe_args;
+mod expand;
 mod expr;
 mod file;
 mod hist;
@@ -217,6 +218,12 @@ fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
             )
             .with_help("`ebq events` lists the tracepoints BPF can attach to"),
         )),
+        EventName::Tracepoint { category, name }
+            if crate::catalog::expand::Expansion::named(category, name).is_some() =>
+        {
+            let x = crate::catalog::expand::Expansion::named(category, name).expect("checked");
+            expand::bind_expansion(from, x, catalog)
+        }
         EventName::Tracepoint { category, name } => match catalog.tracepoint(category, name) {
             Ok(format) => Ok(BoundEvent { name: from.name.clone(), format, source: EventSource::Tracepoint }),
             Err(CatalogError::UnknownEvent { event, suggestions }) => {

@@ -163,6 +163,7 @@ impl EventSource {
             EventSource::Timer { .. } => "BPF_PROG_TYPE_PERF_EVENT (software cpu-clock)",
             EventSource::Fentry { .. } => "BPF_PROG_TYPE_TRACING",
             EventSource::RawSyscall { .. } => "BPF_PROG_TYPE_TRACING, tp_btf",
+            EventSource::Expand { .. } => "BPF_PROG_TYPE_TRACEPOINT, a bpf_loop over the call's array",
         }
     }
 }
@@ -186,6 +187,13 @@ impl BoundEvent {
                 )
             }
             EventSource::Uprobe { path, offset, .. } => format!("{}, file offset {offset:#x}", path.display()),
+            EventSource::Expand { expansion, trigger } => format!(
+                "{}; at tracepoint {}:{} (id {})",
+                expansion.description(),
+                trigger.category,
+                trigger.name,
+                trigger.id
+            ),
             EventSource::Kprobe { .. } => "kernel function, via kprobes".into(),
             EventSource::Timer { hz, period_ns, all_cpus } => format!(
                 "perf software cpu-clock, {} on {}",
@@ -220,6 +228,8 @@ impl BoundEvent {
             (EventSource::Uprobe { .. }, None) if field.name == crate::catalog::probe::IP_COLUMN => {
                 "the probed function's address in the traced process (register rip)".to_string()
             }
+            // ebq's own record of one element: the field's meaning.
+            (EventSource::Expand { .. }, _) => field.c_type.clone(),
             (EventSource::Tracepoint | EventSource::TracepointBtf | EventSource::RawSyscall { .. }, _) => {
                 format!("offset {}, size {}: {}", field.offset, field.size, field.c_type)
             }

@@ -96,6 +96,9 @@ pub enum FileColumn {
     FileName,
     /// File position (`f_pos`) when the syscall starts.
     FilePos,
+    /// The flags the file was opened with (`f_flags`: `O_DIRECT` is 0x4000,
+    /// `O_APPEND` 0x400, … as `fcntl(F_GETFL)` shows them).
+    Flags,
     /// An io_uring read or write request's offset (its `struct io_rw`'s
     /// `kiocb.ki_pos`; -1: the file position), at [`request_field`] events
     /// only. Prepared from the SQE before `io_uring_submit_req` fires.
@@ -117,7 +120,7 @@ pub enum FileColumn {
 
 impl FileColumn {
     /// The user-visible file columns, in the order `describe` lists them.
-    pub const ALL: [FileColumn; 9] = [
+    pub const ALL: [FileColumn; 10] = [
         FileColumn::Inode,
         FileColumn::Dev,
         FileColumn::DevMajor,
@@ -127,6 +130,7 @@ impl FileColumn {
         FileColumn::MountId,
         FileColumn::FileName,
         FileColumn::FilePos,
+        FileColumn::Flags,
     ];
 
     /// The request columns of [`request_field`] events, besides the file's.
@@ -145,7 +149,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 13] = [
+        const IN: [&str; 14] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -155,12 +159,13 @@ impl FileColumn {
             "in_mount_id",
             "in_file_name",
             "in_file_pos",
+            "in_file_flags",
             "in_req_offset",
             "in_req_len",
             "in_retry",
             "in_file",
         ];
-        const OUT: [&str; 13] = [
+        const OUT: [&str; 14] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -170,6 +175,7 @@ impl FileColumn {
             "out_mount_id",
             "out_file_name",
             "out_file_pos",
+            "out_file_flags",
             "out_req_offset",
             "out_req_len",
             "out_retry",
@@ -206,6 +212,7 @@ impl FileColumn {
             FileColumn::MountId => "mount_id",
             FileColumn::FileName => "file_name",
             FileColumn::FilePos => "file_pos",
+            FileColumn::Flags => "file_flags",
             FileColumn::ReqOffset => "req_offset",
             FileColumn::ReqLen => "req_len",
             FileColumn::Retry => "retry",
@@ -227,6 +234,7 @@ impl FileColumn {
             | FileColumn::DevMinor
             | FileColumn::MountId
             | FileColumn::ReqLen
+            | FileColumn::Flags
             | FileColumn::Retry => DataType::U32,
             FileColumn::ReqOffset => DataType::I64,
             FileColumn::FsType => DataType::Str { cap: Self::FS_TYPE_CAP },
@@ -247,6 +255,7 @@ impl FileColumn {
             FileColumn::MountId => "mount id, as in /proc/self/mountinfo",
             FileColumn::FileName => "file name (last path component)",
             FileColumn::FilePos => "file position (f_pos) when the event fires",
+            FileColumn::Flags => "flags the file was opened with (f_flags: O_DIRECT 0x4000, O_APPEND 0x400, …)",
             FileColumn::ReqOffset => "a read/write request's offset (-1: the file position; 0 for other opcodes)",
             FileColumn::ReqLen => "a read/write request's bytes (0 for readv/writev and other opcodes)",
             FileColumn::Retry => {
@@ -364,7 +373,8 @@ pub fn is_raw_file_arg(fd: &str) -> bool {
 /// the file's position is some other reader's).
 pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let request = request_field(format).is_some();
-    let positionless = address_field(format).is_some() || request || raw_file_arg(format).is_some();
+    let iocb = super::expand::Expansion::named(&format.category, &format.name).is_some();
+    let positionless = address_field(format).is_some() || request || raw_file_arg(format).is_some() || iocb;
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
     let fault = is_fault_event(format) && raw_file_arg(format).is_some();
     file.chain(FileColumn::REQUEST.into_iter().filter(|_| request))
@@ -391,6 +401,10 @@ pub fn fd_field(format: &TracepointFormat) -> Option<&'static str> {
     let raw = || raw_file_arg(format).map(|(arg, _)| arg);
     if let Some(field) = address_field(format).or_else(|| request_field(format)).or_else(raw) {
         return Some(field);
+    }
+    // An iocb's fd, of the task that submits it.
+    if super::expand::Expansion::named(&format.category, &format.name) == Some(super::expand::Expansion::AioSubmit) {
+        return Some("fd");
     }
     // Every system call: the first argument is the fd of the fd-taking ones
     // (read, write, pread64, …), so queries filter on `id` to mean it.

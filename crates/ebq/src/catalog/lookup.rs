@@ -87,6 +87,26 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// ebq's expanding events (`aio.submit`; [`super::expand`]) whose system
+    /// call this kernel traces, as queries name them, filtered by `glob` as
+    /// [`Catalog::list`] filters tracepoints (`aio:*`, `submit`).
+    pub fn list_expanding(&self, glob: Option<&str>) -> Vec<String> {
+        super::expand::Expansion::ALL
+            .into_iter()
+            .filter(|x| {
+                let (category, name) = x.trigger();
+                self.kernel.tracepoint_format(category, name).is_ok_and(|f| f.is_some())
+            })
+            .filter(|x| {
+                let full = format!("{}:{}", super::expand::CATEGORY, x.name());
+                glob.is_none_or(|g| glob_match(g, &full) || (!g.contains(':') && glob_match(g, x.name())))
+            })
+            .map(|x| format!("{}.{}", super::expand::CATEGORY, x.name()))
+            .collect()
+    }
+}
+
 /// Longest category or event name looked up (tracefs names are far shorter;
 /// longer ones cannot exist and would only make suggestions slow).
 const MAX_NAME_LEN: usize = 128;

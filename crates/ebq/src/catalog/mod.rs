@@ -10,6 +10,7 @@
 //! `format` file), [`TpField`] and [`SystemColumn`]. Misspelt names get "did you
 //! mean" suggestions ([`CatalogError::UnknownEvent`], [`suggest_column`]).
 
+pub mod expand;
 pub mod file_columns;
 mod format;
 mod glob;

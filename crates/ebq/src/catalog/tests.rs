@@ -71,7 +71,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 36);
+    assert_eq!(all.len(), 38);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -85,6 +85,7 @@ fn list_and_glob() {
         [
             "raw_syscalls:sys_enter",
             "syscalls:sys_enter_copy_file_range",
+            "syscalls:sys_enter_io_submit",
             "syscalls:sys_enter_mmap",
             "syscalls:sys_enter_msync",
             "syscalls:sys_enter_openat",
@@ -99,6 +100,7 @@ fn list_and_glob() {
         names("*:sys_?xit_*"),
         [
             "syscalls:sys_exit_copy_file_range",
+            "syscalls:sys_exit_io_getevents",
             "syscalls:sys_exit_mmap",
             "syscalls:sys_exit_openat",
             "syscalls:sys_exit_pread64",
@@ -215,4 +217,13 @@ fn const_char_pointers_are_user_strings_only_at_syscalls() {
     assert_eq!(kinds("syscalls"), [FieldKind::UserStr, FieldKind::UserArgv]);
     // Elsewhere a pointer may be a kernel address: it stays an integer.
     assert_eq!(kinds("sched"), [FieldKind::Int, FieldKind::Int]);
+}
+
+#[test]
+fn expanding_events_are_listed_where_their_system_calls_are_traced() {
+    let cat = fixtures();
+    assert_eq!(cat.list_expanding(None), ["aio.submit", "aio.complete"]);
+    assert_eq!(cat.list_expanding(Some("aio:sub*")), ["aio.submit"]);
+    assert_eq!(cat.list_expanding(Some("complete")), ["aio.complete"]);
+    assert!(cat.list_expanding(Some("sched:*")).is_empty());
 }

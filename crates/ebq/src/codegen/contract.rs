@@ -127,6 +127,8 @@ pub enum MapRole {
     LastFault,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
+    /// Expanding events: the per-CPU record of the element being run (`codegen::expand`).
+    Elements,
     /// `.bss`: the window number (time windows) or event sequence (count windows).
     WindowCounter,
     /// `.rodata`: `struct ebq_config`.

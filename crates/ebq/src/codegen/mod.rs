@@ -8,6 +8,7 @@
 
 mod btf_args;
 mod contract;
+mod expand;
 mod expr;
 mod file;
 mod hist;
@@ -138,6 +139,11 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     if let Some((decls, bytes)) = strings::declarations(k) {
         c.push_str(&decls);
         maps.push(map_info("ebq_strings", MapRole::StringScratch, Layout::U32, Layout::Bytes(bytes)));
+    }
+    if let Some(bytes) = expand::record_bytes(k.events()) {
+        c.push_str(&expand::map(bytes));
+        c.push_str(expand::REGS);
+        maps.push(map_info(expand::ELEMENTS, MapRole::Elements, Layout::U32, Layout::Bytes(bytes)));
     }
     if files {
         c.push_str(if k.typed_files { file::PRELUDE_TYPED } else { file::PRELUDE });
@@ -270,6 +276,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     }
     for (b, name, record) in &branches {
         c.push_str(&program(b, name, record));
+        c.push_str(&expand::driver(&b.event, name, record));
     }
     for p in k.pairings() {
         c.push_str(&pairing::start_programs(p));
@@ -540,10 +547,7 @@ fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) ->
 /// tracepoint, is `record`).
 fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     let mut c = String::new();
-    let header = probe::program_header(&k.event, function).unwrap_or_else(|| {
-        let (category, name) = (&k.event.format.category, &k.event.format.name);
-        format!("SEC(\"tracepoint/{category}/{name}\")\nint {function}(struct {record} *ctx)")
-    });
+    let header = program_header(&k.event, function, record);
     let stage_limit = match &k.output {
         KernelOutput::Rows { stage_limit, .. } if k.pairing.is_none() => *stage_limit,
         _ => None,
@@ -657,6 +661,18 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
         }
     }
     c
+}
+
+/// The line opening program `function` on `event` (whose record struct, for
+/// a classic tracepoint, is `record`); at an expanding event, its row function.
+fn program_header(event: &crate::bind::BoundEvent, function: &str, record: &str) -> String {
+    if let crate::bind::EventSource::Expand { .. } = event.source {
+        return expand::row_header(function, record);
+    }
+    probe::program_header(event, function).unwrap_or_else(|| {
+        let (category, name) = (&event.format.category, &event.format.name);
+        format!("SEC(\"tracepoint/{category}/{name}\")\nint {function}(struct {record} *ctx)")
+    })
 }
 
 /// Does the main program read `pid` or `tid` of its own event?

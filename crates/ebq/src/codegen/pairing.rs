@@ -175,17 +175,18 @@ fn start_struct(p: &Pairing, i: usize) -> String {
 
 /// The start programs, one per start event.
 pub fn start_programs(p: &Pairing) -> String {
-    p.starts().iter().enumerate().map(|(i, s)| start_program(s, i, start_name(p, i), &start_struct(p, i))).collect()
+    let program = |(i, s): (usize, Pairing)| {
+        let (name, record) = (start_name(p, i), start_struct(p, i));
+        start_program(&s, i, name, &record) + &super::expand::driver(&s.start, name, &record)
+    };
+    p.starts().into_iter().enumerate().map(program).collect()
 }
 
 /// Start program `slot` of its pairing: scope, start-side WHERE, then store
 /// the carried columns.
 fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> String {
     let format = &p.start;
-    let header = super::probe::program_header(&p.start, function).unwrap_or_else(|| {
-        let (category, name) = (&p.start.format.category, &p.start.format.name);
-        format!("SEC(\"tracepoint/{category}/{name}\")\nint {function}(struct {record} *ctx)")
-    });
+    let header = super::program_header(&p.start, function, record);
     let mut c = String::new();
     let _ = write!(
         c,

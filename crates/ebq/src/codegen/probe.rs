@@ -14,7 +14,7 @@ use crate::catalog::probe::{ARG_REGS, RET_REG};
 pub fn preamble(event: &BoundEvent) -> Option<String> {
     let regs = "arguments are read from registers of the x86-64 calling convention";
     match &event.source {
-        EventSource::Tracepoint => None,
+        EventSource::Tracepoint | EventSource::Expand { .. } => None,
         EventSource::TracepointBtf => Some(format!(
             "/* {}: attached as tp_btf; ctx[i] is raw argument i (typed by the kernel's BTF). */\n\n",
             event.event_description()
@@ -54,7 +54,8 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
 /// resolved file and offset (and to the `-p` process only).
 pub fn program_header(event: &BoundEvent, function: &str) -> Option<String> {
     let section = match &event.source {
-        EventSource::Tracepoint => return None,
+        // An expanding event's row function is `codegen::expand`'s.
+        EventSource::Tracepoint | EventSource::Expand { .. } => return None,
         EventSource::TracepointBtf => format!("tp_btf/{}", event.format.name),
         EventSource::RawSyscall { exit, .. } => return Some(super::raw_syscall::program_header(*exit, function)),
         EventSource::Uprobe { ret, functions, .. } if !functions.is_empty() => {

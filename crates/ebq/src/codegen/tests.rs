@@ -10,6 +10,11 @@ pub(super) fn generate_for(sql: &str) -> String {
     generate_with(sql, &PlanOptions::default())
 }
 
+/// An engine over the fixture kernel.
+pub(super) fn engine() -> crate::Engine {
+    crate::Engine::with_catalog(Catalog::fixture())
+}
+
 /// [`generate_for`] with plan options.
 pub(super) fn generate_with(sql: &str, options: &PlanOptions) -> String {
     let cat = Catalog::fixture();

@@ -80,6 +80,12 @@ pub enum TimerUnit {
 impl fmt::Display for EventName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // ebq's own events (no tracepoint of that name exists) as they are written.
+            EventName::Tracepoint { category, name }
+                if crate::catalog::expand::Expansion::named(category, name).is_some() =>
+            {
+                write!(f, "{category}.{name}")
+            }
             EventName::Tracepoint { category, name } => write!(f, "tracepoint:{category}:{name}"),
             EventName::Uprobe { path, symbol, ret } => {
                 write!(f, "{}:{path}:{symbol}", if *ret { "uretprobe" } else { "uprobe" })

@@ -569,6 +569,20 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     let events: Vec<&BoundEvent> = k.events().collect();
     let register_probe =
         events.iter().find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. })).cloned();
+    if let Some(x) = events.iter().find(|e| matches!(e.source, EventSource::Expand { .. })).filter(|_| k.reads_stacks())
+    {
+        // The row code runs on ebq's copy of an element, not on the tracepoint's context,
+        // which the stack helpers need.
+        return Err(Error::query(
+            Stage::Plan,
+            format!(
+                "{}: kstack and ustack are not available at an expanding event (its row code runs once per \
+                 element, without the tracepoint's context the stack helpers read)",
+                x.name
+            ),
+            logical.select_span,
+        ));
+    }
     let mapped = events.iter().map(|e| &e.format).find(|f| crate::catalog::file_columns::address_field(f).is_some());
     if let Some(format) = mapped.filter(|_| !k.typed_files && k.reads_files()) {
         return Err(Error::query(

@@ -57,6 +57,17 @@ FROM (
   FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb
   WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0
   UNION ALL
+  SELECT 'aio' AS path,
+    CASE WHEN s.opcode IN (0, 7) THEN 'read' WHEN s.opcode IN (1, 8) THEN 'write' ELSE 'sync' END AS op,
+    s.pid AS pid, s.tid AS tid, s.comm AS comm, s.cgroup AS cgroup,
+    s.fs_type AS fs_type, s.mount_point AS mount_point, s.file_name AS file_name,
+    s.inode AS inode, s.dev AS dev,
+    s.offset AS offset,
+    CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS bytes,
+    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
+  FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb
+  WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)
+  UNION ALL
   SELECT 'mmap' AS path, 'read' AS op,
     f.pid AS pid, f.tid AS tid, f.comm AS comm, f.cgroup AS cgroup,
     f.fs_type AS fs_type, f.mount_point AS mount_point, f.file_name AS file_name,
