@@ -153,6 +153,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => k.events_description(),
     };
     eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
+    for note in prepared.physical.programs.iter().flat_map(|k| &k.unsupported) {
+        eprintln!("ebq: note: {note}");
+    }
     if let (Some(m), Some(lib)) = (&mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
         eprintln!("ebq: and {} MPI-IO functions of {lib} ({})", m.len(), m.how());
     }

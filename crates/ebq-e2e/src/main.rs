@@ -16,7 +16,7 @@
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 //! ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
-//! ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -58,7 +58,7 @@ usage:
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
   ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
-  ebq-workload mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -101,9 +101,10 @@ fileops:  on F (created): fallocate x2, ftruncate x2, one 4096-byte write,
           sync_file_range x3, syncfs, fsync, fdatasync, close; then vmsplice
           3000 bytes into a pipe and tee them into a second one (both drained).
           The report counts each call and the bytes write, vmsplice and tee returned.
-mmapwrite: creates F with N pages, maps it shared read-write, stores one byte
-          in every page (N write faults on F), msync(MS_SYNC) M times (default 1);
-          the report gives N, M and F's inode.
+mmapwrite: creates F with N pages, maps its pages K.. (default 0) shared
+          read-write, stores one byte in every mapped page (N - K write faults on
+          F), msync(MS_SYNC) of the mapping M times (default 1); the report gives
+          N, K, M and F's inode.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the

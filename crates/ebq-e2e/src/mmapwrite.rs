@@ -2,9 +2,10 @@
 //! path's ground truth for file columns at a mapped address (user page
 //! faults, `sys_enter_msync`).
 //!
-//! `mmapwrite --file F --pages N [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]`,
-//! after `--comm` and the wait: creates F with N pages (ftruncate), maps it
-//! read-write `MAP_SHARED`, stores one byte at the start of every page in
+//! `mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]`,
+//! after `--comm` and the wait: creates F with N pages (ftruncate), maps its
+//! pages K.. (default 0: all; the mapping starts at file offset K × 4096)
+//! read-write `MAP_SHARED`, stores one byte at the start of every mapped page in
 //! order, calls `msync(MS_SYNC)` on the whole mapping M times (default 1),
 //! unmaps and closes. A store to a page of a shared mapping that is not
 //! mapped yet is a write fault, which the kernel serves one page at a time
@@ -19,6 +20,7 @@ const PAGE: usize = 4096;
 pub(crate) struct MmapWriteCfg {
     file: String,
     pages: u64,
+    skip: u64,
     msyncs: u64,
     comm: Option<String>,
     report: Option<String>,
@@ -26,10 +28,12 @@ pub(crate) struct MmapWriteCfg {
 }
 
 pub(crate) fn parse_mmapwrite(args: &[String]) -> Result<MmapWriteCfg, Error> {
-    let f = Flags::parse(args, &["file", "pages", "msyncs", "comm", "report", "wait-file"], &[])?;
+    let f = Flags::parse(args, &["file", "pages", "skip", "msyncs", "comm", "report", "wait-file"], &[])?;
+    let pages = f.u64_or("pages", None, 1, 1 << 20)?;
     Ok(MmapWriteCfg {
         file: f.required("file")?.to_string(),
-        pages: f.u64_or("pages", None, 1, 1 << 20)?,
+        pages,
+        skip: f.u64_or("skip", Some(0), 0, pages - 1)?,
         msyncs: f.u64_or("msyncs", Some(1), 0, 1000)?,
         comm: f.comm()?,
         report: f.get("report").map(str::to_string),
@@ -43,9 +47,10 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
     }
     wait_for_file(cfg.wait_file.as_deref());
     let fd = open_path(&cfg.file, libc::O_CREAT | libc::O_TRUNC | libc::O_RDWR, 0o644)?;
-    let size = cfg.pages as usize * PAGE;
+    let file_size = cfg.pages as usize * PAGE;
+    let size = file_size - cfg.skip as usize * PAGE;
     // SAFETY: fd is open for writing; st is a plain struct fstat fills.
-    if unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
+    if unsafe { libc::ftruncate(fd, file_size as libc::off_t) } != 0 {
         return Err(os_err("ftruncate"));
     }
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -53,8 +58,9 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
         return Err(os_err("fstat"));
     }
     let prot = libc::PROT_READ | libc::PROT_WRITE;
-    // SAFETY: a fresh shared mapping of the open fd's first `size` bytes.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, libc::MAP_SHARED, fd, 0) };
+    let from = (cfg.skip as usize * PAGE) as libc::off_t;
+    // SAFETY: a fresh shared mapping of the open fd's last `size` bytes.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, libc::MAP_SHARED, fd, from) };
     if p == libc::MAP_FAILED {
         return Err(os_err("mmap"));
     }
@@ -72,7 +78,8 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
     // SAFETY: the mapping made above, unmapped once.
     unsafe { libc::munmap(p, size) };
     close_fd(fd);
-    let json = format!(r#"{{"pages":{},"msyncs":{},"inode":{}}}"#, cfg.pages, cfg.msyncs, st.st_ino);
+    let json =
+        format!(r#"{{"pages":{},"skip":{},"msyncs":{},"inode":{}}}"#, cfg.pages, cfg.skip, cfg.msyncs, st.st_ino);
     emit_report(cfg.report.as_deref(), &json)
 }
 

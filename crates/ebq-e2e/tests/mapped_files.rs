@@ -79,3 +79,40 @@ fn io_ops_counts_the_file_mapping_with_its_length() {
     let got = (u(&r, "calls"), u(&r, "bytes"), u(&r, "ret"), u(&r, "offsets"), u(&r, "inode"));
     assert_eq!(got, (1, PAGES * 4096, PAGES * 4096, 0, inode), "{r:?}");
 }
+
+/// io.ops' msync branch: a `sync` row of the mapped file, its offset the file
+/// offset msync's address maps (`map_offset`: the mapping starts 16 pages into
+/// the file), no bytes, the call's `ret`.
+#[test]
+fn io_ops_counts_msync_of_the_mapped_file_at_its_file_offset() {
+    const SKIP: u64 = 16;
+    let sql = format!(
+        "SELECT file_name, inode, COUNT(*) AS calls, SUM(bytes) AS bytes, SUM(ret) AS ret, SUM(offset) AS offsets \
+         FROM io.ops WHERE comm = '{COMM}' AND path = 'syscall' AND op = 'sync' GROUP BY file_name, inode"
+    );
+    let file = PathBuf::from(format!("/dev/shm/ebq-mmapw-{}-msync-at.dat", std::process::id()));
+    let (pages, skip, msyncs) = (PAGES.to_string(), SKIP.to_string(), MSYNCS.to_string());
+    let args = [
+        "mmapwrite",
+        "--file",
+        file.to_str().unwrap(),
+        "--pages",
+        &pages,
+        "--skip",
+        &skip,
+        "--msyncs",
+        &msyncs,
+        "--comm",
+        COMM,
+    ];
+    let (outs, stats, report) = run_around(&sql, |_| Scope::All, &args);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!((stats.dropped, stats.missed), (0, 0), "{stats:?}");
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    let got = (u(r, "calls"), u(r, "bytes"), u(r, "ret"), u(r, "offsets"), u(r, "inode"));
+    let want = (MSYNCS, 0, 0, MSYNCS * SKIP * 4096, report["inode"].as_u64().unwrap());
+    assert_eq!(got, want, "{r:?}");
+    assert_eq!(s(r, "file_name"), file.file_name().unwrap().to_str().unwrap());
+}

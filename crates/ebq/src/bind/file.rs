@@ -86,6 +86,18 @@ pub(super) fn file_column_error(
             span,
         )));
     }
+    if FileColumn::MAPPED.contains(&column) && mapped.is_none() {
+        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
+        return Some(Error::Query(QueryError::new(
+            Stage::Bind,
+            format!(
+                "`{name}` is the file offset a user address maps (at syscalls.sys_enter_msync and \
+                 exceptions.page_fault_user), and {} has no such address",
+                names.join(" or ")
+            ),
+            span,
+        )));
+    }
     let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
     let error = match (with_fd, kernel.btf_problem()) {
         (false, _) if two_fds.is_some() => {

@@ -113,6 +113,10 @@ pub enum FileColumn {
     /// reaches the tracepoint twice), else 0. Pages a fault brought into a
     /// mapping are its rows with `retry = 0`.
     Retry,
+    /// At an [`address_field`] event: the file offset the address maps
+    /// (`vm_pgoff` pages into the file at `vm_start`, plus the address's
+    /// distance from it): where in the file an `msync` range starts.
+    MapOffset,
     /// Not a user column: the `struct file *` every other column is read from,
     /// looked up once per event.
     Handle,
@@ -139,6 +143,9 @@ impl FileColumn {
     /// The fault columns of [`FAULT_EVENT`], besides the file's.
     pub const FAULT: [FileColumn; 1] = [FileColumn::Retry];
 
+    /// The columns of an [`address_field`] event, besides the file's.
+    pub const MAPPED: [FileColumn; 1] = [FileColumn::MapOffset];
+
     /// Capacity of `mount_point` (bytes incl. NUL); longer paths keep their last bytes.
     pub const MOUNT_POINT_CAP: u16 = 64;
     /// Capacity of `file_name`; longer names are cut.
@@ -149,7 +156,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 14] = [
+        const IN: [&str; 15] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -163,9 +170,10 @@ impl FileColumn {
             "in_req_offset",
             "in_req_len",
             "in_retry",
+            "in_map_offset",
             "in_file",
         ];
-        const OUT: [&str; 14] = [
+        const OUT: [&str; 15] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -179,6 +187,7 @@ impl FileColumn {
             "out_req_offset",
             "out_req_len",
             "out_retry",
+            "out_map_offset",
             "out_file",
         ];
         match end {
@@ -216,19 +225,20 @@ impl FileColumn {
             FileColumn::ReqOffset => "req_offset",
             FileColumn::ReqLen => "req_len",
             FileColumn::Retry => "retry",
+            FileColumn::MapOffset => "map_offset",
             FileColumn::Handle => "file",
         }
     }
 
     /// Looks a user-visible file column up by name.
     pub fn from_name(name: &str) -> Option<FileColumn> {
-        Self::ALL.into_iter().chain(Self::REQUEST).chain(Self::FAULT).find(|c| c.name() == name)
+        Self::ALL.into_iter().chain(Self::REQUEST).chain(Self::FAULT).chain(Self::MAPPED).find(|c| c.name() == name)
     }
 
     /// The column's type.
     pub fn data_type(self) -> DataType {
         match self {
-            FileColumn::Inode | FileColumn::FilePos | FileColumn::Handle => DataType::U64,
+            FileColumn::Inode | FileColumn::FilePos | FileColumn::Handle | FileColumn::MapOffset => DataType::U64,
             FileColumn::Dev
             | FileColumn::DevMajor
             | FileColumn::DevMinor
@@ -261,6 +271,7 @@ impl FileColumn {
             FileColumn::Retry => {
                 "1: the thread's previous filemap fault was on this page (the fault run again after the page was read)"
             }
+            FileColumn::MapOffset => "the file offset the address maps (0 when no file is mapped there)",
             FileColumn::Handle => "the fd's struct file",
         }
     }
@@ -377,8 +388,10 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let positionless = address_field(format).is_some() || request || raw_file_arg(format).is_some() || iocb;
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
     let fault = is_fault_event(format) && raw_file_arg(format).is_some();
+    let mapped = address_field(format).is_some();
     file.chain(FileColumn::REQUEST.into_iter().filter(|_| request))
         .chain(FileColumn::FAULT.into_iter().filter(|_| fault))
+        .chain(FileColumn::MAPPED.into_iter().filter(|_| mapped))
         .collect()
 }
 

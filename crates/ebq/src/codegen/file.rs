@@ -65,6 +65,27 @@ static __always_inline struct file *ebq_file_at(__u64 address)
 	return bpf_rdonly_cast((void *)file, bpf_core_type_id_kernel(struct file));
 }
 
+/* The file offset a user address maps: the VMA maps page vm_pgoff of its file at vm_start. */
+struct ebq_map_at {
+	__u64 address;
+	__u64 offset;
+};
+
+static long ebq_vma_offset(struct task_struct *task, struct vm_area_struct *vma, struct ebq_map_at *at)
+{
+	if (vma->vm_file)
+		at->offset = (vma->vm_pgoff << 12) + (at->address - vma->vm_start);
+	return 0;
+}
+
+static __always_inline __u64 ebq_map_offset(__u64 address)
+{
+	struct ebq_map_at at = { .address = address };
+
+	bpf_find_vma(bpf_get_current_task_btf(), address, ebq_vma_offset, &at, 0);
+	return at.offset;
+}
+
 /* The mount a file is on: struct mount embeds the vfsmount that f_path points to. */
 static __always_inline struct mount *ebq_mount_of(struct file *file)
 {
@@ -473,6 +494,8 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         FileColumn::ReqLen => format!("\t__u32 {local} = ebq_req_len({fd});\n"),
         // Only at the fault event, a tp_btf program: ctx[0] is the mapping, ctx[1] the page.
         FileColumn::Retry => format!("\t__u32 {local} = ebq_fault_retry(ctx[0], ctx[1]);\n"),
+        // Only at an address event, whose fd field is the address.
+        FileColumn::MapOffset => format!("\t__u64 {local} = ebq_map_offset({fd});\n"),
         FileColumn::MountPoint => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_mount_point({file}, {local});\n", FileColumn::MOUNT_POINT_CAP)
         }

@@ -279,6 +279,19 @@ impl KernelPlan {
 
 /// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
 /// columns need for typed loads ([`KernelPlan::typed_files`]).
+/// Why this kernel cannot run the branch `k` (a union's), if it cannot:
+/// file columns at a mapped address need typed loads.
+fn unsupported_here(k: &KernelPlan) -> Option<String> {
+    let mapped = k.events().find(|e| crate::catalog::file_columns::address_field(&e.format).is_some())?;
+    (!k.typed_files && k.reads_files()).then(|| {
+        format!(
+            "the file columns at {} name the file mapped at an address (bpf_find_vma + bpf_rdonly_cast, Linux \
+             6.2+), and this kernel's BTF has no bpf_rdonly_cast",
+            mapped.event_description()
+        )
+    })
+}
+
 fn has_rdonly_cast(kernel: &dyn crate::host::KernelInfo) -> bool {
     kernel.btf().is_some_and(|b| b.find("bpf_rdonly_cast", crate::btf::KindTag::Func).is_some())
 }
@@ -306,6 +319,9 @@ pub struct KernelPlan {
     pub max_tracked: u32,
     /// Per system-call program, which attachment runs and why (EXPLAIN).
     pub attach_notes: Vec<String>,
+    /// Union branches this kernel cannot run, left out so the rest answers
+    /// (each also an attach note); the CLI says them on stderr at start.
+    pub unsupported: Vec<String>,
     /// File columns reach the fd's `struct file` by typed loads (the kernel's
     /// BTF has the `bpf_rdonly_cast` kfunc, 6.2+) rather than a
     /// `bpf_probe_read_kernel` per hop (`codegen::file`). Decided here from
@@ -553,6 +569,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             pairing,
             max_tracked: options.max_tracked,
             attach_notes: vec![],
+            unsupported: vec![],
             typed_files: has_rdonly_cast(catalog.kernel()),
             branches: vec![],
         }],
@@ -623,15 +640,24 @@ fn union_programs(
     options: &PlanOptions,
 ) -> Result<KernelPlan> {
     let mut programs: Vec<KernelPlan> = vec![];
-    let mut left_out = vec![];
+    let (mut left_out, mut unsupported) = (vec![], vec![]);
+    let filters: Vec<Option<ScalarExpr>> = logical
+        .union
+        .iter()
+        .map(|u| {
+            crate::bind::and_all(u.filter.iter().cloned().chain(base.filter.iter().map(|f| u.rewrite(f))).collect())
+        })
+        .collect();
+    // A branch no event can pass (`path != 'mmap'` over a view's mmap branch, whose path is
+    // a constant) attaches nothing; when every branch is so, the first stands, so a plan has
+    // a program.
+    let possible = |f: &Option<ScalarExpr>| f.as_ref().and_then(ScalarExpr::const_truth) != Some(false);
+    let mut planned: Vec<usize> = (0..filters.len()).filter(|i| possible(&filters[*i])).collect();
+    if planned.is_empty() {
+        planned.push(0);
+    }
     for (i, u) in logical.union.iter().enumerate() {
-        let own = u.filter.iter().cloned();
-        let outer = base.filter.iter().map(|f| u.rewrite(f));
-        let filter = crate::bind::and_all(own.chain(outer).collect());
-        // A branch no event can pass (`path != 'mmap'` over a view's mmap branch, whose
-        // path is a constant) attaches nothing; the last one stands, so a plan has a program.
-        let last = i + 1 == logical.union.len();
-        if filter.as_ref().and_then(ScalarExpr::const_truth) == Some(false) && !(last && programs.is_empty()) {
+        if !planned.contains(&i) {
             left_out.push(format!(
                 "branch {} ({}) left out: its WHERE is false for every event",
                 i + 1,
@@ -639,6 +665,8 @@ fn union_programs(
             ));
             continue;
         }
+        let last = Some(&i) == planned.last();
+        let filter = filters[i].clone();
         let mut k = KernelPlan {
             event: u.event.clone(),
             filter,
@@ -657,6 +685,14 @@ fn union_programs(
             p.branch = programs.len();
             k.pairing = Some(p);
         }
+        if let Some(why) = unsupported_here(&k).filter(|_| !(last && programs.is_empty())) {
+            // A view's branch this kernel cannot run (io.ops' msync before Linux 6.2): the
+            // other branches still answer, and the user is told which part is missing.
+            let note = format!("branch {} ({}) left out: {why}", i + 1, u.event.event_description());
+            left_out.push(note.clone());
+            unsupported.push(note);
+            continue;
+        }
         let checked = LogicalPlan { filter: k.filter.clone(), join: u.join.clone(), ..logical.clone() };
         check_stack(&checked, &k.output, k.pairing.as_ref())?;
         programs.push(k);
@@ -668,6 +704,7 @@ fn union_programs(
     }
     let mut first = programs.remove(0);
     first.attach_notes.extend(left_out);
+    first.unsupported = unsupported;
     first.branches = programs;
     Ok(first)
 }

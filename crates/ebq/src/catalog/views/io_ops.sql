@@ -140,4 +140,13 @@ FROM (
     e.time AS start, x.time AS end, x.time - e.time AS latency
   FROM syscalls.sys_enter_mmap e JOIN syscalls.sys_exit_mmap x ON e.tid = x.tid
   WHERE e.flags & 32 = 0
+  UNION ALL
+  SELECT 'syscall' AS path, 'sync' AS op,
+    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
+    e.inode AS inode, e.dev AS dev,
+    CAST(e.map_offset AS BIGINT) AS offset, 0 AS bytes, x.ret AS ret,
+    e.time AS start, x.time AS end, x.time - e.time AS latency
+  FROM syscalls.sys_enter_msync e JOIN syscalls.sys_exit_msync x ON e.tid = x.tid
+  WHERE e.inode != 0
 ) u
