@@ -211,6 +211,11 @@ pub struct RunArgs {
     /// so CPUs never contend for one ring's lock) or `shared` (one ring).
     #[arg(long, default_value = "per-cpu", value_name = "HOW", value_parser = ["per-cpu", "shared"])]
     rings: String,
+    /// Aggregates grouped by fs_type, mount_point or file_name: keep the names
+    /// themselves in the kernel's group key (read on every event), instead of
+    /// their identities named once per group (the default; --pin implies this).
+    #[arg(long)]
+    names_in_key: bool,
     /// QUANTILE/Pxx: entries of the sketch map (one per window, group and
     /// occupied bucket); events beyond it are counted as dropped.
     #[arg(long, default_value_t = ebq::plan::PlanOptions::default().sketch_buckets, value_name = "N")]
@@ -294,6 +299,8 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         per_cpu_rings: args.rings == "per-cpu",
         // --otlp pushes HISTs as exponential histograms: bucket them as OTel does.
         hist_buckets: if args.otlp.is_some() { ebq::hist::Log2::Ceil } else { ebq::hist::Log2::Floor },
+        // A pinned group map's readers decode the kernel key: names in it, not identities.
+        late_names: args.pin.is_none() && !args.names_in_key,
     };
     let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     for v in &args.views {

@@ -166,7 +166,8 @@ fn tmpfs_filter_and_file_name_groups_run_in_the_kernel() {
                WHERE fs_type = 'tmpfs' AND comm = 'ebq-fc-tmpfs' GROUP BY file_name";
     let explain = engine().prepare(sql).unwrap().explain();
     assert!(explain.contains("[kernel] Filter     (fs_type = 'tmpfs' && comm = 'ebq-fc-tmpfs')"), "{explain}");
-    assert!(explain.contains("[kernel] Aggregate  keys=[file_name]"), "{explain}");
+    // Grouped by the file's dentry in the kernel, named once per group (names late).
+    assert!(explain.contains("[kernel] Aggregate  keys=[file_name (by dentry_id)]"), "{explain}");
     assert!(explain.contains("#include \"vmlinux.h\""), "{explain}");
     let files = Files::new("tmpfs");
     let (rows, report) = run(sql, &files, "ebq-fc-tmpfs");
@@ -322,4 +323,69 @@ fn missing_btf_is_a_clear_bind_error() {
     assert!(err.contains("`fs_type`: file columns are read with CO-RE and need the kernel's BTF"), "{err}");
     assert!(err.contains("/nonexistent/vmlinux"), "{err}");
     assert!(err.contains("at 1:55"), "{err}");
+}
+
+/// Issue 16 item 2, names late: grouped by name, the kernel keys by the
+/// names' identities (dentry, file system type, mount id) and names each new
+/// group once; user space puts the names back. The answer is the one the
+/// names-in-the-key plan gives, row for row, and files of one name in two
+/// directories (two dentries) are one group, as with the names in the key.
+#[test]
+fn names_late_answer_as_names_in_the_key_do() {
+    let files = Files::new("late");
+    let twin = files.dir.join("twin");
+    std::fs::create_dir_all(&twin).unwrap();
+    // disk.dat twice (the files' directory and twin/), and mem.dat on the tmpfs.
+    let paths = format!("{},{},{}", files.disk().display(), twin.join("disk.dat").display(), files.mem().display());
+    let args = [
+        "fileio",
+        "--files",
+        &paths,
+        "--writes",
+        "7,4,6",
+        "--reads",
+        "5,3,6",
+        "--size",
+        "100",
+        "--comm",
+        "ebq-fc-late",
+    ];
+    let sql =
+        "SELECT fs_type, mount_point, file_name, COUNT(*) AS n, SUM(count) AS bytes FROM syscalls.sys_enter_pread64 \
+               WHERE comm = 'ebq-fc-late' GROUP BY fs_type, mount_point, file_name";
+    let mut answers = vec![];
+    for late_names in [true, false] {
+        let engine = engine().with_options(ebq::plan::PlanOptions { late_names, ..Default::default() });
+        let plan = engine.prepare(sql).unwrap_or_else(|e| panic!("{}", e.render(sql))).explain();
+        assert_eq!(
+            plan.contains(
+                "[kernel] Names      late: fs_type by fs_type_id, mount_point by mount_id, file_name by dentry_id"
+            ),
+            late_names,
+            "{plan}"
+        );
+        let (outs, stats, report) = common::run_around_with(&engine, sql, |_| Scope::All, &args);
+        assert_eq!((stats.dropped, stats.missed), (0, 0), "{stats:?}");
+        let mut rows: Vec<Row> = rows_of(&outs)
+            .into_iter()
+            .map(|mut r| {
+                r.remove("__window");
+                r
+            })
+            .collect();
+        rows.sort_by_key(|r| s(r, "file_name"));
+        let preads = |i: usize| report["files"][i]["preads"].as_u64().unwrap();
+        let bytes = |i: usize| preads(i) * report["files"][i]["size"].as_u64().unwrap();
+        let (disk, mem) = (preads(0) + preads(1), preads(2));
+        let got: Vec<(String, String, u64, u64)> =
+            rows.iter().map(|r| (s(r, "fs_type"), s(r, "file_name"), u(r, "n"), u(r, "bytes"))).collect();
+        let want = vec![
+            ("ext4".to_string(), "disk.dat".to_string(), disk, bytes(0) + bytes(1)),
+            ("tmpfs".to_string(), "mem.dat".to_string(), mem, bytes(2)),
+        ];
+        assert_eq!(got, want, "late_names = {late_names}: {rows:?}");
+        assert_eq!(s(&rows[1], "mount_point"), files.mnt.to_str().unwrap());
+        answers.push(rows);
+    }
+    assert_eq!(answers[0], answers[1], "names late and names in the key answer alike");
 }

@@ -123,6 +123,7 @@ impl Bundle {
                 "sketch_buckets": self.options.sketch_buckets,
                 "attach": self.options.attach.name(),
                 "per_cpu_rings": self.options.per_cpu_rings,
+                "late_names": self.options.late_names,
                 "hist_buckets": match self.options.hist_buckets {
                     crate::hist::Log2::Floor => "floor",
                     crate::hist::Log2::Ceil => "ceil",
@@ -182,6 +183,8 @@ impl Bundle {
                     .ok_or_else(|| bad(path, "bad options.attach"))?,
                 // Bundles from before the option have one shared ring.
                 per_cpu_rings: h["options"]["per_cpu_rings"].as_bool().unwrap_or(false),
+                // Bundles from before the option keyed their groups by the names themselves.
+                late_names: h["options"]["late_names"].as_bool().unwrap_or(false),
                 // Bundles from before the option bucket as bpftrace does.
                 hist_buckets: match h["options"]["hist_buckets"].as_str() {
                     None | Some("floor") => crate::hist::Log2::Floor,

@@ -117,6 +117,12 @@ pub enum FileColumn {
     /// (`vm_pgoff` pages into the file at `vm_start`, plus the address's
     /// distance from it): where in the file an `msync` range starts.
     MapOffset,
+    /// Not a user column: the identity `fs_type` is named by late (the
+    /// file system type's `struct file_system_type *`), see `plan::late_names`.
+    FsTypeId,
+    /// Not a user column: the identity `file_name` is named by late (the
+    /// file's `struct dentry *`).
+    DentryId,
     /// Not a user column: the `struct file *` every other column is read from,
     /// looked up once per event.
     Handle,
@@ -156,7 +162,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 15] = [
+        const IN: [&str; 17] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -171,9 +177,11 @@ impl FileColumn {
             "in_req_len",
             "in_retry",
             "in_map_offset",
+            "in_fs_type_id",
+            "in_dentry_id",
             "in_file",
         ];
-        const OUT: [&str; 15] = [
+        const OUT: [&str; 17] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -188,6 +196,8 @@ impl FileColumn {
             "out_req_len",
             "out_retry",
             "out_map_offset",
+            "out_fs_type_id",
+            "out_dentry_id",
             "out_file",
         ];
         match end {
@@ -226,6 +236,8 @@ impl FileColumn {
             FileColumn::ReqLen => "req_len",
             FileColumn::Retry => "retry",
             FileColumn::MapOffset => "map_offset",
+            FileColumn::FsTypeId => "fs_type_id",
+            FileColumn::DentryId => "dentry_id",
             FileColumn::Handle => "file",
         }
     }
@@ -238,7 +250,12 @@ impl FileColumn {
     /// The column's type.
     pub fn data_type(self) -> DataType {
         match self {
-            FileColumn::Inode | FileColumn::FilePos | FileColumn::Handle | FileColumn::MapOffset => DataType::U64,
+            FileColumn::Inode
+            | FileColumn::FilePos
+            | FileColumn::Handle
+            | FileColumn::MapOffset
+            | FileColumn::FsTypeId
+            | FileColumn::DentryId => DataType::U64,
             FileColumn::Dev
             | FileColumn::DevMajor
             | FileColumn::DevMinor
@@ -272,6 +289,8 @@ impl FileColumn {
                 "1: the thread's previous filemap fault was on this page (the fault run again after the page was read)"
             }
             FileColumn::MapOffset => "the file offset the address maps (0 when no file is mapped there)",
+            FileColumn::FsTypeId => "the file system type's struct file_system_type (a name's identity)",
+            FileColumn::DentryId => "the file's struct dentry (a name's identity)",
             FileColumn::Handle => "the fd's struct file",
         }
     }

@@ -127,6 +127,8 @@ pub enum MapRole {
     LastFault,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
+    /// Names late: (kind, identity) → name, per CPU (`plan::late_names`).
+    Names,
     /// Expanding events: the per-CPU record of the element being run (`codegen::expand`).
     Elements,
     /// `.bss`: the window number (time windows) or event sequence (count windows).

@@ -100,7 +100,7 @@ pub fn driver(event: &BoundEvent, function: &str, record: &str) -> String {
     if *expansion == Expansion::AioComplete {
         // The exit record has only `ret`: the array and context are the call's
         // arguments 4 and 1, in the task's saved user registers.
-        c.push_str("\tstruct pt_regs___ebq *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());\n");
+        c.push_str("\tstruct pt_regs___ebq_aio *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());\n");
     }
     let _ = write!(
         c,
@@ -114,7 +114,7 @@ pub fn driver(event: &BoundEvent, function: &str, record: &str) -> String {
 /// event: the saved registers `aio.complete` reads its arguments from
 /// (CO-RE: offsets from the running kernel's `struct pt_regs`).
 pub const REGS: &str =
-    "struct pt_regs___ebq {\n\tunsigned long di;\n\tunsigned long r10;\n} __attribute__((preserve_access_index));\n\n";
+    "struct pt_regs___ebq_aio {\n\tunsigned long di;\n\tunsigned long r10;\n} __attribute__((preserve_access_index));\n\n";
 
 #[cfg(test)]
 mod tests {
@@ -163,7 +163,7 @@ mod tests {
             "static __always_inline int ebq_pair_start_row(struct ebq_start_event *ctx)",
             "SEC(\"tracepoint/syscalls/sys_enter_io_submit\")\nint ebq_pair_start(",
             "SEC(\"tracepoint/syscalls/sys_exit_io_getevents\")\nint ebq_query(",
-            "struct pt_regs___ebq *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());",
+            "struct pt_regs___ebq_aio *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());",
             "struct ebq_query_call call = { .array = regs->r10, .ctx_id = regs->di };",
             "\tlong n = ctx->ret;\n",
             "\tat = call->array + i * 32;\n",

@@ -12,6 +12,7 @@ mod expand;
 mod expr;
 mod file;
 mod hist;
+mod late_names;
 mod pairing;
 mod pin_header;
 mod probe;
@@ -185,10 +186,16 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             single_slot,
             value_on_stack,
             preallocated,
+            late_names,
             ..
         } => {
             if !*single_slot || !sketches.is_empty() {
                 c.push_str(&structs::layout_struct("ebq_key", key));
+            }
+            if let Some(late) = late_names {
+                c.push_str(&late_names::declarations(late, *max_groups));
+                let bytes = crate::plan::late_names::NAME_BYTES;
+                maps.push(map_info(late_names::NAMES, MapRole::Names, Layout::Bytes(16), Layout::Bytes(bytes)));
             }
             c.push_str(&structs::layout_struct("ebq_value", value));
             let flags = if *preallocated {
@@ -603,7 +610,17 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     }
     let in_slot = k.string_slots();
     match &k.output {
-        KernelOutput::Aggregate { key, key_fields, value, slots, sketches, single_slot, value_on_stack, .. } => {
+        KernelOutput::Aggregate {
+            key,
+            key_fields,
+            value,
+            slots,
+            sketches,
+            single_slot,
+            value_on_stack,
+            late_names,
+            ..
+        } => {
             let keys = key_fields.iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, (e, _))| e);
             let exprs = keys.chain(slots.iter().map(|s| &s.arg)).chain(sketches);
             for (col, ty) in columns_of(exprs, &skip) {
@@ -622,17 +639,19 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
             for (i, (e, field)) in key_fields.iter().enumerate() {
                 c.push_str(&slot_assign("key.", &key.fields[*field].name, e, in_slot.contains(&i).then_some(&k.event)));
             }
-            if *single_slot {
-                c.push_str(single_slot::LOOKUP);
+            let fresh = if *single_slot {
+                single_slot::LOOKUP
             } else if !*value_on_stack {
-                c.push_str(hist::FRESH_FROM_ZERO_MAP);
+                hist::FRESH_FROM_ZERO_MAP
             } else {
-                c.push_str(
-                    "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
-                     \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
-                     \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
-                     \t\t\treturn 0;\n\t\t}\n\t}\n",
-                );
+                "\tstruct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);\n\tif (!v) {\n\
+                 \t\tstruct ebq_value fresh = {};\n\n\t\tbpf_map_update_elem(&ebq_groups, &key, &fresh, BPF_NOEXIST);\n\
+                 \t\tv = bpf_map_lookup_elem(&ebq_groups, &key);\n\t\tif (!v) {\n\t\t\tstats->dropped++;\t/* group map full */\n\
+                 \t\t\treturn 0;\n\t\t}\n\t}\n"
+            };
+            match late_names {
+                Some(late) => c.push_str(&late_names::on_new_group(fresh, late, key, key_fields)),
+                None => c.push_str(fresh),
             }
             for s in slots {
                 c.push_str(&slot_update(value, s));

@@ -4,7 +4,6 @@
 //! window add up), and the number of hidden keys seen is the distinct count.
 
 use super::decode::{self, Merged, Value};
-use crate::bind::ScalarExpr;
 use crate::plan::{KernelOutput, PhysicalPlan};
 use std::collections::{HashMap, HashSet};
 
@@ -18,15 +17,16 @@ type HiddenKeys = HashSet<Vec<u8>>;
 /// is ignored), hidden COUNT(DISTINCT) keys reduced and counted. Row order
 /// is unspecified (the user plan sorts).
 pub fn group_rows(plan: &PhysicalPlan, groups: impl IntoIterator<Item = Group>) -> Vec<Vec<Value>> {
-    let KernelOutput::Aggregate { key, key_fields, hidden_keys, .. } = &plan.programs[0].output else {
+    let output = &plan.programs[0].output;
+    let (KernelOutput::Aggregate { hidden_keys, .. }, Some((key, key_fields))) = (output, output.display_key()) else {
         return vec![];
     };
     let funcs = decode::slot_funcs(plan);
     let visible = &key_fields[..key_fields.len() - hidden_keys];
-    let bytes_of = |k: &[u8], fields: &[(ScalarExpr, usize)]| -> Vec<u8> {
+    let bytes_of = |k: &[u8], fields: &[usize]| -> Vec<u8> {
         fields
             .iter()
-            .flat_map(|(_, i)| {
+            .flat_map(|i| {
                 let f = &key.fields[*i];
                 k[f.offset as usize..(f.offset + f.ty.byte_size()) as usize].to_vec()
             })

@@ -22,7 +22,13 @@ pub struct GroupMaps<'a> {
     pub single_slot: bool,
     /// `ebq_sketch`, when the query has QUANTILE/Pxx.
     pub sketch: Option<&'a dyn PerCpuMap>,
+    /// `ebq_names` and the names read from it so far, when the plan groups
+    /// by names' identities (`plan::late_names`).
+    pub names: Option<(&'a dyn PerCpuMap, &'a std::cell::RefCell<NameCache>)>,
 }
+
+/// Names read from `ebq_names`: (kind, identity) → name.
+pub type NameCache = std::collections::HashMap<(u32, u64), String>;
 
 /// Reads (and with `delete`, removes) the groups whose window satisfies
 /// `pick`, merged across CPUs, sorted by window. A row plan has none.
@@ -66,8 +72,44 @@ pub fn read_groups(
     if let Some(sketch) = maps.sketch {
         collect_sketches(sketch, key.size, &mut out, delete).map_err(io_err("read a sketch"))?;
     }
+    if let (KernelOutput::Aggregate { late_names: Some(late), .. }, Some((map, cache))) =
+        (&plan.programs[0].output, maps.names)
+    {
+        // The names were written before their groups were made: read after the groups, they are all there.
+        let mut cache = cache.borrow_mut();
+        drain_names(map, &mut cache).map_err(io_err("read the names"))?;
+        let name = |kind: crate::plan::late_names::NameKind, id: u64| -> String {
+            match id {
+                0 => String::new(),
+                _ => cache.get(&(kind as u32, id)).cloned().unwrap_or_else(|| format!("?{id:x}")),
+            }
+        };
+        for (_, k, _) in &mut out {
+            *k = late.to_display(key, k, &name);
+        }
+    }
     out.sort_by_key(|(w, _, _)| *w);
     Ok(out)
+}
+
+/// Moves every name in `ebq_names` into `cache` and removes it from the map
+/// (a group created later writes its names again), so the map holds only the
+/// names of groups made since the last read. A CPU's copy is the name when
+/// its writer filled it: the first non-empty copy wins.
+fn drain_names(map: &dyn PerCpuMap, cache: &mut NameCache) -> std::io::Result<()> {
+    for k in map.all_keys() {
+        if k.len() < 16 {
+            continue;
+        }
+        let kind = u32::from_ne_bytes(k[..4].try_into().expect("4 bytes"));
+        let id = u64::from_ne_bytes(k[8..16].try_into().expect("8 bytes"));
+        if let Some(copies) = map.read_percpu(&k)? {
+            let name = copies.iter().map(|c| decode::c_str(c).into_owned()).find(|n| !n.is_empty()).unwrap_or_default();
+            cache.insert((kind, id), name);
+        }
+        map.remove(&k)?;
+    }
+    Ok(())
 }
 
 /// A failed map access as the error the runtime has always reported.

@@ -88,7 +88,16 @@ impl KernelPlan {
                     .enumerate()
                     .map(|(i, (e, f))| {
                         // A union's branches compute each key their own way: name the field.
-                        let e = if k.branches.is_empty() { e.to_string() } else { key.fields[*f].name.clone() };
+                        let mut e = if k.branches.is_empty() { e.to_string() } else { key.fields[*f].name.clone() };
+                        let late = match &k.output {
+                            KernelOutput::Aggregate { late_names: Some(l), .. } => {
+                                l.names.iter().find(|n| n.kernel == *f)
+                            }
+                            _ => None,
+                        };
+                        if let Some(n) = late {
+                            e = format!("{} (by {})", n.kind.column().name(), n.kind.identity().name());
+                        }
                         if i < visible {
                             e
                         } else {
@@ -128,6 +137,19 @@ impl KernelPlan {
                 );
                 if !sketches.is_empty() {
                     let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));
+                }
+                if let KernelOutput::Aggregate { late_names: Some(late), .. } = &k.output {
+                    let names: Vec<String> = late
+                        .names
+                        .iter()
+                        .map(|n| format!("{} by {}", n.kind.column().name(), n.kind.identity().name()))
+                        .collect();
+                    let _ = writeln!(
+                        s,
+                        "[kernel] Names      late: {} in the key; a new group writes its names into PERCPU_HASH \
+                         ebq_names, user space puts them back (groups of one name merge)",
+                        names.join(", ")
+                    );
                 }
                 let window = match k.window {
                     KernelWindow::None => "none: one result at the end (or every --interval, cumulative)".to_string(),

@@ -7,6 +7,7 @@
 
 mod explain;
 mod hist_explain;
+pub mod late_names;
 mod layout;
 mod pairing;
 mod record_shadow;
@@ -63,6 +64,9 @@ pub struct PlanOptions {
     /// bpftrace prints them) by default; the exporters plan `Ceil`, whose
     /// counts are Prometheus native / OTel exponential buckets at scale 0.
     pub hist_buckets: crate::hist::Log2,
+    /// Group by a file name's identity in the kernel and name each group once
+    /// ([`late_names`]); off for pinned maps, whose readers see the kernel key.
+    pub late_names: bool,
 }
 
 impl Default for PlanOptions {
@@ -78,6 +82,7 @@ impl Default for PlanOptions {
             attach: SyscallAttach::Auto,
             per_cpu_rings: true,
             hist_buckets: crate::hist::Log2::Floor,
+            late_names: true,
         }
     }
 }
@@ -154,6 +159,9 @@ pub enum KernelOutput {
         value_on_stack: bool,
         /// `ebq_groups` is preallocated (see [`group_map_preallocated`]).
         preallocated: bool,
+        /// Names grouped by identity in the kernel (`key` is then the kernel's
+        /// key, and this says how it maps onto the key user space decodes).
+        late_names: Option<late_names::LateNames>,
     },
     /// One record per matching event through a ring buffer.
     Rows {
@@ -625,6 +633,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             logical.select_span,
         ));
     }
+    if options.late_names && physical.programs.len() == 1 {
+        late_names::apply(&mut physical.programs[0]);
+    }
     Ok(physical)
 }
 
@@ -915,6 +926,7 @@ fn aggregate_plan(
             single_slot: false, // decided in `plan`, which knows the window
             value_on_stack,
             preallocated,
+            late_names: None, // decided in `plan`, once the branches are known
         },
         user,
     ))

@@ -30,6 +30,7 @@ pub(crate) struct LibbpfObject {
     links: Vec<Link>,
     groups: Option<MapHandle>,
     sketch: Option<MapHandle>,
+    names: Option<MapHandle>,
     stacks: Option<Stacks>,
     stats: MapHandle,
     pids: MapHandle,
@@ -95,6 +96,7 @@ impl LibbpfObject {
             links: vec![],
             groups: maps.optional(MapRole::Groups)?,
             sketch: maps.optional(MapRole::Sketch)?,
+            names: maps.optional(MapRole::Names)?,
             stacks: maps.optional(MapRole::Stacks)?.map(Stacks::new),
             stats: maps.required(MapRole::Stats)?,
             pids,
@@ -149,6 +151,10 @@ impl KernelObject for LibbpfObject {
 
     fn sketch(&self) -> Option<&dyn PerCpuMap> {
         self.sketch.as_ref().map(|m| m as &dyn PerCpuMap)
+    }
+
+    fn names(&self) -> Option<&dyn PerCpuMap> {
+        self.names.as_ref().map(|m| m as &dyn PerCpuMap)
     }
 
     fn stacks(&self) -> Option<&Stacks> {

@@ -36,6 +36,12 @@ pub(crate) trait KernelObject {
     /// The quantile sketches ([`MapRole::Sketch`]), when the query has QUANTILE/Pxx.
     fn sketch(&self) -> Option<&dyn PerCpuMap>;
 
+    /// The names of the group key's identities ([`MapRole::Names`]), when
+    /// the plan groups by them (`plan::late_names`).
+    fn names(&self) -> Option<&dyn PerCpuMap> {
+        None
+    }
+
     /// Call stacks, when the query reads kstack/ustack.
     fn stacks(&self) -> Option<&Stacks>;
 

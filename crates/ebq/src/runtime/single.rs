@@ -49,6 +49,8 @@ pub(super) struct SingleQuery {
     /// JOIN: when the pairing map is swept for orphans next, and what was evicted.
     /// One per pairing map, in the contract's order.
     pair_ages: Vec<PairAges>,
+    /// Names late: the names read from `ebq_names` so far (by kind and identity).
+    names: RefCell<crate::exec::read_groups::NameCache>,
     /// Last, so it is dropped (detached) after everything reading it.
     pub(super) object: Box<dyn KernelObject>,
 }
@@ -159,6 +161,7 @@ impl SingleQuery {
             finished: false,
             pins: None,
             pair_ages: plan.programs[0].pairings().map(|p| PairAges::new(&p.stash)).collect(),
+            names: Default::default(),
             object,
         })
     }
@@ -177,6 +180,15 @@ impl SingleQuery {
         })?;
         if self.pins.is_some() {
             return Err(Error::Io { what: "pin the maps".into(), source: std::io::Error::other("already pinned") });
+        }
+        if let KernelOutput::Aggregate { late_names: Some(_), .. } = &self.plan.programs[0].output {
+            // Its key holds names' identities, which only ebq turns back into names.
+            return Err(Error::query(
+                crate::error::Stage::Plan,
+                "a pinned group map must hold the names themselves: plan the query with \
+                 PlanOptions::late_names = false (the CLI does for --pin)",
+                None,
+            ));
         }
         let mut pins = pin::create_dir(options)?;
         let maps = [
@@ -506,14 +518,16 @@ impl SingleQuery {
         let Some(groups) = self.object.groups() else { return Ok(vec![]) };
         // Kept pins: the final groups stay for readers after ebq exits.
         let delete = delete && !(self.finished && self.pins.as_ref().is_some_and(Pins::keep));
-        let maps = GroupMaps { groups, single_slot: self.object.groups_is_single_slot(), sketch: self.object.sketch() };
+        let names = self.object.names().map(|m| (m, &self.names));
+        let maps =
+            GroupMaps { groups, single_slot: self.object.groups_is_single_slot(), sketch: self.object.sketch(), names };
         crate::exec::read_groups::read_groups(&self.plan, &maps, pick, delete)
     }
 
     /// Groups → the user plan's input rows (`exec::group_rows`), stack ids symbolized.
     fn group_rows(&self, groups: impl IntoIterator<Item = Group>) -> Vec<Vec<Value>> {
         let mut rows = crate::exec::group_rows::group_rows(&self.plan, groups);
-        if let (Some(st), KernelOutput::Aggregate { key, .. }) = (self.object.stacks(), &self.plan.programs[0].output) {
+        if let (Some(st), Some((key, _))) = (self.object.stacks(), self.plan.programs[0].output.display_key()) {
             rows.iter_mut().for_each(|row| st.symbolize_inputs(&self.plan.user.inputs, key, row));
         }
         rows

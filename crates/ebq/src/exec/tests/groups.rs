@@ -160,7 +160,7 @@ fn reading_a_window_picks_its_groups_merges_them_and_clears_only_those() {
             (1, 8, vec![[4, 8, 2, 2, 2, 2, 8]]),
         ],
     );
-    let maps = GroupMaps { groups: &map, single_slot: false, sketch: None };
+    let maps = GroupMaps { groups: &map, single_slot: false, sketch: None, names: None };
     let w1 = read_groups(&p, &maps, |w| w == 1, true).unwrap();
     assert_eq!(w1.iter().map(|(w, _, m)| (*w, m.count)).collect::<Vec<_>>(), vec![(1, 1), (1, 4)]);
     assert_eq!(map.borrow().len(), 1, "window 0 stays");
@@ -178,7 +178,7 @@ fn a_single_slot_reads_as_window_zero_and_clears_to_zeros() {
     let map = FakeMap::default();
     let slot = 0u32.to_ne_bytes().to_vec();
     map.write_percpu(&slot, &[bytes_of(value, &[(0, 2), (sum, 10)]), bytes_of(value, &[(0, 1), (sum, 5)])]).unwrap();
-    let maps = GroupMaps { groups: &map, single_slot: true, sketch: None };
+    let maps = GroupMaps { groups: &map, single_slot: true, sketch: None, names: None };
     let groups = read_groups(&p, &maps, |_| true, true).unwrap();
     assert_eq!(groups.len(), 1);
     let (w, k, m) = &groups[0];
@@ -201,7 +201,7 @@ fn quantile_sketch_entries_add_to_their_groups_buckets() {
     // Another group's entry (a window not read) is left alone.
     let other = bytes_of(key, &[(fd, 4)]);
     sketch.write_percpu(&entry(&other, 0, 12), &[9u64.to_ne_bytes().to_vec()]).unwrap();
-    let maps = GroupMaps { groups: &groups, single_slot: false, sketch: Some(&sketch) };
+    let maps = GroupMaps { groups: &groups, single_slot: false, sketch: Some(&sketch), names: None };
     let read = read_groups(&p, &maps, |_| true, true).unwrap();
     assert_eq!(
         read[0].2.buckets.iter().map(|(k, n)| (*k, *n)).collect::<Vec<_>>(),
@@ -270,4 +270,52 @@ fn count_windows_are_emitted_in_order_empty_ones_included() {
     assert_eq!((summary(out), next), (vec![(5, vec![]), (6, vec![3])], 7));
     let (out, next) = count_windows(vec![], 5, u64::MAX);
     assert_eq!((summary(out), next), (vec![], 5));
+}
+
+/// Names late: the kernel's groups are keyed by identities; reading puts the
+/// names back (from `ebq_names`, drained into the cache) and groups whose
+/// names coincide — two dentries named alike — become one row.
+#[test]
+fn groups_keyed_by_identities_read_back_with_their_names_and_merge_by_name() {
+    let sql = "SELECT file_name, COUNT(*) FROM syscalls.sys_enter_read GROUP BY file_name";
+    let mut p = physical(sql);
+    p.programs[0].typed_files = true; // as on a kernel with bpf_rdonly_cast
+    crate::plan::late_names::apply(&mut p.programs[0]);
+    let KernelOutput::Aggregate { key, value, key_fields, .. } = &p.programs[0].output else { panic!() };
+    let field = key_fields[0].1;
+    let groups = FakeMap::default();
+    for (dentry, cpus) in [(0xa0u64, [3u64, 1]), (0xb0, [2, 0]), (0xc0, [5, 5]), (0, [1, 0])] {
+        let k = bytes_of(key, &[(field, dentry)]);
+        groups.write_percpu(&k, &cpus.iter().map(|c| bytes_of(value, &[(0, *c)])).collect::<Vec<_>>()).unwrap();
+    }
+    // Names by (kind 3 = file_name, dentry), one copy per CPU: the writer's CPU holds it.
+    let names = FakeMap::default();
+    let name = |s: &str| {
+        let mut b = vec![0u8; 64];
+        b[..s.len()].copy_from_slice(s.as_bytes());
+        b
+    };
+    for (dentry, copies) in
+        [(0xa0u64, [name("data"), name("")]), (0xb0, [name(""), name("data")]), (0xc0, [name("log"), name("")])]
+    {
+        let mut k = vec![0u8; 16];
+        k[..4].copy_from_slice(&3u32.to_ne_bytes());
+        k[8..].copy_from_slice(&dentry.to_ne_bytes());
+        names.write_percpu(&k, &copies).unwrap();
+    }
+    let cache = std::cell::RefCell::new(Default::default());
+    let maps = GroupMaps { groups: &groups, single_slot: false, sketch: None, names: Some((&names, &cache)) };
+    let read = read_groups(&p, &maps, |_| true, true).unwrap();
+    assert!(names.borrow().is_empty(), "names are drained into the cache");
+    assert_eq!(cache.borrow().len(), 3);
+    let mut rows = crate::exec::group_rows::group_rows(&p, read.into_iter().map(|(_, k, m)| (k, m)));
+    rows.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::S("".into()), Value::U(1)],
+            vec![Value::S("data".into()), Value::U(6)],
+            vec![Value::S("log".into()), Value::U(10)],
+        ]
+    );
 }
