@@ -16,6 +16,10 @@
 //! key expression is the bare file column, read nowhere else (a WHERE on the
 //! name reads the string anyway), and not for pinned maps (an external
 //! sampler reads the kernel key). Identity 0 is no file: its name is "".
+//! One limit of identities: a dentry freed and reused for another name
+//! within one window counts under the name its group was made with (the
+//! dcache frees a dentry on unlink or under memory pressure, not while the
+//! file is open).
 
 use super::{KernelOutput, KernelPlan, StructLayout};
 use crate::bind::{ColumnSource, ScalarExpr};
