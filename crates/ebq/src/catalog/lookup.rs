@@ -50,7 +50,10 @@ impl Catalog {
             Some(file) => Ok(file),
             None => {
                 // Suggestions are best effort: an unreadable catalog just gives none.
-                let events = self.list(None).unwrap_or_default();
+                let mut events = self.list(None).unwrap_or_default();
+                let own =
+                    super::expand::Expansion::ALL.map(|x| (super::expand::CATEGORY.to_string(), x.name().to_string()));
+                events.extend(own);
                 let suggestions = suggest_event(category, name, &events);
                 Err(CatalogError::UnknownEvent { event, suggestions })
             }

@@ -62,7 +62,12 @@ pub(crate) fn suggest_event(category: &str, name: &str, events: &[(String, Strin
             let by_full = closeness(&full, &format!("{c}:{n}"));
             let by_name = closeness(name, n);
             let score = by_full.into_iter().chain(by_name).reduce(f64::max)?;
-            Some((format!("tracepoint:{c}:{n}"), score))
+            // ebq's own events are written as queries name them.
+            let shown = match super::expand::Expansion::named(c, n) {
+                Some(_) => format!("{c}.{n}"),
+                None => format!("tracepoint:{c}:{n}"),
+            };
+            Some((shown, score))
         })
         .collect();
     best(scored)
@@ -82,6 +87,14 @@ mod tests {
         assert_eq!(suggest_column("id", &cols), ["fd"]);
         assert!(suggest_column("zzzzzz", &cols).is_empty());
         assert!(suggest_column("x", &[]).is_empty());
+    }
+
+    #[test]
+    fn expanding_events_are_suggested_as_written() {
+        let events =
+            [("aio".to_string(), "submit".to_string()), ("syscalls".to_string(), "sys_enter_read".to_string())];
+        assert_eq!(suggest_event("aio", "submt", &events), ["aio.submit"]);
+        assert_eq!(suggest_event("syscalls", "sys_enter_reed", &events), ["tracepoint:syscalls:sys_enter_read"]);
     }
 
     #[test]
