@@ -272,6 +272,43 @@ fn libaio_direct_io_submissions_count_what_fio_did() {
 }
 
 #[test]
+fn a_join_grouped_by_the_completions_file_names_it_once_per_group() {
+    // Names late in a JOIN: the end event's file (an io_uring completion's request) is keyed
+    // by its dentry and file system type, named when its group is made. Planned both ways,
+    // fio's data file is one row with fio's requests and bytes.
+    let data = DataFile::new("uring-names");
+    let name = data.0.file_name().unwrap().to_str().unwrap().to_string();
+    let sql = "SELECT c.fs_type AS fs, c.file_name AS file, COUNT(*) AS pairs, SUM(c.res) AS bytes \
+               FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
+               GROUP BY c.fs_type, c.file_name";
+    for late in [true, false] {
+        let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-names-{}.json", std::process::id()));
+        let mut args = vec!["-c".to_string(), fio_cmd("io_uring", "", "randread", data.path(), &json)];
+        args.extend(["--format", "json", sql].map(String::from));
+        if !late {
+            args.push("--names-in-key".into());
+        }
+        let out = Command::new(ebq_bin()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let (ios, bytes) = fio_totals(&json, "read");
+        let _ = std::fs::remove_file(&json);
+        let rows: Vec<Json> =
+            String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let ours: Vec<&Json> = rows.iter().filter(|r| r["file"] == name.as_str()).collect();
+        assert_eq!(ours.len(), 1, "late = {late}: {rows:?}");
+        let r = ours[0];
+        assert_eq!(r["fs"], "ext4", "{r}");
+        let (pairs, got) = (r["pairs"].as_u64().unwrap(), r["bytes"].as_u64().unwrap());
+        let missed = stat(&stderr, " missed;") + stat(&stderr, " start events missed");
+        assert!(pairs <= ios && pairs + missed >= ios && got == pairs * BS, "late = {late}: {r}\n{stderr}");
+        if missed == 0 {
+            assert_eq!((pairs, got), (ios, bytes), "late = {late}: {r}\n{stderr}");
+        }
+    }
+}
+
+#[test]
 fn aio_requests_are_rows_of_their_submit_and_their_completion() {
     // Issue 14 item 2: `ebq-workload aio` writes 256 blocks through io_submit (8 iocbs a
     // call; every fourth block a PWRITEV of two halves), submits FDSYNC + FSYNC, reads the

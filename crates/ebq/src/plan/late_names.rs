@@ -12,10 +12,12 @@
 //! decoded (strings in place): groups whose names coincide (two dentries of
 //! one name, bind mounts) merge there exactly as panes of a sliding window do.
 //!
-//! Where it applies: a single program (no JOIN, no two-stream join) whose
-//! key expression is the bare file column, read nowhere else (a WHERE on the
-//! name reads the string anyway), and not for pinned maps (an external
-//! sampler reads the kernel key). Identity 0 is no file: its name is "".
+//! Where it applies: one object (not a join of two streams) whose key
+//! expression is the bare file column of the event the program runs on, read
+//! nowhere else (a WHERE on the name reads the string anyway), and not for
+//! pinned maps (an external sampler reads the kernel key). In a JOIN that is
+//! the end event's file (an io_uring completion's request); a start event's
+//! name travels in the pair as a string (`e.file_name` of a system call). Identity 0 is no file: its name is "".
 //! One limit of identities: a dentry freed and reused for another name
 //! within one window counts under the name its group was made with (the
 //! dcache frees a dentry on unlink or under memory pressure, not while the
@@ -94,7 +96,7 @@ pub struct LateNames {
 
 /// Regroups `k`'s aggregate by identities where it can (see the module doc).
 pub fn apply(k: &mut KernelPlan) {
-    if k.pairings().next().is_some() || !k.typed_files {
+    if !k.typed_files {
         return;
     }
     let KernelOutput::Aggregate { key, key_fields, single_slot: false, late_names, .. } = &k.output else { return };
@@ -174,7 +176,8 @@ fn name_key(k: &KernelPlan, i: usize) -> Option<NameKind> {
     let mut elsewhere = vec![];
     let others =
         k.filter.iter().chain(k.output.exprs().into_iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| x));
-    for x in others {
+    let pair_keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));
+    for x in others.chain(pair_keys) {
         x.typed_columns(&mut elsewhere);
     }
     let ScalarExpr::Column { source, .. } = e else { unreachable!() };
