@@ -285,8 +285,6 @@ impl KernelPlan {
     }
 }
 
-/// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
-/// columns need for typed loads ([`KernelPlan::typed_files`]).
 /// Why this kernel cannot run the branch `k` (a union's), if it cannot:
 /// file columns at a mapped address need typed loads.
 fn unsupported_here(k: &KernelPlan) -> Option<String> {
@@ -300,6 +298,8 @@ fn unsupported_here(k: &KernelPlan) -> Option<String> {
     })
 }
 
+/// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
+/// columns need for typed loads ([`KernelPlan::typed_files`]).
 fn has_rdonly_cast(kernel: &dyn crate::host::KernelInfo) -> bool {
     kernel.btf().is_some_and(|b| b.find("bpf_rdonly_cast", crate::btf::KindTag::Func).is_some())
 }
