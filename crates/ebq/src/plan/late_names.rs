@@ -170,8 +170,8 @@ fn rewrite(k: &mut KernelPlan, kernel: &StructLayout, pos: &[usize], late: &[(us
 /// nothing else in the program reads.
 fn name_key(k: &KernelPlan, i: usize) -> Option<NameKind> {
     let KernelOutput::Aggregate { key_fields, .. } = &k.output else { return None };
-    let e = &key_fields[i].0;
-    let ScalarExpr::Column { source: ColumnSource::File { column, .. }, .. } = e else { return None };
+    let ScalarExpr::Column { source, .. } = &key_fields[i].0 else { return None };
+    let ColumnSource::File { column, .. } = source else { return None };
     let kind = NameKind::of(*column)?;
     let mut elsewhere = vec![];
     let others =
@@ -180,7 +180,6 @@ fn name_key(k: &KernelPlan, i: usize) -> Option<NameKind> {
     for x in others.chain(pair_keys) {
         x.typed_columns(&mut elsewhere);
     }
-    let ScalarExpr::Column { source, .. } = e else { unreachable!() };
     (!elsewhere.iter().any(|(c, _)| c == source)).then_some(kind)
 }
 
@@ -216,10 +215,11 @@ impl LateNames {
         }
         for l in &self.names {
             let (from, to) = (&kernel.fields[l.kernel], &self.display.fields[l.display]);
-            let size = from.ty.byte_size() as usize;
-            let mut raw = [0u8; 8];
-            raw[..size].copy_from_slice(&bytes[from.offset as usize..from.offset as usize + size]);
-            let text = name(l.kind, u64::from_le_bytes(raw));
+            let id = match crate::exec::decode::field_value(bytes, from) {
+                crate::exec::decode::Value::U(id) => id,
+                other => unreachable!("identities are unsigned integers, not {other:?}"),
+            };
+            let text = name(l.kind, id);
             let cap = to.ty.byte_size() as usize;
             let text = &text.as_bytes()[..text.len().min(cap - 1)];
             out[to.offset as usize..to.offset as usize + text.len()].copy_from_slice(text);
