@@ -185,6 +185,7 @@ impl Bundle {
                 per_cpu_rings: h["options"]["per_cpu_rings"].as_bool().unwrap_or(false),
                 // Bundles from before the option keyed their groups by the names themselves.
                 late_names: h["options"]["late_names"].as_bool().unwrap_or(false),
+                row_fold: None,
                 // Bundles from before the option bucket as bpftrace does.
                 hist_buckets: match h["options"]["hist_buckets"].as_str() {
                     None | Some("floor") => crate::hist::Log2::Floor,

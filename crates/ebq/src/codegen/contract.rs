@@ -78,7 +78,7 @@ impl AttachPoint {
 pub struct MapInfo {
     /// Its name in the C; a data section's (`.bss`, `.rodata`) is the
     /// section name, which libbpf prefixes with part of the object's name.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// What it is for.
     pub role: MapRole,
     /// Its key.
@@ -91,7 +91,7 @@ impl MapInfo {
     /// True when the loaded map called `loaded` is this one.
     pub fn is(&self, loaded: &str) -> bool {
         if self.name.starts_with('.') {
-            loaded.ends_with(self.name)
+            loaded.ends_with(&*self.name)
         } else {
             loaded == self.name
         }
@@ -115,6 +115,10 @@ pub enum MapRole {
     Stacks,
     /// The ring buffer of a row query's records.
     Rows,
+    /// A kernel fold's per-CPU `struct ebq_row`, built there instead of in a ring (`plan::row_fold`).
+    FoldRow,
+    /// A map a kernel fold's C declares and user space reads after the run.
+    Fold,
     /// JOIN: open pairs by pairing key.
     Pending,
     /// JOIN: the end program's per-CPU copy of its pair.
@@ -213,7 +217,7 @@ mod tests {
             assert_eq!(programs.len(), n, "{sql}");
             for p in programs {
                 let (maps, progs) = declared(&p.source);
-                let mut named: Vec<&str> = p.maps.iter().map(|m| m.name).filter(|n| !n.starts_with('.')).collect();
+                let mut named: Vec<&str> = p.maps.iter().map(|m| &*m.name).filter(|n| !n.starts_with('.')).collect();
                 let mut declared: Vec<&str> = maps.iter().map(String::as_str).collect();
                 named.sort_unstable();
                 declared.sort_unstable();
@@ -244,6 +248,6 @@ mod tests {
                 "tracepoint:sched:sched_process_exit"
             ]
         );
-        assert_eq!(p.map(MapRole::Pending).map(|m| m.name), Some("ebq_pending"));
+        assert_eq!(p.map(MapRole::Pending).map(|m| &*m.name), Some("ebq_pending"));
     }
 }

@@ -18,6 +18,7 @@ mod pin_header;
 mod probe;
 mod raw_syscall;
 mod rings;
+mod row_fold;
 mod shared;
 mod single_slot;
 mod stacks;
@@ -238,6 +239,14 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
                 c.push_str(crate::hll::C_HELPERS);
             }
         }
+        KernelOutput::Rows { record, fold: Some(fold), .. } => {
+            c.push_str(&structs::layout_struct("ebq_row", record));
+            c.push_str(&row_fold::declarations(record, fold));
+            maps.push(map_info(row_fold::ROW_MAP, MapRole::FoldRow, Layout::U32, Layout::Struct(record.clone())));
+            for m in &fold.maps {
+                maps.push(map_info(m.clone(), MapRole::Fold, Layout::None, Layout::None));
+            }
+        }
         KernelOutput::Rows { record, fields, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
             c.push_str(&structs::layout_struct("ebq_row", record));
             if *per_cpu_rings {
@@ -303,8 +312,8 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     Program { source: c, progs, maps, stats: StatsLayout, config: ConfigLayout, row_rings }
 }
 
-fn map_info(name: &'static str, role: MapRole, key: Layout, value: Layout) -> MapInfo {
-    MapInfo { name, role, key, value }
+fn map_info(name: impl Into<std::borrow::Cow<'static, str>>, role: MapRole, key: Layout, value: Layout) -> MapInfo {
+    MapInfo { name: name.into(), role, key, value }
 }
 
 /// The wake-up decision of row programs (after the ring buffer map).
@@ -659,12 +668,15 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
             c.push_str(&hist::sketch_updates(sketches));
             c.push_str("\tv->count++;\n\treturn 0;\n}\n\n");
         }
-        KernelOutput::Rows { record, fields, per_cpu_rings, .. } => {
+        KernelOutput::Rows { record, fields, per_cpu_rings, fold, .. } => {
             let exprs = fields.iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, (e, _))| e);
             for (col, ty) in columns_of(exprs, &skip) {
                 c.push_str(&load(&col, ty));
             }
-            c.push_str(&rings::reserve(*per_cpu_rings));
+            c.push_str(&match fold {
+                Some(_) => row_fold::ROW_SLOT.to_string(),
+                None => rings::reserve(*per_cpu_rings),
+            });
             for (i, (e, field)) in fields.iter().enumerate() {
                 c.push_str(&slot_assign(
                     "r->",
@@ -673,10 +685,13 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
                     in_slot.contains(&i).then_some(&k.event),
                 ));
             }
-            c.push_str(&format!(
-                "\tbpf_ringbuf_submit(r, ebq_wakeup_flag({}EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}}\n\n",
-                if *per_cpu_rings { "ring, " } else { "" }
-            ));
+            match fold {
+                Some(_) => c.push_str(row_fold::HAND_OVER),
+                None => c.push_str(&format!(
+                    "\tbpf_ringbuf_submit(r, ebq_wakeup_flag({}EBQ_RECORD_BYTES(*r)));\n\treturn 0;\n}}\n\n",
+                    if *per_cpu_rings { "ring, " } else { "" }
+                )),
+            }
         }
     }
     c

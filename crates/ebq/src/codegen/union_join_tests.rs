@@ -51,7 +51,7 @@ fn each_pairing_branch_has_its_own_map_structs_and_start_program() {
 fn the_contract_lists_every_pairing_map_for_the_age_sweeps() {
     let p = engine().prepare(TWO_PAIRS).unwrap();
     let program = &p.programs[0];
-    let pending: Vec<&str> = program.maps.iter().filter(|m| m.role == MapRole::Pending).map(|m| m.name).collect();
+    let pending: Vec<&str> = program.maps.iter().filter(|m| m.role == MapRole::Pending).map(|m| &*m.name).collect();
     assert_eq!(pending, ["ebq_pending", "ebq_pending_1"]);
     let k = &p.physical.programs[0];
     let branches: Vec<usize> = k.pairings().map(|p| p.branch).collect();

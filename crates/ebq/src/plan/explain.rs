@@ -28,6 +28,7 @@ impl KernelPlan {
         if !k.branches.is_empty() {
             let map = match &k.output {
                 KernelOutput::Aggregate { .. } => "the one group map ebq_groups",
+                KernelOutput::Rows { fold: Some(_), .. } => "rows into the one kernel fold",
                 KernelOutput::Rows { .. } => "the one ring buffer ebq_rows",
             };
             let _ = writeln!(
@@ -170,6 +171,16 @@ impl KernelPlan {
                     s,
                     "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
                 );
+            }
+            KernelOutput::Rows { record, fold: Some(fold), .. } => {
+                let _ = writeln!(
+                    s,
+                    "[kernel] Fold       {} B rows built in a per-CPU slot and handed to ebq_fold ({}); its maps: {}",
+                    record.size,
+                    fold.name,
+                    fold.maps.join(", ")
+                );
+                let _ = writeln!(s, "[user]   Read       the fold's maps after the run (no rows streamed)");
             }
             KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
                 let ring = match per_cpu_rings {

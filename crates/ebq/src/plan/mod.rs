@@ -11,6 +11,7 @@ pub mod late_names;
 mod layout;
 mod pairing;
 mod record_shadow;
+pub mod row_fold;
 mod single_slot;
 mod stages;
 mod stream_join;
@@ -19,6 +20,7 @@ pub mod syscall_attach;
 
 pub use layout::{StructField, StructLayout};
 pub use pairing::{Pairing, OPENED};
+pub use row_fold::RowFold;
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
 pub use string_buffers::{in_string_scratch, slot_string_reads};
@@ -67,6 +69,9 @@ pub struct PlanOptions {
     /// Group by a file name's identity in the kernel and name each group once
     /// ([`late_names`]); off for pinned maps, whose readers see the kernel key.
     pub late_names: bool,
+    /// Row queries: hand each row to this C in the kernel instead of a ring
+    /// buffer ([`row_fold`]; the library's extension point, not SQL).
+    pub row_fold: Option<std::sync::Arc<RowFold>>,
 }
 
 impl Default for PlanOptions {
@@ -83,6 +88,7 @@ impl Default for PlanOptions {
             per_cpu_rings: true,
             hist_buckets: crate::hist::Log2::Floor,
             late_names: true,
+            row_fold: None,
         }
     }
 }
@@ -178,6 +184,8 @@ pub enum KernelOutput {
         per_cpu_rings: bool,
         /// `ebq bench stages`: the last stage the program runs (None: all).
         stage_limit: Option<StageLimit>,
+        /// Rows go to this C in the kernel, not to a ring ([`row_fold`]).
+        fold: Option<std::sync::Arc<RowFold>>,
     },
 }
 
@@ -482,6 +490,10 @@ impl PhysicalPlan {
 /// Builds the physical plan.
 pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanOptions) -> Result<PhysicalPlan> {
     if let Some(join) = &logical.stream_join {
+        if options.row_fold.is_some() {
+            let why = "a kernel fold takes one kernel query's rows: a join of two streams pairs its rows in user space";
+            return Err(Error::query(Stage::Plan, why.to_string(), None));
+        }
         return stream_join::plan_stream_join(sql, logical, join, catalog, options);
     }
     // Sliding windows are assembled in user space from tumbling panes of one step.
@@ -498,6 +510,15 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 return Err(Error::query(
                     Stage::Plan,
                     format!("ring buffer size {} must be a power of two of at least 4096", options.ringbuf_bytes),
+                    None,
+                ));
+            }
+            if options.row_fold.is_some()
+                && (options.stage_limit.is_some() || !logical.order_by.is_empty() || logical.limit.is_some())
+            {
+                return Err(Error::query(
+                    Stage::Plan,
+                    "a kernel fold takes every row in the kernel: no ORDER BY, LIMIT or stage limit".to_string(),
                     None,
                 ));
             }
@@ -541,6 +562,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
                 wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
                 per_cpu_rings: options.per_cpu_rings,
                 stage_limit: options.stage_limit,
+                fold: options.row_fold.clone(),
             };
             (out, user)
         }

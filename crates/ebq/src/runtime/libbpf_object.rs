@@ -38,6 +38,8 @@ pub(crate) struct LibbpfObject {
     bss: Option<MapHandle>,
     /// JOIN: the pairing map.
     pending: Vec<MapHandle>,
+    /// A kernel fold's maps (`MapRole::Fold`), by their C names.
+    fold: Vec<(String, MapHandle)>,
     object: Object,
 }
 
@@ -102,6 +104,13 @@ impl LibbpfObject {
             pids,
             bss: maps.optional(MapRole::WindowCounter)?,
             pending: maps.all(MapRole::Pending)?,
+            fold: program
+                .maps
+                .iter()
+                .filter(|m| m.role == MapRole::Fold)
+                .map(|m| m.name.to_string())
+                .zip(maps.all(MapRole::Fold)?)
+                .collect(),
             object,
         };
         let links = attach::attach_all(&built.object, program, scope)?;
@@ -159,6 +168,25 @@ impl KernelObject for LibbpfObject {
 
     fn stacks(&self) -> Option<&Stacks> {
         self.stacks.as_ref()
+    }
+
+    fn fold_map(&self, name: &str) -> Result<super::FoldEntries> {
+        let Some((_, map)) = self.fold.iter().find(|(n, _)| n == name) else {
+            let source = std::io::Error::other("the query's contract has no such map");
+            return Err(Error::Io { what: format!("read fold map {name}"), source });
+        };
+        let per_cpu = matches!(map.map_type(), MapType::PercpuArray | MapType::PercpuHash | MapType::LruPercpuHash);
+        let what = format!("read fold map {name}");
+        map.keys()
+            .filter_map(|k| {
+                let v = if per_cpu {
+                    map.lookup_percpu(&k, MapFlags::ANY).map_err(|e| map_err(&what, e))
+                } else {
+                    map.lookup(&k, MapFlags::ANY).map(|v| v.map(|v| vec![v])).map_err(|e| map_err(&what, e))
+                };
+                v.transpose().map(|v| v.map(|v| (k, v)))
+            })
+            .collect()
     }
 
     fn set_window(&self, window: u64) -> Result<()> {

@@ -29,6 +29,10 @@ mod stacks;
 mod stream_join;
 mod time_order;
 
+/// A kernel fold's map read whole (`RunningQuery::fold_map`): each key with
+/// its value, one per CPU for a per-CPU map.
+pub type FoldEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+
 /// Decoded rows → a batch (the export module's tests build windows with it).
 #[cfg(test)]
 pub(crate) use crate::exec::decode::to_batch;

@@ -44,6 +44,14 @@ pub(crate) trait KernelObject {
 
     /// Call stacks, when the query reads kstack/ustack.
     fn stacks(&self) -> Option<&Stacks>;
+    /// A kernel fold's map by its C name (`MapRole::Fold`): every key with
+    /// its value, one per CPU for a per-CPU map.
+    fn fold_map(&self, name: &str) -> Result<super::FoldEntries> {
+        Err(crate::error::Error::Io {
+            what: format!("read fold map {name}"),
+            source: std::io::Error::other("this object has no kernel fold"),
+        })
+    }
 
     /// Writes the window number time-window programs put in their keys (`ebq_window`).
     fn set_window(&self, window: u64) -> Result<()>;

@@ -59,6 +59,18 @@ impl RunningQuery {
         }
     }
 
+    /// A kernel fold's map `name` (`PlanOptions::row_fold`): every key with
+    /// its value (one per CPU for a per-CPU map); after [`Self::finish`] the
+    /// final values.
+    pub fn fold_map(&self, name: &str) -> Result<super::FoldEntries> {
+        match &self.run {
+            Run::Single(q) => q.fold_map(name),
+            Run::Join(_) => {
+                Err(Error::query(Stage::Plan, "a kernel fold needs a single kernel query, not a stream join", None))
+            }
+        }
+    }
+
     /// The output schema.
     pub fn schema(&self) -> SchemaRef {
         match &self.run {

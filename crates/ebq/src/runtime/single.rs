@@ -113,7 +113,7 @@ impl SingleQuery {
         open: impl FnOnce(Option<RecordSink>) -> Result<Box<dyn KernelObject>>,
     ) -> Result<SingleQuery> {
         let (rows, sink) = match &plan.programs[0].output {
-            KernelOutput::Rows { record, .. } => {
+            KernelOutput::Rows { record, fold: None, .. } => {
                 let columns = RowColumns::new(plan, record, schema(plan)).filter(|_| !rows_as_values);
                 let buffer = Rc::new(RefCell::new(match columns {
                     Some(columns) => RowBuffer::Columns(columns),
@@ -138,7 +138,8 @@ impl SingleQuery {
                 };
                 (Some(reader), Some(sink))
             }
-            KernelOutput::Aggregate { .. } => (None, None),
+            // A kernel fold's rows stay in the kernel: its maps are read with `fold_map`.
+            KernelOutput::Aggregate { .. } | KernelOutput::Rows { fold: Some(_), .. } => (None, None),
         };
         let object = open(sink)?;
         let started_at = Instant::now();
@@ -355,6 +356,13 @@ impl SingleQuery {
                 )])
             }
         }
+    }
+
+    /// A kernel fold's map `name` (`plan::row_fold`): every key with its
+    /// value (one per CPU for a per-CPU map). Read it after `finish`, when
+    /// the programs are detached, for final values.
+    pub fn fold_map(&self, name: &str) -> Result<super::FoldEntries> {
+        self.object.fold_map(name)
     }
 
     /// Event accounting so far.
