@@ -301,6 +301,8 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         hist_buckets: if args.otlp.is_some() { ebq::hist::Log2::Ceil } else { ebq::hist::Log2::Floor },
         // A pinned group map's readers decode the kernel key: names in it, not identities.
         late_names: args.pin.is_none() && !args.names_in_key,
+        // `ebq report io` folds Darshan's records in the kernel unless it needs every operation.
+        row_fold: args.report.as_ref().and_then(|o| o.kernel_fold(args.command.as_deref())),
     };
     let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     for v in &args.views {

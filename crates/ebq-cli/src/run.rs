@@ -226,6 +226,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
     if let Some(o) = &args.report {
+        if let ebq::plan::KernelOutput::Rows { fold: Some(_), .. } = &prepared.physical.programs[0].output {
+            let read = |name: &str| query.fold_map(name).map_err(|e| e.render(&sql));
+            let maps = crate::report::FoldMaps {
+                files: read(crate::report::kernel_fold::FILES_MAP)?,
+                totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
+            };
+            o.shared.lock().expect("not poisoned").fold_maps = Some(maps);
+        }
         o.shared.lock().expect("not poisoned").posix_stats = Some(stats);
         if let Some(m) = mpi.take() {
             m.finish(&o.shared)?;

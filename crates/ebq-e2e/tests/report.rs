@@ -7,6 +7,7 @@ mod common;
 
 use common::{ebq_bin, python_with, workload_bin, LoopDevice};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -36,7 +37,10 @@ struct Mounts {
 
 impl Mounts {
     fn new() -> Mounts {
-        let dir = PathBuf::from(format!("/tmp/ebq-dar-{}", std::process::id()));
+        // One directory per test: the tests of this file may run in parallel.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = PathBuf::from(format!("/tmp/ebq-dar-{}-{n}", std::process::id()));
         let (ext4, tmpfs) = (dir.join("ext4"), dir.join("tmpfs"));
         std::fs::create_dir_all(&ext4).unwrap();
         std::fs::create_dir_all(&tmpfs).unwrap();
@@ -108,11 +112,11 @@ fn seen_on_stderr(stderr: &str) -> u64 {
     line["ebq: ".len()..].split(' ').next().unwrap().parse().unwrap()
 }
 
-#[test]
-fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
-    let m = Mounts::new();
+/// `ebq report io` over the `darshan` workload (three files on ext4 and tmpfs) with
+/// `extra` report options; its JSON document and the workload's own tally.
+fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, Json) {
     let (a, b, c) = (m.ext4.join("a.dat"), m.tmpfs.join("b.dat"), m.tmpfs.join("c.dat"));
-    let (tally_path, trace, html) = (m.dir.join("tally.json"), m.dir.join("trace.parquet"), m.dir.join("report.html"));
+    let tally_path = m.dir.join("tally.json");
     let cmd = format!(
         "{} darshan --files {},{} --side-files {} --report {}",
         workload_bin().display(),
@@ -122,10 +126,8 @@ fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
         tally_path.display()
     );
     let out = Command::new(ebq_bin())
-        .args(["report", "io", "--format", "json", "--trace"])
-        .arg(&trace)
-        .arg("--html")
-        .arg(&html)
+        .args(["report", "io", "--format", "json"])
+        .args(extra)
         .args(["-c", &cmd])
         .output()
         .unwrap();
@@ -137,6 +139,12 @@ fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
     assert_eq!(doc["ebq_stats"]["posix"]["dropped"], 0);
     assert!(doc["mpiio"].is_null() && doc["ebq_stats"].get("mpiio").is_none(), "{}", doc["ebq_stats"]);
     let tally: Json = serde_json::from_str(&std::fs::read_to_string(&tally_path).unwrap()).unwrap();
+    (doc, tally)
+}
+
+/// Every file's and file system's Darshan counters in `doc` equal the tally's,
+/// and each timestamp lies inside the workload's own bracket of its call.
+fn assert_report_equals_tally(doc: &Json, tally: &Json) {
     let origin = doc["start_monotonic_ns"].as_f64().unwrap();
     let files = doc["files"].as_array().unwrap();
     for t in tally["files"].as_array().unwrap() {
@@ -187,6 +195,47 @@ fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
         assert_eq!(e["files"].as_u64(), Some(t["paths"].as_array().unwrap().len() as u64), "{mount}");
         assert_counters_equal(mount, e, t);
     }
+}
+
+/// Folded in the kernel (the default: no trace, page or MPI-IO needs each
+/// operation): the same counters as the tally, and as the report that
+/// streamed every operation.
+#[test]
+fn darshan_counters_folded_in_the_kernel_equal_the_workloads_own_tally() {
+    let m = Mounts::new();
+    let (doc, tally) = darshan_report(&m, &[]);
+    assert_report_equals_tally(&doc, &tally);
+    // Every file the process touched (its libraries too), not only the tally's: as streamed.
+    // (The tally's own file, whose content is the run's times, differs between runs.)
+    let trace = m.dir.join("trace.parquet");
+    let (streamed, _) = darshan_report(&m, &["--trace".as_ref(), trace.as_os_str()]);
+    assert_eq!(doc["operations"], streamed["operations"]);
+    let by_file = |d: &Json| -> BTreeMap<String, Json> {
+        let files = d["files"].as_array().unwrap().iter();
+        // By name (a /proc file's inode and the tally's temporary name change between runs).
+        let name = |f: &Json| f["file_name"].as_str().unwrap().split(".tmp.").next().unwrap().to_string();
+        // The size of the slowest read or write depends on which call was slowest in that run.
+        let timeless = |f: &Json| {
+            let mut c = f["counters"].as_object().unwrap().clone();
+            c.retain(|k, _| !k.starts_with("POSIX_MAX_") || !k.ends_with("_TIME_SIZE"));
+            Json::Object(c)
+        };
+        files.filter(|f| !name(f).starts_with("tally.json")).map(|f| (name(f), timeless(f))).collect()
+    };
+    let (folded, streamed) = (by_file(&doc), by_file(&streamed));
+    assert_eq!(folded.keys().collect::<Vec<_>>(), streamed.keys().collect::<Vec<_>>());
+    for (file, counters) in &folded {
+        assert_eq!(counters, &streamed[file], "{file}");
+    }
+}
+
+#[test]
+fn darshan_counters_equal_the_workloads_own_tally_per_file_and_file_system() {
+    let m = Mounts::new();
+    let (trace, html) = (m.dir.join("trace.parquet"), m.dir.join("report.html"));
+    let (doc, tally) =
+        darshan_report(&m, &["--trace".as_ref(), trace.as_os_str(), "--html".as_ref(), html.as_os_str()]);
+    assert_report_equals_tally(&doc, &tally);
 
     // The DXT trace: one row per call on the three files, the bytes of the reads.
     let py = python_with("pyarrow", "pyarrow");

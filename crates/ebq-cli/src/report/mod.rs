@@ -17,6 +17,7 @@
 
 pub mod dxt;
 pub mod html;
+pub mod kernel_fold;
 pub mod live;
 pub mod mpi;
 pub mod posix;
@@ -154,6 +155,22 @@ impl Options {
     }
 }
 
+impl Options {
+    /// The report folds its operations into Darshan's records in the kernel
+    /// ([`kernel_fold`]) unless something needs each operation in user space:
+    /// the trace and the HTML page (one row, one dot per operation) and the
+    /// MPI-IO fold (which attributes POSIX operations to MPI calls).
+    pub fn kernel_fold(&self, command: Option<&str>) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
+        (self.trace.is_none() && self.html.is_none() && self.mpi_library(command).is_none()).then(|| {
+            std::sync::Arc::new(ebq::plan::RowFold {
+                name: "Darshan's POSIX records per file".into(),
+                source: kernel_fold::source(),
+                maps: vec![kernel_fold::FILES_MAP.into(), kernel_fold::TOTALS_MAP.into()],
+            })
+        })
+    }
+}
+
 /// The MPI library the jobs of launcher `argv0` use: Open MPI's `libmpi` for
 /// its launchers (`mpirun.openmpi`, `orterun`, `prterun`), MPICH's
 /// `libmpich` for hydra's and `srun`; plain `mpirun`/`mpiexec` are whichever
@@ -193,6 +210,16 @@ pub struct SharedState {
     pub mpi_stats: Option<ebq::QueryStats>,
     /// `PMPI_Type_size_x` calls seen (MPICH; rows of the MPI-IO query that are no file's calls).
     pub type_size_calls: u64,
+    /// The kernel fold's maps after the run ([`Options::kernel_fold`]): the
+    /// files' records and the totals, as `RunningQuery::fold_map` read them.
+    pub fold_maps: Option<FoldMaps>,
+}
+
+/// What the kernel fold left: `ebq_fold_files` and `ebq_fold_totals`.
+#[derive(Debug, Default)]
+pub struct FoldMaps {
+    pub files: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    pub totals: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
 }
 
 /// [`SharedState`] between the run loop and the report (its sink).
@@ -287,8 +314,24 @@ impl Sink for IoReport {
         // Ring buffer records arrive per CPU: order them in time before tracking offsets.
         self.ops.sort_by_key(|o| (o.start_ns, o.end_ns));
         let end_ns = monotonic_ns();
-        let fold = posix::fold(&self.ops, &mut block_size);
-        let shared = self.options.shared.lock().expect("not poisoned");
+        let mut shared = self.options.shared.lock().expect("not poisoned");
+        // Folded in the kernel: the records and the counts come from its maps, no operation was streamed.
+        let (fold, operations, aio) = match shared.fold_maps.take() {
+            Some(maps) => {
+                let files: Vec<(Vec<u8>, Vec<u8>)> =
+                    maps.files.into_iter().filter_map(|(k, mut v)| Some((k, v.drain(..).next()?))).collect();
+                let totals = kernel_fold::totals(&maps.totals.into_iter().flat_map(|(_, v)| v).collect::<Vec<_>>());
+                let aio = terminal::AioCount { submitted: totals.aio_submitted, counted: totals.aio_counted };
+                (kernel_fold::records(&files, &mut block_size), totals.operations as usize, aio)
+            }
+            None => {
+                let aio = terminal::AioCount {
+                    submitted: self.aio_submitted,
+                    counted: self.ops.iter().filter(|o| o.via == Via::Aio).count() as u64,
+                };
+                (posix::fold(&self.ops, &mut block_size), self.ops.len(), aio)
+            }
+        };
         let mpi = (shared.mpi_functions > 0).then(|| mpi::Fold {
             type_size_calls: shared.type_size_calls,
             ..mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks)
@@ -303,11 +346,7 @@ impl Sink for IoReport {
             .filter_map(|(k, s)| Some((k, s?)))
             .collect();
         drop(shared);
-        let aio = terminal::AioCount {
-            submitted: self.aio_submitted,
-            counted: self.ops.iter().filter(|o| o.via == Via::Aio).count() as u64,
-        };
-        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations: self.ops.len(), stats, aio };
+        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio };
         if let Some(path) = &self.options.trace {
             dxt::write(path, &self.ops, self.origin_ns)
                 .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;

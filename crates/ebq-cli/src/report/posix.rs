@@ -112,7 +112,7 @@ impl CommonValues {
     }
 }
 
-fn top4(values: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
+pub(super) fn top4(values: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
     let mut v: Vec<(i64, i64)> = values.filter(|(v, _)| *v != 0).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     v.truncate(4);
@@ -137,7 +137,7 @@ pub struct Record {
 }
 
 impl Record {
-    fn new(name: &str, fs_type: &str, mount_point: &str) -> Record {
+    pub(super) fn new(name: &str, fs_type: &str, mount_point: &str) -> Record {
         let mut counters: BTreeMap<String, i64> = COUNTERS.iter().map(|c| (c.to_string(), 0)).collect();
         for via in Via::ALL {
             for what in PER_PATH {
@@ -411,7 +411,7 @@ pub fn fold(ops: &[Operation], block_size: &mut dyn FnMut(&str) -> i64) -> Fold 
 /// (the earliest), last timestamps (the latest), the slowest read/write
 /// (with its size) and the common values (counts of equal values summed,
 /// then the top four again).
-fn merge(t: &mut Record, f: &Record) {
+pub(super) fn merge(t: &mut Record, f: &Record) {
     t.files += 1;
     for (k, v) in &f.counters {
         let e = t.counters.entry(k.clone()).or_insert(0);

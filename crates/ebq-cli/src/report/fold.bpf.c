@@ -1,0 +1,584 @@
+/*
+ * `ebq report io`'s kernel fold: Darshan's POSIX record of every file, kept
+ * in the kernel (report/kernel_fold.rs reads it back).
+ *
+ * Appended by the engine after vmlinux.h, bpf_helpers.h, `struct ebq_row`
+ * and one `#define EBQ_ROW_<column> <field>` per column of report/query.rs's
+ * SQL. The EBQ_NR_* values are placeholders kernel_fold::source replaces
+ * with this machine's system call numbers (-1 for a call it lacks, which no
+ * row has).
+ *
+ * It is report/query.rs's `Decoder::{submitted, operation}` and
+ * report/posix.rs's `Open::add` (through `fold`) in C, rule for rule; the
+ * comments name what each part reproduces. What differs, and why:
+ * - order: a row is folded when its end event runs, so a file's operations
+ *   are folded in completion order, where posix::fold sorts them by start
+ *   time. Darshan's own order is its wrappers' (each call recorded when it
+ *   returns), so this is no further from Darshan; offsets, sequentiality,
+ *   the last end timestamps and the no-overlap timers follow that order.
+ * - the lock: tracepoint programs may not take a `bpf_spin_lock` (the
+ *   verifier: "tracing progs cannot use bpf_spin_lock yet"), so a file's
+ *   state is guarded by a word of its own (`lock`, where a bpf_spin_lock
+ *   would be): compare-and-swap to take it, exchange to give it back (both
+ *   fully ordered BPF atomics), a bounded spin (bpf_loop) while another CPU
+ *   holds it. A row that still finds it held after EBQ_FOLD_SPINS tries
+ *   (a holder preempted in the middle) is not folded: ebq_fold returns 1
+ *   and the engine counts it dropped, as for a full map.
+ * - POSIX_FILE_NOT_ALIGNED needs the file system's block size, which only
+ *   user space knows (statfs): the kernel keeps a histogram of the reads'
+ *   and writes' Darshan offsets by trailing zero bits (`align`), from which
+ *   user space counts `off % bs != 0` exactly for a power-of-two block size.
+ * - POSIX_FILE_ALIGNMENT: posix::fold takes the block size of the mount
+ *   point of every row that has one; here the last one seen (`align_mount`)
+ *   names the block size. They differ only for a file seen through mount
+ *   points of different block sizes.
+ */
+
+/* System call numbers (-1: not on this machine). */
+#define EBQ_NR_read (@NR_read@)
+#define EBQ_NR_pread64 (@NR_pread64@)
+#define EBQ_NR_readv (@NR_readv@)
+#define EBQ_NR_preadv (@NR_preadv@)
+#define EBQ_NR_preadv2 (@NR_preadv2@)
+#define EBQ_NR_write (@NR_write@)
+#define EBQ_NR_pwrite64 (@NR_pwrite64@)
+#define EBQ_NR_writev (@NR_writev@)
+#define EBQ_NR_pwritev (@NR_pwritev@)
+#define EBQ_NR_pwritev2 (@NR_pwritev2@)
+#define EBQ_NR_open (@NR_open@)
+#define EBQ_NR_openat (@NR_openat@)
+#define EBQ_NR_creat (@NR_creat@)
+#define EBQ_NR_close (@NR_close@)
+#define EBQ_NR_lseek (@NR_lseek@)
+#define EBQ_NR_fsync (@NR_fsync@)
+#define EBQ_NR_fdatasync (@NR_fdatasync@)
+#define EBQ_NR_io_submit (@NR_io_submit@)
+/* A row is call `nr` (a call this machine lacks is no row's). */
+#define EBQ_FOLD_IS(id, nr) ((nr) >= 0 && (id) == (nr))
+
+/* The `path` column (query.rs PATH_*). */
+#define EBQ_FOLD_PATH_SYSCALL 0
+#define EBQ_FOLD_PATH_IO_URING 2
+#define EBQ_FOLD_PATH_AIO 3
+
+/* Via (posix.rs Via::ALL order): the first index of per_path. */
+#define EBQ_FOLD_VIA_SYSCALL 0
+#define EBQ_FOLD_VIA_IO_URING 1
+#define EBQ_FOLD_VIA_AIO 2
+
+/* OpKind. */
+#define EBQ_FOLD_NONE 0
+#define EBQ_FOLD_OPEN 1
+#define EBQ_FOLD_CLOSE 2
+#define EBQ_FOLD_READ 3
+#define EBQ_FOLD_WRITE 4
+#define EBQ_FOLD_SEEK 5
+#define EBQ_FOLD_FSYNC 6
+#define EBQ_FOLD_FDATASYNC 7
+
+/* `last_io`: Darshan's last access, none yet, a read or a write. */
+#define EBQ_FOLD_IO_NONE 0
+#define EBQ_FOLD_IO_READ 1
+#define EBQ_FOLD_IO_WRITE 2
+
+/*
+ * counters[]: Darshan's integer counters (a read's and a write's side by
+ * side, `+ w` with w = 0 read, 1 write). POSIX_MEM_ALIGNMENT, POSIX_FILE_-
+ * ALIGNMENT and POSIX_FILE_NOT_ALIGNED are user space's.
+ */
+#define EBQ_FOLD_C_OPENS 0
+#define EBQ_FOLD_C_SEEKS 1
+#define EBQ_FOLD_C_FSYNCS 2
+#define EBQ_FOLD_C_FDSYNCS 3
+#define EBQ_FOLD_C_READS 4		/* + w: POSIX_WRITES */
+#define EBQ_FOLD_C_BYTES_READ 6		/* + w: POSIX_BYTES_WRITTEN */
+#define EBQ_FOLD_C_MAX_BYTE_READ 8	/* + w: POSIX_MAX_BYTE_WRITTEN */
+#define EBQ_FOLD_C_CONSEC_READS 10	/* + w */
+#define EBQ_FOLD_C_SEQ_READS 12		/* + w */
+#define EBQ_FOLD_C_MAX_READ_TIME_SIZE 14 /* + w */
+#define EBQ_FOLD_C_RW_SWITCHES 16
+#define EBQ_FOLD_C_MEM_NOT_ALIGNED 17
+#define EBQ_FOLD_C_ERRORS 18
+#define EBQ_FOLD_COUNTERS 19
+
+/* per_path[via * 4 + …]: EBQ_<VIA>_READS, _WRITES, _BYTES_READ, _BYTES_WRITTEN. */
+#define EBQ_FOLD_PP_READS 0		/* + w */
+#define EBQ_FOLD_PP_BYTES_READ 2	/* + w */
+#define EBQ_FOLD_PER_PATH 12
+
+/* size[w * 10 + bucket]: POSIX_SIZE_READ_*, then POSIX_SIZE_WRITE_*. */
+#define EBQ_FOLD_BUCKETS 10
+
+/* fcounters[] (absolute ns, 0 = never; times in ns). */
+#define EBQ_FOLD_F_OPEN_START 0
+#define EBQ_FOLD_F_OPEN_END 1
+#define EBQ_FOLD_F_CLOSE_START 2
+#define EBQ_FOLD_F_CLOSE_END 3
+#define EBQ_FOLD_F_READ_START 4		/* + w */
+#define EBQ_FOLD_F_READ_END 6		/* + w */
+#define EBQ_FOLD_F_READ_TIME 8		/* + t: t = 0 read, 1 write, 2 meta */
+#define EBQ_FOLD_F_MAX_READ_TIME 11	/* + w */
+#define EBQ_FOLD_FCOUNTERS 13
+
+/* last_end[t]: the no-overlap timers' last ends (read, write, meta). */
+#define EBQ_FOLD_T_READ 0
+#define EBQ_FOLD_T_WRITE 1
+#define EBQ_FOLD_T_META 2
+
+/* Darshan's cap on distinct common values per file (posix.rs COMMON_MAX_TRACKED). */
+#define EBQ_FOLD_COMMON 32
+/* align[ctz(off)] for off != 0, align[64] for off == 0. */
+#define EBQ_FOLD_ALIGN 65
+/* Tries of a held file lock before the row is given up (bpf_loop iterations). */
+#define EBQ_FOLD_SPINS (1 << 14)
+
+struct ebq_fold_key {
+	__u32 dev;	/* the kernel's dev_t: major << 20 | minor */
+	__u32 pad;
+	__u64 inode;
+};
+
+struct ebq_fold_common {
+	__s64 value;
+	__s64 count;
+};
+
+struct ebq_fold_file {
+	__u32 lock;		/* 0 free, 1 held (where a struct bpf_spin_lock would be) */
+	__u32 last_io;		/* EBQ_FOLD_IO_* */
+	__u32 offset_known;	/* `offset` holds Darshan's offset (Open::offset is Some) */
+	__u32 align_known;	/* a row with a mount point was seen: the block size applies */
+	__u32 access_used;	/* slots of access[] in use */
+	__u32 stride_used;	/* slots of stride[] in use */
+	__s64 offset;		/* Darshan's offset */
+	__s64 last_byte[2];	/* last_byte_read, last_byte_written */
+	__s64 last_end[3];	/* last_read_end, last_write_end, last_meta_end */
+	__s64 counters[EBQ_FOLD_COUNTERS];
+	__s64 per_path[EBQ_FOLD_PER_PATH];
+	__s64 size[2 * EBQ_FOLD_BUCKETS];
+	__s64 fcounters[EBQ_FOLD_FCOUNTERS];
+	__u64 align[EBQ_FOLD_ALIGN];
+	struct ebq_fold_common access[EBQ_FOLD_COMMON];
+	struct ebq_fold_common stride[EBQ_FOLD_COMMON];
+	char fs_type[16];
+	char mount_point[64];
+	char name[64];
+	char align_mount[64];	/* the last mount point seen: its block size is the file's alignment */
+};
+
+/* The layout report/kernel_fold.rs decodes: change both together. */
+_Static_assert(sizeof(struct ebq_fold_key) == 16, "ebq_fold_key layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_key, inode) == 8, "ebq_fold_key layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_io) == 4, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, offset_known) == 8, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_known) == 12, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, access_used) == 16, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride_used) == 20, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, offset) == 24, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_byte) == 32, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_end) == 48, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, counters) == 72, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, per_path) == 224, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, size) == 320, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, fcounters) == 480, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align) == 584, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, access) == 1104, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride) == 1616, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, fs_type) == 2128, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_point) == 2144, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, name) == 2208, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount) == 2272, "ebq_fold_file layout");
+_Static_assert(sizeof(struct ebq_fold_file) == 2336, "ebq_fold_file layout");
+
+/* What the rows were, summed per CPU. */
+struct ebq_fold_totals {
+	__u64 operations;	/* rows Decoder::operation makes an operation of (folded) */
+	__u64 aio_submitted;	/* Σ Decoder::submitted: io_submit's results, negatives as 0 */
+	__u64 aio_counted;	/* operations via AIO */
+	__u64 no_file;		/* rows of no file's operation (not io_submit's) */
+};
+_Static_assert(sizeof(struct ebq_fold_totals) == 32, "ebq_fold_totals layout");
+
+/*
+ * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
+ * preallocated, 65536 records of 2336 bytes would pin ~150 MB for every run).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ebq_fold_key);
+	__type(value, struct ebq_fold_file);
+} ebq_fold_files SEC(".maps");
+
+/* A new file's record: zeroes, never written (larger than the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebq_fold_file);
+} ebq_fold_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebq_fold_totals);
+} ebq_fold_totals SEC(".maps");
+
+/* The spin's state, on the caller's stack. */
+struct ebq_fold_spin {
+	struct ebq_fold_file *f;
+	__u64 locked;
+};
+
+/* One try of a held lock (a bpf_loop callback): 1 stops the loop. */
+static long ebq_fold_spin_once(__u64 i, void *ctx)
+{
+	struct ebq_fold_spin *s = ctx;
+	struct ebq_fold_file *f = s->f;
+
+	if (!f)
+		return 1;
+	if (*(volatile __u32 *)&f->lock == 0 && __sync_val_compare_and_swap(&f->lock, 0, 1) == 0) {
+		s->locked = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Takes a file's lock: 0 if it stayed held for EBQ_FOLD_SPINS tries. */
+static __always_inline int ebq_fold_lock(struct ebq_fold_file *f)
+{
+	struct ebq_fold_spin s = { .f = f, .locked = 0 };
+
+	if (__sync_val_compare_and_swap(&f->lock, 0, 1) == 0)
+		return 1;
+	bpf_loop(EBQ_FOLD_SPINS, ebq_fold_spin_once, &s, 0);
+	return s.locked != 0;
+}
+
+static __always_inline void ebq_fold_unlock(struct ebq_fold_file *f)
+{
+	__sync_lock_test_and_set(&f->lock, 0);
+}
+
+/* DARSHAN_TIMER_INC_NO_OVERLAP (posix.rs timer_no_overlap). */
+static __always_inline void ebq_fold_timer(__s64 *timer, __s64 t1, __s64 t2, __s64 *last)
+{
+	__s64 l = *last;
+
+	*timer += t1 > l ? t2 - t1 : t2 - l;
+	if (t2 > l)
+		*last = t2;
+}
+
+/* posix.rs first: the earliest start. */
+static __always_inline void ebq_fold_first(__s64 *v, __s64 t)
+{
+	if (*v == 0 || *v > t)
+		*v = t;
+}
+
+/* posix.rs bucket: inclusive upper edges. */
+static __always_inline __u32 ebq_fold_bucket(__s64 bytes)
+{
+	if (bytes <= 100)
+		return 0;
+	if (bytes <= (1 << 10))
+		return 1;
+	if (bytes <= (10 << 10))
+		return 2;
+	if (bytes <= (100 << 10))
+		return 3;
+	if (bytes <= (1 << 20))
+		return 4;
+	if (bytes <= (4 << 20))
+		return 5;
+	if (bytes <= (10 << 20))
+		return 6;
+	if (bytes <= (100 << 20))
+		return 7;
+	if (bytes <= (1 << 30))
+		return 8;
+	return 9;
+}
+
+/*
+ * The trailing zero bits of `off` (two's complement, so -4096 has 12: Rust's
+ * `-4096 % 4096` is 0 as well), 64 for 0: popcount((off & -off) - 1).
+ */
+static __always_inline __u32 ebq_fold_align_slot(__s64 off)
+{
+	__u64 x = (__u64)off;
+	__u64 y = (x & -x) - 1;
+
+	y = y - ((y >> 1) & 0x5555555555555555ULL);
+	y = (y & 0x3333333333333333ULL) + ((y >> 2) & 0x3333333333333333ULL);
+	y = (y + (y >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (__u32)((y * 0x0101010101010101ULL) >> 56);
+}
+
+/*
+ * posix.rs CommonValues::add: a tracked value counts once more; a new one
+ * takes a slot while there are fewer than 32 (0 as well: top4 leaves it out).
+ */
+static __always_inline void ebq_fold_common(struct ebq_fold_common *cv, __u32 *used, __s64 v)
+{
+	__u32 n = *used;
+
+	for (__u32 i = 0; i < EBQ_FOLD_COMMON; i++) {
+		if (i >= n)
+			break;
+		if (cv[i].value == v) {
+			cv[i].count++;
+			return;
+		}
+	}
+	/* Read again: the loop's bound on n must not split the verifier's states. */
+	n = *(volatile __u32 *)used;
+	if (n < EBQ_FOLD_COMMON) {
+		cv[n].value = v;
+		cv[n].count = 1;
+		*used = n + 1;
+	}
+}
+
+/* Copies a string column into a record's field (both whole arrays, the shorter's length). */
+#define EBQ_FOLD_COPY(dst, src)                                                                  \
+	__builtin_memcpy(dst, src, sizeof(dst) < sizeof(src) ? sizeof(dst) : sizeof(src))
+
+/* Decoder::operation's kind of a system call row (its `kinds`). */
+static __always_inline int ebq_fold_syscall_kind(__s64 id)
+{
+	if (EBQ_FOLD_IS(id, EBQ_NR_read) || EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_readv) ||
+	    EBQ_FOLD_IS(id, EBQ_NR_preadv) || EBQ_FOLD_IS(id, EBQ_NR_preadv2))
+		return EBQ_FOLD_READ;
+	if (EBQ_FOLD_IS(id, EBQ_NR_write) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || EBQ_FOLD_IS(id, EBQ_NR_writev) ||
+	    EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2))
+		return EBQ_FOLD_WRITE;
+	if (EBQ_FOLD_IS(id, EBQ_NR_open) || EBQ_FOLD_IS(id, EBQ_NR_openat) || EBQ_FOLD_IS(id, EBQ_NR_creat))
+		return EBQ_FOLD_OPEN;
+	if (EBQ_FOLD_IS(id, EBQ_NR_close))
+		return EBQ_FOLD_CLOSE;
+	if (EBQ_FOLD_IS(id, EBQ_NR_lseek))
+		return EBQ_FOLD_SEEK;
+	if (EBQ_FOLD_IS(id, EBQ_NR_fsync))
+		return EBQ_FOLD_FSYNC;
+	if (EBQ_FOLD_IS(id, EBQ_NR_fdatasync))
+		return EBQ_FOLD_FDATASYNC;
+	return EBQ_FOLD_NONE;
+}
+
+/* Decoder's `positioned`: calls that give their offset. */
+static __always_inline int ebq_fold_positioned_call(__s64 id)
+{
+	return EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || EBQ_FOLD_IS(id, EBQ_NR_preadv) ||
+	       EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_preadv2) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2);
+}
+
+/* Decoder's `vectored`: calls whose buffer is not read (no memory alignment). */
+static __always_inline int ebq_fold_vectored_call(__s64 id)
+{
+	return EBQ_FOLD_IS(id, EBQ_NR_readv) || EBQ_FOLD_IS(id, EBQ_NR_writev) || EBQ_FOLD_IS(id, EBQ_NR_preadv) ||
+	       EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_preadv2) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2);
+}
+
+/* posix.rs Open::add's read and write branch (w: 0 read, 1 write), the lock held. */
+static __always_inline void ebq_fold_access(struct ebq_fold_file *f, struct ebq_row *r, __u32 w, __u32 via,
+					    int positioned, int mem)
+{
+	__s64 ret = (__s64)r->EBQ_ROW_ret;
+	__s64 t1 = (__s64)r->EBQ_ROW_time;
+	__s64 t2 = (__s64)((__u64)r->EBQ_ROW_time + (__u64)r->EBQ_ROW_latency);
+	__s64 roff = (__s64)r->EBQ_ROW_offset;
+	__s64 off = positioned ? roff : (f->offset_known ? f->offset : roff);
+	__s64 last = f->last_byte[w];
+	__s64 last_byte = (__s64)((__u64)off + (__u64)ret - 1);
+	__s64 stride = 0;
+	__u32 slot;
+
+	f->offset = (__s64)((__u64)off + (__u64)ret);
+	f->offset_known = 1;
+	if (off > last)
+		f->counters[EBQ_FOLD_C_SEQ_READS + w]++;
+	if (off == (__s64)((__u64)last + 1))
+		f->counters[EBQ_FOLD_C_CONSEC_READS + w]++;
+	if (off > 0 && off > last && last != 0)
+		stride = (__s64)((__u64)off - (__u64)last - 1);
+	f->last_byte[w] = last_byte;
+	if (f->counters[EBQ_FOLD_C_MAX_BYTE_READ + w] < last_byte)
+		f->counters[EBQ_FOLD_C_MAX_BYTE_READ + w] = last_byte;
+	f->counters[EBQ_FOLD_C_BYTES_READ + w] += ret;
+	f->counters[EBQ_FOLD_C_READS + w]++;
+	f->per_path[via * 4 + EBQ_FOLD_PP_BYTES_READ + w] += ret;
+	f->per_path[via * 4 + EBQ_FOLD_PP_READS + w]++;
+	f->size[w * EBQ_FOLD_BUCKETS + ebq_fold_bucket(ret)]++;
+	ebq_fold_common(f->access, &f->access_used, ret);
+	ebq_fold_common(f->stride, &f->stride_used, stride);
+	if (mem && ((__u64)r->EBQ_ROW_buf & 7))
+		f->counters[EBQ_FOLD_C_MEM_NOT_ALIGNED]++;
+	/* posix.rs counts `off % block_size != 0` once a block size is known (a mount point seen). */
+	slot = ebq_fold_align_slot(off);
+	if (f->align_known && slot < EBQ_FOLD_ALIGN)
+		f->align[slot]++;
+	if (f->last_io == (w ? EBQ_FOLD_IO_READ : EBQ_FOLD_IO_WRITE))
+		f->counters[EBQ_FOLD_C_RW_SWITCHES]++;
+	f->last_io = w ? EBQ_FOLD_IO_WRITE : EBQ_FOLD_IO_READ;
+	ebq_fold_first(&f->fcounters[EBQ_FOLD_F_READ_START + w], t1);
+	f->fcounters[EBQ_FOLD_F_READ_END + w] = t2;
+	if (f->fcounters[EBQ_FOLD_F_MAX_READ_TIME + w] < t2 - t1) {
+		f->fcounters[EBQ_FOLD_F_MAX_READ_TIME + w] = t2 - t1;
+		f->counters[EBQ_FOLD_C_MAX_READ_TIME_SIZE + w] = ret;
+	}
+	ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + w], t1, t2, &f->last_end[w]);
+}
+
+/* posix.rs Open::add (after fold's block size), the lock held. */
+static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row *r, int kind, __u32 via,
+					 int positioned, int mem)
+{
+	int open = kind == EBQ_FOLD_OPEN;
+	__s64 ret = (__s64)r->EBQ_ROW_ret;
+	__s64 t1 = (__s64)r->EBQ_ROW_time;
+	__s64 t2 = (__s64)((__u64)r->EBQ_ROW_time + (__u64)r->EBQ_ROW_latency);
+
+	if (ret < 0) {
+		f->counters[EBQ_FOLD_C_ERRORS]++;
+		return;
+	}
+	if (!f->fs_type[0]) {
+		if (open && r->EBQ_ROW_open_fs_type[0]) {
+			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_open_fs_type);
+			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_open_mount_point);
+		} else if (!open && r->EBQ_ROW_fs_type[0]) {
+			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_fs_type);
+			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_mount_point);
+		}
+	}
+	if (!f->name[0]) {
+		if (open && r->EBQ_ROW_open_file_name[0])
+			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_open_file_name);
+		else if (!open && r->EBQ_ROW_file_name[0])
+			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
+	}
+	switch (kind) {
+	case EBQ_FOLD_OPEN:
+	case EBQ_FOLD_CLOSE:
+		if (open) {
+			f->offset = 0;
+			f->offset_known = 1;
+		}
+		f->last_byte[0] = 0;
+		f->last_byte[1] = 0;
+		ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + EBQ_FOLD_T_META], t1, t2,
+			       &f->last_end[EBQ_FOLD_T_META]);
+		if (open) {
+			f->fcounters[EBQ_FOLD_F_OPEN_END] = t2;
+			ebq_fold_first(&f->fcounters[EBQ_FOLD_F_OPEN_START], t1);
+			f->counters[EBQ_FOLD_C_OPENS]++;
+		} else {
+			f->fcounters[EBQ_FOLD_F_CLOSE_END] = t2;
+			ebq_fold_first(&f->fcounters[EBQ_FOLD_F_CLOSE_START], t1);
+		}
+		break;
+	case EBQ_FOLD_SEEK:
+		f->offset = ret;
+		f->offset_known = 1;
+		ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + EBQ_FOLD_T_META], t1, t2,
+			       &f->last_end[EBQ_FOLD_T_META]);
+		f->counters[EBQ_FOLD_C_SEEKS]++;
+		break;
+	case EBQ_FOLD_FSYNC:
+	case EBQ_FOLD_FDATASYNC:
+		ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + EBQ_FOLD_T_WRITE], t1, t2,
+			       &f->last_end[EBQ_FOLD_T_WRITE]);
+		f->counters[kind == EBQ_FOLD_FSYNC ? EBQ_FOLD_C_FSYNCS : EBQ_FOLD_C_FDSYNCS]++;
+		break;
+	default:
+		/* A request (io_uring, AIO) or a p… call at offset -1 is at the file position. */
+		positioned = positioned && (__s64)r->EBQ_ROW_offset >= 0;
+		ebq_fold_access(f, r, kind == EBQ_FOLD_WRITE ? 1 : 0, via, positioned, mem);
+		break;
+	}
+}
+
+static __always_inline int ebq_fold(struct ebq_row *r)
+{
+	struct ebq_fold_key key = {};
+	struct ebq_fold_totals *tot;
+	struct ebq_fold_file *f;
+	__u32 zero = 0;
+	__u64 path = r->EBQ_ROW_path;
+	__s64 id = (__s64)r->EBQ_ROW_id;
+	__u32 via = EBQ_FOLD_VIA_SYSCALL;
+	int kind = EBQ_FOLD_NONE, open, positioned = 1, mem = 0;
+
+	tot = bpf_map_lookup_elem(&ebq_fold_totals, &zero);
+	if (!tot)
+		return 0;
+
+	/* Decoder::submitted: io_submit's row counts AIO requests, no file's operation. */
+	if (path == EBQ_FOLD_PATH_SYSCALL && EBQ_FOLD_IS(id, EBQ_NR_io_submit)) {
+		__s64 n = (__s64)r->EBQ_ROW_ret;
+
+		tot->aio_submitted += n > 0 ? (__u64)n : 0;
+		return 0;
+	}
+
+	/* Decoder::operation: the kind, the path, `positioned` (with the offset, later) and `mem`. */
+	if (path == EBQ_FOLD_PATH_SYSCALL) {
+		kind = ebq_fold_syscall_kind(id);
+		positioned = ebq_fold_positioned_call(id);
+		mem = !ebq_fold_vectored_call(id);
+	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
+		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;
+		if (id == 0)
+			kind = EBQ_FOLD_READ;
+		else if (id == 1)
+			kind = EBQ_FOLD_WRITE;
+		else if (id == 2)
+			kind = EBQ_FOLD_FSYNC;
+	}
+	if (kind == EBQ_FOLD_NONE) {
+		tot->no_file++;
+		return 0;
+	}
+	/* Opens name the file by the fd they return (the exit's columns); inode 0 is no file. */
+	open = kind == EBQ_FOLD_OPEN;
+	key.inode = open ? (__u64)r->EBQ_ROW_open_inode : (__u64)r->EBQ_ROW_inode;
+	key.dev = open ? (__u32)r->EBQ_ROW_open_dev : (__u32)r->EBQ_ROW_dev;
+	if (key.inode == 0) {
+		tot->no_file++;
+		return 0;
+	}
+
+	f = bpf_map_lookup_elem(&ebq_fold_files, &key);
+	if (!f) {
+		struct ebq_fold_file *fresh = bpf_map_lookup_elem(&ebq_fold_zero, &zero);
+
+		if (!fresh)
+			return 1;
+		/* Another CPU may have added it meanwhile: then NOEXIST fails and the lookup finds theirs. */
+		bpf_map_update_elem(&ebq_fold_files, &key, fresh, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&ebq_fold_files, &key);
+		if (!f)
+			return 1;	/* the map is full */
+	}
+	if (!ebq_fold_lock(f))
+		return 1;
+	/* posix.rs fold: a row with a mount point (a failed one too) gives the file its block size. */
+	if (open ? r->EBQ_ROW_open_mount_point[0] : r->EBQ_ROW_mount_point[0]) {
+		f->align_known = 1;
+		if (open)
+			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_open_mount_point);
+		else
+			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_mount_point);
+	}
+	ebq_fold_add(f, r, kind, via, positioned, mem && via == EBQ_FOLD_VIA_SYSCALL);
+	ebq_fold_unlock(f);
+	tot->operations++;
+	if (via == EBQ_FOLD_VIA_AIO)
+		tot->aio_counted++;
+	return 0;
+}
