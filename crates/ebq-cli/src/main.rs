@@ -392,7 +392,7 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     if !matches!(args.format, Format::Table | Format::Json) {
         return Err("error: `ebq report io` writes text (--format table) or one JSON document (--format json)".into());
     }
-    args.sql = Some(report::SQL.to_string());
+    args.sql = Some(report::sql());
     options.json = args.format == Format::Json;
     args.report = Some(options);
     run::run(&args)

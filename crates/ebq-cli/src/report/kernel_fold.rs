@@ -1,6 +1,6 @@
 //! The POSIX fold in the kernel: `fold.bpf.c` keeps every file's Darshan
 //! state in BPF maps as the rows happen (the engine hands each row of
-//! [`super::query::SQL`] to its `ebq_fold` instead of a ring buffer), and this
+//! [`super::query::sql`] to its `ebq_fold` instead of a ring buffer), and this
 //! module reads those maps back into the [`posix::Fold`] that
 //! [`posix::fold`] makes from streamed rows.
 //!

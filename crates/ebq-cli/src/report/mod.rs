@@ -31,7 +31,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-pub use query::SQL;
+pub use query::sql;
 
 /// What an operation did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

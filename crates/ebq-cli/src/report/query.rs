@@ -11,12 +11,15 @@ use std::collections::HashMap;
 ///
 /// A union of the two paths a file operation takes, one row per operation:
 /// - `path` 0, system calls (read, pread64, readv, preadv, preadv2, the
-///   writes alike, open, openat, creat, close, lseek, fsync, fdatasync; and
+///   writes alike, close, lseek, fsync, fdatasync; and
 ///   io_submit, whose return is the AIO requests it submitted, no file's
 ///   operation: [`Decoder::submitted`]): the kernel pairs each call's entry
 ///   with its exit by thread and call number.
 ///   Calls on an fd take their file columns from the entry (the fd
-///   argument); opens from the exit (the fd they return). The offset of a
+///   argument). Opens (open, openat, creat) are branches of their own, on
+///   their own tracepoints, with the file columns of the fd they return
+///   (the `open_*` columns): so no other call's exit reads a file (the
+///   exit's file columns are those of `ret` read as an fd). The offset of a
 ///   read or write is `f_pos` at entry, or the offset argument of `pread64`,
 ///   `pwrite64` and the p…v(2) calls. What the exit knows as well (call
 ///   number, pid) is read there: every entry column is stashed until the
@@ -43,19 +46,45 @@ use std::collections::HashMap;
 ///   request's size is its result. The latency runs to the reap, the only
 ///   completion a buffered request has that a program sees. O_DIRECT files'
 ///   reads and writes are left to iomap's events (0x4000: O_DIRECT).
-pub const SQL: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
+pub fn sql() -> String {
+    let mut sql = String::from(FILE_CALLS_AND_REQUESTS);
+    for call in OPEN_CALLS.iter().filter(|c| ebq::catalog::syscall_nr(c).is_some()) {
+        sql.push_str(&open_branch(call));
+    }
+    sql.push_str(") u");
+    sql
+}
+
+/// The system calls that open a file (those this machine has get a branch each).
+const OPEN_CALLS: [&str; 3] = ["open", "openat", "creat"];
+
+/// An open's branch: its entry paired with its exit on the thread; the file
+/// is the fd it returned (the exit's file columns), which only an open's
+/// exit reads.
+fn open_branch(call: &str) -> String {
+    format!(
+        " UNION ALL SELECT e.time AS time, 0 AS path, syscall_nr('{call}') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
+'' AS mount_point, '' AS file_name, x.inode AS open_inode, x.dev AS open_dev, x.file_name AS open_file_name, \
+0 AS size, 0 AS offset, x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, 0 AS buf, \
+x.fs_type AS open_fs_type, x.mount_point AS open_mount_point \
+FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid"
+    )
+}
+
+/// Every branch but the opens' ([`sql`] appends them and closes the union).
+const FILE_CALLS_AND_REQUESTS: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
 SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
-e.mount_point AS mount_point, e.file_name AS file_name, x.inode AS open_inode, x.dev AS open_dev, \
-x.file_name AS open_file_name, args[2] AS size, \
+e.mount_point AS mount_point, e.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
+'' AS open_file_name, args[2] AS size, \
 CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), \
 syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3] ELSE e.file_pos END AS offset, \
-x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, x.fs_type AS open_fs_type, \
-x.mount_point AS open_mount_point \
+x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, '' AS open_fs_type, \
+'' AS open_mount_point \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
 syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), \
-syscall_nr('pwritev2'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'), syscall_nr('close'), syscall_nr('lseek'), \
+syscall_nr('pwritev2'), syscall_nr('close'), syscall_nr('lseek'), \
 syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('io_submit')) \
 UNION ALL \
 SELECT s.time AS time, 2 AS path, \
@@ -83,9 +112,9 @@ CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res EL
 s.offset AS offset, c.res AS ret, c.time - s.time AS latency, s.pid AS pid, 0 AS buf, s.fs_type AS open_fs_type, \
 s.mount_point AS open_mount_point \
 FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
-WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)) u";
+WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)";
 
-/// The I/O path of a row (the `path` column of [`SQL`]).
+/// The I/O path of a row (the `path` column of [`sql`]).
 const PATH_SYSCALL: u64 = 0;
 const PATH_IO_URING: u64 = 2;
 const PATH_AIO: u64 = 3;
@@ -159,7 +188,7 @@ impl Decoder {
             .then(|| (num(&r[13]) as i64).max(0) as u64)
     }
 
-    /// One row of [`SQL`] as an operation; `None` when the call has no file
+    /// One row of [`sql`] as an operation; `None` when the call has no file
     /// (a failed open, a bad fd, an fd without an inode).
     pub fn operation(&self, r: &[Value]) -> Option<Operation> {
         let (path, id) = (num(&r[1]), num(&r[2]) as i64);
@@ -211,5 +240,20 @@ impl Decoder {
             start_ns: start,
             end_ns: start + num(&r[14]),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The query binds and plans on this machine's catalog, one branch per open call it has.
+    #[test]
+    fn the_report_query_plans_with_an_open_branch_per_open_call() {
+        let engine = ebq::Engine::new().expect("tracefs (the report runs as root)");
+        let sql = super::sql();
+        let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+        let explain = prepared.explain();
+        for call in super::OPEN_CALLS.iter().filter(|c| ebq::catalog::syscall_nr(c).is_some()) {
+            assert!(explain.contains(&format!("syscalls:sys_exit_{call} ")), "{call}: {explain}");
+        }
     }
 }
