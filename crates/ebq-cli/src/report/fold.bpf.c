@@ -164,6 +164,8 @@ struct ebq_fold_file {
 	char mount_point[64];
 	char name[64];
 	char align_mount[64];	/* the last mount point seen: its block size is the file's alignment */
+	__u32 mount_id;		/* a system call row's mount (user space names it: report/mounts.rs) */
+	__u32 align_mount_id;	/* the last mount seen by id rather than by name (align_mount then empty) */
 };
 
 /* The layout report/kernel_fold.rs decodes: change both together. */
@@ -188,7 +190,9 @@ _Static_assert(__builtin_offsetof(struct ebq_fold_file, fs_type) == 2128, "ebq_f
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_point) == 2144, "ebq_fold_file layout");
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, name) == 2208, "ebq_fold_file layout");
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount) == 2272, "ebq_fold_file layout");
-_Static_assert(sizeof(struct ebq_fold_file) == 2336, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_id) == 2336, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount_id) == 2340, "ebq_fold_file layout");
+_Static_assert(sizeof(struct ebq_fold_file) == 2344, "ebq_fold_file layout");
 
 /* What the rows were, summed per CPU. */
 struct ebq_fold_totals {
@@ -447,13 +451,16 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 		f->counters[EBQ_FOLD_C_ERRORS]++;
 		return;
 	}
-	if (!f->fs_type[0]) {
+	/* The first row that names the mount names the file's: by its strings, or (system calls) its id. */
+	if (!f->fs_type[0] && !f->mount_id) {
 		if (open && r->EBQ_ROW_open_fs_type[0]) {
 			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_open_fs_type);
 			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_open_mount_point);
 		} else if (!open && r->EBQ_ROW_fs_type[0]) {
 			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_fs_type);
 			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_mount_point);
+		} else if (!open && r->EBQ_ROW_mount_id) {
+			f->mount_id = r->EBQ_ROW_mount_id;
 		}
 	}
 	if (!f->name[0]) {
@@ -570,10 +577,16 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	/* posix.rs fold: a row with a mount point (a failed one too) gives the file its block size. */
 	if (open ? r->EBQ_ROW_open_mount_point[0] : r->EBQ_ROW_mount_point[0]) {
 		f->align_known = 1;
+		f->align_mount_id = 0;
 		if (open)
 			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_open_mount_point);
 		else
 			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_mount_point);
+	} else if (!open && r->EBQ_ROW_mount_id) {
+		/* A system call's mount, by id: user space names it (report/mounts.rs). */
+		f->align_known = 1;
+		f->align_mount_id = r->EBQ_ROW_mount_id;
+		f->align_mount[0] = 0;
 	}
 	ebq_fold_add(f, r, kind, via, positioned, mem && via == EBQ_FOLD_VIA_SYSCALL);
 	ebq_fold_unlock(f);

@@ -15,6 +15,7 @@
 //! kernel's histogram of Darshan offsets by trailing zero bits (exact for a
 //! power-of-two block size, as file systems' are; for any other it is 0).
 
+use super::mounts::Mounts;
 use super::posix::{self, Record, BUCKETS};
 use super::{FileKey, Via};
 use std::collections::BTreeMap;
@@ -116,7 +117,9 @@ mod layout {
     pub const MOUNT_POINT: usize = 2144;
     pub const NAME: usize = 2208;
     pub const ALIGN_MOUNT: usize = 2272;
-    pub const VALUE_SIZE: usize = 2336;
+    pub const MOUNT_ID: usize = 2336;
+    pub const ALIGN_MOUNT_ID: usize = 2340;
+    pub const VALUE_SIZE: usize = 2344;
     /// Slots of `access[]` and `stride[]` (Darshan's 32), `{ __s64 value, count; }` each.
     pub const COMMON: usize = 32;
     /// `align[]`: trailing zero bits 0..=63 of a nonzero offset, then offset 0.
@@ -181,7 +184,7 @@ const _: () = {
     assert!(ACCESS == ALIGN + 8 * ALIGN_SLOTS);
     assert!(STRIDE == ACCESS + 16 * COMMON);
     assert!(FS_TYPE == STRIDE + 16 * COMMON);
-    assert!(VALUE_SIZE == ALIGN_MOUNT + 64);
+    assert!(MOUNT_ID == ALIGN_MOUNT + 64 && ALIGN_MOUNT_ID == MOUNT_ID + 4 && VALUE_SIZE == ALIGN_MOUNT_ID + 4);
 };
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -223,8 +226,13 @@ fn not_aligned(b: &[u8], block_size: i64) -> i64 {
 }
 
 /// One file's record from its `struct ebq_fold_file` (`block_size`: its mount point's, 0 if none).
-fn record(v: &[u8], block_size: i64) -> Record {
+fn record(v: &[u8], block_size: i64, mounts: &mut Mounts) -> Record {
     let mut rec = Record::new(&text_at(v, NAME, 64), &text_at(v, FS_TYPE, 16), &text_at(v, MOUNT_POINT, 64));
+    // A system call's file: its mount by id (the kernel kept no strings for it).
+    if let (true, Some(m)) = (rec.fs_type.is_empty(), mounts.get(u32_at(v, MOUNT_ID))) {
+        rec.fs_type.clone_from(&m.fs_type);
+        rec.mount_point.clone_from(&m.mount_point);
+    }
     for (i, name) in COUNTER_NAMES.iter().enumerate() {
         rec.counters.insert(name.to_string(), i64_at(v, COUNTERS + 8 * i));
     }
@@ -253,7 +261,11 @@ fn record(v: &[u8], block_size: i64) -> Record {
 /// file system with posix's `merge`. `block_size` gives a mount point's
 /// block size (≤ 0: unknown), asked once per mount point as posix::fold does.
 /// Entries of another size than the C's are skipped.
-pub fn records(files: &[(Vec<u8>, Vec<u8>)], block_size: &mut dyn FnMut(&str) -> i64) -> posix::Fold {
+pub fn records(
+    files: &[(Vec<u8>, Vec<u8>)],
+    mounts: &mut Mounts,
+    block_size: &mut dyn FnMut(&str) -> i64,
+) -> posix::Fold {
     let mut sizes: BTreeMap<String, i64> = BTreeMap::new();
     let mut out: BTreeMap<FileKey, Record> = BTreeMap::new();
     for (k, v) in files {
@@ -266,11 +278,17 @@ pub fn records(files: &[(Vec<u8>, Vec<u8>)], block_size: &mut dyn FnMut(&str) ->
         let bs = match u32_at(v, ALIGN_KNOWN) {
             0 => 0,
             _ => {
-                let mount = text_at(v, ALIGN_MOUNT, 64);
-                *sizes.entry(mount).or_insert_with_key(|m| block_size(m))
+                let mut mount = text_at(v, ALIGN_MOUNT, 64);
+                if mount.is_empty() {
+                    mount = mounts.get(u32_at(v, ALIGN_MOUNT_ID)).map(|m| m.mount_point.clone()).unwrap_or_default();
+                }
+                match mount.is_empty() {
+                    true => 0,
+                    false => *sizes.entry(mount).or_insert_with_key(|m| block_size(m)),
+                }
             }
         };
-        out.insert(key, record(v, bs));
+        out.insert(key, record(v, bs, mounts));
     }
     let mut filesystems: BTreeMap<(String, String), Record> = BTreeMap::new();
     for f in out.values() {
@@ -356,7 +374,7 @@ mod tests {
     #[test]
     fn a_files_value_becomes_its_record() {
         let mut asked = vec![];
-        let fold = records(&[(key(8, 1, 12), file().0)], &mut |m| {
+        let fold = records(&[(key(8, 1, 12), file().0)], &mut Mounts::default(), &mut |m: &str| {
             asked.push(m.to_string());
             4096
         });
@@ -417,7 +435,8 @@ mod tests {
         // No row named a mount point: no block size, no alignment counted.
         let mut v = file();
         v.u32(ALIGN_KNOWN, 0);
-        let fold = records(&[(key(8, 1, 12), v.0)], &mut |_| panic!("no mount point to ask about"));
+        let fold =
+            records(&[(key(8, 1, 12), v.0)], &mut Mounts::default(), &mut |_| panic!("no mount point to ask about"));
         let f = fold.files.values().next().unwrap();
         assert_eq!((f.get("POSIX_FILE_ALIGNMENT"), f.get("POSIX_FILE_NOT_ALIGNED")), (0, 0));
     }
@@ -430,11 +449,14 @@ mod tests {
         let mut elsewhere = Value::new();
         elsewhere.text(NAME, "h").text(FS_TYPE, "tmpfs").text(MOUNT_POINT, "/tmp");
         let mut calls = 0;
-        let fold =
-            records(&[(key(8, 1, 12), file().0), (key(8, 1, 13), other.0), (key(0, 40, 5), elsewhere.0)], &mut |_| {
+        let fold = records(
+            &[(key(8, 1, 12), file().0), (key(8, 1, 13), other.0), (key(0, 40, 5), elsewhere.0)],
+            &mut Mounts::default(),
+            &mut |_| {
                 calls += 1;
                 4096
-            });
+            },
+        );
         assert_eq!(calls, 1, "one statfs per mount point");
         assert_eq!(fold.files.len(), 3);
         let data = &fold.filesystems[&("ext4".to_string(), "/data".to_string())];
@@ -442,6 +464,23 @@ mod tests {
         // merge sums the files' top fours: f.dat's one 7 was not in its top four.
         assert_eq!(data.access[0], (7, 10));
         assert_eq!(fold.filesystems[&("tmpfs".to_string(), "/tmp".to_string())].files, 1);
+    }
+
+    /// A system call's file: no strings in the kernel, its mount by id, named from mountinfo.
+    #[test]
+    fn a_file_seen_by_mount_id_is_named_from_the_mount_table() {
+        let mut v = Value::new();
+        v.text(NAME, "x.dat").u32(MOUNT_ID, 31).u32(ALIGN_KNOWN, 1).u32(ALIGN_MOUNT_ID, 31);
+        let mut mounts = Mounts::parsed("31 22 0:26 / /dev/shm rw shared:4 - tmpfs tmpfs rw\n");
+        let mut asked = vec![];
+        let fold = records(&[(key(0, 26, 7), v.0)], &mut mounts, &mut |m: &str| {
+            asked.push(m.to_string());
+            4096
+        });
+        let r = fold.files.values().next().unwrap();
+        assert_eq!((r.fs_type.as_str(), r.mount_point.as_str()), ("tmpfs", "/dev/shm"));
+        assert_eq!(r.get("POSIX_FILE_ALIGNMENT"), 4096);
+        assert_eq!(asked, ["/dev/shm"]);
     }
 
     #[test]
@@ -485,6 +524,8 @@ mod tests {
             ("mount_point", MOUNT_POINT),
             ("name", NAME),
             ("align_mount", ALIGN_MOUNT),
+            ("mount_id", MOUNT_ID),
+            ("align_mount_id", ALIGN_MOUNT_ID),
         ]
         .into();
         let mut seen = BTreeMap::new();

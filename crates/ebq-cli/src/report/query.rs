@@ -3,6 +3,7 @@
 //! calls, io_uring requests and AIO requests. Everything after it (the Darshan fold, the
 //! trace, the HTML) sees operations tagged with their [`Via`] only.
 
+use super::mounts::Mounts;
 use super::{FileKey, OpKind, Operation, Via};
 use ebq::runtime::Value;
 use std::collections::HashMap;
@@ -16,7 +17,8 @@ use std::collections::HashMap;
 ///   operation: [`Decoder::submitted`]): the kernel pairs each call's entry
 ///   with its exit by thread and call number.
 ///   Calls on an fd take their file columns from the entry (the fd
-///   argument). Opens (open, openat, creat) are branches of their own, on
+///   argument): the file's mount as its id (`mount_id`), named once per
+///   mount in user space ([`super::mounts`]), not as two strings per call. Opens (open, openat, creat) are branches of their own, on
 ///   their own tracepoints, with the file columns of the fd they return
 ///   (the `open_*` columns): so no other call's exit reads a file (the
 ///   exit's file columns are those of `ret` read as an fd). The offset of a
@@ -66,21 +68,22 @@ fn open_branch(call: &str) -> String {
         " UNION ALL SELECT e.time AS time, 0 AS path, syscall_nr('{call}') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, x.inode AS open_inode, x.dev AS open_dev, x.file_name AS open_file_name, \
 0 AS size, 0 AS offset, x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, 0 AS buf, \
-x.fs_type AS open_fs_type, x.mount_point AS open_mount_point \
+x.fs_type AS open_fs_type, x.mount_point AS open_mount_point, 0 AS mount_id \
 FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid"
     )
 }
 
 /// Every branch but the opens' ([`sql`] appends them and closes the union).
 const FILE_CALLS_AND_REQUESTS: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
-open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point FROM ( \
-SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, e.fs_type AS fs_type, \
-e.mount_point AS mount_point, e.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
+open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point, \
+mount_id FROM ( \
+SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
+'' AS mount_point, e.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 '' AS open_file_name, args[2] AS size, \
 CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), \
 syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3] ELSE e.file_pos END AS offset, \
 x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, '' AS open_fs_type, \
-'' AS open_mount_point \
+'' AS open_mount_point, e.mount_id AS mount_id \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
 syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), \
@@ -92,7 +95,7 @@ CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN 1 
 WHEN s.opcode = io_uring_op('FSYNC') THEN 2 ELSE 0 END AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
 c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
-s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point \
+s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point, 0 AS mount_id \
 FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
 WHERE s.opcode IN (io_uring_op('FSYNC'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), \
 io_uring_op('READ'), io_uring_op('WRITE')) \
@@ -101,7 +104,7 @@ SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & print_flag('iomap.
 c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
 0 AS open_inode, 0 AS open_dev, c.file_name AS open_file_name, b.iter.count AS size, b.iocb.ki_pos AS offset, \
 c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
-c.mount_point AS open_mount_point \
+c.mount_point AS open_mount_point, 0 AS mount_id \
 FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
 WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0 \
 UNION ALL \
@@ -110,7 +113,7 @@ s.inode AS inode, s.dev AS dev, s.fs_type AS fs_type, s.mount_point AS mount_poi
 0 AS open_inode, 0 AS open_dev, s.file_name AS open_file_name, \
 CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS size, \
 s.offset AS offset, c.res AS ret, c.time - s.time AS latency, s.pid AS pid, 0 AS buf, s.fs_type AS open_fs_type, \
-s.mount_point AS open_mount_point \
+s.mount_point AS open_mount_point, 0 AS mount_id \
 FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
 WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)";
 
@@ -147,6 +150,8 @@ pub struct Decoder {
     vectored: [Option<i64>; 6],
     /// `io_submit`: its rows count AIO requests, they are no file's operations.
     io_submit: Option<i64>,
+    /// The system-call rows' mounts, by id.
+    mounts: Mounts,
 }
 
 impl Decoder {
@@ -175,7 +180,13 @@ impl Decoder {
         let positioned =
             ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
         let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
-        Decoder { kinds, positioned, vectored, io_submit: ebq::catalog::syscall_nr("io_submit") }
+        Decoder {
+            kinds,
+            positioned,
+            vectored,
+            io_submit: ebq::catalog::syscall_nr("io_submit"),
+            mounts: Mounts::read(),
+        }
     }
 
     /// The AIO requests an `io_submit` row submitted (its return value), or
@@ -190,7 +201,7 @@ impl Decoder {
 
     /// One row of [`sql`] as an operation; `None` when the call has no file
     /// (a failed open, a bad fd, an fd without an inode).
-    pub fn operation(&self, r: &[Value]) -> Option<Operation> {
+    pub fn operation(&mut self, r: &[Value]) -> Option<Operation> {
         let (path, id) = (num(&r[1]), num(&r[2]) as i64);
         let (op, via) = match path {
             PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
@@ -207,7 +218,12 @@ impl Decoder {
         }
         let dev = num(&r[f + 1]);
         let start = num(&r[0]);
-        let (fs_type, mount_point) = if open { (text(&r[17]), text(&r[18])) } else { (text(&r[5]), text(&r[6])) };
+        let (fs_type, mount_point) = match (open, self.mounts.get(num(&r[19]) as u32)) {
+            (true, _) => (text(&r[17]), text(&r[18])),
+            // A system call's file is named by its mount's id.
+            (false, Some(m)) => (m.fs_type.clone(), m.mount_point.clone()),
+            (false, None) => (text(&r[5]), text(&r[6])),
+        };
         let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write);
         let offset = num(&r[12]) as i64;
         let vectored = via == Via::Syscall && self.vectored.contains(&Some(id));
