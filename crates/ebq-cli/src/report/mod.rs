@@ -1,9 +1,11 @@
 //! `ebq report io`: Darshan's I/O characterization built from one ebq query.
 //!
-//! - [`query`]: the SQL (a union of two kernel JOINs, `raw_syscalls`
-//!   enter/exit and io_uring submit/complete, streaming one row per file
-//!   operation) and the row → [`Operation`] conversion;
+//! - [`query`]: the SQL (a union of kernel JOINs: system calls, opens,
+//!   io_uring and AIO requests, one row per file operation) and the row →
+//!   [`Operation`] conversion; [`mounts`] names a system call's mount by id;
 //! - [`posix`]: Darshan's POSIX counters folded from operations;
+//!   [`kernel_fold`]: the same fold in the kernel (the default: the rows
+//!   never leave it), its maps read back into the same records;
 //! - [`mpi`]: Darshan's MPIIO counters from one uprobe JOIN per `MPI_File_*`
 //!   function, per rank and per job (pure); [`live`] runs those queries next
 //!   to the POSIX one;
