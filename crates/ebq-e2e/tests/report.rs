@@ -98,12 +98,43 @@ fn assert_counters_equal(what: &str, ebq: &Json, tally: &Json) {
 /// another BPF program holding the CPU's recursion guard — makes exact counters
 /// impossible; this says so instead of failing on a counter.)
 fn assert_no_losses(stderr: &str) {
+    if let Some((what, line)) = loss(stderr) {
+        panic!("the kernel lost events ({what}): {line}");
+    }
+}
+
+/// The first loss ebq's closing stats line counts (what, the line), if any.
+fn loss(stderr: &str) -> Option<(&'static str, String)> {
     let line = stderr.lines().find(|l| l.starts_with("ebq: ") && l.contains(" events seen")).expect(stderr);
     for what in [" dropped", " missed;", " start events missed", " superseded", " pairs lost", " evicted"] {
         let at = line.find(what).unwrap_or_else(|| panic!("no `{what}` in {line}"));
         let n: u64 = line[..at].rsplit([' ', ',']).next().unwrap().parse().unwrap();
-        assert_eq!(n, 0, "the kernel lost events ({what}): {line}");
+        if n != 0 {
+            return Some((what, line.to_string()));
+        }
     }
+    None
+}
+
+/// Runs `ebq report io ARGS` until a run loses nothing, at most three times. Now and
+/// then this kernel skips a tp_btf program without counting it (README, "Accounting"): the
+/// pair it leaves open is counted `superseded` by the next request on the same kiocb,
+/// and exact counters are then impossible. That is the kernel's, not ebq's, so such a
+/// run (said on stderr) is run again; three in a row fail.
+fn report_without_losses(args: &[&str]) -> std::process::Output {
+    for attempt in 1..=3 {
+        let out = Command::new(ebq_bin()).args(["report", "io"]).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        match loss(&stderr) {
+            Some((what, line)) if attempt < 3 => eprintln!("run {attempt} lost events ({what}), again: {line}"),
+            _ => {
+                assert_no_losses(&stderr);
+                return out;
+            }
+        }
+    }
+    unreachable!("the third run returns or fails")
 }
 
 /// The `N events seen` of ebq's closing stats line.
@@ -692,13 +723,7 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
             data.display(),
             fio_json.display()
         );
-        let out = Command::new(ebq_bin())
-            .args(["report", "io", "--format", "json", "--trace", trace.to_str().unwrap(), "-c", &cmd])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        assert_no_losses(&stderr);
+        let out = report_without_losses(&["--format", "json", "--trace", trace.to_str().unwrap(), "-c", &cmd]);
         let fio: Json = serde_json::from_str(&std::fs::read_to_string(&fio_json).unwrap()).unwrap();
         let read = &fio["jobs"][0]["read"];
         let (ios, bytes) = (read["total_ios"].as_i64().unwrap(), read["io_bytes"].as_i64().unwrap());
