@@ -325,11 +325,7 @@ impl Sink for IoReport {
                     maps.files.into_iter().filter_map(|(k, mut v)| Some((k, v.drain(..).next()?))).collect();
                 let totals = kernel_fold::totals(&maps.totals.into_iter().flat_map(|(_, v)| v).collect::<Vec<_>>());
                 let aio = terminal::AioCount { submitted: totals.aio_submitted, counted: totals.aio_counted };
-                (
-                    kernel_fold::records(&files, &mut mounts::Mounts::read(), &mut block_size),
-                    totals.operations as usize,
-                    aio,
-                )
+                (kernel_fold::records(&files, self.decoder.mounts(), &mut block_size), totals.operations as usize, aio)
             }
             None => {
                 let aio = terminal::AioCount {

@@ -189,6 +189,13 @@ impl Decoder {
         }
     }
 
+    /// The mount table system-call rows are named from (read when the
+    /// decoder was made, re-read on an unknown id): the kernel fold's records
+    /// are named from it too.
+    pub fn mounts(&mut self) -> &mut Mounts {
+        &mut self.mounts
+    }
+
     /// The AIO requests an `io_submit` row submitted (its return value), or
     /// `None` for every other row. The report compares them with the AIO
     /// requests it saw run (`aio` rows): an O_DIRECT request on a file system
@@ -218,11 +225,13 @@ impl Decoder {
         }
         let dev = num(&r[f + 1]);
         let start = num(&r[0]);
-        let (fs_type, mount_point) = match (open, self.mounts.get(num(&r[19]) as u32)) {
-            (true, _) => (text(&r[17]), text(&r[18])),
+        let (fs_type, mount_point) = if open {
+            (text(&r[17]), text(&r[18]))
+        } else if let Some(m) = self.mounts.get(num(&r[19]) as u32) {
             // A system call's file is named by its mount's id.
-            (false, Some(m)) => (m.fs_type.clone(), m.mount_point.clone()),
-            (false, None) => (text(&r[5]), text(&r[6])),
+            (m.fs_type.clone(), m.mount_point.clone())
+        } else {
+            (text(&r[5]), text(&r[6]))
         };
         let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write);
         let offset = num(&r[12]) as i64;
