@@ -226,15 +226,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
     if let Some(o) = &args.report {
-        if let ebq::plan::KernelOutput::Rows { fold: Some(_), .. } = &prepared.physical.programs[0].output {
-            let read = |name: &str| query.fold_map(name).map_err(|e| e.render(&sql));
-            let maps = crate::report::FoldMaps {
-                files: read(crate::report::kernel_fold::FILES_MAP)?,
-                totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
-            };
-            o.shared.lock().expect("not poisoned").fold_maps = Some(maps);
-        }
-        o.shared.lock().expect("not poisoned").posix_stats = Some(stats);
+        let fold_maps = match &prepared.physical.programs[0].output {
+            ebq::plan::KernelOutput::Rows { fold: Some(_), .. } => {
+                let read = |name: &str| query.fold_map(name).map_err(|e| e.render(&sql));
+                Some(crate::report::FoldMaps {
+                    files: read(crate::report::kernel_fold::FILES_MAP)?,
+                    totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
+                })
+            }
+            _ => None,
+        };
+        let mut shared = o.shared.lock().expect("not poisoned");
+        shared.fold_maps = fold_maps;
+        shared.posix_stats = Some(stats);
+        drop(shared);
         if let Some(m) = mpi.take() {
             m.finish(&o.shared)?;
         }

@@ -156,9 +156,7 @@ impl Options {
             None => launcher_library(command?.split_whitespace().next()?),
         }
     }
-}
 
-impl Options {
     /// The report folds its operations into Darshan's records in the kernel
     /// ([`kernel_fold`]) unless something needs each operation in user space:
     /// the trace and the HTML page (one row, one dot per operation) and the
