@@ -198,6 +198,13 @@ pub struct RunArgs {
     /// `500ms`, `2m`) are evicted from the pairing map and counted (`evicted`).
     #[arg(long, value_name = "DURATION", value_parser = seconds::parse, default_value = "60")]
     pub max_pair_age: f64,
+    /// JOIN: where open pairs wait for their end. `auto`: a JOIN of system-call
+    /// events on the thread (`ON e.tid = x.tid …`) keeps one pair per thread in
+    /// the thread's own storage (no hash; a thread's pair goes with it, so
+    /// --max-pending and --max-pair-age do not apply); every other JOIN, and
+    /// all with `hash`, in a HASH map by key.
+    #[arg(long, default_value = "auto", value_name = "HOW", value_parser = ["auto", "hash"])]
+    pairs: String,
     /// With -c: most processes tracked at once (the command and its descendants);
     /// children forked beyond it are not traced and are counted as untracked.
     #[arg(long, default_value_t = 65536, value_name = "N")]
@@ -292,10 +299,12 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         ringbuf_bytes: args.ringbuf_size,
         wakeup_bytes: args.wakeup_bytes,
         max_pending: args.max_pending,
+        thread_pairs: args.pairs == "auto",
         max_tracked: args.max_tracked,
         sketch_buckets: args.max_sketch_buckets,
         stage_limit: bench_stage(args)?,
         attach: ebq::plan::SyscallAttach::from_name(&args.attach).expect("clap checked the value"),
+        every_call_raw: true,
         per_cpu_rings: args.rings == "per-cpu",
         // --otlp pushes HISTs as exponential histograms: bucket them as OTel does.
         hist_buckets: if args.otlp.is_some() { ebq::hist::Log2::Ceil } else { ebq::hist::Log2::Floor },

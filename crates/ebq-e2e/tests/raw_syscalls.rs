@@ -119,3 +119,37 @@ fn negative_return_values_and_write_arguments_are_the_same_on_every_attachment()
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `raw_syscalls` events (every call, `id` and `args[6]`, or `ret`) run raw
+/// too (`auto`: raw), with no number check: their values, the enter→exit
+/// JOIN on thread and number (per thread or in a HASH) and `seen` are the
+/// classic tracepoint's, and equal the workload's own tally.
+#[test]
+fn raw_syscalls_events_give_the_same_on_every_attachment() {
+    let sql = "SELECT args[0] AS fd, COUNT(*) AS calls, SUM(args[2]) AS bytes FROM raw_syscalls.sys_enter \
+               WHERE id = syscall_nr('pread64') AND args[0] >= 100 GROUP BY args[0]";
+    for (attach, rows, stats, report) in on_both(sql, PREAD) {
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
+        // Every system call of the process is seen, pread64 among them.
+        assert!(stats.seen > total_calls(&report), "{attach:?}");
+        assert_eq!((stats.matched, stats.dropped), (total_calls(&report), 0), "{attach:?}");
+    }
+    let join = "SELECT args[0] AS fd, COUNT(*) AS calls, SUM(x.ret) AS bytes FROM raw_syscalls.sys_enter e \
+                JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
+                WHERE e.id = syscall_nr('pread64') AND args[0] >= 100 GROUP BY fd";
+    for thread_pairs in [true, false] {
+        let options = PlanOptions { thread_pairs, ..PlanOptions::default() };
+        let engine = Engine::new().unwrap().with_options(options);
+        let plan = engine.prepare(join).unwrap().explain();
+        let map = if thread_pairs { "in TASK_STORAGE ebq_pending" } else { "in HASH ebq_pending" };
+        assert!(plan.contains(map) && plan.contains("raw sys_exit (tp_btf)"), "{plan}");
+        let (outs, stats, report) = run_around_with(&engine, join, Scope::Process, PREAD);
+        let rows = rows_of(&outs);
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{map}: {rows:?}");
+        assert_eq!((stats.seen, stats.superseded, stats.pending_full), (total_calls(&report), 0, 0), "{map}");
+    }
+}

@@ -124,6 +124,8 @@ impl Bundle {
                 "attach": self.options.attach.name(),
                 "per_cpu_rings": self.options.per_cpu_rings,
                 "late_names": self.options.late_names,
+                "thread_pairs": self.options.thread_pairs,
+                "every_call_raw": self.options.every_call_raw,
                 "hist_buckets": match self.options.hist_buckets {
                     crate::hist::Log2::Floor => "floor",
                     crate::hist::Log2::Ceil => "ceil",
@@ -185,6 +187,9 @@ impl Bundle {
                 per_cpu_rings: h["options"]["per_cpu_rings"].as_bool().unwrap_or(false),
                 // Bundles from before the option keyed their groups by the names themselves.
                 late_names: h["options"]["late_names"].as_bool().unwrap_or(false),
+                // Bundles from before these options paired in a HASH and ran raw_syscalls classic.
+                thread_pairs: h["options"]["thread_pairs"].as_bool().unwrap_or(false),
+                every_call_raw: h["options"]["every_call_raw"].as_bool().unwrap_or(false),
                 row_fold: None,
                 // Bundles from before the option bucket as bpftrace does.
                 hist_buckets: match h["options"]["hist_buckets"].as_str() {

@@ -1017,11 +1017,14 @@ pub enum EventSource {
     },
     /// A `syscalls:sys_enter_X` / `sys_exit_X` event run on the raw
     /// `sys_enter` / `sys_exit` tracepoint (tp_btf) behind a check of the
-    /// system call number; the planner chooses it (`plan::syscall_attach`).
+    /// system call number, or `raw_syscalls:sys_enter` / `sys_exit` run
+    /// there for every call; the planner chooses it (`plan::syscall_attach`).
     /// The columns are the tracepoint's `format`, read from the saved registers.
     RawSyscall {
-        /// The system call's number (x86-64 numbering).
-        nr: i64,
+        /// The system call's number (x86-64 numbering); `None` for a
+        /// `raw_syscalls` event, which is every call (32-bit ones too, as
+        /// the classic `raw_syscalls` tracepoints see them).
+        nr: Option<i64>,
         /// True for `sys_exit_X` (the raw `sys_exit`, `ret` in the second argument).
         exit: bool,
     },

@@ -175,7 +175,11 @@ impl BoundEvent {
         match &self.source {
             EventSource::Tracepoint | EventSource::TracepointBtf => format!("id {}", self.format.id),
             EventSource::RawSyscall { nr, exit } => {
-                format!("system call {nr} on the raw tracepoint {}", if *exit { "sys_exit" } else { "sys_enter" })
+                let raw = if *exit { "sys_exit" } else { "sys_enter" };
+                match nr {
+                    Some(nr) => format!("system call {nr} on the raw tracepoint {raw}"),
+                    None => format!("every system call on the raw tracepoint {raw}"),
+                }
             }
             EventSource::Uprobe { path, functions, .. } if !functions.is_empty() => {
                 let at: Vec<String> = functions.iter().map(|(f, o)| format!("{f} {o:#x}")).collect();

@@ -121,6 +121,9 @@ pub enum MapRole {
     Fold,
     /// JOIN: open pairs by pairing key.
     Pending,
+    /// JOIN of system-call events on the thread: each thread's open pair, in
+    /// its task storage (`plan::pairing::per_thread`); never read by user space.
+    ThreadPairs,
     /// JOIN: the end program's per-CPU copy of its pair.
     Taken,
     /// JOIN: the start programs' per-CPU pair under construction, a slot each.
@@ -248,6 +251,6 @@ mod tests {
                 "tracepoint:sched:sched_process_exit"
             ]
         );
-        assert_eq!(p.map(MapRole::Pending).map(|m| &*m.name), Some("ebq_pending"));
+        assert_eq!(p.map(MapRole::ThreadPairs).map(|m| &*m.name), Some("ebq_pending"));
     }
 }

@@ -277,10 +277,15 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         c.push_str(&pairing::declarations(p));
         let stash = Layout::Struct(p.stash.clone());
         let names = pairing::PairNames::of(p);
-        maps.push(map_info(names.pending, MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
-        maps.push(map_info(names.opening, MapRole::Opening, Layout::U32, stash.clone()));
-        if !p.carried.is_empty() {
-            maps.push(map_info(names.taken, MapRole::Taken, Layout::U32, stash));
+        if p.per_thread {
+            let pair = Layout::Bytes(p.key.size.next_multiple_of(8) + p.stash.size);
+            maps.push(map_info(names.pending, MapRole::ThreadPairs, Layout::U32, pair));
+        } else {
+            maps.push(map_info(names.pending, MapRole::Pending, Layout::Struct(p.key.clone()), stash.clone()));
+            maps.push(map_info(names.opening, MapRole::Opening, Layout::U32, stash.clone()));
+            if !p.carried.is_empty() {
+                maps.push(map_info(names.taken, MapRole::Taken, Layout::U32, stash));
+            }
         }
         for (i, start) in p.starts().into_iter().enumerate() {
             progs.push(ProgInfo { name: pairing::start_name(p, i), attach: AttachPoint::PairStart(start.start) });

@@ -24,6 +24,8 @@ pub struct PairNames {
     /// The start programs' per-CPU pair under construction, one slot per
     /// start program (`ebq_opening`).
     pub opening: &'static str,
+    /// A per-thread pairing's value: the key and the stash (`ebq_thread_pair`).
+    pub thread: String,
 }
 
 /// Most pairings in one object: one per union branch.
@@ -94,6 +96,7 @@ impl PairNames {
             pending: p.map_name(),
             taken: TAKEN[p.branch],
             opening: OPENING[p.branch],
+            thread: format!("ebq_thread_pair{suffix}"),
         }
     }
 }
@@ -110,6 +113,19 @@ pub fn declarations(p: &Pairing) -> String {
     c.push_str(&structs::layout_struct(&n.key, &p.key));
     // Never empty: the opening time is always kept.
     c.push_str(&structs::layout_struct(&n.stash, &p.stash));
+    if p.per_thread {
+        let _ = write!(
+            c,
+            "/* Open pairs, one per thread, in the thread's own storage: a thread makes one system call at a\n \
+             * time, so its pair is found by the task (no hash, no delete) and goes with it. The key is kept\n \
+             * to be compared at the end; opened_ns is 1 while the pair is open. */\n\
+             struct {} {{\n\tstruct {} key;\n\tstruct {} pair;\n}};\n\n\
+             struct {{\n\t__uint(type, BPF_MAP_TYPE_TASK_STORAGE);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n\
+             \t__type(key, int);\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
+            n.thread, n.key, n.stash, n.thread, n.pending
+        );
+        return c;
+    }
     let _ = write!(
         c,
         "/* Open pairs: what the end event needs from its start event, by pairing key.\n \
@@ -223,6 +239,12 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
     }
     c.push_str(&fill_key(p, true));
     let names = PairNames::of(p);
+    if p.per_thread {
+        c.push_str(&open_thread_pair(&names));
+        assign_carried(p, &mut c);
+        c.push_str("\treturn 0;\n}\n\n");
+        return c;
+    }
     let _ = writeln!(
         c,
         "\t__u32 slot = {slot};\n\tstruct {} *s = bpf_map_lookup_elem(&{}, &slot);\n\n\tif (!s)\n\t\treturn 0;\n\
@@ -231,18 +253,46 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
         names.opening,
         crate::plan::OPENED
     );
+    assign_carried(p, &mut c);
+    c.push_str(&open_pair(names.pending));
+    c
+}
+
+/// `s->field = …;` for each carried column.
+fn assign_carried(p: &Pairing, c: &mut String) {
     for (col, ty, pos) in &p.carried {
         let e = crate::bind::ScalarExpr::Column { source: col.read_at_start().clone(), ty: *ty };
         let field = &p.stash.fields[*pos].name;
         if matches!(ty, DataType::Str { .. }) {
-            // The scratch keeps the last pair's bytes: a string read stops at its NUL, and the end
+            // The slot keeps the last pair's bytes: a string read stops at its NUL, and the end
             // copies the whole field into keys, so the rest must be zeros.
             let _ = writeln!(c, "\t__builtin_memset(s->{field}, 0, sizeof(s->{field}));");
         }
         c.push_str(&assign("s->", field, &e));
     }
-    c.push_str(&open_pair(names.pending));
-    c
+}
+
+/// A per-thread start: the thread's slot (made on its first pair), counted
+/// as open, or as `superseded` when the thread's last pair is still open
+/// (its end never came); the pair is then written in place (`s`).
+fn open_thread_pair(names: &PairNames) -> String {
+    format!(
+        "\t__u32 zero = 0;\n\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
+         \tif (!stats)\n\t\treturn 0;\n\
+         \tstruct {thread} *tp = bpf_task_storage_get(&{pending}, bpf_get_current_task_btf(), 0,\n\
+         \t\t\t\t\t\t\tBPF_LOCAL_STORAGE_GET_F_CREATE);\n\n\
+         \tif (!tp) {{\n\t\tstats->pending_full++;\t/* no storage for this thread's pair: it is lost */\n\
+         \t\treturn 0;\n\t}}\n\
+         \tif (tp->pair.{opened})\n\t\tstats->superseded++;\t/* the thread's open pair: its end never came */\n\
+         \telse\n\t\tstats->{open}++;\n\
+         \ttp->key = pk;\n\tstruct {stash} *s = &tp->pair;\n\n\
+         \ts->{opened} = 1;\t/* open (a thread's pair is not aged: it goes with the thread) */\n",
+        thread = names.thread,
+        pending = names.pending,
+        stash = names.stash,
+        opened = crate::plan::OPENED,
+        open = super::StatsField::ThreadPairs.c_name(),
+    )
 }
 
 /// The start program's last step: the pair goes into `pending` as a new key.
@@ -275,6 +325,20 @@ pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
     }
     c.push_str(&fill_key(p, false));
     let n = PairNames::of(p);
+    if p.per_thread {
+        let same: Vec<String> = p.key.fields.iter().map(|f| format!(" && tp->key.{0} == pk.{0}", f.name)).collect();
+        let _ = writeln!(
+            c,
+            "\tstruct {} *tp = bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, 0);\n\
+             \tstruct {} *pending = tp && tp->pair.{}{} ? &tp->pair : 0;",
+            n.thread,
+            n.pending,
+            n.stash,
+            crate::plan::OPENED,
+            same.concat()
+        );
+        return c;
+    }
     let _ = writeln!(c, "\tstruct {} *pending = bpf_map_lookup_elem(&{}, &pk);", n.stash, n.pending);
     c
 }
@@ -283,6 +347,18 @@ pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
 /// else copy the carried columns (if any) and close the pair.
 pub fn end_take(p: &Pairing) -> String {
     let n = PairNames::of(p);
+    let unmatched = "\tif (!pending) {\n\t\tstats->unmatched++;\t/* no open pair: its start came before ebq attached, or was filtered */\n\
+                     \t\treturn 0;\n\t}\n";
+    if p.per_thread {
+        // Only this thread writes its pair, so the end reads it in place after closing it.
+        let start =
+            if p.carried.is_empty() { String::new() } else { format!("\tstruct {} *start = pending;\n", n.stash) };
+        return format!(
+            "{unmatched}{start}\tpending->{} = 0;\t/* closed */\n\tstats->{}--;\n",
+            crate::plan::OPENED,
+            super::StatsField::ThreadPairs.c_name()
+        );
+    }
     let copy = if p.carried.is_empty() {
         String::new()
     } else {
@@ -291,11 +367,7 @@ pub fn end_take(p: &Pairing) -> String {
             n.stash, n.taken
         )
     };
-    format!(
-        "\tif (!pending) {{\n\t\tstats->unmatched++;\t/* no open pair: its start came before ebq attached, or was filtered */\n\
-         \t\treturn 0;\n\t}}\n{copy}\tbpf_map_delete_elem(&{}, &pk);\n",
-        n.pending
-    )
+    format!("{unmatched}{copy}\tbpf_map_delete_elem(&{}, &pk);\n", n.pending)
 }
 
 /// Reads a carried column from the copied pair (strings by pointer, no copy).

@@ -83,24 +83,41 @@ pub fn program_header(exit: bool, function: &str) -> String {
 }
 
 /// The program's first statements: leave unless this is system call `nr`
-/// from a 64-bit task. Everything after (scope, stats) sees only the traced call.
-pub fn prologue(nr: i64, exit: bool) -> String {
-    let number = if exit { "ebq_regs(ctx)->orig_ax" } else { "ctx[1]" };
+/// from a 64-bit task. Everything after (scope, stats) sees only the traced
+/// call. A `raw_syscalls` event (`nr` is `None`) is every call, 32-bit ones
+/// too, as its classic tracepoint is: nothing to check.
+pub fn prologue(nr: Option<i64>, exit: bool) -> String {
+    let Some(nr) = nr else {
+        return "\t/* Every system call, as the classic raw_syscalls tracepoint (32-bit calls too). */\n".into();
+    };
     format!(
         "\t/* Runs for every system call: only number {nr} is this event (a 32-bit call's numbers mean others). */\n\
-         \tif ({number} != {nr} || ebq_compat_syscall())\n\t\treturn 0;\n"
+         \tif ({} != {nr} || ebq_compat_syscall())\n\t\treturn 0;\n",
+        number(exit)
     )
+}
+
+/// The system call's number: `sys_enter`'s second argument, the saved
+/// `orig_ax` at `sys_exit` (what the classic records' `id` and `__syscall_nr` hold).
+fn number(exit: bool) -> &'static str {
+    if exit {
+        "ebq_regs(ctx)->orig_ax"
+    } else {
+        "ctx[1]"
+    }
 }
 
 /// The C expression for column `name` of the event (its tracefs format
 /// field), as the classic record would hold it; `None` for columns that are
 /// not fields.
 pub fn column_expr(event: &BoundEvent, exit: bool, name: &str) -> Option<String> {
+    if let EventSource::RawSyscall { nr: None, .. } = event.source {
+        return every_call_column(exit, name);
+    }
     let field = event.format.field(name)?;
     let ty = DataType::int_of_size(field.size, field.signed).c_type();
     if name == NR_FIELD {
-        let nr = if exit { "ebq_regs(ctx)->orig_ax" } else { "ctx[1]" };
-        return Some(format!("({ty}){nr}"));
+        return Some(format!("({ty}){}", number(exit)));
     }
     if exit {
         // sys_exit's record has one field besides the number: the return value, the raw tracepoint's second argument.
@@ -108,6 +125,21 @@ pub fn column_expr(event: &BoundEvent, exit: bool, name: &str) -> Option<String>
     }
     let index = event.format.fields.iter().filter(|f| f.name != NR_FIELD).position(|f| f.name == name)?;
     Some(format!("({ty})ebq_regs(ctx)->{}", SYSCALL_ARG_REGS[index]))
+}
+
+/// A column of `raw_syscalls:sys_enter` (`long id`, `unsigned long args[6]`,
+/// one column per element, `args[2]`) or `sys_exit` (`long id`, `long ret`):
+/// the layout `plan::syscall_attach` checked.
+fn every_call_column(exit: bool, name: &str) -> Option<String> {
+    match name {
+        "id" => Some(format!("(__s64){}", number(exit))),
+        "ret" if exit => Some("(__s64)ctx[1]".into()),
+        _ if exit => None,
+        _ => {
+            let i: usize = name.strip_prefix("args[")?.strip_suffix(']')?.parse().ok()?;
+            Some(format!("(__u64)ebq_regs(ctx)->{}", SYSCALL_ARG_REGS.get(i)?))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -174,8 +206,29 @@ mod tests {
         let c = generate_with("SELECT COUNT(*), SUM(count) FROM syscalls.sys_enter_read", &classic);
         assert!(c.contains("SEC(\"tracepoint/syscalls/sys_enter_read\")\nint ebq_query(struct ebq_event *ctx)"), "{c}");
         assert!(!c.contains("pt_regs___ebq") && !c.contains("tp_btf"), "{c}");
-        // Other events never run raw.
-        let c = generate_for("SELECT COUNT(*) FROM raw_syscalls.sys_enter");
+        let c = generate_with("SELECT COUNT(*) FROM raw_syscalls.sys_enter", &classic);
         assert!(c.contains("SEC(\"tracepoint/raw_syscalls/sys_enter\")") && !c.contains("pt_regs___ebq"), "{c}");
+    }
+
+    /// raw_syscalls' events are every call: raw, they check no number and skip no 32-bit call.
+    #[test]
+    fn raw_syscalls_read_id_and_args_from_the_registers_with_no_number_check() {
+        let c = generate_for(
+            "SELECT id, args[0], args[3], args[5], COUNT(*) FROM raw_syscalls.sys_enter GROUP BY id, args[0], args[3], args[5]",
+        );
+        assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
+        assert!(!c.contains("ebq_compat_syscall()") && !c.contains("struct ebq_event {"), "{c}");
+        for read in [
+            "\t__s64 ev_id = (__s64)ctx[1];\n",
+            "\t__u64 ev_args_0_ = (__u64)ebq_regs(ctx)->di;\n",
+            "\t__u64 ev_args_3_ = (__u64)ebq_regs(ctx)->r10;\n",
+            "\t__u64 ev_args_5_ = (__u64)ebq_regs(ctx)->r9;\n",
+        ] {
+            assert!(c.contains(read), "{read} in {c}");
+        }
+        let c = generate_for("SELECT id, ret, COUNT(*) FROM raw_syscalls.sys_exit GROUP BY id, ret");
+        assert!(c.contains("SEC(\"tp_btf/sys_exit\")"), "{c}");
+        assert!(c.contains("\t__s64 ev_id = (__s64)ebq_regs(ctx)->orig_ax;\n"), "{c}");
+        assert!(c.contains("\t__s64 ev_ret = (__s64)ctx[1];\n"), "{c}");
     }
 }

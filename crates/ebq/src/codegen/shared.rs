@@ -24,11 +24,15 @@ pub enum StatsField {
     /// JOIN: open pairs a later start on the same key replaced before their
     /// end came (last, so older readers of the pinned layout still fit).
     Superseded,
+    /// JOIN with per-thread pairs: pairs opened minus pairs closed, per CPU
+    /// (a pair may close on another CPU: only the sum over CPUs, wrapping,
+    /// means anything); after detaching, the pairs left open.
+    ThreadPairs,
 }
 
 impl StatsField {
     /// Every field, in memory order.
-    pub const ALL: [StatsField; 7] = [
+    pub const ALL: [StatsField; 8] = [
         StatsField::Seen,
         StatsField::Matched,
         StatsField::Dropped,
@@ -36,6 +40,7 @@ impl StatsField {
         StatsField::PendingFull,
         StatsField::Untracked,
         StatsField::Superseded,
+        StatsField::ThreadPairs,
     ];
 
     /// The C field name (`stats->NAME++` in the programs).
@@ -48,6 +53,7 @@ impl StatsField {
             StatsField::PendingFull => "pending_full",
             StatsField::Untracked => "untracked",
             StatsField::Superseded => "superseded",
+            StatsField::ThreadPairs => "thread_pairs",
         }
     }
 
@@ -56,6 +62,7 @@ impl StatsField {
         match self {
             StatsField::Untracked => "\t/* -c: children not traced because ebq_pids was full */",
             StatsField::Superseded => "\t/* JOIN: open pairs a later start on their key replaced */",
+            StatsField::ThreadPairs => "\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */",
             _ => "",
         }
     }
@@ -208,14 +215,16 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 56);
-        let mut value = vec![0u8; 56];
+        assert_eq!(layout.size(), 64);
+        let mut value = vec![0u8; 64];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
         value[48..56].copy_from_slice(&9u64.to_ne_bytes());
+        value[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
+        assert_eq!(layout.read(&value, StatsField::ThreadPairs), u64::MAX, "a CPU that closed a pair another opened");
         assert_eq!(layout.read(&value, StatsField::Untracked), 7);
         assert_eq!(layout.read(&value, StatsField::Superseded), 9);
         assert_eq!(layout.read(&value, StatsField::Seen), 0);
-        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n};\n\n"));
+        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n};\n\n"));
     }
 
     #[test]

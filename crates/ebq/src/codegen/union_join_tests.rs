@@ -51,8 +51,10 @@ fn each_pairing_branch_has_its_own_map_structs_and_start_program() {
 fn the_contract_lists_every_pairing_map_for_the_age_sweeps() {
     let p = engine().prepare(TWO_PAIRS).unwrap();
     let program = &p.programs[0];
-    let pending: Vec<&str> = program.maps.iter().filter(|m| m.role == MapRole::Pending).map(|m| &*m.name).collect();
-    assert_eq!(pending, ["ebq_pending", "ebq_pending_1"]);
+    let role = |r: MapRole| program.maps.iter().filter(|m| m.role == r).map(|m| &*m.name).collect::<Vec<&str>>();
+    // The system calls' pairs live per thread (nothing to sweep); io_uring's in a HASH.
+    assert_eq!(role(MapRole::Pending), ["ebq_pending_1"]);
+    assert_eq!(role(MapRole::ThreadPairs), ["ebq_pending"]);
     let k = &p.physical.programs[0];
     let branches: Vec<usize> = k.pairings().map(|p| p.branch).collect();
     assert_eq!(branches, [0, 1], "pairings in the contract's order");
@@ -94,7 +96,7 @@ fn narrower_integers_widen_to_the_unions_type() {
 fn explain_shows_each_branchs_pairing() {
     let plan = engine().prepare(TWO_PAIRS).unwrap().explain();
     let at = |text: &str| plan.find(text).unwrap_or_else(|| panic!("no `{text}` in {plan}"));
-    let first = at("[kernel] Pair       on [e.tid = x.tid] in HASH ebq_pending (");
+    let first = at("[kernel] Pair       on [e.tid = x.tid] in TASK_STORAGE ebq_pending (one open pair per thread");
     let end1 = at("[kernel] Attach     branch 1: tracepoint:syscalls:sys_exit_pread64 (BPF_PROG_TYPE_TRACEPOINT, closes pairs, ebq_query)");
     let second = at("[kernel] Pair       on [s.req = c.req] in HASH ebq_pending_1 (");
     let end2 = at("closes pairs, ebq_query_1)");

@@ -22,7 +22,12 @@ fn each_branch_is_a_start_program_with_its_own_record_and_filter() {
     assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_pair_start_1(__u64 *ctx)"), "{c}");
     assert!(!c.contains("struct ebq_start_event_1 {"), "{c}");
     assert_eq!(c.matches("/* WHERE (fd > 2) */").count(), 1, "{c}");
-    assert_eq!(c.matches("long err = bpf_map_update_elem(&ebq_pending, &pk, s, BPF_NOEXIST)").count(), 2, "{c}");
+    // Every branch is a system call's entry on the thread: each opens the thread's one pair.
+    assert_eq!(
+        c.matches("bpf_get_current_task_btf(), 0,\n\t\t\t\t\t\t\tBPF_LOCAL_STORAGE_GET_F_CREATE);").count(),
+        2,
+        "{c}"
+    );
     assert!(!c.contains("int ebq_pair_start("), "{c}");
 }
 

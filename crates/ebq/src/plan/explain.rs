@@ -274,13 +274,20 @@ impl super::Pairing {
         let keys: Vec<String> =
             p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
         let carried: Vec<&str> = p.carried.iter().map(|(c, _, _)| c.name()).collect();
+        let map = if p.per_thread {
+            format!(
+                "TASK_STORAGE {} (one open pair per thread, in the thread's own storage: a thread makes one system \
+                 call at a time; key {} B kept and compared",
+                p.map_name(),
+                p.key.size
+            )
+        } else {
+            format!("HASH {} (max {} open; key {} B", p.map_name(), p.max_pending, p.key.size)
+        };
         let _ = writeln!(
             s,
-            "[kernel] Pair       on [{}] in HASH {} (max {} open; key {} B; carries [{}] in {} B)",
+            "[kernel] Pair       on [{}] in {map}; carries [{}] in {} B)",
             keys.join(", "),
-            p.map_name(),
-            p.max_pending,
-            p.key.size,
             carried.join(", "),
             p.stash.size
         );

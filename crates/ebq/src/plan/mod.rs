@@ -48,6 +48,10 @@ pub struct PlanOptions {
     /// JOINs: most pairs open at once (starts waiting for their end event);
     /// starts beyond it are counted in `pending_full`.
     pub max_pending: u32,
+    /// JOINs of system-call events on the thread keep their open pairs in
+    /// task storage ([`pairing::per_thread`]); off (`--pairs hash`), every
+    /// JOIN pairs in a HASH aged by `--max-pair-age`.
+    pub thread_pairs: bool,
     /// Entries of the quantile-sketch map (QUANTILE, P50…); more are counted as dropped.
     pub sketch_buckets: u32,
     /// `-c` scope: most processes tracked at once (the command and its
@@ -58,6 +62,10 @@ pub struct PlanOptions {
     pub stage_limit: Option<StageLimit>,
     /// Where `syscalls:*` events attach: classic or raw tracepoints (`--attach`).
     pub attach: SyscallAttach,
+    /// `raw_syscalls:sys_enter` / `sys_exit` follow `attach` too (auto: raw,
+    /// [`syscall_attach::AUTO_EVERY_CALL_RAW`]); off, they stay classic, as
+    /// bundles made before the option were planned.
+    pub every_call_raw: bool,
     /// Row queries: one ring buffer per CPU (`--rings per-cpu`, the default)
     /// rather than one shared by all (`--rings shared`). A shared ring's
     /// reserve takes one spinlock, which CPUs emitting at once contend for.
@@ -81,10 +89,12 @@ impl Default for PlanOptions {
             ringbuf_bytes: 8 << 20,
             wakeup_bytes: 256 << 10,
             max_pending: 10240,
+            thread_pairs: true,
             sketch_buckets: SKETCH_MAX_BUCKETS,
             max_tracked: 65536,
             stage_limit: None,
             attach: SyscallAttach::Auto,
+            every_call_raw: true,
             per_cpu_rings: true,
             hist_buckets: crate::hist::Log2::Floor,
             late_names: true,
@@ -578,7 +588,12 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         *single_slot = single_slot::is_single_slot(key_fields.len(), window);
     }
     let pairing = match &logical.join {
-        Some(join) => Some(Pairing::new(join, logical.filter.iter().chain(output.exprs()), options.max_pending)?),
+        Some(join) => Some(Pairing::new(
+            join,
+            logical.filter.iter().chain(output.exprs()),
+            options.max_pending,
+            options.thread_pairs && pairing::per_thread(join, &logical.event),
+        )?),
         None => None,
     };
     check_stack(logical, &output, pairing.as_ref())?;
@@ -606,7 +621,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         user: columns,
     };
     if logical.union.is_empty() {
-        syscall_attach::choose(&mut physical.programs[0], catalog, options.attach, false);
+        syscall_attach::choose(&mut physical.programs[0], catalog, options, false);
         let shadowed = record_shadow::notes(&physical.programs[0]);
         physical.programs[0].attach_notes.extend(shadowed);
     } else {
@@ -714,7 +729,8 @@ fn union_programs(
                 start_filter: crate::bind::and_all(join.start_filter.iter().cloned().chain(start_only).collect()),
                 ..join.clone()
             };
-            let mut p = Pairing::new(join, k.filter.iter().chain(k.output.exprs()), options.max_pending)?;
+            let per_thread = options.thread_pairs && pairing::per_thread(join, &k.event);
+            let mut p = Pairing::new(join, k.filter.iter().chain(k.output.exprs()), options.max_pending, per_thread)?;
             p.branch = programs.len();
             k.pairing = Some(p);
         }
@@ -733,7 +749,7 @@ fn union_programs(
     let every_call = programs.iter().any(syscall_attach::on_every_call);
     for k in &mut programs {
         let others = every_call && !syscall_attach::on_every_call(k);
-        syscall_attach::choose(k, catalog, options.attach, others);
+        syscall_attach::choose(k, catalog, options, others);
     }
     let mut first = programs.remove(0);
     first.attach_notes.extend(left_out);

@@ -71,6 +71,11 @@ pub const AUTO_EXIT: &str = "auto: an exit record holds only ret, raw would save
 pub const AUTO_KSTACK: &str =
     "auto: kstack is walked through the raw tracepoint's extra frames, ~200 ns slower per event";
 
+/// Why `auto` runs a `raw_syscalls` event raw: the classic one runs on every
+/// call too, so raw only takes the perf record and the shared guard away.
+pub const AUTO_EVERY_CALL_RAW: &str = "auto: the classic raw_syscalls tracepoint runs on every call too; raw has its \
+                                       own recursion guard and no perf record";
+
 /// Why `auto` keeps an entry event classic when another branch of the union
 /// already runs on every system call.
 pub const AUTO_EVERY_CALL: &str = "auto: another branch already runs on every system call (raw_syscalls); raw, this \
@@ -86,7 +91,8 @@ pub const USER_STRINGS: &str = "it reads a string from user memory through the r
 /// already runs on every system call (a union branch over `raw_syscalls`), so
 /// `auto` keeps entry events classic: raw, each would be one more program
 /// run on every call of the machine (io.ops' copies and splice).
-pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach, every_call: bool) {
+pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, options: &super::PlanOptions, every_call: bool) {
+    let mode = options.attach;
     let mut notes = vec![];
     let kstack = k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Kstack)));
     // User-memory strings are read through the record's pointer field, which a raw program has not.
@@ -95,21 +101,32 @@ pub(super) fn choose(k: &mut KernelPlan, catalog: &Catalog, mode: SyscallAttach,
     // Every start event of a union is decided (and checked) on its own, like the first.
     let events = std::iter::once(&mut k.event).chain(k.pairing.iter_mut().flat_map(|p| p.start_events_mut()));
     for event in events {
-        let Some((name, exit)) = syscall_event(event) else { continue };
+        let Some((call, exit)) = syscall_event(event) else { continue };
+        let every = call.is_none();
+        if every && !options.every_call_raw {
+            continue;
+        }
         let problem = match mode {
             SyscallAttach::Classic => Err("--attach classic".to_string()),
-            SyscallAttach::Auto if exit => Err(AUTO_EXIT.to_string()),
+            SyscallAttach::Auto if exit && !every => Err(AUTO_EXIT.to_string()),
             SyscallAttach::Auto if kstack => Err(AUTO_KSTACK.to_string()),
-            SyscallAttach::Auto if every_call => Err(AUTO_EVERY_CALL.to_string()),
+            SyscallAttach::Auto if every_call && !every => Err(AUTO_EVERY_CALL.to_string()),
             _ if user_strings => Err(USER_STRINGS.to_string()),
-            SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, &name, exit),
+            SyscallAttach::Auto | SyscallAttach::Raw => raw_problem(event, catalog, call.as_deref(), exit),
         };
         let raw = if exit { "sys_exit" } else { "sys_enter" };
         let note = match problem {
             Ok(nr) => {
                 event.source = EventSource::RawSyscall { nr, exit };
-                let why = if mode == SyscallAttach::Raw { "--attach raw" } else { AUTO_RAW };
-                format!("{}: raw {raw} (tp_btf), system call {nr} checked first; {why}", event.event_description())
+                let why = match (mode, nr) {
+                    (SyscallAttach::Raw, _) => "--attach raw",
+                    (_, Some(_)) => AUTO_RAW,
+                    (_, None) => AUTO_EVERY_CALL_RAW,
+                };
+                let which = nr.map_or("every system call, as the classic one".to_string(), |nr| {
+                    format!("system call {nr} checked first")
+                });
+                format!("{}: raw {raw} (tp_btf), {which}; {why}", event.event_description())
             }
             Err(why) => format!("{}: classic tracepoint; {why}", event.event_description()),
         };
@@ -125,10 +142,22 @@ pub(super) fn on_every_call(k: &KernelPlan) -> bool {
     })
 }
 
-/// `(read, false)` for `syscalls:sys_enter_read`, `(read, true)` for its exit.
-fn syscall_event(event: &BoundEvent) -> Option<(String, bool)> {
+/// `(Some(read), false)` for `syscalls:sys_enter_read`, `(Some(read), true)`
+/// for its exit; `(None, exit)` for `raw_syscalls:sys_enter` / `sys_exit`,
+/// which are every call.
+fn syscall_event(event: &BoundEvent) -> Option<(Option<String>, bool)> {
     let EventName::Tracepoint { category, name } = &event.name else { return None };
-    if category != "syscalls" || event.source != EventSource::Tracepoint {
+    if event.source != EventSource::Tracepoint {
+        return None;
+    }
+    if category == "raw_syscalls" {
+        return match name.as_str() {
+            "sys_enter" => Some((None, false)),
+            "sys_exit" => Some((None, true)),
+            _ => None,
+        };
+    }
+    if category != "syscalls" {
         return None;
     }
     let (call, exit) = match (name.strip_prefix("sys_enter_"), name.strip_prefix("sys_exit_")) {
@@ -136,11 +165,12 @@ fn syscall_event(event: &BoundEvent) -> Option<(String, bool)> {
         (_, Some(call)) => (call, true),
         _ => return None,
     };
-    Some((call.to_string(), exit))
+    Some((Some(call.to_string()), exit))
 }
 
-/// The system call's number when `event` can run raw; why not otherwise.
-fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) -> Result<i64, String> {
+/// The system call's number when `event` can run raw (`None` for every call,
+/// a `raw_syscalls` event); why not otherwise.
+fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: Option<&str>, exit: bool) -> Result<Option<i64>, String> {
     if std::env::consts::ARCH != "x86_64" {
         return Err(format!(
             "system-call registers are mapped for x86-64 only, and this is {}",
@@ -150,11 +180,14 @@ fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: &str, exit: bool) ->
     if catalog.kernel().btf_functions().is_none() {
         return Err("tp_btf needs the kernel's BTF (/sys/kernel/btf/vmlinux)".into());
     }
+    let Some(call) = call else {
+        return every_call_layout_problem(&event.format, exit).map_or(Ok(None), Err);
+    };
     if let Some(why) = layout_problem(&event.format, exit) {
         return Err(why);
     }
     let unistd = UNISTD_NAMES.iter().find(|(tp, _)| *tp == call).map_or(call, |(_, n)| *n);
-    catalog.kernel().syscalls().nr(unistd).ok_or_else(|| {
+    catalog.kernel().syscalls().nr(unistd).map(Some).ok_or_else(|| {
         format!("no system call `{call}` in asm/unistd_64.h (its number is needed to pick it out of every call)")
     })
 }
@@ -195,6 +228,18 @@ fn layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
     None
 }
 
+/// Why `raw_syscalls:sys_enter` (`id`, `args[6]`) or `sys_exit` (`id`,
+/// `ret`) cannot be read from the registers: its format is not that.
+fn every_call_layout_problem(format: &TracepointFormat, exit: bool) -> Option<String> {
+    let int = |name: &str| format.field(name).is_some_and(|f| f.kind == FieldKind::Int && f.size == 8);
+    let args = format
+        .field("args")
+        .is_some_and(|f| matches!(f.kind, FieldKind::IntArray { elem_size: 8, len } if len == MAX_ARGS as u32));
+    let expected = if exit { int("id") && int("ret") } else { int("id") && args };
+    let fields = if exit { "id, ret" } else { "id, args[6]" };
+    (!expected || format.fields.len() != 2).then(|| format!("its format is not ({fields}) of 8-byte integers"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,7 +268,30 @@ mod tests {
         );
         let kstack = via("SELECT kstack, COUNT(*) FROM syscalls.sys_enter_read GROUP BY kstack", SyscallAttach::Auto);
         assert_eq!(kstack, [format!("tracepoint:syscalls:sys_enter_read: classic tracepoint; {AUTO_KSTACK}")]);
-        assert!(via("SELECT COUNT(*) FROM raw_syscalls.sys_enter", SyscallAttach::Auto).is_empty());
+        assert_eq!(
+            via("SELECT COUNT(*) FROM raw_syscalls.sys_enter", SyscallAttach::Auto),
+            [format!(
+                "tracepoint:raw_syscalls:sys_enter: raw sys_enter (tp_btf), every system call, as the classic one; \
+                 {AUTO_EVERY_CALL_RAW}"
+            )]
+        );
+        // An exit too: the classic raw_syscalls exit runs on every call as well.
+        assert_eq!(
+            via("SELECT COUNT(*) FROM raw_syscalls.sys_exit WHERE ret < 0", SyscallAttach::Auto),
+            [format!(
+                "tracepoint:raw_syscalls:sys_exit: raw sys_exit (tp_btf), every system call, as the classic one; \
+                 {AUTO_EVERY_CALL_RAW}"
+            )]
+        );
+        let kstack = via("SELECT kstack, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY kstack", SyscallAttach::Auto);
+        assert_eq!(kstack, [format!("tracepoint:raw_syscalls:sys_enter: classic tracepoint; {AUTO_KSTACK}")]);
+        // Bundles from before planned them classic, and say nothing.
+        let cat = Catalog::fixture();
+        let sql = "SELECT COUNT(*) FROM raw_syscalls.sys_enter";
+        let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+        let options = PlanOptions { every_call_raw: false, ..Default::default() };
+        let p = plan(sql, &l, &cat, &options).unwrap();
+        assert_eq!(p.programs[0].event.source, EventSource::Tracepoint);
     }
 
     #[test]
@@ -272,7 +340,10 @@ mod tests {
             p.programs[0].pairing.as_ref().unwrap().start_events().map(|e| e.source.clone()).collect();
         assert_eq!(
             starts,
-            [EventSource::RawSyscall { nr: 0, exit: false }, EventSource::RawSyscall { nr: 17, exit: false }]
+            [
+                EventSource::RawSyscall { nr: Some(0), exit: false },
+                EventSource::RawSyscall { nr: Some(17), exit: false }
+            ]
         );
         assert_eq!(
             via(UNION, SyscallAttach::Classic)[2],

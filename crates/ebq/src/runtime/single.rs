@@ -161,7 +161,8 @@ impl SingleQuery {
             deadline: None,
             finished: false,
             pins: None,
-            pair_ages: plan.programs[0].pairings().map(|p| PairAges::new(&p.stash)).collect(),
+            // Per-thread pairs go with their thread: only HASH pairings are swept.
+            pair_ages: plan.programs[0].pairings().filter(|p| !p.per_thread).map(|p| PairAges::new(&p.stash)).collect(),
             names: Default::default(),
             object,
         })
@@ -369,9 +370,15 @@ impl SingleQuery {
     pub fn stats(&self) -> Result<QueryStats> {
         let per_cpu = self.object.stats_per_cpu()?;
         let mut s = QueryStats::default();
+        // Per-thread pairs opened minus closed: a CPU's share may be "negative", only the sum means anything.
+        let mut thread_pairs = 0u64;
         for v in per_cpu {
             for f in StatsField::ALL {
                 let n = self.program.stats.read(&v, f);
+                if f == StatsField::ThreadPairs {
+                    thread_pairs = thread_pairs.wrapping_add(n);
+                    continue;
+                }
                 *match f {
                     StatsField::Seen => &mut s.seen,
                     StatsField::Matched => &mut s.matched,
@@ -380,6 +387,7 @@ impl SingleQuery {
                     StatsField::PendingFull => &mut s.pending_full,
                     StatsField::Untracked => &mut s.untracked,
                     StatsField::Superseded => &mut s.superseded,
+                    StatsField::ThreadPairs => unreachable!("summed above"),
                 } += n;
             }
         }
@@ -399,7 +407,8 @@ impl SingleQuery {
         }
         // Detached: no end can close them any more (while running, most are in flight).
         if self.finished {
-            s.open_pairs = self.object.pending().iter().map(|p| p.pair_keys().len() as u64).sum();
+            let in_maps: u64 = self.object.pending().iter().map(|p| p.pair_keys().len() as u64).sum();
+            s.open_pairs = in_maps + thread_pairs;
         }
         s.evicted = self.pair_ages.iter().map(PairAges::evicted).sum();
         s.user_cpu_ns = selfstats::process_cpu_ns().saturating_sub(self.cpu_at_start);

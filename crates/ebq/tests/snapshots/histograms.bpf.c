@@ -60,6 +60,7 @@ struct ebq_stats {
 	__u64 pending_full;
 	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
 	__u64 superseded;	/* JOIN: open pairs a later start on their key replaced */
+	__u64 thread_pairs;	/* JOIN, pairs per thread: opened - closed (summed over CPUs) */
 };
 
 struct {

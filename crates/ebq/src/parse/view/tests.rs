@@ -93,7 +93,9 @@ fn every_column_at_once_compiles_the_start_pairs_in_per_cpu_scratch() {
     let cols = Catalog::fixture().view("io.ops").unwrap().columns.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>();
     let p = engine().prepare(&format!("SELECT {} FROM io.ops", cols.join(", "))).unwrap();
     let c = p.source();
-    assert!(c.contains("struct ebq_stash *s = bpf_map_lookup_elem(&ebq_opening, &slot);"), "{c}");
+    // The syscall branch's pair is built in the thread's storage; the others' in a per-CPU slot.
+    assert!(c.contains("struct ebq_stash *s = &tp->pair;"), "{c}");
+    assert!(c.contains("struct ebq_stash_1 *s = bpf_map_lookup_elem(&ebq_opening_1, &slot);"), "{c}");
     assert!(c.contains("__builtin_memset(s->"), "scratch strings are zeroed past their NUL: {c}");
 }
 
