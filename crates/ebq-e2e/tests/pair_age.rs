@@ -39,18 +39,16 @@ fn run(args: &[&str], gap: &str) -> (u64, u64, u64) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let evicted = stderr
-        .split("pairs lost (pairing map full), ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no evicted count in the stats line: {stderr}"));
-    let open = stderr
-        .split("start events missed, ")
-        .nth(1)
-        .and_then(|t| t.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no open pairs in the stats line: {stderr}"));
+    // The stats line's number after `before` (the evicted pairs follow the lost ones, the open ones the missed starts).
+    let count = |before: &str| -> u64 {
+        stderr
+            .split(before)
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no number after `{before}` in the stats line: {stderr}"))
+    };
+    let (evicted, open) = (count("pairs lost (pairing map full), "), count("start events missed, "));
     (row["n"].as_u64().unwrap(), evicted, open)
 }
 
