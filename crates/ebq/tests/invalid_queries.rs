@@ -293,6 +293,9 @@ fn cases() -> Vec<Bad> {
         bad("SELECT args[-1] FROM raw_syscalls.sys_enter", "1:14-1:15", "an array index must be a small non-negative integer literal", None),
         bad("SELECT args[id] FROM raw_syscalls.sys_enter", "1:13-1:15", "an array index must be a small non-negative integer literal", None),
         bad(format!("SELECT fd[0] FROM {READ}"), "1:8-1:12", "`fd` is not an array", None),
+        bad("SELECT COUNT(*) FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid WHERE q.args[0] = 3", "1:99-1:107", "unknown event alias `q`", None),
+        bad("SELECT COUNT(*) FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid WHERE e.args[6] = 3", "1:99-1:107", "index 6 is out of range: `args` has 6 elements", None),
+        bad("SELECT COUNT(*) FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid WHERE x.args[0] = 3", "1:99-1:107", "unknown column `args`", None),
         // --- histograms and quantiles ---
         bad(format!("SELECT HIST(count) FROM {READ} ORDER BY HIST(count)"), "1:58-1:68", "cannot ORDER BY a histogram (`HIST(count)`); order by a number such as COUNT(*) or P99(…)", None),
         bad(format!("SELECT fd, HIST(count) AS h FROM {READ} GROUP BY fd ORDER BY h"), "1:79-1:80", "cannot ORDER BY a histogram (`h`); order by a number such as COUNT(*) or P99(…)", None),

@@ -200,6 +200,14 @@ impl Binder<'_> {
         bound
     }
 
+    /// An array subscript: a small non-negative integer literal.
+    fn array_index(&self, index: &Expr) -> Result<u32> {
+        match self.scalar(index)? {
+            ScalarExpr::Int { value, ty } if !ty.is_signed() && value < 1 << 16 => Ok(value as u32),
+            _ => Err(err(index, "an array index must be a small non-negative integer literal")),
+        }
+    }
+
     fn scalar_inner(&self, e: &Expr) -> Result<ScalarExpr> {
         match e {
             Expr::Identifier(id) => self.column(&[id.value.as_str()], e),
@@ -212,14 +220,24 @@ impl Binder<'_> {
             }
             Expr::CompoundFieldAccess { root, access_chain } => match (root.as_ref(), access_chain.as_slice()) {
                 (Expr::Identifier(id), [AccessExpr::Subscript(Subscript::Index { index })]) => {
-                    let i = match self.scalar(index)? {
-                        ScalarExpr::Int { value, ty } if !ty.is_signed() && value < 1 << 16 => value as u32,
-                        _ => return Err(err(index, "an array index must be a small non-negative integer literal")),
-                    };
+                    let i = self.array_index(index)?;
                     let column = self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))?;
                     if let Some(side) = self.sides.iter().find(|s| s.format().field(&id.value).is_some()) {
                         self.note_read(side, &column, span_of(e));
                     }
+                    Ok(column)
+                }
+                // `e.args[0]`: the element of one event's array, as a JOIN names it.
+                (
+                    Expr::Identifier(q),
+                    [AccessExpr::Dot(Expr::Identifier(name)), AccessExpr::Subscript(Subscript::Index { index })],
+                ) => {
+                    let i = self.array_index(index)?;
+                    let q = &q.value;
+                    let side = self.side_named(q).ok_or_else(|| err(e, format!("unknown event alias `{q}`")))?;
+                    let column = super::field_column(side.format(), &name.value, Some(i)).map_err(|m| err(e, m))?;
+                    let column = side.carry(column);
+                    self.note_read(side, &column, span_of(e));
                     Ok(column)
                 }
                 _ => Err(err(e, format!("`{e}` is not supported"))),

@@ -139,3 +139,20 @@ fn io_uring_opcodes_are_named_from_the_kernels_btf() {
     let e = rendered("SELECT COUNT(*) FROM io_uring.io_uring_submit_req WHERE opcode = enum_value('no_such', 'X')");
     assert!(e.starts_with("error: `enum no_such` is not in this kernel's BTF at 1:"), "{e}");
 }
+
+/// A JOIN names an array element by its event (`e.args[2]`), as it must
+/// when both events have the array.
+#[test]
+fn a_qualified_array_element_is_the_named_events() {
+    let sql = "SELECT e.args[2] AS n, COUNT(*) FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_enter x \
+               ON e.tid = x.tid WHERE x.args[0] > 2 GROUP BY n";
+    let l = bind(sql).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    let join = l.join.as_ref().expect("a JOIN");
+    let carried = format!("{:?}", l.body);
+    assert!(carried.contains("args[2]") && carried.contains("Start"), "the start's element: {carried}");
+    assert!(format!("{:?}", l.filter).contains("args[0]"), "{:?}", l.filter);
+    assert_eq!(join.keys.len(), 1);
+    // Unqualified, the name is both events': the message says how to qualify it.
+    let err = bind(&sql.replace("x.args[0]", "args[0]")).unwrap_err().to_string();
+    assert!(err.contains("write e.args or x.args"), "{err}");
+}
