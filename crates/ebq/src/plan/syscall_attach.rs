@@ -8,6 +8,10 @@
 //!         [kernel] Via    …sys_enter_read: raw sys_enter (tp_btf), system call 0 checked first; why
 //! ```
 //!
+//! `raw_syscalls:sys_enter` / `sys_exit` may run raw as well, with no number
+//! check: their classic programs run on every call too, so `auto` runs them
+//! raw (unless they walk kernel stacks).
+//!
 //! The trade: a classic program fills a perf trace record and runs under the
 //! one per-CPU guard all perf-event BPF programs share (an event is skipped,
 //! and counted only in `recursion_misses`, whenever any other such program is
