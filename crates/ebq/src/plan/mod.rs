@@ -588,12 +588,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         *single_slot = single_slot::is_single_slot(key_fields.len(), window);
     }
     let pairing = match &logical.join {
-        Some(join) => Some(Pairing::new(
-            join,
-            logical.filter.iter().chain(output.exprs()),
-            options.max_pending,
-            options.thread_pairs && pairing::per_thread(join, &logical.event),
-        )?),
+        Some(join) => Some(Pairing::new(join, &logical.event, logical.filter.iter().chain(output.exprs()), options)?),
         None => None,
     };
     check_stack(logical, &output, pairing.as_ref())?;
@@ -729,8 +724,7 @@ fn union_programs(
                 start_filter: crate::bind::and_all(join.start_filter.iter().cloned().chain(start_only).collect()),
                 ..join.clone()
             };
-            let per_thread = options.thread_pairs && pairing::per_thread(join, &k.event);
-            let mut p = Pairing::new(join, k.filter.iter().chain(k.output.exprs()), options.max_pending, per_thread)?;
+            let mut p = Pairing::new(join, &k.event, k.filter.iter().chain(k.output.exprs()), options)?;
             p.branch = programs.len();
             k.pairing = Some(p);
         }

@@ -64,14 +64,16 @@ pub fn per_thread(join: &BoundJoin, end: &BoundEvent) -> bool {
 }
 
 impl Pairing {
-    /// Lays out the pairing for `join`, carrying the start columns that the
-    /// end program's `exprs` read.
+    /// Lays out the pairing for `join` ending at `end`, carrying the start
+    /// columns that the end program's `exprs` read; per thread when
+    /// [`per_thread`] allows it and the options ask for it.
     pub fn new<'a>(
         join: &BoundJoin,
+        end: &BoundEvent,
         exprs: impl IntoIterator<Item = &'a ScalarExpr>,
-        max_pending: u32,
-        per_thread: bool,
+        options: &super::PlanOptions,
     ) -> Result<Pairing> {
+        let max_pending = options.max_pending;
         if max_pending == 0 {
             return Err(Error::query(Stage::Plan, "--max-pending must be at least 1", Some(join.span)));
         }
@@ -101,7 +103,7 @@ impl Pairing {
             max_pending,
             also: join.also.clone(),
             branch: 0,
-            per_thread,
+            per_thread: options.thread_pairs && per_thread(join, end),
         })
     }
 

@@ -375,10 +375,6 @@ impl SingleQuery {
         for v in per_cpu {
             for f in StatsField::ALL {
                 let n = self.program.stats.read(&v, f);
-                if f == StatsField::ThreadPairs {
-                    thread_pairs = thread_pairs.wrapping_add(n);
-                    continue;
-                }
                 *match f {
                     StatsField::Seen => &mut s.seen,
                     StatsField::Matched => &mut s.matched,
@@ -387,7 +383,10 @@ impl SingleQuery {
                     StatsField::PendingFull => &mut s.pending_full,
                     StatsField::Untracked => &mut s.untracked,
                     StatsField::Superseded => &mut s.superseded,
-                    StatsField::ThreadPairs => unreachable!("summed above"),
+                    StatsField::ThreadPairs => {
+                        thread_pairs = thread_pairs.wrapping_add(n);
+                        continue;
+                    }
                 } += n;
             }
         }
