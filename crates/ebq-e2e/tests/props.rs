@@ -14,11 +14,14 @@
 //! error.
 //!
 //! Cases: `EBQ_PROP_CASES` (default 300), every one attached; seed:
-//! `EBQ_PROP_SEED` (printed at the start, so a failure can be replayed).
+//! `EBQ_PROP_SEED` (printed at the start, uncaptured, so even an abort can be replayed).
 //! `scripts/soak-queries.sh` runs 10,000. A second test generates enter→exit
 //! JOINs (syscalls, raw_syscalls, block issue→complete) with qualified columns
 //! of both sides in SELECT, WHERE, GROUP BY and aggregates (`EBQ_PROP_JOIN_CASES`,
-//! default 60).
+//! default 60). A third takes generated queries only as far as EXPLAIN, no
+//! kernel involved, so it covers far more of them (`EBQ_PROP_PREPARE_CASES`,
+//! default 20,000, some 7 s): the front end must bind them or refuse them
+//! with a query error, never panic or overflow its stack.
 //!
 //! Run with `cargo test --release -p ebq-e2e --test props -- --nocapture`
 //! (`EBQ_PROP_SHOW=1` prints every query).
@@ -44,6 +47,7 @@ use ebq::{Engine, Error, Scope};
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestError, TestRunner};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1537,6 +1541,7 @@ fn render(q: &Q) -> String {
 // ---------------------------------------------------------------------------
 // Running one query.
 
+/// What one generated-query test saw, case by case (shrinking included).
 #[derive(Default)]
 struct Tally {
     attached: u64,
@@ -1545,14 +1550,16 @@ struct Tally {
     rows_seen: u64,
     rejected: BTreeMap<String, (u64, String)>,
     rejected_total: u64,
+    failures: u64,
 }
 
-static TALLY: Mutex<Option<Tally>> = Mutex::new(None);
-static FAILURES: AtomicU64 = AtomicU64::new(0);
-
-fn tally(f: impl FnOnce(&mut Tally)) {
-    let mut t = TALLY.lock().unwrap_or_else(|p| p.into_inner());
-    f(t.get_or_insert_with(Tally::default));
+/// How far a generated query is taken.
+#[derive(Clone, Copy, PartialEq)]
+enum Reach {
+    /// Parse, bind, plan, generate C and EXPLAIN: no kernel, thousands a second.
+    Prepare,
+    /// Also compile, load, attach, run, finish and detach.
+    Run,
 }
 
 /// How long each attached query runs (no activity is generated: just polling).
@@ -1587,32 +1594,29 @@ fn error_kind(message: &str) -> String {
     out.chars().take(90).collect()
 }
 
-fn run_query(engine: &Engine, q: &Q) -> Result<(), TestCaseError> {
+fn run_query(engine: &Engine, q: &Q, reach: Reach, tally: &RefCell<Tally>) -> Result<(), TestCaseError> {
     let sql = render(q);
-    let outcome = catch_unwind(AssertUnwindSafe(|| run_sql(engine, &sql)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| run_sql(engine, &sql, reach)));
     let result = match outcome {
         Ok(r) => r,
         Err(p) => Err(TestCaseError::fail(format!("panicked: {}", panic_message(&*p)))),
     };
+    let mut t = tally.borrow_mut();
     match result {
         Ok(ran) => {
-            tally(|t| {
-                t.attached += 1;
-                t.rows_queries += u64::from(ran.is_rows);
-                t.windowed += u64::from(q.window.is_some());
-                t.rows_seen += ran.rows;
-            });
+            t.attached += 1;
+            t.rows_queries += u64::from(ran.is_rows);
+            t.windowed += u64::from(q.window.is_some());
+            t.rows_seen += ran.rows;
             Ok(())
         }
         Err(TestCaseError::Reject(why)) => {
-            tally(|t| {
-                t.rejected_total += 1;
-                t.rejected.entry(error_kind(why.message())).or_insert((0, sql.clone())).0 += 1;
-            });
+            t.rejected_total += 1;
+            t.rejected.entry(error_kind(why.message())).or_insert((0, sql.clone())).0 += 1;
             Err(TestCaseError::Reject(why))
         }
         Err(TestCaseError::Fail(why)) => {
-            FAILURES.fetch_add(1, Ordering::Relaxed);
+            t.failures += 1;
             Err(TestCaseError::fail(format!("query:\n{sql}\n{why}")))
         }
     }
@@ -1624,10 +1628,10 @@ struct Ran {
     rows: u64,
 }
 
-/// Prepares, starts, polls for [`RUN_FOR`], finishes and detaches `sql`. A
-/// bind or plan error is a rejection (`TestCaseError::Reject`); anything
-/// else that goes wrong is a failure.
-fn run_sql(engine: &Engine, sql: &str) -> Result<Ran, TestCaseError> {
+/// Prepares `sql` and, for [`Reach::Run`], starts, polls for [`RUN_FOR`],
+/// finishes and detaches it. A bind or plan error is a rejection
+/// (`TestCaseError::Reject`); anything else that goes wrong is a failure.
+fn run_sql(engine: &Engine, sql: &str, reach: Reach) -> Result<Ran, TestCaseError> {
     if std::env::var_os("EBQ_PROP_SHOW").is_some() {
         eprintln!("--- {sql}");
     }
@@ -1637,6 +1641,10 @@ fn run_sql(engine: &Engine, sql: &str) -> Result<Ran, TestCaseError> {
         Err(e) => return Err(TestCaseError::fail(format!("prepare failed (not a query error):\n{}", e.render(sql)))),
     };
     let is_rows = matches!(prepared.logical.body, ebq::bind::QueryBody::Rows { .. });
+    if reach == Reach::Prepare {
+        let _ = prepared.explain();
+        return Ok(Ran { is_rows, rows: 0 });
+    }
     let mut running = prepared.start(Scope::All).map_err(|e| {
         let file = std::env::temp_dir().join("ebq-props-failure.bpf.c");
         let _ = std::fs::write(&file, prepared.source());
@@ -1673,16 +1681,41 @@ fn env_u64(name: &str) -> Option<u64> {
 
 #[test]
 fn generated_queries_load_attach_and_run() {
-    let cases = env_u64("EBQ_PROP_CASES").unwrap_or(300) as u32;
+    generated_queries(Reach::Run, env_u64("EBQ_PROP_CASES").unwrap_or(300) as u32);
+}
+
+/// The front end alone (parse → bind → plan → codegen → EXPLAIN) over many
+/// more queries than the kernel test can load: it found a GROUP BY position
+/// that named a number, which was read as a position again until the stack
+/// overflowed (an abort no `catch_unwind` sees).
+#[test]
+fn generated_queries_prepare_and_explain() {
+    generated_queries(Reach::Prepare, env_u64("EBQ_PROP_PREPARE_CASES").unwrap_or(20_000) as u32);
+}
+
+/// The seed of a generated-query test: `EBQ_PROP_SEED`, or a new one each run.
+/// It is written straight to the standard error, which the test harness does
+/// not capture, so a run that aborts (a stack overflow) still says how to
+/// replay it.
+fn seed_for(test: &str) -> u64 {
     let seed = env_u64("EBQ_PROP_SEED").unwrap_or_else(|| {
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         t.as_nanos() as u64 ^ (u64::from(std::process::id()) << 32)
     });
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("{test}: seed {seed} (EBQ_PROP_SEED={seed} replays)\n").as_bytes(),
+    );
+    seed
+}
+
+fn generated_queries(reach: Reach, cases: u32) {
+    let seed = seed_for(if reach == Reach::Run { "props" } else { "props (prepare)" });
     let t0 = Instant::now();
     let w = world();
     eprintln!(
         "props: {} queryable events ({} preferred categories present, {} without a readable field, {} avoided); \
-         {cases} cases, seed {seed} (EBQ_PROP_SEED={seed} replays), EBQ_PROP_AVOID={:?}",
+         {cases} cases, EBQ_PROP_AVOID={:?}",
         w.events.len(),
         w.preferred.len(),
         w.skipped_no_field,
@@ -1702,20 +1735,22 @@ fn generated_queries_load_attach_and_run() {
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&query(), |q| run_query(&engine, &q));
+    let tally = RefCell::new(Tally::default());
+    let result = runner.run(&query(), |q| run_query(&engine, &q, reach, &tally));
     let elapsed = t0.elapsed();
-    let t = TALLY.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default();
+    let t = tally.into_inner();
     let mut summary = String::new();
     let _ = writeln!(
         summary,
-        "props: {} queries attached and ran ({} row queries, {} windowed; {} result rows), {} rejected at bind/plan, \
-         {} failing runs (incl. shrinking), {:.1} s",
+        "props: {} queries {} ({} row queries, {} windowed; {} result rows), {} rejected at bind/plan, \
+         {} failing (incl. shrinking), {:.1} s",
         t.attached,
+        if reach == Reach::Run { "attached and ran" } else { "prepared and explained" },
         t.rows_queries,
         t.windowed,
         t.rows_seen,
         t.rejected_total,
-        FAILURES.load(Ordering::Relaxed),
+        t.failures,
         elapsed.as_secs_f64()
     );
     let mut kinds: Vec<_> = t.rejected.iter().collect();
@@ -1733,7 +1768,7 @@ fn generated_queries_load_attach_and_run() {
         Err(TestError::Abort(why)) => panic!("aborted (seed {seed}): {why}\n{summary}"),
     }
     let generated = t.attached + t.rejected_total;
-    assert!(t.attached >= u64::from(cases), "only {} of {cases} cases attached", t.attached);
+    assert!(t.attached >= u64::from(cases), "only {} of {cases} cases passed", t.attached);
     assert!(
         t.rejected_total * 5 < generated,
         "{} of {generated} generated queries did not bind (≥ 20%): the generator drifted from the language\n{summary}",
@@ -1793,7 +1828,7 @@ fn every_event_loads_and_attaches() {
     let mut refused = 0;
     for (c, n) in &list {
         for sql in [format!("SELECT COUNT(*) FROM tracepoint:{c}:{n}"), format!("SELECT * FROM tracepoint:{c}:{n}")] {
-            match catch_unwind(AssertUnwindSafe(|| run_sql(&engine, &sql))) {
+            match catch_unwind(AssertUnwindSafe(|| run_sql(&engine, &sql, Reach::Run))) {
                 Ok(Ok(_)) => ran += 1,
                 Ok(Err(TestCaseError::Reject(_))) => refused += 1,
                 Ok(Err(TestCaseError::Fail(why))) => failures.push(format!("{sql}\n  {why}")),
@@ -1863,7 +1898,7 @@ fn edge_queries_that_bind_also_load() {
     let engine = common::engine();
     let mut failures = vec![];
     for sql in &cases {
-        match catch_unwind(AssertUnwindSafe(|| run_sql(&engine, sql))) {
+        match catch_unwind(AssertUnwindSafe(|| run_sql(&engine, sql, Reach::Run))) {
             Ok(Ok(_)) => {}
             Ok(Err(TestCaseError::Reject(why))) => failures.push(format!("{sql}\n  refused: {why}")),
             Ok(Err(TestCaseError::Fail(why))) => {
@@ -2008,11 +2043,8 @@ fn join_query(seed: u64) -> String {
 #[test]
 fn generated_joins_load_attach_and_run() {
     let cases = env_u64("EBQ_PROP_JOIN_CASES").unwrap_or(60) as u32;
-    let seed = env_u64("EBQ_PROP_SEED").unwrap_or_else(|| {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        t.as_nanos() as u64 ^ 0x5eed
-    });
-    eprintln!("props (joins): {} pairs, {cases} cases, seed {seed}", join_pairs().len());
+    let seed = seed_for("props (joins)");
+    eprintln!("props (joins): {} pairs, {cases} cases", join_pairs().len());
     let engine = common::engine();
     let config = Config {
         cases,
@@ -2025,7 +2057,7 @@ fn generated_joins_load_attach_and_run() {
     let (attached, rejected) = (AtomicU64::new(0), Mutex::new(vec![]));
     let result = TestRunner::new(config).run(&any::<u64>(), |s| {
         let sql = join_query(s);
-        match run_sql(&engine, &sql) {
+        match run_sql(&engine, &sql, Reach::Run) {
             Ok(_) => {
                 attached.fetch_add(1, Ordering::Relaxed);
                 Ok(())

@@ -229,6 +229,8 @@ fn cases() -> Vec<Bad> {
         bad(r("GROUP BY fd = 1"), "1:55-1:61", "cannot GROUP BY a condition", None),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY 3"), "1:59-1:60", "GROUP BY position 3 is out of range: there are 2 SELECT items", None),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY 2"), "1:59-1:60", "GROUP BY 2 names SELECT item 2, which is not a plain expression", None),
+        // The position names a number: before, that number was read as a position again, for ever (a stack overflow).
+        bad(format!("SELECT 2, COUNT(*) FROM {READ} GROUP BY 1"), "1:58-1:59", "GROUP BY 1 names SELECT item 1, the constant 2: a constant key puts every event in one group; name a column or an expression over the event", None),
         bad(format!("SELECT fd AS AS FROM {READ}"), "1:14-1:16", "expected an alias after AS, found AS (quote it to use it as a name: \"AS\")", None),
         bad(format!("SELECT fd AS \"\" FROM {READ}"), "1:14-1:16", "an alias cannot be empty", None),
         bad(format!("SELECT (*) FROM {READ}"), "1:9-1:10", "`*` cannot be parenthesized: write `*` or COUNT(*)", None),

@@ -37,6 +37,7 @@ use crate::host::KernelInfo;
 use crate::parse::{EventName, EventRef, Expr, Query, SelectItem};
 use crate::types::DataType;
 use sqlparser::ast::Spanned;
+use std::borrow::Cow;
 
 /// Deepest expression the binder accepts; deeper ones would exhaust the
 /// binder's stack (and the verifier's patience) long before they mean anything.
@@ -60,15 +61,7 @@ pub const ARGV_MAX_ARGS: u32 = 8;
 
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
-    if query.distinct {
-        return bind(&distinct_as_group_by(query)?, catalog);
-    }
-    if let Some(q) = positions::resolve_group_by(query)? {
-        return bind(&q, catalog);
-    }
-    if let Some(q) = cgroup_columns::rewrite(query)? {
-        return bind(&q, catalog);
-    }
+    let query = &*desugar(query)?;
     if let Some(second) = &query.stream {
         return stream_join::bind_stream_join(query, second, catalog);
     }
@@ -77,6 +70,24 @@ pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
         return union_all::bind_union(query, catalog);
     }
     bind_events(query, catalog, &[])
+}
+
+/// The query with its shorthand spelled out: DISTINCT as GROUP BY, GROUP BY
+/// positions as the SELECT items they name, bare cgroup names as their calls.
+/// Each rewrite runs once, in this order, so one's output is never read as
+/// another's input: DISTINCT's keys are expressions, a literal among them is
+/// a constant and not a position (`SELECT DISTINCT 1, comm`).
+fn desugar(query: &Query) -> Result<Cow<'_, Query>> {
+    let mut q = Cow::Borrowed(query);
+    if q.distinct {
+        q = Cow::Owned(distinct_as_group_by(&q)?);
+    } else if let Some(resolved) = positions::resolve_group_by(&q)? {
+        q = Cow::Owned(resolved);
+    }
+    if let Some(rewritten) = cgroup_columns::rewrite(&q)? {
+        q = Cow::Owned(rewritten);
+    }
+    Ok(q)
 }
 
 /// Binds a query over one event (or a JOIN of two). `union` is non-empty for

@@ -32,6 +32,12 @@ pub(super) fn resolve_group_by(q: &Query) -> Result<Option<Query>> {
             bad(format!("GROUP BY position {n} is out of range: there are {} SELECT items", q.projection.len()))
         })?;
         match &q.projection[p - 1] {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } if is_position(e) => {
+                return Err(bad(format!(
+                    "GROUP BY {p} names SELECT item {p}, the constant {e}: a constant key puts every event in \
+                     one group; name a column or an expression over the event"
+                )))
+            }
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } if !contains_aggregate(e) => {
                 group_by.push(e.clone())
             }

@@ -156,3 +156,17 @@ fn a_qualified_array_element_is_the_named_events() {
     let err = bind(&sql.replace("x.args[0]", "args[0]")).unwrap_err().to_string();
     assert!(err.contains("write e.args or x.args"), "{err}");
 }
+
+#[test]
+fn a_literal_in_select_distinct_is_a_constant_key_not_a_position() {
+    // DISTINCT's keys are its SELECT items: `2` is the number 2. Before, it was
+    // then read as GROUP BY position 2 (`fd`), and `1` named itself for ever.
+    let keys = |sql: &str| match bind(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).body {
+        super::QueryBody::Aggregate { keys, .. } => format!("{keys:?}"),
+        other => panic!("{sql}: not an aggregate: {other:?}"),
+    };
+    let distinct = keys("SELECT DISTINCT 2, fd FROM syscalls.sys_enter_pread64");
+    assert!(distinct.starts_with("[Int { value: 2,"), "{distinct}");
+    assert_ne!(distinct, keys("SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, fd"));
+    keys("SELECT DISTINCT 1, fd FROM syscalls.sys_enter_pread64");
+}
