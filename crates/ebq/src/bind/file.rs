@@ -8,7 +8,8 @@
 
 use super::{ColumnSource, ScalarExpr};
 use crate::catalog::file_columns::{
-    address_field, columns_at, fd_at, fd_fields, is_fault_event, request_field, FdEnd, FAULT_EVENT, WHICH_EVENTS,
+    address_field, columns_at, fd_at, fd_fields, is_fault_event, is_map_pages_event, request_field, FdEnd, FAULT_EVENT,
+    MAP_PAGES_EVENT, WHICH_EVENTS,
 };
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
@@ -85,6 +86,13 @@ pub(super) fn file_column_error(
             format!("`{name}` is a filemap fault's (at {category}.{event}), and {} is not one", names.join(" or ")),
             span,
         )));
+    }
+    if FileColumn::MAP_PAGES.contains(&column) && !events.iter().any(|(f, _)| is_map_pages_event(f)) {
+        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
+        let (category, event) = MAP_PAGES_EVENT;
+        let message =
+            format!("`{name}` is a fault-around's (at {category}.{event}), and {} is not one", names.join(" or "));
+        return Some(Error::Query(QueryError::new(Stage::Bind, message, span)));
     }
     if FileColumn::MAPPED.contains(&column) && mapped.is_none() {
         let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();

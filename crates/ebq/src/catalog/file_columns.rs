@@ -113,6 +113,16 @@ pub enum FileColumn {
     /// reaches the tracepoint twice), else 0. Pages a fault brought into a
     /// mapping are its rows with `retry = 0`.
     Retry,
+    /// At `filemap:mm_filemap_map_pages` (fault-around): the pages this call
+    /// mapped into the process, which no filemap fault reports (a cached page
+    /// is mapped here and its fault ends without `filemap_fault`). The kernel
+    /// keeps no count of them; ebq reads the process's file-page counter
+    /// (`mm->rss_stat[MM_FILEPAGES]`, summed over CPUs: exact) at each user
+    /// fault ([`SNAPSHOT_EVENT`]) and here, and the difference is the pages
+    /// mapped. Exact unless another thread of the process maps or unmaps file
+    /// pages in between: the counter is the process's, so that thread's pages
+    /// land here (never below 0).
+    PagesMapped,
     /// At an [`address_field`] event: the file offset the address maps
     /// (`vm_pgoff` pages into the file at `vm_start`, plus the address's
     /// distance from it): where in the file an `msync` range starts.
@@ -149,6 +159,9 @@ impl FileColumn {
     /// The fault columns of [`FAULT_EVENT`], besides the file's.
     pub const FAULT: [FileColumn; 1] = [FileColumn::Retry];
 
+    /// The columns of [`MAP_PAGES_EVENT`], besides the file's.
+    pub const MAP_PAGES: [FileColumn; 1] = [FileColumn::PagesMapped];
+
     /// The columns of an [`address_field`] event, besides the file's.
     pub const MAPPED: [FileColumn; 1] = [FileColumn::MapOffset];
 
@@ -162,7 +175,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 17] = [
+        const IN: [&str; 18] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -176,12 +189,13 @@ impl FileColumn {
             "in_req_offset",
             "in_req_len",
             "in_retry",
+            "in_pages_mapped",
             "in_map_offset",
             "in_fs_type_id",
             "in_dentry_id",
             "in_file",
         ];
-        const OUT: [&str; 17] = [
+        const OUT: [&str; 18] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -195,6 +209,7 @@ impl FileColumn {
             "out_req_offset",
             "out_req_len",
             "out_retry",
+            "out_pages_mapped",
             "out_map_offset",
             "out_fs_type_id",
             "out_dentry_id",
@@ -235,6 +250,7 @@ impl FileColumn {
             FileColumn::ReqOffset => "req_offset",
             FileColumn::ReqLen => "req_len",
             FileColumn::Retry => "retry",
+            FileColumn::PagesMapped => "pages_mapped",
             FileColumn::MapOffset => "map_offset",
             FileColumn::FsTypeId => "fs_type_id",
             FileColumn::DentryId => "dentry_id",
@@ -244,7 +260,13 @@ impl FileColumn {
 
     /// Looks a user-visible file column up by name.
     pub fn from_name(name: &str) -> Option<FileColumn> {
-        Self::ALL.into_iter().chain(Self::REQUEST).chain(Self::FAULT).chain(Self::MAPPED).find(|c| c.name() == name)
+        Self::ALL
+            .into_iter()
+            .chain(Self::REQUEST)
+            .chain(Self::FAULT)
+            .chain(Self::MAP_PAGES)
+            .chain(Self::MAPPED)
+            .find(|c| c.name() == name)
     }
 
     /// The column's type.
@@ -254,6 +276,7 @@ impl FileColumn {
             | FileColumn::FilePos
             | FileColumn::Handle
             | FileColumn::MapOffset
+            | FileColumn::PagesMapped
             | FileColumn::FsTypeId
             | FileColumn::DentryId => DataType::U64,
             FileColumn::Dev
@@ -287,6 +310,9 @@ impl FileColumn {
             FileColumn::ReqLen => "a read/write request's bytes (0 for readv/writev and other opcodes)",
             FileColumn::Retry => {
                 "1: the thread's previous filemap fault was on this page (the fault run again after the page was read)"
+            }
+            FileColumn::PagesMapped => {
+                "pages this fault-around mapped into the process (its file-page count here less at the fault)"
             }
             FileColumn::MapOffset => "the file offset the address maps (0 when no file is mapped there)",
             FileColumn::FsTypeId => "the file system type's struct file_system_type (a name's identity)",
@@ -407,9 +433,11 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let positionless = address_field(format).is_some() || request || raw_file_arg(format).is_some() || iocb;
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
     let fault = is_fault_event(format) && raw_file_arg(format).is_some();
+    let map_pages = is_map_pages_event(format) && raw_file_arg(format).is_some();
     let mapped = address_field(format).is_some();
     file.chain(FileColumn::REQUEST.into_iter().filter(|_| request))
         .chain(FileColumn::FAULT.into_iter().filter(|_| fault))
+        .chain(FileColumn::MAP_PAGES.into_iter().filter(|_| map_pages))
         .chain(FileColumn::MAPPED.into_iter().filter(|_| mapped))
         .collect()
 }
@@ -417,6 +445,44 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
 /// The event of [`FileColumn::FAULT`]'s columns: a filemap fault, whose raw
 /// arguments are the page cache (`mapping`) and the page (`index`).
 pub const FAULT_EVENT: (&str, &str) = ("filemap", "mm_filemap_fault");
+
+/// The event of [`FileColumn::MAP_PAGES`]' columns: fault-around, whose raw
+/// arguments are the page cache (`mapping`) and the first and last page it walked.
+pub const MAP_PAGES_EVENT: (&str, &str) = ("filemap", "mm_filemap_map_pages");
+
+/// Where [`FileColumn::PagesMapped`]'s count is taken before a fault maps
+/// anything: a user page fault, before the kernel handles it (x86).
+pub const SNAPSHOT_EVENT: (&str, &str) = ("exceptions", "page_fault_user");
+
+/// Why this kernel cannot count [`FileColumn::PagesMapped`], or `None` when
+/// it can: the programs attach `tp_btf` to both fault tracepoints, sum the
+/// per-CPU `struct percpu_counter` the file-page count is (Linux 6.2 on; an
+/// `atomic_long_t` before), and look the CPUs' offsets up with
+/// `bpf_map_lookup_percpu_elem` (Linux 5.19 on).
+pub fn pages_mapped_problem(kernel: &dyn crate::host::KernelInfo) -> Option<String> {
+    let Some(btf) = kernel.btf() else { return Some("the kernel has no BTF".into()) };
+    for tp in ["exceptions:page_fault_user", "exceptions:page_fault_kernel", "filemap:mm_filemap_fault"] {
+        if btf.tracepoint_args(tp.split_once(':').map_or(tp, |(_, name)| name)).is_none() {
+            return Some(format!("no tp_btf attachment to {tp} (x86 has the exceptions)"));
+        }
+    }
+    let percpu = btf
+        .find("mm_struct", crate::btf::KindTag::Struct)
+        .and_then(|mm| btf.struct_members(mm))
+        .is_some_and(|m| m.iter().any(|f| f.name == "rss_stat" && f.c_type.starts_with("struct percpu_counter")));
+    if !percpu {
+        return Some("its file-page count is not a per-CPU counter (mm_struct.rss_stat: Linux 6.2 on)".into());
+    }
+    if btf.find("bpf_map_lookup_percpu_elem", crate::btf::KindTag::Func).is_none() {
+        return Some("no bpf_map_lookup_percpu_elem (Linux 5.19 on)".into());
+    }
+    None
+}
+
+/// True at [`MAP_PAGES_EVENT`].
+pub fn is_map_pages_event(format: &TracepointFormat) -> bool {
+    (format.category.as_str(), format.name.as_str()) == MAP_PAGES_EVENT
+}
 
 /// True at [`FAULT_EVENT`].
 pub fn is_fault_event(format: &TracepointFormat) -> bool {

@@ -61,6 +61,10 @@ pub enum AttachPoint {
     /// A scheduler tracepoint that maintains the `-c` process set
     /// (`tracepoint:sched:…`): only when the scope tracks processes.
     ProcessTracking(&'static str),
+    /// A fault tracepoint (`CATEGORY:NAME`, as `tp_btf`) where the process's
+    /// file pages are counted for `pages_mapped` (`codegen::mapped_pages`):
+    /// always, before the query's programs.
+    FaultCount(&'static str),
 }
 
 impl AttachPoint {
@@ -69,6 +73,7 @@ impl AttachPoint {
         match self {
             AttachPoint::Query(e) | AttachPoint::PairStart(e) => e.event_description(),
             AttachPoint::ProcessTracking(tp) => (*tp).to_string(),
+            AttachPoint::FaultCount(tp) => format!("tp_btf:{tp}"),
         }
     }
 }
@@ -132,6 +137,10 @@ pub enum MapRole {
     PathScratch,
     /// The `retry` column at filemap faults: each thread's last faulting page.
     LastFault,
+    /// `pages_mapped`: each thread's last count of its process's file pages.
+    FileCount,
+    /// `pages_mapped`: a per-CPU map whose addresses give the CPUs' per-CPU offsets.
+    CpuOffsets,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
     /// Names late: (kind, identity) → name, per CPU (`plan::late_names`).

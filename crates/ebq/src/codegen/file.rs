@@ -279,7 +279,11 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
         ColumnSource::File { column, fd }
             if !matches!(
                 column,
-                FileColumn::Handle | FileColumn::ReqOffset | FileColumn::ReqLen | FileColumn::Retry
+                FileColumn::Handle
+                    | FileColumn::ReqOffset
+                    | FileColumn::ReqLen
+                    | FileColumn::Retry
+                    | FileColumn::PagesMapped
             ) =>
         {
             Some(ColumnSource::File { column: FileColumn::Handle, fd: fd.clone() })
@@ -434,6 +438,13 @@ static __always_inline __u32 ebq_fault_retry(__u64 mapping, __u64 index)
 	struct ebq_fault now = { mapping, index };
 	struct ebq_fault *last = bpf_map_lookup_elem(&ebq_last_fault, &tid);
 
+#ifdef EBQ_PAGES_MAPPED
+	/* pages_mapped's fault-around left this page to this fault: it counts. */
+	if (ebq_fault_around_discounted(mapping, index)) {
+		bpf_map_delete_elem(&ebq_last_fault, &tid);
+		return 0;
+	}
+#endif
 	if (last && last->mapping == mapping && last->index == index) {
 		bpf_map_delete_elem(&ebq_last_fault, &tid);
 		return 1;
@@ -500,6 +511,8 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         FileColumn::ReqLen => format!("\t__u32 {local} = ebq_req_len({fd});\n"),
         // Only at the fault event, a tp_btf program: ctx[0] is the mapping, ctx[1] the page.
         FileColumn::Retry => format!("\t__u32 {local} = ebq_fault_retry(ctx[0], ctx[1]);\n"),
+        // Only at the fault-around event; the count taken at the thread's fault is in ebq_file_pages.
+        FileColumn::PagesMapped => format!("\t__u64 {local} = ebq_pages_mapped(ctx[0], ctx[1], ctx[2]);\n"),
         // Only at an address event, whose fd field is the address.
         FileColumn::MapOffset => format!("\t__u64 {local} = ebq_map_offset({fd});\n"),
         FileColumn::MountPoint => {

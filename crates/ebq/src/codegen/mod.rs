@@ -13,6 +13,7 @@ mod expr;
 mod file;
 mod hist;
 mod late_names;
+mod mapped_pages;
 mod pairing;
 mod pin_header;
 mod probe;
@@ -107,6 +108,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     let mut row_rings = None;
     let sql_comment: String = sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
     let files = k.reads_files();
+    let reads_pages_mapped = k.reads_pages_mapped();
     // A union's branches are programs of this object too, each with its own event.
     let branches: Vec<(&KernelPlan, &str, String)> = std::iter::once((k, names::QUERY, "ebq_event".to_string()))
         .chain(
@@ -160,6 +162,12 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         }
         c.push_str(file::MOUNT_POINT);
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
+        // Before the retry column's helper, which asks it.
+        if reads_pages_mapped {
+            c.push_str(mapped_pages::PRELUDE);
+            maps.push(map_info("ebq_file_pages", MapRole::FileCount, Layout::U32, Layout::Bytes(40)));
+            maps.push(map_info("ebq_cpu_offsets", MapRole::CpuOffsets, Layout::U32, Layout::U64));
+        }
         if k.reads_column(&|c| matches!(c, ColumnSource::File { column: FileColumn::Retry, .. })) {
             c.push_str(file::FAULT_RETRY);
             maps.push(map_info("ebq_last_fault", MapRole::LastFault, Layout::U32, Layout::Bytes(16)));
@@ -271,8 +279,8 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             maps.push(map_info("ebq_rows", MapRole::Rows, Layout::None, Layout::Struct(record.clone())));
         }
     }
-    let mut progs: Vec<ProgInfo> =
-        branches.iter().map(|(b, name, _)| ProgInfo { name, attach: AttachPoint::Query(b.event.clone()) }).collect();
+    let mut progs: Vec<ProgInfo> = if reads_pages_mapped { mapped_pages::progs() } else { vec![] };
+    progs.extend(branches.iter().map(|(b, name, _)| ProgInfo { name, attach: AttachPoint::Query(b.event.clone()) }));
     for p in k.pairings() {
         c.push_str(&pairing::declarations(p));
         let stash = Layout::Struct(p.stash.clone());
@@ -301,6 +309,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     }
     for p in k.pairings() {
         c.push_str(&pairing::start_programs(p));
+    }
+    if reads_pages_mapped {
+        c.push_str(&mapped_pages::programs());
     }
     for (tracking, name, tracepoint) in [
         (fork_program(k), names::FOLLOW_FORK, names::FORK_TRACEPOINT),

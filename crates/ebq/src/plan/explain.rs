@@ -65,6 +65,15 @@ impl KernelPlan {
             };
             let _ = writeln!(s, "[kernel] Files      {how}");
         }
+        if k.reads_pages_mapped() {
+            let _ = writeln!(
+                s,
+                "[kernel] Count      the process's file pages (mm->rss_stat[MM_FILEPAGES], summed over CPUs) at every \
+                 fault (tp_btf:exceptions:page_fault_user and page_fault_kernel) and the page of its first filemap \
+                 fault (tp_btf:filemap:mm_filemap_fault), per thread in TASK_STORAGE ebq_file_pages: pages_mapped is \
+                 the count at the fault-around less the thread's last, less that page (the fault counted it)"
+            );
+        }
         if let (Some(f), true) = (&k.filter, k.branches.is_empty()) {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");

@@ -263,6 +263,12 @@ impl KernelPlan {
         self.reads_column(&|c| matches!(c, ColumnSource::File { .. }))
     }
 
+    /// True when the program reads `pages_mapped`: it then counts file pages
+    /// at every fault (`codegen::mapped_pages`).
+    pub fn reads_pages_mapped(&self) -> bool {
+        self.reads_column(&|c| matches!(c, ColumnSource::File { column: crate::catalog::FileColumn::PagesMapped, .. }))
+    }
+
     /// True when the program reads `kstack` or `ustack`: it then has the
     /// `ebq_stacks` map.
     pub fn reads_stacks(&self) -> bool {
@@ -305,7 +311,13 @@ impl KernelPlan {
 
 /// Why this kernel cannot run the branch `k` (a union's), if it cannot:
 /// file columns at a mapped address need typed loads.
-fn unsupported_here(k: &KernelPlan) -> Option<String> {
+/// `pages_mapped` needs Linux 6.2's per-CPU file-page counter and x86's fault tracepoints.
+fn unsupported_here(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo) -> Option<String> {
+    if k.reads_pages_mapped() {
+        if let Some(why) = crate::catalog::file_columns::pages_mapped_problem(kernel) {
+            return Some(format!("pages_mapped cannot be counted on this kernel: {why}"));
+        }
+    }
     let mapped = k.events().find(|e| crate::catalog::file_columns::address_field(&e.format).is_some())?;
     (!k.typed_files && k.reads_files()).then(|| {
         format!(
@@ -652,6 +664,15 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             logical.select_span,
         ));
     }
+    if let Some(why) =
+        crate::catalog::file_columns::pages_mapped_problem(catalog.kernel()).filter(|_| k.reads_pages_mapped())
+    {
+        return Err(Error::query(
+            Stage::Plan,
+            format!("pages_mapped cannot be counted on this kernel: {why}"),
+            logical.select_span,
+        ));
+    }
     if let Some(probe) = register_probe.filter(|_| k.reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
         // struct pt_regs names registers differently from the uprobe/kprobe code's.
@@ -728,7 +749,7 @@ fn union_programs(
             p.branch = programs.len();
             k.pairing = Some(p);
         }
-        if let Some(why) = unsupported_here(&k).filter(|_| !(last && programs.is_empty())) {
+        if let Some(why) = unsupported_here(&k, catalog.kernel()).filter(|_| !(last && programs.is_empty())) {
             // A view's branch this kernel cannot run (io.ops' msync before Linux 6.2): the
             // other branches still answer, and the user is told which part is missing.
             let note = format!("branch {} ({}) left out: {why}", i + 1, u.event.event_description());

@@ -107,7 +107,7 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
     for info in &program.progs {
         let event = match &info.attach {
             AttachPoint::ProcessTracking(_) if !follow => continue,
-            AttachPoint::ProcessTracking(_) => None,
+            AttachPoint::ProcessTracking(_) | AttachPoint::FaultCount(_) => None,
             AttachPoint::Query(e) | AttachPoint::PairStart(e) => Some(e),
         };
         let prog = object.progs_mut().find(|p| p.name() == info.name).ok_or_else(|| Error::Io {

@@ -400,7 +400,8 @@ impl SingleQuery {
                     s.bpf_run_time_ns += p.run_time_ns;
                     s.missed += p.recursion_misses;
                 }
-                AttachPoint::PairStart(_) => s.missed_starts += p.recursion_misses,
+                // A fault count missed leaves the thread's last one standing: the start of a pair, in effect.
+                AttachPoint::PairStart(_) | AttachPoint::FaultCount(_) => s.missed_starts += p.recursion_misses,
                 AttachPoint::ProcessTracking(_) => s.missed_tracking += p.recursion_misses,
             }
         }

@@ -76,6 +76,15 @@ FROM (
   FROM filemap.mm_filemap_fault f
   WHERE f.retry = 0
   UNION ALL
+  SELECT 'mmap' AS path, 'read' AS op,
+    m.pid AS pid, m.tid AS tid, m.comm AS comm, m.cgroup AS cgroup,
+    m.fs_type AS fs_type, m.mount_point AS mount_point, m.file_name AS file_name,
+    m.inode AS inode, m.dev AS dev,
+    m.index * 4096 AS offset, m.pages_mapped * 4096 AS bytes, m.pages_mapped * 4096 AS ret,
+    m.time AS start, m.time AS end, 0 AS latency
+  FROM filemap.mm_filemap_map_pages m
+  WHERE m.pages_mapped > 0
+  UNION ALL
   SELECT 'syscall' AS path, 'read' AS op,
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,

@@ -1,0 +1,193 @@
+//! `pages_mapped` at `filemap:mm_filemap_map_pages` (fault-around): the pages
+//! one call mapped into the process ([`FileColumn::PagesMapped`]).
+//!
+//! Fault-around maps the cached pages around a faulting address without a
+//! fault for each, and maps the faulting page itself when it is cached: no
+//! `filemap_fault` runs, so the fault event never sees those pages. The
+//! tracepoint names only the window walked, and the count the kernel adds is
+//! a local (`rss` in `filemap_map_pages`). What it moves is the process's
+//! file-page counter, `mm->rss_stat[MM_FILEPAGES]`: a per-CPU counter, whose
+//! exact value is its shared count plus every CPU's share. The programs read
+//! that value at each fault of a thread (user and kernel mode, before the
+//! kernel handles it) and at each fault-around, and the difference at a
+//! fault-around is what it mapped; the fault-around keeps its reading too, as
+//! a fault that is retried may map around again.
+//!
+//! A page that is not cached is a filemap fault's (`retry = 0` counts it), which
+//! reads it, drops the mmap lock and makes the fault run again; that second
+//! pass usually maps the page by fault-around, now that it is cached. So a
+//! fault-around does not count the page of its own fault's first filemap
+//! fault (a third program notes it at `mm_filemap_fault`). When it did not
+//! map that page after all, the fault reaches `filemap_fault` a second time
+//! and maps it there: the `retry` column then says 0, so the page counts once.
+//!
+//! The CPUs' shares sit at the counter's per-CPU address plus each CPU's
+//! per-CPU offset, which the kernel keeps in `__per_cpu_offset`, a symbol
+//! neither this kernel's BTF nor its kallsyms name. A per-CPU map has the same
+//! offsets: its value's address on a CPU less its per-CPU base
+//! (`bpf_array.pptrs[0]`) is that CPU's offset. Reading a pointer's value is
+//! allowed to privileged programs (ebq runs as root).
+//!
+//! [`FileColumn::PagesMapped`]: crate::catalog::FileColumn::PagesMapped
+
+use super::contract::{AttachPoint, ProgInfo};
+
+/// The counting programs: their names, the tracepoints they attach to as
+/// `tp_btf`, and what they call. A user-mode fault and a kernel-mode one
+/// (`read` into a mapped buffer) both may fault around.
+pub const PROGRAMS: [(&str, &str, &str); 3] = [
+    ("ebq_count_at_user_fault", "exceptions:page_fault_user", "ebq_count_file_pages()"),
+    ("ebq_count_at_kernel_fault", "exceptions:page_fault_kernel", "ebq_count_file_pages()"),
+    ("ebq_note_at_filemap_fault", "filemap:mm_filemap_fault", "ebq_note_filemap_fault(ctx[0], ctx[1])"),
+];
+
+/// The programs' contract entries: attached before the query's, so that a
+/// fault-around finds its thread's count.
+pub fn progs() -> Vec<ProgInfo> {
+    PROGRAMS
+        .iter()
+        .map(|(name, tracepoint, _)| ProgInfo { name, attach: AttachPoint::FaultCount(tracepoint) })
+        .collect()
+}
+
+/// The maps and helpers; after the scope helpers.
+pub const PRELUDE: &str = r#"/* pages_mapped, one per thread: the process's file pages (mm->rss_stat[MM_FILEPAGES]) when the
+ * thread last faulted or faulted around (`counted` 0: not yet since the query attached), and the
+ * page of the current fault's first filemap fault, which counted it. */
+#define EBQ_PAGES_MAPPED 1
+
+struct ebq_file_count {
+	__s64 pages;
+	__u64 counted;
+	__u64 mapping;
+	__u64 index;
+	__u32 faulted;		/* a filemap fault came in this fault: mapping, index */
+	__u32 discounted;	/* a fault-around did not count that page as it had been */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ebq_file_count);
+} ebq_file_pages SEC(".maps");
+
+/* Its value's address on each CPU, less its per-CPU base, is that CPU's per-CPU offset. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ebq_cpu_offsets SEC(".maps");
+
+/* Most CPUs summed; the lookup of a CPU past the last possible one ends the loop first. */
+#define EBQ_MAX_CPUS 1024
+
+/* The current process's file pages, exact: the counter's shared count plus each CPU's share. */
+static __always_inline __s64 ebq_file_page_count(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	void *volatile offsets = &ebq_cpu_offsets;
+	__u64 offsets_at = 0, base = 0, counters;
+	__s64 pages;
+	__u32 zero = 0;
+
+	if (!mm)
+		return 0;
+	pages = BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count);
+	counters = (__u64)BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].counters);
+	bpf_probe_read_kernel(&offsets_at, sizeof(offsets_at), (void *)&offsets);
+	bpf_probe_read_kernel(&base, sizeof(base), (void *)(offsets_at + bpf_core_field_offset(struct bpf_array, pptrs)));
+	for (__u32 cpu = 0; cpu < EBQ_MAX_CPUS; cpu++) {
+		void *volatile value = bpf_map_lookup_percpu_elem(&ebq_cpu_offsets, &zero, cpu);
+		__u64 at = 0;
+		__s32 share = 0;
+
+		if (!value)
+			break;
+		bpf_probe_read_kernel(&at, sizeof(at), (void *)&value);
+		bpf_probe_read_kernel(&share, sizeof(share), (void *)(counters + (at - base)));
+		pages += share;
+	}
+	return pages;
+}
+
+/* Keeps the count before a fault maps anything. */
+static __always_inline void ebq_count_file_pages(void)
+{
+	struct ebq_file_count *last;
+
+	if (!ebq_in_scope_now())
+		return;
+	last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (last) {
+		last->pages = ebq_file_page_count();
+		last->counted = 1;
+		last->faulted = 0;
+		last->discounted = 0;
+	}
+}
+
+/* At a filemap fault: the fault's first one reads its page in, and counts it. */
+static __always_inline void ebq_note_filemap_fault(__u64 mapping, __u64 index)
+{
+	struct ebq_file_count *last;
+
+	if (!ebq_in_scope_now())
+		return;
+	last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0, 0);
+	if (last && !last->faulted) {
+		last->faulted = 1;
+		last->mapping = mapping;
+		last->index = index;
+	}
+}
+
+/* At a filemap fault the `retry` column would call a second pass: 1 unless a fault-around
+ * took the page as mapped and did not count it, but the page is only being mapped now. */
+static __always_inline int ebq_fault_around_discounted(__u64 mapping, __u64 index)
+{
+	struct ebq_file_count *last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0, 0);
+
+	if (!last || !last->discounted || last->mapping != mapping || last->index != index)
+		return 0;
+	last->discounted = 0;
+	return 1;
+}
+
+/* At a fault-around over pages first..last of `mapping`: the pages it mapped (the count now less
+ * the thread's last; none before the thread's first fault since the query attached), less the
+ * page its fault's filemap fault counted; now is the thread's last. */
+static __always_inline __u64 ebq_pages_mapped(__u64 mapping, __u64 first, __u64 last_index)
+{
+	__s64 now = ebq_file_page_count(), mapped;
+	struct ebq_file_count *last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0,
+							   BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!last)
+		return 0;
+	mapped = last->counted ? now - last->pages : 0;
+	if (mapped > 0 && last->faulted && !last->discounted && last->mapping == mapping &&
+	    last->index >= first && last->index <= last_index) {
+		mapped--;
+		last->discounted = 1;
+	}
+	last->pages = now;
+	last->counted = 1;
+	return mapped > 0 ? mapped : 0;
+}
+
+"#;
+
+/// The snapshot programs' C.
+pub fn programs() -> String {
+    PROGRAMS
+        .iter()
+        .map(|(name, tracepoint, call)| {
+            let event = tracepoint.split_once(':').map_or(*tracepoint, |(_, e)| e);
+            format!("SEC(\"tp_btf/{event}\")\nint {name}(__u64 *ctx)\n{{\n\t{call};\n\treturn 0;\n}}\n\n")
+        })
+        .collect()
+}
