@@ -34,7 +34,14 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
             }
             n if n.starts_with("ebq_pair_start") => "[kernel] JOIN start".to_string(),
             "ebq_forget_exit" => "[kernel] exit follower".to_string(),
-            _ => "[kernel] fork follower".to_string(),
+            "ebq_follow_fork" => "[kernel] fork follower".to_string(),
+            n => {
+                let attach = prepared.programs.iter().flat_map(|p| &p.progs).find(|i| i.name == n).map(|i| &i.attach);
+                match attach {
+                    Some(ebq::codegen::AttachPoint::FaultCount(tp)) => format!("[kernel] page count at {tp}"),
+                    _ => format!("[kernel] {n}"),
+                }
+            }
         };
         let avg = if p.run_cnt > 0 {
             format!("{:.1} ns/run", p.run_time_ns as f64 / p.run_cnt as f64)
