@@ -145,8 +145,8 @@ static __always_inline void ebq_note_filemap_fault(__u64 mapping, __u64 index)
 	}
 }
 
-/* At a filemap fault the `retry` column would call a second pass: 1 unless a fault-around
- * took the page as mapped and did not count it, but the page is only being mapped now. */
+/* True when this fault's fault-around left this page uncounted (its first filemap fault had
+ * counted it) yet did not map it: this pass maps it, so the `retry` column says 0 and it counts. */
 static __always_inline int ebq_fault_around_discounted(__u64 mapping, __u64 index)
 {
 	struct ebq_file_count *last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0, 0);
@@ -181,7 +181,7 @@ static __always_inline __u64 ebq_pages_mapped(__u64 mapping, __u64 first, __u64 
 
 "#;
 
-/// The snapshot programs' C.
+/// The counting programs' C.
 pub fn programs() -> String {
     PROGRAMS
         .iter()
