@@ -117,11 +117,13 @@ pub enum FileColumn {
     /// mapped into the process, which no filemap fault reports (a cached page
     /// is mapped here and its fault ends without `filemap_fault`). The kernel
     /// keeps no count of them; ebq reads the process's file-page counter
-    /// (`mm->rss_stat[MM_FILEPAGES]`, summed over CPUs: exact) at each user
-    /// fault ([`SNAPSHOT_EVENT`]) and here, and the difference is the pages
-    /// mapped. Exact unless another thread of the process maps or unmaps file
-    /// pages in between: the counter is the process's, so that thread's pages
-    /// land here (never below 0).
+    /// (`mm->rss_stat[MM_FILEPAGES]`, summed over CPUs: exact) at each fault
+    /// of the thread (`exceptions:page_fault_user`, `page_fault_kernel`) and
+    /// here, and the difference is the pages mapped, less the page the
+    /// fault's first filemap fault counted (`codegen::mapped_pages`). Exact
+    /// unless another thread of the process maps or unmaps file pages in
+    /// between: the counter is the process's, so that thread's pages land
+    /// here (never below 0).
     PagesMapped,
     /// At an [`address_field`] event: the file offset the address maps
     /// (`vm_pgoff` pages into the file at `vm_start`, plus the address's
@@ -449,10 +451,6 @@ pub const FAULT_EVENT: (&str, &str) = ("filemap", "mm_filemap_fault");
 /// The event of [`FileColumn::MAP_PAGES`]' columns: fault-around, whose raw
 /// arguments are the page cache (`mapping`) and the first and last page it walked.
 pub const MAP_PAGES_EVENT: (&str, &str) = ("filemap", "mm_filemap_map_pages");
-
-/// Where [`FileColumn::PagesMapped`]'s count is taken before a fault maps
-/// anything: a user page fault, before the kernel handles it (x86).
-pub const SNAPSHOT_EVENT: (&str, &str) = ("exceptions", "page_fault_user");
 
 /// Why this kernel cannot count [`FileColumn::PagesMapped`], or `None` when
 /// it can: the programs attach `tp_btf` to both fault tracepoints, sum the

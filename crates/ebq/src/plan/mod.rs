@@ -313,10 +313,8 @@ impl KernelPlan {
 /// file columns at a mapped address need typed loads.
 /// `pages_mapped` needs Linux 6.2's per-CPU file-page counter and x86's fault tracepoints.
 fn unsupported_here(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo) -> Option<String> {
-    if k.reads_pages_mapped() {
-        if let Some(why) = crate::catalog::file_columns::pages_mapped_problem(kernel) {
-            return Some(format!("pages_mapped cannot be counted on this kernel: {why}"));
-        }
+    if let Some(why) = pages_mapped_unsupported(k, kernel) {
+        return Some(why);
     }
     let mapped = k.events().find(|e| crate::catalog::file_columns::address_field(&e.format).is_some())?;
     (!k.typed_files && k.reads_files()).then(|| {
@@ -326,6 +324,15 @@ fn unsupported_here(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo) -> Opt
             mapped.event_description()
         )
     })
+}
+
+/// Why `k` reads `pages_mapped` and this kernel cannot count it, if so.
+fn pages_mapped_unsupported(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo) -> Option<String> {
+    if !k.reads_pages_mapped() {
+        return None;
+    }
+    let why = crate::catalog::file_columns::pages_mapped_problem(kernel)?;
+    Some(format!("pages_mapped cannot be counted on this kernel: {why}"))
 }
 
 /// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
@@ -664,14 +671,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             logical.select_span,
         ));
     }
-    if let Some(why) =
-        crate::catalog::file_columns::pages_mapped_problem(catalog.kernel()).filter(|_| k.reads_pages_mapped())
-    {
-        return Err(Error::query(
-            Stage::Plan,
-            format!("pages_mapped cannot be counted on this kernel: {why}"),
-            logical.select_span,
-        ));
+    if let Some(why) = pages_mapped_unsupported(k, catalog.kernel()) {
+        return Err(Error::query(Stage::Plan, why, logical.select_span));
     }
     if let Some(probe) = register_probe.filter(|_| k.reads_files()) {
         // File columns compile against the kernel's own types (vmlinux.h), whose
