@@ -20,6 +20,9 @@
 //! fault (a third program notes it at `mm_filemap_fault`). When it did not
 //! map that page after all, the fault reaches `filemap_fault` a second time
 //! and maps it there: the `retry` column then says 0, so the page counts once.
+//! That hand-back needs both columns in one object (io.ops has them); run as
+//! two queries, `mmap-faults` and `mmap-faultaround` miss such a page (the
+//! pass's folio was locked by someone else: rare).
 //!
 //! The CPUs' shares sit at the counter's per-CPU address plus each CPU's
 //! per-CPU offset, which the kernel keeps in `__per_cpu_offset`, a symbol
