@@ -5,8 +5,10 @@
 //! drop it from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`); then read
 //! it P times (default 1) from start to end in page-sized `pread64` calls at
 //! page-aligned offsets, so each call asks the cache for exactly one page.
-//! `mmaptouch --file F [--drop]`: the same drop, then map the whole file
-//! (`PROT_READ`, `MAP_SHARED`) and read one byte of every page, in order.
+//! `mmaptouch --file F [--drop] [--write]`: the same drop, then map the whole
+//! file (`MAP_SHARED`) and read one byte of every page, in order; with
+//! `--write`, store one byte to every page instead (each page's first byte
+//! becomes its page number, low 8 bits), so every first touch is a write fault.
 
 use super::{close_fd, open_path, os_err, usage, Error, Flags};
 
@@ -18,20 +20,22 @@ pub(crate) struct CacheCfg {
     file: String,
     passes: u64,
     drop: bool,
+    write: bool,
 }
 
 pub(crate) fn parse_cache(args: &[String]) -> Result<CacheCfg, Error> {
-    let f = Flags::parse(args, &["file", "passes"], &["drop"])?;
+    let f = Flags::parse(args, &["file", "passes"], &["drop", "write"])?;
     Ok(CacheCfg {
         file: f.required("file")?.to_string(),
         passes: f.u64_or("passes", Some(1), 0, 1000)?,
         drop: f.has("drop"),
+        write: f.has("write"),
     })
 }
 
-/// Opens the file read-only, drops its pages when asked; returns the fd and size.
+/// Opens the file (read-write for `--write`), drops its pages when asked; returns the fd and size.
 fn open_dropped(cfg: &CacheCfg) -> Result<(libc::c_int, usize), Error> {
-    let fd = open_path(&cfg.file, libc::O_RDONLY, 0)?;
+    let fd = open_path(&cfg.file, if cfg.write { libc::O_RDWR } else { libc::O_RDONLY }, 0)?;
     // SAFETY: fd is open; st is a plain struct fstat fills.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
@@ -73,16 +77,23 @@ pub(crate) fn run_mmaptouch(cfg: &CacheCfg) -> Result<(), Error> {
     if size == 0 {
         return usage("mmaptouch: the file is empty");
     }
-    // SAFETY: a fresh read-only shared mapping of the open fd's first `size` bytes.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+    let prot = if cfg.write { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
+    // SAFETY: a fresh shared mapping of the open fd's first `size` bytes.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, libc::MAP_SHARED, fd, 0) };
     if p == libc::MAP_FAILED {
         return Err(os_err("mmap"));
     }
     let base = p.cast::<u8>();
     let mut sum = 0u64;
     for off in (0..size).step_by(PAGE) {
-        // SAFETY: off < size, inside the mapping.
-        sum += u64::from(unsafe { std::ptr::read_volatile(base.add(off)) });
+        // SAFETY: off < size, inside the mapping (writable with --write).
+        unsafe {
+            if cfg.write {
+                std::ptr::write_volatile(base.add(off), (off / PAGE) as u8);
+            } else {
+                sum += u64::from(std::ptr::read_volatile(base.add(off)));
+            }
+        }
     }
     std::hint::black_box(sum);
     // SAFETY: the mapping made above, unmapped once.
@@ -102,8 +113,9 @@ mod tests {
     #[test]
     fn parses_file_passes_and_drop() {
         let cfg = parse("--file f --passes 2 --drop").unwrap();
-        assert_eq!(cfg, CacheCfg { file: "f".into(), passes: 2, drop: true });
-        assert_eq!(parse("--file f").unwrap(), CacheCfg { file: "f".into(), passes: 1, drop: false });
+        assert_eq!(cfg, CacheCfg { file: "f".into(), passes: 2, drop: true, write: false });
+        assert_eq!(parse("--file f").unwrap(), CacheCfg { file: "f".into(), passes: 1, drop: false, write: false });
+        assert!(parse("--file f --write").unwrap().write);
         assert!(matches!(parse("--passes 2"), Err(Error::Usage(_))));
         assert!(matches!(parse("--file f --passes x"), Err(Error::Usage(_))));
     }

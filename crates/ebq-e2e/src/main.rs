@@ -52,7 +52,7 @@ usage:
   ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME] [--v2]
                       [--report FILE] [--wait-file PATH]
   ebq-workload cachepass --file F [--passes P] [--drop]
-  ebq-workload mmaptouch --file F [--drop]
+  ebq-workload mmaptouch --file F [--drop] [--write]
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
@@ -80,8 +80,8 @@ fileio:   per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of
 cachepass: with --drop, fsync F and drop it from the page cache
           (posix_fadvise DONTNEED); then read it P times (default 1) in
           page-sized pread64 calls at page-aligned offsets.
-mmaptouch: the same --drop, then mmap F read-only (MAP_SHARED) and read one
-          byte of every page in order.
+mmaptouch: the same --drop, then mmap F (MAP_SHARED) and read one byte of
+          every page in order; --write stores one instead (a write fault each).
 opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
           the report gives each ret (the fd, or -errno: -2 for a missing path).
 darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket

@@ -586,6 +586,18 @@ fn io_ops_counts_the_system_call_aio_and_io_uring_paths_as_fio_did() {
         let want = serde_json::json!({"path": "mmap", "op": "read", "ops": ios, "bytes": bytes, "offsets": offsets});
         assert_eq!(got, [want], "mmap {rw}");
     }
+    // Cached (`--invalidate=0`; the file was just written, in large folios): fault-around maps
+    // a read's neighbours and a write fault's finish maps its whole folio, several pages a row.
+    for rw in ["randread", "randwrite"] {
+        let (rows, (ios, bytes)) = run("ioops", "mmap", "--invalidate=0", rw, &sql, &[]);
+        assert_eq!((ios, bytes), (SIZE / BS, SIZE), "cached mmap {rw}: fio did the whole file");
+        let got: Vec<Json> = rows
+            .iter()
+            .map(|r| ["path", "op", "bytes"].iter().map(|c| (c.to_string(), r[c].clone())).collect())
+            .collect();
+        assert_eq!(got, [serde_json::json!({"path": "mmap", "op": "read", "bytes": bytes})], "cached mmap {rw}");
+        assert!(rows[0]["ops"].as_u64() < Some(ios), "cached mmap {rw}: several pages a row: {rows:?}");
+    }
 }
 
 #[test]

@@ -200,10 +200,13 @@ fn mmap_faultaround_counts_the_kernels_ranges_and_the_pages_they_mapped() {
 }
 
 /// The file's pages `mmaptouch` brought into its mapping, by io.ops' `mmap` path: (rows, bytes).
-fn mmap_path(file: &TestFile, drop: bool) -> (u64, u64) {
+fn mmap_path(file: &TestFile, drop: bool, write: bool) -> (u64, u64) {
     let mut args = vec!["mmaptouch", "--file", file.path()];
     if drop {
         args.push("--drop");
+    }
+    if write {
+        args.push("--write");
     }
     let sql = format!(
         "SELECT COUNT(*) AS ops, SUM(bytes) AS bytes FROM io.ops WHERE path = 'mmap' AND inode = {}",
@@ -223,11 +226,26 @@ fn io_ops_mmap_path_brings_in_every_page_whether_it_faulted_or_was_mapped_around
     // before pages_mapped, io.ops saw none of them. Either way each page of the file
     // (touched once each, `touched` checks it) is brought in once.
     let file = TestFile::new("mmap-path");
-    let (ops, bytes) = mmap_path(&file, true);
+    let (ops, bytes) = mmap_path(&file, true, false);
     assert_eq!(bytes, PAGES * PAGE, "dropped: {ops} rows");
-    let (ops, bytes) = mmap_path(&file, false);
+    let (ops, bytes) = mmap_path(&file, false, false);
     assert_eq!(bytes, PAGES * PAGE, "cached: {ops} rows");
     assert!(ops < PAGES, "cached: fault-around maps many pages a row ({ops} rows)");
+}
+
+#[test]
+fn io_ops_mmap_path_counts_the_large_folios_write_faults_map_whole() {
+    // A store to a page not yet mapped is a write fault, which takes no fault-around: its
+    // filemap fault counts the page, and its finish maps the page's whole folio (Linux 6.11
+    // on). The file was written in one call, so its cache holds large folios: fewer faults
+    // than pages, and before the finish's rows (kmem:rss_stat) io.ops counted one page each.
+    // Dropped first, the stores fault each page in (one row and its finish's, per folio read).
+    let file = TestFile::new("mmap-write");
+    let (ops, bytes) = mmap_path(&file, false, true);
+    assert_eq!(bytes, PAGES * PAGE, "cached: {ops} rows");
+    assert!(ops < PAGES, "cached: a finish maps a large folio's pages in one row ({ops} rows)");
+    let (ops, bytes) = mmap_path(&file, true, true);
+    assert_eq!(bytes, PAGES * PAGE, "dropped: {ops} rows");
 }
 
 #[test]

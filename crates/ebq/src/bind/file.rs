@@ -8,8 +8,8 @@
 
 use super::{ColumnSource, ScalarExpr};
 use crate::catalog::file_columns::{
-    address_field, columns_at, fd_at, fd_fields, is_fault_event, is_map_pages_event, request_field, FdEnd, FAULT_EVENT,
-    MAP_PAGES_EVENT, WHICH_EVENTS,
+    address_field, columns_at, fd_at, fd_fields, is_fault_event, is_finish_event, is_map_pages_event, request_field,
+    FdEnd, FAULT_EVENT, FINISH_EVENT, MAP_PAGES_EVENT, WHICH_EVENTS,
 };
 use crate::catalog::{FileColumn, TracepointFormat};
 use crate::error::{Error, QueryError, Stage};
@@ -87,11 +87,23 @@ pub(super) fn file_column_error(
             span,
         )));
     }
-    if FileColumn::MAP_PAGES.contains(&column) && !events.iter().any(|(f, _)| is_map_pages_event(f)) {
+    let around = FileColumn::MAP_PAGES.contains(&column) && events.iter().any(|(f, _)| is_map_pages_event(f));
+    if (FileColumn::MAP_PAGES.contains(&column) || FileColumn::FINISH.contains(&column))
+        && !around
+        && !events.iter().any(|(f, _)| is_finish_event(f))
+    {
         let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
         let (category, event) = MAP_PAGES_EVENT;
-        let message =
-            format!("`{name}` is a fault-around's (at {category}.{event}), and {} is not one", names.join(" or "));
+        let (fc, fe) = FINISH_EVENT;
+        let finish = format!("a filemap fault's finish ({fc}.{fe})");
+        let message = if FileColumn::MAP_PAGES.contains(&column) {
+            format!(
+                "`{name}` is known at a fault-around ({category}.{event}) or {finish}, and {} is neither",
+                names.join(" or ")
+            )
+        } else {
+            format!("`{name}` is known at {finish}, and {} is not one", names.join(" or "))
+        };
         return Some(Error::Query(QueryError::new(Stage::Bind, message, span)));
     }
     if FileColumn::MAPPED.contains(&column) && mapped.is_none() {

@@ -115,8 +115,12 @@ pub enum FileColumn {
     Retry,
     /// At `filemap:mm_filemap_map_pages` (fault-around): the pages this call
     /// mapped into the process, which no filemap fault reports (a cached page
-    /// is mapped here and its fault ends without `filemap_fault`). The kernel
-    /// keeps no count of them; ebq reads the process's file-page counter
+    /// is mapped here and its fault ends without `filemap_fault`). At
+    /// `kmem:rss_stat` ([`FINISH_EVENT`]): the pages a filemap fault's
+    /// `finish_fault` mapped besides the fault's own page, which its
+    /// `mm_filemap_fault` row counts — a large folio is mapped whole (Linux
+    /// 6.11 on), after the last tracepoint that names the file. The kernel
+    /// keeps no count of either; ebq reads the process's file-page counter
     /// (`mm->rss_stat[MM_FILEPAGES]`, summed over CPUs: exact) at each fault
     /// of the thread (`exceptions:page_fault_user`, `page_fault_kernel`) and
     /// here, and the difference is the pages mapped, less the page the
@@ -125,6 +129,9 @@ pub enum FileColumn {
     /// between: the counter is the process's, so that thread's pages land
     /// here (never below 0).
     PagesMapped,
+    /// At `kmem:rss_stat` ([`FINISH_EVENT`]): the page of the filemap fault
+    /// whose `finish_fault` this is (its `mm_filemap_fault` row's `index`).
+    FaultIndex,
     /// At an [`address_field`] event: the file offset the address maps
     /// (`vm_pgoff` pages into the file at `vm_start`, plus the address's
     /// distance from it): where in the file an `msync` range starts.
@@ -164,6 +171,9 @@ impl FileColumn {
     /// The columns of [`MAP_PAGES_EVENT`], besides the file's.
     pub const MAP_PAGES: [FileColumn; 1] = [FileColumn::PagesMapped];
 
+    /// The columns of [`FINISH_EVENT`], besides the file's.
+    pub const FINISH: [FileColumn; 2] = [FileColumn::PagesMapped, FileColumn::FaultIndex];
+
     /// The columns of an [`address_field`] event, besides the file's.
     pub const MAPPED: [FileColumn; 1] = [FileColumn::MapOffset];
 
@@ -177,7 +187,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 18] = [
+        const IN: [&str; 19] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -192,12 +202,13 @@ impl FileColumn {
             "in_req_len",
             "in_retry",
             "in_pages_mapped",
+            "in_fault_index",
             "in_map_offset",
             "in_fs_type_id",
             "in_dentry_id",
             "in_file",
         ];
-        const OUT: [&str; 18] = [
+        const OUT: [&str; 19] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -212,6 +223,7 @@ impl FileColumn {
             "out_req_len",
             "out_retry",
             "out_pages_mapped",
+            "out_fault_index",
             "out_map_offset",
             "out_fs_type_id",
             "out_dentry_id",
@@ -253,6 +265,7 @@ impl FileColumn {
             FileColumn::ReqLen => "req_len",
             FileColumn::Retry => "retry",
             FileColumn::PagesMapped => "pages_mapped",
+            FileColumn::FaultIndex => "fault_index",
             FileColumn::MapOffset => "map_offset",
             FileColumn::FsTypeId => "fs_type_id",
             FileColumn::DentryId => "dentry_id",
@@ -266,7 +279,7 @@ impl FileColumn {
             .into_iter()
             .chain(Self::REQUEST)
             .chain(Self::FAULT)
-            .chain(Self::MAP_PAGES)
+            .chain(Self::FINISH)
             .chain(Self::MAPPED)
             .find(|c| c.name() == name)
     }
@@ -279,6 +292,7 @@ impl FileColumn {
             | FileColumn::Handle
             | FileColumn::MapOffset
             | FileColumn::PagesMapped
+            | FileColumn::FaultIndex
             | FileColumn::FsTypeId
             | FileColumn::DentryId => DataType::U64,
             FileColumn::Dev
@@ -314,8 +328,10 @@ impl FileColumn {
                 "1: the thread's previous filemap fault was on this page (the fault run again after the page was read)"
             }
             FileColumn::PagesMapped => {
-                "pages this fault-around mapped into the process (its file-page count here less at the fault)"
+                "pages this fault-around, or this filemap fault's finish besides its own page, mapped into the \
+                 process (its file-page count here less at the fault)"
             }
+            FileColumn::FaultIndex => "the page of the filemap fault whose finish this is (0: none)",
             FileColumn::MapOffset => "the file offset the address maps (0 when no file is mapped there)",
             FileColumn::FsTypeId => "the file system type's struct file_system_type (a name's identity)",
             FileColumn::DentryId => "the file's struct dentry (a name's identity)",
@@ -391,19 +407,25 @@ pub enum RawFile {
     /// mapping: the file of a VMA that maps it (the root of the mapping's
     /// `i_mmap` tree).
     Mapping,
+    /// At `kmem:rss_stat` (argument 0 is the `mm`): the mapping of the
+    /// thread's filemap fault, when the event is that fault's finish; the
+    /// fault's `mapping` as [`RawFile::Mapping`] reads it.
+    Fault,
 }
 
 /// Events whose file is reached from a raw argument 0 that no record field
 /// holds: iomap's direct-I/O submission and completion (the events that see
 /// an AIO `io_submit` request; the file is `iocb->ki_filp`), and filemap's
 /// fault and fault-around (the mmap path: the page cache's `mapping`, whose
-/// mapped VMAs hold its file). Reading a file column there attaches the
-/// event as tp_btf.
-const RAW_FILE_EVENTS: [(&str, &str, &str, RawFile); 4] = [
+/// mapped VMAs hold its file), and the file-page counter's change
+/// (`kmem:rss_stat`, where a filemap fault's finish maps its pages: the
+/// fault's file). Reading a file column there attaches the event as tp_btf.
+const RAW_FILE_EVENTS: [(&str, &str, &str, RawFile); 5] = [
     ("iomap", "iomap_dio_rw_begin", "iocb", RawFile::Kiocb),
     ("iomap", "iomap_dio_complete", "iocb", RawFile::Kiocb),
     ("filemap", "mm_filemap_fault", "mapping", RawFile::Mapping),
     ("filemap", "mm_filemap_map_pages", "mapping", RawFile::Mapping),
+    ("kmem", "rss_stat", "mm", RawFile::Fault),
 ];
 
 /// The raw argument whose file the file columns describe at a
@@ -436,10 +458,12 @@ pub fn columns_at(format: &TracepointFormat) -> Vec<FileColumn> {
     let file = FileColumn::ALL.into_iter().filter(|c| !(positionless && *c == FileColumn::FilePos));
     let fault = is_fault_event(format) && raw_file_arg(format).is_some();
     let map_pages = is_map_pages_event(format) && raw_file_arg(format).is_some();
+    let finish = is_finish_event(format) && raw_file_arg(format).is_some();
     let mapped = address_field(format).is_some();
     file.chain(FileColumn::REQUEST.into_iter().filter(|_| request))
         .chain(FileColumn::FAULT.into_iter().filter(|_| fault))
         .chain(FileColumn::MAP_PAGES.into_iter().filter(|_| map_pages))
+        .chain(FileColumn::FINISH.into_iter().filter(|_| finish))
         .chain(FileColumn::MAPPED.into_iter().filter(|_| mapped))
         .collect()
 }
@@ -451,6 +475,11 @@ pub const FAULT_EVENT: (&str, &str) = ("filemap", "mm_filemap_fault");
 /// The event of [`FileColumn::MAP_PAGES`]' columns: fault-around, whose raw
 /// arguments are the page cache (`mapping`) and the first and last page it walked.
 pub const MAP_PAGES_EVENT: (&str, &str) = ("filemap", "mm_filemap_map_pages");
+
+/// The event of [`FileColumn::FINISH`]'s columns: a change of a process's
+/// page counters, which a filemap fault's finish makes when it maps the
+/// fault's pages (raw arguments: the `mm` and the counter).
+pub const FINISH_EVENT: (&str, &str) = ("kmem", "rss_stat");
 
 /// Why this kernel cannot count [`FileColumn::PagesMapped`], or `None` when
 /// it can: the programs attach `tp_btf` to both fault tracepoints, sum the
@@ -475,6 +504,41 @@ pub fn pages_mapped_problem(kernel: &dyn crate::host::KernelInfo) -> Option<Stri
         return Some("no bpf_map_lookup_percpu_elem (Linux 5.19 on)".into());
     }
     None
+}
+
+/// Why this kernel cannot count a filemap fault's finish at [`FINISH_EVENT`],
+/// or `None` when it can: [`pages_mapped_problem`]'s needs, a `tp_btf`
+/// attachment to `kmem:rss_stat`, `bpf_rdonly_cast` and `bpf_find_vma` (the
+/// file of a fault's address), and preemptible RCU (a task's
+/// `rcu_read_lock_nesting`), which tells fault-around's count (under the RCU
+/// read lock; its own event counts it) from the finish's.
+pub fn finish_problem(kernel: &dyn crate::host::KernelInfo) -> Option<String> {
+    if let Some(why) = pages_mapped_problem(kernel) {
+        return Some(why);
+    }
+    let btf = kernel.btf()?;
+    if btf.tracepoint_args(FINISH_EVENT.1).is_none() {
+        return Some(format!("no tp_btf attachment to {}:{}", FINISH_EVENT.0, FINISH_EVENT.1));
+    }
+    for kfunc in ["bpf_rdonly_cast", "bpf_find_vma"] {
+        if btf.find(kfunc, crate::btf::KindTag::Func).is_none() {
+            return Some(format!("no {kfunc} (a fault's file is read through it; Linux 6.2 on)"));
+        }
+    }
+    let nesting = btf
+        .find("task_struct", crate::btf::KindTag::Struct)
+        .and_then(|t| btf.struct_members(t))
+        .is_some_and(|m| m.iter().any(|f| f.name == "rcu_read_lock_nesting"));
+    (!nesting).then(|| {
+        "a fault's finish is told from fault-around by the task's RCU read-lock nesting, and this kernel's RCU is \
+         not preemptible (no task_struct.rcu_read_lock_nesting)"
+            .into()
+    })
+}
+
+/// True at [`FINISH_EVENT`].
+pub fn is_finish_event(format: &TracepointFormat) -> bool {
+    (format.category.as_str(), format.name.as_str()) == FINISH_EVENT
 }
 
 /// True at [`MAP_PAGES_EVENT`].
@@ -538,7 +602,8 @@ for opening calls), at sys_enter_msync and exceptions:page_fault_user (the file 
 `address`, on kernels with bpf_find_vma and bpf_rdonly_cast, 6.2+; no file_pos there), at io_uring events with a \
 `req` (io_uring_submit_req, io_uring_complete, …: the request's file, an fd's or a registered one; no file_pos), at \
 iomap:iomap_dio_rw_begin and iomap_dio_complete (the direct I/O's `iocb->ki_filp`; no file_pos) and at \
-filemap:mm_filemap_fault and mm_filemap_map_pages (a file mapping the faulting page cache's `mapping`; no file_pos); \
+filemap:mm_filemap_fault and mm_filemap_map_pages (a file mapping the faulting page cache's `mapping`; no file_pos), \
+at kmem:rss_stat (the file of the filemap fault whose finish it is; no file_pos); \
 the two-fd calls (sys_enter_copy_file_range, sys_enter_sendfile64, sys_enter_splice, sys_enter_tee) \
 have `in_` and `out_` columns (in_inode, out_file_name, …)";
 
@@ -565,6 +630,7 @@ mod tests {
             ("iomap", "iomap_dio_rw_begin", Some("iocb")),
             ("filemap", "mm_filemap_fault", Some("mapping")),
             ("filemap", "mm_filemap_map_pages", Some("mapping")),
+            ("kmem", "rss_stat", Some("mm")),
         ] {
             assert_eq!(fd_field(&cat.tracepoint(category, name).unwrap()), want, "{category}:{name}");
         }

@@ -71,7 +71,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 39);
+    assert_eq!(all.len(), 40);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =

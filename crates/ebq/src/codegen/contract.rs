@@ -141,6 +141,8 @@ pub enum MapRole {
     FileCount,
     /// `pages_mapped`: a per-CPU map whose addresses give the CPUs' per-CPU offsets.
     CpuOffsets,
+    /// `pages_mapped` at `kmem:rss_stat`: how deep in the RCU read lock fault-around runs.
+    AroundDepth,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
     /// Names late: (kind, identity) → name, per CPU (`plan::late_names`).

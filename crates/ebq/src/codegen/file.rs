@@ -284,6 +284,7 @@ pub fn dependency(c: &ColumnSource) -> Option<ColumnSource> {
                     | FileColumn::ReqLen
                     | FileColumn::Retry
                     | FileColumn::PagesMapped
+                    | FileColumn::FaultIndex
             ) =>
         {
             Some(ColumnSource::File { column: FileColumn::Handle, fd: fd.clone() })
@@ -462,6 +463,8 @@ pub fn raw_file_prelude(how: RawFile, typed: bool) -> &'static str {
         (RawFile::Kiocb, false) => KIOCB,
         (RawFile::Mapping, true) => MAPPING_TYPED,
         (RawFile::Mapping, false) => MAPPING,
+        // The mapping's (above), kept by `mapped_pages::FINISH`.
+        (RawFile::Fault, _) => "",
     }
 }
 
@@ -470,8 +473,18 @@ pub fn load_raw(local: &str, how: RawFile) -> String {
     let helper = match how {
         RawFile::Kiocb => "ebq_file_of_kiocb",
         RawFile::Mapping => "ebq_file_of_mapping",
+        RawFile::Fault => return format!("\tstruct file *{local} = ebq_file_of_fault();\n"),
     };
     format!("\tstruct file *{local} = {helper}(ctx[0]);\n")
+}
+
+/// File column `column` at `kmem:rss_stat` (a [`RawFile::Fault`] event): the
+/// finish's own columns from the counting state, the file's from the handle.
+pub fn load_at_finish(column: FileColumn, local: &str, file: &str) -> String {
+    match column {
+        FileColumn::PagesMapped => format!("\t__u64 {local} = ebq_pages_finished();\n"),
+        other => load(other, "0", local, file),
+    }
 }
 
 /// The handle column at an event whose file is an io_uring request's.
@@ -513,6 +526,8 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         FileColumn::Retry => format!("\t__u32 {local} = ebq_fault_retry(ctx[0], ctx[1]);\n"),
         // Only at the fault-around event; the count taken at the thread's fault is in ebq_file_pages.
         FileColumn::PagesMapped => format!("\t__u64 {local} = ebq_pages_mapped(ctx[0], ctx[1], ctx[2]);\n"),
+        // Only at the finish event (`mapped_pages::FINISH`).
+        FileColumn::FaultIndex => format!("\t__u64 {local} = ebq_fault_index();\n"),
         // Only at an address event, whose fd field is the address.
         FileColumn::MapOffset => format!("\t__u64 {local} = ebq_map_offset({fd});\n"),
         FileColumn::MountPoint => {

@@ -24,6 +24,19 @@
 //! two queries, `mmap-faults` and `mmap-faultaround` miss such a page (the
 //! pass's folio was locked by someone else: rare).
 //!
+//! A filemap fault's own page is its `mm_filemap_fault` row's, but the fault
+//! maps it later, in `finish_fault`, and maps a large folio whole there (Linux
+//! 6.11 on): a write fault, which takes no fault-around, on a cached file
+//! read ahead in large folios brings in up to a folio per fault. No tracepoint
+//! after that point names the file; `kmem:rss_stat` fires where the counter
+//! moves. A fourth program runs there first (when a query is at that event):
+//! the first change of the file-page count after a filemap fault of this
+//! pass is the fault's finish, unless it runs under the RCU read lock
+//! (fault-around's, counted at its own event): the pages it mapped, less the
+//! page the fault's row counted, and the fault's page cache and page, which
+//! the query's program there reads as `pages_mapped`, `fault_index` and the
+//! file columns.
+//!
 //! The CPUs' shares sit at the counter's per-CPU address plus each CPU's
 //! per-CPU offset, which the kernel keeps in `__per_cpu_offset`, a symbol
 //! neither this kernel's BTF nor its kallsyms name. A per-CPU map has the same
@@ -39,16 +52,29 @@ use super::contract::{AttachPoint, ProgInfo};
 /// `tp_btf`, and what they call. A user-mode fault and a kernel-mode one
 /// (`read` into a mapped buffer) both may fault around.
 pub const PROGRAMS: [(&str, &str, &str); 3] = [
-    ("ebq_count_at_user_fault", "exceptions:page_fault_user", "ebq_count_file_pages()"),
-    ("ebq_count_at_kernel_fault", "exceptions:page_fault_kernel", "ebq_count_file_pages()"),
+    ("ebq_count_at_user_fault", "exceptions:page_fault_user", "ebq_count_file_pages(ctx[0])"),
+    ("ebq_count_at_kernel_fault", "exceptions:page_fault_kernel", "ebq_count_file_pages(ctx[0])"),
     ("ebq_note_at_filemap_fault", "filemap:mm_filemap_fault", "ebq_note_filemap_fault(ctx[0], ctx[1])"),
 ];
 
-/// The programs' contract entries: attached before the query's, so that a
+/// For queries at `kmem:rss_stat`: the program there that tells a fault's
+/// mapping of its pages (attached before the query's program there, so that
+/// it runs first), and the one at fault-around's tracepoint that learns how
+/// deep in the RCU read lock fault-around runs.
+pub const FINISH_PROGRAMS: [(&str, &str, &str); 2] = [
+    ("ebq_count_at_finish", "kmem:rss_stat", "ebq_count_finished_pages(ctx[0], ctx[1])"),
+    ("ebq_learn_at_fault_around", "filemap:mm_filemap_map_pages", "ebq_learn_around_depth()"),
+];
+
+/// The counting programs, [`FINISH_PROGRAMS`] too when `finish`.
+fn programs_of(finish: bool) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+    PROGRAMS.iter().chain(FINISH_PROGRAMS.iter().filter(move |_| finish))
+}
+
+/// The counting programs' contract entries: attached before the query's, so that a
 /// fault-around finds its thread's count.
-pub fn progs() -> Vec<ProgInfo> {
-    PROGRAMS
-        .iter()
+pub fn progs(finish: bool) -> Vec<ProgInfo> {
+    programs_of(finish)
         .map(|(name, tracepoint, _)| ProgInfo { name, attach: AttachPoint::FaultCount(tracepoint) })
         .collect()
 }
@@ -66,6 +92,15 @@ struct ebq_file_count {
 	__u64 index;
 	__u32 faulted;		/* a filemap fault came in this fault: mapping, index */
 	__u32 discounted;	/* a fault-around did not count that page as it had been */
+	__u32 finishing;	/* a filemap fault came in this pass: its finish maps its page */
+	__s32 nesting;		/* the RCU read-lock nesting a program sees at the fault's start */
+	__u64 address;		/* the fault's address */
+	/* At kmem:rss_stat: this change of the count maps the fault's pages (`here` 1), how many
+	 * besides the page the fault's filemap fault counted, their file and the fault's page. */
+	__u64 here;
+	__u64 here_pages;
+	__u64 here_file;
+	__u64 here_index;
 };
 
 struct {
@@ -116,8 +151,8 @@ static __always_inline __s64 ebq_file_page_count(void)
 	return pages;
 }
 
-/* Keeps the count before a fault maps anything. */
-static __always_inline void ebq_count_file_pages(void)
+/* Keeps the count before a fault at `address` maps anything. */
+static __always_inline void ebq_count_file_pages(__u64 address)
 {
 	struct ebq_file_count *last;
 
@@ -130,10 +165,16 @@ static __always_inline void ebq_count_file_pages(void)
 		last->counted = 1;
 		last->faulted = 0;
 		last->discounted = 0;
+		last->finishing = 0;
+		last->address = address;
+#ifdef EBQ_FINISH
+		last->nesting = bpf_get_current_task_btf()->rcu_read_lock_nesting;
+#endif
 	}
 }
 
-/* At a filemap fault: the fault's first one reads its page in, and counts it. */
+/* At a filemap fault: the fault's first one reads its page in, and counts it; each one's finish
+ * maps the page, unless fault-around does when the fault runs again. */
 static __always_inline void ebq_note_filemap_fault(__u64 mapping, __u64 index)
 {
 	struct ebq_file_count *last;
@@ -141,7 +182,10 @@ static __always_inline void ebq_note_filemap_fault(__u64 mapping, __u64 index)
 	if (!ebq_in_scope_now())
 		return;
 	last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0, 0);
-	if (last && !last->faulted) {
+	if (!last)
+		return;
+	last->finishing = 1;
+	if (!last->faulted) {
 		last->faulted = 1;
 		last->mapping = mapping;
 		last->index = index;
@@ -179,15 +223,132 @@ static __always_inline __u64 ebq_pages_mapped(__u64 mapping, __u64 first, __u64 
 	}
 	last->pages = now;
 	last->counted = 1;
+	last->finishing = 0;	/* a filemap fault after this one finishes anew */
 	return mapped > 0 ? mapped : 0;
 }
 
 "#;
 
-/// The counting programs' C.
-pub fn programs() -> String {
-    PROGRAMS
-        .iter()
+/// At `kmem:rss_stat` ([`FINISH_PROGRAMS`] and the query's columns there);
+/// after [`PRELUDE`], the mapping's file helper and the typed file helpers.
+pub const FINISH: &str = r#"/* The RCU read-lock nesting fault-around's tracepoint sees, plus 1 (0: not seen yet). A
+ * fault-around that maps a PMD changes the count at that nesting (and skips the tracepoint); one
+ * that maps page table entries a level deeper (a page table is mapped under the RCU read lock,
+ * 6.5 on); a fault's finish shallower (fault-around runs under the lock). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} ebq_around_depth SEC(".maps");
+
+static __always_inline __s32 *ebq_around(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ebq_around_depth, &zero);
+}
+
+/* Any process's fault-around will do (the first since the query attached: a command run under
+ * -c faults around in its libraries before anything else). */
+static __always_inline void ebq_learn_around_depth(void)
+{
+	__s32 *around = ebq_around();
+
+	if (around && !*around)
+		*around = bpf_get_current_task_btf()->rcu_read_lock_nesting + 1;
+}
+
+static long ebq_vma_page(struct task_struct *task, struct vm_area_struct *vma, void *at)
+{
+	((__u64 *)at)[1] = (__u64)vma->vm_file;
+	((__u64 *)at)[2] = vma->vm_pgoff + ((((__u64 *)at)[0] - vma->vm_start) >> 12);
+	return 0;
+}
+
+/* At kmem:rss_stat, before the query's program: whether this change of the file-page count is a
+ * fault mapping its pages that no other event counts, and how many besides the fault's own page
+ * (its filemap fault's row counted that one):
+ * - a filemap fault's finish (finish_fault), which maps the page or its large folio whole;
+ * - a fault-around that maps a PMD-sized folio whole (filemap_map_pmd), which returns before
+ *   mm_filemap_map_pages, where every other fault-around is counted.
+ * They are told apart by how deep in the RCU read lock they run over the fault's start. */
+static __always_inline void ebq_count_finished_pages(__u64 mm, __u64 member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ebq_file_count *last = bpf_task_storage_get(&ebq_file_pages, task, 0, 0);
+	__s32 *around = ebq_around();
+	__u64 at[3] = {};
+	__s64 now, mapped;
+	__s32 depth;
+	int finish, pmd_around;
+
+	if (!last)
+		return;
+	last->here = 0;
+	if ((int)member != MM_FILEPAGES || (__u64)task->mm != mm || !last->counted)
+		return;
+	depth = task->rcu_read_lock_nesting - last->nesting;
+	finish = last->finishing && depth <= EBQ_FINISH_DEPTH;
+	/* Only where a fault-around of page table entries runs deeper than one of a PMD. */
+	pmd_around = EBQ_FINISH_DEPTH && !finish && around && *around && task->rcu_read_lock_nesting == *around - 1;
+	if (!finish && !pmd_around)
+		return;
+	now = ebq_file_page_count();
+	mapped = now - last->pages;
+	last->pages = now;
+	last->finishing = 0;
+	/* The page the fault's filemap fault counted: a finish maps it (had a fault-around left it
+	 * unmapped, the fault's retry handed it back); a fault-around may, as at its own event. */
+	if (mapped > 0 && last->faulted && (finish || !last->discounted)) {
+		mapped--;
+		last->discounted = !finish;
+	}
+	if (last->faulted) {
+		last->here_file = (__u64)ebq_file_of_mapping(last->mapping);
+		last->here_index = last->index;
+	} else {
+		at[0] = last->address;
+		bpf_find_vma(task, last->address, ebq_vma_page, at, 0);
+		last->here_file = at[1];
+		last->here_index = at[2];
+	}
+	last->here = 1;
+	last->here_pages = mapped > 0 ? mapped : 0;
+}
+
+/* The query's columns at kmem:rss_stat: the pages, page and file of a fault's mapping (0 and no
+ * file at every other change of the counters). */
+static __always_inline struct ebq_file_count *ebq_finish(void)
+{
+	struct ebq_file_count *last = bpf_task_storage_get(&ebq_file_pages, bpf_get_current_task_btf(), 0, 0);
+
+	return last && last->here ? last : 0;
+}
+static __always_inline __u64 ebq_pages_finished(void)
+{
+	struct ebq_file_count *f = ebq_finish();
+
+	return f ? f->here_pages : 0;
+}
+static __always_inline __u64 ebq_fault_index(void)
+{
+	struct ebq_file_count *f = ebq_finish();
+
+	return f ? f->here_index : 0;
+}
+static __always_inline struct file *ebq_file_of_fault(void)
+{
+	struct ebq_file_count *f = ebq_finish();
+
+	return bpf_rdonly_cast((void *)(f ? f->here_file : 0), bpf_core_type_id_kernel(struct file));
+}
+
+"#;
+
+/// The counting programs' C, [`FINISH_PROGRAMS`]' too when `finish`.
+pub fn programs(finish: bool) -> String {
+    programs_of(finish)
         .map(|(name, tracepoint, call)| {
             let event = tracepoint.split_once(':').map_or(*tracepoint, |(_, e)| e);
             format!("SEC(\"tp_btf/{event}\")\nint {name}(__u64 *ctx)\n{{\n\t{call};\n\treturn 0;\n}}\n\n")

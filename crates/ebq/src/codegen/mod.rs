@@ -109,6 +109,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
     let sql_comment: String = sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
     let files = k.reads_files();
     let reads_pages_mapped = k.reads_pages_mapped();
+    let finishes_faults = k.finishes_faults();
     // A union's branches are programs of this object too, each with its own event.
     let branches: Vec<(&KernelPlan, &str, String)> = std::iter::once((k, names::QUERY, "ebq_event".to_string()))
         .chain(
@@ -154,8 +155,11 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         if k.events().any(|e| crate::catalog::file_columns::request_field(&e.format).is_some()) {
             c.push_str(if k.typed_files { file::REQUEST_TYPED } else { file::REQUEST });
         }
+        // A fault's finish reads its file as a filemap fault does, from the fault's mapping.
+        let uses = |how: RawFile, h: RawFile| h == how || (how, h) == (RawFile::Mapping, RawFile::Fault);
         for how in [RawFile::Kiocb, RawFile::Mapping] {
-            if k.events().any(|e| crate::catalog::file_columns::raw_file_arg(&e.format).is_some_and(|(_, h)| h == how))
+            if k.events()
+                .any(|e| crate::catalog::file_columns::raw_file_arg(&e.format).is_some_and(|(_, h)| uses(how, h)))
             {
                 c.push_str(file::raw_file_prelude(how, k.typed_files));
             }
@@ -164,9 +168,21 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         maps.push(map_info("ebq_path_scratch", MapRole::PathScratch, Layout::U32, Layout::Bytes(256)));
         // Before the retry column's helper, which asks it.
         if reads_pages_mapped {
+            if finishes_faults {
+                let _ = write!(
+                    c,
+                    "/* The fault's start keeps its RCU read-lock nesting: a finish holds {} level(s) more, fault-around one more \
+                     again. */\n#define EBQ_FINISH 1\n#define EBQ_FINISH_DEPTH {}\n\n",
+                    k.finish_depth, k.finish_depth
+                );
+            }
             c.push_str(mapped_pages::PRELUDE);
-            maps.push(map_info("ebq_file_pages", MapRole::FileCount, Layout::U32, Layout::Bytes(40)));
+            maps.push(map_info("ebq_file_pages", MapRole::FileCount, Layout::U32, Layout::Bytes(88)));
             maps.push(map_info("ebq_cpu_offsets", MapRole::CpuOffsets, Layout::U32, Layout::U64));
+        }
+        if finishes_faults {
+            c.push_str(mapped_pages::FINISH);
+            maps.push(map_info("ebq_around_depth", MapRole::AroundDepth, Layout::U32, Layout::U32));
         }
         if k.reads_column(&|c| matches!(c, ColumnSource::File { column: FileColumn::Retry, .. })) {
             c.push_str(file::FAULT_RETRY);
@@ -279,7 +295,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             maps.push(map_info("ebq_rows", MapRole::Rows, Layout::None, Layout::Struct(record.clone())));
         }
     }
-    let mut progs: Vec<ProgInfo> = if reads_pages_mapped { mapped_pages::progs() } else { vec![] };
+    let mut progs: Vec<ProgInfo> = if reads_pages_mapped { mapped_pages::progs(finishes_faults) } else { vec![] };
     progs.extend(branches.iter().map(|(b, name, _)| ProgInfo { name, attach: AttachPoint::Query(b.event.clone()) }));
     for p in k.pairings() {
         c.push_str(&pairing::declarations(p));
@@ -311,7 +327,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
         c.push_str(&pairing::start_programs(p));
     }
     if reads_pages_mapped {
-        c.push_str(&mapped_pages::programs());
+        c.push_str(&mapped_pages::programs(finishes_faults));
     }
     for (tracking, name, tracepoint) in [
         (fork_program(k), names::FOLLOW_FORK, names::FORK_TRACEPOINT),
@@ -518,6 +534,9 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             let raw = crate::catalog::file_columns::raw_file_arg(format).filter(|(arg, _)| arg == fd);
             if let (FileColumn::Handle, Some((_, how))) = (*column, raw) {
                 return file::load_raw(&local, how);
+            }
+            if raw.is_some_and(|(_, how)| how == RawFile::Fault) {
+                return file::load_at_finish(*column, &local, &handle);
             }
             let fd = probe::column_expr(event, fd).unwrap_or_else(|| format!("ctx->{fd}"));
             match *column {

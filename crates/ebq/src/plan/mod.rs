@@ -263,10 +263,19 @@ impl KernelPlan {
         self.reads_column(&|c| matches!(c, ColumnSource::File { .. }))
     }
 
-    /// True when the program reads `pages_mapped`: it then counts file pages
-    /// at every fault (`codegen::mapped_pages`).
+    /// True when the program reads `pages_mapped`, or the fault's file at
+    /// `kmem:rss_stat`: it then counts file pages at every fault
+    /// (`codegen::mapped_pages`), which is where that file is kept too.
     pub fn reads_pages_mapped(&self) -> bool {
         self.reads_column(&|c| matches!(c, ColumnSource::File { column: crate::catalog::FileColumn::PagesMapped, .. }))
+            || self.finishes_faults()
+    }
+
+    /// True when a program of this object is at `kmem:rss_stat` and the object
+    /// reads a file column: a fourth counting program there tells a filemap
+    /// fault's finish from every other change of the counters.
+    pub fn finishes_faults(&self) -> bool {
+        self.events().any(|e| crate::catalog::file_columns::is_finish_event(&e.format)) && self.reads_files()
     }
 
     /// True when the program reads `kstack` or `ustack`: it then has the
@@ -331,8 +340,17 @@ fn pages_mapped_unsupported(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo
     if !k.reads_pages_mapped() {
         return None;
     }
+    if k.finishes_faults() {
+        let why = crate::catalog::file_columns::finish_problem(kernel)?;
+        return Some(format!("a filemap fault's finish cannot be counted on this kernel: {why}"));
+    }
     let why = crate::catalog::file_columns::pages_mapped_problem(kernel)?;
     Some(format!("pages_mapped cannot be counted on this kernel: {why}"))
+}
+
+/// [`KernelPlan::finish_depth`] on `kernel`.
+fn finish_depth(kernel: &dyn crate::host::KernelInfo) -> u8 {
+    kernel.btf().is_some_and(|b| b.find("__pte_offset_map_lock", crate::btf::KindTag::Func).is_some()).into()
 }
 
 /// True when `kernel`'s BTF declares the `bpf_rdonly_cast` kfunc, which file
@@ -372,6 +390,12 @@ pub struct KernelPlan {
     /// `bpf_probe_read_kernel` per hop (`codegen::file`). Decided here from
     /// the bound kernel's BTF, so codegen and EXPLAIN never look at the host.
     pub typed_files: bool,
+    /// The RCU read-lock levels a filemap fault's finish holds beyond the
+    /// fault's start, where it changes the file-page count at `kmem:rss_stat`
+    /// (`codegen::mapped_pages::FINISH`): 1 where mapping a page table takes
+    /// the RCU read lock (Linux 6.5 on, which has `__pte_offset_map_lock`),
+    /// else 0. Fault-around holds one more. Decided from the bound kernel's BTF.
+    pub finish_depth: u8,
     /// A top-level `UNION ALL`: the programs of its second and later
     /// branches, in the same object as this one (the first branch's). Each has
     /// its own event, filter and expressions, and writes the same group map
@@ -630,6 +654,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             attach_notes: vec![],
             unsupported: vec![],
             typed_files: has_rdonly_cast(catalog.kernel()),
+            finish_depth: finish_depth(catalog.kernel()),
             branches: vec![],
         }],
         user: columns,

@@ -85,6 +85,15 @@ FROM (
   FROM filemap.mm_filemap_map_pages m
   WHERE m.pages_mapped > 0
   UNION ALL
+  SELECT 'mmap' AS path, 'read' AS op,
+    r.pid AS pid, r.tid AS tid, r.comm AS comm, r.cgroup AS cgroup,
+    r.fs_type AS fs_type, r.mount_point AS mount_point, r.file_name AS file_name,
+    r.inode AS inode, r.dev AS dev,
+    r.fault_index * 4096 AS offset, r.pages_mapped * 4096 AS bytes, r.pages_mapped * 4096 AS ret,
+    r.time AS start, r.time AS end, 0 AS latency
+  FROM kmem.rss_stat r
+  WHERE r.pages_mapped > 0
+  UNION ALL
   SELECT 'syscall' AS path, 'read' AS op,
     e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.in_fs_type AS fs_type, e.in_mount_point AS mount_point, e.in_file_name AS file_name,
