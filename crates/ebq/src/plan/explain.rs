@@ -74,6 +74,17 @@ impl KernelPlan {
                  the count at the fault-around less the thread's last, less that page (the fault counted it)"
             );
         }
+        if k.finishes_faults() {
+            let _ = writeln!(
+                s,
+                "[kernel] Count      and at kmem:rss_stat (tp_btf, before the query's program) the mappings no \
+                 fault-around tracepoint sees, told apart by the thread's RCU read-lock nesting: a filemap fault's \
+                 finish (its whole folio; at most {} level(s) deeper than the fault's start) and, 6.5 on, a PMD \
+                 fault-around (one level shallower than mm_filemap_map_pages, learned there into ARRAY \
+                 ebq_around_depth); the file is the fault's mapping, or the VMA at its address (bpf_find_vma)",
+                k.finish_depth
+            );
+        }
         if let (Some(f), true) = (&k.filter, k.branches.is_empty()) {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");
