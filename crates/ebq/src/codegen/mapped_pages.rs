@@ -29,13 +29,18 @@
 //! 6.11 on): a write fault, which takes no fault-around, on a cached file
 //! read ahead in large folios brings in up to a folio per fault. No tracepoint
 //! after that point names the file; `kmem:rss_stat` fires where the counter
-//! moves. A fourth program runs there first (when a query is at that event):
-//! the first change of the file-page count after a filemap fault of this
-//! pass is the fault's finish, unless it runs under the RCU read lock
-//! (fault-around's, counted at its own event): the pages it mapped, less the
-//! page the fault's row counted, and the fault's page cache and page, which
-//! the query's program there reads as `pages_mapped`, `fault_index` and the
-//! file columns.
+//! moves. A fourth program runs there first (when a query is at that event)
+//! and tells the changes apart by the thread's RCU read-lock nesting over the
+//! fault's start: the first change after a filemap fault of this pass, at
+//! most [`crate::plan::KernelPlan::finish_depth`] levels deeper, is the
+//! fault's finish; a change one level shallower than fault-around's own
+//! tracepoint (which a fifth program learns there) is a fault-around that
+//! mapped a PMD-size folio with one PMD and so returned before that
+//! tracepoint; any other (a page-table fault-around, counted at its own
+//! event; anonymous memory) is not the fault's. It leaves the pages mapped,
+//! less the page the fault's row counted, and the fault's file and page,
+//! which the query's program there reads as `pages_mapped`, `fault_index`
+//! and the file columns.
 //!
 //! The CPUs' shares sit at the counter's per-CPU address plus each CPU's
 //! per-CPU offset, which the kernel keeps in `__per_cpu_offset`, a symbol
