@@ -3,9 +3,11 @@
 //!
 //! Columns: pid, rank (null outside MPI), dev (`major:minor`), inode, path,
 //! fs_type, mount_point, op (open, close, read, write, seek, fsync,
-//! fdatasync), via (the kernel path: syscall, io_uring), offset (reads/writes, else null), length (bytes a read or
-//! write returned, as DXT records it; null for other operations and failed
-//! calls), asked (bytes asked for), result (the raw return value or -errno),
+//! fdatasync; map: pages a fault brought into a mapping), via (the kernel
+//! path: syscall, io_uring, aio, mmap), offset (reads, writes and maps, else
+//! null), length (bytes a read or write returned, as DXT records it, or a
+//! map's bytes; null for other operations and failed calls), asked (bytes
+//! asked for), result (the raw return value or -errno),
 //! start and end (seconds since the report's start, as DXT's are since the
 //! job's).
 
@@ -18,7 +20,7 @@ use std::sync::Arc;
 
 /// Writes one row per operation (in start order) to `path`.
 pub fn write(path: &Path, ops: &[Operation], origin_ns: u64) -> Result<(), String> {
-    let rw = |o: &Operation| matches!(o.op, OpKind::Read | OpKind::Write);
+    let rw = |o: &Operation| matches!(o.op, OpKind::Read | OpKind::Write | OpKind::Map);
     let secs = |ns: u64| (ns as i64 - origin_ns as i64) as f64 / 1e9;
     let fields = vec![
         Field::new("pid", DataType::UInt32, false),

@@ -60,11 +60,13 @@
 #define EBQ_FOLD_PATH_SYSCALL 0
 #define EBQ_FOLD_PATH_IO_URING 2
 #define EBQ_FOLD_PATH_AIO 3
+#define EBQ_FOLD_PATH_MMAP 4
 
 /* Via (posix.rs Via::ALL order): the first index of per_path. */
 #define EBQ_FOLD_VIA_SYSCALL 0
 #define EBQ_FOLD_VIA_IO_URING 1
 #define EBQ_FOLD_VIA_AIO 2
+#define EBQ_FOLD_VIA_MMAP 3
 
 /* OpKind. */
 #define EBQ_FOLD_NONE 0
@@ -75,6 +77,7 @@
 #define EBQ_FOLD_SEEK 5
 #define EBQ_FOLD_FSYNC 6
 #define EBQ_FOLD_FDATASYNC 7
+#define EBQ_FOLD_MAP 8
 
 /* `last_io`: Darshan's last access, none yet, a read or a write. */
 #define EBQ_FOLD_IO_NONE 0
@@ -104,7 +107,7 @@
 /* per_path[via * 4 + …]: EBQ_<VIA>_READS, _WRITES, _BYTES_READ, _BYTES_WRITTEN. */
 #define EBQ_FOLD_PP_READS 0		/* + w */
 #define EBQ_FOLD_PP_BYTES_READ 2	/* + w */
-#define EBQ_FOLD_PER_PATH 12
+#define EBQ_FOLD_PER_PATH 16
 
 /* size[w * 10 + bucket]: POSIX_SIZE_READ_*, then POSIX_SIZE_WRITE_*. */
 #define EBQ_FOLD_BUCKETS 10
@@ -181,18 +184,18 @@ _Static_assert(__builtin_offsetof(struct ebq_fold_file, last_byte) == 32, "ebq_f
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, last_end) == 48, "ebq_fold_file layout");
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, counters) == 72, "ebq_fold_file layout");
 _Static_assert(__builtin_offsetof(struct ebq_fold_file, per_path) == 224, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, size) == 320, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, fcounters) == 480, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align) == 584, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, access) == 1104, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride) == 1616, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, fs_type) == 2128, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_point) == 2144, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, name) == 2208, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount) == 2272, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_id) == 2336, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount_id) == 2340, "ebq_fold_file layout");
-_Static_assert(sizeof(struct ebq_fold_file) == 2344, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, size) == 352, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, fcounters) == 512, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align) == 616, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, access) == 1136, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride) == 1648, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, fs_type) == 2160, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_point) == 2176, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, name) == 2240, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount) == 2304, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_id) == 2368, "ebq_fold_file layout");
+_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount_id) == 2372, "ebq_fold_file layout");
+_Static_assert(sizeof(struct ebq_fold_file) == 2376, "ebq_fold_file layout");
 
 /* What the rows were, summed per CPU. */
 struct ebq_fold_totals {
@@ -205,7 +208,7 @@ _Static_assert(sizeof(struct ebq_fold_totals) == 32, "ebq_fold_totals layout");
 
 /*
  * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
- * preallocated, 65536 records of 2336 bytes would pin ~150 MB for every run).
+ * preallocated, 65536 records of 2376 bytes would pin ~156 MB for every run).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -496,6 +499,11 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 			       &f->last_end[EBQ_FOLD_T_META]);
 		f->counters[EBQ_FOLD_C_SEEKS]++;
 		break;
+	case EBQ_FOLD_MAP:
+		/* posix.rs: a mapping's pages, no call: EBQ_MMAP_* alone. */
+		f->per_path[EBQ_FOLD_VIA_MMAP * 4 + EBQ_FOLD_PP_READS]++;
+		f->per_path[EBQ_FOLD_VIA_MMAP * 4 + EBQ_FOLD_PP_BYTES_READ] += ret;
+		break;
 	case EBQ_FOLD_FSYNC:
 	case EBQ_FOLD_FDATASYNC:
 		ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + EBQ_FOLD_T_WRITE], t1, t2,
@@ -546,6 +554,9 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 			kind = EBQ_FOLD_WRITE;
 		else if (id == 2)
 			kind = EBQ_FOLD_FSYNC;
+	} else if (path == EBQ_FOLD_PATH_MMAP) {
+		via = EBQ_FOLD_VIA_MMAP;
+		kind = EBQ_FOLD_MAP;
 	}
 	if (kind == EBQ_FOLD_NONE) {
 		tot->no_file++;
@@ -590,7 +601,9 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	}
 	ebq_fold_add(f, r, kind, via, positioned, mem && via == EBQ_FOLD_VIA_SYSCALL);
 	ebq_fold_unlock(f);
-	tot->operations++;
+	/* Operations are calls and requests (mod.rs: a mapping's pages are no operation). */
+	if (kind != EBQ_FOLD_MAP)
+		tot->operations++;
 	if (via == EBQ_FOLD_VIA_AIO)
 		tot->aio_counted++;
 	return 0;

@@ -190,7 +190,12 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         .map(|(via, n)| std::iter::once(via.name().to_string()).chain(n.map(|v| v.to_string())).collect())
         .collect();
     table(&mut s, "paths", &["path", "reads", "writes", "bytes read", "bytes written"], &rows);
-    section(&mut body, "paths", "Per I/O path (system calls, io_uring, AIO)", &s);
+    section(
+        &mut body,
+        "paths",
+        "Per I/O path (system calls, io_uring, AIO; mmap: faults as reads, the bytes they mapped in)",
+        &s,
+    );
 
     let mut s = String::new();
     let rows: Vec<Vec<String>> = busiest(fold).into_iter().map(|(_, r)| record_row(&r.name, r)).collect();

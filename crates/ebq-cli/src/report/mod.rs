@@ -1,7 +1,8 @@
 //! `ebq report io`: Darshan's I/O characterization built from one ebq query.
 //!
 //! - [`query`]: the SQL (a union of kernel JOINs: system calls, opens,
-//!   io_uring and AIO requests, one row per file operation) and the row →
+//!   io_uring and AIO requests, one row per file operation; and the pages
+//!   faults map in, io.ops' `mmap` path) and the row →
 //!   [`Operation`] conversion; [`mounts`] names a system call's mount by id;
 //! - [`posix`]: Darshan's POSIX counters folded from operations;
 //!   [`kernel_fold`]: the same fold in the kernel (the default: the rows
@@ -46,6 +47,9 @@ pub enum OpKind {
     Seek,
     Fsync,
     Fdatasync,
+    /// Pages a fault brought into a file mapping (a read or a store alike):
+    /// no Darshan counter, only `EBQ_MMAP_*`.
+    Map,
 }
 
 impl OpKind {
@@ -59,6 +63,7 @@ impl OpKind {
             OpKind::Seek => "seek",
             OpKind::Fsync => "fsync",
             OpKind::Fdatasync => "fdatasync",
+            OpKind::Map => "map",
         }
     }
 }
@@ -72,11 +77,15 @@ pub enum Via {
     IoUring,
     /// An AIO (`io_submit`) read or write, seen as the file system's direct I/O.
     Aio,
+    /// Pages faults brought into a file mapping (`mmap`): io.ops' `mmap`
+    /// path (a filemap fault's page, fault-around's pages, a large folio
+    /// mapped whole).
+    Mmap,
 }
 
 impl Via {
     /// Every path, in report order.
-    pub const ALL: [Via; 3] = [Via::Syscall, Via::IoUring, Via::Aio];
+    pub const ALL: [Via; 4] = [Via::Syscall, Via::IoUring, Via::Aio, Via::Mmap];
 
     /// The name in the trace, the HTML and the per-path counters (`EBQ_IO_URING_READS`).
     pub fn name(self) -> &'static str {
@@ -84,6 +93,7 @@ impl Via {
             Via::Syscall => "syscall",
             Via::IoUring => "io_uring",
             Via::Aio => "aio",
+            Via::Mmap => "mmap",
         }
     }
 }
@@ -330,7 +340,9 @@ impl Sink for IoReport {
                     submitted: self.aio_submitted,
                     counted: self.ops.iter().filter(|o| o.via == Via::Aio).count() as u64,
                 };
-                (posix::fold(&self.ops, &mut block_size), self.ops.len(), aio)
+                // Operations are calls and requests; a mapping's pages count in EBQ_MMAP_* alone.
+                let calls = self.ops.iter().filter(|o| o.op != OpKind::Map).count();
+                (posix::fold(&self.ops, &mut block_size), calls, aio)
             }
         };
         let mpi = (shared.mpi_functions > 0).then(|| mpi::Fold {

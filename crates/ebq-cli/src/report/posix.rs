@@ -32,9 +32,13 @@
 //!   (`-p PID` attached later) starts from `f_pos`.
 //!
 //! What ebq adds: `EBQ_ERRORS`, and per kernel path ([`Via`]: `SYSCALL`,
-//! `IO_URING`) the reads, writes and their bytes (`EBQ_IO_URING_READS`,
+//! `IO_URING`, `AIO`) the reads, writes and their bytes (`EBQ_IO_URING_READS`,
 //! `EBQ_SYSCALL_BYTES_WRITTEN`, …), which sum to `POSIX_READS`, … (an io_uring
-//! read is a read: Darshan, which wraps libc, never sees one).
+//! read is a read: Darshan, which wraps libc, never sees one). `MMAP`'s are
+//! apart: `EBQ_MMAP_READS` counts the faults and fault-arounds that brought
+//! pages of the file into a mapping, `EBQ_MMAP_BYTES_READ` those pages' bytes
+//! (a store's fault brings its page in too: no `WRITES`); they are no POSIX
+//! reads.
 //!
 //! Where ebq differs on purpose: a file is its (device, inode), not its path
 //! (and Darshan's offset is per file, so two fds of one file share it in
@@ -286,6 +290,11 @@ impl Open {
             OpKind::Fsync | OpKind::Fdatasync => {
                 timer_no_overlap(f.get_mut("POSIX_F_WRITE_TIME").unwrap(), t1, t2, &mut self.last_write_end);
                 rec.inc(if op.op == OpKind::Fsync { "POSIX_FSYNCS" } else { "POSIX_FDSYNCS" }, 1);
+            }
+            // A mapping's pages: no call, so no Darshan counter (and no effect on its offset).
+            OpKind::Map => {
+                rec.inc(&per_path(op.via, "BYTES_READ"), op.result);
+                rec.inc(&per_path(op.via, "READS"), 1);
             }
             OpKind::Read | OpKind::Write => {
                 let read = op.op == OpKind::Read;

@@ -1,6 +1,6 @@
 //! The report's one ebq query and the conversion of its rows into
 //! [`Operation`]s: the only place that knows the report is fed by system
-//! calls, io_uring requests and AIO requests. Everything after it (the Darshan fold, the
+//! calls, io_uring and AIO requests and mapped pages. Everything after it (the Darshan fold, the
 //! trace, the HTML) sees operations tagged with their [`Via`] only.
 
 use super::mounts::Mounts;
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 /// The query behind the report: column order is what [`Decoder::operation`] reads.
 ///
-/// A union of the two paths a file operation takes, one row per operation:
+/// A union of the paths a file operation takes, one row per operation:
 /// - `path` 0, system calls (read, pread64, readv, preadv, preadv2, the
 ///   writes alike, close, lseek, fsync, fdatasync; and
 ///   io_submit, whose return is the AIO requests it submitted, no file's
@@ -48,6 +48,12 @@ use std::collections::HashMap;
 ///   request's size is its result. The latency runs to the reap, the only
 ///   completion a buffered request has that a program sees. O_DIRECT files'
 ///   reads and writes are left to iomap's events (0x4000: O_DIRECT).
+/// - `path` 4, the pages faults bring into file mappings, io.ops' `mmap`
+///   path: a filemap fault's page (`retry` 0), the pages a fault-around
+///   mapped and those a fault's finish or a PMD fault-around mapped whole
+///   (`pages_mapped`); `id` 0, the file the fault's page cache's, offset the
+///   first page's, size and `ret` the bytes, latency 0. Darshan sees none of
+///   them (no call): they count in `EBQ_MMAP_*` only.
 pub fn sql() -> String {
     let mut sql = String::from(FILE_CALLS_AND_REQUESTS);
     for call in OPEN_CALLS.iter().filter(|c| ebq::catalog::syscall_nr(c).is_some()) {
@@ -115,12 +121,31 @@ CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res EL
 s.offset AS offset, c.res AS ret, c.time - s.time AS latency, s.pid AS pid, 0 AS buf, s.fs_type AS open_fs_type, \
 s.mount_point AS open_mount_point, 0 AS mount_id \
 FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
-WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)";
+WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0) \
+UNION ALL \
+SELECT f.time AS time, 4 AS path, 0 AS id, f.inode AS inode, f.dev AS dev, f.fs_type AS fs_type, \
+f.mount_point AS mount_point, f.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
+4096 AS size, f.index * 4096 AS offset, 4096 AS ret, 0 AS latency, f.pid AS pid, 0 AS buf, '' AS open_fs_type, \
+'' AS open_mount_point, 0 AS mount_id \
+FROM filemap.mm_filemap_fault f WHERE f.retry = 0 \
+UNION ALL \
+SELECT m.time AS time, 4 AS path, 0 AS id, m.inode AS inode, m.dev AS dev, m.fs_type AS fs_type, \
+m.mount_point AS mount_point, m.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
+m.pages_mapped * 4096 AS size, m.index * 4096 AS offset, m.pages_mapped * 4096 AS ret, 0 AS latency, m.pid AS pid, \
+0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
+FROM filemap.mm_filemap_map_pages m WHERE m.pages_mapped > 0 \
+UNION ALL \
+SELECT r.time AS time, 4 AS path, 0 AS id, r.inode AS inode, r.dev AS dev, r.fs_type AS fs_type, \
+r.mount_point AS mount_point, r.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
+r.pages_mapped * 4096 AS size, r.fault_index * 4096 AS offset, r.pages_mapped * 4096 AS ret, 0 AS latency, \
+r.pid AS pid, 0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
+FROM kmem.rss_stat r WHERE r.pages_mapped > 0";
 
 /// The I/O path of a row (the `path` column of [`sql`]).
 const PATH_SYSCALL: u64 = 0;
 const PATH_IO_URING: u64 = 2;
 const PATH_AIO: u64 = 3;
+const PATH_MMAP: u64 = 4;
 
 /// What an io_uring or AIO row's `id` says: the SQL folds opcodes and kiocb
 /// flags into 0 read, 1 write, 2 fsync.
@@ -214,6 +239,7 @@ impl Decoder {
             PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
             PATH_IO_URING => (*REQUEST_KINDS.get(id as usize)?, Via::IoUring),
             PATH_AIO => (*REQUEST_KINDS.get(id as usize)?, Via::Aio),
+            PATH_MMAP => (OpKind::Map, Via::Mmap),
             _ => return None,
         };
         // Opens name the file by the fd they return (exit side); the rest by their fd argument.
@@ -233,7 +259,7 @@ impl Decoder {
         } else {
             (text(&r[5]), text(&r[6]))
         };
-        let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write);
+        let reads_or_writes = matches!(op, OpKind::Read | OpKind::Write | OpKind::Map);
         let offset = num(&r[12]) as i64;
         let vectored = via == Via::Syscall && self.vectored.contains(&Some(id));
         Some(Operation {
@@ -251,7 +277,7 @@ impl Decoder {
             positioned: offset >= 0
                 && match via {
                     Via::Syscall => self.positioned.contains(&Some(id)),
-                    Via::IoUring | Via::Aio => true,
+                    Via::IoUring | Via::Aio | Via::Mmap => true,
                 },
             // A vectored call's size is in its iovecs: what it returned stands for what it asked.
             asked: match (reads_or_writes, vectored) {

@@ -199,6 +199,9 @@ fn by_path(r: &Record) -> Option<String> {
         .filter(|v| ops(**v) > 0)
         .map(|v| {
             let get = |what: &str| r.get(&per_path(*v, what));
+            if *v == Via::Mmap {
+                return format!("mmap faults {} ({} B mapped in)", get("READS"), get("BYTES_READ"));
+            }
             format!(
                 "{} reads {} ({} B), writes {} ({} B)",
                 v.name(),
@@ -283,6 +286,7 @@ pub fn text(
     for (via, [reads, writes, read, written]) in path_totals(fold) {
         writeln!(out, "{:<10} {reads:>8} {writes:>8} {read:>12} {written:>13}", via.name())?;
     }
+    writeln!(out, "(mmap: faults and fault-arounds as reads, the bytes they mapped in; in no POSIX counter)")?;
     let files = busiest(fold);
     let shown = top.unwrap_or(files.len()).min(files.len());
     writeln!(
