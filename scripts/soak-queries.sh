@@ -32,10 +32,10 @@ cargo build --release --workspace --quiet
 log="$(mktemp -t ebq-soak.XXXXXX)"
 start=$(date +%s)
 set +e
-cargo test --release -p ebq-e2e --test props generated_queries -- --nocapture --test-threads=1 2>&1 | tee "$log"
+cargo test --release -p ebq-e2e --test e2e props::generated_queries -- --nocapture --test-threads=1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [[ $rc -eq 0 && $all_events -eq 1 ]]; then
-    cargo test --release -p ebq-e2e --test props every_event -- --ignored --nocapture --test-threads=1 2>&1 | tee -a "$log"
+    cargo test --release -p ebq-e2e --test e2e props::every_event -- --ignored --nocapture --test-threads=1 2>&1 | tee -a "$log"
     rc=${PIPESTATUS[0]}
 fi
 set -e

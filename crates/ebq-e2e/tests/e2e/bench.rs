@@ -1,0 +1,118 @@
+//! `ebq bench all --quick`: every study runs end to end and writes outputs of
+//! the documented shape (timings are not checked: they belong to the bench).
+
+use crate::common;
+
+use common::ebq_bin;
+use serde_json::Value;
+use std::process::Command;
+
+#[test]
+fn bench_all_quick_writes_every_study() {
+    let out = std::env::temp_dir().join(format!("ebq-bench-test.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let md = out.join("REPORT.md");
+    let status = Command::new(ebq_bin())
+        .args(["bench", "all", "--quick", "--out"])
+        .arg(&out)
+        .arg("--md")
+        .arg(&md)
+        .status()
+        .expect("ebq runs");
+    assert!(status.success(), "ebq bench all --quick failed");
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let all: Value = serde_json::from_str(&text).expect("results.json parses");
+
+    // Per-event: every experiment has, per tool, a number or the tool's own reason.
+    let exps = all["pervent"]["experiments"].as_array().expect("experiments");
+    let ids: Vec<&str> = exps.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["trigger", "tp_entry", "key_pid", "hist", "timing", "per_event", "kprobe"]);
+    for x in exps {
+        for tool in ["ebq", "bpftrace"] {
+            let t = &x[tool];
+            assert!(
+                t["ns"].is_f64() || t["unsupported"].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: {tool} has neither a cost nor a reason: {t}",
+                x["id"]
+            );
+        }
+        if x["reference_program"].is_string() {
+            assert!(x["reference"]["ns"].is_f64(), "{}: reference: {}", x["id"], x["reference"]);
+        }
+    }
+    // kprobes are not built into this kernel: ebq says so itself.
+    let kprobe = &exps[6]["ebq"]["unsupported"];
+    assert!(kprobe.as_str().is_some_and(|s| s.contains("kprobe")), "{kprobe}");
+    for id in ["tp_entry", "key_pid", "hist", "timing", "per_event"] {
+        let x = exps.iter().find(|x| x["id"] == id).unwrap();
+        assert!(x["ebq"]["ns"].is_f64(), "{id}: ebq must run: {}", x["ebq"]);
+        // The kernel's own time per event in each tool's programs (BPF statistics).
+        for tool in ["ebq", "bpftrace", "reference"] {
+            let ns = x[tool]["bpf_ns"].as_f64().unwrap_or_else(|| panic!("{id}: {tool} has no in-BPF time: {x}"));
+            assert!(ns > 0.0 && x[tool]["bpf_added_ns"].is_f64(), "{id}: {tool}: {x}");
+        }
+    }
+    assert!(all["pervent"]["trigger_bpf_ns"].as_f64().is_some_and(|t| t > 0.0));
+
+    // Stages: one workload in two rounds, every stage's overhead and CPU per
+    // I/O as a median with its interval, and both totals.
+    let ws = all["stages"]["workloads"].as_array().expect("workloads");
+    assert_eq!(ws.len(), 1);
+    assert_eq!(ws[0]["rounds"], 2);
+    let interval = |v: &Value| {
+        let (m, lo, hi) = (v["median"].as_f64(), v["lo"].as_f64(), v["hi"].as_f64());
+        matches!((m, lo, hi), (Some(m), Some(lo), Some(hi)) if lo <= m && m <= hi) && v["n"] == 2
+    };
+    for s in ["trigger", "filter", "reserve", "build", "commit", "retrieve"] {
+        assert!(ws[0]["overhead_pct"][s].is_f64(), "stage {s}: {}", ws[0]);
+        assert!(interval(&ws[0]["overhead_ci"][s]), "stage {s}: {}", ws[0]["overhead_ci"]);
+        assert!(interval(&ws[0]["cpu_added_ns"][s]), "stage {s}: {}", ws[0]["cpu_added_ns"]);
+    }
+    assert!(ws[0]["rows_total_pct"].is_f64() && ws[0]["aggregate_total_pct"].is_f64());
+    assert!(interval(&ws[0]["rows_total_ci"]) && interval(&ws[0]["cpu_rows_total_ns"]), "{}", ws[0]);
+    for (config, runs) in ws[0]["runs"].as_object().expect("runs") {
+        assert_eq!(runs.as_array().map(Vec::len), Some(2), "{config}");
+    }
+
+    // Fidelity: ebq accounts for every issued event exactly (delivered,
+    // dropped, or skipped by the kernel and counted as missed).
+    let runs = all["fidelity"]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4);
+    for r in runs.iter().filter(|r| r["tool"] == "ebq") {
+        let (issued, delivered, dropped, missed) = (
+            r["issued"].as_u64().unwrap(),
+            r["delivered"].as_u64().unwrap(),
+            r["dropped_reported"].as_u64().unwrap(),
+            r["missed_reported"].as_u64().unwrap(),
+        );
+        assert!(delivered + dropped <= issued && issued <= delivered + dropped + missed, "{r}");
+        assert_eq!(r["unaccounted"], 0, "{r}");
+    }
+    for r in runs {
+        assert!(r["peak_rss_mb"].as_f64().is_some_and(|m| m > 0.0), "{r}");
+    }
+
+    // Startup: all four measured (query text from the cache and with --no-cache, bundle, bpftrace).
+    let st = all["startup"]["results"].as_array().expect("startup");
+    assert_eq!(st.len(), 4);
+    assert!(st.iter().all(|r| r["seconds"].is_f64()), "{st:?}");
+
+    for svg in ["pervent.svg", "stages.svg", "stages-cpu.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {
+        let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
+        assert!(s.starts_with("<svg") && s.contains("</svg>"), "{svg}");
+    }
+    let report = std::fs::read_to_string(&md).expect("report");
+    for h in [
+        "## Machine",
+        "## Per-event cost",
+        "## Six-stage dissection",
+        "**CPU per I/O.**",
+        "## Fidelity",
+        "## Startup",
+        "## Targets",
+    ] {
+        assert!(report.contains(h), "report lacks {h}");
+    }
+    assert!(!out.join("scratch").exists(), "the scratch directory is removed");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -1,0 +1,155 @@
+//! Issue 20 item 1: system-call events on the raw `sys_enter`/`sys_exit`
+//! tracepoints give what the classic `syscalls:*` tracepoints give. Each query
+//! runs under each attachment (`--attach classic`, `raw`, and `auto`, which
+//! mixes them) around the same deterministic workload, and each must equal
+//! the workload's own tally:
+//! counts, argument values (fd, count), return values (negative ones too),
+//! the system-call number, enter→exit JOINs, and `seen` (the traced call only,
+//! though a raw program runs on every system call).
+
+use crate::common;
+
+use common::{per_fd, rows_of, run_around_with, u, Row};
+use ebq::plan::{PlanOptions, SyscallAttach};
+use ebq::{Engine, QueryStats, Scope};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+const PREAD: &[&str] =
+    &["pread", "--fds", "3", "--calls", "40,25,13", "--fd-base", "100", "--threads-per-cpu", "--size-base", "96"];
+
+/// Runs `sql` around `workload` (`-p` scope) with each attachment (auto runs
+/// a JOIN's entry raw and its exit classic): (attachment, rows, stats, report).
+fn on_both(sql: &str, workload: &[&str]) -> Vec<(SyscallAttach, Vec<Row>, QueryStats, Json)> {
+    [SyscallAttach::Classic, SyscallAttach::Raw, SyscallAttach::Auto]
+        .into_iter()
+        .map(|attach| {
+            let engine = Engine::new().unwrap().with_options(PlanOptions { attach, ..PlanOptions::default() });
+            let plan = engine.prepare(sql).unwrap().explain();
+            let (raw, classic) = (plan.contains("(tp_btf)"), plan.contains("BPF_PROG_TYPE_TRACEPOINT"));
+            match attach {
+                SyscallAttach::Classic => assert!(classic && !raw, "{plan}"),
+                SyscallAttach::Raw => assert!(raw && !classic, "{plan}"),
+                SyscallAttach::Auto => {}
+            }
+            let (outs, stats, report) = run_around_with(&engine, sql, Scope::Process, workload);
+            (attach, rows_of(&outs), stats, report)
+        })
+        .collect()
+}
+
+/// Reads a signed integer cell.
+fn signed(row: &Row, col: &str) -> i64 {
+    match row.get(col) {
+        Some(ebq::exec::Value::I(v)) => *v,
+        other => panic!("column {col}: expected a signed integer, got {other:?}"),
+    }
+}
+
+fn total_calls(report: &Json) -> u64 {
+    report["total_calls"].as_u64().unwrap()
+}
+
+#[test]
+fn arguments_counts_and_the_number_are_the_same_on_every_attachment() {
+    let sql = "SELECT fd, COUNT(*) AS calls, SUM(count) AS bytes, MIN(__syscall_nr) AS nr_lo, \
+               MAX(__syscall_nr) AS nr_hi FROM syscalls.sys_enter_pread64 WHERE fd >= 100 GROUP BY fd";
+    for (attach, rows, stats, report) in on_both(sql, PREAD) {
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
+        assert!(rows.iter().all(|r| (u(r, "nr_lo"), u(r, "nr_hi")) == (17, 17)), "{attach:?}: pread64 is 17: {rows:?}");
+        // The raw program runs on every system call; seen counts the workload's pread64 calls only.
+        assert_eq!(
+            (stats.seen, stats.matched, stats.dropped),
+            (total_calls(&report), total_calls(&report), 0),
+            "{attach:?}"
+        );
+    }
+}
+
+#[test]
+fn enter_exit_joins_pair_every_call_on_every_attachment() {
+    let sql = "SELECT e.fd, COUNT(*) AS calls, SUM(x.ret) AS bytes, MIN(x.time - e.time) AS minlat \
+               FROM syscalls.sys_enter_pread64 e JOIN syscalls.sys_exit_pread64 x ON e.tid = x.tid \
+               WHERE e.fd >= 100 GROUP BY e.fd";
+    for (attach, rows, stats, report) in on_both(sql, PREAD) {
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
+        assert!(rows.iter().all(|r| u(r, "minlat") > 0), "{attach:?}: exit after enter: {rows:?}");
+        assert_eq!((stats.seen, stats.matched), (total_calls(&report), total_calls(&report)), "{attach:?}");
+        assert_eq!((stats.dropped, stats.pending_full), (0, 0), "{attach:?}");
+    }
+}
+
+/// `fileio` closes each file, then fsyncs the closed fd, then fsyncs a fd
+/// that was never open: every fsync fails with EBADF.
+#[test]
+fn negative_return_values_and_write_arguments_are_the_same_on_every_attachment() {
+    let dir = std::env::temp_dir().join(format!("ebq-rawsys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = format!("{0}/a.dat,{0}/b.dat", dir.display());
+    let workload = ["fileio", "--files", &files, "--writes", "7,4", "--reads", "5,3", "--size", "100"];
+    let ebadf = -(libc::EBADF as i64);
+    for (attach, rows, stats, report) in
+        on_both("SELECT ret, COUNT(*) AS n FROM syscalls.sys_exit_fsync GROUP BY ret", &workload)
+    {
+        let got: Vec<(i64, u64)> = rows.iter().map(|r| (signed(r, "ret"), u(r, "n"))).collect();
+        let files = report["files"].as_array().unwrap().len() as u64;
+        assert_eq!(got, [(ebadf, files + 1)], "{attach:?}");
+        assert_eq!(stats.seen, files + 1, "{attach:?}");
+    }
+    // The files share fd numbers (each is closed before the next opens), not sizes: 100 B × (file index + 1).
+    let sql = "SELECT count, COUNT(*) AS n, MIN(fd) AS fd_lo, MAX(fd) AS fd_hi FROM syscalls.sys_enter_write \
+               WHERE count <= 200 GROUP BY count";
+    for (attach, rows, _, report) in on_both(sql, &workload) {
+        let got: BTreeMap<u64, (u64, u64, u64)> =
+            rows.iter().map(|r| (u(r, "count"), (u(r, "n"), u(r, "fd_lo"), u(r, "fd_hi")))).collect();
+        let want: BTreeMap<u64, (u64, u64, u64)> = report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let fd = f["fd"].as_u64().unwrap();
+                (f["size"].as_u64().unwrap(), (f["writes"].as_u64().unwrap(), fd, fd))
+            })
+            .collect();
+        assert_eq!(got, want, "{attach:?}: {rows:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `raw_syscalls` events (every call, `id` and `args[6]`, or `ret`) run raw
+/// too (`auto`: raw), with no number check: their values, the enter→exit
+/// JOIN on thread and number (per thread or in a HASH) and `seen` are the
+/// classic tracepoint's, and equal the workload's own tally.
+#[test]
+fn raw_syscalls_events_give_the_same_on_every_attachment() {
+    let sql = "SELECT args[0] AS fd, COUNT(*) AS calls, SUM(args[2]) AS bytes FROM raw_syscalls.sys_enter \
+               WHERE id = syscall_nr('pread64') AND args[0] >= 100 GROUP BY args[0]";
+    for (attach, rows, stats, report) in on_both(sql, PREAD) {
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{attach:?}: {rows:?}");
+        // Every system call of the process is seen, pread64 among them.
+        assert!(stats.seen > total_calls(&report), "{attach:?}");
+        assert_eq!((stats.matched, stats.dropped), (total_calls(&report), 0), "{attach:?}");
+    }
+    let join = "SELECT args[0] AS fd, COUNT(*) AS calls, SUM(x.ret) AS bytes FROM raw_syscalls.sys_enter e \
+                JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
+                WHERE e.id = syscall_nr('pread64') AND args[0] >= 100 GROUP BY fd";
+    for thread_pairs in [true, false] {
+        let options = PlanOptions { thread_pairs, ..PlanOptions::default() };
+        let engine = Engine::new().unwrap().with_options(options);
+        let plan = engine.prepare(join).unwrap().explain();
+        let map = if thread_pairs { "in TASK_STORAGE ebq_pending" } else { "in HASH ebq_pending" };
+        assert!(plan.contains(map) && plan.contains("raw sys_exit (tp_btf)"), "{plan}");
+        let (outs, stats, report) = run_around_with(&engine, join, Scope::Process, PREAD);
+        let rows = rows_of(&outs);
+        let got: BTreeMap<u64, (u64, u64)> =
+            rows.iter().map(|r| (u(r, "fd"), (u(r, "calls"), u(r, "bytes")))).collect();
+        assert_eq!(got, per_fd(&report), "{map}: {rows:?}");
+        assert_eq!((stats.seen, stats.superseded, stats.pending_full), (total_calls(&report), 0, 0), "{map}");
+    }
+}

@@ -1,0 +1,170 @@
+//! Issue 17: USDT probes, counted and decoded exactly.
+//!
+//! `tests/c/sdt/sdt_fire.c` (built here with `<sys/sdt.h>`, systemtap-sdt-dev)
+//! fires `ebqtest:plain(i, name, -(i + 1), -7)` unguarded at -O2 (register and
+//! constant operands) and `ebqtest:guarded(-(i + 1) * 1000000007, (short)-i,
+//! name)` behind its semaphore at -O0 (memory operands), N times each, and
+//! reports its own tally: how many times it saw the semaphore set. Nobody but
+//! the attached uprobe sets that semaphore, so a guarded count equal to N
+//! proves ebq set it, and 0 after the query proves it was released.
+
+use crate::common;
+
+use common::{rows_of, s, u, Row};
+use ebq::runtime::Value;
+use ebq::{Output, QueryStats, Scope};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A signed integer cell.
+fn i(row: &Row, col: &str) -> i64 {
+    match row.get(col) {
+        Some(Value::I(v)) => *v,
+        other => panic!("column {col}: expected a signed integer, got {other:?}"),
+    }
+}
+
+/// `sdt_fire`, built in a private directory.
+struct SdtFire {
+    dir: PathBuf,
+}
+
+impl SdtFire {
+    fn build() -> SdtFire {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sdt");
+        let dir = std::env::temp_dir().join(format!("ebq-sdt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cc = |args: &[&str]| {
+            let out = Command::new("cc").args(args).current_dir(&dir).output().expect("cc must be installed");
+            assert!(
+                out.status.success(),
+                "cc {args:?}: {} (is systemtap-sdt-dev installed? scripts/setup.sh installs it)",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        cc(&["-O2", "-c", "-o", "fire.o", src.join("sdt_fire.c").to_str().unwrap()]);
+        cc(&["-O0", "-c", "-o", "guarded.o", src.join("sdt_guarded.c").to_str().unwrap()]);
+        cc(&["-o", "sdt_fire", "fire.o", "guarded.o"]);
+        SdtFire { dir }
+    }
+
+    fn bin(&self) -> String {
+        self.dir.join("sdt_fire").display().to_string()
+    }
+
+    /// Runs `sql` (`{bin}` replaced) scoped to `sdt_fire N` (paused until attached):
+    /// the results, the stats and the program's own report.
+    fn run(&self, sql: &str, n: u64) -> (Vec<Output>, QueryStats, serde_json::Value) {
+        let go = self.dir.join(format!("go-{n}"));
+        let _ = std::fs::remove_file(&go);
+        let mut child = Command::new(self.bin()).arg(&go).arg(n.to_string()).stdout(Stdio::piped()).spawn().unwrap();
+        let sql = sql.replace("{bin}", &self.bin());
+        let engine = common::engine();
+        let started = engine.prepare(&sql).and_then(|p| p.start(Scope::Process(child.id())));
+        let mut q = started.unwrap_or_else(|e| {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{}", e.render(&sql))
+        });
+        std::fs::write(&go, b"go").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut outs = vec![];
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "sdt_fire did not finish");
+            outs.extend(q.poll(Duration::from_millis(20)).unwrap());
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        outs.extend(q.finish().unwrap());
+        let report = serde_json::from_slice(&out.stdout).expect("sdt_fire's JSON report");
+        (outs, q.stats().unwrap(), report)
+    }
+
+    /// `sdt_fire N` with nothing attached: its report.
+    fn run_alone(&self, n: u64) -> serde_json::Value {
+        let go = self.dir.join("go-alone");
+        std::fs::write(&go, b"go").unwrap();
+        let out = Command::new(self.bin()).arg(&go).arg(n.to_string()).output().unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for SdtFire {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const NAMES: [&str; 3] = ["alpha", "beta", "gamma-delta"];
+
+#[test]
+fn unguarded_probe_rows_decode_integer_string_negative_and_constant_arguments() {
+    let sdt = SdtFire::build();
+    let n = 300;
+    let (outs, stats, report) =
+        sdt.run("SELECT pid, arg0, str(arg1) AS name, arg2, arg3 FROM usdt:{bin}:ebqtest:plain", n);
+    let rows = rows_of(&outs);
+    assert_eq!(report["plain"].as_u64(), Some(n));
+    assert_eq!(rows.len() as u64, n);
+    assert_eq!((stats.seen, stats.delivered, stats.dropped), (n, n, 0));
+    for (k, r) in rows.iter().enumerate() {
+        let k = k as i64;
+        assert_eq!(i(r, "arg0"), k, "{r:?}");
+        assert_eq!(s(r, "name"), NAMES[k as usize % 3], "{r:?}");
+        assert_eq!(i(r, "arg2"), -(k + 1), "{r:?}");
+        assert_eq!(i(r, "arg3"), -7, "{r:?}");
+    }
+    // The names' lengths add up to the program's own measure of them.
+    let name_bytes: u64 = rows.iter().map(|r| s(r, "name").len() as u64).sum();
+    assert_eq!(Some(name_bytes), report["name_bytes"].as_u64());
+    // Nothing attached to the guarded probe: its semaphore stayed 0.
+    assert_eq!(report["guarded"].as_u64(), Some(0));
+}
+
+#[test]
+fn guarded_probe_fires_while_attached_and_its_memory_operands_decode() {
+    let sdt = SdtFire::build();
+    let n = 250;
+    let sql = "SELECT COUNT(*) AS n, SUM(arg0) AS big, MIN(arg1) AS small, COUNT(DISTINCT str(arg2)) AS names \
+               FROM usdt:{bin}:guarded";
+    let (outs, stats, report) = sdt.run(sql, n);
+    let rows = rows_of(&outs);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    // The program saw its semaphore set on every iteration: ebq set it.
+    assert_eq!(report["guarded"].as_u64(), Some(n));
+    assert_eq!(u(&rows[0], "n"), n);
+    assert_eq!((stats.seen, stats.dropped), (n, 0));
+    let n = n as i64;
+    assert_eq!(i(&rows[0], "big"), -(n * (n + 1) / 2) * 1_000_000_007);
+    assert_eq!(i(&rows[0], "small"), -(n - 1));
+    assert_eq!(u(&rows[0], "names"), 3);
+    // Detached: the semaphore is back to 0 for the next run.
+    assert_eq!(sdt.run_alone(10)["guarded"].as_u64(), Some(0));
+}
+
+#[test]
+fn grouped_by_string_argument_and_listed_by_events() {
+    let sdt = SdtFire::build();
+    let n = 100;
+    let (outs, _, _) =
+        sdt.run("SELECT str(arg1) AS name, COUNT(*) AS n, SUM(arg0) AS s FROM usdt:{bin}:plain GROUP BY str(arg1)", n);
+    let mut got: Vec<(String, u64, i64)> =
+        rows_of(&outs).iter().map(|r| (s(r, "name"), u(r, "n"), i(r, "s"))).collect();
+    got.sort();
+    let mut want: Vec<(String, u64, i64)> = (0..3)
+        .map(|k| {
+            let is: Vec<i64> = (0..n as i64).filter(|i| i % 3 == k).collect();
+            (NAMES[k as usize].to_string(), is.len() as u64, is.iter().sum())
+        })
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    let out = Command::new(common::ebq_bin()).args(["events", &format!("usdt:{}:*", sdt.bin())]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines, [format!("usdt:{}:ebqtest:guarded", sdt.bin()), format!("usdt:{}:ebqtest:plain", sdt.bin())]);
+}

@@ -1,0 +1,108 @@
+//! Strings from user memory (issue 18 item 1) on the real kernel: `const char *`
+//! system call arguments (openat's `filename`), execve's `argv`, carried through
+//! an enter→exit JOIN and used as a GROUP BY key, against the workload's report.
+
+use crate::common;
+
+use common::{ebq_bin, workload_bin};
+use serde_json::Value as Json;
+use std::process::{Command, Output};
+
+fn ebq(args: &[&str]) -> Output {
+    Command::new(ebq_bin()).args(args).output().unwrap()
+}
+
+/// (ebq's result rows, the workload's report): both are JSON lines on stdout.
+fn split(out: &Output) -> (Vec<Json>, Json) {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Json> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str::<Json>(l).unwrap()).collect();
+    let report = lines.iter().find(|l| l.get("opens").is_some()).expect("the workload's report").clone();
+    (lines.into_iter().filter(|r| r.get("opens").is_none()).collect(), report)
+}
+
+fn opens(comm: &str, paths: &[&str]) -> String {
+    format!("{} opens --comm {comm} --paths {}", workload_bin().display(), paths.join(","))
+}
+
+#[test]
+fn opensnoop_lists_each_file_name_with_its_fd_or_error() {
+    let paths = ["/etc/hostname", "/nonexistent/ebq-a", "/proc/self/status", "/nonexistent/ebq-b"];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-opensnoop", &paths),
+        "--format",
+        "json",
+        "SELECT e.comm, e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x \
+         ON e.tid = x.tid WHERE e.comm = 'ebq-opensnoop'",
+    ]);
+    let (rows, report) = split(&out);
+    let got: Vec<(String, String, i64)> = rows
+        .iter()
+        .map(|r| {
+            (r["comm"].as_str().unwrap().into(), r["filename"].as_str().unwrap().into(), r["ret"].as_i64().unwrap())
+        })
+        .collect();
+    let want: Vec<(String, String, i64)> = report["opens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| ("ebq-opensnoop".into(), o["path"].as_str().unwrap().into(), o["ret"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(want.iter().map(|w| w.2 == -2).collect::<Vec<_>>(), [false, true, false, true]);
+    assert!(want[0].2 >= 0 && want[2].2 >= 0, "{want:?}");
+}
+
+#[test]
+fn a_user_string_is_a_group_by_key() {
+    let paths = ["/etc/hostname", "/nonexistent/ebq-c", "/etc/hostname", "/etc/hostname"];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-opengroup", &paths),
+        "--format",
+        "json",
+        "SELECT filename, COUNT(*) AS n FROM syscalls.sys_enter_openat WHERE comm = 'ebq-opengroup' \
+         GROUP BY filename ORDER BY filename",
+    ]);
+    let (rows, _) = split(&out);
+    let got: Vec<(&str, u64)> =
+        rows.iter().map(|r| (r["filename"].as_str().unwrap(), r["n"].as_u64().unwrap())).collect();
+    assert_eq!(got, [("/etc/hostname", 3), ("/nonexistent/ebq-c", 1)]);
+}
+
+#[test]
+fn execve_shows_the_program_and_its_arguments() {
+    let workload = workload_bin().display().to_string();
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-argv", &["/nonexistent/ebq-d"]),
+        "--format",
+        "json",
+        &format!("SELECT filename, argv FROM syscalls.sys_enter_execve WHERE filename = '{workload}'"),
+    ]);
+    let (rows, _) = split(&out);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["filename"].as_str(), Some(workload.as_str()));
+    assert_eq!(
+        rows[0]["argv"].as_str(),
+        Some(format!("{workload} opens --comm ebq-argv --paths /nonexistent/ebq-d").as_str())
+    );
+}
+
+#[test]
+fn str_reads_the_string_at_any_pointer_column() {
+    let paths = ["/etc/hostname", "/nonexistent/ebq-e"];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-str", &paths),
+        "--format",
+        "json",
+        "SELECT str(args[1]) AS path, str(args[1], 4) AS head FROM raw_syscalls.sys_enter \
+         WHERE id = syscall_nr('openat') AND comm = 'ebq-str'",
+    ]);
+    let (rows, _) = split(&out);
+    let got: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["path"].as_str().unwrap(), r["head"].as_str().unwrap())).collect();
+    assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-e", "/non")]);
+}
