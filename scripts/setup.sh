@@ -122,7 +122,15 @@ if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c 'import opentelemetry.
 fi
 
 # --- Build ------------------------------------------------------------------
-cargo build --quiet --release --workspace
+# scripts/test.sh sets EBQ_SETUP_ALL_TARGETS=1: built with the tests, the
+# dependencies get the features the tests' dev-dependencies add (cargo unifies
+# them per build), so `cargo test` reuses every unit instead of building ebq and
+# a few of its dependencies a second time.
+if [[ -n ${EBQ_SETUP_ALL_TARGETS:-} ]]; then
+    cargo build --quiet --release --workspace --all-targets
+else
+    cargo build --quiet --release --workspace
+fi
 
 # The deploy test validates deploy/kubernetes/*.yaml with kubernetes-validate (PyPI:
 # the Kubernetes OpenAPI schemas, bundled, checked offline) in the tests' venv,

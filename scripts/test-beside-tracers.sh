@@ -32,12 +32,10 @@ bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[comm] = count(); } interval:s
     >"$logs/bpftrace.log" 2>&1 &
 pids+=($!)
 
-# Both attached before the first test starts: their programs are in the kernel's list.
+# Both attached before the first test starts: each tracer holds a BPF program's fd.
+holds_prog() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'bpf-prog'; }
 for _ in $(seq 1 300); do
-    progs=$(bpftool prog show 2>/dev/null || true)
-    if grep -q 'sys_enter' <<<"$progs" && grep -Eq 'name (tracepoint__raw|sys_enter)' <<<"$progs"; then
-        break
-    fi
+    holds_prog "${pids[0]}" && holds_prog "${pids[1]}" && { sleep 1; break; }
     sleep 0.1
 done
 for p in "${pids[@]}"; do

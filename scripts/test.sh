@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export PATH="${HOME:-/root}/.cargo/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}"
 
-bash scripts/setup.sh
+EBQ_SETUP_ALL_TARGETS=1 bash scripts/setup.sh
 
 for tool in fmt clippy; do
     if ! cargo "$tool" --version >/dev/null 2>&1; then
