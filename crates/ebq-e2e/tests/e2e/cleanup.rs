@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{assert_nothing_left, ebq_bin, ebq_prog_ids, workload_bin};
+use common::{ebq_bin, workload_bin, ProgWatch};
 use serde_json::Value as Json;
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -20,28 +20,30 @@ fn start_ebq(args: &[&str]) -> Child {
 
 #[test]
 fn sigkill_and_sigterm_leave_no_program_behind() {
-    let before = ebq_prog_ids();
+    // Only the programs this ebq held (its fdinfo), not the machine's.
     for (signal, sql) in [
         (libc::SIGKILL, "SELECT comm, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY comm WINDOW(time, 1000, 1000)"),
         (libc::SIGKILL, "SELECT pid, comm FROM syscalls.sys_enter_read"),
         (libc::SIGTERM, "SELECT COUNT(*) FROM raw_syscalls.sys_enter"),
     ] {
         let mut ebq = start_ebq(&[sql]);
-        assert!(ebq_prog_ids().len() > before.len(), "attached while running");
+        let watch = ProgWatch::of(ebq.id());
+        assert!(!watch.holding(ebq.id()).is_empty(), "attached while running");
         // SAFETY: signalling our own child.
         unsafe { libc::kill(ebq.id() as i32, signal) };
         let status = ebq.wait().unwrap();
         if signal == libc::SIGTERM {
             assert!(status.success(), "SIGTERM prints the final window and exits 0");
         }
-        assert_nothing_left(&before);
+        watch.assert_gone();
     }
 }
 
 #[test]
 fn killing_the_traced_command_ends_ebq_with_its_status() {
-    let before = ebq_prog_ids();
     let mut ebq = start_ebq(&["-c", "sleep 30", "SELECT COUNT(*) FROM raw_syscalls.sys_enter"]);
+    let watch = ProgWatch::of(ebq.id());
+    assert!(!watch.holding(ebq.id()).is_empty(), "attached while running");
     // Find the command (a child of ebq) and kill it.
     let deadline = Instant::now() + Duration::from_secs(5);
     let child_pid = loop {
@@ -57,7 +59,7 @@ fn killing_the_traced_command_ends_ebq_with_its_status() {
     unsafe { libc::kill(child_pid, libc::SIGKILL) };
     let status = ebq.wait().unwrap();
     assert_eq!(status.code(), Some(128 + libc::SIGKILL), "ebq exits with the command's status");
-    assert_nothing_left(&before);
+    watch.assert_gone();
 }
 
 #[test]

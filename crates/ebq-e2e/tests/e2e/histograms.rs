@@ -88,7 +88,11 @@ fn hist_counts_every_pread_in_its_log2_bucket() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     let values = issued(&calls);
     assert_eq!(report["total_calls"].as_u64(), Some(values.len() as u64));
-    assert_eq!(u(&rows[0], "n"), 88);
+    // Accounting (one event, aggregate): n + dropped + missed = 88; the buckets need every event.
+    common::assert_exact_or_accounted(u(&rows[0], "n"), 88, &stats, "preads");
+    if common::lost(&stats) > 0 {
+        return;
+    }
     let h = hist_of(&rows[0], "h");
     assert_eq!(h, log2_expected(&values));
     // Spot checks that do not go through the Rust mirror: 88 calls cycle through 18 sizes
@@ -121,6 +125,11 @@ fn lhist_counts_linear_buckets_with_underflow_and_overflow() {
     let l = Linear { min: 2, max: 1000, step: 125 };
     let want = expected(&values, |v| l.index(i128::from(v)), |i| l.bounds(i, false));
     let got = hist_of(&rows[0], "l");
+    // Accounting (one event, aggregate): bucketed + dropped + missed = the workload's; buckets exact when none lost.
+    common::assert_exact_or_accounted(got.iter().map(|b| b.count).sum(), values.len() as u64, &stats, "preads");
+    if common::lost(&stats) > 0 {
+        return;
+    }
     assert_eq!(got, want);
     // Underflow [0, 2) holds 0 and 1; the last linear bucket is cut at max; overflow starts at max.
     assert_eq!(got[0], Bucket { lo: 0, hi: 2, count: values.iter().filter(|&&v| v < 2).count() as u64 });
@@ -144,12 +153,20 @@ fn quantiles_are_within_the_stated_bound_of_the_raw_events() {
         &calls,
     );
     let agg = &rows_of(&outs)[0];
+    // Accounting (one event, aggregate; then rows): each run's count + dropped + missed = the
+    // workload's; the quantiles are compared with the raw events only when neither lost any.
+    let known_n = issued(&calls).len() as u64;
+    common::assert_exact_or_accounted(u(agg, "n"), known_n, &stats, "preads (aggregate)");
     assert_eq!(stats.dropped, 0);
     // The same workload again, every event streamed raw.
     let (raw_outs, raw_stats, _) =
         run("SELECT count FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}'", comm, &calls);
     assert_eq!(raw_stats.dropped, 0);
     let mut raw: Vec<u64> = rows_of(&raw_outs).iter().map(|r| u(r, "count")).collect();
+    common::assert_exact_or_accounted(raw.len() as u64, known_n, &raw_stats, "preads (rows)");
+    if common::lost(&stats) + common::lost(&raw_stats) > 0 {
+        return;
+    }
     let mut known = issued(&calls);
     raw.sort_unstable();
     known.sort_unstable();
@@ -179,6 +196,12 @@ fn grouped_sliding_windows_combine_histograms_and_sketches_of_their_panes() {
         &calls,
     );
     assert_eq!(stats.dropped, 0);
+    // Accounting (one event, count windows): matched + missed = the workload's 100; a lost
+    // event shifts every later pane, so the panes are checked only when none was.
+    common::assert_exact_or_accounted(stats.matched, 100, &stats, "preads");
+    if common::lost(&stats) > 0 {
+        return;
+    }
     let fd_of = |i: usize| if i < 60 { 100 } else { 101 };
     let events: Vec<(u64, u64)> = issued(&calls).into_iter().enumerate().map(|(i, v)| (fd_of(i), v)).collect();
     assert_eq!(outs.len(), 5, "five panes of 20 events");

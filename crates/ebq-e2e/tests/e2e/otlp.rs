@@ -256,7 +256,6 @@ fn push_failures_are_reported_and_bad_urls_refused() {
 
 #[test]
 fn ebq_serve_pushes_each_window_and_pins_the_query_map() {
-    let before = ebq_prog_ids();
     let (otlp_port, rx) = receiver();
     let comm = format!("srvo{}", std::process::id() % 10000);
     let dir = std::env::temp_dir().join(format!("ebq-serve-otlp-{}", std::process::id()));
@@ -292,6 +291,7 @@ pin = "{pin}"
             .spawn()
             .unwrap(),
     );
+    let progs = ProgWatch::of(serve.0.id()); // the programs this daemon holds, not the machine's
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !std::fs::read_to_string(&log).unwrap_or_default().contains("capabilities reduced") {
         assert!(std::time::Instant::now() < deadline, "{}", std::fs::read_to_string(&log).unwrap_or_default());
@@ -325,7 +325,7 @@ pin = "{pin}"
     assert!(!std::path::Path::new(&pin).exists(), "pin left behind");
     assert!(!header.exists(), "header left behind");
     let _ = std::fs::remove_dir_all(&dir);
-    assert_nothing_left(&before);
+    progs.assert_gone();
 }
 
 /// Decodes a raw OTLP body with Python's `opentelemetry-proto` (PyPI): per

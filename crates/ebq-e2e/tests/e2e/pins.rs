@@ -182,14 +182,15 @@ fn keep_pins_leave_the_final_totals_and_the_header() {
 
 #[test]
 fn pin_errors_are_clear_and_leave_nothing_behind() {
-    let before = ebq_prog_ids();
+    // Each run's own programs (its fdinfo while it ran, if it got that far) are gone after it.
     let run = |extra: &[&str]| {
-        let out = Command::new(ebq_bin())
-            .arg("SELECT COUNT(*) FROM syscalls.sys_enter_pread64")
-            .args(["--duration", "0.2"])
-            .args(extra)
-            .output()
-            .unwrap();
+        let (out, progs) = output_watched(
+            Command::new(ebq_bin())
+                .arg("SELECT COUNT(*) FROM syscalls.sys_enter_pread64")
+                .args(["--duration", "0.2"])
+                .args(extra),
+        );
+        progs.assert_gone();
         assert!(!out.status.success(), "{extra:?} should fail");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
@@ -206,20 +207,19 @@ fn pin_errors_are_clear_and_leave_nothing_behind() {
     assert!(err.contains("--keep-pins and --pin-header need --pin DIR"), "{err}");
     let rows = pin_dir("rows");
     let _tidy = PinParents(rows.clone());
-    let out = Command::new(ebq_bin())
-        .args(["SELECT pid FROM syscalls.sys_enter_pread64", "--duration", "0.2", "--pin"])
-        .arg(&rows)
-        .output()
-        .unwrap();
+    let (out, progs) = output_watched(
+        Command::new(ebq_bin())
+            .args(["SELECT pid FROM syscalls.sys_enter_pread64", "--duration", "0.2", "--pin"])
+            .arg(&rows),
+    );
+    progs.assert_gone();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("--pin needs an aggregate query"), "{err}");
     assert!(!rows.exists());
-    assert_nothing_left(&before);
 }
 
 #[test]
 fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
-    let before = ebq_prog_ids();
     let dir = pin_dir("serve");
     let _tidy = PinParents(dir.clone());
     let header = ebq::runtime::pin::default_header_path(&dir);
@@ -240,6 +240,7 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     let mut serve = common::Background(
         Command::new(ebq_bin()).args(["serve", "--config"]).arg(&config).stderr(Stdio::piped()).spawn().unwrap(),
     );
+    let progs = ProgWatch::of(serve.0.id()); // the programs this daemon holds, not the machine's
     wait_for(&header, &mut serve.0);
     let reader = build_reader(&header, "serve");
     let w = Workload::start(&["pread", "--fds", "3", "--calls", "5,17,40", "--comm", &comm, "--fd-base", "300"]);
@@ -267,5 +268,5 @@ fn under_ebq_serve_the_c_reader_and_metrics_give_the_same_numbers() {
     assert!(!dir.exists() && !header.exists(), "pins outlived ebq serve");
     let _ = std::fs::remove_file(&reader);
     let _ = std::fs::remove_dir_all(&tmp);
-    assert_nothing_left(&before);
+    progs.assert_gone();
 }

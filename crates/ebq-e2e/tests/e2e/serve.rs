@@ -8,9 +8,7 @@
 
 use crate::common;
 
-use common::{
-    assert_nothing_left, ebq_bin, ebq_prog_ids, free_port, http_get, python_with, sample, wait_for, Workload,
-};
+use common::{ebq_bin, free_port, http_get, python_with, sample, wait_for, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -208,7 +206,6 @@ impl Drop for Prometheus {
 
 #[test]
 fn prometheus_scrapes_the_exact_counts_of_a_closed_window() {
-    let before = ebq_prog_ids();
     let dir = tmp_dir("prom");
     let comm = format!("srv{}", std::process::id() % 100_000);
     let config = format!(
@@ -225,6 +222,7 @@ max_series = 2
 "#
     );
     let daemon = Daemon::start(&dir, &config);
+    let progs_daemon = common::ProgWatch::of(daemon.child.id()); // the programs this daemon holds
     let prom = Prometheus::start(&dir, daemon.port);
 
     let w = Workload::start(&["readzero", "--count", "3000", "--bs", "3", "--comm", &comm]);
@@ -292,7 +290,7 @@ max_series = 2
     assert_eq!(caps("NoNewPrivs:"), 1);
 
     assert!(daemon.stop().success());
-    assert_nothing_left(&before);
+    progs_daemon.assert_gone();
 }
 
 #[test]
@@ -350,7 +348,6 @@ fn kprobes_available() -> bool {
 #[test]
 fn sighup_reload_keeps_unchanged_queries_and_sigterm_leaves_nothing() {
     assert!(!kprobes_available(), "this test needs a query that fails to start: a kprobe on a kernel without kprobes");
-    let before = ebq_prog_ids();
     let dir = tmp_dir("reload");
     let comm = format!("rld{}", std::process::id() % 100_000);
     let keep = format!(
@@ -361,7 +358,8 @@ fn sighup_reload_keeps_unchanged_queries_and_sigterm_leaves_nothing() {
         format!("[[query]]\nname = \"changed\"\nsql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE comm = '{comm}' WINDOW(time, {size})\"\n")
     };
     let daemon = Daemon::start(&dir, &format!("listen = \"127.0.0.1:{{port}}\"\n{keep}{gone}{}", changed(500)));
-    let started: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
+    let progs_daemon = common::ProgWatch::of(daemon.child.id()); // the programs this daemon holds
+    let started = common::prog_ids_of(daemon.child.id());
     assert!(!started.is_empty());
 
     let w = Workload::start(&["readzero", "--count", "700", "--comm", &comm]);
@@ -411,7 +409,7 @@ fn sighup_reload_keeps_unchanged_queries_and_sigterm_leaves_nothing() {
     assert_eq!(sample(&page, "ebq_config_reloads_total{result=\"ok\"}"), Some(1.0), "{page}");
 
     // Programs of detached queries are gone while the daemon runs.
-    let now = ebq_prog_ids();
+    let now = common::prog_ids_of(daemon.child.id());
     let gone_or_changed = started.iter().filter(|id| !now.contains(id)).count();
     assert!(gone_or_changed > 0, "detached queries' programs are unloaded");
 
@@ -425,17 +423,17 @@ fn sighup_reload_keeps_unchanged_queries_and_sigterm_leaves_nothing() {
 
     let status = daemon.stop();
     assert!(status.success(), "{status}");
-    assert_nothing_left(&before);
+    progs_daemon.assert_gone();
 }
 
 #[test]
 fn without_reload_every_capability_is_dropped() {
-    let before = ebq_prog_ids();
     let dir = tmp_dir("noreload");
     let q = |name: &str| {
         format!("[[query]]\nname = \"{name}\"\nsql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WINDOW(time, 500)\"\n")
     };
     let daemon = Daemon::start(&dir, &format!("listen = \"127.0.0.1:{{port}}\"\nreload = false\n{}", q("one")));
+    let progs_daemon = common::ProgWatch::of(daemon.child.id()); // the programs this daemon holds
     let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.child.id())).unwrap();
     for key in ["CapEff:", "CapPrm:", "CapBnd:", "CapInh:"] {
         let line = status.lines().find(|l| l.starts_with(key)).unwrap();
@@ -455,13 +453,12 @@ fn without_reload_every_capability_is_dropped() {
     assert_eq!(sample(&page, "ebq_query_errors_total{query=\"two\"}"), Some(1.0), "{page}");
     assert!(daemon.log().contains("query `two` ("), "{}", daemon.log());
     assert!(daemon.stop().success());
-    assert_nothing_left(&before);
+    progs_daemon.assert_gone();
 }
 
 /// The example config runs, and every metric the Grafana dashboard queries is one it exports.
 #[test]
 fn the_dashboard_queries_metrics_the_example_config_exports() {
-    let before = ebq_prog_ids();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let config = std::fs::read_to_string(root.join("deploy/ebq.toml")).unwrap();
     let dashboard = std::fs::read_to_string(root.join("deploy/grafana-ebq-storage.json")).unwrap();
@@ -472,6 +469,7 @@ fn the_dashboard_queries_metrics_the_example_config_exports() {
         .replace("interval_ms = 10000", "interval_ms = 1000");
     assert!(config.contains("{port}"));
     let daemon = Daemon::start(&tmp_dir("deploy"), &config);
+    let progs_daemon = common::ProgWatch::of(daemon.child.id()); // the programs this daemon holds
     for q in ["biolatency", "vfsstat", "filetop", "fs", "syscount"] {
         daemon.wait_closed_window(q);
     }
@@ -495,7 +493,7 @@ fn the_dashboard_queries_metrics_the_example_config_exports() {
         assert!(families.contains(&family), "the dashboard uses {name}, which ebq does not export:\n{page}");
     }
     assert!(daemon.stop().success());
-    assert_nothing_left(&before);
+    progs_daemon.assert_gone();
 }
 
 #[test]
@@ -596,7 +594,6 @@ fn exact_quantile(values: &[(usize, usize)], ppm: u32) -> f64 {
 #[test]
 fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() {
     use ebq::hist::SKETCH_RELATIVE_ERROR;
-    let before = ebq_prog_ids();
     let dir = tmp_dir("native");
     let id = std::process::id() % 10_000;
     let (comm_a, comm_b) = (format!("nha{id}"), format!("nhb{id}"));
@@ -612,7 +609,9 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     std::fs::create_dir_all(&dir_a).unwrap();
     std::fs::create_dir_all(&dir_b).unwrap();
     let a = Daemon::start(&dir_a, &config(&comm_a));
+    let progs_a = common::ProgWatch::of(a.child.id()); // the programs this daemon holds
     let b = Daemon::start(&dir_b, &config(&comm_b));
+    let progs_b = common::ProgWatch::of(b.child.id()); // the programs this daemon holds
     let prom = Prometheus::start_with(&dir, &[a.port, b.port], &["--enable-feature=native-histograms"]);
     let h = "ebq_nh_size_histogram_bytes{job=\"ebq\"}";
     let one = |promql: &str| {
@@ -703,7 +702,8 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     drop(prom);
     assert!(a.stop().success());
     assert!(b.stop().success());
-    assert_nothing_left(&before);
+    progs_a.assert_gone();
+    progs_b.assert_gone();
 }
 
 /// Parses `page` with prometheus_client's OpenMetrics parser (strict) or its
@@ -764,7 +764,6 @@ fn values(fams: &serde_json::Value, sample: &str, comm: &str, extra: &[(&str, &s
 
 #[test]
 fn pages_pass_the_strict_parsers_with_hostile_names_and_exact_counts() {
-    let before = ebq_prog_ids();
     let dir = tmp_dir("strict");
     let config = r#"listen = "127.0.0.1:{port}"
 
@@ -779,7 +778,8 @@ name = "all"
 sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE count = 4321 WINDOW(time, 500)"
 "#;
     let daemon = Daemon::start(&dir, config);
-    // (raw comm, reads, the label value ebq shows: invalid bytes as \xHH, a backslash doubled).
+    let progs_daemon = common::ProgWatch::of(daemon.child.id()); // the programs this daemon holds
+                                                                 // (raw comm, reads, the label value ebq shows: invalid bytes as \xHH, a backslash doubled).
     let comms: [(&'static [u8], usize, &str); 5] = [
         (b"zx\xffy", 3, "zx\\xffy"),
         (b"zx\xfey", 5, "zx\\xfey"),
@@ -875,7 +875,7 @@ sql = "SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read WHERE count = 4321 
     drop((idle, half));
 
     assert!(daemon.stop().success());
-    assert_nothing_left(&before);
+    progs_daemon.assert_gone();
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{engine, hist_total, rows_of, shipped_query, LoopDevice};
+use common::{assert_exact_or_accounted, engine, hist_total, rows_of, shipped_query, LoopDevice};
 
 /// A new loop device with I/O scheduler `scheduler`, or `None` when this kernel has none such.
 fn device_with(scheduler: &str) -> Option<LoopDevice> {
@@ -19,8 +19,8 @@ fn device_with(scheduler: &str) -> Option<LoopDevice> {
 }
 
 /// Runs the shipped biolatency-queued on `disk` around its direct requests:
-/// (requests in the histogram, requests the device completed, starts that found the pairing map full, unmatched ends).
-fn queued_latency(disk: &LoopDevice) -> (u64, u64, u64, u64) {
+/// (requests in the histogram, requests the device completed, the query's stats).
+fn queued_latency(disk: &LoopDevice) -> (u64, u64, ebq::QueryStats) {
     let sql = format!("{}\nWHERE c.rq.q.disk.disk_name = '{}'", shipped_query("biolatency-queued"), disk.name());
     let prepared = engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     let plan = prepared.explain();
@@ -30,14 +30,16 @@ fn queued_latency(disk: &LoopDevice) -> (u64, u64, u64, u64) {
     let (outs, stats, (requests, _)) = disk.traced_direct_io(prepared);
     let rows = rows_of(&outs);
     assert_eq!(rows.len(), 1, "{rows:?}");
-    (hist_total(&rows[0], "usecs"), requests, stats.pending_full, stats.unmatched)
+    (hist_total(&rows[0], "usecs"), requests, stats)
 }
 
 #[test]
 fn without_a_scheduler_issue_starts_every_request() {
     let disk = device_with("none").expect("every kernel has scheduler none");
-    let (timed, requests, full, _) = queued_latency(&disk);
-    assert_eq!((timed, full), (requests, 0));
+    let (timed, requests, stats) = queued_latency(&disk);
+    // Accounting (JOIN): timed + missed ends/starts + open + superseded = the device's; exact when none.
+    assert_exact_or_accounted(timed, requests, &stats, "timed vs /sys/block/DEV/stat");
+    assert_eq!(stats.pending_full, 0, "{stats:?}");
 }
 
 #[test]
@@ -46,6 +48,8 @@ fn with_mq_deadline_insert_starts_every_request() {
         eprintln!("skipped: this kernel has no mq-deadline scheduler");
         return;
     };
-    let (timed, requests, full, _) = queued_latency(&disk);
-    assert_eq!((timed, full), (requests, 0));
+    let (timed, requests, stats) = queued_latency(&disk);
+    // Accounting (JOIN): as above.
+    assert_exact_or_accounted(timed, requests, &stats, "timed vs /sys/block/DEV/stat");
+    assert_eq!(stats.pending_full, 0, "{stats:?}");
 }

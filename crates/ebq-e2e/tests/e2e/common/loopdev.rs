@@ -74,19 +74,48 @@ impl LoopDevice {
     }
 
     /// Runs `prepared` system-wide around [`LoopDevice::direct_requests`]: its outputs and
-    /// stats, and the (requests, sectors) the device completed meanwhile.
+    /// stats, and the (requests, sectors) the device completed while the query was attached.
+    ///
+    /// The device's counters are read around the traced window, never before the attach:
+    /// once the programs are attached, and once the last request has completed
+    /// ([`LoopDevice::settled`]) with the query still attached; a read after the
+    /// query finished must agree (nothing completed outside the window). A
+    /// pre-attach read that differs from the post-attach one (a request completed
+    /// meanwhile, which ebq could not see) is printed, not counted.
     #[allow(dead_code)] // not every block test runs a prepared query
     pub fn traced_direct_io(&self, prepared: ebq::PreparedQuery) -> (Vec<Output>, QueryStats, (u64, u64)) {
-        let before = self.completed();
+        let pre_attach = self.completed();
         let mut q = prepared.start(Scope::All).unwrap();
+        let before = self.completed();
+        if before != pre_attach {
+            eprintln!("{}: {pre_attach:?} before the attach, {before:?} after: not counted", self.name());
+        }
         self.direct_requests();
-        std::thread::sleep(Duration::from_millis(100));
+        let after = self.settled();
         let mut outs = q.poll(Duration::from_millis(10)).unwrap();
         outs.extend(q.finish().unwrap());
-        let after = self.completed();
+        assert_eq!(self.completed(), after, "{}: requests completed after the last one settled", self.name());
         let (requests, sectors) = (after.0 - before.0, after.1 - before.1);
         assert!(requests >= 340, "dd issued 300 + 40 direct requests, the device counted {requests}");
         (outs, q.stats().unwrap(), (requests, sectors))
+    }
+
+    /// Waits (up to 10 s) until the device has no request in flight
+    /// (`/sys/block/NAME/inflight` 0 0) and its completed counts stay the same
+    /// over 100 ms; returns them (as [`LoopDevice::completed`]).
+    pub fn settled(&self) -> (u64, u64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut last = self.completed();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let inflight = std::fs::read_to_string(format!("/sys/block/{}/inflight", self.name())).unwrap();
+            let now = self.completed();
+            if now == last && inflight.split_whitespace().all(|n| n == "0") {
+                return now;
+            }
+            assert!(std::time::Instant::now() < deadline, "{}: still busy ({inflight:?} in flight)", self.name());
+            last = now;
+        }
     }
 
     /// `loopN`, as /sys/block and `disk_name` spell it.

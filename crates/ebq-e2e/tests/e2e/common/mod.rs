@@ -228,32 +228,229 @@ pub fn run_around_with(
     (outs, stats, w.report())
 }
 
-/// Ids of loaded BPF programs whose name starts with `ebq_`.
-pub fn ebq_prog_ids() -> Vec<u64> {
-    let out = Command::new("bpftool").args(["-j", "prog", "show"]).output().expect("bpftool");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Array(vec![]));
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|p| p["name"].as_str().is_some_and(|n| n.starts_with("ebq_")))
-                .filter_map(|p| p["id"].as_u64())
-                .collect()
-        })
-        .unwrap_or_default()
+/// Ids of the BPF programs process `pid` holds right now: the `prog_id:` of
+/// each of its fds (a program's own fd and the links' fds both name it). Only
+/// that process's programs, never the machine's: other ebq runs, other
+/// engineers' tests and other tools load and unload programs meanwhile.
+pub fn prog_ids_of(pid: u32) -> Vec<u64> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return vec![] };
+    let mut ids: Vec<u64> = dir
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("prog_id:")?.trim().parse().ok()))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
-/// Waits (up to 5 s: the kernel frees programs once the last fd closes) until
-/// no ebq program other than `before` is loaded. Programs of another ebq
-/// running meanwhile (a soak) come and go; a leaked one stays and fails.
-pub fn assert_nothing_left(before: &[u64]) {
+/// The BPF programs one process under test holds, watched from its start:
+/// a thread reads the process's fdinfo ([`prog_ids_of`]) every 10 ms and keeps
+/// every id it ever saw (a daemon's reloads, a short run's brief attach), until
+/// [`ProgWatch::assert_gone`]. Scoped to that process, never to the machine's
+/// `ebq_*` programs: other ebq runs (other tests of this binary, other
+/// engineers) load and unload theirs meanwhile.
+pub struct ProgWatch {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProgWatch {
+    /// Starts watching `pid`.
+    pub fn of(pid: u32) -> ProgWatch {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let seen = Arc::new(Mutex::new(vec![]));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, st) = (seen.clone(), stop.clone());
+        let thread = std::thread::spawn(move || loop {
+            let now = prog_ids_of(pid);
+            {
+                let mut all = s.lock().unwrap();
+                for id in now {
+                    if !all.contains(&id) {
+                        all.push(id);
+                    }
+                }
+            }
+            if st.load(Ordering::Relaxed) || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        });
+        ProgWatch { seen, stop, thread: Some(thread) }
+    }
+
+    /// Every program id seen so far.
+    pub fn held(&self) -> Vec<u64> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// The ids the process holds now.
+    pub fn holding(&self, pid: u32) -> Vec<u64> {
+        prog_ids_of(pid)
+    }
+
+    /// Stops watching (call once the process has exited) and asserts that
+    /// none of the programs it held is loaded any more ([`assert_progs_gone`]).
+    pub fn assert_gone(mut self) -> Vec<u64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        let ids = self.held();
+        assert_progs_gone(&ids);
+        ids
+    }
+}
+
+impl Drop for ProgWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether the program with this id is still loaded (`bpftool prog show id`).
+pub fn prog_loaded(id: u64) -> bool {
+    Command::new("bpftool")
+        .args(["prog", "show", "id", &id.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("bpftool")
+        .success()
+}
+
+/// Waits (up to 5 s: the kernel frees a program once its last fd and link
+/// are gone) until none of `ids` — the programs the process under test held,
+/// from [`prog_ids_of`] — is loaded any more. Ids are never reused while a
+/// program lives, so a leaked one stays and fails; whatever else the machine
+/// loads meanwhile is not this test's business.
+pub fn assert_progs_gone(ids: &[u64]) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let left: Vec<u64> = ebq_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
+        let left: Vec<u64> = ids.iter().copied().filter(|&id| prog_loaded(id)).collect();
         if left.is_empty() {
             return;
         }
-        assert!(Instant::now() < deadline, "programs left loaded: {left:?}");
+        assert!(Instant::now() < deadline, "programs left loaded: {left:?} (of {ids:?})");
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs `cmd` to completion (as `Command::output`), watching the programs it
+/// holds meanwhile: its output and those program ids ([`ProgWatch`]), which
+/// the caller checks with [`ProgWatch::assert_gone`].
+pub fn output_watched(cmd: &mut Command) -> (std::process::Output, ProgWatch) {
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let watch = ProgWatch::of(child.id());
+    (child.wait_with_output().unwrap(), watch)
+}
+
+/// Every loss a query's stats report, summed: events `dropped` (group map or
+/// ring buffer full), `missed` (the kernel skipped the query program), and for
+/// a JOIN `missed_starts`, `open_pairs`, `superseded`, `pending_full` and
+/// `evicted` (pairs never seen or never closed); with `-c`, `missed_tracking`
+/// and `untracked` (children perhaps not traced). Counters that do not apply to
+/// a query's shape are 0. `unmatched` is not a loss (an end whose start came
+/// before attach); an end whose start was missed is in `missed_starts`.
+pub fn lost(stats: &QueryStats) -> u64 {
+    stats.dropped
+        + stats.missed
+        + stats.missed_starts
+        + stats.open_pairs
+        + stats.superseded
+        + stats.pending_full
+        + stats.evicted
+        + stats.missed_tracking
+        + stats.untracked
+}
+
+/// "Exact or accounted" (GROUND-TRUTH.md): `counted` events or pairs against
+/// `truth` from a counter nobody here wrote, read around the traced window.
+///
+/// - Never more than the truth: `counted <= truth`.
+/// - Every event short is accounted: `truth <= counted + lost(stats)` — for
+///   rows `dropped`; for a JOIN `missed` (ends), `missed_starts`, `open_pairs`,
+///   `superseded`, `pending_full`, `evicted`; with `-c` `missed_tracking`,
+///   `untracked`. (`missed` is counted before any scope or WHERE, so it bounds
+///   the loss from above rather than equalling it: hence `<=`.)
+/// - When the stats say nothing was lost, exact: `counted == truth`.
+///
+/// The message names `what` and prints the stats.
+pub fn assert_exact_or_accounted(counted: u64, truth: u64, stats: &QueryStats, what: &str) {
+    let lost = lost(stats);
+    if counted != truth {
+        // Visible with --nocapture: how often a run needed its accounting.
+        eprintln!("exact or accounted: {what}: counted {counted} of {truth}, reported lost {lost}; {stats:?}");
+    }
+    if lost == 0 {
+        assert_eq!(counted, truth, "{what}: counted vs truth, nothing reported lost; {stats:?}");
+    } else {
+        assert!(
+            counted <= truth && truth <= counted + lost,
+            "{what}: counted {counted}, truth {truth}, reported lost {lost} (exact or accounted: \
+             counted <= truth <= counted + lost); {stats:?}"
+        );
+    }
+}
+
+/// [`assert_exact_or_accounted`] over keyed counts (per fd, per flags, …):
+/// with nothing lost the maps are equal; otherwise no key counts more than its
+/// truth or is unknown to it, and the shortfall over all keys is at most what
+/// the stats report lost.
+pub fn assert_map_exact_or_accounted<K: Ord + std::fmt::Debug>(
+    counted: &BTreeMap<K, u64>,
+    truth: &BTreeMap<K, u64>,
+    stats: &QueryStats,
+    what: &str,
+) {
+    if lost(stats) == 0 {
+        assert_eq!(counted, truth, "{what}: counted vs truth, nothing reported lost; {stats:?}");
+        return;
+    }
+    for (k, n) in counted {
+        assert!(truth.get(k).is_some_and(|t| n <= t), "{what}: {k:?} counted {n}, truth {truth:?}; {stats:?}");
+    }
+    let (c, t) = (counted.values().sum::<u64>(), truth.values().sum::<u64>());
+    assert_exact_or_accounted(c, t, stats, what);
+}
+
+/// The stats of ebq's final stats line on `stderr` (the CLI's `ebq: S events
+/// seen, M matched[, D delivered], X dropped, Y missed[; JOIN: …][; …]`), as a
+/// [`QueryStats`] with the counters the line prints (the others 0).
+pub fn cli_stats(stderr: &str) -> QueryStats {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("ebq: ") && l.contains(" events seen"))
+        .unwrap_or_else(|| panic!("no stats line in: {stderr}"));
+    // The number right before `words`, 0 when the line does not print it.
+    let num = |words: &str| -> u64 {
+        let Some(at) = line.find(words) else { return 0 };
+        let head = line[..at].trim_end();
+        head.rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    QueryStats {
+        seen: num(" events seen"),
+        matched: num(" matched"),
+        delivered: num(" delivered"),
+        dropped: num(" dropped"),
+        // The first ` missed` is the query program's (`…, Y missed[; JOIN: …]`).
+        missed: num(" missed"),
+        unmatched: num(" end events unmatched"),
+        missed_starts: num(" start events missed"),
+        open_pairs: num(" pairs left open"),
+        superseded: num(" superseded"),
+        pending_full: num(" pairs lost"),
+        evicted: num(" evicted"),
+        late: num(" rows late"),
+        untracked: num(" child processes untracked"),
+        missed_tracking: num(" fork/exit events missed"),
+        ..QueryStats::default()
     }
 }
 
