@@ -15,13 +15,18 @@ pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
     let per_s = |n: u64| n as f64 / secs;
     let _ = writeln!(
         s,
-        "  events      {} seen ({:.0}/s), {} matched ({:.0}/s), {} dropped, {} missed",
+        "  events      {} seen ({:.0}/s), {} matched ({:.0}/s), {} dropped, {} missed{}",
         stats.seen,
         per_s(stats.seen),
         stats.matched,
         per_s(stats.matched),
         stats.dropped,
-        stats.missed
+        stats.missed,
+        if stats.out_of_scope > 0 {
+            format!("; {} out of scope (left out by -p/-c/--cgroup, before WHERE)", stats.out_of_scope)
+        } else {
+            String::new()
+        }
     );
     for p in programs {
         // A union has one query program per branch (ebq_query, ebq_query_1, …).

@@ -289,6 +289,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
+    // Block completions, interrupts, flusher work: events a process scope leaves out by design.
+    let scoped = match (&args.cgroup, args.system_wide, &args.command, args.pid) {
+        (Some(cg), _, _, _) => Some(format!("cgroup {cg}")),
+        (None, true, _, _) => None,
+        (None, false, Some(_), _) => Some("the -c command's processes".to_string()),
+        (None, false, None, Some(p)) => Some(format!("process {p}")),
+        (None, false, None, None) => None,
+    };
+    if let Some(note) = scoped.and_then(|who| ebq::runtime::scope_note(&stats, &prepared.physical, &who)) {
+        eprintln!("{note}");
+    }
     if args.analyze {
         print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
         let (cached, compiled) = ebq::runtime::object_cache::counts();

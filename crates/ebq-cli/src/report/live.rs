@@ -193,6 +193,7 @@ impl MpiQueries {
             stats.evicted += s.evicted;
             stats.missed_tracking += s.missed_tracking;
             stats.untracked += s.untracked;
+            stats.out_of_scope += s.out_of_scope;
         }
         for (f, outs) in got {
             self.take(&f, outs);

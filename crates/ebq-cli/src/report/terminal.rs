@@ -63,7 +63,7 @@ pub fn stats_json(s: &ebq::QueryStats) -> Json {
         "seen": s.seen, "matched": s.matched, "delivered": s.delivered, "dropped": s.dropped,
         "missed": s.missed, "unmatched_ends": s.unmatched, "missed_starts": s.missed_starts,
         "open_pairs": s.open_pairs, "superseded": s.superseded, "pairs_lost": s.pending_full, "evicted": s.evicted,
-        "missed_tracking": s.missed_tracking, "untracked": s.untracked,
+        "missed_tracking": s.missed_tracking, "untracked": s.untracked, "out_of_scope": s.out_of_scope,
     })
 }
 

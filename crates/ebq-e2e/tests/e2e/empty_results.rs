@@ -2,11 +2,16 @@
 //! nothing matches is one row, as SQL has it — COUNT and COUNT(DISTINCT) 0,
 //! SUM/MAX/AVG/quantiles NULL (empty in tables and CSV, `null` in JSON), and
 //! expressions over NULL NULL; a grouped aggregate with no groups stays empty.
+//!
+//! Scope explains an empty answer (issue 35 item 7): block completions run in
+//! a kworker or an interrupt, outside a `-c` command's processes, so the scope
+//! leaves them out; the line after the stats says how many and names
+//! `--system-wide`. Events of the command itself never get that line.
 
 use crate::common;
 
-use common::ebq_bin;
-use std::process::{Command, Output};
+use common::{ebq_bin, LoopDevice};
+use std::process::{Command, Output, Stdio};
 
 const NOTHING: &str = "FROM syscalls.sys_enter_read WHERE comm = 'ebq-no-such'";
 
@@ -79,4 +84,70 @@ fn null_conditions_are_false_in_having() {
     assert_eq!(stdout(&out), "");
     let out = ebq(&["--format", "json", &format!("SELECT COUNT(*) AS n {NOTHING} HAVING COUNT(*) = 0")]);
     assert_eq!(mask_windows(&stdout(&out)), "{\"window_start_ns\":N,\"window_end_ns\":N,\"window_start\":\"N-N-NTN:N:NZ\",\"window_end\":\"N-N-NTN:N:NZ\",\"n\":N}\n");
+}
+
+/// The count the scope note gives: `all N …` or `N of M …`.
+fn left_out(note: &str) -> u64 {
+    let rest = note.strip_prefix("ebq: ").unwrap();
+    let rest = rest.strip_prefix("all ").unwrap_or(rest);
+    rest.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{note}"))
+}
+
+#[test]
+fn block_completions_left_out_by_the_c_scope_are_counted_and_named() {
+    let disk = LoopDevice::new();
+    let cmd = format!("dd if=/dev/zero of={} bs=4k count=300 oflag=direct status=none", disk.dev.display());
+    let sql = format!("SELECT COUNT(*) AS n FROM block.block_rq_complete WHERE dev = {}", disk.dev_t());
+    let before = disk.writes();
+    let out = Command::new(ebq_bin()).args(["-c", &cmd, "--format", "json", &sql]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(disk.writes() - before >= 300, "dd wrote 300 direct blocks");
+    // The loop device completes its requests in its kworker: none is dd's.
+    let row: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(row["n"], 0, "{stderr}");
+    let note = stderr
+        .lines()
+        .find(|l| l.contains("--system-wide counts them"))
+        .unwrap_or_else(|| panic!("no scope note: {stderr}"));
+    assert!(
+        note.contains(" block.block_rq_complete events fired outside the -c command's processes (interrupt or kworker context) and were left out"),
+        "{note}"
+    );
+    // The scope check runs before WHERE: every device's completions count, at least dd's 300.
+    assert!(left_out(note) >= 300, "{note}");
+    // It follows the stats line.
+    let stats_at = stderr.lines().position(|l| l.contains("events seen")).expect(&stderr);
+    assert_eq!(stderr.lines().nth(stats_at + 1), Some(note), "{stderr}");
+}
+
+#[test]
+fn events_of_the_command_itself_get_no_scope_note() {
+    // Another process's writes, many more than the command's: the scope leaves them out by design.
+    let mut other = Command::new("dd")
+        .args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=100000000", "status=none"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = Command::new(ebq_bin())
+        .args(["explain", "--analyze", "-c", "sleep 0.3; dd if=/dev/zero of=/dev/null bs=4k count=30 status=none"])
+        .arg("SELECT COUNT(*) AS n FROM syscalls.sys_enter_write")
+        .output()
+        .unwrap();
+    let _ = other.kill();
+    let _ = other.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("--system-wide"), "{stderr}");
+    // The left-out writes were counted all the same (EXPLAIN ANALYZE's events line).
+    let text = stdout(&out);
+    let events = text.lines().find(|l| l.trim_start().starts_with("events ")).expect(&text);
+    let n: u64 = events
+        .split("; ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" out of scope (left out by -p/-c/--cgroup, before WHERE)"))
+        .unwrap_or_else(|| panic!("{events}"))
+        .parse()
+        .unwrap();
+    assert!(n > 0, "{events}");
 }

@@ -15,6 +15,7 @@ pub mod file_columns;
 mod format;
 mod glob;
 mod lookup;
+pub mod outside_task;
 pub mod print_fmt;
 pub mod probe;
 mod suggest;

@@ -415,6 +415,18 @@ static __always_inline int ebq_in_scope_now(void)
 	return ebq_config.scope == 0 || ebq_in_scope(bpf_get_current_pid_tgid() >> 32);
 }
 
+/* An event the scope left out: counted (only here, off the path of events in scope), then the
+ * program returns. */
+static __always_inline int ebq_out_of_scope(void)
+{
+	__u32 zero = 0;
+	struct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);
+
+	if (stats)
+		stats->out_of_scope++;
+	return 0;
+}
+
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field
  * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
  * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
@@ -615,8 +627,8 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     // The scratch for string columns, once the event is known to be in scope.
     let strings = if strings::main_reads(k) { strings::LOOKUP } else { "" };
     match &k.pairing {
-        None if reads_pid => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n"),
-        None => c.push_str("\tif (!ebq_in_scope_now())\n\t\treturn 0;\n"),
+        None if reads_pid => c.push_str("\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn ebq_out_of_scope();\n"),
+        None => c.push_str("\tif (!ebq_in_scope_now())\n\t\treturn ebq_out_of_scope();\n"),
         Some(p) => {
             c.push_str(strings);
             c.push_str(&pairing::end_lookup(p, &k.event));

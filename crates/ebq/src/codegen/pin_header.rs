@@ -232,7 +232,8 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     }
     c.push_str(
         "/* Event accounting, summed over CPUs: in scope, passed WHERE, lost (map full); JOINs:\n \
-         * unmatched ends, starts lost to a full pairing map; -c: children not traced. */\n",
+         * unmatched ends, starts lost to a full pairing map; -c: children not traced;\n \
+         * -p/-c/--cgroup: events out of scope. */\n",
     );
     c.push_str(&portable(super::StatsLayout.c_struct()));
     if !sketches.is_empty() {

@@ -28,11 +28,14 @@ pub enum StatsField {
     /// (a pair may close on another CPU: only the sum over CPUs, wrapping,
     /// means anything); after detaching, the pairs left open.
     ThreadPairs,
+    /// Events the scope (`-p`, `-c`, `--cgroup`) left out, counted only on
+    /// the reject path (after `ThreadPairs`, so older readers still fit).
+    OutOfScope,
 }
 
 impl StatsField {
     /// Every field, in memory order.
-    pub const ALL: [StatsField; 8] = [
+    pub const ALL: [StatsField; 9] = [
         StatsField::Seen,
         StatsField::Matched,
         StatsField::Dropped,
@@ -41,6 +44,7 @@ impl StatsField {
         StatsField::Untracked,
         StatsField::Superseded,
         StatsField::ThreadPairs,
+        StatsField::OutOfScope,
     ];
 
     /// The C field name (`stats->NAME++` in the programs).
@@ -54,6 +58,7 @@ impl StatsField {
             StatsField::Untracked => "untracked",
             StatsField::Superseded => "superseded",
             StatsField::ThreadPairs => "thread_pairs",
+            StatsField::OutOfScope => "out_of_scope",
         }
     }
 
@@ -63,6 +68,7 @@ impl StatsField {
             StatsField::Untracked => "\t/* -c: children not traced because ebq_pids was full */",
             StatsField::Superseded => "\t/* JOIN: open pairs a later start on their key replaced */",
             StatsField::ThreadPairs => "\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */",
+            StatsField::OutOfScope => "\t/* events the scope (-p, -c, --cgroup) left out */",
             _ => "",
         }
     }
@@ -215,16 +221,19 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 64);
-        let mut value = vec![0u8; 64];
+        assert_eq!(layout.size(), 72);
+        let mut value = vec![0u8; 72];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
         value[48..56].copy_from_slice(&9u64.to_ne_bytes());
         value[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
+        value[64..72].copy_from_slice(&340u64.to_ne_bytes());
         assert_eq!(layout.read(&value, StatsField::ThreadPairs), u64::MAX, "a CPU that closed a pair another opened");
         assert_eq!(layout.read(&value, StatsField::Untracked), 7);
         assert_eq!(layout.read(&value, StatsField::Superseded), 9);
+        assert_eq!(layout.read(&value, StatsField::OutOfScope), 340);
         assert_eq!(layout.read(&value, StatsField::Seen), 0);
-        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n};\n\n"));
+        assert_eq!(layout.read(&value[..64], StatsField::OutOfScope), 0, "an older, shorter value");
+        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n\t__u64 out_of_scope;\t/* events the scope (-p, -c, --cgroup) left out */\n};\n\n"));
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod object_cache;
 mod pair_age;
 pub mod pin;
 mod running;
+mod scope_note;
 mod selfstats;
 mod single;
 mod stacks;
@@ -42,6 +43,7 @@ pub use load::Scope;
 pub use pair_age::DEFAULT_MAX_PAIR_AGE;
 pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
+pub use scope_note::{scope_note, MOSTLY};
 pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
 
 use arrow_array::RecordBatch;
@@ -68,6 +70,13 @@ pub struct Output {
 pub struct QueryStats {
     /// Events in scope at the probe.
     pub seen: u64,
+    /// Events the scope (`-p`, `-c`, `--cgroup`; [`Scope`]) left out: they
+    /// fired in another process, or in interrupt or kernel-thread context,
+    /// and did not reach WHERE. Not a loss: `seen + out_of_scope` is what the
+    /// query's program was run for. Counted by the query's own program(s); a
+    /// JOIN's start program and an expanding event's driver do not count here
+    /// (a JOIN's end event is not scoped). See [`scope_note`].
+    pub out_of_scope: u64,
     /// Events that passed WHERE.
     pub matched: u64,
     /// Rows received by user space (row queries).

@@ -383,6 +383,7 @@ impl SingleQuery {
                     StatsField::PendingFull => &mut s.pending_full,
                     StatsField::Untracked => &mut s.untracked,
                     StatsField::Superseded => &mut s.superseded,
+                    StatsField::OutOfScope => &mut s.out_of_scope,
                     StatsField::ThreadPairs => {
                         thread_pairs = thread_pairs.wrapping_add(n);
                         continue;

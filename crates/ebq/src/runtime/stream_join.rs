@@ -100,6 +100,7 @@ impl JoinQuery {
         let [a, b] = [self.sides[0].stats()?, self.sides[1].stats()?];
         Ok(QueryStats {
             seen: a.seen + b.seen,
+            out_of_scope: a.out_of_scope + b.out_of_scope,
             matched: a.matched + b.matched,
             delivered: a.delivered + b.delivered,
             dropped: a.dropped + b.dropped,

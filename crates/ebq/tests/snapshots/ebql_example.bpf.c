@@ -61,6 +61,7 @@ struct ebq_stats {
 	__u64 untracked;	/* -c: children not traced because ebq_pids was full */
 	__u64 superseded;	/* JOIN: open pairs a later start on their key replaced */
 	__u64 thread_pairs;	/* JOIN, pairs per thread: opened - closed (summed over CPUs) */
+	__u64 out_of_scope;	/* events the scope (-p, -c, --cgroup) left out */
 };
 
 struct {
@@ -97,6 +98,18 @@ static __always_inline int ebq_in_scope(__u32 tgid)
 static __always_inline int ebq_in_scope_now(void)
 {
 	return ebq_config.scope == 0 || ebq_in_scope(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* An event the scope left out: counted (only here, off the path of events in scope), then the
+ * program returns. */
+static __always_inline int ebq_out_of_scope(void)
+{
+	__u32 zero = 0;
+	struct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);
+
+	if (stats)
+		stats->out_of_scope++;
+	return 0;
 }
 
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field
@@ -167,7 +180,7 @@ int ebq_query(__u64 *ctx)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!ebq_in_scope(pid_tgid >> 32))
-		return 0;
+		return ebq_out_of_scope();
 	__u32 zero = 0;
 	struct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);
 	if (!stats)
