@@ -2,7 +2,9 @@
 
 use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
-use ebq::sink::{CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
+use ebq::sink::{
+    CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, QueuedSink, Rotation, Sink, TableSink, TimeDisplay,
+};
 use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
@@ -65,8 +67,10 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         if rotation.is_on() {
             return Err("error: --rotate-windows and --rotate-bytes need -o FILE".into());
         }
-        let out = std::io::stdout();
-        return Ok(match format {
+        // Buffered: stdout alone is line-buffered, one write(2) per row. Each
+        // sink flushes after every batch, so a live stream still shows as it comes.
+        let out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout());
+        return queued(match format {
             FileFormat::Json => Box::new(JsonSink::new(out)),
             FileFormat::Csv => Box::new(CsvSink::new(out)),
             _ => Box::new(TableSink::new(out).with_time(match args.time {
@@ -85,7 +89,15 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         WindowBounds::Time { start_ns: 0, end_ns: 0 }
     };
     let sink = FileSink::create(path, format, rotation).map_err(|e| format!("error: {e}"))?;
-    Ok(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+    queued(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+}
+
+/// `sink` on its own writer thread ([`QueuedSink`]): encoding and writing
+/// never hold up the thread that drains the ring buffers (issue 35 item 6).
+fn queued(sink: Box<dyn Sink + Send>) -> Result<Box<dyn Sink>, String> {
+    QueuedSink::spawn(sink, QueuedSink::DEFAULT_BYTES)
+        .map(|q| Box::new(q) as Box<dyn Sink>)
+        .map_err(|e| format!("error: cannot start the writer thread: {e}"))
 }
 
 /// Parses a byte count: `1000000`, `64K`, `100M`, `2G` (powers of 1024).
