@@ -109,6 +109,8 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     };
     let bufs: &[u32] = if ctx.quick { &[1 << 20] } else { &[64 << 10, 1 << 20, 8 << 20] };
     let mut runs = vec![];
+    // `--only burst`: the burst case alone.
+    let bufs = if ctx.only.iter().any(|o| o == "burst") { &[][..] } else { bufs };
     for &buf in bufs {
         for &(rate, reads) in rates {
             for tool in ["ebq", "bpftrace"] {
@@ -124,8 +126,13 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         "burst": burst,
     });
     print!("\nfidelity\n{}", table::text(HEADER, &table_rows(&section)));
-    print!("\nfidelity: pread64 burst by output format, ebq defaults\n{}", table::text(BURST_HEADER, &burst_rows(&section)));
-    plot_section(ctx, &section, bufs)?;
+    print!(
+        "\nfidelity: pread64 burst by output format, ebq defaults\n{}",
+        table::text(BURST_HEADER, &burst_rows(&section))
+    );
+    if !bufs.is_empty() {
+        plot_section(ctx, &section, bufs)?;
+    }
     Ok(section)
 }
 
@@ -292,8 +299,18 @@ fn burst(ctx: &Ctx) -> Value {
 }
 
 /// Header of [`burst_rows`].
-pub const BURST_HEADER: &[&str] =
-    &["format", "run", "issued", "delivered", "dropped (reported)", "unaccounted", "delivered %", "workload s", "tracer CPU ms", "peak RSS MB"];
+pub const BURST_HEADER: &[&str] = &[
+    "format",
+    "run",
+    "issued",
+    "delivered",
+    "dropped (reported)",
+    "unaccounted",
+    "delivered %",
+    "workload s",
+    "tracer CPU ms",
+    "peak RSS MB",
+];
 
 /// Rows of the burst table (terminal and Markdown).
 pub fn burst_rows(section: &Value) -> Vec<Vec<String>> {

@@ -91,7 +91,8 @@ pub struct BenchArgs {
     bpftrace: String,
     /// pervent: only these experiments (comma-separated ids, e.g.
     /// key_pid,file_inode); the bare trigger always runs, as the floor the
-    /// added costs are measured over.
+    /// added costs are measured over. fidelity: `burst` runs only the pread64
+    /// burst through every output format.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     only: Vec<String>,
     /// reader: read(2) calls to issue.

@@ -2,7 +2,8 @@
 //! `SELECT time, tid, fd, count FROM syscalls.sys_enter_pread64` (issue 35
 //! item 6): the encoding cost alone, written to /dev/null (JSON, CSV and the
 //! table through a buffered writer as the CLI gives them stdout; Parquet and
-//! Arrow IPC as `-o` files).
+//! Arrow IPC as `-o` files). `json/line` is JSON through a line-buffered
+//! writer, one write(2) per row, as the CLI wrote stdout before.
 //!
 //! ```sh
 //! cargo run --release -p ebq --example sink_rate -- [ROWS] [BATCH_ROWS]
@@ -43,9 +44,16 @@ fn batches(rows: usize, per: usize) -> Vec<Output> {
         .collect()
 }
 
-fn null() -> BufWriter<std::fs::File> {
-    BufWriter::with_capacity(64 << 10, std::fs::OpenOptions::new().write(true).open("/dev/null").expect("/dev/null"))
+fn null_file() -> std::fs::File {
+    std::fs::OpenOptions::new().write(true).open("/dev/null").expect("/dev/null")
 }
+
+fn null() -> BufWriter<std::fs::File> {
+    BufWriter::with_capacity(64 << 10, null_file())
+}
+
+/// Makes a fresh sink for one timed run.
+type MakeSink = Box<dyn Fn() -> Box<dyn Sink>>;
 
 fn time(outs: &[Output], make: &dyn Fn() -> Box<dyn Sink>) -> Duration {
     (0..3)
@@ -75,8 +83,10 @@ fn main() {
             Box::new(FileSink::create(&path, format, Rotation::default()).expect("create the file"))
         }
     };
-    let sinks: Vec<(&str, Box<dyn Fn() -> Box<dyn Sink>>)> = vec![
+    let sinks: Vec<(&str, MakeSink)> = vec![
         ("json", Box::new(|| Box::new(JsonSink::new(null())))),
+        // As the CLI gave JSON stdout before issue 35 item 6: one write(2) per row.
+        ("json/line", Box::new(|| Box::new(JsonSink::new(std::io::LineWriter::new(null_file()))))),
         ("csv", Box::new(|| Box::new(CsvSink::new(null())))),
         ("table", Box::new(|| Box::new(TableSink::new(null())))),
         ("parquet", Box::new(file("r.parquet", FileFormat::Parquet))),
@@ -85,7 +95,7 @@ fn main() {
     println!("{rows} rows in batches of {per}, best of 3");
     for (name, make) in &sinks {
         let d = time(&outs, make.as_ref());
-        println!("{name:8} {:>8.1} ms  {:>12.0} rows/s", d.as_secs_f64() * 1e3, rows as f64 / d.as_secs_f64());
+        println!("{name:10} {:>8.1} ms  {:>12.0} rows/s", d.as_secs_f64() * 1e3, rows as f64 / d.as_secs_f64());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -94,7 +94,8 @@ fn a_pread_burst_through_every_format_at_defaults_is_delivered_or_counted() {
             "parquet" | "arrow" => file_rows(&file, format),
             _ => text_rows(&stdout, format),
         };
-        let (matched, delivered, dropped) = (stat(&stderr, "matched"), stat(&stderr, "delivered"), stat(&stderr, "dropped"));
+        let (matched, delivered, dropped) =
+            (stat(&stderr, "matched"), stat(&stderr, "delivered"), stat(&stderr, "dropped"));
         summary.push(format!("{format}: {rows} rows, {dropped} dropped"));
         assert_eq!(rows, delivered, "--format {format}: the output's rows are the delivered ones: {stderr}");
         assert_eq!(matched, made, "--format {format}: {stderr}");
