@@ -4,7 +4,8 @@
 //! - `pervent`: Gregg's per-event cost on `dd bs=1` pinned to one CPU.
 //! - `attach`: pervent's system-call shapes on classic vs raw tracepoints.
 //! - `stages`: IOTracer's six-stage dissection with fio.
-//! - `fidelity`: events issued vs delivered vs reported dropped.
+//! - `fidelity`: events issued vs delivered vs reported dropped; a pread64
+//!   burst through every output format at ebq's defaults.
 //! - `startup`: query text → attached (object cache hit, and `--no-cache`), bundle → attached, bpftrace → attached.
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
@@ -56,6 +57,9 @@ pub enum Study {
     /// The paced read workload of `fidelity` (internal).
     #[value(hide = true)]
     Reader,
+    /// The pread64 burst workload of `fidelity` (internal; --reads calls).
+    #[value(hide = true)]
+    Burst,
 }
 
 /// `ebq bench` options.
@@ -87,7 +91,8 @@ pub struct BenchArgs {
     bpftrace: String,
     /// pervent: only these experiments (comma-separated ids, e.g.
     /// key_pid,file_inode); the bare trigger always runs, as the floor the
-    /// added costs are measured over.
+    /// added costs are measured over. fidelity: `burst` runs only the pread64
+    /// burst through every output format.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     only: Vec<String>,
     /// reader: read(2) calls to issue.
@@ -133,6 +138,9 @@ impl Ctx {
 pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     if args.study == Study::Reader {
         return reader::run(args.reads, args.rate).map(|_| ExitCode::SUCCESS);
+    }
+    if args.study == Study::Burst {
+        return reader::burst(args.reads).map(|_| ExitCode::SUCCESS);
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("error: cannot create {}: {e}", args.out.display()))?;
     let md = args.md.clone().unwrap_or_else(|| args.out.join("RESULTS.md"));
@@ -209,6 +217,7 @@ fn name(s: Study) -> &'static str {
         Study::All => "all",
         Study::Report => "report",
         Study::Reader => "reader",
+        Study::Burst => "burst",
     }
 }
 

@@ -37,3 +37,29 @@ pub fn run(reads: u64, rate: u64) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The comm of the burst workload (`ebq bench burst`).
+pub const BURST_COMM: &str = "ebqburst";
+
+/// The workload of the burst fidelity case: `calls` pread64 calls of one byte
+/// on /dev/zero, as fast as they go (300,000 take about 0.1 s untraced), under
+/// the comm [`BURST_COMM`], set before the first counted call.
+pub fn burst(calls: u64) -> Result<(), String> {
+    let name = std::ffi::CString::new(BURST_COMM).expect("no NUL");
+    // SAFETY: PR_SET_NAME with a NUL-terminated string of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+    let path = std::ffi::CString::new("/dev/zero").expect("no NUL");
+    // SAFETY: a valid path.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+    if fd < 0 {
+        return Err("error: cannot open /dev/zero".into());
+    }
+    let mut byte = [0u8; 1];
+    for _ in 0..calls {
+        // SAFETY: byte is valid for 1 byte.
+        if unsafe { libc::pread(fd, byte.as_mut_ptr().cast(), 1, 0) } != 1 {
+            return Err("error: short pread from /dev/zero".into());
+        }
+    }
+    Ok(())
+}

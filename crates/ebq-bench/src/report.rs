@@ -307,6 +307,14 @@ pub fn markdown(all: &Value) -> String {
             f["workload"].as_str().unwrap_or("")
         );
         s += &table::markdown(fidelity::HEADER, &fidelity::table_rows(f));
+        if f["burst"].is_object() {
+            s += &format!(
+                "\nBurst by output format (issue 35 item 6). Workload: {}. Delivered = rows in the output (lines; a \
+                 Parquet or Arrow file's rows); unaccounted = issued − delivered − dropped.\n\n",
+                f["burst"]["workload"].as_str().unwrap_or("")
+            );
+            s += &table::markdown(fidelity::BURST_HEADER, &fidelity::burst_rows(f));
+        }
     }
     let su = &all["startup"];
     if su.is_object() {

@@ -214,8 +214,8 @@ pub struct RunArgs {
     /// check) or `auto` (per event, by measured cost; EXPLAIN says which and why).
     #[arg(long, default_value = "auto", value_name = "HOW", value_parser = ["auto", "classic", "raw"])]
     attach: String,
-    /// Row queries: `per-cpu` (one ring buffer per CPU sharing --ringbuf-size,
-    /// so CPUs never contend for one ring's lock) or `shared` (one ring).
+    /// Row queries: `per-cpu` (one ring buffer of --ringbuf-size per CPU, so
+    /// CPUs never contend for one ring's lock) or `shared` (one ring).
     #[arg(long, default_value = "per-cpu", value_name = "HOW", value_parser = ["per-cpu", "shared"])]
     rings: String,
     /// Aggregates grouped by fs_type, mount_point or file_name: keep the names
@@ -231,7 +231,8 @@ pub struct RunArgs {
     /// (with LIMIT n only the best n are kept); more stop the query with an error.
     #[arg(long, default_value_t = ebq::runtime::DEFAULT_MAX_SORTED_ROWS, value_name = "N")]
     pub max_sorted_rows: usize,
-    /// Ring buffer bytes for row queries (power of two).
+    /// Ring buffer bytes for row queries (power of two): each ring's size, with
+    /// per-CPU rings every CPU's (CPUs × this in all).
     #[arg(long, default_value_t = 8 << 20)]
     ringbuf_size: u32,
     /// Row queries: wake the reader once this many bytes wait in the ring buffer

@@ -2,7 +2,9 @@
 
 use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
-use ebq::sink::{CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, Rotation, Sink, TableSink, TimeDisplay};
+use ebq::sink::{
+    CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, QueuedSink, Rotation, Sink, TableSink, TimeDisplay,
+};
 use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
@@ -65,8 +67,8 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         if rotation.is_on() {
             return Err("error: --rotate-windows and --rotate-bytes need -o FILE".into());
         }
-        let out = std::io::stdout();
-        return Ok(match format {
+        let out = WholeLines::new(std::io::stdout());
+        return queued(match format {
             FileFormat::Json => Box::new(JsonSink::new(out)),
             FileFormat::Csv => Box::new(CsvSink::new(out)),
             _ => Box::new(TableSink::new(out).with_time(match args.time {
@@ -85,7 +87,72 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         WindowBounds::Time { start_ns: 0, end_ns: 0 }
     };
     let sink = FileSink::create(path, format, rotation).map_err(|e| format!("error: {e}"))?;
-    Ok(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+    queued(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+}
+
+/// `sink` on its own writer thread ([`QueuedSink`]): encoding and writing
+/// never hold up the thread that drains the ring buffers (issue 35 item 6).
+fn queued(sink: Box<dyn Sink + Send>) -> Result<Box<dyn Sink>, String> {
+    QueuedSink::spawn(sink, QueuedSink::DEFAULT_BYTES)
+        .map(|q| Box::new(q) as Box<dyn Sink>)
+        .map_err(|e| format!("error: cannot start the writer thread: {e}"))
+}
+
+/// stdout in writes of whole lines up to `PIPE_BUF` bytes.
+///
+/// `Stdout` alone is line-buffered: one write(2) per row, which held the
+/// drain of a 300,000-row burst up (issue 35 item 6). A big buffer instead
+/// would cut lines apart: with `-c` the command shares ebq's stdout, and a
+/// pipe keeps a write whole only up to `PIPE_BUF` (4096) bytes, so the
+/// command's own output could land inside one of ebq's lines. Here each
+/// write(2) is whole lines of at most 4096 bytes (a longer line goes alone).
+/// The sinks flush after every batch, so a live stream still shows as it comes.
+pub struct WholeLines<W: std::io::Write> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: std::io::Write> WholeLines<W> {
+    const PIPE_BUF: usize = 4096;
+
+    /// Lines to `out`.
+    pub fn new(out: W) -> Self {
+        WholeLines { out, buf: Vec::with_capacity(2 * Self::PIPE_BUF) }
+    }
+
+    /// Writes the complete lines that fit in one write, while more than `PIPE_BUF` bytes wait.
+    fn write_full(&mut self) -> std::io::Result<()> {
+        while self.buf.len() > Self::PIPE_BUF {
+            let end = match self.buf[..Self::PIPE_BUF].iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                // One line longer than a pipe keeps whole: to its end.
+                None => match self.buf.iter().position(|&b| b == b'\n') {
+                    Some(i) => i + 1,
+                    None => return Ok(()),
+                },
+            };
+            self.out.write_all(&self.buf[..end])?;
+            self.buf.drain(..end);
+        }
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for WholeLines<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        self.write_full()?;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.write_full()?;
+        if !self.buf.is_empty() {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.out.flush()
+    }
 }
 
 /// Parses a byte count: `1000000`, `64K`, `100M`, `2G` (powers of 1024).
@@ -111,7 +178,39 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::{parse_bytes, WholeLines};
+    use std::io::Write;
+
+    /// Records each write the wrapped writer gets.
+    struct Writes(Vec<Vec<u8>>);
+
+    impl Write for Writes {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.push(data.to_vec());
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn writes_are_whole_lines_of_at_most_pipe_buf() {
+        let mut w = WholeLines::new(Writes(vec![]));
+        let line = format!("{}\n", "x".repeat(99));
+        for _ in 0..1000 {
+            w.write_all(line.as_bytes()).unwrap();
+        }
+        let long = format!("{}\n", "y".repeat(5000));
+        w.write_all(long.as_bytes()).unwrap();
+        w.write_all(b"tail\n").unwrap();
+        w.flush().unwrap();
+        let writes = &w.out.0;
+        assert!(writes.iter().all(|c| c.ends_with(b"\n")), "every write ends a line");
+        assert!(writes.iter().all(|c| c.len() <= 4096 || c == long.as_bytes()), "only the long line goes alone");
+        assert!(writes.len() < 40, "{} writes for 1002 lines", writes.len());
+        assert_eq!(writes.concat(), [line.repeat(1000), long, "tail\n".into()].concat().into_bytes());
+    }
 
     #[test]
     fn byte_counts() {

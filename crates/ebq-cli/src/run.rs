@@ -253,7 +253,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     // rest of the object is closed.
     if !signals::is_output_closed() {
         write(outs, &mut sink)?;
-        sink.finish().map_err(|e| format!("error: finishing the results: {e}"))?;
+        // The writer thread may meet the closed pipe only now.
+        match sink.finish() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => signals::output_closed(),
+            r => r.map_err(|e| format!("error: finishing the results: {e}"))?,
+        }
     }
     drop(query);
     drop(stats_on);

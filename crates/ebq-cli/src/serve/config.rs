@@ -21,7 +21,7 @@
 //! max_pair_age = "60s"          #   JOIN pairs whose end has not come by then are evicted
 //! max_tracked = 65536           #   processes tracked (the -c scope; unused by serve's system-wide queries)
 //! max_sketch_buckets = 65536    #   QUANTILE/Pxx sketch entries
-//! ringbuf_size = 8388608        #   ring buffer bytes (a join of two streams reads rows through it)
+//! ringbuf_size = 8388608        #   bytes of each ring buffer (a join of two streams reads rows through them)
 //! wakeup_bytes = 262144
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see README)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)

@@ -91,6 +91,15 @@ fn bench_all_quick_writes_every_study() {
     for r in runs {
         assert!(r["peak_rss_mb"].as_f64().is_some_and(|m| m > 0.0), "{r}");
     }
+    // The burst through every output format (issue 35 item 6): exact or accounted.
+    let burst = all["fidelity"]["burst"]["runs"].as_array().expect("burst runs");
+    let formats: Vec<&str> = burst.iter().map(|r| r["format"].as_str().unwrap()).collect();
+    assert_eq!(formats, ["table", "json", "csv", "parquet", "arrow"]);
+    for r in burst {
+        assert!(r["error"].is_null(), "{r}");
+        assert_eq!(r["unaccounted"], 0, "{r}");
+        assert_eq!(r["delivered"], r["delivered_reported"], "{r}");
+    }
 
     // Startup: all four measured (query text from the cache and with --no-cache, bundle, bpftrace).
     let st = all["startup"]["results"].as_array().expect("startup");

@@ -16,6 +16,7 @@ mod bench;
 mod block_flags;
 mod bounds;
 mod btf_args;
+mod burst_formats;
 mod cgroups;
 mod cleanup;
 mod cli;

@@ -279,8 +279,7 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
                     let time = ColumnSource::System(SystemColumn::Time);
                     matches!(e, ScalarExpr::Column { source, .. } if *source == time).then(|| record.fields[*f].offset)
                 });
-                row_rings =
-                    Some(rings::RowRings { time_offset, ..rings::RowRings::new(*ringbuf_bytes, *wakeup_bytes) });
+                row_rings = Some(rings::RowRings { time_offset, ..rings::RowRings::new(*ringbuf_bytes) });
             } else {
                 let _ = write!(
                     c,

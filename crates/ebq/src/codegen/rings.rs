@@ -15,8 +15,14 @@
 //!
 //! The rings are created by the runtime, one per possible CPU, and put in the
 //! `ebq_rows` slots before the programs attach (the C declares the outer map
-//! with one slot; the runtime sizes it). Each CPU's ring stays a power of two
-//! ([`RowRings::bytes_per_cpu`]). User space drains every ring on each poll,
+//! with one slot; the runtime sizes it). Every ring is `--ringbuf-size` big
+//! ([`RowRings::bytes_per_cpu`]), not a share of it: a burst usually comes
+//! from one thread on one CPU, and splitting 8 MiB between the CPUs halved
+//! (on 2 CPUs) what that CPU could buffer while ebq caught up — 300,000
+//! `pread64` rows in 0.1 s lost 30–50 % (issue 35 item 6). The cost is
+//! memory: CPUs × the size (16 MiB here), charged to the memory cgroup
+//! (kernel 6.18 no longer charges RLIMIT_MEMLOCK); lower `--ringbuf-size` on
+//! a machine with many CPUs. User space drains every ring on each poll,
 //! so what needs order does not depend on the rings: ORDER BY sorts, a stream
 //! join puts rows in panes by their `time` and closes a pane only after all
 //! rings were drained past it; a plain stream whose rows carry `time` gets
@@ -27,31 +33,25 @@
 /// How the runtime sizes the per-CPU rings of a row program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowRings {
-    /// The rings share this many bytes (`--ringbuf-size`).
-    pub total_bytes: u32,
-    /// No ring is smaller: 4× the wake-up threshold (a ring that cannot hold
-    /// the threshold would never wake the reader), and at least a page.
-    pub min_bytes: u32,
+    /// Each CPU's ring (`--ringbuf-size`: a power of two of at least a page,
+    /// and at least 4× the wake-up threshold, which the plan clamps to a
+    /// quarter of it).
+    pub ring_bytes: u32,
     /// Offset of the record's `time` field (the event's `bpf_ktime_get_ns`),
     /// when it has one: the runtime sorts each poll's rows by it.
     pub time_offset: Option<u32>,
 }
 
 impl RowRings {
-    /// The sizing for a plan's ring size and wake-up threshold.
-    pub fn new(total_bytes: u32, wakeup_bytes: u32) -> RowRings {
-        let min = wakeup_bytes.saturating_mul(4).max(4096).checked_next_power_of_two().unwrap_or(1 << 31);
-        RowRings { total_bytes, min_bytes: min.min(total_bytes.max(4096)), time_offset: None }
+    /// The sizing for a plan's ring size.
+    pub fn new(ring_bytes: u32) -> RowRings {
+        RowRings { ring_bytes, time_offset: None }
     }
 
-    /// Each ring's size with `cpus` CPUs: the total split evenly, rounded
-    /// down to a power of two (the kernel's requirement), never below
-    /// [`RowRings::min_bytes`].
-    pub fn bytes_per_cpu(&self, cpus: usize) -> u32 {
-        let cpus = u32::try_from(cpus.max(1)).unwrap_or(u32::MAX);
-        let share = self.total_bytes / cpus;
-        let pow2 = if share == 0 { 0 } else { 1u32 << (31 - share.leading_zeros()) };
-        pow2.max(self.min_bytes)
+    /// Each ring's size with `cpus` CPUs: the whole `--ringbuf-size`, whatever
+    /// the number of CPUs (one busy CPU can buffer as much as the shared ring).
+    pub fn bytes_per_cpu(&self, _cpus: usize) -> u32 {
+        self.ring_bytes
     }
 }
 
@@ -109,15 +109,11 @@ mod tests {
     use crate::plan::PlanOptions;
 
     #[test]
-    fn rings_split_the_total_in_powers_of_two_above_the_minimum() {
-        let r = RowRings::new(8 << 20, 256 << 10);
-        assert_eq!(r.min_bytes, 1 << 20);
-        assert_eq!((r.bytes_per_cpu(1), r.bytes_per_cpu(2), r.bytes_per_cpu(3)), (8 << 20, 4 << 20, 2 << 20));
-        assert_eq!(r.bytes_per_cpu(64), 1 << 20, "never below 4× the wake-up");
+    fn every_cpus_ring_gets_the_whole_size() {
+        let r = RowRings::new(8 << 20);
+        assert_eq!((r.bytes_per_cpu(1), r.bytes_per_cpu(2), r.bytes_per_cpu(64)), (8 << 20, 8 << 20, 8 << 20));
         // A tiny ring (the overload tests): every CPU keeps a page.
-        let tiny = RowRings::new(4096, 1024);
-        assert_eq!((tiny.bytes_per_cpu(2), tiny.min_bytes), (4096, 4096));
-        assert_eq!(RowRings::new(16384, 4096).bytes_per_cpu(2), 16384);
+        assert_eq!(RowRings::new(4096).bytes_per_cpu(2), 4096);
     }
 
     #[test]

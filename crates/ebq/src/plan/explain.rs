@@ -204,10 +204,9 @@ impl KernelPlan {
             }
             KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
                 let ring = match per_cpu_rings {
-                    true => format!(
-                        "the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring per CPU sharing {ringbuf_bytes} B, \
-                         each at least 4× the wake-up)"
-                    ),
+                    true => {
+                        format!("the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring of {ringbuf_bytes} B per CPU)")
+                    }
                     false => format!("RINGBUF ebq_rows ({ringbuf_bytes} B)"),
                 };
                 let _ = writeln!(

@@ -76,7 +76,7 @@ impl<W: Write> Write for Counting<W> {
 type Out = Counting<BufWriter<File>>;
 
 enum PartSink {
-    Text(Box<dyn Sink>),
+    Text(Box<dyn Sink + Send>),
     Parquet(ParquetSink<Out>),
     Arrow(ArrowSink<Out>),
 }

@@ -8,6 +8,7 @@ mod file;
 mod folded;
 mod hist;
 mod json;
+mod queued;
 mod table;
 mod wall;
 
@@ -19,6 +20,7 @@ pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::folded::{fold_row, FoldedSink};
 pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;
+pub use self::queued::QueuedSink;
 pub use self::table::TableSink;
 pub use self::wall::{iso8601, time_column, wall_clock, wall_type, WallClock, TIME, TIME_WALL};
 
