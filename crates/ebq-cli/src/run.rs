@@ -128,8 +128,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         let header = query.pin_maps(&options).map_err(|e| e.render(&sql))?;
         eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
     }
+    // Rows handed to the sink: with LIMIT, fewer than delivered (the stats line says both).
+    let printed = std::cell::Cell::new(0u64);
     let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
         for o in outs {
+            printed.set(printed.get() + o.batch.num_rows() as u64);
             if let Err(e) = sink.write(&o) {
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     signals::output_closed();
@@ -281,6 +284,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         String::new()
     };
+    // A row query stops at its LIMIT: what was matched and delivered before it stopped is not all shown.
+    let limited = match (&prepared.physical.programs[0].output, prepared.physical.user.limit) {
+        (ebq::plan::KernelOutput::Rows { .. }, Some(limit)) => {
+            format!("; {} rows printed (LIMIT {limit})", printed.get())
+        }
+        _ => String::new(),
+    };
     let mut untracked = if stats.untracked > 0 {
         format!("; {} child processes untracked (--max-tracked full)", stats.untracked)
     } else {
@@ -290,7 +300,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         untracked += &format!("; {} fork/exit events missed (children may be untracked)", stats.missed_tracking);
     }
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}",
+        "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
     // Block completions, interrupts, flusher work: events a process scope leaves out by design.

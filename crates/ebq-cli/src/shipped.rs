@@ -54,11 +54,56 @@ struct Param<'a> {
 }
 
 impl Shipped {
-    /// The first comment line, without `-- NAME:`.
-    pub fn description(&self) -> &str {
-        let first = self.text.lines().next().unwrap_or("").trim_start_matches("--").trim();
-        first.split_once(": ").map_or(first, |(_, d)| d)
+    /// The leading comment's first sentence, without `-- NAME:`: it may run
+    /// over several comment lines (vfsstat's does), so it is read up to the
+    /// line that ends it, never cut at the first line's end.
+    pub fn description(&self) -> String {
+        let mut sentence: Vec<&str> = vec![];
+        for line in self.text.lines() {
+            let Some(words) = line.trim_start().strip_prefix("--").map(str::trim) else { break };
+            if words.starts_with("param:") {
+                break;
+            }
+            sentence.push(words);
+            if words.ends_with('.') {
+                break;
+            }
+        }
+        let sentence = sentence.join(" ");
+        let named = format!("{}: ", self.name);
+        sentence.strip_prefix(&named).unwrap_or(&sentence).to_string()
     }
+}
+
+/// Words of `text` in lines of at most `width` columns (a word longer than
+/// that stands alone), every line after the first indented by `indent`.
+fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let mut out = String::new();
+    let mut column = 0;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if column > 0 && column + 1 + len > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            column = 0;
+        } else if column > 0 {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+    }
+    out
+}
+
+/// The terminal's width in columns when stdout is one (else `COLUMNS`, else 100).
+fn terminal_width() -> usize {
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes a winsize into the struct it is given.
+    if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0 && size.ws_col > 0 {
+        return size.ws_col as usize;
+    }
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c| c > 0).unwrap_or(100)
 }
 
 /// Finds a shipped query by name.
@@ -144,8 +189,16 @@ pub fn list(name: Option<&str>) -> Result<String, String> {
     match name {
         None => {
             let width = QUERIES.iter().map(|q| q.name.len()).max().unwrap_or(0);
-            let mut s: String = QUERIES.iter().map(|q| format!("{:<width$}  {}\n", q.name, q.description())).collect();
-            s.push_str("\nrun one with `ebq run NAME [-p PID] [--interval S] [--set PARAM=VALUE]`; `ebq queries NAME` shows it\n");
+            // Each description whole, wrapped under itself (at least 40 columns for the text).
+            let columns = terminal_width();
+            let text_width = columns.saturating_sub(width + 2).max(40);
+            let mut s: String = QUERIES
+                .iter()
+                .map(|q| format!("{:<width$}  {}\n", q.name, wrap(&q.description(), text_width, width + 2)))
+                .collect();
+            let footer =
+                "run one with `ebq run NAME [-p PID] [--interval S] [--set PARAM=VALUE]`; `ebq queries NAME` shows it";
+            s.push_str(&format!("\n{}\n", wrap(footer, columns.max(40), 0)));
             Ok(s)
         }
         Some(n) => {
@@ -201,6 +254,23 @@ mod tests {
         assert_eq!(sql, find("vfsstat").unwrap().text);
         assert_eq!(set, ["interval_ms=2000"]);
         assert!(per_interval(find("vfsstat").unwrap().text, &mut set, 2.0).unwrap_err().contains("give one"));
+    }
+
+    #[test]
+    fn descriptions_are_whole_sentences_wrapped_under_themselves() {
+        // vfsstat's first sentence runs over three comment lines (issue 40 item 8).
+        let d = find("vfsstat").unwrap().description();
+        assert!(d.starts_with("reads, writes, fsyncs"), "{d}");
+        assert!(d.ends_with("one program per path."), "{d}");
+        assert!(!d.contains("--"), "{d}");
+        // A one-line sentence stops at its line; parameters are never part of it.
+        assert_eq!(find("syscount").unwrap().description().matches('.').count(), 1);
+        assert_eq!(wrap("aa bb cc dd", 5, 2), "aa bb\n  cc dd");
+        assert_eq!(wrap("a-very-long-word b", 4, 1), "a-very-long-word\n b");
+        for q in QUERIES {
+            let d = q.description();
+            assert!(d.ends_with('.') || d.ends_with(')'), "{}: {d}", q.name);
+        }
     }
 
     #[test]
