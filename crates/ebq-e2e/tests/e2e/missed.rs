@@ -46,9 +46,11 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
     let mut dd = DdLoops::start();
     let disk = LoopDevice::direct_io(32);
     let others = OtherCompletions::start(disk.dev_t());
-    let sql = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("biolatency-{}.sql", std::process::id()));
+    let sql =
+        TempFile(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("biolatency-{}.sql", std::process::id())));
+    let sql = &sql.0;
     std::fs::write(
-        &sql,
+        sql,
         format!("{}\nWHERE i.rq.q.disk.disk_name = '{}'", common::shipped_query("biolatency"), disk.name()),
     )
     .unwrap();
@@ -58,7 +60,7 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
     let mut ebq = Background(
         Command::new(ebq_bin())
             .args(["--format", "json", "-f"])
-            .arg(&sql)
+            .arg(sql)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -87,7 +89,6 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
     assert!(ebq.0.wait().unwrap().success(), "{err}");
     let outer = others.count();
     let after = (disk.completed().0, disk.writes());
-    let _ = std::fs::remove_file(&sql);
 
     // The workload: N writes, and nothing else reached the device.
     let n = WRITES;
@@ -179,17 +180,31 @@ impl GuardHolder {
         build(Command::new("gcc").arg(src.join("guard_holder.c")).args(["-lbpf", "-o"]).arg(&bin));
         let mut child =
             Command::new(&bin).arg(&obj).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("guard_holder");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "attached", "guard_holder did not attach");
+        let stdout = child.stdout.take().unwrap();
         let stdin = child.stdin.take();
-        GuardHolder { child, stdin, files: [obj, bin] }
+        // Owned before anything can fail: a panic below still detaches and reaps it.
+        let holder = GuardHolder { child, stdin, files: [obj, bin] };
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "attached", "guard_holder did not attach");
+        holder
     }
 }
 
 impl Drop for GuardHolder {
+    /// Closes its stdin (it detaches and exits), waits up to 5 s, then SIGKILLs it (the
+    /// kernel detaches a dead process's programs) and reaps it: nothing spins on
+    /// raw_syscalls after this test, also when it failed halfway. No panics here (a
+    /// panic while unwinding aborts).
     fn drop(&mut self) {
         drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
         self.files.iter().for_each(|f| drop(std::fs::remove_file(f)));
     }
@@ -204,14 +219,33 @@ fn build(cmd: &mut Command) {
 /// the kernel's own count of what every block tracepoint program was offered.
 struct OtherCompletions(PathBuf);
 
+const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
 impl OtherCompletions {
     fn start(except_dev: u64) -> OtherCompletions {
-        let dir = PathBuf::from(format!("/sys/kernel/tracing/instances/ebq-missed-{}", std::process::id()));
+        Self::remove_stale();
+        let dir = PathBuf::from(format!("{INSTANCES}/ebq-missed-{}", std::process::id()));
         std::fs::create_dir(&dir).expect("tracefs instance (scripts/setup.sh mounts tracefs)");
-        let ev = dir.join("events/block/block_rq_complete");
+        // Owned before the filter and enable writes: a failure there still removes it.
+        let this = OtherCompletions(dir);
+        let ev = this.0.join("events/block/block_rq_complete");
         std::fs::write(ev.join("filter"), format!("dev != {except_dev}")).unwrap();
         std::fs::write(ev.join("enable"), "1").unwrap();
-        OtherCompletions(dir)
+        this
+    }
+
+    /// Removes `ebq-missed-PID` instances of test processes no longer running (one
+    /// SIGKILLed before its Drop ran): a filtered event left enabled on
+    /// block_rq_complete changes what the kernel does for every later BPF user of it.
+    fn remove_stale() {
+        let Ok(dir) = std::fs::read_dir(INSTANCES) else { return };
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_prefix("ebq-missed-").and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                disable_and_remove(&e.path());
+            }
+        }
     }
 
     /// Events recorded so far, on every CPU: in the buffer, overwritten or dropped.
@@ -232,9 +266,37 @@ impl OtherCompletions {
     }
 }
 
+/// Disables the instance's event, clears its filter and removes it, retrying while the
+/// kernel still reports it busy (up to 5 s); says so on stderr if it stays. No panics
+/// (called from Drop, maybe while unwinding).
+fn disable_and_remove(dir: &Path) {
+    let ev = dir.join("events/block/block_rq_complete");
+    let _ = std::fs::write(ev.join("enable"), "0");
+    let _ = std::fs::write(ev.join("filter"), "0");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while let Err(e) = std::fs::remove_dir(dir) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return;
+        }
+        if std::time::Instant::now() >= deadline {
+            eprintln!("could not remove tracefs instance {}: {e}", dir.display());
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 impl Drop for OtherCompletions {
     fn drop(&mut self) {
-        let _ = std::fs::write(self.0.join("events/block/block_rq_complete/enable"), "0");
-        let _ = std::fs::remove_dir(&self.0);
+        disable_and_remove(&self.0);
+    }
+}
+
+/// A scratch file removed when dropped (also when the test fails halfway).
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

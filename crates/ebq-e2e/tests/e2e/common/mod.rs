@@ -416,6 +416,24 @@ pub fn assert_map_exact_or_accounted<K: Ord + std::fmt::Debug>(
     assert_exact_or_accounted(c, t, stats, what);
 }
 
+/// [`assert_map_exact_or_accounted`] over keyed tuples whose `count` is the
+/// event count (calls, requests) and whose other fields (bytes, offsets) a
+/// loss would change: the counts are exact or accounted; the whole tuples are
+/// equal when the stats say nothing was lost.
+pub fn assert_keyed_exact_or_accounted<K: Ord + Clone + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
+    counted: &BTreeMap<K, V>,
+    truth: &BTreeMap<K, V>,
+    count: impl Fn(&V) -> u64,
+    stats: &QueryStats,
+    what: &str,
+) {
+    let counts = |m: &BTreeMap<K, V>| m.iter().map(|(k, v)| (k.clone(), count(v))).collect::<BTreeMap<K, u64>>();
+    assert_map_exact_or_accounted(&counts(counted), &counts(truth), stats, what);
+    if lost(stats) == 0 {
+        assert_eq!(counted, truth, "{what}: nothing reported lost; {stats:?}");
+    }
+}
+
 /// The stats of ebq's final stats line on `stderr` (the CLI's `ebq: S events
 /// seen, M matched[, D delivered], X dropped, Y missed[; JOIN: …][; …]`), as a
 /// [`QueryStats`] with the counters the line prints (the others 0).
@@ -478,7 +496,11 @@ impl DdLoops {
                 .spawn()
                 .expect("dd")
         };
-        DdLoops(vec![spawn("0"), spawn("1")])
+        // Owned one by one: if the second fails to start, the first is still killed.
+        let mut loops = DdLoops(vec![]);
+        loops.0.push(spawn("0"));
+        loops.0.push(spawn("1"));
+        loops
     }
 
     /// Fails the test if a dd ended early.
@@ -515,6 +537,15 @@ pub fn run_bundle_without_clang(
     empty_dir: &std::path::Path,
     cmd: &str,
 ) -> Vec<serde_json::Value> {
+    run_bundle_without_clang_stats(bundle, empty_dir, cmd).0
+}
+
+/// [`run_bundle_without_clang`], with the stats of its final stats line ([`cli_stats`]).
+pub fn run_bundle_without_clang_stats(
+    bundle: &std::path::Path,
+    empty_dir: &std::path::Path,
+    cmd: &str,
+) -> (Vec<serde_json::Value>, QueryStats) {
     let out = Command::new(ebq_bin())
         .env("PATH", empty_dir)
         .env_remove("EBQ_CLANG")
@@ -524,7 +555,8 @@ pub fn run_bundle_without_clang(
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    let rows = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (rows, cli_stats(&String::from_utf8_lossy(&out.stderr)))
 }
 
 /// Reads `child`'s first stderr line (ebq's "ebq: tracing …" once attached);
