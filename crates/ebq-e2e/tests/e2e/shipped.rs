@@ -15,7 +15,7 @@ fn json_lines(stdout: &[u8]) -> Vec<Json> {
         .collect()
 }
 
-/// The names `ebq queries` lists.
+/// The names `ebq queries` lists (a description wraps onto indented lines of its own).
 fn shipped_names() -> Vec<String> {
     let out = Command::new(ebq_bin()).arg("queries").output().unwrap();
     assert!(out.status.success());
@@ -23,6 +23,7 @@ fn shipped_names() -> Vec<String> {
         .unwrap()
         .lines()
         .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with(' '))
         .map(|l| l.split_whitespace().next().unwrap().to_string())
         .collect()
 }
