@@ -38,23 +38,21 @@ for _ in $(seq 1 300); do
     holds_prog "${pids[0]}" && holds_prog "${pids[1]}" && { sleep 1; break; }
     sleep 0.1
 done
-for p in "${pids[@]}"; do
-    kill -0 "$p" 2>/dev/null || {
-        echo "test-beside-tracers: a tracer exited before the tests started:" >&2
-        cat "$logs"/*.log >&2
-        exit 1
-    }
-done
+# Both tracers still running, or the run fails saying `when`.
+tracers_alive() {
+    for p in "${pids[@]}"; do
+        kill -0 "$p" 2>/dev/null || {
+            echo "test-beside-tracers: a tracer exited $1:" >&2
+            cat "$logs"/*.log >&2
+            exit 1
+        }
+    done
+}
+tracers_alive "before the tests started"
 echo "test-beside-tracers: syscount (pid ${pids[0]}) and bpftrace (pid ${pids[1]}) attached; logs in $logs"
 
 bash scripts/test.sh "$@"
 
 # Still attached at the end: the suite ran beside them from first test to last.
-for p in "${pids[@]}"; do
-    kill -0 "$p" 2>/dev/null || {
-        echo "test-beside-tracers: a tracer died during the run:" >&2
-        cat "$logs"/*.log >&2
-        exit 1
-    }
-done
+tracers_alive "during the run"
 echo "test-beside-tracers: green with syscount and bpftrace attached throughout"
