@@ -155,14 +155,14 @@ impl Binder<'_> {
         let s = self.scalar(e)?;
         refuse_stack(e, &s)?;
         if s.ty() != DataType::Bool {
-            return Err(Error::Query(
-                QueryError::new(
-                    Stage::Bind,
-                    format!("{clause} needs a true/false condition; `{e}` is {}", s.ty()),
-                    span_of(e),
-                )
-                .with_help(format!("compare it, e.g. `{e} != 0`")),
-            ));
+            let q = QueryError::new(
+                Stage::Bind,
+                format!("{clause} needs a true/false condition; `{e}` is {}", s.ty()),
+                span_of(e),
+            );
+            // `x != 0` binds only for a number.
+            let q = if s.ty().is_int() { q.with_help(format!("compare it, e.g. `{e} != 0`")) } else { q };
+            return Err(Error::Query(q));
         }
         Ok(s)
     }

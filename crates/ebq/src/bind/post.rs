@@ -110,14 +110,26 @@ impl Binder<'_> {
             Expr::Function(_) if !contains_aggregate(e) && self.scalar(e).is_err() => {
                 Err(self.scalar(e).expect_err("checked"))
             }
-            _ => Err(Error::Query(
-                QueryError::new(
+            _ => {
+                let q = QueryError::new(
                     Stage::Bind,
                     format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
                     span_of(e),
-                )
-                .with_help(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
-            )),
+                );
+                // The help proposes only what binds for the expression's type.
+                let help = match self.scalar(e) {
+                    Err(why) if !contains_aggregate(e) => return Err(why),
+                    Ok(s) if s.ty().is_int() => Some(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
+                    Ok(s) if matches!(s.ty(), DataType::Str { .. }) => {
+                        Some(format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"))
+                    }
+                    _ => None,
+                };
+                Err(Error::Query(match help {
+                    Some(h) => q.with_help(h),
+                    None => q,
+                }))
+            }
         }
     }
 

@@ -223,3 +223,32 @@ fn errno_and_signal_names_are_numbers_in_the_kernel_and_names_when_printed() {
     let e = rendered("SELECT errno_name(ret) FROM raw_syscalls.sys_exit");
     assert!(e.contains("GROUP BY `ret` and select errno_name(ret)"), "{e}");
 }
+
+/// Issue 40 item 3: a hint that proposes query text proposes what binds.
+#[test]
+fn a_missing_group_by_hint_proposes_only_what_binds_for_the_columns_type() {
+    let base = "FROM syscalls.sys_enter_pread64 GROUP BY fd";
+    let help = |sql: &str| match bind(sql) {
+        Err(crate::Error::Query(q)) => q.help,
+        other => panic!("{sql}: {other:?}"),
+    };
+    // A string: MAX is refused, COUNT(DISTINCT …) binds.
+    let h = help(&format!("SELECT comm, COUNT(*) {base}")).unwrap();
+    assert_eq!(h, "add `GROUP BY comm`, or count its values with COUNT(DISTINCT comm)");
+    bind(&format!("SELECT COUNT(DISTINCT comm), COUNT(*) {base}")).expect("the proposed aggregate binds");
+    bind("SELECT comm, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, comm").expect("the proposed key binds");
+    assert!(bind(&format!("SELECT MAX(comm), COUNT(*) {base}")).is_err(), "MAX of a string is refused");
+    // A number: both proposals bind.
+    let h = help(&format!("SELECT count, COUNT(*) {base}")).unwrap();
+    assert_eq!(h, "add `GROUP BY count`, or use e.g. MAX(count)");
+    bind(&format!("SELECT MAX(count), COUNT(*) {base}")).expect("the proposed aggregate binds");
+    // An unknown column says so, not "must appear in GROUP BY".
+    let e = rendered(&format!("SELECT cout, COUNT(*) {base}"));
+    assert!(e.starts_with("error: unknown column `cout`"), "{e}");
+    // WHERE's `x != 0` is proposed for a number only.
+    assert_eq!(
+        help("SELECT fd FROM syscalls.sys_enter_pread64 WHERE fd").as_deref(),
+        Some("compare it, e.g. `fd != 0`")
+    );
+    assert_eq!(help("SELECT fd FROM syscalls.sys_enter_pread64 WHERE comm"), None);
+}
