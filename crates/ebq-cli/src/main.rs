@@ -152,6 +152,10 @@ pub struct RunArgs {
     /// Run this command (through /bin/sh), trace it and its descendants, exit with its status.
     #[arg(short = 'c', long = "command")]
     command: Option<String>,
+    /// Say more on stderr: every event a many-event query (io.ops) traces, one
+    /// line per UNION ALL branch, under its short "ebq: tracing" line.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Trace only this process (all its threads).
     #[arg(short = 'p', long = "pid")]
     pid: Option<u32>,

@@ -150,12 +150,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
         (None, Some(p), _) => format!("process {p}"),
     };
-    let k = &prepared.physical.programs[0];
-    let events = match prepared.physical.programs.get(1) {
-        Some(second) => format!("{} joined with {}", k.events_description(), second.events_description()),
-        None => k.events_description(),
-    };
-    eprintln!("ebq: tracing {events} in {who}; Ctrl-C to stop");
+    let (events, branches) = traced(&prepared.physical);
+    let listed = if branches.is_empty() || args.verbose { "" } else { "; -v lists them" };
+    eprintln!("ebq: tracing {events} in {who}{listed}; Ctrl-C to stop");
+    if args.verbose {
+        for b in &branches {
+            eprintln!("ebq:   {b}");
+        }
+    }
     for note in prepared.physical.programs.iter().flat_map(|k| &k.unsupported) {
         eprintln!("ebq: note: {note}");
     }
@@ -271,10 +273,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let pairs = if prepared.physical.programs[0].pairing.is_some() {
         format!(
-            "; JOIN: {} end events unmatched, {} start events missed, {} pairs left open (end never seen), \
+            "; JOIN: {} start events missed, {} pairs left open (end never seen), \
              {} superseded (a new start on their key before their end), {} pairs lost (pairing map full), \
              {} evicted (older than --max-pair-age)",
-            stats.unmatched, stats.missed_starts, stats.open_pairs, stats.superseded, stats.pending_full, stats.evicted
+            stats.missed_starts, stats.open_pairs, stats.superseded, stats.pending_full, stats.evicted
         )
     } else {
         String::new()
@@ -303,6 +305,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
+    // Ends with no start are not losses: the stats line above holds only losses.
+    if prepared.physical.programs[0].pairing.is_some() && stats.unmatched > 0 {
+        eprintln!("{}", unmatched_line(stats.unmatched));
+    }
     // Block completions, interrupts, flusher work: events a process scope leaves out by design.
     let scoped = match (&args.cgroup, args.system_wide, &args.command, args.pid) {
         (Some(cg), _, _, _) => Some(format!("cgroup {cg}")),
@@ -325,6 +331,47 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(code as u8));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the "ebq: tracing" line names, and each UNION ALL branch for `-v`.
+/// Up to [`TRACED_WIDTH`] characters the events themselves; beyond (io.ops
+/// unions a dozen JOINs: 1,300 characters) their number and the branches'.
+fn traced(physical: &ebq::plan::PhysicalPlan) -> (String, Vec<String>) {
+    let k = &physical.programs[0];
+    let full = match physical.programs.get(1) {
+        Some(second) => format!("{} joined with {}", k.events_description(), second.events_description()),
+        None => k.events_description(),
+    };
+    let branches: Vec<String> = physical
+        .programs
+        .iter()
+        .flat_map(|p| p.with_branches())
+        .map(|b| match &b.pairing {
+            Some(p) => format!("{} JOIN {}", p.start_description(), b.event.event_description()),
+            None => b.event.event_description(),
+        })
+        .collect();
+    if full.chars().count() <= TRACED_WIDTH {
+        return (full, vec![]);
+    }
+    let mut events: Vec<&str> = branches.iter().flat_map(|b| b.split(" JOIN ")).collect();
+    events.sort_unstable();
+    events.dedup();
+    let short = format!("{} events ({} UNION ALL branches)", events.len(), branches.len());
+    (short, branches)
+}
+
+/// The longest list of events the "ebq: tracing" line spells out.
+const TRACED_WIDTH: usize = 160;
+
+/// The line after a JOIN's stats line for end events that had no start:
+/// other processes' ends, ends of starts before ebq attached, or of starts
+/// the start's WHERE left out. Expected, so not on the line of losses.
+fn unmatched_line(unmatched: u64) -> String {
+    format!(
+        "ebq: JOIN: {unmatched} end events had no start (their start came before ebq attached, was another \
+         process's, or failed the start's WHERE): not losses"
+    )
 }
 
 /// Why `--interval` does not apply: it snapshots the running totals of an

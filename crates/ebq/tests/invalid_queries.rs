@@ -33,7 +33,10 @@ const READ: &str = "syscalls.sys_enter_read";
 
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
-starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)";
+starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), \
+print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: \
+syscall_name(nr), errno_name(ret), signal_name(sig), dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), \
+cgroup_path(cgroup), container_id(cgroup)";
 
 fn engine() -> Engine {
     Engine::with_kernel(FixtureKernel::checked_in())
@@ -225,7 +228,7 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT fd, count FROM {READ} GROUP BY fd"), "1:12-1:17", "`count` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY count`, or use e.g. MAX(count)")),
         bad(format!("SELECT SUM(comm) FROM {READ}"), "1:12-1:16", "SUM needs an integer argument; `comm` is string(16)", None),
         bad(format!("SELECT COUNT(*) + fd FROM {READ}"), "1:19-1:21", "`fd` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY fd`, or use e.g. MAX(fd)")),
-        bad(format!("SELECT COUNT(*) FROM {READ} HAVING COUNT(*) > comm"), "1:64-1:68", "`comm` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY comm`, or use e.g. MAX(comm)")),
+        bad(format!("SELECT COUNT(*) FROM {READ} HAVING COUNT(*) > comm"), "1:64-1:68", "`comm` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY comm`, or count its values with COUNT(DISTINCT comm)")),
         bad(format!("SELECT SUM(DISTINCT fd) FROM {READ}"), "1:8-1:23", "SUM(DISTINCT …) is not supported; COUNT(DISTINCT …) is", None),
         bad(format!("SELECT COUNT(DISTINCT fd), COUNT(DISTINCT count) FROM {READ}"), "1:8-1:48", "all COUNT(DISTINCT …) of a query must count the same expression", None),
         bad(format!("SELECT SUM(fd, count) FROM {READ}"), "1:8-1:21", "SUM takes one argument", None),
@@ -286,7 +289,7 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT fd FROM {READ} HAVING fd > 1"), "1:47-1:53", "HAVING needs GROUP BY or aggregates; use WHERE to filter events", None),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd HAVING COUNT(*)"), "1:69-1:74", "HAVING needs a true/false condition; `COUNT(*)` is u64", None),
         bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd HAVING count > 1"), "1:69-1:74", "`count` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY count`, or use e.g. MAX(count)")),
-        bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd ORDER BY comm"), "1:71-1:75", "`comm` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY comm`, or use e.g. MAX(comm)")),
+        bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd ORDER BY comm"), "1:71-1:75", "`comm` must appear in GROUP BY or be inside an aggregate", Some("add `GROUP BY comm`, or count its values with COUNT(DISTINCT comm)")),
         // --- file columns (issue 3): only where an fd names a file ---
         bad("SELECT inode FROM syscalls.sys_enter_openat", "1:8-1:13", "`inode` is a file column, and tracepoint:syscalls:sys_enter_openat has no fd argument to resolve", Some(WHICH_EVENTS)),
         bad("SELECT COUNT(*) FROM sched.sched_switch GROUP BY fs_type", "1:50-1:57", "`fs_type` is a file column, and tracepoint:sched:sched_switch has no fd argument to resolve", Some(WHICH_EVENTS)),

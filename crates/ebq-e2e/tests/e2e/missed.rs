@@ -33,7 +33,7 @@
 
 use crate::common;
 
-use common::{ebq_bin, first_stderr_line, Background, DdLoops, LoopDevice};
+use common::{ebq_bin, first_stderr_line, unmatched, Background, DdLoops, LoopDevice};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -96,7 +96,7 @@ fn biolatency_beside_another_tools_syscall_program_accounts_for_every_request() 
     let line = err.lines().find(|l| l.starts_with("ebq: ") && l.contains("events seen")).expect(&err);
     let num = |word: &str| number_before(line, word);
     let (seen, missed, unmatched, open, superseded) =
-        (num("events seen"), num("missed;"), num("end events unmatched"), num("pairs left open"), num("superseded"));
+        (num("events seen"), num("missed;"), unmatched(&err), num("pairs left open"), num("superseded"));
     let hist: u64 =
         out.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["count"].as_u64().unwrap()).sum();
     let during = inner_end - inner_start;

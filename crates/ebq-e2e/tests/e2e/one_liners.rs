@@ -27,7 +27,7 @@ fn one_liners() -> Vec<(String, String)> {
 #[test]
 fn every_readme_one_liner_runs_and_gives_rows() {
     let queries = one_liners();
-    assert_eq!(queries.len(), 22, "{queries:?}");
+    assert_eq!(queries.len(), 23, "{queries:?}");
     let file = format!("/var/tmp/ebq-one-liners-{}", std::process::id());
     let script = format!(
         "while :; do cat /etc/hostname >/dev/null; cat /nonexistent/ebq-one-liners 2>/dev/null; \

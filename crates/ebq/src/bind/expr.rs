@@ -47,6 +47,66 @@ fn expr_err(e: &Expr, message: impl Into<String>) -> Error {
     Error::query(Stage::Bind, message, expr_span(e))
 }
 
+/// Every function ebq knows, lower case, for "unknown function" and its "did you mean".
+const FUNCTIONS: &[&str] = &[
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "approx_count_distinct",
+    "hist",
+    "lhist",
+    "quantile",
+    "p50",
+    "p90",
+    "p99",
+    "p999",
+    "starts_with",
+    "syscall_nr",
+    "enum_value",
+    "io_uring_op",
+    "print_flag",
+    "str",
+    "user_i8",
+    "user_u8",
+    "user_i16",
+    "user_u16",
+    "user_i32",
+    "user_u32",
+    "user_i64",
+    "user_u64",
+    "syscall_name",
+    "dev_str",
+    "req_flags",
+    "part_name",
+    "cgroup_path",
+    "container_id",
+    "errno_name",
+    "signal_name",
+];
+
+/// True when `f` names a function ebq knows (whatever its arguments).
+pub(super) fn is_known_function(f: &Function) -> bool {
+    FUNCTIONS.contains(&f.name.to_string().to_ascii_lowercase().as_str())
+}
+
+/// "unknown function `x`", at the name, with the closest known names or the list.
+pub(super) fn unknown_function(f: &Function) -> Error {
+    let name = f.name.to_string();
+    let close = crate::catalog::suggest_column(&name.to_ascii_lowercase(), FUNCTIONS);
+    let help = if close.is_empty() {
+        "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), \
+         syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), \
+         str(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
+         dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), cgroup_path(cgroup), container_id(cgroup)"
+            .to_string()
+    } else {
+        format!("did you mean {}?", close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))
+    };
+    Error::Query(QueryError::new(Stage::Bind, format!("unknown function `{name}`"), span_of(&f.name)).with_help(help))
+}
+
 /// Aggregate function name → function, if it is one.
 pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
     match f.name.to_string().to_ascii_uppercase().as_str() {
@@ -95,14 +155,14 @@ impl Binder<'_> {
         let s = self.scalar(e)?;
         refuse_stack(e, &s)?;
         if s.ty() != DataType::Bool {
-            return Err(Error::Query(
-                QueryError::new(
-                    Stage::Bind,
-                    format!("{clause} needs a true/false condition; `{e}` is {}", s.ty()),
-                    span_of(e),
-                )
-                .with_help(format!("compare it, e.g. `{e} != 0`")),
-            ));
+            let q = QueryError::new(
+                Stage::Bind,
+                format!("{clause} needs a true/false condition; `{e}` is {}", s.ty()),
+                span_of(e),
+            );
+            // `x != 0` binds only for a number.
+            let q = if s.ty().is_int() { q.with_help(format!("compare it, e.g. `{e} != 0`")) } else { q };
+            return Err(Error::Query(q));
         }
         Ok(s)
     }
@@ -409,6 +469,16 @@ impl Binder<'_> {
                          select syscall_name(id)",
                     ));
                 }
+                if let Some((which, arg)) = super::linux_names::named_arg(e) {
+                    let f = which.function();
+                    return Err(err(
+                        e,
+                        format!(
+                            "{f}() is named in user space, per group: GROUP BY `{arg}` and select {f}({arg}), \
+                             or filter with WHERE {f}({arg}) = 'NAME'"
+                        ),
+                    ));
+                }
                 if name == "cgroup_path" || name == "container_id" {
                     return Err(err(
                         e,
@@ -435,19 +505,22 @@ impl Binder<'_> {
                         _ => Err(err(e, "syscall_nr('name') needs a string literal")),
                     },
                     ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
-                    ("enum_value", [FunctionArgExpr::Expr(Expr::Value(t)), FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => {
-                        match (&t.value, &v.value) {
-                            (Value::SingleQuotedString(ty), Value::SingleQuotedString(n)) => self.enum_value(ty, n, arg),
-                            _ => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
-                        }
-                    }
+                    (
+                        "enum_value",
+                        [FunctionArgExpr::Expr(Expr::Value(t)), FunctionArgExpr::Expr(arg @ Expr::Value(v))],
+                    ) => match (&t.value, &v.value) {
+                        (Value::SingleQuotedString(ty), Value::SingleQuotedString(n)) => self.enum_value(ty, n, arg),
+                        _ => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
+                    },
                     ("enum_value", _) => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
                     // io_uring_op('READ') = enum_value('io_uring_op', 'IORING_OP_READ').
                     ("io_uring_op", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
                         Value::SingleQuotedString(n) => self.enum_value("io_uring_op", &format!("IORING_OP_{n}"), arg),
                         _ => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
                     },
-                    ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
+                    ("io_uring_op", _) => {
+                        Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)"))
+                    }
                     ("print_flag", args) => self.print_flag(e, args),
                     ("str", args) => self.user_string(e, args),
                     (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
@@ -457,14 +530,14 @@ impl Binder<'_> {
                         };
                         let addr = self.scalar(a)?;
                         if !addr.ty().is_int() {
-                            return Err(err(a, format!("{name}() reads at an integer address; `{a}` is {}", addr.ty())));
+                            return Err(err(
+                                a,
+                                format!("{name}() reads at an integer address; `{a}` is {}", addr.ty()),
+                            ));
                         }
                         Ok(ScalarExpr::UserRead { addr: Box::new(addr), ty })
                     }
-                    _ => Err(Error::Query(
-                        QueryError::new(Stage::Bind, format!("unknown function `{}`", f.name), span_of(&f.name))
-                            .with_help("functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64), syscall_name(nr), dev_str(dev) and req_flags(cmd_flags) (per group)"),
-                    )),
+                    _ => Err(unknown_function(f)),
                 }
             }
             other => Err(expr_err(e, format!("`{other}` is not supported in ebq expressions"))),
@@ -504,6 +577,42 @@ impl Binder<'_> {
             Ok(v) => Ok(ScalarExpr::Int { value: v, ty: DataType::U64 }),
             Err(why) => Err(err(&at_name, format!("{event}: {why}"))),
         }
+    }
+
+    /// `errno_name(ret) = 'ENOENT'`: `ret = -2`, compared in the kernel.
+    fn linux_name_match(
+        &self,
+        e: &Expr,
+        which: super::LinuxName,
+        arg: &Expr,
+        (name, lit): (&str, &Expr),
+        op: BinaryOp,
+    ) -> Result<ScalarExpr> {
+        let Some(value) = which.value(name) else {
+            let mut q = QueryError::new(
+                Stage::Bind,
+                format!("`{name}` is not a name {}() gives", which.function()),
+                span_of(lit),
+            );
+            let close = crate::catalog::suggest_column(&name.to_ascii_uppercase(), &which.names());
+            if !close.is_empty() {
+                q = q.with_help(format!(
+                    "did you mean {}?",
+                    close.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            return Err(Error::Query(q));
+        };
+        let number = self.scalar(arg)?;
+        if !number.ty().is_int() {
+            return Err(err(
+                arg,
+                format!("{} needs {}; `{arg}` is {}", which.function(), which.argument(), number.ty()),
+            ));
+        }
+        let ty = if value < 0 { DataType::I64 } else { DataType::U64 };
+        let value = ScalarExpr::Int { value: value as u64, ty };
+        self.compare(e, op, number, value)
     }
 
     /// `enum_value('io_uring_op', 'IORING_OP_READ')`: the enumerator's value in
@@ -615,6 +724,9 @@ impl Binder<'_> {
             for (col, lit) in [(left, right), (right, left)] {
                 if let Expr::Value(v) = lit {
                     if let Value::SingleQuotedString(s) = &v.value {
+                        if let Some((which, arg)) = super::linux_names::named_arg(col) {
+                            return self.linux_name_match(e, which, arg, (s, lit), op);
+                        }
                         return self.string_match(col, s, false, op == BinaryOp::Ne);
                     }
                 }

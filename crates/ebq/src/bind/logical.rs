@@ -571,6 +571,7 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
             PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
             PostExpr::DevStr(e) => write!(f, "dev_str({e})"),
+            PostExpr::LinuxName(which, e) => write!(f, "{}({e})", which.function()),
             PostExpr::PartName { disk, partno } => write!(f, "part_name({disk}, {partno})"),
             PostExpr::ReqFlags { flags, .. } => write!(f, "req_flags({flags})"),
         }
@@ -778,6 +779,10 @@ pub enum PostExpr<R = Input> {
     /// high 12 bits, minor in the low 20) as `"major:minor"`, as `lsblk` and
     /// `/proc/partitions` name devices. Formatted in user space, per group.
     DevStr(Box<PostExpr<R>>),
+    /// `errno_name(ret)` or `signal_name(sig)`: Linux's name for the number
+    /// (`-2` → `ENOENT`, `9` → `SIGKILL`; a number with no name as text),
+    /// given in user space, per group ([`super::LinuxName`]).
+    LinuxName(super::LinuxName, Box<PostExpr<R>>),
     /// `part_name(disk, partno)`: a block partition's name as the kernel and
     /// `/proc/partitions` spell it, from its disk's name and partition number
     /// (`vda`, 1 → `vda1`; `loop3`, 1 → `loop3p1`; 0 → the disk itself).
@@ -853,6 +858,7 @@ impl<R> PostExpr<R> {
             PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
             PostExpr::Cgroup(what, e) => PostExpr::Cgroup(what, again(e)),
             PostExpr::DevStr(e) => PostExpr::DevStr(again(e)),
+            PostExpr::LinuxName(which, e) => PostExpr::LinuxName(which, again(e)),
             PostExpr::PartName { disk, partno } => PostExpr::PartName { disk: again(disk), partno: again(partno) },
             PostExpr::ReqFlags { flags, names } => PostExpr::ReqFlags { flags: again(flags), names },
         }
@@ -872,6 +878,7 @@ impl<R: PostRef> PostExpr<R> {
             PostExpr::SyscallName { .. } => DataType::Str { cap: SYSCALL_NAME_CAP },
             PostExpr::Cgroup(..) => DataType::Str { cap: CGROUP_TEXT_CAP },
             PostExpr::DevStr(_) => DataType::Str { cap: 16 },
+            PostExpr::LinuxName(..) => DataType::Str { cap: super::LINUX_NAME_CAP },
             PostExpr::PartName { .. } => DataType::Str { cap: PART_NAME_CAP },
             PostExpr::ReqFlags { .. } => DataType::Str { cap: 64 },
         }

@@ -13,6 +13,7 @@ mod expr;
 mod file;
 mod hist;
 mod join;
+mod linux_names;
 mod logical;
 mod names;
 mod positions;
@@ -28,6 +29,7 @@ mod user_str;
 pub use btf_args::RawArg;
 pub use describe_args::{describe_args, describe_members, Described};
 pub(crate) use join::{and_all, split_start_only};
+pub use linux_names::{LinuxName, LINUX_NAME_CAP};
 pub use logical::*;
 pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 
@@ -415,7 +417,9 @@ impl Binder<'_> {
                 }
                 _ => None,
             };
-            let key = self.scalar(by_alias.unwrap_or(g))?;
+            let g = by_alias.unwrap_or(g);
+            // `GROUP BY errno_name(ret)` groups by the number; the name is given per group.
+            let key = self.scalar(linux_names::named_arg(g).map_or(g, |(_, arg)| arg))?;
             if key.ty() == DataType::Bool {
                 return Err(Error::query(Stage::Bind, "cannot GROUP BY a condition", Span::from_sql(g.span())));
             }

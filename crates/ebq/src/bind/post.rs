@@ -87,6 +87,11 @@ impl Binder<'_> {
                 }
                 Ok(PostExpr::PartName { disk: Box::new(d), partno: Box::new(n) })
             }
+            Expr::Function(f) if super::LinuxName::of_function(&f.name.to_string()).is_some() => {
+                let which = super::LinuxName::of_function(&f.name.to_string()).expect("checked");
+                let number = self.number_arg(f, e, which.function(), which.argument(), keys, aggs)?;
+                Ok(PostExpr::LinuxName(which, number))
+            }
             Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("dev_str") => {
                 Ok(PostExpr::DevStr(self.number_arg(f, e, "dev_str", "a device number", keys, aggs)?))
             }
@@ -99,14 +104,32 @@ impl Binder<'_> {
                 let ty = post_type(e, op, &l, &r)?;
                 Ok(PostExpr::Binary { op, left: Box::new(l), right: Box::new(r), ty })
             }
-            _ => Err(Error::Query(
-                QueryError::new(
+            // Functions are resolved before GROUP BY is checked: an unknown
+            // name, or a known one used wrongly, says so first.
+            Expr::Function(f) if !super::expr::is_known_function(f) => Err(super::expr::unknown_function(f)),
+            Expr::Function(_) if !contains_aggregate(e) && self.scalar(e).is_err() => {
+                Err(self.scalar(e).expect_err("checked"))
+            }
+            _ => {
+                let q = QueryError::new(
                     Stage::Bind,
                     format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
                     span_of(e),
-                )
-                .with_help(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
-            )),
+                );
+                // The help proposes only what binds for the expression's type.
+                let help = match self.scalar(e) {
+                    Err(why) if !contains_aggregate(e) => return Err(why),
+                    Ok(s) if s.ty().is_int() => Some(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
+                    Ok(s) if matches!(s.ty(), DataType::Str { .. }) => {
+                        Some(format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"))
+                    }
+                    _ => None,
+                };
+                Err(Error::Query(match help {
+                    Some(h) => q.with_help(h),
+                    None => q,
+                }))
+            }
         }
     }
 

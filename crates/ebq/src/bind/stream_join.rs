@@ -340,6 +340,7 @@ fn offset_second(e: PostExpr, left: usize) -> PostExpr {
         PostExpr::SyscallName { nr, names } => PostExpr::SyscallName { nr: again(nr), names },
         PostExpr::Cgroup(what, x) => PostExpr::Cgroup(what, again(x)),
         PostExpr::DevStr(x) => PostExpr::DevStr(again(x)),
+        PostExpr::LinuxName(which, x) => PostExpr::LinuxName(which, again(x)),
         PostExpr::PartName { disk, partno } => PostExpr::PartName { disk: again(disk), partno: again(partno) },
         PostExpr::ReqFlags { flags, names } => PostExpr::ReqFlags { flags: again(flags), names },
         other => other,

@@ -170,3 +170,85 @@ fn a_literal_in_select_distinct_is_a_constant_key_not_a_position() {
     assert_ne!(distinct, keys("SELECT fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, fd"));
     keys("SELECT DISTINCT 1, fd FROM syscalls.sys_enter_pread64");
 }
+
+/// Issue 40 item 2: a function is resolved before GROUP BY is checked.
+#[test]
+fn an_unknown_function_is_named_before_group_by_is_checked() {
+    let sql = "SELECT comm, foo(ret) FROM raw_syscalls.sys_exit GROUP BY comm, id, ret";
+    let e = rendered(sql);
+    let head = format!(
+        "error: unknown function `foo` at 1:14\n1 | {sql}\n{}^^^\n  help: functions: COUNT",
+        " ".repeat(4 + 13)
+    );
+    assert!(e.starts_with(&head), "{e}");
+    assert!(e.contains("errno_name(ret), signal_name(sig)"), "{e}");
+    let sql = "SELECT comm, erno_name(ret) FROM raw_syscalls.sys_exit GROUP BY comm, id, ret";
+    let e = rendered(sql);
+    assert!(e.starts_with("error: unknown function `erno_name` at 1:14"), "{e}");
+    assert!(e.contains("help: did you mean `errno_name`"), "{e}");
+    // A known function used wrongly says what is wrong, not "must appear in GROUP BY".
+    let e = rendered("SELECT comm, syscall_nr(ret) FROM raw_syscalls.sys_exit GROUP BY comm");
+    assert!(e.starts_with("error: syscall_nr('name') needs a string literal"), "{e}");
+    // A known, well-formed function of an ungrouped column still asks for GROUP BY.
+    let e = rendered("SELECT comm, user_u64(ret) FROM raw_syscalls.sys_exit GROUP BY comm");
+    assert!(e.contains("must appear in GROUP BY"), "{e}");
+}
+
+#[test]
+fn errno_and_signal_names_are_numbers_in_the_kernel_and_names_when_printed() {
+    use super::{GroupRef, LinuxName, PostExpr, QueryBody};
+    let plan = bind("SELECT comm, errno_name(ret) AS err, COUNT(*) FROM raw_syscalls.sys_exit GROUP BY comm, id, ret")
+        .unwrap();
+    let QueryBody::Aggregate { columns, .. } = &plan.body else { panic!("{:?}", plan.body) };
+    assert!(
+        matches!(&columns[1].source, PostExpr::LinuxName(LinuxName::Errno, x) if matches!(**x, PostExpr::Ref(GroupRef::Key { index: 2, .. }))),
+        "{:?}",
+        columns[1].source
+    );
+    // GROUP BY the name groups by the number.
+    let by_name = bind("SELECT errno_name(ret), COUNT(*) FROM raw_syscalls.sys_exit GROUP BY errno_name(ret)").unwrap();
+    let by_number = bind("SELECT errno_name(ret), COUNT(*) FROM raw_syscalls.sys_exit GROUP BY ret").unwrap();
+    assert_eq!(format!("{:?}", by_name.body), format!("{:?}", by_number.body));
+    // WHERE compares the number, in the kernel.
+    let named = bind("SELECT COUNT(*) FROM raw_syscalls.sys_exit WHERE errno_name(ret) = 'ENOENT'").unwrap();
+    let numbered = bind("SELECT COUNT(*) FROM raw_syscalls.sys_exit WHERE ret = -2").unwrap();
+    assert_eq!(format!("{:?}", named.filter), format!("{:?}", numbered.filter));
+    let named = bind("SELECT COUNT(*) FROM sched.sched_process_exit WHERE signal_name(prio) != 'SIGKILL'").unwrap();
+    let numbered = bind("SELECT COUNT(*) FROM sched.sched_process_exit WHERE prio != 9").unwrap();
+    assert_eq!(format!("{:?}", named.filter), format!("{:?}", numbered.filter));
+    let e = rendered("SELECT COUNT(*) FROM raw_syscalls.sys_exit WHERE errno_name(ret) = 'ENOENTT'");
+    assert!(e.starts_with("error: `ENOENTT` is not a name errno_name() gives"), "{e}");
+    assert!(e.contains("help: did you mean 'ENOENT'"), "{e}");
+    // A row query has no groups to name: it says how.
+    let e = rendered("SELECT errno_name(ret) FROM raw_syscalls.sys_exit");
+    assert!(e.contains("GROUP BY `ret` and select errno_name(ret)"), "{e}");
+}
+
+/// Issue 40 item 3: a hint that proposes query text proposes what binds.
+#[test]
+fn a_missing_group_by_hint_proposes_only_what_binds_for_the_columns_type() {
+    let base = "FROM syscalls.sys_enter_pread64 GROUP BY fd";
+    let help = |sql: &str| match bind(sql) {
+        Err(crate::Error::Query(q)) => q.help,
+        other => panic!("{sql}: {other:?}"),
+    };
+    // A string: MAX is refused, COUNT(DISTINCT …) binds.
+    let h = help(&format!("SELECT comm, COUNT(*) {base}")).unwrap();
+    assert_eq!(h, "add `GROUP BY comm`, or count its values with COUNT(DISTINCT comm)");
+    bind(&format!("SELECT COUNT(DISTINCT comm), COUNT(*) {base}")).expect("the proposed aggregate binds");
+    bind("SELECT comm, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY fd, comm").expect("the proposed key binds");
+    assert!(bind(&format!("SELECT MAX(comm), COUNT(*) {base}")).is_err(), "MAX of a string is refused");
+    // A number: both proposals bind.
+    let h = help(&format!("SELECT count, COUNT(*) {base}")).unwrap();
+    assert_eq!(h, "add `GROUP BY count`, or use e.g. MAX(count)");
+    bind(&format!("SELECT MAX(count), COUNT(*) {base}")).expect("the proposed aggregate binds");
+    // An unknown column says so, not "must appear in GROUP BY".
+    let e = rendered(&format!("SELECT cout, COUNT(*) {base}"));
+    assert!(e.starts_with("error: unknown column `cout`"), "{e}");
+    // WHERE's `x != 0` is proposed for a number only.
+    assert_eq!(
+        help("SELECT fd FROM syscalls.sys_enter_pread64 WHERE fd").as_deref(),
+        Some("compare it, e.g. `fd != 0`")
+    );
+    assert_eq!(help("SELECT fd FROM syscalls.sys_enter_pread64 WHERE comm"), None);
+}

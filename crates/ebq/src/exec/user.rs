@@ -39,6 +39,10 @@ pub fn eval(e: &PostExpr, inputs: &[Value], outputs: &[Value]) -> Value {
             Value::Null => Value::Null,
             v => Value::S(dev_str(as_i64(&v) as u64)),
         },
+        PostExpr::LinuxName(which, x) => match eval(x, inputs, outputs) {
+            Value::Null => Value::Null,
+            v => Value::S(which.name(as_i64(&v))),
+        },
         PostExpr::PartName { disk, partno } => match (eval(disk, inputs, outputs), eval(partno, inputs, outputs)) {
             (Value::S(disk), n) if n != Value::Null => Value::S(part_name(&disk, as_i64(&n) as u64)),
             _ => Value::Null,

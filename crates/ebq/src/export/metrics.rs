@@ -339,6 +339,7 @@ fn inputs_of(e: &PostExpr, out: &mut Vec<usize>) {
         | PostExpr::SyscallName { nr: x, .. }
         | PostExpr::Cgroup(_, x)
         | PostExpr::DevStr(x)
+        | PostExpr::LinuxName(_, x)
         | PostExpr::ReqFlags { flags: x, .. } => inputs_of(x, out),
         _ => {}
     }

@@ -369,6 +369,7 @@ pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &
         P::SyscallName { nr, .. } => format!("syscall_name({})", post_text(nr, inputs, outputs)),
         P::Cgroup(what, x) => format!("{}({})", what.name(), post_text(x, inputs, outputs)),
         P::DevStr(x) => format!("dev_str({})", post_text(x, inputs, outputs)),
+        P::LinuxName(which, x) => format!("{}({})", which.function(), post_text(x, inputs, outputs)),
         P::PartName { disk, partno } => {
             format!("part_name({}, {})", post_text(disk, inputs, outputs), post_text(partno, inputs, outputs))
         }

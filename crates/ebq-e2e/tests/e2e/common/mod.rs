@@ -459,7 +459,7 @@ pub fn cli_stats(stderr: &str) -> QueryStats {
         dropped: num(" dropped"),
         // The first ` missed` is the query program's (`…, Y missed[; JOIN: …]`).
         missed: num(" missed"),
-        unmatched: num(" end events unmatched"),
+        unmatched: unmatched(stderr),
         missed_starts: num(" start events missed"),
         open_pairs: num(" pairs left open"),
         superseded: num(" superseded"),
@@ -470,6 +470,20 @@ pub fn cli_stats(stderr: &str) -> QueryStats {
         missed_tracking: num(" fork/exit events missed"),
         ..QueryStats::default()
     }
+}
+
+/// A JOIN's end events with no start, from the line after the stats line
+/// (`ebq: JOIN: N end events had no start (…): not losses`); 0 without it.
+pub fn unmatched(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("ebq: JOIN: ") && l.contains(" end events had no start"))
+        .map(|l| {
+            let n = l["ebq: JOIN: ".len()..].split(' ').next().unwrap_or_default();
+            n.parse().unwrap_or_else(|_| panic!("{l}"))
+        })
+        .unwrap_or(0)
 }
 
 /// Per fd: (calls, bytes) from a pread report.

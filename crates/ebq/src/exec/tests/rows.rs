@@ -140,3 +140,10 @@ fn histogram_cells_round_trip_through_arrow_with_saturated_top_bounds() {
         assert_eq!(hist_cell(&col, 1), Value::Hist(vec![]));
     }
 }
+
+#[test]
+fn errno_names_are_given_per_group_and_other_numbers_stay_numbers() {
+    let p = physical("SELECT errno_name(ret) AS err, COUNT(*) AS n FROM raw_syscalls.sys_exit GROUP BY ret");
+    let out = apply(&p.user, vec![vec![Value::I(-2), Value::U(3)], vec![Value::I(0), Value::U(1)]], true);
+    assert_eq!(out, vec![vec![Value::S("ENOENT".into()), Value::U(3)], vec![Value::S("0".into()), Value::U(1)]]);
+}
