@@ -4,15 +4,15 @@
 //! is a finding; so is an error that is not a positioned query error, or an
 //! error whose rendering panics.
 
-use ebq::catalog::Catalog;
-use ebq::error::Error;
-use ebq::plan::PlanOptions;
+use ebq_front::catalog::Catalog;
+use ebq_front::error::Error;
+use ebq_front::plan::PlanOptions;
 use std::sync::OnceLock;
 
 /// The catalog of the ebq crate's fixture kernel (its unit tests' too).
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::new(ebq::host::FixtureKernel::checked_in()))
+    CATALOG.get_or_init(|| Catalog::new(ebq_front::host::FixtureKernel::checked_in()))
 }
 
 /// Runs one input through every pure stage. Panics on a finding.
@@ -24,10 +24,10 @@ pub fn check(data: &[u8]) {
 
 /// [`check`] for text.
 pub fn check_str(sql: &str) {
-    let result = ebq::parse::parse_query(sql).and_then(|q| {
-        let logical = ebq::bind::bind(&q, catalog())?;
-        let physical = ebq::plan::plan(sql, &logical, catalog(), &PlanOptions::default())?;
-        let source = ebq::codegen::generate(&physical);
+    let result = ebq_front::parse::parse_query(sql).and_then(|q| {
+        let logical = ebq_front::bind::bind(&q, catalog())?;
+        let physical = ebq_front::plan::plan(sql, &logical, catalog(), &PlanOptions::default())?;
+        let source = ebq_front::codegen::generate(&physical);
         assert!(source.contains("SEC(\""), "generated C has no program section");
         let _ = physical.explain();
         Ok(())

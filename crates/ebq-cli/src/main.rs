@@ -341,11 +341,12 @@ pub fn bench_stage(args: &RunArgs) -> Result<Option<ebq::plan::StageLimit>, Stri
 }
 
 fn tracefs_error(e: &Error) -> String {
+    use ebq::{catalog::CatalogError, host::TracefsError};
     match e {
-        Error::Catalog(ebq::catalog::CatalogError::Io { path, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => format!(
+        Error::Catalog(CatalogError::Tracefs(TracefsError::Io { path, source })) if source.kind() == std::io::ErrorKind::PermissionDenied => format!(
             "error: cannot read {path}: permission denied; tracefs is readable by root only on most systems\n  help: run ebq as root (`sudo ebq …`)"
         ),
-        Error::Catalog(ebq::catalog::CatalogError::NoTracefs { looked }) => format!(
+        Error::Catalog(CatalogError::Tracefs(TracefsError::NotMounted { looked })) => format!(
             "error: tracefs is not mounted (looked in {looked}); ebq reads event formats from it\n  help: mount it: `mount -t tracefs nodev /sys/kernel/tracing` (scripts/setup.sh does this)"
         ),
         other => format!("error: {other}"),
@@ -406,7 +407,9 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     if !matches!(args.format, Format::Table | Format::Json) {
         return Err("error: `ebq report io` writes text (--format table) or one JSON document (--format json)".into());
     }
-    args.sql = Some(report::sql());
+    let catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
+    options.syscalls = catalog.kernel().syscalls().clone();
+    args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
     args.report = Some(options);
     run::run(&args)
@@ -580,7 +583,7 @@ fn describe(event: &str, path: Option<&str>, args: &RunArgs) -> Result<ExitCode,
 /// `ebq describe VIEW`: its columns with their types, then its SQL.
 fn describe_view(engine: &Engine, view: &ebq::parse::View) -> Result<ExitCode, String> {
     let mut out = format!("view {} (inlined into the query that reads it)\n  {:<24} type\n", view.name, "column");
-    for (name, ty) in engine.catalog().describe_view(view) {
+    for (name, ty) in ebq::bind::describe_view(engine.catalog(), view) {
         let ty = ty.map(|t| t.to_string()).unwrap_or_else(|why| format!("- ({why})"));
         out += &format!("  {name:<24} {ty}\n");
     }

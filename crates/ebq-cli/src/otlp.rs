@@ -21,7 +21,7 @@ impl Pusher {
     /// A pusher for `prepared`, named `query` in metric names.
     pub fn new(url: &str, resource: &[String], query: &str, prepared: &PreparedQuery) -> Result<Pusher, String> {
         let schema = MetricSchema::of(query, &prepared.physical).map_err(|e| format!("error: --otlp: {e}"))?;
-        let mut config = OtlpConfig::new(url);
+        let mut config = OtlpConfig::new(url, ebq::host::host_name());
         for kv in resource {
             let (k, v) = kv
                 .split_once('=')

@@ -5,7 +5,7 @@ use crate::output::make_sink;
 use crate::signals::{self, OnHangup};
 use crate::{engine, read_sql, RunArgs};
 use ebq::sink::Sink;
-use ebq::{Output, Scope};
+use ebq::{Output, RunningQuery, Scope};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -116,8 +116,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => None,
     };
     let mut query = match &bundle {
-        Some(b) => ebq::RunningQuery::start_object(&prepared.physical, &b.object, scope),
-        None => prepared.start(scope),
+        Some(b) => RunningQuery::start_object(&prepared.physical, &b.object, scope),
+        None => RunningQuery::start(&prepared, scope),
     }
     .map_err(|e| e.render(&sql))?;
     query.set_max_sorted_rows(args.max_sorted_rows);

@@ -12,7 +12,7 @@
 //! every one of its events is seen; ebq's own CPU time (not the command's)
 //! per delivered row is what the decode path costs.
 
-use ebq::{Engine, Scope};
+use ebq::{Engine, RunningQuery, Scope};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()?;
-    let mut query = prepared.start(Scope::Tracked(vec![child.id()])).map_err(|e| e.render(sql))?;
+    let mut query = RunningQuery::start(&prepared, Scope::Tracked(vec![child.id()])).map_err(|e| e.render(sql))?;
     child.stdin.take().expect("piped").write_all(b"go\n")?;
     let t0 = Instant::now();
     let mut rows = 0usize;

@@ -6,7 +6,7 @@
 //! ```
 
 use ebq::sink::{Sink, TableSink};
-use ebq::{Engine, Scope};
+use ebq::{Engine, RunningQuery, Scope};
 use std::time::{Duration, Instant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prepared = engine.prepare(sql).map_err(|e| e.render(sql))?;
     // BPF run-time statistics cost two clock reads per event; ask for them explicitly.
     let _stats_on = ebq::runtime::enable_bpf_stats()?;
-    let mut query = prepared.start(Scope::All).map_err(|e| e.render(sql))?;
+    let mut query = RunningQuery::start(&prepared, Scope::All).map_err(|e| e.render(sql))?;
     println!("schema: {:?}", query.schema().fields().iter().map(|f| f.name()).collect::<Vec<_>>());
     let mut sink = TableSink::new(std::io::stdout());
     query.set_deadline(query.started_at() + Duration::from_secs(seconds));

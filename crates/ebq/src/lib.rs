@@ -1,41 +1,34 @@
 //! ebq: streaming SQL over Linux kernel events, compiled to eBPF.
 //!
-//! The pipeline is the architecture, one module per stage:
+//! The pipeline is the architecture, one crate per part, each depending only
+//! on those before it; this crate re-exports them under one name:
 //!
 //! ```text
-//! text ─parse─▶ Query ─bind(catalog)─▶ LogicalPlan ─plan─▶ PhysicalPlan (kernel + user part)
-//!      ─codegen─▶ BPF C ─runtime(clang, libbpf)─▶ running query ─▶ windows of RecordBatches ─▶ sink
+//! ebq-front    text ─parse─▶ Query ─bind(catalog)─▶ LogicalPlan ─plan─▶ PhysicalPlan ─codegen─▶ BPF C
+//! ebq-runtime  ─clang, libbpf─▶ running query (the only crate that touches the kernel)
+//! ebq-exec     maps and ring buffers ─decode, windows, joins─▶ Output batches ─▶ sink, export
 //! ```
 //!
-//! Everything before [`runtime`] is pure: no syscalls, testable without root.
-//! [`runtime`] is the only module that touches the kernel, and a running
-//! query reaches its loaded BPF object only through one small trait
-//! (`runtime`'s `KernelObject`: maps, counters, accounting, ring buffer,
-//! detach), so its window and row logic is unit-tested over a fake; the
-//! user-space operators it drives (decoding, windows, joins, HAVING/ORDER
-//! BY/LIMIT) live in [`exec`], pure as well.
-//! What bind and plan know of the kernel comes through one seam,
-//! [`host::KernelInfo`]: the running kernel, or a fixture in tests.
+//! Everything in `ebq-front` and `ebq-exec` is pure: no syscalls, testable
+//! without root. What the front knows of the kernel comes through one seam,
+//! [`host::KernelInfo`]: the running kernel, or a fixture in tests. The
+//! runtime reaches a loaded BPF object only through one small trait
+//! (`KernelObject`: maps, counters, accounting, ring buffer, detach), so its
+//! window and row logic is unit-tested over a fake.
+//!
+//! ```no_run
+//! let engine = ebq::Engine::new()?;
+//! let prepared = engine.prepare("SELECT comm, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY comm")?;
+//! let mut query = ebq::RunningQuery::start(&prepared, ebq::Scope::All)?;
+//! # Ok::<(), ebq::Error>(())
+//! ```
 #![deny(missing_docs)]
 
-pub mod bind;
-pub mod btf;
-pub mod bundle;
-pub mod catalog;
-pub mod codegen;
-mod engine;
-pub mod error;
-pub mod exec;
-pub mod export;
-pub mod hist;
-pub mod hll;
-pub mod host;
-pub mod parse;
-pub mod plan;
-pub mod runtime;
-pub mod sink;
-pub mod types;
+pub use ebq_exec as exec;
+pub use ebq_exec::{export, sink};
+pub use ebq_front::{bind, btf, catalog, codegen, error, hist, hll, host, parse, plan, types};
+pub use ebq_runtime as runtime;
+pub use ebq_runtime::bundle;
 
-pub use engine::{Engine, PreparedQuery};
-pub use error::{Error, Result};
-pub use runtime::{Output, QueryStats, RunningQuery, Scope, WindowBounds};
+pub use ebq_front::{Engine, Error, PreparedQuery, Result};
+pub use ebq_runtime::{Output, QueryStats, RunningQuery, Scope, WindowBounds};

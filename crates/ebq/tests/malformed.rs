@@ -19,7 +19,7 @@ mod common {
 use common::rng::Rng;
 
 use ebq::host::FixtureKernel;
-use ebq::{Engine, Error};
+use ebq::{Engine, Error, RunningQuery};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -719,7 +719,10 @@ fn report_accepted_inputs() {
             eprintln!("accepted [{kind}]: {:?}", shorten(&sql));
             continue;
         }
-        let run = engine.prepare(&sql).and_then(|p| p.start(ebq::Scope::All)).and_then(|mut q| q.finish().map(|_| ()));
+        let run = engine
+            .prepare(&sql)
+            .and_then(|p| RunningQuery::start(&p, ebq::Scope::All))
+            .and_then(|mut q| q.finish().map(|_| ()));
         match run {
             Ok(()) => eprintln!("accepted [{kind}], runs: {:?}", shorten(&sql)),
             Err(e) => eprintln!("accepted [{kind}], FAILS to run: {:?}\n{}", shorten(&sql), shorten(&e.render(&sql))),

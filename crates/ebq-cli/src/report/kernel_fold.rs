@@ -18,6 +18,7 @@
 use super::mounts::Mounts;
 use super::posix::{self, Record, BUCKETS};
 use super::{FileKey, Via};
+use ebq::host::SyscallTable;
 use std::collections::BTreeMap;
 
 /// The per-file map (`struct ebq_fold_key` → `struct ebq_fold_file`).
@@ -52,8 +53,8 @@ const SYSCALLS: [&str; 18] = [
 
 /// The fold's C (`ebq_fold` and its maps) for this machine: a call it lacks
 /// (`open` on arm64) is -1, which no row's call number is.
-pub fn source() -> String {
-    source_with(&mut |name| ebq::catalog::syscall_nr(name))
+pub fn source(syscalls: &SyscallTable) -> String {
+    source_with(&mut |name| syscalls.nr(name))
 }
 
 fn source_with(nr: &mut dyn FnMut(&str) -> Option<i64>) -> String {

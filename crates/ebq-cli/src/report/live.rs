@@ -97,7 +97,7 @@ impl MpiQueries {
                 Some(p) => Ok(p),
                 None => engine.prepare(&sql),
             };
-            let running = prepared.and_then(|p| p.start(scope.clone()));
+            let running = prepared.and_then(|p| RunningQuery::start(&p, scope.clone()));
             running
                 .map(|r| (funcs.to_vec(), sql.clone(), r))
                 .map_err(|e| format!("error: --mpi {lib}: {}", e.render(&sql)))

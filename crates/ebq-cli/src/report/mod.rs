@@ -28,6 +28,7 @@ pub mod posix;
 pub mod query;
 pub mod terminal;
 
+use ebq::host::SyscallTable;
 use ebq::runtime::Output;
 use ebq::sink::{rows, Sink};
 use std::collections::HashMap;
@@ -151,6 +152,9 @@ pub struct Options {
     pub mpi: Option<String>,
     /// What the run loop hands the report besides the POSIX rows.
     pub shared: Shared,
+    /// The traced kernel's system call numbers (its catalog's `KernelInfo`):
+    /// the query picks calls by number, the fold and the decoder name them.
+    pub syscalls: SyscallTable,
 }
 
 impl Options {
@@ -175,7 +179,7 @@ impl Options {
         (self.trace.is_none() && self.html.is_none() && self.mpi_library(command).is_none()).then(|| {
             std::sync::Arc::new(ebq::plan::RowFold {
                 name: "Darshan's POSIX records per file".into(),
-                source: kernel_fold::source(),
+                source: kernel_fold::source(&self.syscalls),
                 maps: vec![kernel_fold::FILES_MAP.into(), kernel_fold::TOTALS_MAP.into()],
             })
         })
@@ -306,7 +310,8 @@ pub struct IoReport {
 impl IoReport {
     /// A report with these options.
     pub fn new(options: Options) -> IoReport {
-        IoReport { ops: vec![], aio_submitted: 0, options, decoder: query::Decoder::new(), origin_ns: monotonic_ns() }
+        let decoder = query::Decoder::new(&options.syscalls);
+        IoReport { ops: vec![], aio_submitted: 0, options, decoder, origin_ns: monotonic_ns() }
     }
 }
 

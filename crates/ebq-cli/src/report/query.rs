@@ -5,6 +5,7 @@
 
 use super::mounts::Mounts;
 use super::{FileKey, OpKind, Operation, Via};
+use ebq::host::SyscallTable;
 use ebq::runtime::Value;
 use std::collections::HashMap;
 
@@ -54,9 +55,9 @@ use std::collections::HashMap;
 ///   (`pages_mapped`); `id` 0, the file the fault's page cache's, offset the
 ///   first page's, size and `ret` the bytes, latency 0. Darshan sees none of
 ///   them (no call): they count in `EBQ_MMAP_*` only.
-pub fn sql() -> String {
+pub fn sql(syscalls: &SyscallTable) -> String {
     let mut sql = String::from(FILE_CALLS_AND_REQUESTS);
-    for call in OPEN_CALLS.iter().filter(|c| ebq::catalog::syscall_nr(c).is_some()) {
+    for call in OPEN_CALLS.iter().filter(|c| syscalls.nr(c).is_some()) {
         sql.push_str(&open_branch(call));
     }
     sql.push_str(") u");
@@ -180,8 +181,8 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder for the running kernel's system call numbers.
-    pub fn new() -> Decoder {
+    /// A decoder for the traced kernel's system call numbers.
+    pub fn new(syscalls: &SyscallTable) -> Decoder {
         let named = [
             ("read", OpKind::Read),
             ("pread64", OpKind::Read),
@@ -201,17 +202,10 @@ impl Decoder {
             ("fsync", OpKind::Fsync),
             ("fdatasync", OpKind::Fdatasync),
         ];
-        let kinds = named.into_iter().filter_map(|(n, k)| Some((ebq::catalog::syscall_nr(n)?, k))).collect();
-        let positioned =
-            ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
-        let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(ebq::catalog::syscall_nr);
-        Decoder {
-            kinds,
-            positioned,
-            vectored,
-            io_submit: ebq::catalog::syscall_nr("io_submit"),
-            mounts: Mounts::read(),
-        }
+        let kinds = named.into_iter().filter_map(|(n, k)| Some((syscalls.nr(n)?, k))).collect();
+        let positioned = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(|n| syscalls.nr(n));
+        let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(|n| syscalls.nr(n));
+        Decoder { kinds, positioned, vectored, io_submit: syscalls.nr("io_submit"), mounts: Mounts::read() }
     }
 
     /// The mount table system-call rows are named from (read when the
@@ -300,10 +294,11 @@ mod tests {
     #[test]
     fn the_report_query_plans_with_an_open_branch_per_open_call() {
         let engine = ebq::Engine::new().expect("tracefs (the report runs as root)");
-        let sql = super::sql();
+        let syscalls = engine.catalog().kernel().syscalls();
+        let sql = super::sql(syscalls);
         let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
         let explain = prepared.explain();
-        for call in super::OPEN_CALLS.iter().filter(|c| ebq::catalog::syscall_nr(c).is_some()) {
+        for call in super::OPEN_CALLS.iter().filter(|c| syscalls.nr(c).is_some()) {
             assert!(explain.contains(&format!("syscalls:sys_exit_{call} ")), "{call}: {explain}");
         }
     }

@@ -53,7 +53,7 @@ impl Publisher {
     pub fn set_otlp(&mut self, config: Option<&super::config::OtlpConfig>) {
         let started_unix_ns = self.otlp.as_ref().map_or_else(otlp::unix_now_ns, |o| o.started_unix_ns);
         self.otlp = config.map(|c| {
-            let mut config = OtlpConfig::new(c.endpoint.clone());
+            let mut config = OtlpConfig::new(c.endpoint.clone(), ebq::host::host_name());
             config.resource = c.resource.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             Otlp { config, interval: c.interval, started_unix_ns, own_pushed: BTreeMap::new(), failed: 0 }
         });

@@ -48,7 +48,7 @@ impl Served {
     pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
         let name = c.config.name.clone();
         publisher.start(&name, c.config.max_series, c.config.series_ttl);
-        let started = c.prepared.start(Scope::All).and_then(|mut r| {
+        let started = RunningQuery::start(&c.prepared, Scope::All).and_then(|mut r| {
             r.set_max_pair_age(c.config.max_pair_age);
             if let Some(dir) = &c.config.pin {
                 let options =

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{engine, rows_of, run_around_with, u};
 use ebq::plan::PlanOptions;
-use ebq::Scope;
+use ebq::{RunningQuery, Scope};
 
 #[test]
 fn children_beyond_the_tracked_set_are_counted_as_untracked() {
@@ -67,7 +67,7 @@ fn drive(
 ) -> ebq::Result<(Vec<ebq::Output>, ebq::QueryStats)> {
     let w = common::Workload::start(workload);
     let prepared = engine().prepare(sql).unwrap_or_else(|e| panic!("{}", e.render(sql)));
-    let mut q = prepared.start(Scope::All).unwrap();
+    let mut q = RunningQuery::start(&prepared, Scope::All).unwrap();
     if let Some(n) = max_sorted {
         q.set_max_sorted_rows(n);
     }

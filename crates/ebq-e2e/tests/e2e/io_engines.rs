@@ -271,7 +271,7 @@ fn libaio_direct_io_submissions_count_what_fio_did() {
          WHERE ino = {ino} AND dev = {dev} GROUP BY aio"
     );
     let prepared = common::engine().prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-    let mut q = prepared.start(ebq::Scope::All).unwrap();
+    let mut q = ebq::RunningQuery::start(&prepared, ebq::Scope::All).unwrap();
     let cmd = fio_cmd("libaio", "--direct=1 --iodepth=8", "randread", data.path(), &json);
     assert!(Command::new("sh").args(["-c", &cmd]).status().unwrap().success(), "{cmd}");
     let mut outs = q.poll(std::time::Duration::from_millis(10)).unwrap();

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// io.ops `op` values (crates/ebq/src/catalog/views/io_ops.sql).
+/// io.ops `op` values (crates/ebq-front/src/catalog/views/io_ops.sql).
 const READ: &str = "read";
 const WRITE: &str = "write";
 const SYNC: &str = "sync";

@@ -10,7 +10,7 @@
 use crate::common;
 
 use common::{rows_of, s, u};
-use ebq::Scope;
+use ebq::{RunningQuery, Scope};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -43,7 +43,10 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
     let cpu = last_cpu();
     let sql = format!("SELECT time, comm, pid FROM profile:hz:99 WHERE cpu = {cpu}");
     let engine = common::engine();
-    let mut q = engine.prepare(&sql).and_then(|p| p.start(Scope::All)).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let mut q = engine
+        .prepare(&sql)
+        .and_then(|p| RunningQuery::start(&p, Scope::All))
+        .unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     let mut child = Command::new(&bin).arg(cpu.to_string()).arg("2").stdout(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut outs = vec![];
@@ -160,7 +163,10 @@ fn interval_50ms_fires_40_times_in_2_seconds_on_one_cpu() {
     // interrupt delayed past a window end on this shared machine.
     let sql = "SELECT time, cpu FROM interval:ms:50";
     let engine = common::engine();
-    let mut q = engine.prepare(sql).and_then(|p| p.start(Scope::All)).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    let mut q = engine
+        .prepare(sql)
+        .and_then(|p| RunningQuery::start(&p, Scope::All))
+        .unwrap_or_else(|e| panic!("{}", e.render(sql)));
     std::thread::sleep(Duration::from_millis(200));
     let start = monotonic_ns();
     let mut outs = vec![];

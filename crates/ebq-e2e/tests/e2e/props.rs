@@ -43,7 +43,7 @@ use common::Rng;
 
 use ebq::catalog::{FieldKind, SystemColumn};
 use ebq::parse::{parse_query, SelectItem};
-use ebq::{Engine, Error, Scope};
+use ebq::{Engine, Error, RunningQuery, Scope};
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestError, TestRunner};
@@ -1645,7 +1645,7 @@ fn run_sql(engine: &Engine, sql: &str, reach: Reach) -> Result<Ran, TestCaseErro
         let _ = prepared.explain();
         return Ok(Ran { is_rows, rows: 0 });
     }
-    let mut running = prepared.start(Scope::All).map_err(|e| {
+    let mut running = RunningQuery::start(&prepared, Scope::All).map_err(|e| {
         let file = std::env::temp_dir().join("ebq-props-failure.bpf.c");
         let _ = std::fs::write(&file, prepared.source());
         TestCaseError::fail(format!("start failed (generated C in {}):\n{}", file.display(), e.render(sql)))

@@ -6,7 +6,7 @@ use crate::common;
 
 use common::Workload;
 use ebq::plan::{PlanOptions, RowFold};
-use ebq::{Engine, Scope};
+use ebq::{Engine, RunningQuery, Scope};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -79,7 +79,7 @@ fn every_row_of_threads_on_both_cpus_is_folded_in_the_kernel_exactly_once() {
         "512",
         "--threads-per-cpu",
     ]);
-    let mut q = prepared.start(Scope::Process(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    let mut q = RunningQuery::start(&prepared, Scope::Process(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(sql)));
     w.go();
     let mut w = w;
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -10,7 +10,7 @@ use crate::common;
 use common::{ebq_bin, engine, rows_of, u, workload_bin, Row, Workload};
 use ebq::hist::{self, Bucket};
 use ebq::runtime::Value;
-use ebq::Scope;
+use ebq::{RunningQuery, Scope};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -96,7 +96,7 @@ fn a_keyless_aggregate_uses_one_array_slot_and_is_exact_on_both_cpus() {
     let args = workload_args(&comm);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let w = Workload::start(&args);
-    let mut q = prepared.start(Scope::Process(w.pid())).unwrap();
+    let mut q = RunningQuery::start(&prepared, Scope::Process(w.pid())).unwrap();
     // Before any event the slot exists with count 0 on every CPU: as with the hash, the
     // one row of an ungrouped aggregate over nothing (COUNT 0, the rest NULL; issue 18).
     let empty = rows_of(&[q.snapshot().unwrap()]);
@@ -133,7 +133,7 @@ fn a_keyless_aggregate_without_matching_events_prints_one_row_of_zero_and_nulls(
     let args = workload_args(&comm);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let w = Workload::start(&args);
-    let mut q = engine().prepare(sql).unwrap().start(Scope::Process(w.pid())).unwrap();
+    let mut q = RunningQuery::start(&engine().prepare(sql).unwrap(), Scope::Process(w.pid())).unwrap();
     w.go();
     w.report();
     assert_eq!(q.snapshot().unwrap().batch.num_rows(), 1);

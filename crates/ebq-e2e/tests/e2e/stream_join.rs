@@ -45,7 +45,7 @@ fn run_with_raw(join: &str) -> Option<WithRaw> {
     let e = engine();
     let start = |sql: &str| -> RunningQuery {
         e.prepare(sql)
-            .and_then(|p| p.start(Scope::Process(w.pid())))
+            .and_then(|p| RunningQuery::start(&p, Scope::Process(w.pid())))
             .unwrap_or_else(|err| panic!("{}", err.render(sql)))
     };
     let mut queries = [start(join), start(ENTER), start(EXIT)];
@@ -312,7 +312,7 @@ fn a_join_that_outgrows_its_row_bound_fails_clearly() {
     let w = Workload::start(PREAD);
     let sql = "SELECT a.fd, b.ret FROM syscalls.sys_enter_pread64 a, syscalls.sys_exit_pread64 b \
                WHERE a.tid = b.tid WINDOW(time, 10000)";
-    let mut q = engine().prepare(sql).unwrap().start(Scope::Process(w.pid())).unwrap();
+    let mut q = RunningQuery::start(&engine().prepare(sql).unwrap(), Scope::Process(w.pid())).unwrap();
     q.set_max_sorted_rows(20);
     w.go();
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -12,7 +12,7 @@ use common::{
     assert_exact_or_accounted, assert_keyed_exact_or_accounted, assert_map_exact_or_accounted, lost, rows_of,
     run_around, u, Row,
 };
-use ebq::{Output, QueryStats, Scope};
+use ebq::{Output, QueryStats, RunningQuery, Scope};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -192,7 +192,7 @@ impl FakeMpi {
         let (mut child, go) = self.spawn(driver, n, "main");
         let sql = sql.replace("{lib}", &self.path("libfakempiio.so")).replace("{driver}", &self.path(driver));
         let engine = common::engine();
-        let started = engine.prepare(&sql).and_then(|p| p.start(Scope::Process(child.id())));
+        let started = engine.prepare(&sql).and_then(|p| RunningQuery::start(&p, Scope::Process(child.id())));
         let mut q = started.unwrap_or_else(|e| {
             let _ = child.kill(); // paused drivers must not outlive a failed test
             let _ = child.wait();

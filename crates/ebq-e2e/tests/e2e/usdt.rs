@@ -12,7 +12,7 @@ use crate::common;
 
 use common::{assert_exact_or_accounted, assert_keyed_exact_or_accounted, lost, rows_of, s, u, Row};
 use ebq::runtime::Value;
-use ebq::{Output, QueryStats, Scope};
+use ebq::{Output, QueryStats, RunningQuery, Scope};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -62,7 +62,7 @@ impl SdtFire {
         let mut child = Command::new(self.bin()).arg(&go).arg(n.to_string()).stdout(Stdio::piped()).spawn().unwrap();
         let sql = sql.replace("{bin}", &self.bin());
         let engine = common::engine();
-        let started = engine.prepare(&sql).and_then(|p| p.start(Scope::Process(child.id())));
+        let started = engine.prepare(&sql).and_then(|p| RunningQuery::start(&p, Scope::Process(child.id())));
         let mut q = started.unwrap_or_else(|e| {
             let _ = child.kill();
             let _ = child.wait();

@@ -11,7 +11,7 @@ use crate::common;
 use common::{engine, f, rows_of, s, u, Row, Workload};
 use ebq::bind::QueryBody;
 use ebq::runtime::Value;
-use ebq::{Output, QueryStats, Scope, WindowBounds};
+use ebq::{Output, QueryStats, RunningQuery, Scope, WindowBounds};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -116,7 +116,7 @@ fn run_case(sql: &str, load: Load, comm: &str) -> Result<(Run, bool), String> {
         return Err(format!("explain lacks a [kernel] or [user] part:\n{explain}"));
     }
     let is_rows = matches!(prepared.logical.body, QueryBody::Rows { .. });
-    let mut q = prepared.start(Scope::All).map_err(|e| format!("start failed:\n{}", e.render(sql)))?;
+    let mut q = RunningQuery::start(&prepared, Scope::All).map_err(|e| format!("start failed:\n{}", e.render(sql)))?;
     // The workload starts after the query is attached, so its exec, fork and
     // file creation are seen; it then waits on its go-file (sleeping, so it is
     // switched out and woken) until we release it.

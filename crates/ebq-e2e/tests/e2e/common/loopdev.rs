@@ -1,6 +1,6 @@
 //! A private loop device for block-layer tests, detached on drop.
 
-use ebq::{Output, QueryStats, Scope};
+use ebq::{Output, QueryStats, RunningQuery, Scope};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -85,7 +85,7 @@ impl LoopDevice {
     #[allow(dead_code)] // not every block test runs a prepared query
     pub fn traced_direct_io(&self, prepared: ebq::PreparedQuery) -> (Vec<Output>, QueryStats, (u64, u64)) {
         let pre_attach = self.completed();
-        let mut q = prepared.start(Scope::All).unwrap();
+        let mut q = RunningQuery::start(&prepared, Scope::All).unwrap();
         let before = self.completed();
         if before != pre_attach {
             eprintln!("{}: {pre_attach:?} before the attach, {before:?} after: not counted", self.name());

@@ -4,7 +4,7 @@
 
 use ebq::runtime::Value;
 use ebq::sink::rows;
-use ebq::{Engine, Output, QueryStats, Scope};
+use ebq::{Engine, Output, QueryStats, RunningQuery, Scope};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -214,7 +214,7 @@ pub fn run_around_with(
     let w = Workload::start(workload);
     let sql = sql.replace("{pid}", &w.pid().to_string());
     let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-    let mut q = prepared.start(scope(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let mut q = RunningQuery::start(&prepared, scope(w.pid())).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
     w.go();
     let mut outs = vec![];
     let deadline = Instant::now() + Duration::from_secs(60);

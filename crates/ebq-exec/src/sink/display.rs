@@ -1,0 +1,126 @@
+//! How the terminal shows cells people read: times and stacks.
+//!
+//! Files and machine formats keep raw values (ns since boot, stacks as one
+//! `"; "`-separated string); the terminal table shows event times in seconds
+//! since the query started (or as UTC wall-clock time) and stacks one frame per
+//! line. Columns are recognised by their output name: `time`, `e.time`, …
+//! (the `time` system column as selected) and `kstack`/`ustack`.
+
+use crate::Value;
+
+/// How the terminal shows `time` columns (`--time`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeDisplay {
+    /// Seconds since the query started, to the microsecond (`1.234567`).
+    Relative {
+        /// CLOCK_MONOTONIC ns at the start.
+        origin_ns: u64,
+    },
+    /// UTC wall-clock time, ISO 8601 to the microsecond (`2026-11-24T02:45:01.123456Z`).
+    Wall {
+        /// CLOCK_REALTIME − CLOCK_MONOTONIC in ns, measured once at the start.
+        offset_ns: i128,
+    },
+    /// The raw value: ns since boot (CLOCK_MONOTONIC).
+    Raw,
+}
+
+impl TimeDisplay {
+    /// Relative to now (the query is about to start).
+    pub fn relative_from_now() -> TimeDisplay {
+        TimeDisplay::Relative { origin_ns: clock_ns(libc::CLOCK_MONOTONIC) as u64 }
+    }
+
+    /// Wall-clock time, with the clock offset taken now.
+    pub fn wall_from_now() -> TimeDisplay {
+        let mono = clock_ns(libc::CLOCK_MONOTONIC);
+        TimeDisplay::Wall { offset_ns: clock_ns(libc::CLOCK_REALTIME) - mono }
+    }
+
+    /// A monotonic ns timestamp as text.
+    pub fn show(&self, ns: u64) -> String {
+        match *self {
+            TimeDisplay::Relative { origin_ns } => {
+                let d = i128::from(ns) - i128::from(origin_ns);
+                let sign = if d < 0 { "-" } else { "" };
+                let d = d.unsigned_abs();
+                format!("{sign}{}.{:06}", d / 1_000_000_000, d % 1_000_000_000 / 1000)
+            }
+            TimeDisplay::Wall { offset_ns } => iso_utc(i128::from(ns) + offset_ns),
+            TimeDisplay::Raw => ns.to_string(),
+        }
+    }
+}
+
+fn clock_ns(clock: libc::clockid_t) -> i128 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// ns since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` (proleptic
+/// Gregorian calendar; Howard Hinnant's days-to-civil algorithm).
+pub fn iso_utc(ns: i128) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let micros = ns.rem_euclid(1_000_000_000) / 1000;
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+}
+
+/// True for an output column holding event times.
+fn is_time(name: &str) -> bool {
+    name == "time" || name.ends_with(".time")
+}
+
+/// True for an output column holding a call stack.
+fn is_stack(name: &str) -> bool {
+    let base = name.rsplit('.').next().unwrap_or(name);
+    base == "kstack" || base == "ustack"
+}
+
+/// The terminal text of the cell `v` of column `name`; may span several lines
+/// (a stack: one frame per line).
+pub fn terminal_text(name: &str, v: &Value, time: &TimeDisplay) -> String {
+    match v {
+        Value::U(ns) if is_time(name) => time.show(*ns),
+        Value::S(s) if is_stack(name) => s.split("; ").collect::<Vec<_>>().join("\n"),
+        v => super::text(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_show_as_asked() {
+        let rel = TimeDisplay::Relative { origin_ns: 5_000_000_000 };
+        assert_eq!(rel.show(6_234_567_891), "1.234567");
+        assert_eq!(rel.show(4_500_000_000), "-0.500000");
+        assert_eq!(TimeDisplay::Raw.show(6_234_567_891), "6234567891");
+        // 2026-11-24T02:45:01.123456Z is 1795488301.123456 s after the epoch.
+        let wall = TimeDisplay::Wall { offset_ns: 1_795_488_301_000_000_000 - 1_000_000_000 };
+        assert_eq!(wall.show(1_123_456_789), "2026-11-24T02:45:01.123456Z");
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(iso_utc(951_782_400_000_000_000), "2000-02-29T00:00:00.000000Z");
+    }
+
+    #[test]
+    fn stacks_take_one_line_per_frame_and_other_columns_stay() {
+        let t = TimeDisplay::Raw;
+        assert_eq!(terminal_text("kstack", &Value::S("a+0x1; b+0x2".into()), &t), "a+0x1\nb+0x2");
+        assert_eq!(terminal_text("e.ustack", &Value::S("a; b".into()), &t), "a\nb");
+        assert_eq!(terminal_text("comm", &Value::S("a; b".into()), &t), "a; b");
+        assert_eq!(terminal_text("x.time", &Value::U(7), &t), "7");
+    }
+}
