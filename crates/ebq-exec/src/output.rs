@@ -25,12 +25,12 @@ pub struct Output {
 pub struct QueryStats {
     /// Events in scope at the probe.
     pub seen: u64,
-    /// Events the scope (`-p`, `-c`, `--cgroup`; `ebq_runtime::Scope`) left out: they
+    /// Events the scope (`-p`, `-c`, `--cgroup`: the runtime's `Scope`) left out: they
     /// fired in another process, or in interrupt or kernel-thread context,
     /// and did not reach WHERE. Not a loss: `seen + out_of_scope` is what the
     /// query's program was run for. Counted by the query's own program(s); a
     /// JOIN's start program and an expanding event's driver do not count here
-    /// (a JOIN's end event is not scoped). See `ebq_runtime::scope_note`.
+    /// (a JOIN's end event is not scoped). See [`scope_note`](crate::scope_note::scope_note).
     pub out_of_scope: u64,
     /// Events that passed WHERE.
     pub matched: u64,

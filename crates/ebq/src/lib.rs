@@ -19,7 +19,8 @@
 //! ```no_run
 //! let engine = ebq::Engine::new()?;
 //! let prepared = engine.prepare("SELECT comm, COUNT(*) FROM raw_syscalls.sys_enter GROUP BY comm")?;
-//! let mut query = ebq::RunningQuery::start(&prepared, ebq::Scope::All)?;
+//! let running = ebq::RunningQuery::start(&prepared, ebq::Scope::All)?; // detaches when dropped
+//! # drop(running);
 //! # Ok::<(), ebq::Error>(())
 //! ```
 #![deny(missing_docs)]

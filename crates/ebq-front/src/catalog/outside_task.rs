@@ -4,7 +4,7 @@
 //! process scope (`-p`, `-c`, `--cgroup`) the programs check the *current*
 //! task, so most such events are left out, and a COUNT over them answers 0.
 //! This module names those events, so the CLI can say why, and how
-//! `--system-wide` counts them (`ebq_runtime::scope_note`).
+//! `--system-wide` counts them (the executor's `scope_note`).
 
 use crate::parse::EventName;
 

@@ -1,5 +1,5 @@
 //! The front's entry point: SQL in, a prepared query (plan and BPF C) or its
-//! explanation out. Starting it is the runtime's (`ebq_runtime::RunningQuery::start`).
+//! explanation out. Starting it is the runtime's (`RunningQuery::start`, in `ebq-runtime`).
 
 use crate::bind::{bind, LogicalPlan};
 use crate::catalog::Catalog;
@@ -19,7 +19,7 @@ pub struct Engine {
 }
 
 /// A query taken through every pure stage: ready to explain, or to run
-/// (`ebq_runtime::RunningQuery::start`).
+/// (`RunningQuery::start`, in `ebq-runtime`).
 #[derive(Debug, Clone)]
 pub struct PreparedQuery {
     /// The bound query.
