@@ -13,6 +13,7 @@ mod common;
 mod aot_and_analyze;
 mod approx_distinct;
 mod bench;
+mod book;
 mod block_flags;
 mod bounds;
 mod btf_args;
