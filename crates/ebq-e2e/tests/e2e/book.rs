@@ -1,8 +1,9 @@
 //! Every SQL example in the book (`docs/src/**/*.md`) and in README.md binds
 //! and plans on this kernel (issue 36 item 6): each statement of a ```sql
-//! block, and the query of each `ebq … 'SELECT …'` command in a ```sh block,
-//! goes through `ebq explain`, which must succeed. A ```sql,error block shows
-//! a mistake: its first line is `-- error: TEXT`, and `ebq explain` of the
+//! block, the query of each `ebq … 'SELECT …'` command in a ```sh block and
+//! each `sql = "…"` of a ```toml block (an `ebq serve` configuration) goes
+//! through `ebq explain`, which must succeed. A ```sql,error block shows a
+//! mistake: its first line is `-- error: TEXT`, and `ebq explain` of the
 //! rest must fail with TEXT in its message. So an example the engine stops
 //! accepting, or an error message that changes, fails here, not in a reader's
 //! terminal. (The one-liner tables are run for real by `one_liners.rs`.)
@@ -152,6 +153,27 @@ fn shell_queries(block: &str) -> Vec<String> {
     out
 }
 
+/// The queries of a ```toml block's `sql = "…"` lines (an `ebq serve`
+/// configuration): TOML basic strings, `\"` and `\\` unescaped.
+fn toml_queries(block: &str) -> Vec<String> {
+    block
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("sql")?.trim_start().strip_prefix('=')?.trim_start().strip_prefix('"'))
+        .map(|rest| {
+            let mut sql = String::new();
+            let mut chars = rest.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => sql.extend(chars.next()),
+                    c => sql.push(c),
+                }
+            }
+            sql
+        })
+        .collect()
+}
+
 /// Every example of one document.
 fn examples_of(path: &Path) -> Vec<Example> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -180,6 +202,7 @@ fn examples_of(path: &Path) -> Vec<Example> {
                 out.push(Example { place, sql: rest.trim().to_string(), error: Some(message.to_string()) });
             }
             "sh" => out.extend(shell_queries(&body).into_iter().map(|sql| Example { place: place.clone(), sql, error: None })),
+            "toml" => out.extend(toml_queries(&body).into_iter().map(|sql| Example { place: place.clone(), sql, error: None })),
             _ => {}
         }
     }
@@ -199,6 +222,10 @@ fn the_splitters_read_the_books_blocks_as_sh_and_sqlparser_would() {
     );
     assert_eq!(shell_words(r#"a 'b c' "d \"e\"" f\ g # h"#).unwrap(), vec!["a", "b c", "d \"e\"", "f g"]);
     assert_eq!(shell_words("ebq \"SELECT a\n"), None);
+    assert_eq!(
+        toml_queries("name = \"q\"\nsql = \"SELECT comm FROM x WHERE s = 'a\\\"b'\"   # note\n# sql = \"SELECT no\"\n"),
+        vec!["SELECT comm FROM x WHERE s = 'a\"b'"]
+    );
     assert_eq!(shell_queries("ebq \"SELECT a\n   FROM b\"\n"), vec!["SELECT a\n   FROM b"]);
 }
 
