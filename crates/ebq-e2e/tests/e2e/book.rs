@@ -158,7 +158,9 @@ fn shell_queries(block: &str) -> Vec<String> {
 fn toml_queries(block: &str) -> Vec<String> {
     block
         .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("sql")?.trim_start().strip_prefix('=')?.trim_start().strip_prefix('"'))
+        .filter_map(|l| {
+            l.trim_start().strip_prefix("sql")?.trim_start().strip_prefix('=')?.trim_start().strip_prefix('"')
+        })
         .map(|rest| {
             let mut sql = String::new();
             let mut chars = rest.chars();
@@ -193,16 +195,19 @@ fn examples_of(path: &Path) -> Vec<Example> {
             body.push('\n');
         }
         let place = format!("{name}:{}", n + 1);
+        let to_plan = |sql: String| Example { place: place.clone(), sql, error: None };
         match info.trim() {
-            "sql" => out.extend(statements(&body).into_iter().map(|sql| Example { place: place.clone(), sql, error: None })),
+            "sql" => out.extend(statements(&body).into_iter().map(to_plan)),
+            "sh" => out.extend(shell_queries(&body).into_iter().map(to_plan)),
+            "toml" => out.extend(toml_queries(&body).into_iter().map(to_plan)),
             "sql,error" => {
                 let (first, rest) = body.split_once('\n').unwrap_or((&body, ""));
-                let message = first.trim().strip_prefix("-- error:").map(str::trim);
-                let message = message.unwrap_or_else(|| panic!("{place}: a sql,error block starts with `-- error: TEXT`"));
-                out.push(Example { place, sql: rest.trim().to_string(), error: Some(message.to_string()) });
+                let Some(message) = first.trim().strip_prefix("-- error:") else {
+                    panic!("{place}: a sql,error block starts with `-- error: TEXT`")
+                };
+                let error = Some(message.trim().to_string());
+                out.push(Example { place, sql: rest.trim().to_string(), error });
             }
-            "sh" => out.extend(shell_queries(&body).into_iter().map(|sql| Example { place: place.clone(), sql, error: None })),
-            "toml" => out.extend(toml_queries(&body).into_iter().map(|sql| Example { place: place.clone(), sql, error: None })),
             _ => {}
         }
     }
@@ -217,7 +222,9 @@ fn the_splitters_read_the_books_blocks_as_sh_and_sqlparser_would() {
     );
     assert_eq!(statements("-- only a comment;\n"), Vec::<String>::new());
     assert_eq!(
-        shell_queries("ebq -c 'dd if=/dev/zero' \\\n    \"SELECT comm FROM x WHERE c = 'a'\"   # note\nls \"SELECT\"\n"),
+        shell_queries(
+            "ebq -c 'dd if=/dev/zero' \\\n    \"SELECT comm FROM x WHERE c = 'a'\"   # note\nls \"SELECT\"\n"
+        ),
         vec!["SELECT comm FROM x WHERE c = 'a'"]
     );
     assert_eq!(shell_words(r#"a 'b c' "d \"e\"" f\ g # h"#).unwrap(), vec!["a", "b c", "d \"e\"", "f g"]);
@@ -250,9 +257,7 @@ fn every_sql_example_in_the_book_binds_and_plans() {
             (None, false) => failures.push(format!("{}: does not plan:\n{}\n{stderr}", ex.place, ex.sql)),
             (Some(_), true) => failures.push(format!("{}: plans, but the book shows an error:\n{}", ex.place, ex.sql)),
             (Some(msg), false) if stderr.contains(msg.as_str()) => {}
-            (Some(msg), false) => {
-                failures.push(format!("{}: fails without `{msg}`:\n{}\n{stderr}", ex.place, ex.sql))
-            }
+            (Some(msg), false) => failures.push(format!("{}: fails without `{msg}`:\n{}\n{stderr}", ex.place, ex.sql)),
         }
     }
     let _ = std::fs::remove_file(&file);
