@@ -6,7 +6,8 @@
 //! mistake: its first line is `-- error: TEXT`, and `ebq explain` of the
 //! rest must fail with TEXT in its message. So an example the engine stops
 //! accepting, or an error message that changes, fails here, not in a reader's
-//! terminal. (The one-liner tables are run for real by `one_liners.rs`.)
+//! terminal. Every repository path they (and ARCHITECTURE.md) name must
+//! exist. (The one-liner tables are run for real by `one_liners.rs`.)
 
 use crate::common;
 
@@ -234,6 +235,10 @@ fn the_splitters_read_the_books_blocks_as_sh_and_sqlparser_would() {
         vec!["SELECT comm FROM x WHERE s = 'a\"b'"]
     );
     assert_eq!(shell_queries("ebq \"SELECT a\n   FROM b\"\n"), vec!["SELECT a\n   FROM b"]);
+    assert_eq!(
+        repository_paths("see `scripts/test.sh`, [x](queries/shipped.md) and crates/ebq-e2e/tests/e2e/NAME.rs."),
+        vec!["scripts/test.sh"]
+    );
 }
 
 #[test]
@@ -263,4 +268,43 @@ fn every_sql_example_in_the_book_binds_and_plans() {
     let _ = std::fs::remove_file(&file);
     eprintln!("book: {planned} examples planned, {expected_errors} failed as shown");
     assert!(failures.is_empty(), "{} of {} examples:\n\n{}", failures.len(), examples.len(), failures.join("\n\n"));
+}
+
+/// The repository paths a document names (`crates/…`, `scripts/…`, …), the
+/// targets of Markdown links (the book's own chapters) left out.
+fn repository_paths(text: &str) -> Vec<String> {
+    let mut prose = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        prose.push_str(&rest[..i]);
+        rest = rest[i..].split_once(')').map_or("", |(_, after)| after);
+    }
+    prose.push_str(rest);
+    prose
+        .split(|c: char| !(c.is_ascii_alphanumeric() || "_./-".contains(c)))
+        .map(|t| t.trim_end_matches('.'))
+        .filter(|t| {
+            ["crates/", "scripts/", "deploy/", "bench/", "queries/", "docs/", "fuzz/"].iter().any(|p| t.starts_with(p))
+        })
+        .filter(|t| !t.contains("NAME"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_file_the_book_names_exists() {
+    let mut docs = documents();
+    docs.push(repo().join("ARCHITECTURE.md"));
+    let mut missing = vec![];
+    let mut named = 0;
+    for doc in &docs {
+        for path in repository_paths(&std::fs::read_to_string(doc).unwrap()) {
+            named += 1;
+            if !repo().join(&path).exists() {
+                missing.push(format!("{}: {path}", doc.strip_prefix(repo()).unwrap_or(doc).display()));
+            }
+        }
+    }
+    assert!(named >= 50, "only {named} paths found");
+    assert!(missing.is_empty(), "named but missing:\n{}", missing.join("\n"));
 }
