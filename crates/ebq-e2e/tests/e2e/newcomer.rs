@@ -47,3 +47,31 @@ fn a_row_query_with_limit_says_how_many_rows_it_printed() {
     assert!(err.contains("; 3 rows printed (LIMIT 3)"), "{err}");
     assert!(stats.delivered >= 3 && stats.matched >= stats.delivered, "{err}");
 }
+
+/// Item 10: `ppid`, the real parent's tgid. The workload is this test
+/// process's child, so every one of its events has this process's pid as
+/// `ppid`. Checked at a raw-syscall program (syscalls.*), a classic
+/// tracepoint (raw_syscalls.sys_enter) and a tp_btf one (sched_switch,
+/// the workload switching out as it sleeps between calls).
+#[test]
+fn ppid_is_the_real_parents_pid_at_every_kind_of_program() {
+    use common::{assert_exact_or_accounted, rows_of, run_around, u};
+    let me = std::process::id() as u64;
+    // fd >= 100 leaves out the dynamic loader's preads before main.
+    let pread = ["pread", "--fds", "1", "--calls", "25", "--fd-base", "100", "--gap-us", "2000"];
+    for (sql, counted_is_calls) in [
+        ("SELECT pid, ppid, COUNT(*) AS n FROM syscalls.sys_enter_pread64 WHERE pid = {pid} AND fd >= 100 GROUP BY pid, ppid", true),
+        ("SELECT pid, ppid, COUNT(*) AS n FROM raw_syscalls.sys_enter WHERE pid = {pid} GROUP BY pid, ppid", false),
+        ("SELECT prev_pid, ppid, COUNT(*) AS n FROM sched.sched_switch WHERE prev_pid = {pid} GROUP BY prev_pid, ppid", false),
+    ] {
+        let (outs, stats, report) = run_around(sql, |_| ebq::Scope::All, &pread);
+        let rows = rows_of(&outs);
+        assert_eq!(rows.len(), 1, "one (pid, ppid) group: {rows:?}");
+        assert_eq!(u(&rows[0], "ppid"), me, "{sql}: {rows:?}");
+        if counted_is_calls {
+            // Exact or accounted: the workload's own tally of its preads.
+            let calls: u64 = report["fds"].as_array().unwrap().iter().map(|f| f["calls"].as_u64().unwrap()).sum();
+            assert_exact_or_accounted(u(&rows[0], "n"), calls, &stats, "preads");
+        }
+    }
+}

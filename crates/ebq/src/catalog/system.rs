@@ -9,6 +9,8 @@ pub enum SystemColumn {
     Time,
     /// Process id (the kernel's tgid).
     Pid,
+    /// Parent process id: the real parent's tgid (bpftrace's `curtask->real_parent->tgid`).
+    Ppid,
     /// Thread id (the kernel's pid).
     Tid,
     /// Real user id.
@@ -29,9 +31,10 @@ pub enum SystemColumn {
 
 impl SystemColumn {
     /// All system columns, in the order `describe` lists them.
-    pub const ALL: [SystemColumn; 10] = [
+    pub const ALL: [SystemColumn; 11] = [
         SystemColumn::Time,
         SystemColumn::Pid,
+        SystemColumn::Ppid,
         SystemColumn::Tid,
         SystemColumn::Uid,
         SystemColumn::Gid,
@@ -47,6 +50,7 @@ impl SystemColumn {
         match self {
             SystemColumn::Time => "time",
             SystemColumn::Pid => "pid",
+            SystemColumn::Ppid => "ppid",
             SystemColumn::Tid => "tid",
             SystemColumn::Uid => "uid",
             SystemColumn::Gid => "gid",
@@ -79,6 +83,7 @@ impl SystemColumn {
         match self {
             SystemColumn::Time => "event time, ns since boot (CLOCK_MONOTONIC)",
             SystemColumn::Pid => "process id (tgid)",
+            SystemColumn::Ppid => "parent process id (the real parent's tgid; a reparented orphan's is its reaper's)",
             SystemColumn::Tid => "thread id",
             SystemColumn::Uid => "real user id",
             SystemColumn::Gid => "real group id",

@@ -315,6 +315,9 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
             progs.push(ProgInfo { name: pairing::start_name(p, i), attach: AttachPoint::PairStart(start.start) });
         }
     }
+    if k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Ppid))) {
+        c.push_str(PPID);
+    }
     if k.reads_stacks() {
         c.push_str(&stacks::map());
         maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));
@@ -507,6 +510,23 @@ pub(crate) fn columns_of<'a>(
     out
 }
 
+/// The `ppid` reader, emitted only in objects that read `ppid`.
+const PPID: &str = r#"/* The current task's parent process, as `ps` shows it: real_parent (a ptrace
+ * attach changes only `parent`), its tgid. CO-RE relocates both fields. */
+struct task_struct___ebq_parent {
+	struct task_struct___ebq_parent *real_parent;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 ebq_current_ppid(void)
+{
+	struct task_struct___ebq_parent *task = (void *)bpf_get_current_task_btf();
+
+	return task->real_parent->tgid;
+}
+
+"#;
+
 /// C statements declaring and loading one column into its local.
 pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::BoundEvent) -> String {
     let (local, format) = (local_name(c), &event.format);
@@ -530,6 +550,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             SystemColumn::Time => format!("\t__u64 {local} = bpf_ktime_get_ns();\n"),
             SystemColumn::Pid => format!("\t__u32 {local} = pid_tgid >> 32;\n"),
             SystemColumn::Tid => format!("\t__u32 {local} = (__u32)pid_tgid;\n"),
+            SystemColumn::Ppid => format!("\t__u32 {local} = ebq_current_ppid();\n"),
             SystemColumn::Uid => format!("\t__u32 {local} = (__u32)bpf_get_current_uid_gid();\n"),
             SystemColumn::Gid => format!("\t__u32 {local} = bpf_get_current_uid_gid() >> 32;\n"),
             SystemColumn::Cpu => format!("\t__u32 {local} = bpf_get_smp_processor_id();\n"),
