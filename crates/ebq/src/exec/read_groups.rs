@@ -27,8 +27,10 @@ pub struct GroupMaps<'a> {
     pub names: Option<(&'a dyn PerCpuMap, &'a std::cell::RefCell<NameCache>)>,
 }
 
-/// Names read from `ebq_names`: (kind, identity) → name.
-pub type NameCache = std::collections::HashMap<(u32, u64), String>;
+/// Names read from `ebq_names`: (kind, identity) → the name's raw bytes (up
+/// to its NUL). They go back into the display key as the kernel wrote them,
+/// and are escaped once, when that key is decoded ([`decode::c_str`]).
+pub type NameCache = std::collections::HashMap<(u32, u64), Vec<u8>>;
 
 /// Reads (and with `delete`, removes) the groups whose window satisfies
 /// `pick`, merged across CPUs, sorted by window. A row plan has none.
@@ -78,10 +80,10 @@ pub fn read_groups(
         // The names were written before their groups were made: read after the groups, they are all there.
         let mut cache = cache.borrow_mut();
         drain_names(map, &mut cache).map_err(io_err("read the names"))?;
-        let name = |kind: crate::plan::late_names::NameKind, id: u64| -> String {
+        let name = |kind: crate::plan::late_names::NameKind, id: u64| -> Vec<u8> {
             match id {
-                0 => String::new(),
-                _ => cache.get(&(kind as u32, id)).cloned().unwrap_or_else(|| format!("?{id:x}")),
+                0 => vec![],
+                _ => cache.get(&(kind as u32, id)).cloned().unwrap_or_else(|| format!("?{id:x}").into_bytes()),
             }
         };
         for (_, k, _) in &mut out {
@@ -104,7 +106,8 @@ fn drain_names(map: &dyn PerCpuMap, cache: &mut NameCache) -> std::io::Result<()
         let kind = u32::from_ne_bytes(k[..4].try_into().expect("4 bytes"));
         let id = u64::from_ne_bytes(k[8..16].try_into().expect("8 bytes"));
         if let Some(copies) = map.read_percpu(&k)? {
-            let name = copies.iter().map(|c| decode::c_str(c).into_owned()).find(|n| !n.is_empty()).unwrap_or_default();
+            let raw = |c: &[u8]| c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())].to_vec();
+            let name = copies.iter().map(|c| raw(c)).find(|n| !n.is_empty()).unwrap_or_default();
             cache.insert((kind, id), name);
         }
         map.remove(&k)?;
