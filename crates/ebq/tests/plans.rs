@@ -6,7 +6,9 @@
 //! codegen tests pin it, and a plan should not change when a comment does.
 //!
 //! A `.sql` file opens with `--` comments: what shape it covers, and
-//! optionally `-- options: WORD ...` (see [`options`]). After an intended
+//! optionally `-- options: WORD ...` (see [`options`]) and `-- kernel: typed`
+//! (plan for [`FixtureKernel::typed`], a 6.2+ kernel with `bpf_rdonly_cast`:
+//! typed file loads, late names, `pages_mapped`). After an intended
 //! change, `EBQ_BLESS=1 cargo test --release --workspace --test plans`
 //! rewrites the `.plan` files (and writes those of new cases); review them
 //! with `git diff`.
@@ -63,7 +65,11 @@ fn printed_plans_match_their_files() {
 fn printed(file: &str) -> Result<String, String> {
     let sql = file.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
     let sql = sql.trim();
-    let engine = Engine::with_kernel(FixtureKernel::checked_in()).with_options(options(file)?);
+    let kernel = match file.lines().any(|l| l.trim() == "-- kernel: typed") {
+        true => FixtureKernel::typed(),
+        false => FixtureKernel::checked_in(),
+    };
+    let engine = Engine::with_kernel(kernel).with_options(options(file)?);
     let prepared = engine.prepare(sql).map_err(|e| e.render(sql))?;
     let mut out = format!("Plan:\n{}", indent(&prepared.physical.explain()));
     for (i, p) in prepared.programs.iter().enumerate() {
@@ -183,12 +189,12 @@ fn diff(want: &str, got: &str) -> String {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             let _ = writeln!(out, "  {}", a[i]);
             (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            let _ = writeln!(out, "+ {}", b[j]);
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
             let _ = writeln!(out, "- {}", a[i]);
             i += 1;
+        } else {
+            let _ = writeln!(out, "+ {}", b[j]);
+            j += 1;
         }
     }
     out
