@@ -40,6 +40,7 @@ mod kernel_probes;
 mod malformed;
 mod mapped_files;
 mod missed;
+mod mixed_stacks;
 mod newcomer;
 mod offcpu;
 mod one_liners;

@@ -29,6 +29,14 @@ fn sleep_is_off_cpu_in_nanosleep_for_its_duration() {
         .collect();
     assert_eq!(nap.len(), 1, "{rows:#?}");
     assert_eq!(nap[0]["switches"].as_u64(), Some(1), "{rows:#?}");
+    // Issue 40 item 7: the stack starts in the scheduler, not in ebq's program or
+    // the tracepoint trampolines (bpf_prog_…, bpf_trace_run4, __traceiter_sched_switch).
+    let first = nap[0]["kstack"].as_str().unwrap().split("; ").next().unwrap();
+    assert!(!first.starts_with("bpf_") && !first.starts_with("__traceiter_"), "{first}");
+    for r in &rows {
+        let frames = r["kstack"].as_str().unwrap_or("");
+        assert!(!frames.contains("bpf_prog_") && !frames.contains("__traceiter_"), "{frames}");
+    }
     let off_us = nap[0]["off_us"].as_u64().unwrap();
     // 250 ms from the timer's arming, less what ran between arming and the switch-out (see above).
     assert!((249_000..wall_us).contains(&off_us), "{off_us} µs off CPU, run took {wall_us} µs");

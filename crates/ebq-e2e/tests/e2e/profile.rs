@@ -16,11 +16,17 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Builds spin.c into a private directory; returns (dir, binary).
-fn build_spin(tag: &str) -> (std::path::PathBuf, String) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/profile/spin.c");
-    let dir = std::env::temp_dir().join(format!("ebq-spin-{tag}-{}", std::process::id()));
+pub(crate) fn build_spin(tag: &str) -> (std::path::PathBuf, String) {
+    build_profile_program(tag, "spin")
+}
+
+/// Builds tests/c/profile/NAME.c (frame pointers on) as `ebq-NAME` into a
+/// private directory; returns (dir, binary).
+pub(crate) fn build_profile_program(tag: &str, name: &str) -> (std::path::PathBuf, String) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/profile/{name}.c"));
+    let dir = std::env::temp_dir().join(format!("ebq-{name}-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join("ebq-spin");
+    let bin = dir.join(format!("ebq-{name}"));
     let out = Command::new("cc")
         .args(["-O1", "-fno-omit-frame-pointer", "-o"])
         .arg(&bin)
@@ -32,7 +38,7 @@ fn build_spin(tag: &str) -> (std::path::PathBuf, String) {
 }
 
 /// The last online CPU (the spinner's).
-fn last_cpu() -> u32 {
+pub(crate) fn last_cpu() -> u32 {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     online.trim().rsplit([',', '-']).next().unwrap().parse().unwrap()
 }

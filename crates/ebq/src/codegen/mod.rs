@@ -23,6 +23,7 @@ mod row_fold;
 mod shared;
 mod single_slot;
 mod stacks;
+pub use stacks::EMPTY_STACK_ID;
 mod stages;
 mod strings;
 mod structs;

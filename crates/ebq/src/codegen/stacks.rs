@@ -7,6 +7,16 @@ pub const MAX_STACKS: u32 = 16384;
 /// Frames per stack, the kernel's default `perf_event_max_stack`.
 pub const MAX_DEPTH: u32 = 127;
 
+/// The stack id of an empty stack: `bpf_get_stackid` answers -EFAULT when the
+/// mode asked for has no frames — the kernel stack of a sample taken in user
+/// mode, the user stack of a kernel thread. That is a valid key (a combined
+/// user+kernel flame graph needs those samples), not a lost one; real ids are
+/// below [`MAX_STACKS`], so this one cannot collide.
+pub const EMPTY_STACK_ID: u32 = u32::MAX;
+
+/// `-EFAULT`, what `bpf_get_stackid` returns for a stack with no frames.
+const EFAULT: i32 = -14;
+
 /// The map declaration and the lost-stack counter, emitted only when a program reads a stack.
 pub fn map() -> String {
     format!(
@@ -17,7 +27,7 @@ pub fn map() -> String {
 }
 
 /// An event whose stack could not be stored is dropped, and counted (any program may read a stack).
-const LOST: &str = r#"/* bpf_get_stackid failed (map full, bucket taken by another stack, no user stack):
+const LOST: &str = r#"/* bpf_get_stackid failed (map full, bucket taken by another stack):
  * the event is dropped and counted in dropped. */
 static __always_inline int ebq_stack_lost(void)
 {
@@ -31,20 +41,20 @@ static __always_inline int ebq_stack_lost(void)
 
 "#;
 
-/// C loading the stack id into `local`. A failed id (map full, no user
-/// stack) drops the event and counts it in `dropped`, as a full group map does.
+/// C loading the stack id into `local`. An empty stack gets
+/// [`EMPTY_STACK_ID`]; any other failure (map full, bucket taken) drops the
+/// event and counts it in `dropped`, as a full group map does.
 pub fn load(local: &str, user: bool) -> String {
+    let flags = if user { "BPF_F_USER_STACK" } else { "0" };
+    let id = format!(
+        "\tlong {local}_id = bpf_get_stackid(ctx, &ebq_stacks, {flags});\n\
+         \tif ({local}_id == {EFAULT})\t/* no frames in this mode: an empty stack, a valid key */\n\
+         \t\t{local}_id = {EMPTY_STACK_ID:#x};\n\
+         \telse if ({local}_id < 0)\n\t\treturn ebq_stack_lost();\n"
+    );
     if user {
-        format!(
-            "\tlong {local}_id = bpf_get_stackid(ctx, &ebq_stacks, BPF_F_USER_STACK);\n\
-             \tif ({local}_id < 0)\n\t\treturn ebq_stack_lost();\n\
-             \t__u64 {local} = (bpf_get_current_pid_tgid() >> 32 << 32) | (__u32){local}_id;\t/* tgid, stack id */\n"
-        )
+        format!("{id}\t__u64 {local} = (bpf_get_current_pid_tgid() >> 32 << 32) | (__u32){local}_id;\t/* tgid, stack id */\n")
     } else {
-        format!(
-            "\tlong {local}_id = bpf_get_stackid(ctx, &ebq_stacks, 0);\n\
-             \tif ({local}_id < 0)\n\t\treturn ebq_stack_lost();\n\
-             \t__u64 {local} = {local}_id;\n"
-        )
+        format!("{id}\t__u64 {local} = (__u32){local}_id;\n")
     }
 }

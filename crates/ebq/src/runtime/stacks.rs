@@ -7,6 +7,7 @@
 //! as `file+0xOFF` or `0xADDR`. A process's mappings are read while it lives
 //! (user stacks are resolved at each poll, see [`Stacks::prefetch`]) and kept.
 
+use crate::codegen::EMPTY_STACK_ID;
 use crate::exec::Value;
 use crate::plan::{StructLayout, UserSource};
 use crate::types::DataType;
@@ -88,14 +89,18 @@ impl Stacks {
         if let Some(s) = self.names.borrow().get(&(user, raw)) {
             return s.clone();
         }
-        let frames = self.frames(raw as u32);
-        let text = if frames.is_empty() {
+        let id = raw as u32;
+        let frames = if id == EMPTY_STACK_ID { vec![] } else { self.frames(id) };
+        let text = if id == EMPTY_STACK_ID {
+            empty_stack(user).to_string()
+        } else if frames.is_empty() {
             "[no stack]".to_string()
         } else if user {
             let tgid = (raw >> 32) as u32;
             frames.iter().map(|&a| self.user_frame(tgid, a)).collect::<Vec<_>>().join("; ")
         } else {
-            frames.iter().map(|&a| self.kernel_frame(a)).collect::<Vec<_>>().join("; ")
+            let named: Vec<String> = frames.iter().map(|&a| self.kernel_frame(a)).collect();
+            without_tracing_frames(&named).join("; ")
         };
         self.names.borrow_mut().insert((user, raw), text.clone());
         text
@@ -129,6 +134,35 @@ impl Stacks {
             Some((name, off)) => format!("{name}+{off:#x}"),
             None => format!("{base}+{file_off:#x}"),
         }
+    }
+}
+
+/// What an empty stack shows: a kernel stack is empty when the event fired in
+/// user mode, a user stack when a kernel thread (no user memory) was running.
+fn empty_stack(user: bool) -> &'static str {
+    if user {
+        "[kernel]"
+    } else {
+        "[user]"
+    }
+}
+
+/// Kernel frames that belong to the tracing machinery, not to the traced code:
+/// the BPF program itself and the tracepoint trampolines that called it. A
+/// tp_btf/raw_tp program's stack starts inside them (the helper captures the
+/// program's own registers), a classic tracepoint's at the call site.
+fn is_tracing_frame(frame: &str) -> bool {
+    ["bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_get_stackid"]
+        .iter()
+        .any(|p| frame.starts_with(p))
+}
+
+/// `frames` (innermost first) without the leading frames of the tracing machinery;
+/// all of them when nothing else is left.
+fn without_tracing_frames(frames: &[String]) -> &[String] {
+    match frames.iter().position(|f| !is_tracing_frame(f)) {
+        Some(first) => &frames[first..],
+        None => frames,
     }
 }
 
@@ -194,6 +228,21 @@ fn elf_syms(path: &str) -> Option<ElfSyms> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leading_tracing_frames_are_left_out_and_later_ones_kept() {
+        let frames: Vec<String> = [
+            "bpf_prog_6deef7357e7b4530_ebq_pair_start+0xcb",
+            "bpf_trace_run4+0x6a",
+            "__traceiter_sched_switch+0x2e",
+            "__schedule+0x3f1",
+            "bpf_trace_run2+0x10",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(without_tracing_frames(&frames), &frames[3..]);
+        assert_eq!(without_tracing_frames(&frames[..3]), &frames[..3], "nothing but tracing: kept whole");
+    }
 
     #[test]
     fn lookup_picks_the_enclosing_symbol() {
