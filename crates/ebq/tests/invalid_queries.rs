@@ -149,9 +149,9 @@ fn cases() -> Vec<Bad> {
         // Over the limit: refused before tokenizing, marked at the start.
         bad(r(&format!("WHERE fd = 1{}", " ".repeat(1 << 20))), "1:1-1:2", "query is 1048633 bytes; the limit is 1048576", None),
         // --- events ---
-        bad("SELECT COUNT(*) FROM syscalls.sys_enter_raed", "1:22-1:45", "unknown event `tracepoint:syscalls:sys_enter_raed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_write?")),
-        bad("SELECT COUNT(*) FROM syscall.sys_enter_read", "1:22-1:44", "unknown event `tracepoint:syscall:sys_enter_read`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_mmap?")),
-        bad("SELECT COUNT(*) FROM tracepoint:syscalls:sys_enter_reed", "1:22-1:56", "unknown event `tracepoint:syscalls:sys_enter_reed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_pread64, tracepoint:syscalls:sys_enter_write?")),
+        bad("SELECT COUNT(*) FROM syscalls.sys_enter_raed", "1:22-1:45", "unknown event `tracepoint:syscalls:sys_enter_raed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_creat, tracepoint:syscalls:sys_enter_open?")),
+        bad("SELECT COUNT(*) FROM syscall.sys_enter_read", "1:22-1:44", "unknown event `tracepoint:syscall:sys_enter_read`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_creat, tracepoint:syscalls:sys_enter_pread64?")),
+        bad("SELECT COUNT(*) FROM tracepoint:syscalls:sys_enter_reed", "1:22-1:56", "unknown event `tracepoint:syscalls:sys_enter_reed`", Some("did you mean tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_creat, tracepoint:syscalls:sys_enter_open?")),
         bad("SELECT COUNT(*) FROM tracepoint/sched/sched_swich", "1:22-1:50", "unknown event `tracepoint:sched:sched_swich`", Some("did you mean tracepoint:sched:sched_switch?")),
         bad("SELECT pages_mapped FROM filemap.mm_filemap_fault", "1:8-1:20", "`pages_mapped` is known at a fault-around (filemap.mm_filemap_map_pages) or a filemap fault's finish (kmem.rss_stat), and tracepoint:filemap:mm_filemap_fault is neither", None),
         bad("SELECT fault_index FROM filemap.mm_filemap_map_pages", "1:8-1:19", "`fault_index` is known at a filemap fault's finish (kmem.rss_stat), and tracepoint:filemap:mm_filemap_map_pages is not one", None),

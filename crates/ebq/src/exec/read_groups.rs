@@ -6,6 +6,7 @@
 use super::decode::{self, Merged, Store, Value};
 use super::percpu_map::PerCpuMap;
 use super::single_slot;
+use crate::codegen::SketchKeyLayout;
 use crate::error::{Error, Result};
 use crate::plan::{KernelOutput, PhysicalPlan};
 
@@ -123,7 +124,7 @@ fn io_err(what: &'static str) -> impl Fn(std::io::Error) -> Error {
 /// Adds the sketch entries of the groups in `groups` (key bytes → merged
 /// values) to their `buckets`, summed across CPUs; with `delete`, removes them.
 ///
-/// The sketch key is the group key followed by `agg` (u32) and `bucket` (s32).
+/// The sketch key is [`SketchKeyLayout`]'s: the group key, `agg`, `bucket`.
 /// Entries of groups not in `groups` (other windows) are left alone.
 fn collect_sketches(
     sketch: &dyn PerCpuMap,
@@ -131,18 +132,14 @@ fn collect_sketches(
     groups: &mut [WindowGroup],
     delete: bool,
 ) -> std::io::Result<()> {
-    let ks = key_size as usize;
+    let layout = SketchKeyLayout { group: key_size };
     let index: std::collections::HashMap<Vec<u8>, usize> =
         groups.iter().enumerate().map(|(i, (_, k, _))| (k.clone(), i)).collect();
     // Collect keys first: deleting while walking a hash map restarts the walk.
     let keys: Vec<Vec<u8>> = sketch.all_keys();
     for k in keys {
-        if k.len() < ks + 8 {
-            continue;
-        }
-        let Some(&g) = index.get(&k[..ks]) else { continue };
-        let agg = u32::from_ne_bytes(k[ks..ks + 4].try_into().expect("4 bytes")) as usize;
-        let bucket = i32::from_ne_bytes(k[ks + 4..ks + 8].try_into().expect("4 bytes"));
+        let Some((group, agg, bucket)) = layout.decode(&k) else { continue };
+        let Some(&g) = index.get(group) else { continue };
         let Some(per_cpu) = sketch.read_percpu(&k)? else { continue };
         let n: u64 = per_cpu.iter().map(|b| u64::from_ne_bytes(b[..8].try_into().expect("8 bytes"))).sum();
         if delete {
