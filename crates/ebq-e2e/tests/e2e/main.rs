@@ -63,6 +63,7 @@ mod single_slot;
 mod stacks;
 mod startup_cache;
 mod stream_join;
+mod strict_clients;
 mod terminal_rows;
 mod union_all;
 mod union_start;

@@ -205,7 +205,7 @@ impl LateNames {
     /// Kernel key bytes `bytes` (layout `kernel`) as the display key: the
     /// other fields copied, each identity replaced by `name(kind, id)`
     /// (NUL-padded, cut to its capacity).
-    pub fn to_display(&self, kernel: &StructLayout, bytes: &[u8], name: &dyn Fn(NameKind, u64) -> String) -> Vec<u8> {
+    pub fn to_display(&self, kernel: &StructLayout, bytes: &[u8], name: &dyn Fn(NameKind, u64) -> Vec<u8>) -> Vec<u8> {
         let mut out = vec![0u8; self.display.size as usize];
         for (k, d) in &self.copied {
             let (from, to) = (&kernel.fields[*k], &self.display.fields[*d]);
@@ -219,9 +219,10 @@ impl LateNames {
                 crate::exec::decode::Value::U(id) => id,
                 other => unreachable!("identities are unsigned integers, not {other:?}"),
             };
+            // Raw bytes, as a string the kernel read in place would be: decoding escapes them once.
             let text = name(l.kind, id);
             let cap = to.ty.byte_size() as usize;
-            let text = &text.as_bytes()[..text.len().min(cap - 1)];
+            let text = &text[..text.len().min(cap - 1)];
             out[to.offset as usize..to.offset as usize + text.len()].copy_from_slice(text);
         }
         out
@@ -289,7 +290,7 @@ mod tests {
         put(&mut bytes, key_fields[0].1, &0x1234u64.to_le_bytes());
         put(&mut bytes, key_fields[1].1, &3u64.to_le_bytes());
         put(&mut bytes, key_fields[2].1, b"f");
-        let shown = l.to_display(key, &bytes, &|kind, id| format!("{kind:?}:{id:x}"));
+        let shown = l.to_display(key, &bytes, &|kind, id| format!("{kind:?}:{id:x}").into_bytes());
         let (display, pos) = k.output.display_key().unwrap();
         let value = |i: usize| crate::exec::decode::field_value(&shown, &display.fields[pos[i]]);
         use crate::exec::decode::Value;
