@@ -14,6 +14,7 @@ mod aot_and_analyze;
 mod approx_distinct;
 mod bench;
 mod block_flags;
+mod book;
 mod bounds;
 mod btf_args;
 mod burst_formats;

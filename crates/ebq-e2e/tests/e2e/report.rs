@@ -110,7 +110,7 @@ fn loss(stderr: &str) -> Option<(&'static str, String)> {
 }
 
 /// Runs `ebq report io ARGS` until a run loses nothing, at most three times. Now and
-/// then this kernel skips a tp_btf program without counting it (README, "Accounting"): the
+/// then this kernel skips a tp_btf program without counting it (docs/src/internals/accounting.md): the
 /// pair it leaves open is counted `superseded` by the next request on the same kiocb,
 /// and exact counters are then impossible. That is the kernel's, not ebq's, so such a
 /// run (said on stderr) is run again; three in a row fail.
