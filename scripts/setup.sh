@@ -92,6 +92,14 @@ if ! command -v cargo >/dev/null 2>&1; then
         die "cargo not found: install a Rust toolchain (rustup) so that ~/.cargo/bin/cargo exists"
 fi
 
+# Workspace crates build through clippy-driver (.cargo/config.toml): lints
+# are checked while compiling, so no second pass over the dependencies.
+if ! clippy-driver --version >/dev/null 2>&1; then
+    command -v rustup >/dev/null 2>&1 && rustup component add clippy >/dev/null 2>&1 || true
+    clippy-driver --version >/dev/null 2>&1 ||
+        die "clippy-driver not found: workspace crates build through it (.cargo/config.toml); run 'rustup component add clippy'"
+fi
+
 # --- Kernel filesystems -----------------------------------------------------
 is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
 

@@ -77,7 +77,7 @@ enum Command {
     /// Run the queries of a config file continuously and export their
     /// windows as metrics (Prometheus /metrics); SIGHUP reloads the file.
     Serve {
-        /// The configuration file (TOML; see README "ebq serve").
+        /// The configuration file (TOML; see the book, docs/src/serve/index.md).
         #[arg(long, value_name = "FILE")]
         config: String,
         /// Check the file (TOML and every query) and exit.

@@ -39,8 +39,10 @@ const SMALL: [i64; 16] = [
     (10 << 20) + 1,
 ];
 const BIG: [i64; 4] = [100 << 20, (100 << 20) + 1, 1 << 30, (1 << 30) + 1];
-const BUCKETS: [&str; 10] =
-    ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"];
+/// Darshan's size buckets, as `ebq report io` defines them (a file that imports nothing).
+#[path = "../../ebq-cli/src/report/buckets.rs"]
+mod buckets;
+use buckets::{bucket, BUCKETS};
 const MEM_ALIGNMENT: i64 = 8;
 
 #[derive(Debug, PartialEq)]
@@ -67,13 +69,6 @@ fn now_ns() -> i64 {
     // SAFETY: clock_gettime fills the timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
-
-fn bucket(n: i64) -> usize {
-    [100, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30]
-        .iter()
-        .position(|e| n <= *e)
-        .unwrap_or(9)
 }
 
 #[derive(Clone, Copy, PartialEq)]

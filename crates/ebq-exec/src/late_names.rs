@@ -13,7 +13,7 @@ pub fn to_display(
     late: &LateNames,
     kernel: &StructLayout,
     bytes: &[u8],
-    name: &dyn Fn(NameKind, u64) -> String,
+    name: &dyn Fn(NameKind, u64) -> Vec<u8>,
 ) -> Vec<u8> {
     let mut out = vec![0u8; late.display.size as usize];
     for (k, d) in &late.copied {
@@ -28,9 +28,10 @@ pub fn to_display(
             Value::U(id) => id,
             other => unreachable!("identities are unsigned integers, not {other:?}"),
         };
+        // Raw bytes, as a string the kernel read in place would be: decoding escapes them once.
         let text = name(l.kind, id);
         let cap = to.ty.byte_size() as usize;
-        let text = &text.as_bytes()[..text.len().min(cap - 1)];
+        let text = &text[..text.len().min(cap - 1)];
         out[to.offset as usize..to.offset as usize + text.len()].copy_from_slice(text);
     }
     out
@@ -73,7 +74,7 @@ mod tests {
         put(&mut bytes, key_fields[0].1, &0x1234u64.to_le_bytes());
         put(&mut bytes, key_fields[1].1, &3u64.to_le_bytes());
         put(&mut bytes, key_fields[2].1, b"f");
-        let shown = to_display(l, key, &bytes, &|kind, id| format!("{kind:?}:{id:x}"));
+        let shown = to_display(l, key, &bytes, &|kind, id| format!("{kind:?}:{id:x}").into_bytes());
         let (display, pos) = k.output.display_key().unwrap();
         let value = |i: usize| field_value(&shown, &display.fields[pos[i]]);
         assert_eq!(value(0), Value::S("FsType:1234".into()));

@@ -6,6 +6,7 @@
 use super::decode::{self, Merged, Store, Value};
 use super::percpu_map::PerCpuMap;
 use super::single_slot;
+use ebq_front::codegen::SketchKeyLayout;
 use ebq_front::error::{Error, Result};
 use ebq_front::plan::{KernelOutput, PhysicalPlan};
 
@@ -27,8 +28,10 @@ pub struct GroupMaps<'a> {
     pub names: Option<(&'a dyn PerCpuMap, &'a std::cell::RefCell<NameCache>)>,
 }
 
-/// Names read from `ebq_names`: (kind, identity) → name.
-pub type NameCache = std::collections::HashMap<(u32, u64), String>;
+/// Names read from `ebq_names`: (kind, identity) → the name's raw bytes (up
+/// to its NUL). They go back into the display key as the kernel wrote them,
+/// and are escaped once, when that key is decoded ([`decode::c_str`]).
+pub type NameCache = std::collections::HashMap<(u32, u64), Vec<u8>>;
 
 /// Reads (and with `delete`, removes) the groups whose window satisfies
 /// `pick`, merged across CPUs, sorted by window. A row plan has none.
@@ -78,10 +81,10 @@ pub fn read_groups(
         // The names were written before their groups were made: read after the groups, they are all there.
         let mut cache = cache.borrow_mut();
         drain_names(map, &mut cache).map_err(io_err("read the names"))?;
-        let name = |kind: ebq_front::plan::late_names::NameKind, id: u64| -> String {
+        let name = |kind: ebq_front::plan::late_names::NameKind, id: u64| -> Vec<u8> {
             match id {
-                0 => String::new(),
-                _ => cache.get(&(kind as u32, id)).cloned().unwrap_or_else(|| format!("?{id:x}")),
+                0 => vec![],
+                _ => cache.get(&(kind as u32, id)).cloned().unwrap_or_else(|| format!("?{id:x}").into_bytes()),
             }
         };
         for (_, k, _) in &mut out {
@@ -104,7 +107,8 @@ fn drain_names(map: &dyn PerCpuMap, cache: &mut NameCache) -> std::io::Result<()
         let kind = u32::from_ne_bytes(k[..4].try_into().expect("4 bytes"));
         let id = u64::from_ne_bytes(k[8..16].try_into().expect("8 bytes"));
         if let Some(copies) = map.read_percpu(&k)? {
-            let name = copies.iter().map(|c| decode::c_str(c).into_owned()).find(|n| !n.is_empty()).unwrap_or_default();
+            let raw = |c: &[u8]| c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())].to_vec();
+            let name = copies.iter().map(|c| raw(c)).find(|n| !n.is_empty()).unwrap_or_default();
             cache.insert((kind, id), name);
         }
         map.remove(&k)?;
@@ -120,7 +124,7 @@ fn io_err(what: &'static str) -> impl Fn(std::io::Error) -> Error {
 /// Adds the sketch entries of the groups in `groups` (key bytes → merged
 /// values) to their `buckets`, summed across CPUs; with `delete`, removes them.
 ///
-/// The sketch key is the group key followed by `agg` (u32) and `bucket` (s32).
+/// The sketch key is [`SketchKeyLayout`]'s: the group key, `agg`, `bucket`.
 /// Entries of groups not in `groups` (other windows) are left alone.
 fn collect_sketches(
     sketch: &dyn PerCpuMap,
@@ -128,18 +132,14 @@ fn collect_sketches(
     groups: &mut [WindowGroup],
     delete: bool,
 ) -> std::io::Result<()> {
-    let ks = key_size as usize;
+    let layout = SketchKeyLayout { group: key_size };
     let index: std::collections::HashMap<Vec<u8>, usize> =
         groups.iter().enumerate().map(|(i, (_, k, _))| (k.clone(), i)).collect();
     // Collect keys first: deleting while walking a hash map restarts the walk.
     let keys: Vec<Vec<u8>> = sketch.all_keys();
     for k in keys {
-        if k.len() < ks + 8 {
-            continue;
-        }
-        let Some(&g) = index.get(&k[..ks]) else { continue };
-        let agg = u32::from_ne_bytes(k[ks..ks + 4].try_into().expect("4 bytes")) as usize;
-        let bucket = i32::from_ne_bytes(k[ks + 4..ks + 8].try_into().expect("4 bytes"));
+        let Some((group, agg, bucket)) = layout.decode(&k) else { continue };
+        let Some(&g) = index.get(group) else { continue };
         let Some(per_cpu) = sketch.read_percpu(&k)? else { continue };
         let n: u64 = per_cpu.iter().map(|b| u64::from_ne_bytes(b[..8].try_into().expect("8 bytes"))).sum();
         if delete {

@@ -89,11 +89,17 @@ impl Stacks {
         if let Some(s) = self.names.borrow().get(&(user, raw)) {
             return s.clone();
         }
-        let id = raw as u32;
-        let frames = if id == EMPTY_STACK_ID { vec![] } else { self.frames(id) };
-        let text = if id == EMPTY_STACK_ID {
-            empty_stack(user).to_string()
-        } else if frames.is_empty() {
+        let text = match raw as u32 {
+            EMPTY_STACK_ID => empty_stack(user).to_string(),
+            id => self.symbolize(user, raw, &self.frames(id)),
+        };
+        self.names.borrow_mut().insert((user, raw), text.clone());
+        text
+    }
+
+    /// `frames` of stack `raw` as text, innermost first.
+    fn symbolize(&self, user: bool, raw: u64, frames: &[u64]) -> String {
+        if frames.is_empty() {
             "[no stack]".to_string()
         } else if user {
             let tgid = (raw >> 32) as u32;
@@ -101,9 +107,7 @@ impl Stacks {
         } else {
             let named: Vec<String> = frames.iter().map(|&a| self.kernel_frame(a)).collect();
             without_tracing_frames(&named).join("; ")
-        };
-        self.names.borrow_mut().insert((user, raw), text.clone());
-        text
+        }
     }
 
     /// Return addresses of stack `id`, innermost first.

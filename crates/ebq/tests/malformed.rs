@@ -4,11 +4,13 @@
 //! deep nesting, unknown functions and type mismatches.
 //!
 //! `Engine::prepare` (pure: parse, bind, plan, codegen; nothing is loaded)
-//! must never panic, must answer within a second, and must return either
+//! must never panic and must return either
 //! `Ok` (a mutation can stay valid: counted) or `Error::Query` with a span
 //! inside the text, whose rendering does not panic either. The queries bind
 //! against the fixture kernel (no tracefs, no root); the CLI's refusal of
 //! non-UTF-8 query files is checked in `crates/ebq-e2e/tests/malformed.rs`.
+//! The slowest input is printed, not bounded: on a loaded 2-core machine a
+//! 1 s bound failed runs that were otherwise right (issue 35: no timed tests).
 //!
 //! Run with `cargo test --release -p ebq --test malformed -- --nocapture`.
 
@@ -22,9 +24,6 @@ use ebq::host::FixtureKernel;
 use ebq::{Engine, Error, RunningQuery};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-
-/// Longest `prepare` may take on one input.
-const BOUND: Duration = Duration::from_secs(1);
 
 /// Valid queries the mutations start from (all bind on the fixture kernel,
 /// and on any x86_64 kernel with the usual tracepoints).
@@ -618,13 +617,8 @@ fn extremes() -> Vec<String> {
 
 /// Checks one input; `Ok(true)` when it prepared fine.
 fn check(engine: &Engine, sql: &str) -> Result<bool, String> {
-    let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| engine.prepare(sql)))
         .map_err(|p| format!("prepare panicked: {}", panic_message(&*p)))?;
-    let elapsed = t.elapsed();
-    if elapsed > BOUND {
-        return Err(format!("prepare took {elapsed:?} (bound {BOUND:?})"));
-    }
     let err = match result {
         Ok(_) => return Ok(true),
         Err(e) => e,

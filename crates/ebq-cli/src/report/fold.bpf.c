@@ -4,9 +4,9 @@
  *
  * Appended by the engine after vmlinux.h, bpf_helpers.h, `struct ebq_row`
  * and one `#define EBQ_ROW_<column> <field>` per column of report/query.rs's
- * SQL. The EBQ_NR_* values are placeholders kernel_fold::source replaces
- * with this machine's system call numbers (-1 for a call it lacks, which no
- * row has).
+ * SQL; kernel_fold::source puts report/fold_c.rs's generated header before
+ * it (system call numbers EBQ_NR_*, path codes, counter indices, size
+ * buckets: every fact Rust reads too) and its layout assertions after it.
  *
  * It is report/query.rs's `Decoder::{submitted, operation}` and
  * report/posix.rs's `Open::add` (through `fold`) in C, rule for rule; the
@@ -34,39 +34,8 @@
  *   points of different block sizes.
  */
 
-/* System call numbers (-1: not on this machine). */
-#define EBQ_NR_read (@NR_read@)
-#define EBQ_NR_pread64 (@NR_pread64@)
-#define EBQ_NR_readv (@NR_readv@)
-#define EBQ_NR_preadv (@NR_preadv@)
-#define EBQ_NR_preadv2 (@NR_preadv2@)
-#define EBQ_NR_write (@NR_write@)
-#define EBQ_NR_pwrite64 (@NR_pwrite64@)
-#define EBQ_NR_writev (@NR_writev@)
-#define EBQ_NR_pwritev (@NR_pwritev@)
-#define EBQ_NR_pwritev2 (@NR_pwritev2@)
-#define EBQ_NR_open (@NR_open@)
-#define EBQ_NR_openat (@NR_openat@)
-#define EBQ_NR_creat (@NR_creat@)
-#define EBQ_NR_close (@NR_close@)
-#define EBQ_NR_lseek (@NR_lseek@)
-#define EBQ_NR_fsync (@NR_fsync@)
-#define EBQ_NR_fdatasync (@NR_fdatasync@)
-#define EBQ_NR_io_submit (@NR_io_submit@)
 /* A row is call `nr` (a call this machine lacks is no row's). */
 #define EBQ_FOLD_IS(id, nr) ((nr) >= 0 && (id) == (nr))
-
-/* The `path` column (query.rs PATH_*). */
-#define EBQ_FOLD_PATH_SYSCALL 0
-#define EBQ_FOLD_PATH_IO_URING 2
-#define EBQ_FOLD_PATH_AIO 3
-#define EBQ_FOLD_PATH_MMAP 4
-
-/* Via (posix.rs Via::ALL order): the first index of per_path. */
-#define EBQ_FOLD_VIA_SYSCALL 0
-#define EBQ_FOLD_VIA_IO_URING 1
-#define EBQ_FOLD_VIA_AIO 2
-#define EBQ_FOLD_VIA_MMAP 3
 
 /* OpKind. */
 #define EBQ_FOLD_NONE 0
@@ -85,53 +54,32 @@
 #define EBQ_FOLD_IO_WRITE 2
 
 /*
- * counters[]: Darshan's integer counters (a read's and a write's side by
- * side, `+ w` with w = 0 read, 1 write). POSIX_MEM_ALIGNMENT, POSIX_FILE_-
- * ALIGNMENT and POSIX_FILE_NOT_ALIGNED are user space's.
+ * counters[] (EBQ_FOLD_C_*), per_path[] (EBQ_FOLD_PP_*) and fcounters[]
+ * (EBQ_FOLD_F_*) are generated: a read's and a write's side by side, indexed
+ * `+ w` with w = 0 read, 1 write (and fcounters' times `+ t`, t an
+ * EBQ_FOLD_T_*). POSIX_MEM_ALIGNMENT, POSIX_FILE_ALIGNMENT and
+ * POSIX_FILE_NOT_ALIGNED are user space's.
  */
-#define EBQ_FOLD_C_OPENS 0
-#define EBQ_FOLD_C_SEEKS 1
-#define EBQ_FOLD_C_FSYNCS 2
-#define EBQ_FOLD_C_FDSYNCS 3
-#define EBQ_FOLD_C_READS 4		/* + w: POSIX_WRITES */
-#define EBQ_FOLD_C_BYTES_READ 6		/* + w: POSIX_BYTES_WRITTEN */
-#define EBQ_FOLD_C_MAX_BYTE_READ 8	/* + w: POSIX_MAX_BYTE_WRITTEN */
-#define EBQ_FOLD_C_CONSEC_READS 10	/* + w */
-#define EBQ_FOLD_C_SEQ_READS 12		/* + w */
-#define EBQ_FOLD_C_MAX_READ_TIME_SIZE 14 /* + w */
-#define EBQ_FOLD_C_RW_SWITCHES 16
-#define EBQ_FOLD_C_MEM_NOT_ALIGNED 17
-#define EBQ_FOLD_C_ERRORS 18
-#define EBQ_FOLD_COUNTERS 19
-
-/* per_path[via * 4 + …]: EBQ_<VIA>_READS, _WRITES, _BYTES_READ, _BYTES_WRITTEN. */
-#define EBQ_FOLD_PP_READS 0		/* + w */
-#define EBQ_FOLD_PP_BYTES_READ 2	/* + w */
-#define EBQ_FOLD_PER_PATH 16
-
-/* size[w * 10 + bucket]: POSIX_SIZE_READ_*, then POSIX_SIZE_WRITE_*. */
-#define EBQ_FOLD_BUCKETS 10
-
-/* fcounters[] (absolute ns, 0 = never; times in ns). */
-#define EBQ_FOLD_F_OPEN_START 0
-#define EBQ_FOLD_F_OPEN_END 1
-#define EBQ_FOLD_F_CLOSE_START 2
-#define EBQ_FOLD_F_CLOSE_END 3
-#define EBQ_FOLD_F_READ_START 4		/* + w */
-#define EBQ_FOLD_F_READ_END 6		/* + w */
-#define EBQ_FOLD_F_READ_TIME 8		/* + t: t = 0 read, 1 write, 2 meta */
-#define EBQ_FOLD_F_MAX_READ_TIME 11	/* + w */
-#define EBQ_FOLD_FCOUNTERS 13
+#define EBQ_FOLD_PAIRED(read, write) _Static_assert((write) == (read) + 1, "`+ w` indexing: " #write)
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_READS, EBQ_FOLD_C_WRITES);
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_BYTES_READ, EBQ_FOLD_C_BYTES_WRITTEN);
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_MAX_BYTE_READ, EBQ_FOLD_C_MAX_BYTE_WRITTEN);
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_CONSEC_READS, EBQ_FOLD_C_CONSEC_WRITES);
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_SEQ_READS, EBQ_FOLD_C_SEQ_WRITES);
+EBQ_FOLD_PAIRED(EBQ_FOLD_C_MAX_READ_TIME_SIZE, EBQ_FOLD_C_MAX_WRITE_TIME_SIZE);
+EBQ_FOLD_PAIRED(EBQ_FOLD_PP_READS, EBQ_FOLD_PP_WRITES);
+EBQ_FOLD_PAIRED(EBQ_FOLD_PP_BYTES_READ, EBQ_FOLD_PP_BYTES_WRITTEN);
+EBQ_FOLD_PAIRED(EBQ_FOLD_F_READ_START, EBQ_FOLD_F_WRITE_START);
+EBQ_FOLD_PAIRED(EBQ_FOLD_F_READ_END, EBQ_FOLD_F_WRITE_END);
+EBQ_FOLD_PAIRED(EBQ_FOLD_F_READ_TIME, EBQ_FOLD_F_WRITE_TIME);
+EBQ_FOLD_PAIRED(EBQ_FOLD_F_WRITE_TIME, EBQ_FOLD_F_META_TIME);
+EBQ_FOLD_PAIRED(EBQ_FOLD_F_MAX_READ_TIME, EBQ_FOLD_F_MAX_WRITE_TIME);
 
 /* last_end[t]: the no-overlap timers' last ends (read, write, meta). */
 #define EBQ_FOLD_T_READ 0
 #define EBQ_FOLD_T_WRITE 1
 #define EBQ_FOLD_T_META 2
 
-/* Darshan's cap on distinct common values per file (posix.rs COMMON_MAX_TRACKED). */
-#define EBQ_FOLD_COMMON 32
-/* align[ctz(off)] for off != 0, align[64] for off == 0. */
-#define EBQ_FOLD_ALIGN 65
 /* Tries of a held file lock before the row is given up (bpf_loop iterations). */
 #define EBQ_FOLD_SPINS (1 << 14)
 
@@ -171,32 +119,6 @@ struct ebq_fold_file {
 	__u32 align_mount_id;	/* the last mount seen by id rather than by name (align_mount then empty) */
 };
 
-/* The layout report/kernel_fold.rs decodes: change both together. */
-_Static_assert(sizeof(struct ebq_fold_key) == 16, "ebq_fold_key layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_key, inode) == 8, "ebq_fold_key layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_io) == 4, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, offset_known) == 8, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_known) == 12, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, access_used) == 16, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride_used) == 20, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, offset) == 24, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_byte) == 32, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, last_end) == 48, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, counters) == 72, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, per_path) == 224, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, size) == 352, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, fcounters) == 512, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align) == 616, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, access) == 1136, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, stride) == 1648, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, fs_type) == 2160, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_point) == 2176, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, name) == 2240, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount) == 2304, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, mount_id) == 2368, "ebq_fold_file layout");
-_Static_assert(__builtin_offsetof(struct ebq_fold_file, align_mount_id) == 2372, "ebq_fold_file layout");
-_Static_assert(sizeof(struct ebq_fold_file) == 2376, "ebq_fold_file layout");
-
 /* What the rows were, summed per CPU. */
 struct ebq_fold_totals {
 	__u64 operations;	/* rows Decoder::operation makes an operation of (folded) */
@@ -204,7 +126,6 @@ struct ebq_fold_totals {
 	__u64 aio_counted;	/* operations via AIO */
 	__u64 no_file;		/* rows of no file's operation (not io_submit's) */
 };
-_Static_assert(sizeof(struct ebq_fold_totals) == 32, "ebq_fold_totals layout");
 
 /*
  * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
@@ -285,30 +206,6 @@ static __always_inline void ebq_fold_first(__s64 *v, __s64 t)
 {
 	if (*v == 0 || *v > t)
 		*v = t;
-}
-
-/* posix.rs bucket: inclusive upper edges. */
-static __always_inline __u32 ebq_fold_bucket(__s64 bytes)
-{
-	if (bytes <= 100)
-		return 0;
-	if (bytes <= (1 << 10))
-		return 1;
-	if (bytes <= (10 << 10))
-		return 2;
-	if (bytes <= (100 << 10))
-		return 3;
-	if (bytes <= (1 << 20))
-		return 4;
-	if (bytes <= (4 << 20))
-		return 5;
-	if (bytes <= (10 << 20))
-		return 6;
-	if (bytes <= (100 << 20))
-		return 7;
-	if (bytes <= (1 << 30))
-		return 8;
-	return 9;
 }
 
 /*
@@ -418,8 +315,8 @@ static __always_inline void ebq_fold_access(struct ebq_fold_file *f, struct ebq_
 		f->counters[EBQ_FOLD_C_MAX_BYTE_READ + w] = last_byte;
 	f->counters[EBQ_FOLD_C_BYTES_READ + w] += ret;
 	f->counters[EBQ_FOLD_C_READS + w]++;
-	f->per_path[via * 4 + EBQ_FOLD_PP_BYTES_READ + w] += ret;
-	f->per_path[via * 4 + EBQ_FOLD_PP_READS + w]++;
+	f->per_path[via * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_BYTES_READ + w] += ret;
+	f->per_path[via * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_READS + w]++;
 	f->size[w * EBQ_FOLD_BUCKETS + ebq_fold_bucket(ret)]++;
 	ebq_fold_common(f->access, &f->access_used, ret);
 	ebq_fold_common(f->stride, &f->stride_used, stride);
@@ -501,8 +398,8 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 		break;
 	case EBQ_FOLD_MAP:
 		/* posix.rs: a mapping's pages, no call: EBQ_MMAP_* alone. */
-		f->per_path[EBQ_FOLD_VIA_MMAP * 4 + EBQ_FOLD_PP_READS]++;
-		f->per_path[EBQ_FOLD_VIA_MMAP * 4 + EBQ_FOLD_PP_BYTES_READ] += ret;
+		f->per_path[EBQ_FOLD_VIA_MMAP * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_READS]++;
+		f->per_path[EBQ_FOLD_VIA_MMAP * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_BYTES_READ] += ret;
 		break;
 	case EBQ_FOLD_FSYNC:
 	case EBQ_FOLD_FDATASYNC:
@@ -548,11 +445,11 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 		mem = !ebq_fold_vectored_call(id);
 	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
 		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;
-		if (id == 0)
+		if (id == EBQ_FOLD_REQUEST_READ)
 			kind = EBQ_FOLD_READ;
-		else if (id == 1)
+		else if (id == EBQ_FOLD_REQUEST_WRITE)
 			kind = EBQ_FOLD_WRITE;
-		else if (id == 2)
+		else if (id == EBQ_FOLD_REQUEST_FSYNC)
 			kind = EBQ_FOLD_FSYNC;
 	} else if (path == EBQ_FOLD_PATH_MMAP) {
 		via = EBQ_FOLD_VIA_MMAP;

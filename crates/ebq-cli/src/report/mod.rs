@@ -18,7 +18,9 @@
 //! feeds the same Darshan counters, and ebq's own `EBQ_<PATH>_…` counters
 //! break reads and writes down by path.
 
+pub mod buckets;
 pub mod dxt;
+pub mod fold_c;
 pub mod html;
 pub mod kernel_fold;
 pub mod live;
@@ -87,6 +89,22 @@ pub enum Via {
 impl Via {
     /// Every path, in report order.
     pub const ALL: [Via; 4] = [Via::Syscall, Via::IoUring, Via::Aio, Via::Mmap];
+
+    /// The `path` column of the report's SQL ([`query::sql`]) for this path,
+    /// which the kernel fold's C compares too (`EBQ_FOLD_PATH_*`, [`fold_c`]).
+    pub fn code(self) -> u64 {
+        match self {
+            Via::Syscall => 0,
+            Via::IoUring => 2,
+            Via::Aio => 3,
+            Via::Mmap => 4,
+        }
+    }
+
+    /// The path whose [`Via::code`] is `code`.
+    pub fn of_code(code: u64) -> Option<Via> {
+        Via::ALL.into_iter().find(|v| v.code() == code)
+    }
 
     /// The name in the trace, the HTML and the per-path counters (`EBQ_IO_URING_READS`).
     pub fn name(self) -> &'static str {

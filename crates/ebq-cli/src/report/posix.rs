@@ -47,9 +47,7 @@
 use super::{FileKey, OpKind, Operation, Via};
 use std::collections::BTreeMap;
 
-/// Darshan's size-bucket suffixes, in bucket order.
-pub const BUCKETS: [&str; 10] =
-    ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"];
+pub use super::buckets::{bucket, BUCKETS};
 
 /// Integer counters every record has (the common values are added on output).
 const COUNTERS: [&str; 22] = [
@@ -77,8 +75,8 @@ const COUNTERS: [&str; 22] = [
     "EBQ_ERRORS",
 ];
 
-/// ebq's per-path counters: `EBQ_<PATH>_<what>`.
-const PER_PATH: [&str; 4] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN"];
+/// ebq's per-path counters: `EBQ_<PATH>_<what>` (the kernel fold's `per_path[]` order).
+pub const PER_PATH: [&str; 4] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN"];
 
 /// The name of a per-path counter: `EBQ_IO_URING_READS`.
 pub fn per_path(via: Via, what: &str) -> String {
@@ -90,12 +88,6 @@ pub const MEM_ALIGNMENT: i64 = 8;
 
 /// Darshan's cap on distinct common values tracked per file.
 const COMMON_MAX_TRACKED: usize = 32;
-
-/// The bucket of an access of `bytes` (Darshan's `DARSHAN_BUCKET_INC`).
-pub fn bucket(bytes: i64) -> usize {
-    const EDGES: [i64; 9] = [100, 1 << 10, 10 << 10, 100 << 10, 1 << 20, 4 << 20, 10 << 20, 100 << 20, 1 << 30];
-    EDGES.iter().position(|e| bytes <= *e).unwrap_or(9)
-}
 
 /// Counts of the first [`COMMON_MAX_TRACKED`] distinct values.
 #[derive(Default, Clone, Debug)]

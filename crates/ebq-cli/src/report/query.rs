@@ -56,7 +56,7 @@ use std::collections::HashMap;
 ///   first page's, size and `ret` the bytes, latency 0. Darshan sees none of
 ///   them (no call): they count in `EBQ_MMAP_*` only.
 pub fn sql(syscalls: &SyscallTable) -> String {
-    let mut sql = String::from(FILE_CALLS_AND_REQUESTS);
+    let mut sql = file_calls_and_requests();
     for call in OPEN_CALLS.iter().filter(|c| syscalls.nr(c).is_some()) {
         sql.push_str(&open_branch(call));
     }
@@ -72,19 +72,23 @@ const OPEN_CALLS: [&str; 3] = ["open", "openat", "creat"];
 /// exit reads.
 fn open_branch(call: &str) -> String {
     format!(
-        " UNION ALL SELECT e.time AS time, 0 AS path, syscall_nr('{call}') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
+        " UNION ALL SELECT e.time AS time, {path} AS path, syscall_nr('{call}') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, x.inode AS open_inode, x.dev AS open_dev, x.file_name AS open_file_name, \
 0 AS size, 0 AS offset, x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, 0 AS buf, \
 x.fs_type AS open_fs_type, x.mount_point AS open_mount_point, 0 AS mount_id \
-FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid"
+FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid",
+        path = Via::Syscall.code()
     )
 }
 
-/// Every branch but the opens' ([`sql`] appends them and closes the union).
-const FILE_CALLS_AND_REQUESTS: &str = "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
+/// Every branch but the opens' ([`sql`] appends them and closes the union):
+/// paths are [`Via::code`]s, a request's `id` its kind's index in [`REQUEST_KINDS`].
+fn file_calls_and_requests() -> String {
+    format!(
+        "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point, \
 mount_id FROM ( \
-SELECT e.time AS time, 0 AS path, x.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
+SELECT e.time AS time, {syscall} AS path, x.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
 '' AS mount_point, e.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 '' AS open_file_name, args[2] AS size, \
 CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), \
@@ -97,9 +101,9 @@ syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwr
 syscall_nr('pwritev2'), syscall_nr('close'), syscall_nr('lseek'), \
 syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('io_submit')) \
 UNION ALL \
-SELECT s.time AS time, 2 AS path, \
-CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN 1 \
-WHEN s.opcode = io_uring_op('FSYNC') THEN 2 ELSE 0 END AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
+SELECT s.time AS time, {io_uring} AS path, \
+CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN {write} \
+WHEN s.opcode = io_uring_op('FSYNC') THEN {fsync} ELSE {read} END AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
 c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
 s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point, 0 AS mount_id \
@@ -107,7 +111,7 @@ FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req =
 WHERE s.opcode IN (io_uring_op('FSYNC'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), \
 io_uring_op('READ'), io_uring_op('WRITE')) \
 UNION ALL \
-SELECT b.time AS time, 3 AS path, CASE WHEN b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'WRITE') != 0 THEN 1 ELSE 0 END AS id, \
+SELECT b.time AS time, {aio} AS path, CASE WHEN b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'WRITE') != 0 THEN {write} ELSE {read} END AS id, \
 c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
 0 AS open_inode, 0 AS open_dev, c.file_name AS open_file_name, b.iter.count AS size, b.iocb.ki_pos AS offset, \
 c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
@@ -115,7 +119,7 @@ c.mount_point AS open_mount_point, 0 AS mount_id \
 FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
 WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0 \
 UNION ALL \
-SELECT s.time AS time, 3 AS path, CASE WHEN s.opcode IN (1, 8) THEN 1 WHEN s.opcode IN (2, 3) THEN 2 ELSE 0 END AS id, \
+SELECT s.time AS time, {aio} AS path, CASE WHEN s.opcode IN (1, 8) THEN {write} WHEN s.opcode IN (2, 3) THEN {fsync} ELSE {read} END AS id, \
 s.inode AS inode, s.dev AS dev, s.fs_type AS fs_type, s.mount_point AS mount_point, s.file_name AS file_name, \
 0 AS open_inode, 0 AS open_dev, s.file_name AS open_file_name, \
 CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS size, \
@@ -124,33 +128,42 @@ s.mount_point AS open_mount_point, 0 AS mount_id \
 FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
 WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0) \
 UNION ALL \
-SELECT f.time AS time, 4 AS path, 0 AS id, f.inode AS inode, f.dev AS dev, f.fs_type AS fs_type, \
+SELECT f.time AS time, {mmap} AS path, {read} AS id, f.inode AS inode, f.dev AS dev, f.fs_type AS fs_type, \
 f.mount_point AS mount_point, f.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 4096 AS size, f.index * 4096 AS offset, 4096 AS ret, 0 AS latency, f.pid AS pid, 0 AS buf, '' AS open_fs_type, \
 '' AS open_mount_point, 0 AS mount_id \
 FROM filemap.mm_filemap_fault f WHERE f.retry = 0 \
 UNION ALL \
-SELECT m.time AS time, 4 AS path, 0 AS id, m.inode AS inode, m.dev AS dev, m.fs_type AS fs_type, \
+SELECT m.time AS time, {mmap} AS path, {read} AS id, m.inode AS inode, m.dev AS dev, m.fs_type AS fs_type, \
 m.mount_point AS mount_point, m.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 m.pages_mapped * 4096 AS size, m.index * 4096 AS offset, m.pages_mapped * 4096 AS ret, 0 AS latency, m.pid AS pid, \
 0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
 FROM filemap.mm_filemap_map_pages m WHERE m.pages_mapped > 0 \
 UNION ALL \
-SELECT r.time AS time, 4 AS path, 0 AS id, r.inode AS inode, r.dev AS dev, r.fs_type AS fs_type, \
+SELECT r.time AS time, {mmap} AS path, {read} AS id, r.inode AS inode, r.dev AS dev, r.fs_type AS fs_type, \
 r.mount_point AS mount_point, r.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 r.pages_mapped * 4096 AS size, r.fault_index * 4096 AS offset, r.pages_mapped * 4096 AS ret, 0 AS latency, \
 r.pid AS pid, 0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
-FROM kmem.rss_stat r WHERE r.pages_mapped > 0";
-
-/// The I/O path of a row (the `path` column of [`sql`]).
-const PATH_SYSCALL: u64 = 0;
-const PATH_IO_URING: u64 = 2;
-const PATH_AIO: u64 = 3;
-const PATH_MMAP: u64 = 4;
+FROM kmem.rss_stat r WHERE r.pages_mapped > 0",
+        syscall = Via::Syscall.code(),
+        io_uring = Via::IoUring.code(),
+        aio = Via::Aio.code(),
+        mmap = Via::Mmap.code(),
+        read = request_id(OpKind::Read),
+        write = request_id(OpKind::Write),
+        fsync = request_id(OpKind::Fsync),
+    )
+}
 
 /// What an io_uring or AIO row's `id` says: the SQL folds opcodes and kiocb
-/// flags into 0 read, 1 write, 2 fsync.
-const REQUEST_KINDS: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
+/// flags into their index here (0 read, 1 write, 2 fsync), and the kernel
+/// fold's C compares the same (`EBQ_FOLD_REQUEST_*`, [`super::fold_c`]).
+pub const REQUEST_KINDS: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
+
+/// The `id` of a request row doing `kind` (one of [`REQUEST_KINDS`]).
+fn request_id(kind: OpKind) -> usize {
+    REQUEST_KINDS.iter().position(|k| *k == kind).expect("a request kind")
+}
 
 fn num(v: &Value) -> u64 {
     match v {
@@ -221,7 +234,7 @@ impl Decoder {
     /// without iomap's direct I/O reaches no event the report reads, and that
     /// must not pass unsaid.
     pub fn submitted(&self, r: &[Value]) -> Option<u64> {
-        (num(&r[1]) == PATH_SYSCALL && Some(num(&r[2]) as i64) == self.io_submit)
+        (num(&r[1]) == Via::Syscall.code() && Some(num(&r[2]) as i64) == self.io_submit)
             .then(|| (num(&r[13]) as i64).max(0) as u64)
     }
 
@@ -229,12 +242,11 @@ impl Decoder {
     /// (a failed open, a bad fd, an fd without an inode).
     pub fn operation(&mut self, r: &[Value]) -> Option<Operation> {
         let (path, id) = (num(&r[1]), num(&r[2]) as i64);
-        let (op, via) = match path {
-            PATH_SYSCALL => (*self.kinds.get(&id)?, Via::Syscall),
-            PATH_IO_URING => (*REQUEST_KINDS.get(id as usize)?, Via::IoUring),
-            PATH_AIO => (*REQUEST_KINDS.get(id as usize)?, Via::Aio),
-            PATH_MMAP => (OpKind::Map, Via::Mmap),
-            _ => return None,
+        let via = Via::of_code(path)?;
+        let op = match via {
+            Via::Syscall => *self.kinds.get(&id)?,
+            Via::IoUring | Via::Aio => *REQUEST_KINDS.get(id as usize)?,
+            Via::Mmap => OpKind::Map,
         };
         // Opens name the file by the fd they return (exit side); the rest by their fd argument.
         let open = op == OpKind::Open;

@@ -23,7 +23,7 @@
 //! max_sketch_buckets = 65536    #   QUANTILE/Pxx sketch entries
 //! ringbuf_size = 8388608        #   bytes of each ring buffer (a join of two streams reads rows through them)
 //! wakeup_bytes = 262144
-//! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see README)
+//! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see docs/src/serve/pins.md)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
 //!

@@ -96,6 +96,8 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
     let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
+    // Every query is attached or marked up = 0: /metrics stops answering 503.
+    publisher.ready();
     eprintln!("ebq serve: {} queries, metrics at {scheme}://{}/metrics", served.len(), config.listen);
     let keep: &[u32] = if config.reload { &[caps::CAP_BPF, caps::CAP_PERFMON] } else { &[] };
     match caps::drop_all_but(keep) {

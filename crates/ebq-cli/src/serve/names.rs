@@ -10,7 +10,7 @@
 //! file is refused, naming both sides.
 
 use super::config::QueryConfig;
-use super::publish::{own_families, reload_family, OwnCounts};
+use super::publish::{export_failures_family, own_families, reload_family, OwnCounts};
 use ebq::export::exposition::reserved_names;
 use ebq::export::{MetricKind, MetricSchema};
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 pub fn check(queries: &[(&QueryConfig, &MetricSchema)]) -> Result<(), String> {
     let mut families: Vec<(String, MetricKind, String)> = own_families("", None, &OwnCounts::default())
         .into_iter()
-        .chain([reload_family((0, 0))])
+        .chain([reload_family((0, 0)), export_failures_family("", "otlp", 0)])
         .map(|f| {
             let who = format!("ebq's own metric `{}`", f.name);
             (f.name, f.kind, who)

@@ -10,6 +10,10 @@
 //! at once), a request head of at most [`MAX_REQUEST_BYTES`] (`431`), and
 //! [`REQUEST_TIMEOUT`] to send it (then the connection is closed).
 //!
+//! Until every configured query has been started once (attached, or failed
+//! and marked `ebq_query_up 0`), `/metrics` answers `503`: a scrape never
+//! sees a page without a configured query's `ebq_query_up`.
+//!
 //! With a web configuration ([`super::web`]) each connection is a TLS session
 //! (its handshake inside the same timeout, on the connection's own thread) and a
 //! request without the right basic-auth credentials gets `401`.
@@ -41,6 +45,10 @@ pub struct Exposition {
     pub queries: BTreeMap<String, Vec<MetricFamily>>,
     /// ebq's own families (one sample per query, label `query`), merged by name at scrape time.
     pub own: BTreeMap<String, Vec<MetricFamily>>,
+    /// Every query of the file has been started once (attached, or failed
+    /// and marked `ebq_query_up 0`): until then `/metrics` answers `503`, so
+    /// no page lacks a configured query's `ebq_query_up`.
+    pub ready: bool,
 }
 
 /// The shared exposition, read by the HTTP threads.
@@ -207,7 +215,11 @@ fn answer(mut conn: impl Conn, shared: &Shared, web: Option<&WebConfig>) -> std:
     }
     let path = target.split('?').next().unwrap_or("");
     let head_only = method == "HEAD";
+    let ready = shared.lock().is_ok_and(|s| s.ready);
     match (method, path) {
+        ("GET" | "HEAD", "/metrics") if !ready => {
+            reply(&mut conn, head_only, "503 Service Unavailable", TEXT, "ebq serve: starting the queries\n")
+        }
         ("GET" | "HEAD", "/metrics") if ebq::export::exposition_proto::wanted(accept) => {
             let ctype = ebq::export::exposition_proto::CONTENT_TYPE;
             reply_bytes(&mut conn, head_only, "200 OK", ctype, &render_protobuf(shared))

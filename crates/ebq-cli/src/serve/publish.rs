@@ -5,7 +5,9 @@
 //! [`Publisher::own`]. Both feed the Prometheus exposition (running totals
 //! from an [`Accumulator`] per query) and, with `[otlp]`, an OTLP/HTTP push:
 //! each window as it closes (delta; running totals of queries without WINDOW
-//! cumulative), ebq's own counters every `interval` (cumulative).
+//! cumulative), ebq's own counters every `interval` (cumulative). A push that
+//! fails is logged and counted per query and sink in
+//! `ebq_export_failures_total{query,sink="otlp"}` (see [`export_failures_family`]).
 
 use super::prom::Shared;
 use ebq::export::otlp::{self, Batch, OtlpConfig};
@@ -30,6 +32,8 @@ pub struct Publisher {
     errors: BTreeMap<String, u64>,
     reloads: (u64, u64),
     otlp: Option<Otlp>,
+    /// Failed OTLP pushes per query name, kept across reloads and `[otlp]` changes.
+    otlp_failures: BTreeMap<String, u64>,
 }
 
 /// The OTLP push: where, how often ebq's own counters go, and how pushes fared.
@@ -40,13 +44,27 @@ struct Otlp {
     started_unix_ns: u64,
     /// When each query's own counters were last pushed.
     own_pushed: BTreeMap<String, std::time::Instant>,
-    failed: u64,
 }
 
 impl Publisher {
     /// A publisher feeding `prom`.
     pub fn new(prom: Shared) -> Publisher {
-        Publisher { prom, queries: BTreeMap::new(), errors: BTreeMap::new(), reloads: (0, 0), otlp: None }
+        Publisher {
+            prom,
+            queries: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            reloads: (0, 0),
+            otlp: None,
+            otlp_failures: BTreeMap::new(),
+        }
+    }
+
+    /// Every query of the file has been started once (attached, or failed and
+    /// marked up = 0): `/metrics` stops answering 503.
+    pub fn ready(&self) {
+        if let Ok(mut p) = self.prom.lock() {
+            p.ready = true;
+        }
     }
 
     /// Sets (or, with `None`, stops) the OTLP push from the `[otlp]` table.
@@ -55,7 +73,7 @@ impl Publisher {
         self.otlp = config.map(|c| {
             let mut config = OtlpConfig::new(c.endpoint.clone(), ebq::host::host_name());
             config.resource = c.resource.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            Otlp { config, interval: c.interval, started_unix_ns, own_pushed: BTreeMap::new(), failed: 0 }
+            Otlp { config, interval: c.interval, started_unix_ns, own_pushed: BTreeMap::new() }
         });
     }
 
@@ -66,8 +84,9 @@ impl Publisher {
         let (start, end) = otlp::span_unix_ns(window, temporality, o.started_unix_ns);
         let batch = Batch { families, temporality, start_unix_ns: start, time_unix_ns: end };
         if let Err(e) = otlp::push(&o.config, &[batch]) {
-            o.failed += 1;
-            eprintln!("ebq serve: query `{query}`: OTLP push failed ({} so far): {e}", o.failed);
+            let failed = self.otlp_failures.entry(query.to_string()).or_insert(0);
+            *failed += 1;
+            eprintln!("ebq serve: query `{query}`: OTLP push failed ({failed} so far): {e}");
         }
     }
 
@@ -82,6 +101,7 @@ impl Publisher {
     pub fn remove(&mut self, query: &str) {
         self.queries.remove(query);
         self.errors.remove(query);
+        self.otlp_failures.remove(query);
         if let Ok(mut p) = self.prom.lock() {
             p.queries.remove(query);
             p.own.remove(query);
@@ -135,13 +155,17 @@ impl Publisher {
             counts.overflow = q.acc.overflow();
             counts.expired = q.acc.expired();
         }
-        let fams = own_families(query, stats, &counts);
+        let mut fams = own_families(query, stats, &counts);
         let due = self.otlp.as_ref().is_some_and(|o| o.own_pushed.get(query).is_none_or(|t| t.elapsed() >= o.interval));
         if due {
             self.push(query, Temporality::Cumulative, &fams, WindowBounds::Rows);
             if let Some(o) = &mut self.otlp {
                 o.own_pushed.insert(query.to_string(), std::time::Instant::now());
             }
+        }
+        if self.otlp.is_some() {
+            let failed = self.otlp_failures.get(query).copied().unwrap_or(0);
+            fams.push(export_failures_family(query, "otlp", failed));
         }
         if let Ok(mut p) = self.prom.lock() {
             p.own.insert(query.to_string(), fams);
@@ -204,6 +228,23 @@ pub fn own_families(query: &str, stats: Option<&QueryStats>, counts: &OwnCounts)
         u64::from(stats.is_some()),
     ));
     fams
+}
+
+/// `ebq_export_failures_total{query, sink}`: pushes of `query`'s metrics to
+/// `sink` (`otlp`) that failed (connection refused, timeout, a status other
+/// than 2xx); what they carried is lost (the log says why).
+pub fn export_failures_family(query: &str, sink: &str, failed: u64) -> MetricFamily {
+    MetricFamily {
+        name: "ebq_export_failures_total".into(),
+        help: "Pushes of the query's metrics to a sink (otlp) that failed; their data is lost.".into(),
+        unit: None,
+        kind: MetricKind::Counter,
+        integer: true,
+        samples: vec![Sample {
+            labels: vec![("query".into(), query.into()), ("sink".into(), sink.into())],
+            value: SampleValue::Number(failed as f64),
+        }],
+    }
 }
 
 /// `ebq_config_reloads_total{result="ok"|"error"}` from (ok, failed) reloads.

@@ -96,7 +96,7 @@ fn block_request_pairs_match_the_block_layers_counters() {
     let rows = rows_of(&outs);
     assert_eq!(rows.len(), 1, "{rows:?}");
     // Classic block tracepoints: a completion can be skipped (counted in `missed`, or by
-    // this kernel dropped before any program without a count, README "Accounting"); its
+    // this kernel dropped before any program without a count, docs/src/internals/accounting.md); its
     // pair then stays open and is counted. Issues run in dd's system call, where no other
     // program holds the shared guard, so every request is timed or left open.
     // Accounting (JOIN): a pair whose end was lost and whose key the next request reused

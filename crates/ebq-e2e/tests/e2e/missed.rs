@@ -26,8 +26,8 @@
 //! `seen + open_pairs + superseded == N` exactly, whether the kernel counted the
 //! lost ends as misses or skipped them without counting: this kernel does
 //! that to tp_btf programs too, a few in 10,000 completions, while a tracefs
-//! event with a filter (the instance below) is on the same tracepoint (README,
-//! "Accounting"). The end program ran for `seen + unmatched` completions and was
+//! event with a filter (the instance below) is on the same tracepoint (the book,
+//! docs/src/internals/accounting.md). The end program ran for `seen + unmatched` completions and was
 //! skipped for `missed`: never more than the kernel offered (`N` + the other
 //! devices' completions), and `missed` is the kernel's own counter.
 

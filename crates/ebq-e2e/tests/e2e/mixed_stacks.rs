@@ -11,7 +11,7 @@
 //! samples are a small share even when the workloads share the CPUs with others.
 
 use crate::common;
-use crate::profile::{build_profile_program, build_spin, last_cpu};
+use crate::profile::{assert_drawn_in_chromium, build_profile_program, build_spin, last_cpu};
 
 use common::{rows_of, s, u};
 use ebq::{RunningQuery, Scope};
@@ -145,16 +145,6 @@ fn flamegraph_of_user_and_kernel_stacks_draws_both_halves() {
     );
     let page = std::fs::read_to_string(&svg).unwrap();
     assert!(page.contains("[user]") && page.contains("entry_SYSCALL_64"), "both halves in the SVG");
-    let png = dir.join("halves.png");
-    let shot = Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"])
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", svg.display()))
-        .output()
-        .expect("chromium (scripts/setup.sh installs it)");
-    assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
-    // A blank 1200×800 screenshot is about 4.5 KB; a drawn graph over 12 KB (tests/profile.rs).
-    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
-    assert!(size > 12_000, "screenshot of {size} bytes");
+    assert_drawn_in_chromium(&svg);
     let _ = std::fs::remove_dir_all(dir);
 }

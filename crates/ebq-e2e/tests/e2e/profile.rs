@@ -138,7 +138,13 @@ fn flamegraph_svg_renders_in_headless_chromium() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<?xml") && text.contains("<svg") && text.contains("spin_hot+0x"), "{text}");
-    let png = dir.join("spin.png");
+    assert_drawn_in_chromium(&svg);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Renders `svg` in headless Chromium (a PNG beside it) and asserts a graph was drawn.
+pub(crate) fn assert_drawn_in_chromium(svg: &Path) {
+    let png = svg.with_extension("png");
     let shot = Command::new("chromium")
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"])
         .arg(format!("--screenshot={}", png.display()))
@@ -150,7 +156,6 @@ fn flamegraph_svg_renders_in_headless_chromium() {
     // drawn graph (title, bars, frame names) about 21 KB.
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
     assert!(size > 12_000, "screenshot of {size} bytes");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// CLOCK_MONOTONIC in ns: the clock of ebq's `time` column (bpf_ktime_get_ns).

@@ -11,20 +11,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Darshan's size buckets, as `ebq report io` defines them (a file that imports nothing).
+#[path = "../../../ebq-cli/src/report/buckets.rs"]
+mod buckets;
+
 /// Darshan's bucket of an access of `n` bytes (upper edges inclusive).
 fn bucket(n: u64) -> &'static str {
-    const B: [(&str, u64); 9] = [
-        ("0_100", 100),
-        ("100_1K", 1 << 10),
-        ("1K_10K", 10 << 10),
-        ("10K_100K", 100 << 10),
-        ("100K_1M", 1 << 20),
-        ("1M_4M", 4 << 20),
-        ("4M_10M", 10 << 20),
-        ("10M_100M", 100 << 20),
-        ("100M_1G", 1 << 30),
-    ];
-    B.iter().find(|(_, hi)| n <= *hi).map_or("1G_PLUS", |(b, _)| b)
+    buckets::BUCKETS[buckets::bucket(n as i64)]
 }
 
 /// A private ext4 (on a loop device over /dev/shm) and a private tmpfs, unmounted on drop.
@@ -117,7 +110,7 @@ fn loss(stderr: &str) -> Option<(&'static str, String)> {
 }
 
 /// Runs `ebq report io ARGS` until a run loses nothing, at most three times. Now and
-/// then this kernel skips a tp_btf program without counting it (README, "Accounting"): the
+/// then this kernel skips a tp_btf program without counting it (docs/src/internals/accounting.md): the
 /// pair it leaves open is counted `superseded` by the next request on the same kiocb,
 /// and exact counters are then impossible. That is the kernel's, not ebq's, so such a
 /// run (said on stderr) is run again; three in a row fail.

@@ -16,8 +16,9 @@
 //! A histogram's `_count` goes with its `_sum` (the OpenMetrics parser
 //! refuses one without the other); the `+Inf` bucket always holds the count.
 //! Label values and help texts are escaped (`\\`, `\"`, `\n`); label values
-//! are already valid UTF-8 (invalid bytes were escaped when decoded, see
-//! [`crate::escape::escape_bytes`]).
+//! are already valid UTF-8 (invalid bytes were escaped once, when decoded, see
+//! [`crate::escape::escape_bytes`]): this is the format's own escape, which a
+//! parser undoes, giving back ebq's text.
 
 use super::metrics::{MetricFamily, MetricKind, SampleValue};
 use std::fmt::Write;

@@ -10,6 +10,13 @@
 //! | `HIST`, `LHIST`                        | histogram (buckets with inclusive upper bounds) |
 //! | `QUANTILE`/`P50`… of one argument      | one summary (all its quantiles); a signed argument's: one gauge per column |
 //!
+//! No name ebq makes carries a metric type word (`counter`, `gauge`,
+//! `histogram`, `summary`: `promtool check metrics` refuses them on a text
+//! page). When a summary would take the name of another family of the query
+//! (`HIST(x) AS size_bytes` and `P99(x) AS p99_size_bytes` share the base
+//! `size_bytes`), the other family keeps it and the summary is called
+//! `…_quantiles[_<unit>]` (`ebq_q_size_quantiles_bytes`).
+//!
 //! Histograms and quantile sketches carry their exact sum: the kernel sums
 //! every histogram's and sketch's argument beside its buckets (a hidden `SUM`
 //! slot, see [`ebq_front::plan::Distribution`]) and the window's rows bring those
@@ -500,7 +507,8 @@ impl MetricSchema {
         }
         // A summary whose name a counter, gauge or histogram already has
         // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
-        // `…_summary_<unit>` (`ebq_q_size_summary_bytes`).
+        // `…_quantiles[_<unit>]` (`ebq_q_size_quantiles_bytes`): never a type
+        // word (`promtool check metrics` refuses `_summary`, `_histogram`, …).
         let taken: Vec<String> = roles
             .iter()
             .filter_map(|r| match r {
@@ -513,9 +521,9 @@ impl MetricSchema {
                 if taken.contains(name) {
                     *name = match unit {
                         Some(u) => {
-                            format!("{}_summary_{}", name.trim_end_matches(&format!("_{}", u.suffix())), u.suffix())
+                            format!("{}_quantiles_{}", name.trim_end_matches(&format!("_{}", u.suffix())), u.suffix())
                         }
-                        None => format!("{name}_summary"),
+                        None => format!("{name}_quantiles"),
                     };
                 }
             }

@@ -319,3 +319,49 @@ fn groups_keyed_by_identities_read_back_with_their_names_and_merge_by_name() {
         ]
     );
 }
+
+/// Issue 38: a late name is escaped once, like a string read in place: a
+/// backslash doubled, an invalid byte `\xHH`, and a name the kernel cut at
+/// 63 bytes inside a character keeps the bytes it has (each shown as `\xHH`).
+#[test]
+fn late_names_are_escaped_once_and_a_cut_character_keeps_its_bytes() {
+    let sql = "SELECT file_name, COUNT(*) FROM syscalls.sys_enter_read GROUP BY file_name";
+    let mut p = physical(sql);
+    p.programs[0].typed_files = true;
+    ebq_front::plan::late_names::apply(&mut p.programs[0]);
+    let KernelOutput::Aggregate { key, value, key_fields, .. } = &p.programs[0].output else { panic!() };
+    let field = key_fields[0].1;
+    // 61 ASCII bytes, then the first two bytes of "€" (e2 82 ac): the kernel's 63 of 64.
+    let cut: Vec<u8> = [vec![b'a'; 61], vec![0xe2, 0x82]].concat();
+    let raw: [(u64, &[u8]); 4] = [(0xa0, b"back\\slash.txt"), (0xb0, b"bad\xffname"), (0xc0, b"q\"uote"), (0xd0, &cut)];
+    let groups = FakeMap::default();
+    let names = FakeMap::default();
+    for (dentry, name) in raw {
+        let k = bytes_of(key, &[(field, dentry)]);
+        groups.write_percpu(&k, &[bytes_of(value, &[(0, 1)])]).unwrap();
+        let mut copy = vec![0u8; 64];
+        copy[..name.len()].copy_from_slice(name);
+        let mut k = vec![0u8; 16];
+        k[..4].copy_from_slice(&3u32.to_ne_bytes());
+        k[8..].copy_from_slice(&dentry.to_ne_bytes());
+        names.write_percpu(&k, &[copy]).unwrap();
+    }
+    let cache = std::cell::RefCell::new(Default::default());
+    let maps = GroupMaps { groups: &groups, single_slot: false, sketch: None, names: Some((&names, &cache)) };
+    let read = read_groups(&p, &maps, |_| true, true).unwrap();
+    let mut shown: Vec<Value> = crate::group_rows::group_rows(&p, read.into_iter().map(|(_, k, m)| (k, m)))
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    shown.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    let cut_shown = format!("{}\\xe2\\x82", "a".repeat(61));
+    assert_eq!(
+        shown,
+        [
+            Value::S(cut_shown),
+            Value::S("back\\\\slash.txt".into()),
+            Value::S("bad\\xffname".into()),
+            Value::S("q\"uote".into()),
+        ]
+    );
+}

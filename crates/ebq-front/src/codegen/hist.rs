@@ -133,7 +133,8 @@ pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {
 }
 
 /// Maps besides `ebq_groups`: the zero value (histogram counters) and the sketch map.
-pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr], max_buckets: u32) -> String {
+/// `group_key`: bytes of `struct ebq_key`, which `struct ebq_sketch_key` begins with.
+pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr], max_buckets: u32, group_key: u32) -> String {
     let mut c = String::new();
     if !value_on_stack {
         c.push_str(
@@ -146,12 +147,12 @@ pub fn maps(value_on_stack: bool, sketches: &[ScalarExpr], max_buckets: u32) -> 
         let args: Vec<String> = sketches.iter().enumerate().map(|(i, a)| format!("{i}: {a}")).collect();
         let _ = write!(
             c,
-            "/* Quantile sketches [{}]: one count per (window, group, argument, bucket) that occurred. */\n\
-             struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\t/* which argument */\n\t__s32 bucket;\t/* ebq_sketch_index */\n}};\n\n\
+            "/* Quantile sketches [{}]: one count per (window, group, argument, bucket) that occurred. */\n{}\
              struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_HASH);\n\t__uint(max_entries, {max_buckets});\n\
              \t__uint(map_flags, BPF_F_NO_PREALLOC);\t/* allocated as buckets occur */\n\
              \t__type(key, struct ebq_sketch_key);\n\t__type(value, __u64);\n}} ebq_sketch SEC(\".maps\");\n\n",
-            comment_safe(&args.join(", "))
+            comment_safe(&args.join(", ")),
+            super::SketchKeyLayout { group: group_key }.c_struct()
         );
     }
     c

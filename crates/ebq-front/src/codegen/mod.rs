@@ -41,7 +41,7 @@ pub use contract::{AttachPoint, Layout, MapInfo, MapRole, ProgInfo, Program};
 pub use expr::c_expr;
 pub use pin_header::{pin_header, pin_names, LAYOUT_VERSION};
 pub use rings::RowRings;
-pub use shared::{scope, Config, ConfigLayout, StatsField, StatsLayout};
+pub use shared::{scope, Config, ConfigLayout, SketchKeyLayout, StatsField, StatsLayout};
 
 /// Generates one BPF object per kernel program of `plan`, with the contract
 /// the runtime loads it by.
@@ -248,9 +248,10 @@ fn generate_program(sql: &str, k: &KernelPlan) -> Program {
                 maps.push(map_info("ebq_zero", MapRole::ZeroValue, Layout::U32, Layout::Struct(value.clone())));
             }
             if !sketches.is_empty() {
-                maps.push(map_info("ebq_sketch", MapRole::Sketch, Layout::Bytes(key.size + 8), Layout::U64));
+                let sketch_key = SketchKeyLayout { group: key.size }.size();
+                maps.push(map_info("ebq_sketch", MapRole::Sketch, Layout::Bytes(sketch_key), Layout::U64));
             }
-            c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets));
+            c.push_str(&hist::maps(on_stack, sketches, *sketch_buckets, key.size));
             if hist::needed(slots, sketches) {
                 c.push_str(hist::HELPERS);
             }

@@ -243,9 +243,9 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
             "/* Quantile sketch key; agg numbers the arguments [{}]. bucket b (ebq's hist::sketch_index):\n \
              * 0: the value 0; b > 0: OTel ExponentialHistogram scale 6 (Prometheus schema 6) bucket\n \
              * i = b - 2, the values v with 2^(i/64) < v <= 2^((i+1)/64); b < 0: the negative values\n \
-             * whose magnitude is in bucket -b - 2. */\n\
-             struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\n\t__s32 bucket;\n}};\n\n",
-            comment_safe(&args.join(", "))
+             * whose magnitude is in bucket -b - 2. */\n{}",
+            comment_safe(&args.join(", ")),
+            portable(super::SketchKeyLayout { group: key.size }.c_struct())
         );
     }
     c.push_str("#endif /* EBQ_LAYOUT_H */\n");

@@ -1,8 +1,9 @@
 //! The structs the kernel and user space share, each defined once here:
-//! `struct ebq_stats` (event accounting, read back per CPU) and `struct
-//! ebq_config` (the scope, written into `.rodata` before loading). The BPF
-//! C, the pin header and the runtime's encoder and decoder are all made from
-//! these definitions, so they cannot drift apart.
+//! `struct ebq_stats` (event accounting, read back per CPU), `struct
+//! ebq_config` (the scope, written into `.rodata` before loading) and
+//! `struct ebq_sketch_key` (a quantile sketch's map key). The BPF C, the pin
+//! header and the runtime's encoder and decoders are all made from these
+//! definitions, so they cannot drift apart.
 
 use std::fmt::Write;
 
@@ -214,6 +215,57 @@ impl ConfigLayout {
     }
 }
 
+/// `struct ebq_sketch_key`, the key of the quantile sketch map `ebq_sketch`:
+/// the group's `struct ebq_key`, which sketched argument (`agg`, `__u32`),
+/// and the bucket (`__s32`, [`crate::hist::sketch_index`]). The C (in the
+/// programs and the pin header) asserts the offsets [`Self::decode`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SketchKeyLayout {
+    /// Bytes of the group's key (planner layouts are multiples of 8, so
+    /// `agg` follows it with no padding).
+    pub group: u32,
+}
+
+impl SketchKeyLayout {
+    /// Byte offset of `agg`.
+    pub fn agg_offset(&self) -> usize {
+        self.group as usize
+    }
+
+    /// Byte offset of `bucket`.
+    pub fn bucket_offset(&self) -> usize {
+        self.agg_offset() + 4
+    }
+
+    /// Bytes of the key.
+    pub fn size(&self) -> u32 {
+        self.group + 8
+    }
+
+    /// The struct and the assertions of its layout, followed by a blank line.
+    pub fn c_struct(&self) -> String {
+        format!(
+            "struct ebq_sketch_key {{\n\tstruct ebq_key group;\n\t__u32 agg;\t/* which argument */\n\
+             \t__s32 bucket;\t/* ebq_sketch_index */\n}};\n\
+             _Static_assert(sizeof(struct ebq_sketch_key) == {}, \"ebq_sketch_key layout\");\n\
+             _Static_assert(__builtin_offsetof(struct ebq_sketch_key, agg) == {}, \"ebq_sketch_key layout\");\n\
+             _Static_assert(__builtin_offsetof(struct ebq_sketch_key, bucket) == {}, \"ebq_sketch_key layout\");\n\n",
+            self.size(),
+            self.agg_offset(),
+            self.bucket_offset()
+        )
+    }
+
+    /// A key read from the map: (the group's key bytes, agg, bucket); `None`
+    /// when it is shorter than the layout.
+    pub fn decode<'k>(&self, key: &'k [u8]) -> Option<(&'k [u8], usize, i32)> {
+        let (a, b) = (self.agg_offset(), self.bucket_offset());
+        let agg = u32::from_ne_bytes(key.get(a..a + 4)?.try_into().expect("4 bytes"));
+        let bucket = i32::from_ne_bytes(key.get(b..b + 4)?.try_into().expect("4 bytes"));
+        Some((&key[..a], agg as usize, bucket))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +294,17 @@ mod tests {
         assert_eq!(bytes, [1u32, 42, 0, 0, 0].map(u32::to_ne_bytes).concat());
         let c = Config { scope: scope::CGROUP, cgroup_level: 2, cgroup_id: 0x5_0000_0007, ..Default::default() };
         assert_eq!(ConfigLayout.encode(&c), [3u32, 0, 2, 7, 5].map(u32::to_ne_bytes).concat());
+    }
+
+    #[test]
+    fn a_sketch_key_is_the_group_then_agg_then_bucket() {
+        let layout = SketchKeyLayout { group: 16 };
+        let mut key = vec![7u8; 16];
+        key.extend(3u32.to_ne_bytes());
+        key.extend((-5i32).to_ne_bytes());
+        assert_eq!(layout.decode(&key), Some((&[7u8; 16][..], 3, -5)));
+        assert_eq!(layout.decode(&key[..23]), None);
+        assert_eq!(layout.size(), 24);
+        assert!(layout.c_struct().contains("__builtin_offsetof(struct ebq_sketch_key, bucket) == 20,"));
     }
 }

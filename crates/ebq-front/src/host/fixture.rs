@@ -122,6 +122,25 @@ impl FixtureKernel {
             .clone()
     }
 
+    /// The checked-in fixture as a 6.2+ kernel: its BTF is
+    /// `btf/kernel_typed.btf`, which adds the kfuncs typed file loads, late
+    /// names and `pages_mapped` need (`btf/kernel_typed.c`). Read once; for
+    /// tests, like [`FixtureKernel::checked_in`].
+    pub fn typed() -> Arc<FixtureKernel> {
+        static TYPED: OnceLock<Arc<FixtureKernel>> = OnceLock::new();
+        TYPED
+            .get_or_init(|| {
+                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/btf/kernel_typed.btf");
+                let btf = std::fs::read(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| Btf::parse(&b).map_err(|e| e.to_string()));
+                let mut k = (*FixtureKernel::checked_in()).clone();
+                k.btf = Arc::new(btf.unwrap_or_else(|e| panic!("fixture kernel {path}: {e}")));
+                Arc::new(k)
+            })
+            .clone()
+    }
+
     fn binary(&self, path: &str) -> Option<&Binary> {
         self.binaries.files.iter().find(|b| b.path == path)
     }

@@ -185,6 +185,9 @@ struct ebq_sketch_key {
 	__u32 agg;	/* which argument */
 	__s32 bucket;	/* ebq_sketch_index */
 };
+_Static_assert(sizeof(struct ebq_sketch_key) == 32, "ebq_sketch_key layout");
+_Static_assert(__builtin_offsetof(struct ebq_sketch_key, agg) == 24, "ebq_sketch_key layout");
+_Static_assert(__builtin_offsetof(struct ebq_sketch_key, bucket) == 28, "ebq_sketch_key layout");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

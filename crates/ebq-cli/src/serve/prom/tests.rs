@@ -36,6 +36,7 @@ fn exposition() -> Shared {
             ),
         ],
     );
+    shared.lock().unwrap().ready = true;
     shared
 }
 
@@ -101,6 +102,23 @@ fn content_is_negotiated_and_head_is_answered() {
     assert!(post.starts_with("HTTP/1.1 405") && post.contains("Allow: GET, HEAD\r\n"), "{post}");
     let huge = ask(port, &format!("GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_REQUEST_BYTES + 10)));
     assert!(huge.starts_with("HTTP/1.1 431"), "{huge}");
+}
+
+/// Issue 38: until every query has been started once, `/metrics` is 503 (and `/` answers).
+#[test]
+fn metrics_answer_503_until_the_queries_are_started() {
+    let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let shared = exposition();
+    shared.lock().unwrap().ready = false;
+    serve(listener, shared.clone(), None);
+    let early = ask(port, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(early.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{early}");
+    assert!(!early.contains("ebq_q_calls"), "{early}");
+    assert!(ask(port, "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 OK"));
+    shared.lock().unwrap().ready = true;
+    let ready = ask(port, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(ready.starts_with("HTTP/1.1 200 OK") && ready.contains("ebq_q_calls_total"), "{ready}");
 }
 
 #[test]

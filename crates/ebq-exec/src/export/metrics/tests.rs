@@ -252,7 +252,7 @@ fn a_summary_never_takes_a_histogram_name() {
     let s = MetricSchema::of("q", &p).unwrap();
     assert_eq!(
         roles(&s),
-        ["Histogram ebq_q_size_bytes", "Summary ebq_q_size_summary_bytes q=0.99", "Summary ebq_q_quantile q=0.5"]
+        ["Histogram ebq_q_size_bytes", "Summary ebq_q_size_quantiles_bytes q=0.99", "Summary ebq_q_quantile q=0.5"]
     );
 }
 

@@ -1,0 +1,151 @@
+//! The facts `fold.bpf.c` shares with its Rust readers, written as C from
+//! their one Rust definition: system call numbers, the SQL's path codes
+//! ([`Via::code`]) and request kinds ([`REQUEST_KINDS`]), the order of the
+//! per-path counters ([`Via::ALL`], [`PER_PATH`]), of the integer and float
+//! counters ([`COUNTER_NAMES`], [`FCOUNTER_NAMES`]), Darshan's size buckets
+//! ([`buckets`](super::buckets)), and `_Static_assert`s of every offset
+//! [`kernel_fold`](super::kernel_fold) decodes. A change on the Rust side
+//! changes the C with it; a change to the C's structs alone fails to
+//! compile (the compile test in `kernel_fold`), never at a user.
+
+use super::buckets::{BUCKETS, EDGES};
+use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
+use super::posix::PER_PATH;
+use super::query::REQUEST_KINDS;
+use super::Via;
+use std::fmt::Write;
+
+/// The system calls the C names (`EBQ_NR_<call>`).
+pub const SYSCALLS: [&str; 18] = [
+    "read",
+    "pread64",
+    "readv",
+    "preadv",
+    "preadv2",
+    "write",
+    "pwrite64",
+    "writev",
+    "pwritev",
+    "pwritev2",
+    "open",
+    "openat",
+    "creat",
+    "close",
+    "lseek",
+    "fsync",
+    "fdatasync",
+    "io_submit",
+];
+
+/// The `#define`s and the bucket function `fold.bpf.c` is appended to; `nr`
+/// gives a system call's number on this machine (a call it lacks is -1,
+/// which no row's call number is).
+pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>) -> String {
+    let mut c = "/* Generated from Rust (report/fold_c.rs): system call numbers, -1 for none. */\n".to_string();
+    for name in SYSCALLS {
+        let _ = writeln!(c, "#define EBQ_NR_{name} ({})", nr(name).unwrap_or(-1));
+    }
+    c.push_str("\n/* The `path` column (Via::code) and the index of per_path (Via::ALL order). */\n");
+    for (i, via) in Via::ALL.into_iter().enumerate() {
+        let name = via.name().to_ascii_uppercase();
+        let _ = writeln!(c, "#define EBQ_FOLD_PATH_{name} {}\n#define EBQ_FOLD_VIA_{name} {i}", via.code());
+    }
+    c.push_str("\n/* A request row's `id` (query.rs REQUEST_KINDS). */\n");
+    for (i, kind) in REQUEST_KINDS.iter().enumerate() {
+        let _ = writeln!(c, "#define EBQ_FOLD_REQUEST_{} {i}", kind.name().to_ascii_uppercase());
+    }
+    c.push_str("\n/* counters[] (kernel_fold.rs COUNTER_NAMES). */\n");
+    indices(&mut c, "EBQ_FOLD_C_", COUNTER_NAMES.iter().map(|n| short(n)), "EBQ_FOLD_COUNTERS");
+    c.push_str("\n/* per_path[via * EBQ_FOLD_PP_PER_VIA + …] (posix.rs PER_PATH). */\n");
+    indices(&mut c, "EBQ_FOLD_PP_", PER_PATH.iter().map(|n| n.to_string()), "EBQ_FOLD_PP_PER_VIA");
+    let _ = writeln!(c, "#define EBQ_FOLD_PER_PATH {}", PER_PATH.len() * Via::ALL.len());
+    c.push_str("\n/* fcounters[] (kernel_fold.rs FCOUNTER_NAMES). */\n");
+    indices(&mut c, "EBQ_FOLD_F_", FCOUNTER_NAMES.iter().map(|n| short(n)), "EBQ_FOLD_FCOUNTERS");
+    let _ = write!(
+        c,
+        "\n/* Darshan's cap on distinct common values per file; align[ctz(off)], align[64] for 0. */\n\
+         #define EBQ_FOLD_COMMON {}\n#define EBQ_FOLD_ALIGN {}\n",
+        layout::COMMON,
+        layout::ALIGN_SLOTS
+    );
+    let _ = write!(
+        c,
+        "\n/* size[w * EBQ_FOLD_BUCKETS + bucket]: POSIX_SIZE_READ_*, then POSIX_SIZE_WRITE_*. */\n\
+         #define EBQ_FOLD_BUCKETS {}\n\n\
+         /* Darshan's size bucket of an access (buckets.rs): inclusive upper edges. */\n\
+         static __always_inline __u32 ebq_fold_bucket(__s64 bytes)\n{{\n",
+        BUCKETS.len()
+    );
+    for (i, edge) in EDGES.iter().enumerate() {
+        let _ = writeln!(c, "\tif (bytes <= {edge}LL)\n\t\treturn {i};");
+    }
+    let _ = writeln!(c, "\treturn {};\n}}\n", EDGES.len());
+    c
+}
+
+/// A counter's C name: without Darshan's prefix (`POSIX_F_` for a float
+/// counter) and `_TIMESTAMP` suffix.
+fn short(name: &str) -> String {
+    let name = ["POSIX_F_", "POSIX_", "EBQ_"].iter().find_map(|p| name.strip_prefix(p)).unwrap_or(name);
+    name.strip_suffix("_TIMESTAMP").unwrap_or(name).to_string()
+}
+
+/// `#define PREFIXname i` for each name, then `#define count n`.
+fn indices(c: &mut String, prefix: &str, names: impl Iterator<Item = String>, count: &str) {
+    let mut n = 0;
+    for (i, name) in names.enumerate() {
+        let _ = writeln!(c, "#define {prefix}{name} {i}");
+        n = i + 1;
+    }
+    let _ = writeln!(c, "#define {count} {n}");
+}
+
+/// `_Static_assert`s that the C's structs have the layout `kernel_fold`
+/// decodes, to append after them.
+pub fn layout_asserts() -> String {
+    let mut c = "\n/* Generated from Rust (report/fold_c.rs): the layouts kernel_fold.rs decodes. */\n".to_string();
+    let mut assert = |what: String, value: usize| {
+        let _ = writeln!(c, "_Static_assert({what} == {value}, \"layout of report/kernel_fold.rs\");");
+    };
+    assert("sizeof(struct ebq_fold_key)".into(), layout::KEY_SIZE);
+    assert("__builtin_offsetof(struct ebq_fold_key, inode)".into(), layout::KEY_INODE);
+    for (field, offset) in layout::FILE_FIELDS {
+        assert(format!("__builtin_offsetof(struct ebq_fold_file, {field})"), offset);
+    }
+    assert("sizeof(struct ebq_fold_file)".into(), layout::VALUE_SIZE);
+    for (i, field) in TOTALS.iter().enumerate() {
+        assert(format!("__builtin_offsetof(struct ebq_fold_totals, {field})"), 8 * i);
+    }
+    assert("sizeof(struct ebq_fold_totals)".into(), 8 * TOTALS.len());
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_call_number_is_defined() {
+        let c = header(&mut |name| (name != "open").then_some(7));
+        assert!(c.contains("#define EBQ_NR_open (-1)\n"));
+        assert!(c.contains("#define EBQ_NR_io_submit (7)\n"));
+    }
+
+    #[test]
+    fn indices_follow_the_rust_order() {
+        let c = header(&mut |_| None);
+        for needle in [
+            "#define EBQ_FOLD_PATH_IO_URING 2\n#define EBQ_FOLD_VIA_IO_URING 1\n",
+            "#define EBQ_FOLD_REQUEST_FSYNC 2\n",
+            "#define EBQ_FOLD_C_OPENS 0\n",
+            "#define EBQ_FOLD_C_ERRORS 18\n#define EBQ_FOLD_COUNTERS 19\n",
+            "#define EBQ_FOLD_PP_BYTES_WRITTEN 3\n#define EBQ_FOLD_PP_PER_VIA 4\n#define EBQ_FOLD_PER_PATH 16\n",
+            "#define EBQ_FOLD_F_OPEN_START 0\n",
+            "#define EBQ_FOLD_F_MAX_WRITE_TIME 12\n#define EBQ_FOLD_FCOUNTERS 13\n",
+            "\tif (bytes <= 100LL)\n\t\treturn 0;\n\tif (bytes <= 1024LL)\n\t\treturn 1;\n",
+            "\tif (bytes <= 1073741824LL)\n\t\treturn 8;\n\treturn 9;\n}\n",
+        ] {
+            assert!(c.contains(needle), "{needle:?} in\n{c}");
+        }
+    }
+}

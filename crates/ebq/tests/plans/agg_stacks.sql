@@ -1,0 +1,2 @@
+-- Aggregate: grouped by kernel and user stacks (a stack map).
+SELECT kstack, ustack, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY kstack, ustack
