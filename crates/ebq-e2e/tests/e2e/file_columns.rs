@@ -190,7 +190,7 @@ fn tmpfs_filter_and_file_name_groups_run_in_the_kernel() {
     let sql = "SELECT file_name, COUNT(*) AS n, SUM(count) AS bytes FROM syscalls.sys_enter_pwrite64 \
                WHERE fs_type = 'tmpfs' AND comm = 'ebq-fc-tmpfs' GROUP BY file_name";
     let explain = engine().prepare(sql).unwrap().explain();
-    assert!(explain.contains("[kernel] Filter     (fs_type = 'tmpfs' && comm = 'ebq-fc-tmpfs')"), "{explain}");
+    assert!(explain.contains("[kernel] Filter     (fs_type = 'tmpfs') && (comm = 'ebq-fc-tmpfs')"), "{explain}");
     // Grouped by the file's dentry in the kernel, named once per group (names late).
     assert!(explain.contains("[kernel] Aggregate  keys=[file_name (by dentry_id)]"), "{explain}");
     assert!(explain.contains("#include \"vmlinux.h\""), "{explain}");

@@ -273,9 +273,9 @@ fn cli_explains_the_split_and_streams_joined_rows_with_their_window() {
     let text = String::from_utf8_lossy(&out.stdout);
     for line in [
         "Stream a: its own program and ring buffer",
-        "[kernel] Filter     (fd >= 100)",
+        "[kernel] Filter     fd >= 100",
         "[user]   Join       hash join on [a.tid = b.tid] within each window",
-        "[user]   Filter     (a.time <= b.time)",
+        "[user]   Filter     a.time <= b.time",
         "Generated BPF C, stream b:",
     ] {
         assert!(text.contains(line), "EXPLAIN lacks `{line}`:\n{text}");

@@ -357,6 +357,37 @@ impl ScalarExpr {
         }
     }
 
+    /// A condition with the parts its constants decide taken out: `x AND
+    /// true` is `x`, `x OR false` is `x`, a CASE on a constant its branch;
+    /// `None` when it holds for every event (no filter). A view's constant
+    /// columns (`io.ops`' `path`) leave such parts in each branch's WHERE.
+    pub fn without_constants(self) -> Option<ScalarExpr> {
+        if self.const_truth() == Some(true) {
+            return None;
+        }
+        Some(match self {
+            ScalarExpr::Binary { op: op @ (BinaryOp::And | BinaryOp::Or), left, right, ty, operand_ty } => {
+                // The constant that leaves the other side deciding: true under AND, false under OR.
+                let neutral = op == BinaryOp::And;
+                match (left.const_truth(), right.const_truth()) {
+                    (Some(t), _) if t == neutral => right.without_constants().unwrap_or(ScalarExpr::Bool(true)),
+                    (_, Some(t)) if t == neutral => left.without_constants().unwrap_or(ScalarExpr::Bool(true)),
+                    _ => {
+                        let side =
+                            |e: Box<ScalarExpr>| Box::new(e.without_constants().unwrap_or(ScalarExpr::Bool(true)));
+                        ScalarExpr::Binary { op, left: side(left), right: side(right), ty, operand_ty }
+                    }
+                }
+            }
+            ScalarExpr::Cond { cond, then, otherwise, ty } if ty == DataType::Bool => match cond.const_truth() {
+                Some(true) => then.without_constants().unwrap_or(ScalarExpr::Bool(true)),
+                Some(false) => otherwise.without_constants().unwrap_or(ScalarExpr::Bool(true)),
+                None => ScalarExpr::Cond { cond, then, otherwise, ty },
+            },
+            other => other,
+        })
+    }
+
     /// `self = 'lit'` (or LIKE 'lit%' when `prefix`; negated for `!=`) for a
     /// constant string expression, decided now where the constants decide it:
     /// a CASE of strings becomes a CASE of truth values over its conditions.
@@ -488,6 +519,39 @@ impl ScalarExpr {
     }
 }
 
+/// An operand of an operator, printed in parentheses when it is itself an
+/// operation: `(count / 1024) + 1`, `NOT (a = b)`. A whole expression (a
+/// function's argument, a key, a filter) is printed without outer ones, as
+/// it was written: `SUM(count / 1024 + 1)` reads `SUM((count / 1024) + 1)`.
+struct Operand<'a, E>(&'a E);
+
+/// An expression whose top is an operator (so an [`Operand`] needs parentheses).
+trait IsOperation {
+    fn is_operation(&self) -> bool;
+}
+
+impl IsOperation for ScalarExpr {
+    fn is_operation(&self) -> bool {
+        matches!(self, ScalarExpr::Binary { .. } | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. })
+    }
+}
+
+impl<R> IsOperation for PostExpr<R> {
+    fn is_operation(&self) -> bool {
+        matches!(self, PostExpr::Binary { .. } | PostExpr::Not(_))
+    }
+}
+
+impl<E: IsOperation + fmt::Display> fmt::Display for Operand<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_operation() {
+            write!(f, "({})", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 impl fmt::Display for ScalarExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -496,12 +560,14 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Int { value, .. } => write!(f, "{value}"),
             ScalarExpr::Bool(b) => write!(f, "{b}"),
             ScalarExpr::Str { value, .. } => write!(f, "'{value}'"),
-            ScalarExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
-            ScalarExpr::Not(e) => write!(f, "NOT {e}"),
+            ScalarExpr::Binary { op, left, right, .. } => {
+                write!(f, "{} {} {}", Operand(&**left), op.c_op(), Operand(&**right))
+            }
+            ScalarExpr::Not(e) => write!(f, "NOT {}", Operand(&**e)),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 write!(f, "CASE WHEN {cond} THEN {then} ELSE {otherwise} END")
             }
-            ScalarExpr::Neg(e) => write!(f, "-{e}"),
+            ScalarExpr::Neg(e) => write!(f, "-{}", Operand(&**e)),
             ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
             ScalarExpr::UserRead { addr, ty } => write!(f, "user_{ty}({addr})"),
             ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
@@ -565,9 +631,11 @@ impl<R: fmt::Display> fmt::Display for PostExpr<R> {
             PostExpr::Int { value, ty } if ty.is_signed() => write!(f, "{}", *value as i64),
             PostExpr::Int { value, .. } => write!(f, "{value}"),
             PostExpr::Float(v) => write!(f, "{v}"),
-            PostExpr::Binary { op, left, right, .. } => write!(f, "({left} {} {right})", op.c_op()),
-            PostExpr::Not(e) => write!(f, "NOT {e}"),
-            PostExpr::Neg(e) => write!(f, "-{e}"),
+            PostExpr::Binary { op, left, right, .. } => {
+                write!(f, "{} {} {}", Operand(&**left), op.c_op(), Operand(&**right))
+            }
+            PostExpr::Not(e) => write!(f, "NOT {}", Operand(&**e)),
+            PostExpr::Neg(e) => write!(f, "-{}", Operand(&**e)),
             PostExpr::SyscallName { nr, .. } => write!(f, "syscall_name({nr})"),
             PostExpr::Cgroup(what, e) => write!(f, "{}({e})", what.name()),
             PostExpr::DevStr(e) => write!(f, "dev_str({e})"),

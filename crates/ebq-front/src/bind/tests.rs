@@ -252,3 +252,29 @@ fn a_missing_group_by_hint_proposes_only_what_binds_for_the_columns_type() {
     );
     assert_eq!(help("SELECT fd FROM syscalls.sys_enter_pread64 WHERE comm"), None);
 }
+
+/// EXPLAIN prints an expression as written: parentheses around an operand
+/// that is itself an operation, none around the whole.
+#[test]
+fn expressions_print_with_the_parentheses_they_need() {
+    let l = bind("SELECT SUM(count / 1024 + 1) FROM syscalls.sys_enter_write WHERE NOT (fd = 3) AND -fd < 0").unwrap();
+    let super::QueryBody::Aggregate { aggs, .. } = &l.body else { panic!("an aggregate") };
+    assert_eq!(aggs[0].to_string(), "SUM((count / 1024) + 1)");
+    assert_eq!(l.filter.unwrap().to_string(), "(NOT (fd == 3)) && (-fd < 0)");
+}
+
+/// A WHERE a view's constants decide in part keeps only the part an event
+/// decides, and none when the constants decide it all.
+#[test]
+fn constant_parts_of_a_condition_are_taken_out() {
+    let cond = |sql: &str| bind(sql).unwrap().filter.unwrap();
+    let fd = cond("SELECT COUNT(*) FROM syscalls.sys_enter_write WHERE fd = 3");
+    let and = |l: super::ScalarExpr, r: super::ScalarExpr| super::join::and_all(vec![l, r]).unwrap();
+    let t = super::ScalarExpr::Bool(true);
+    let f = super::ScalarExpr::Bool(false);
+    assert_eq!(and(t.clone(), fd.clone()).without_constants(), Some(fd.clone()));
+    assert_eq!(and(fd.clone(), t.clone()).without_constants(), Some(fd.clone()));
+    assert_eq!(and(t.clone(), t.clone()).without_constants(), None);
+    assert_eq!(and(f.clone(), fd.clone()).without_constants().and_then(|e| e.const_truth()), Some(false));
+    assert_eq!(fd.clone().without_constants(), Some(fd));
+}

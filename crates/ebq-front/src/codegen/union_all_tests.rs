@@ -39,8 +39,8 @@ fn bind_reads_union_columns_and_types_literals_by_their_column() {
         ScalarExpr::Column { source: ColumnSource::Union { name: "k".into(), index: 0 }, ty: DataType::U64 }
     );
     assert_eq!(l.union[1].columns[1], ScalarExpr::Int { value: 7, ty: DataType::U64 }, "typed as count");
-    assert_eq!(l.union[0].filter.as_ref().unwrap().to_string(), "(fd > 2)");
-    assert_eq!(l.union[1].filter.as_ref().unwrap().to_string(), "(ret > 0)");
+    assert_eq!(l.union[0].filter.as_ref().unwrap().to_string(), "fd > 2");
+    assert_eq!(l.union[1].filter.as_ref().unwrap().to_string(), "ret > 0");
 }
 
 #[test]
@@ -55,8 +55,8 @@ fn plan_gives_each_branch_a_program_over_one_layout() {
     assert_eq!(k.branches.len(), 1);
     let b = &k.branches[0];
     // Own WHERE and the outer WHERE, each over the branch's own columns.
-    assert_eq!(k.filter.as_ref().unwrap().to_string(), "((fd > 2) && (pid > 1))");
-    assert_eq!(b.filter.as_ref().unwrap().to_string(), "(pid > 1)");
+    assert_eq!(k.filter.as_ref().unwrap().to_string(), "(fd > 2) && (pid > 1)");
+    assert_eq!(b.filter.as_ref().unwrap().to_string(), "pid > 1");
     let (
         KernelOutput::Aggregate { key: k1, key_fields: f1, value: v1, .. },
         KernelOutput::Aggregate { key: k2, key_fields: f2, value: v2, .. },
@@ -80,8 +80,8 @@ fn codegen_writes_one_program_per_branch_into_the_one_group_map() {
     assert_eq!(c.matches(" ebq_groups SEC(\".maps\")").count(), 1, "{c}");
     assert_eq!(c.matches(" ebq_sketch SEC(\".maps\")").count(), 1, "{c}");
     assert_eq!(c.matches("struct ebq_value *v = bpf_map_lookup_elem(&ebq_groups, &key);").count(), 2, "{c}");
-    assert_eq!(c.matches("/* WHERE ((fd > 2) && (pid > 1)) */").count(), 1, "{c}");
-    assert_eq!(c.matches("/* WHERE ((ret > 0) && (pid > 1)) */").count(), 1, "{c}");
+    assert_eq!(c.matches("/* WHERE (fd > 2) && (pid > 1) */").count(), 1, "{c}");
+    assert_eq!(c.matches("/* WHERE (ret > 0) && (pid > 1) */").count(), 1, "{c}");
     assert!(c.contains("/* SUM(count) */") && c.contains("/* SUM(7) */"), "{c}");
 }
 

@@ -26,14 +26,14 @@ fn via(p: &PhysicalPlan) -> Vec<String> {
 #[test]
 fn an_arm64_plan_has_arm64s_numbers_and_attachment() {
     let sql = "SELECT COUNT(*) FROM raw_syscalls.sys_enter WHERE id = syscall_nr('pread64')";
-    assert!(physical(sql, &Catalog::fixture()).unwrap().explain().contains("[kernel] Filter     (id == 17)\n"));
+    assert!(physical(sql, &Catalog::fixture()).unwrap().explain().contains("[kernel] Filter     id == 17\n"));
     assert_eq!(
         physical(sql, &arm64()).unwrap().explain(),
         "\
 [kernel] Attach     tracepoint:raw_syscalls:sys_enter (BPF_PROG_TYPE_TRACEPOINT)
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
 [kernel] Via        tracepoint:raw_syscalls:sys_enter: classic tracepoint; system-call registers are mapped for x86-64 only, and this is aarch64
-[kernel] Filter     (id == 67)
+[kernel] Filter     id == 67
 [kernel] Aggregate  keys=[] values=[count] in PERCPU_ARRAY ebq_groups, 1 slot (no GROUP BY, no window; value 8 B; one inlined lookup per event)
 [kernel] Window     none: one result at the end (or every --interval, cumulative)
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes

@@ -31,11 +31,19 @@ impl KernelPlan {
                 KernelOutput::Rows { fold: Some(_), .. } => "rows into the one kernel fold",
                 KernelOutput::Rows { .. } => "the one ring buffer ebq_rows",
             };
+            let planned = k.branches.len() + 1;
+            let written = planned + k.left_out.len();
+            let count = match written == planned {
+                true => format!("{planned} branches"),
+                false => format!("{planned} of {written} branches"),
+            };
             let _ = writeln!(
                 s,
-                "[kernel] Union      {} branches, one program each in one object, all writing {map}; seen/matched/dropped/missed summed",
-                k.branches.len() + 1
+                "[kernel] Union      {count}, one program each in one object, all writing {map}; seen/matched/dropped/missed summed"
             );
+            for note in &k.left_out {
+                let _ = writeln!(s, "[kernel] Left out   {note}");
+            }
             for (i, b) in std::iter::once(k).chain(&k.branches).enumerate() {
                 s.push_str(&b.branch_explain(i));
             }
@@ -191,6 +199,13 @@ impl KernelPlan {
                     s,
                     "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
                 );
+                if *hidden_keys > 0 {
+                    let _ = writeln!(
+                        s,
+                        "[user]   Distinct   groups that differ only in the hidden key are one row, their values merged \
+                         as above; COUNT(DISTINCT) = how many hidden keys it had (exact, up to --max-groups groups)"
+                    );
+                }
             }
             KernelOutput::Rows { record, fold: Some(fold), .. } => {
                 let _ = writeln!(
@@ -237,7 +252,7 @@ impl KernelPlan {
         let _ = writeln!(
             s,
             "[kernel] Attach     branch {}: {} ({}{closes}, {function})",
-            i + 1,
+            self.union_branch + 1,
             self.event.event_description(),
             self.event.source.program_type()
         );
@@ -303,13 +318,12 @@ impl super::Pairing {
         } else {
             format!("HASH {} (max {} open; key {} B", p.map_name(), p.max_pending, p.key.size)
         };
-        let _ = writeln!(
-            s,
-            "[kernel] Pair       on [{}] in {map}; carries [{}] in {} B)",
-            keys.join(", "),
-            carried.join(", "),
-            p.stash.size
-        );
+        // A pair that carries no column still stores its entry (the start's time, or padding).
+        let carries = match carried.is_empty() {
+            true => "carries no column".to_string(),
+            false => format!("carries [{}]", carried.join(", ")),
+        };
+        let _ = writeln!(s, "[kernel] Pair       on [{}] in {map}; {carries} in {} B)", keys.join(", "), p.stash.size);
         s
     }
 }
@@ -353,6 +367,15 @@ impl PhysicalPlan {
 }
 
 /// A user-space expression with its inputs and outputs named.
+fn post_operand(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
+    match e {
+        crate::bind::PostExpr::Binary { .. } | crate::bind::PostExpr::Not(_) => {
+            format!("({})", post_text(e, inputs, outputs))
+        }
+        _ => post_text(e, inputs, outputs),
+    }
+}
+
 pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
     use crate::bind::PostExpr as P;
     match e {
@@ -361,11 +384,12 @@ pub(super) fn post_text(e: &crate::bind::PostExpr, inputs: &[String], outputs: &
         P::Int { value, ty } if ty.is_signed() => (*value as i64).to_string(),
         P::Int { value, .. } => value.to_string(),
         P::Float(v) => v.to_string(),
+        // An operand that is itself an operation in parentheses, the whole without (as `Display`).
         P::Binary { op, left, right, .. } => {
-            format!("({} {} {})", post_text(left, inputs, outputs), op.c_op(), post_text(right, inputs, outputs))
+            format!("{} {} {}", post_operand(left, inputs, outputs), op.c_op(), post_operand(right, inputs, outputs))
         }
-        P::Not(x) => format!("NOT {}", post_text(x, inputs, outputs)),
-        P::Neg(x) => format!("-{}", post_text(x, inputs, outputs)),
+        P::Not(x) => format!("NOT {}", post_operand(x, inputs, outputs)),
+        P::Neg(x) => format!("-{}", post_operand(x, inputs, outputs)),
         P::SyscallName { nr, .. } => format!("syscall_name({})", post_text(nr, inputs, outputs)),
         P::Cgroup(what, x) => format!("{}({})", what.name(), post_text(x, inputs, outputs)),
         P::DevStr(x) => format!("dev_str({})", post_text(x, inputs, outputs)),

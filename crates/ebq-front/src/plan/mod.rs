@@ -396,6 +396,13 @@ pub struct KernelPlan {
     /// the RCU read lock (Linux 6.5 on, which has `__pte_offset_map_lock`),
     /// else 0. Fault-around holds one more. Decided from the bound kernel's BTF.
     pub finish_depth: u8,
+    /// In a top-level `UNION ALL`, which of the written branches this program
+    /// runs (0-based): branches no event can pass are not planned, so the
+    /// programs' order alone does not say it.
+    pub union_branch: usize,
+    /// The written branches left out of a top-level `UNION ALL` (on the first
+    /// program), each with its reason, numbered as written (EXPLAIN).
+    pub left_out: Vec<String>,
     /// A top-level `UNION ALL`: the programs of its second and later
     /// branches, in the same object as this one (the first branch's). Each has
     /// its own event, filter and expressions, and writes the same group map
@@ -655,6 +662,8 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             unsupported: vec![],
             typed_files: has_rdonly_cast(catalog.kernel()),
             finish_depth: finish_depth(catalog.kernel()),
+            union_branch: 0,
+            left_out: vec![],
             branches: vec![],
         }],
         user: columns,
@@ -749,16 +758,17 @@ fn union_programs(
     for (i, u) in logical.union.iter().enumerate() {
         if !planned.contains(&i) {
             left_out.push(format!(
-                "branch {} ({}) left out: its WHERE is false for every event",
+                "branch {} ({}): its WHERE is false for every event",
                 i + 1,
                 u.event.event_description()
             ));
             continue;
         }
         let last = Some(&i) == planned.last();
-        let filter = filters[i].clone();
+        let filter = filters[i].clone().and_then(ScalarExpr::without_constants);
         let mut k = KernelPlan {
             event: u.event.clone(),
+            union_branch: i,
             filter,
             output: base.output.clone().map_exprs(&|e| u.rewrite(e)),
             ..base.clone()
@@ -778,9 +788,9 @@ fn union_programs(
         if let Some(why) = unsupported_here(&k, catalog.kernel()).filter(|_| !(last && programs.is_empty())) {
             // A view's branch this kernel cannot run (io.ops' msync before Linux 6.2): the
             // other branches still answer, and the user is told which part is missing.
-            let note = format!("branch {} ({}) left out: {why}", i + 1, u.event.event_description());
-            left_out.push(note.clone());
-            unsupported.push(note);
+            let branch = format!("branch {} ({})", i + 1, u.event.event_description());
+            left_out.push(format!("{branch}: {why}"));
+            unsupported.push(format!("{branch} left out: {why}"));
             continue;
         }
         let checked = LogicalPlan { filter: k.filter.clone(), join: u.join.clone(), ..logical.clone() };
@@ -793,7 +803,7 @@ fn union_programs(
         syscall_attach::choose(k, catalog, options, others);
     }
     let mut first = programs.remove(0);
-    first.attach_notes.extend(left_out);
+    first.left_out = left_out;
     first.unsupported = unsupported;
     first.branches = programs;
     Ok(first)

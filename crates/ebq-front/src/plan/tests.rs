@@ -25,7 +25,7 @@ fn ebql_example_plan_prints_its_kernel_user_split() {
             "[kernel] Attach     tracepoint:syscalls:sys_enter_pread64 (BPF_PROG_TYPE_TRACING, tp_btf)
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
 [kernel] Via        tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}
-[kernel] Filter     (pid == 7)
+[kernel] Filter     pid == 7
 [kernel] Aggregate  keys=[fd, cpu] values=[count, MAX(count), SUM(count)] in PERCPU_HASH ebq_groups (max 10240 groups; key 24 B, value 24 B; one lookup per event)
 [kernel] Window     tumbling time 1000 ms: user-space timer advances ebq_window, waits for in-flight programs, drains the closed window
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes

@@ -188,7 +188,7 @@ int ebq_query(__u64 *ctx)
 	stats->seen++;
 
 	__u32 sys_pid = pid_tgid >> 32;
-	/* WHERE (pid == 1041370) */
+	/* WHERE pid == 1041370 */
 	if (!((__u64)sys_pid == (__u64)1041370ULL))
 		return 0;
 	stats->matched++;
