@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Darshan's size buckets, as `ebq report io` defines them (a file that imports nothing).
-#[path = "../../../ebq-cli/src/report/buckets.rs"]
+#[path = "../../../ebq-report/src/buckets.rs"]
 mod buckets;
 
 /// Darshan's bucket of an access of `n` bytes (upper edges inclusive).
