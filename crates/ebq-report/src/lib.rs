@@ -12,13 +12,17 @@
 //!   to the POSIX one;
 //! - [`terminal`]: the text and JSON reports;
 //! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
-//! - [`html`]: `--html FILE`, one self-contained page.
+//! - [`html`]: `--html FILE`, one self-contained page;
+//! - [`darshan_log`]: `--darshan-log FILE`, a binary Darshan log (format
+//!   3.41) that Darshan's tools (PyDarshan, Drishti) read.
 //!
 //! The fold takes [`Operation`]s tagged with their path ([`Via`]): every path
 //! feeds the same Darshan counters, and ebq's own `EBQ_<PATH>_…` counters
 //! break reads and writes down by path.
 
 pub mod buckets;
+pub mod darshan_log;
+mod darshan_records;
 pub mod dxt;
 pub mod fold_c;
 pub mod html;
@@ -165,6 +169,12 @@ pub struct Options {
     pub trace: Option<PathBuf>,
     /// The HTML report.
     pub html: Option<PathBuf>,
+    /// The binary Darshan log (`--darshan-log FILE`).
+    pub darshan_log: Option<PathBuf>,
+    /// The job id the Darshan log records (`--job-id`; else `SLURM_JOB_ID` or `PBS_JOBID`).
+    pub job_id: Option<i64>,
+    /// What was traced (the `-c` command line), the Darshan log's executable line.
+    pub command: Option<String>,
     /// The MPI library to probe (`--mpi LIB`, `none` for no MPI-IO; see [`Options::mpi_library`]).
     pub mpi: Option<String>,
     /// What the run loop hands the report besides the POSIX rows.
