@@ -323,7 +323,7 @@ pub fn darshan_hash(k: &[u8]) -> u64 {
 }
 
 /// POSIX (version 4): the counters before the size buckets, in the log's order.
-const POSIX_HEAD: [&str; 29] = [
+pub(crate) const POSIX_HEAD: [&str; 29] = [
     "POSIX_OPENS",
     "POSIX_FILENOS",
     "POSIX_DUPS",
@@ -377,7 +377,7 @@ fn slots(kind: &str, what: &str) -> Vec<String> {
 }
 
 /// The shared-file reduction's counters.
-fn ranks(module: &str) -> Vec<String> {
+pub(crate) fn ranks(module: &str) -> Vec<String> {
     ["FASTEST_RANK", "FASTEST_RANK_BYTES", "SLOWEST_RANK", "SLOWEST_RANK_BYTES"]
         .iter()
         .map(|r| format!("{module}_{r}"))
@@ -406,7 +406,7 @@ pub const POSIX_FCOUNTERS: [&str; 17] = [
 ];
 
 /// MPI-IO (version 3): the counters before the size buckets, in the log's order.
-const MPIIO_HEAD: [&str; 19] = [
+pub(crate) const MPIIO_HEAD: [&str; 19] = [
     "MPIIO_INDEP_OPENS",
     "MPIIO_COLL_OPENS",
     "MPIIO_INDEP_READS",
