@@ -388,6 +388,9 @@ const REPORT_HELP: &str = "Report options:
   --html FILE           one self-contained page (tables, charts, heatmap, event accounting)
   --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
                         mpirun, mpiexec or srun, else none
+  --darshan-log FILE    a binary Darshan log (format 3.41) that PyDarshan, `python -m darshan
+                        summary` and Drishti read; with --trace, DXT_POSIX too
+  --job-id N            the log's job id (default: SLURM_JOB_ID, else PBS_JOBID, else 0)
 
 Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
 and the others of `ebq --help` (-o is refused: the report goes to stdout).
@@ -411,6 +414,7 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     options.syscalls = catalog.kernel().syscalls().clone();
     args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
+    options.command = args.command.clone().or_else(|| args.pid.map(|p| format!("pid {p}")));
     args.report = Some(options);
     run::run(&args)
 }

@@ -13,7 +13,7 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         if args.output.is_some() {
             return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
         }
-        return Ok(Box::new(crate::report::IoReport::new(options.clone())));
+        return Ok(Box::new(crate::report::ReportSink(crate::report::IoReport::new(options.clone()))));
     }
     let rotation = Rotation { windows: args.rotate_windows, bytes: args.rotate_bytes };
     if rotation.windows == Some(0) || rotation.bytes == Some(0) {
