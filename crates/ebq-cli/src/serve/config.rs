@@ -6,6 +6,7 @@
 //! allow_remote = false
 //! web_config_file = "web.yml"   # TLS and basic auth, exporter-toolkit format (serve/web.rs)
 //! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
+//! reload_on_change = "10s"      # also reload when the file's content changed (checked this often)
 //! max_series = 10000            # default per-query series bound
 //! series_ttl = "10m"            # default: drop a series not updated for this long
 //!
@@ -59,6 +60,7 @@ struct RawConfig {
     listen: Option<Spanned<String>>,
     allow_remote: Option<bool>,
     reload: Option<bool>,
+    reload_on_change: Option<Spanned<toml::Value>>,
     max_series: Option<Spanned<i64>>,
     series_ttl: Option<Spanned<toml::Value>>,
     web_config_file: Option<String>,
@@ -111,6 +113,10 @@ pub struct Config {
     /// the start (`reload = false` drops every capability; a reload can then
     /// only detach queries).
     pub reload: bool,
+    /// How often to compare the file with what was last read and reload when
+    /// it changed, as SIGHUP does: a Kubernetes ConfigMap volume is updated in
+    /// place and nothing signals the daemon (serve/deploy.md). `None`: SIGHUP only.
+    pub reload_on_change: Option<Duration>,
     /// The queries, in file order.
     pub queries: Vec<QueryConfig>,
     /// OTLP push settings, when `[otlp]` is present.
@@ -391,7 +397,19 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
         dir.join(f)
     });
-    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp, web_config_file })
+    let reload_on_change = match &raw.reload_on_change {
+        Some(t) => Some(duration(t.get_ref()).map_err(|e| err(t.span(), format!("reload_on_change: {e}")))?),
+        None => None,
+    };
+    Ok(Config {
+        listen,
+        allow_remote,
+        reload: raw.reload.unwrap_or(true),
+        reload_on_change,
+        queries,
+        otlp,
+        web_config_file,
+    })
 }
 
 fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {
@@ -438,6 +456,7 @@ mod tests {
             r#"
 listen = "127.0.0.1:19435"
 max_series = 50
+reload_on_change = "5s"
 
 [[query]]
 name = "reads"
@@ -465,6 +484,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         );
         assert_eq!(c.listen.to_string(), "127.0.0.1:19435");
         assert!(c.reload);
+        assert_eq!(c.reload_on_change, Some(Duration::from_secs(5)));
         assert_eq!(c.queries.len(), 2);
         assert_eq!(c.queries[0].interval, Duration::from_millis(500));
         assert_eq!(c.queries[0].max_series, 50);
@@ -472,7 +492,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert!(c.queries[0].keep_pins);
         assert_eq!(c.queries[0].pin_header.as_deref(), Some(std::path::Path::new("/run/ebq/reads.h")));
         assert_eq!(c.queries[1].pin_header, None);
-        assert_eq!(c.queries[0].at, "ebq.toml:6:8");
+        assert_eq!(c.queries[0].at, "ebq.toml:7:8");
         assert_eq!(c.queries[1].max_series, 7);
         assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
         assert_eq!(c.queries[0].limits, Limits::default());
@@ -492,6 +512,10 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
     #[test]
     fn errors_are_positioned() {
         let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
+        assert_eq!(
+            parse_err(&format!("reload_on_change = \"soon\"\n{q}")),
+            "ebq.toml:1:20: reload_on_change: `soon` is not a duration like \"10s\" or \"500ms\""
+        );
         assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
         assert_eq!(
             parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),

@@ -67,6 +67,14 @@ impl Publisher {
         }
     }
 
+    /// The main loop went round once more: `/healthz` stays 200 (see
+    /// [`super::prom::STALLED_AFTER`]).
+    pub fn heartbeat(&self) {
+        if let Ok(mut p) = self.prom.lock() {
+            p.heartbeat = Some(std::time::Instant::now());
+        }
+    }
+
     /// Sets (or, with `None`, stops) the OTLP push from the `[otlp]` table.
     pub fn set_otlp(&mut self, config: Option<&super::config::OtlpConfig>) {
         let started_unix_ns = self.otlp.as_ref().map_or_else(otlp::unix_now_ns, |o| o.started_unix_ns);
@@ -255,7 +263,7 @@ pub fn reload_family(reloads: (u64, u64)) -> MetricFamily {
     };
     MetricFamily {
         name: "ebq_config_reloads_total".into(),
-        help: "SIGHUP reloads of the configuration, by result.".into(),
+        help: "Reloads of the configuration (SIGHUP, or reload_on_change saw the file change), by result.".into(),
         unit: None,
         kind: MetricKind::Counter,
         integer: true,
