@@ -49,6 +49,18 @@ fn stat(stderr: &str, word: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `{word}` in {line}"))
 }
 
+/// The program's own count from its line in `stdout` (it fails on any
+/// pread64 that does not read its byte), which must be [`CALLS`]; `context` for the failure.
+fn calls_made(stdout: &str, context: &str) -> u64 {
+    let made: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" s").and_then(|l| l.split_once(" pread64 calls in ")))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count from the program in its output: {context}"));
+    assert_eq!(made, CALLS, "{context}");
+    made
+}
+
 /// Rows in a Parquet or Arrow IPC file.
 fn file_rows(path: &Path, format: &str) -> u64 {
     let file = std::fs::File::open(path).unwrap();
@@ -86,13 +98,7 @@ fn a_pread_burst_through_every_format_at_defaults_is_delivered_or_counted() {
         let out = cmd.output().unwrap();
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "--format {format}: {stderr}");
-        // The program's own count (it fails on any pread64 that does not read its byte).
-        let made: u64 = stdout
-            .lines()
-            .find_map(|l| l.strip_suffix(" s").and_then(|l| l.split_once(" pread64 calls in ")))
-            .and_then(|(n, _)| n.parse().ok())
-            .unwrap_or_else(|| panic!("--format {format}: no count from the program in its output:\n{stderr}"));
-        assert_eq!(made, CALLS);
+        let made = calls_made(&stdout, &format!("--format {format}: {stderr}"));
         let rows = match format {
             "parquet" | "arrow" => file_rows(&file, format),
             _ => text_rows(&stdout, format),
@@ -145,12 +151,7 @@ fn one_query_into_three_sinks_gives_each_every_row_from_one_program() {
     let (stdout, stderr, progs) = run(&[Path::new("-"), &parquet, &csv]);
     assert!(progs > 0, "no program seen: {stderr}");
     assert_eq!(progs, one_progs, "three sinks load what one sink loads: {stderr}");
-    let made: u64 = stdout
-        .lines()
-        .find_map(|l| l.strip_suffix(" s").and_then(|l| l.split_once(" pread64 calls in ")))
-        .and_then(|(n, _)| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count from the program:\n{stderr}"));
-    assert_eq!(made, CALLS);
+    let made = calls_made(&stdout, &stderr);
     let (delivered, dropped) = (stat(&stderr, "delivered"), stat(&stderr, "dropped"));
     assert_eq!(delivered + dropped, made, "every call a row or counted as dropped: {stderr}");
     let csv_text = std::fs::read_to_string(&csv).unwrap();

@@ -34,9 +34,13 @@ fn get(port: u16, path: &str, ca: &Path, user: Option<&str>) -> (String, String)
     (String::from_utf8_lossy(&out.stdout).into_owned(), text)
 }
 
-/// A test-made certificate for 127.0.0.1 (openssl) and `web.yml` with TLS and
-/// the user `prom` (password `s3cret`) in `dir`; the certificate's path.
-fn tls_with_basic_auth(dir: &Path) -> std::path::PathBuf {
+/// A fresh directory `TAG-PID` holding a test-made certificate for 127.0.0.1
+/// (openssl) and `web.yml` with TLS and the user `prom` (password `s3cret`):
+/// (the directory, the certificate's path).
+fn tls_with_basic_auth(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     let st = Command::new("openssl")
         .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
@@ -54,7 +58,7 @@ fn tls_with_basic_auth(dir: &Path) -> std::path::PathBuf {
         format!("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  prom: {hash}\n"),
     )
     .unwrap();
-    cert
+    (dir, cert)
 }
 
 fn url_encode(s: &str) -> String {
@@ -68,10 +72,7 @@ fn url_encode(s: &str) -> String {
 
 #[test]
 fn prometheus_scrapes_over_tls_with_basic_auth_and_others_get_401() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tls-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cert = tls_with_basic_auth(&dir);
+    let (dir, cert) = tls_with_basic_auth("tls");
     let comm = format!("tls{}", std::process::id() % 100_000);
     let port = free_port();
     std::fs::write(
@@ -169,10 +170,7 @@ fn prometheus_scrapes_over_tls_with_basic_auth_and_others_get_401() {
 /// attached `/ready` is 200. Neither probe path shows a metric or a query name.
 #[test]
 fn the_probes_answer_over_tls_without_credentials_and_ready_waits_for_the_attach() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("probes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cert = tls_with_basic_auth(&dir);
+    let (dir, cert) = tls_with_basic_auth("probes");
     let (go, clang) = (dir.join("go"), dir.join("clang"));
     let real = String::from_utf8(Command::new("sh").args(["-c", "command -v clang"]).output().unwrap().stdout).unwrap();
     std::fs::write(
