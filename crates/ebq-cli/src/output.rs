@@ -100,7 +100,7 @@ fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool
     let mut sinks: Vec<(String, Box<dyn Sink + Send>)> = vec![];
     let mut seen: Vec<SinkSpec> = vec![];
     for spec in &args.sinks {
-        let parsed = SinkSpec::parse(spec)?;
+        let parsed = SinkSpec::parse(spec).map_err(|why| format!("error: --sink `{spec}`: {why}"))?;
         if seen.contains(&parsed) {
             return Err(format!("error: --sink `{spec}` is given twice"));
         }
@@ -136,8 +136,8 @@ fn terminal(args: &RunArgs, format: FileFormat) -> Box<dyn Sink + Send> {
     }
 }
 
-/// A file in `format`, created now.
-fn file(
+/// A file in `format`, created now (also `ebq serve`'s per-query `sinks`).
+pub fn file(
     path: &std::path::Path,
     format: FileFormat,
     rotation: Rotation,

@@ -21,24 +21,22 @@ pub enum SinkSpec {
 }
 
 impl SinkSpec {
-    /// Parses `spec`; the error names the spec and what is wrong with it.
+    /// Parses `spec`; the error says what is wrong with it (the caller names
+    /// the spec and where it was given: `--sink`, or a query's `sinks`).
     pub fn parse(spec: &str) -> Result<SinkSpec, String> {
-        let bad = |why: &str| format!("error: --sink `{spec}`: {why}");
         if spec == "-" {
             return Ok(SinkSpec::Terminal);
         }
         if spec.trim().is_empty() {
-            return Err(bad("empty; give `-` for the terminal or a file path such as rows.parquet"));
+            return Err("empty; give `-` for the terminal or a file path such as rows.parquet".into());
         }
         if let Some((scheme, _)) = spec.split_once("://") {
             return Err(match scheme {
-                "otlp+http" | "otlp" | "kafka" => bad(&format!(
+                "otlp+http" | "otlp" | "kafka" => format!(
                     "{scheme} sinks are not supported yet; write a file (rows.jsonl, rows.parquet) and ship it, \
                      or use `ebq serve` with [otlp] for aggregates"
-                )),
-                _ => {
-                    bad(&format!("unknown scheme `{scheme}://`; a sink is `-`, a file path, otlp+http:// or kafka://"))
-                }
+                ),
+                _ => format!("unknown scheme `{scheme}://`; a sink is `-`, a file path, otlp+http:// or kafka://"),
             });
         }
         let path = PathBuf::from(spec);
@@ -49,14 +47,15 @@ impl SinkSpec {
             Some("parquet") => FileFormat::Parquet,
             Some("arrow" | "arrows" | "ipc") => FileFormat::Arrow,
             Some(other) => {
-                return Err(bad(&format!(
+                return Err(format!(
                     "cannot tell the format from `.{other}`; name the file .jsonl, .json, .csv, .parquet or .arrow"
-                )))
+                ))
             }
             None => {
-                return Err(bad(
-                    "a file sink needs an extension that names its format: .jsonl, .json, .csv, .parquet or .arrow",
-                ))
+                return Err(
+                    "a file sink needs an extension that names its format: .jsonl, .json, .csv, .parquet or .arrow"
+                        .into(),
+                )
             }
         };
         Ok(SinkSpec::File { path, format })
@@ -78,17 +77,12 @@ mod tests {
         assert_eq!(SinkSpec::parse("r.arrow"), file("r.arrow", FileFormat::Arrow));
         assert_eq!(
             SinkSpec::parse("rows.txt").unwrap_err(),
-            "error: --sink `rows.txt`: cannot tell the format from `.txt`; name the file .jsonl, .json, .csv, .parquet or .arrow"
+            "cannot tell the format from `.txt`; name the file .jsonl, .json, .csv, .parquet or .arrow"
         );
-        assert!(SinkSpec::parse("rows")
-            .unwrap_err()
-            .starts_with("error: --sink `rows`: a file sink needs an extension"));
-        assert!(SinkSpec::parse("").unwrap_err().starts_with("error: --sink ``: empty"));
+        assert!(SinkSpec::parse("rows").unwrap_err().starts_with("a file sink needs an extension"));
+        assert!(SinkSpec::parse("").unwrap_err().starts_with("empty"));
         let kafka = SinkSpec::parse("kafka://127.0.0.1:9092/rows").unwrap_err();
-        assert!(
-            kafka.starts_with("error: --sink `kafka://127.0.0.1:9092/rows`: kafka sinks are not supported yet"),
-            "{kafka}"
-        );
+        assert!(kafka.starts_with("kafka sinks are not supported yet"), "{kafka}");
         let otlp = SinkSpec::parse("otlp+http://127.0.0.1:4318").unwrap_err();
         assert!(otlp.contains("otlp+http sinks are not supported yet"), "{otlp}");
         assert!(SinkSpec::parse("s3://b/k.parquet").unwrap_err().contains("unknown scheme `s3://`"));

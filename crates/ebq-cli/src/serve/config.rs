@@ -27,6 +27,7 @@
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see docs/src/serve/pins.md)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
+//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow)
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
 //! endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -91,6 +92,8 @@ struct RawQuery {
     pin: Option<Spanned<String>>,
     pin_header: Option<Spanned<String>>,
     keep_pins: Option<bool>,
+    #[serde(default)]
+    sinks: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -149,6 +152,9 @@ pub struct QueryConfig {
     pub keep_pins: bool,
     /// JOIN: open pairs older than this are evicted (`--max-pair-age`).
     pub max_pair_age: Duration,
+    /// Files every window is written to as well (`ebq run --sink` specs;
+    /// checked: file paths with a known extension, used by no other query).
+    pub sinks: Vec<String>,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
     pub at: String,
     /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
@@ -361,6 +367,25 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         if let (Some(h), None) = (&q.pin_header, &pin) {
             return Err(err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
         }
+        let mut sinks: Vec<String> = vec![];
+        for spec in &q.sinks {
+            let given = spec.get_ref();
+            // Relative to the file's directory, as web_config_file is.
+            let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
+            let resolved = dir.join(given).to_string_lossy().into_owned();
+            let why = match crate::sink_spec::SinkSpec::parse(given) {
+                Ok(crate::sink_spec::SinkSpec::Terminal) => Some("ebq serve has no terminal; give a file".to_string()),
+                Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
+                    Some("is used twice".to_string())
+                }
+                Ok(_) => None,
+                Err(why) => Some(why),
+            };
+            if let Some(why) = why {
+                return Err(err(spec.span(), format!("query `{name}`: sinks: `{given}`: {why}")));
+            }
+            sinks.push(resolved);
+        }
         queries.push(QueryConfig {
             name,
             sql,
@@ -372,6 +397,7 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
             keep_pins: q.keep_pins.unwrap_or(false),
             max_pair_age,
+            sinks,
             at: at(q.name.span().start),
             sql_at: at(source.span().start),
         });
@@ -475,6 +501,7 @@ max_pair_age = "2s"
 max_groups = 20000
 max_sketch_buckets = 1000
 ringbuf_size = 4096
+sinks = ["/var/lib/ebq/writes.parquet", "w.jsonl"]
 
 [otlp]
 endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -504,6 +531,8 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(l.max_pending, Limits::default().max_pending);
         assert_eq!(l.plan_options().max_groups, 20000);
         assert_eq!(c.queries[1].interval, DEFAULT_INTERVAL);
+        assert_eq!(c.queries[1].sinks, ["/var/lib/ebq/writes.parquet", "w.jsonl"]);
+        assert!(c.queries[0].sinks.is_empty());
         let o = c.otlp.unwrap();
         assert_eq!(o.interval, Duration::from_secs(15));
         assert_eq!(o.resource["service.name"], "ebq");
@@ -516,7 +545,19 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
             parse_err(&format!("reload_on_change = \"soon\"\n{q}")),
             "ebq.toml:1:20: reload_on_change: `soon` is not a duration like \"10s\" or \"500ms\""
         );
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `sinks`");
+        assert_eq!(
+            parse_err(&format!("{q}sinks = [\"/tmp/w.parquet\", \"w.txt\"]\n")),
+            "ebq.toml:4:28: query `a`: sinks: `w.txt`: cannot tell the format from `.txt`; name the file .jsonl, .json, .csv, .parquet or .arrow"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}sinks = [\"-\"]\n")),
+            "ebq.toml:4:10: query `a`: sinks: `-`: ebq serve has no terminal; give a file"
+        );
+        let two = format!(
+            "{q}sinks = [\"/tmp/w.csv\"]\n[[query]]\nname = \"b\"\nsql = \"SELECT 1\"\nsinks = [\"/tmp/w.csv\"]\n"
+        );
+        assert_eq!(parse_err(&two), "ebq.toml:8:10: query `b`: sinks: `/tmp/w.csv`: is used twice");
         assert_eq!(
             parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
             "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"

@@ -75,6 +75,7 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
         && a.pin_header == b.pin_header
         && a.keep_pins == b.keep_pins
         && a.max_pair_age == b.max_pair_age
+        && a.sinks == b.sinks
 }
 
 /// Runs the daemon; `check_only` validates the file and exits.
