@@ -61,6 +61,14 @@ fn tls_with_basic_auth(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     (dir, cert)
 }
 
+/// `ebq serve --config DIR/ebq.toml`, its stderr into `log`.
+fn serve(dir: &Path, log: &Path) -> Command {
+    let mut cmd = Command::new(ebq_bin());
+    cmd.args(["serve", "--config"]).arg(dir.join("ebq.toml"));
+    cmd.stdout(Stdio::null()).stderr(std::fs::File::create(log).unwrap());
+    cmd
+}
+
 fn url_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
@@ -85,15 +93,7 @@ fn prometheus_scrapes_over_tls_with_basic_auth_and_others_get_401() {
     )
     .unwrap();
     let log = dir.join("ebq.log");
-    let daemon = Background(
-        Command::new(ebq_bin())
-            .args(["serve", "--config"])
-            .arg(dir.join("ebq.toml"))
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    );
+    let daemon = Background(serve(&dir, &log).spawn().unwrap());
     let logged = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for(60, "ebq serve to attach", || logged().contains("capabilities reduced").then_some(()));
     assert!(logged().contains(&format!("metrics at https://127.0.0.1:{port}/metrics")), "{}", logged());
@@ -190,14 +190,10 @@ fn the_probes_answer_over_tls_without_credentials_and_ready_waits_for_the_attach
     .unwrap();
     let log = dir.join("ebq.log");
     let daemon = Background(
-        Command::new(ebq_bin())
-            .args(["serve", "--config"])
-            .arg(dir.join("ebq.toml"))
+        serve(&dir, &log)
             .env("EBQ_CLANG", &clang)
             // A cache of its own: a cached object would skip the held clang.
             .env("EBQ_CACHE_DIR", dir.join("cache"))
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap(),
     );
