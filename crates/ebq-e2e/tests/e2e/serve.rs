@@ -927,3 +927,46 @@ fn a_query_s_sinks_get_every_window_and_the_page_counts_their_rows() {
     assert_eq!(calls, 700);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 38 item 5: `reload_on_change` (what a Kubernetes ConfigMap update
+/// needs: the file changes, nobody signals). The file is rewritten with one
+/// query added and no signal sent: the daemon reloads by itself, the added
+/// query counts from its start and the unchanged one keeps its total.
+#[test]
+fn a_changed_file_reloads_without_a_signal_and_keeps_the_other_queries_series() {
+    let dir = tmp_dir("watch");
+    let comm = format!("wch{}", std::process::id() % 100_000);
+    let query = |name: &str| {
+        format!(
+            "[[query]]\nname = \"{name}\"\nsql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read \
+             WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
+        )
+    };
+    let head = "listen = \"127.0.0.1:{port}\"\nreload_on_change = \"200ms\"\n";
+    let daemon = Daemon::start(&dir, &format!("{head}{}", query("keep")));
+    let w = Workload::start(&["readzero", "--count", "700", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("keep");
+    assert_eq!(sample(&daemon.metrics(), "ebq_keep_calls_total"), Some(700.0));
+
+    let head = head.replace("{port}", &daemon.port.to_string());
+    // Replaced whole, as the kubelet swaps a ConfigMap's files (a rename, never a half-written file).
+    let next = dir.join("ebq.toml.next");
+    std::fs::write(&next, format!("{head}{}{}", query("keep"), query("added"))).unwrap();
+    std::fs::rename(&next, &daemon.config).unwrap();
+    wait_for(60, "the reload", || daemon.log().contains("reloaded").then_some(()));
+    let log = daemon.log();
+    assert!(log.contains("changed") && log.contains("1 kept, 0 detached, 1 started"), "{log}");
+
+    let w = Workload::start(&["readzero", "--count", "300", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("keep");
+    daemon.wait_closed_window("added");
+    let page = daemon.metrics();
+    assert_eq!(sample(&page, "ebq_keep_calls_total"), Some(1000.0), "{page}");
+    assert_eq!(sample(&page, "ebq_added_calls_total"), Some(300.0), "{page}");
+    assert_eq!(sample(&page, "ebq_config_reloads_total{result=\"ok\"}"), Some(1.0), "{page}");
+    assert!(daemon.stop().success());
+}
