@@ -11,6 +11,7 @@ mod seconds;
 mod serve;
 mod shipped;
 mod signals;
+mod sink_spec;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ebq::catalog::SystemColumn;
@@ -185,6 +186,12 @@ pub struct RunArgs {
     /// Write the results to FILE instead of stdout (required for parquet and arrow).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
+    /// Where results go, repeatable: `-` (the terminal, in --format), or a
+    /// file whose extension names its format (.jsonl/.json, .csv, .parquet,
+    /// .arrow). One kernel program feeds them all; with several, each has
+    /// its own bounded queue and a slow one drops (and counts) its own rows.
+    #[arg(long = "sink", value_name = "SPEC")]
+    sinks: Vec<String>,
     /// With -o: start a new file every N windows (FILE.0000.ext, FILE.0001.ext, …).
     #[arg(long, value_name = "N")]
     rotate_windows: Option<u64>,

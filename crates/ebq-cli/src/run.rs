@@ -305,6 +305,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
+    // Several --sinks: what each wrote, and what its full queue dropped.
+    for (name, c) in sink.counts() {
+        eprintln!("ebq: sink {name}: {} rows written, {} dropped (its queue was full)", c.written, c.dropped);
+    }
     // Ends with no start are not losses: the stats line above holds only losses.
     if prepared.physical.programs[0].pairing.is_some() && stats.unmatched > 0 {
         eprintln!("{}", unmatched_line(stats.unmatched));
