@@ -361,6 +361,7 @@ fn tracefs_error(e: &Error) -> String {
 }
 
 fn main() -> ExitCode {
+    ebq::runtime::startup_trace::mark("main");
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
