@@ -128,6 +128,16 @@ if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c 'import opentelemetry.
     "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check opentelemetry-proto ||
         log "warning: pip install opentelemetry-proto failed; tests/otlp.rs will fail"
 fi
+# PyDarshan 3.5.0 (darshan-util's C reader, `python -m darshan summary`) and
+# Drishti read the Darshan logs `ebq report io --darshan-log` writes
+# (crates/ebq-e2e/tests/e2e/darshan_log.rs).
+for pkg in darshan==3.5.0:darshan drishti-io:drishti; do
+    if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c "import ${pkg#*:}" 2>/dev/null; then
+        log "pip install ${pkg%%:*}"
+        "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check "${pkg%%:*}" ||
+            log "warning: pip install ${pkg%%:*} failed; the darshan_log:: tests will fail"
+    fi
+done
 
 # --- Build ------------------------------------------------------------------
 # scripts/test.sh sets EBQ_SETUP_ALL_TARGETS=1: built with the tests, the

@@ -11,6 +11,7 @@ mod seconds;
 mod serve;
 mod shipped;
 mod signals;
+mod sink_spec;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ebq::catalog::SystemColumn;
@@ -185,6 +186,12 @@ pub struct RunArgs {
     /// Write the results to FILE instead of stdout (required for parquet and arrow).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
+    /// Where results go, repeatable: `-` (the terminal, in --format), or a
+    /// file whose extension names its format (.jsonl/.json, .csv, .parquet,
+    /// .arrow). One kernel program feeds them all; with several, each has
+    /// its own bounded queue and a slow one drops (and counts) its own rows.
+    #[arg(long = "sink", value_name = "SPEC")]
+    sinks: Vec<String>,
     /// With -o: start a new file every N windows (FILE.0000.ext, FILE.0001.ext, …).
     #[arg(long, value_name = "N")]
     rotate_windows: Option<u64>,
@@ -354,6 +361,7 @@ fn tracefs_error(e: &Error) -> String {
 }
 
 fn main() -> ExitCode {
+    ebq::runtime::startup_trace::mark("main");
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Explain { analyze, rest }) => explain(analyze, &rest),
@@ -388,6 +396,9 @@ const REPORT_HELP: &str = "Report options:
   --html FILE           one self-contained page (tables, charts, heatmap, event accounting)
   --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
                         mpirun, mpiexec or srun, else none
+  --darshan-log FILE    a binary Darshan log (format 3.41) that PyDarshan, `python -m darshan
+                        summary` and Drishti read; with --trace, DXT_POSIX too
+  --job-id N            the log's job id (default: SLURM_JOB_ID, else PBS_JOBID, else 0)
 
 Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
 and the others of `ebq --help` (-o is refused: the report goes to stdout).
@@ -411,6 +422,7 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     options.syscalls = catalog.kernel().syscalls().clone();
     args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
+    options.command = args.command.clone().or_else(|| args.pid.map(|p| format!("pid {p}")));
     args.report = Some(options);
     run::run(&args)
 }

@@ -1,9 +1,11 @@
-//! Where results go: stdout, or `-o FILE` (optionally rotated).
+//! Where results go: stdout, or `-o FILE` (optionally rotated), or several
+//! `--sink`s fed by the one query ([`ebq::sink::FanOut`]).
 
+use crate::sink_spec::SinkSpec;
 use crate::{Format, RunArgs, TimeArg};
 use ebq::plan::{KernelOutput, KernelWindow};
 use ebq::sink::{
-    CsvSink, FileFormat, FileSink, FoldedSink, JsonSink, QueuedSink, Rotation, Sink, TableSink, TimeDisplay,
+    CsvSink, FanOut, FileFormat, FileSink, FoldedSink, JsonSink, QueuedSink, Rotation, Sink, TableSink, TimeDisplay,
 };
 use ebq::{PreparedQuery, WindowBounds};
 
@@ -13,7 +15,7 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         if args.output.is_some() {
             return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
         }
-        return Ok(Box::new(crate::report::IoReport::new(options.clone())));
+        return Ok(Box::new(crate::report::ReportSink(crate::report::IoReport::new(options.clone()))));
     }
     let rotation = Rotation { windows: args.rotate_windows, bytes: args.rotate_bytes };
     if rotation.windows == Some(0) || rotation.bytes == Some(0) {
@@ -27,6 +29,9 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
             "error: --rotate-windows needs a query with windows (an aggregate); this row query streams rows: use --rotate-bytes"
                 .into(),
         );
+    }
+    if !args.sinks.is_empty() {
+        return many(args, prepared, rotation, rows);
     }
     if args.format == Format::Flamegraph {
         let Some(path) = &args.output else {
@@ -67,17 +72,78 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         if rotation.is_on() {
             return Err("error: --rotate-windows and --rotate-bytes need -o FILE".into());
         }
-        let out = WholeLines::new(std::io::stdout());
-        return queued(match format {
-            FileFormat::Json => Box::new(JsonSink::new(out)),
-            FileFormat::Csv => Box::new(CsvSink::new(out)),
-            _ => Box::new(TableSink::new(out).with_time(match args.time {
-                TimeArg::Relative => TimeDisplay::relative_from_now(),
-                TimeArg::Wall => TimeDisplay::wall_from_now(),
-                TimeArg::Raw => TimeDisplay::Raw,
-            })),
-        });
+        return queued(terminal(args, format));
     };
+    queued(file(path, format, rotation, prepared, rows)?)
+}
+
+/// `--sink SPEC …`: every spec parsed and every file created before the
+/// query starts. One sink keeps the single-sink behaviour (its queue waits
+/// when full: lossless); several each get a queue that drops when full,
+/// counted per sink on the stats line.
+fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool) -> Result<Box<dyn Sink>, String> {
+    if args.output.is_some() {
+        return Err("error: --sink and -o do not go together; give the file as one more --sink FILE".into());
+    }
+    let terminal_format = match args.format {
+        Format::Table => FileFormat::Table,
+        Format::Json => FileFormat::Json,
+        Format::Csv => FileFormat::Csv,
+        other => {
+            return Err(format!(
+                "error: with --sink, --format is the terminal's (`--sink -`) format: table, json or csv, not {}; \
+                 a file sink's format comes from its extension",
+                format!("{other:?}").to_lowercase()
+            ))
+        }
+    };
+    let mut sinks: Vec<(String, Box<dyn Sink + Send>)> = vec![];
+    let mut seen: Vec<SinkSpec> = vec![];
+    for spec in &args.sinks {
+        let parsed = SinkSpec::parse(spec).map_err(|why| format!("error: --sink `{spec}`: {why}"))?;
+        if seen.contains(&parsed) {
+            return Err(format!("error: --sink `{spec}` is given twice"));
+        }
+        let sink = match &parsed {
+            SinkSpec::Terminal => terminal(args, terminal_format),
+            SinkSpec::File { path, format } => file(path, *format, rotation, prepared, rows)?,
+        };
+        seen.push(parsed);
+        sinks.push((spec.clone(), sink));
+    }
+    if rotation.is_on() && !seen.iter().any(|s| matches!(s, SinkSpec::File { .. })) {
+        return Err("error: --rotate-windows and --rotate-bytes rotate file sinks; no --sink is a file".into());
+    }
+    if sinks.len() == 1 {
+        return queued(sinks.pop().expect("one").1);
+    }
+    FanOut::spawn(sinks, QueuedSink::DEFAULT_BYTES)
+        .map(|f| Box::new(f) as Box<dyn Sink>)
+        .map_err(|e| format!("error: cannot start the writer threads: {e}"))
+}
+
+/// stdout in `format` (table, JSON or CSV).
+fn terminal(args: &RunArgs, format: FileFormat) -> Box<dyn Sink + Send> {
+    let out = WholeLines::new(std::io::stdout());
+    match format {
+        FileFormat::Json => Box::new(JsonSink::new(out)),
+        FileFormat::Csv => Box::new(CsvSink::new(out)),
+        _ => Box::new(TableSink::new(out).with_time(match args.time {
+            TimeArg::Relative => TimeDisplay::relative_from_now(),
+            TimeArg::Wall => TimeDisplay::wall_from_now(),
+            TimeArg::Raw => TimeDisplay::Raw,
+        })),
+    }
+}
+
+/// A file in `format`, created now (also `ebq serve`'s per-query `sinks`).
+pub fn file(
+    path: &std::path::Path,
+    format: FileFormat,
+    rotation: Rotation,
+    prepared: &PreparedQuery,
+    rows: bool,
+) -> Result<Box<dyn Sink + Send>, String> {
     // The window kind of every batch, for a columnar file that gets none.
     let window = if rows {
         WindowBounds::Rows
@@ -87,7 +153,7 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
         WindowBounds::Time { start_ns: 0, end_ns: 0 }
     };
     let sink = FileSink::create(path, format, rotation).map_err(|e| format!("error: {e}"))?;
-    queued(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
+    Ok(Box::new(sink.with_schema(window, ebq::runtime::schema(&prepared.physical))))
 }
 
 /// `sink` on its own writer thread ([`QueuedSink`]): encoding and writing

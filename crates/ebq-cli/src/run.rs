@@ -4,6 +4,7 @@ use crate::child::spawn_held;
 use crate::output::make_sink;
 use crate::signals::{self, OnHangup};
 use crate::{engine, read_sql, RunArgs};
+use ebq::runtime::startup_trace::mark;
 use ebq::sink::Sink;
 use ebq::{Output, RunningQuery, Scope};
 use std::process::ExitCode;
@@ -45,11 +46,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         ebq::runtime::object_cache::disable();
     }
     let engine = engine(args)?;
+    mark("catalog opened");
     let prepared = match &bundle {
         Some(b) => b.prepare(engine.catalog()),
         None => engine.prepare(&sql),
     }
     .map_err(|e| e.render(&sql))?;
+    mark("prepared (parse, bind, plan, codegen)");
     let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
         && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
     if args.interval.is_some() && !windowless_aggregate {
@@ -90,6 +93,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
         None => None,
     };
+    mark("child forked, held");
     let scope = match (&held, args.pid) {
         _ if cgroup.is_some() => {
             let (id, level) = cgroup.expect("checked");
@@ -120,6 +124,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         None => RunningQuery::start(&prepared, scope),
     }
     .map_err(|e| e.render(&sql))?;
+    mark("query started");
     query.set_max_sorted_rows(args.max_sorted_rows);
     query.set_max_pair_age(std::time::Duration::from_secs_f64(args.max_pair_age));
     if let Some(dir) = &args.pin {
@@ -167,6 +172,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     if let Some(h) = held.as_mut() {
         signals::wake_on_child_exit();
         h.release();
+        mark("child released");
     }
     let started = query.started_at();
     let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
@@ -178,6 +184,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     // `ebq bench stages` at commit: rows are submitted but nobody reads them.
     let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
     let mut child_status = None;
+    let mut startup_pages_released = false;
     loop {
         if signals::stopping() {
             break;
@@ -213,6 +220,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);
         }
         write(outs, &mut sink)?;
+        // An aggregate that runs on keeps only what running needs (a one-shot never gets
+        // here). Not a row stream: its batches soon reuse the freed heap, and trimming it
+        // only made its RSS climb back over the soak's first minute.
+        let aggregate = matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
+        if aggregate && !startup_pages_released && started.elapsed() >= RELEASE_STARTUP_PAGES_AFTER {
+            ebq::runtime::footprint::release_startup_pages();
+            startup_pages_released = true;
+        }
         if let (Some(at), Some(i)) = (next_snapshot, interval) {
             // Past the deadline the final window is out (or on its way): a
             // snapshot then would print an empty table after it.
@@ -227,7 +242,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             }
         }
     }
+    mark("loop ended (command exited, Ctrl-C or deadline)");
     let outs = query.finish().map_err(|e| e.render(&sql))?;
+    mark("final results read");
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
     if let Some(o) = &args.report {
@@ -264,8 +281,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             r => r.map_err(|e| format!("error: finishing the results: {e}"))?,
         }
     }
+    mark("results written");
+    if held.is_some() {
+        // Only a -c query has process tracking, whose perf events are slow to close.
+        ebq::runtime::teardown::hand_off();
+    }
     drop(query);
     drop(stats_on);
+    mark("object closed");
     let delivered = if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
         format!(", {} delivered", stats.delivered)
     } else {
@@ -305,6 +328,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
+    // Several --sinks: what each wrote, and what its full queue dropped.
+    for (name, c) in sink.counts() {
+        eprintln!("ebq: sink {name}: {} rows written, {} dropped (its queue was full)", c.written, c.dropped);
+    }
     // Ends with no start are not losses: the stats line above holds only losses.
     if prepared.physical.programs[0].pairing.is_some() && stats.unmatched > 0 {
         eprintln!("{}", unmatched_line(stats.unmatched));
@@ -325,6 +352,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         let (cached, compiled) = ebq::runtime::object_cache::counts();
         println!("objects: {cached} from the cache, {compiled} compiled by clang");
     }
+    mark("stats printed");
     if let Some(mut h) = held {
         // Interrupted: the child got the same terminal signal; wait for it.
         let code = child_status.unwrap_or_else(|| h.wait());
@@ -360,6 +388,10 @@ fn traced(physical: &ebq::plan::PhysicalPlan) -> (String, Vec<String>) {
     let short = format!("{} events ({} UNION ALL branches)", events.len(), branches.len());
     (short, branches)
 }
+
+/// How long a query runs before ebq gives back the memory only its startup
+/// used ([`ebq::runtime::footprint`]).
+const RELEASE_STARTUP_PAGES_AFTER: Duration = Duration::from_secs(1);
 
 /// The longest list of events the "ebq: tracing" line spells out.
 const TRACED_WIDTH: usize = 160;

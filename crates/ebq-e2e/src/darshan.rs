@@ -40,7 +40,7 @@ const SMALL: [i64; 16] = [
 ];
 const BIG: [i64; 4] = [100 << 20, (100 << 20) + 1, 1 << 30, (1 << 30) + 1];
 /// Darshan's size buckets, as `ebq report io` defines them (a file that imports nothing).
-#[path = "../../ebq-cli/src/report/buckets.rs"]
+#[path = "../../ebq-report/src/buckets.rs"]
 mod buckets;
 use buckets::{bucket, BUCKETS};
 const MEM_ALIGNMENT: i64 = 8;

@@ -99,11 +99,20 @@ fn trampoline_probe(function: &str, exit: bool) -> std::result::Result<(), (&'st
     result
 }
 
+/// The links of an attached object: the programs that count, and the `-c`
+/// process tracking (see [`crate::object::KernelObject::detach`]).
+pub struct Links {
+    /// The query's programs: detached before the final read.
+    pub counting: Vec<Link>,
+    /// The fork and exit followers of a `-c` scope.
+    pub tracking: Vec<Link>,
+}
+
 /// Attaches the programs of `object` in the contract's order; the
 /// process-tracking ones only when `scope` tracks processes.
-pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<Vec<Link>> {
+pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<Links> {
     let follow = matches!(scope, Scope::Tracked(_));
-    let mut links = vec![];
+    let mut links = Links { counting: vec![], tracking: vec![] };
     for info in &program.progs {
         let event = match &info.attach {
             AttachPoint::ProcessTracking(_) if !follow => continue,
@@ -127,7 +136,10 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<V
             },
             log: String::new(),
         })?;
-        links.extend(attached);
+        match info.attach {
+            AttachPoint::ProcessTracking(_) => links.tracking.extend(attached),
+            _ => links.counting.extend(attached),
+        }
     }
     Ok(links)
 }

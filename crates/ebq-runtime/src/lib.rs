@@ -23,6 +23,7 @@ mod compile;
 pub mod env;
 #[cfg(test)]
 mod fake_object;
+pub mod footprint;
 mod libbpf_object;
 mod load;
 mod maps;
@@ -34,7 +35,9 @@ mod running;
 mod selfstats;
 mod single;
 mod stacks;
+pub mod startup_trace;
 mod stream_join;
+pub mod teardown;
 mod time_order;
 
 /// A kernel fold's map read whole (`RunningQuery::fold_map`): each key with

@@ -29,6 +29,8 @@ pub(crate) struct LibbpfObject {
     /// Per-CPU rows: each CPU's ring (also held by the `ebq_rows` slots).
     _rings: Vec<MapHandle>,
     links: Vec<Link>,
+    /// The `-c` fork and exit followers: left attached by `detach`, closed on drop.
+    _tracking: Vec<Link>,
     groups: Option<PerCpuHandle>,
     sketch: Option<PerCpuHandle>,
     names: Option<PerCpuHandle>,
@@ -54,6 +56,7 @@ impl LibbpfObject {
         sink: Option<RecordSink>,
     ) -> Result<LibbpfObject> {
         let object = load::load(object, program, scope)?;
+        super::startup_trace::mark("loaded (libbpf open, maps, verifier)");
         let maps = load::Maps { program, object: &object };
         let pids = maps.required(MapRole::TrackedPids)?;
         if let Scope::Tracked(tgids) = scope {
@@ -97,6 +100,7 @@ impl LibbpfObject {
             ordered,
             _rings: rings,
             links: vec![],
+            _tracking: vec![],
             groups: maps.optional(MapRole::Groups)?.map(PerCpuHandle),
             sketch: maps.optional(MapRole::Sketch)?.map(PerCpuHandle),
             names: maps.optional(MapRole::Names)?.map(PerCpuHandle),
@@ -115,7 +119,8 @@ impl LibbpfObject {
             object,
         };
         let links = attach::attach_all(&built.object, program, scope)?;
-        Ok(LibbpfObject { links, ..built })
+        super::startup_trace::mark("attached");
+        Ok(LibbpfObject { links: links.counting, _tracking: links.tracking, ..built })
     }
 
     fn bss(&self) -> &MapHandle {
@@ -237,10 +242,11 @@ impl KernelObject for LibbpfObject {
     }
 
     fn detach(&mut self) {
-        // Closing a tracepoint link waits in the kernel for its own RCU grace
-        // periods (~80 ms each here); one after another that was most of the
-        // time from a command's end to its results. On parallel threads the
-        // waits overlap: all links are gone after about one.
+        // Closing a classic tracepoint's perf event waits in the kernel for RCU
+        // grace periods (~80 ms each here); one after another that was most of
+        // the time from a command's end to its results. On parallel threads the
+        // waits overlap: all links are gone after about one. (tp_btf links close
+        // at once; the process-tracking perf events stay until drop.)
         let links = std::mem::take(&mut self.links);
         std::thread::scope(|s| {
             for link in links {

@@ -72,7 +72,12 @@ pub(crate) trait KernelObject {
     /// Hands every record in the ring buffer to the sink, without waiting.
     fn consume_ring(&mut self) -> Result<()>;
 
-    /// Detaches every program: no event runs them after this returns.
+    /// Detaches every program that writes results or accounting: no event
+    /// runs them after this returns. The `-c` process tracking (fork and exit
+    /// followers, which only keep the pid set) may stay attached until the
+    /// object is dropped: closing their perf events is the slow part of a
+    /// teardown (~80 ms of RCU grace periods each), and the final read does
+    /// not wait for it.
     fn detach(&mut self);
 
     /// Waits until every program run that started before this call has

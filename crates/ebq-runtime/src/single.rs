@@ -81,6 +81,7 @@ impl SingleQuery {
         env::check_privileges()?;
         attach::check_available(&plan.programs[0].event)?;
         let object = compile(&program.source)?;
+        super::startup_trace::mark("object (cache or clang)");
         Self::load_and_attach(plan, program, &object, scope, rows_as_values)
     }
 
@@ -341,7 +342,9 @@ impl SingleQuery {
         // RCU grace period (tens of ms) during which late events still count.
         let end_ns = monotonic_ns();
         self.object.detach();
+        super::startup_trace::mark("detached");
         self.object.wait_for_inflight_programs();
+        super::startup_trace::mark("in-flight programs done (membarrier)");
         if self.rows.is_some() {
             self.object.consume_ring()?;
             return self.take_rows(true);

@@ -58,20 +58,31 @@ pub fn names(caps: &[u32]) -> String {
     }
 }
 
+/// Whether `c` is in this process's bounding set.
+fn in_bounding_set(c: u32) -> bool {
+    // SAFETY: prctl with integer arguments only.
+    unsafe { libc::prctl(libc::PR_CAPBSET_READ, c as libc::c_ulong, 0, 0, 0) == 1 }
+}
+
 /// Keeps only `keep` in the effective, permitted and bounding sets, clears
 /// the inheritable and ambient sets, and sets `no_new_privs`.
+///
+/// Only capabilities still in the bounding set are dropped from it, so a
+/// process started with a bounding set of exactly what it needs (a container
+/// with `capabilities: drop: [ALL]`, `add: [BPF, PERFMON, …]`) needs no
+/// CAP_SETPCAP for this.
 pub fn drop_all_but(keep: &[u32]) -> std::io::Result<()> {
     let err = std::io::Error::last_os_error;
     // Bounding set first: dropping from it needs CAP_SETPCAP, which goes next.
     for c in 0..=last_cap() {
-        if !keep.contains(&c) && c != CAP_SETPCAP {
+        if !keep.contains(&c) && c != CAP_SETPCAP && in_bounding_set(c) {
             // SAFETY: prctl with integer arguments only.
             if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, c as libc::c_ulong, 0, 0, 0) } != 0 {
                 return Err(err());
             }
         }
     }
-    if !keep.contains(&CAP_SETPCAP) {
+    if !keep.contains(&CAP_SETPCAP) && in_bounding_set(CAP_SETPCAP) {
         // SAFETY: as above.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, CAP_SETPCAP as libc::c_ulong, 0, 0, 0) } != 0 {
             return Err(err());

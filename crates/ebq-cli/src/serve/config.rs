@@ -6,6 +6,7 @@
 //! allow_remote = false
 //! web_config_file = "web.yml"   # TLS and basic auth, exporter-toolkit format (serve/web.rs)
 //! reload = true                 # keep CAP_BPF+CAP_PERFMON so SIGHUP can start queries
+//! reload_on_change = "10s"      # also reload when the file's content changed (checked this often)
 //! max_series = 10000            # default per-query series bound
 //! series_ttl = "10m"            # default: drop a series not updated for this long
 //!
@@ -26,6 +27,7 @@
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see docs/src/serve/pins.md)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
+//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow)
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
 //! endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -59,6 +61,7 @@ struct RawConfig {
     listen: Option<Spanned<String>>,
     allow_remote: Option<bool>,
     reload: Option<bool>,
+    reload_on_change: Option<Spanned<toml::Value>>,
     max_series: Option<Spanned<i64>>,
     series_ttl: Option<Spanned<toml::Value>>,
     web_config_file: Option<String>,
@@ -89,6 +92,8 @@ struct RawQuery {
     pin: Option<Spanned<String>>,
     pin_header: Option<Spanned<String>>,
     keep_pins: Option<bool>,
+    #[serde(default)]
+    sinks: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +116,10 @@ pub struct Config {
     /// the start (`reload = false` drops every capability; a reload can then
     /// only detach queries).
     pub reload: bool,
+    /// How often to compare the file with what was last read and reload when
+    /// it changed, as SIGHUP does: a Kubernetes ConfigMap volume is updated in
+    /// place and nothing signals the daemon (serve/deploy.md). `None`: SIGHUP only.
+    pub reload_on_change: Option<Duration>,
     /// The queries, in file order.
     pub queries: Vec<QueryConfig>,
     /// OTLP push settings, when `[otlp]` is present.
@@ -143,6 +152,9 @@ pub struct QueryConfig {
     pub keep_pins: bool,
     /// JOIN: open pairs older than this are evicted (`--max-pair-age`).
     pub max_pair_age: Duration,
+    /// Files every window is written to as well (`ebq run --sink` specs;
+    /// checked: file paths with a known extension, used by no other query).
+    pub sinks: Vec<String>,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
     pub at: String,
     /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
@@ -355,6 +367,25 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         if let (Some(h), None) = (&q.pin_header, &pin) {
             return Err(err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
         }
+        let mut sinks: Vec<String> = vec![];
+        for spec in &q.sinks {
+            let given = spec.get_ref();
+            // Relative to the file's directory, as web_config_file is.
+            let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
+            let resolved = dir.join(given).to_string_lossy().into_owned();
+            let why = match crate::sink_spec::SinkSpec::parse(given) {
+                Ok(crate::sink_spec::SinkSpec::Terminal) => Some("ebq serve has no terminal; give a file".to_string()),
+                Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
+                    Some("is used twice".to_string())
+                }
+                Ok(_) => None,
+                Err(why) => Some(why),
+            };
+            if let Some(why) = why {
+                return Err(err(spec.span(), format!("query `{name}`: sinks: `{given}`: {why}")));
+            }
+            sinks.push(resolved);
+        }
         queries.push(QueryConfig {
             name,
             sql,
@@ -366,6 +397,7 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
             pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
             keep_pins: q.keep_pins.unwrap_or(false),
             max_pair_age,
+            sinks,
             at: at(q.name.span().start),
             sql_at: at(source.span().start),
         });
@@ -391,7 +423,19 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
         dir.join(f)
     });
-    Ok(Config { listen, allow_remote, reload: raw.reload.unwrap_or(true), queries, otlp, web_config_file })
+    let reload_on_change = match &raw.reload_on_change {
+        Some(t) => Some(duration(t.get_ref()).map_err(|e| err(t.span(), format!("reload_on_change: {e}")))?),
+        None => None,
+    };
+    Ok(Config {
+        listen,
+        allow_remote,
+        reload: raw.reload.unwrap_or(true),
+        reload_on_change,
+        queries,
+        otlp,
+        web_config_file,
+    })
 }
 
 fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {
@@ -438,6 +482,7 @@ mod tests {
             r#"
 listen = "127.0.0.1:19435"
 max_series = 50
+reload_on_change = "5s"
 
 [[query]]
 name = "reads"
@@ -456,6 +501,7 @@ max_pair_age = "2s"
 max_groups = 20000
 max_sketch_buckets = 1000
 ringbuf_size = 4096
+sinks = ["/var/lib/ebq/writes.parquet", "w.jsonl"]
 
 [otlp]
 endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -465,6 +511,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         );
         assert_eq!(c.listen.to_string(), "127.0.0.1:19435");
         assert!(c.reload);
+        assert_eq!(c.reload_on_change, Some(Duration::from_secs(5)));
         assert_eq!(c.queries.len(), 2);
         assert_eq!(c.queries[0].interval, Duration::from_millis(500));
         assert_eq!(c.queries[0].max_series, 50);
@@ -472,7 +519,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert!(c.queries[0].keep_pins);
         assert_eq!(c.queries[0].pin_header.as_deref(), Some(std::path::Path::new("/run/ebq/reads.h")));
         assert_eq!(c.queries[1].pin_header, None);
-        assert_eq!(c.queries[0].at, "ebq.toml:6:8");
+        assert_eq!(c.queries[0].at, "ebq.toml:7:8");
         assert_eq!(c.queries[1].max_series, 7);
         assert_eq!(c.queries[0].series_ttl, DEFAULT_SERIES_TTL);
         assert_eq!(c.queries[0].limits, Limits::default());
@@ -484,6 +531,8 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(l.max_pending, Limits::default().max_pending);
         assert_eq!(l.plan_options().max_groups, 20000);
         assert_eq!(c.queries[1].interval, DEFAULT_INTERVAL);
+        assert_eq!(c.queries[1].sinks, ["/var/lib/ebq/writes.parquet", "w.jsonl"]);
+        assert!(c.queries[0].sinks.is_empty());
         let o = c.otlp.unwrap();
         assert_eq!(o.interval, Duration::from_secs(15));
         assert_eq!(o.resource["service.name"], "ebq");
@@ -492,7 +541,23 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
     #[test]
     fn errors_are_positioned() {
         let q = "[[query]]\nname = \"a\"\nsql = \"SELECT 1\"\n";
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`");
+        assert_eq!(
+            parse_err(&format!("reload_on_change = \"soon\"\n{q}")),
+            "ebq.toml:1:20: reload_on_change: `soon` is not a duration like \"10s\" or \"500ms\""
+        );
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `sinks`");
+        assert_eq!(
+            parse_err(&format!("{q}sinks = [\"/tmp/w.parquet\", \"w.txt\"]\n")),
+            "ebq.toml:4:28: query `a`: sinks: `w.txt`: cannot tell the format from `.txt`; name the file .jsonl, .json, .csv, .parquet or .arrow"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}sinks = [\"-\"]\n")),
+            "ebq.toml:4:10: query `a`: sinks: `-`: ebq serve has no terminal; give a file"
+        );
+        let two = format!(
+            "{q}sinks = [\"/tmp/w.csv\"]\n[[query]]\nname = \"b\"\nsql = \"SELECT 1\"\nsinks = [\"/tmp/w.csv\"]\n"
+        );
+        assert_eq!(parse_err(&two), "ebq.toml:8:10: query `b`: sinks: `/tmp/w.csv`: is used twice");
         assert_eq!(
             parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
             "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"

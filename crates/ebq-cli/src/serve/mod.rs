@@ -7,6 +7,7 @@
 //! - [`publish`]: the one place windows and ebq's own metrics are published;
 //! - [`prom`]: `/metrics` (OpenMetrics or 0.0.4 text, one thread per client);
 //! - [`caps`]: dropping capabilities once everything is attached;
+//! - [`watch`]: `reload_on_change`, a reload when the file's content changed (a ConfigMap);
 //! - [`crate::signals`] (shared with `ebq run`): SIGHUP reloads, SIGTERM/SIGINT stop.
 //!
 //! All queries run on the main thread (a running query is not `Send`), which
@@ -19,6 +20,7 @@ mod names;
 mod prom;
 mod publish;
 mod query;
+mod watch;
 mod web;
 
 use crate::signals::{self, OnHangup};
@@ -73,6 +75,7 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
         && a.pin_header == b.pin_header
         && a.keep_pins == b.keep_pins
         && a.max_pair_age == b.max_pair_age
+        && a.sinks == b.sinks
 }
 
 /// Runs the daemon; `check_only` validates the file and exits.
@@ -109,13 +112,28 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
         Err(e) => eprintln!("ebq serve: warning: could not drop capabilities: {e}"),
     }
     let mut listen = config.listen;
+    let mut watch = config.reload_on_change.map(|every| watch::ConfigWatch::new(config_path, every));
     while !signals::stopping() {
-        if signals::take_hangup() {
+        let hangup = signals::take_hangup();
+        // After a SIGHUP the watch takes the file as read, so one change reloads once.
+        let changed = match watch.as_mut() {
+            Some(w) if hangup => {
+                w.refresh();
+                false
+            }
+            Some(w) => w.changed(),
+            None => false,
+        };
+        if hangup || changed {
+            if changed {
+                eprintln!("ebq serve: {config_path} changed");
+            }
             reload(config_path, &engine, &mut served, &mut publisher, &mut listen);
         }
         for s in &mut served {
             s.step(&mut publisher);
         }
+        publisher.heartbeat();
         std::thread::sleep(TICK);
     }
     let n = served.len();

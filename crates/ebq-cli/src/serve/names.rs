@@ -10,7 +10,7 @@
 //! file is refused, naming both sides.
 
 use super::config::QueryConfig;
-use super::publish::{export_failures_family, own_families, reload_family, OwnCounts};
+use super::publish::{export_failures_family, own_families, reload_family, sink_families, OwnCounts};
 use ebq::export::exposition::reserved_names;
 use ebq::export::{MetricKind, MetricSchema};
 use std::collections::BTreeMap;
@@ -20,6 +20,7 @@ pub fn check(queries: &[(&QueryConfig, &MetricSchema)]) -> Result<(), String> {
     let mut families: Vec<(String, MetricKind, String)> = own_families("", None, &OwnCounts::default())
         .into_iter()
         .chain([reload_family((0, 0)), export_failures_family("", "otlp", 0)])
+        .chain(sink_families("", &[(String::new(), Default::default())]))
         .map(|f| {
             let who = format!("ebq's own metric `{}`", f.name);
             (f.name, f.kind, who)

@@ -17,6 +17,15 @@
 //! With a web configuration ([`super::web`]) each connection is a TLS session
 //! (its handshake inside the same timeout, on the connection's own thread) and a
 //! request without the right basic-auth credentials gets `401`.
+//!
+//! Two paths answer without credentials (over TLS when it is on), for probes
+//! (a kubelet's HTTP probe cannot send basic auth) — and say nothing but
+//! their state, no metric, no query name:
+//! - `/ready`: `200 ready` once every query has been started (the moment
+//!   `/metrics` stops answering 503), `503 starting` before;
+//! - `/healthz`: `200 ok` while the daemon's main loop goes round (or it is
+//!   still starting its queries), `503 stalled` when the loop has not gone
+//!   round for [`STALLED_AFTER`] (a liveness probe then restarts it).
 
 use ebq::export::exposition::{encode, TextFormat};
 use ebq::export::MetricFamily;
@@ -37,6 +46,9 @@ pub const MAX_REQUEST_BYTES: usize = 8 << 10;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a client has to take the answer.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// `/healthz` answers 503 when the main loop (a 10 ms tick) has not gone
+/// round for this long; a reload compiling several queries takes seconds.
+pub const STALLED_AFTER: Duration = Duration::from_secs(120);
 
 /// What one scrape shows: per query, its families (running totals) and ebq's own metrics.
 #[derive(Debug, Default)]
@@ -49,6 +61,8 @@ pub struct Exposition {
     /// and marked `ebq_query_up 0`): until then `/metrics` answers `503`, so
     /// no page lacks a configured query's `ebq_query_up`.
     pub ready: bool,
+    /// When the main loop last went round (`None`: not yet, still starting).
+    pub heartbeat: Option<Instant>,
 }
 
 /// The shared exposition, read by the HTTP threads.
@@ -210,12 +224,24 @@ fn answer(mut conn: impl Conn, shared: &Shared, web: Option<&WebConfig>) -> std:
         })
     };
     let accept = header("accept");
-    if web.is_some_and(|w| w.check(header("authorization")) == Auth::Denied) {
-        return reply(&mut conn, method == "HEAD", "401 Unauthorized", TEXT, "unauthorized\n");
-    }
     let path = target.split('?').next().unwrap_or("");
     let head_only = method == "HEAD";
-    let ready = shared.lock().is_ok_and(|s| s.ready);
+    let (ready, heartbeat) = shared.lock().map_or((false, None), |s| (s.ready, s.heartbeat));
+    // Probes: no credentials, nothing but the state.
+    match (method, path) {
+        ("GET" | "HEAD", "/ready") if ready => return reply(&mut conn, head_only, "200 OK", TEXT, "ready\n"),
+        ("GET" | "HEAD", "/ready") => {
+            return reply(&mut conn, head_only, "503 Service Unavailable", TEXT, "starting\n");
+        }
+        ("GET" | "HEAD", "/healthz") if heartbeat.is_some_and(|t| t.elapsed() > STALLED_AFTER) => {
+            return reply(&mut conn, head_only, "503 Service Unavailable", TEXT, "stalled\n");
+        }
+        ("GET" | "HEAD", "/healthz") => return reply(&mut conn, head_only, "200 OK", TEXT, "ok\n"),
+        _ => {}
+    }
+    if web.is_some_and(|w| w.check(header("authorization")) == Auth::Denied) {
+        return reply(&mut conn, head_only, "401 Unauthorized", TEXT, "unauthorized\n");
+    }
     match (method, path) {
         ("GET" | "HEAD", "/metrics") if !ready => {
             reply(&mut conn, head_only, "503 Service Unavailable", TEXT, "ebq serve: starting the queries\n")
@@ -228,7 +254,13 @@ fn answer(mut conn: impl Conn, shared: &Shared, web: Option<&WebConfig>) -> std:
             let format = TextFormat::negotiate(accept);
             reply(&mut conn, head_only, "200 OK", format.content_type(), &render(shared, format))
         }
-        ("GET" | "HEAD", "/") => reply(&mut conn, head_only, "200 OK", TEXT, "ebq serve: metrics at /metrics\n"),
+        ("GET" | "HEAD", "/") => reply(
+            &mut conn,
+            head_only,
+            "200 OK",
+            TEXT,
+            "ebq serve: metrics at /metrics; probes at /ready and /healthz\n",
+        ),
         ("GET" | "HEAD", _) => reply(&mut conn, head_only, "404 Not Found", TEXT, "not found; try /metrics\n"),
         _ => reply(&mut conn, false, "405 Method Not Allowed", TEXT, "only GET and HEAD\n"),
     }

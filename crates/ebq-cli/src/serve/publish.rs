@@ -12,6 +12,7 @@
 use super::prom::Shared;
 use ebq::export::otlp::{self, Batch, OtlpConfig};
 use ebq::export::{self_families, Accumulator, MetricFamily, MetricKind, Sample, SampleValue, Temporality};
+use ebq::sink::QueueCounts;
 use ebq::{QueryStats, WindowBounds};
 use std::collections::BTreeMap;
 
@@ -64,6 +65,14 @@ impl Publisher {
     pub fn ready(&self) {
         if let Ok(mut p) = self.prom.lock() {
             p.ready = true;
+        }
+    }
+
+    /// The main loop went round once more: `/healthz` stays 200 (see
+    /// [`super::prom::STALLED_AFTER`]).
+    pub fn heartbeat(&self) {
+        if let Ok(mut p) = self.prom.lock() {
+            p.heartbeat = Some(std::time::Instant::now());
         }
     }
 
@@ -146,7 +155,8 @@ impl Publisher {
     /// ebq's own metrics of `query`: its event accounting (`stats`, when it
     /// is running), windows published, series held, refused and expired,
     /// errors, and whether it runs (`up`).
-    pub fn own(&mut self, query: &str, stats: Option<&QueryStats>) {
+    /// `sinks`: the query's file sinks, rows written and dropped by each.
+    pub fn own(&mut self, query: &str, stats: Option<&QueryStats>, sinks: &[(String, QueueCounts)]) {
         let mut counts = OwnCounts { errors: self.errors.get(query).copied().unwrap_or(0), ..OwnCounts::default() };
         if let Some(q) = self.queries.get_mut(query) {
             q.acc.expire(std::time::Instant::now());
@@ -156,6 +166,9 @@ impl Publisher {
             counts.expired = q.acc.expired();
         }
         let mut fams = own_families(query, stats, &counts);
+        if !sinks.is_empty() {
+            fams.extend(sink_families(query, sinks));
+        }
         let due = self.otlp.as_ref().is_some_and(|o| o.own_pushed.get(query).is_none_or(|t| t.elapsed() >= o.interval));
         if due {
             self.push(query, Temporality::Cumulative, &fams, WindowBounds::Rows);
@@ -247,6 +260,34 @@ pub fn export_failures_family(query: &str, sink: &str, failed: u64) -> MetricFam
     }
 }
 
+/// `ebq_sink_rows_written_total{query, sink}` and
+/// `ebq_sink_rows_dropped_total{query, sink}`: rows of `query`'s windows each
+/// of its `sinks` wrote, and dropped because its queue was full (a slow disk).
+pub fn sink_families(query: &str, sinks: &[(String, QueueCounts)]) -> Vec<MetricFamily> {
+    let family = |name: &str, help: &str, value: fn(&QueueCounts) -> u64| MetricFamily {
+        name: name.into(),
+        help: help.into(),
+        unit: None,
+        kind: MetricKind::Counter,
+        integer: true,
+        samples: sinks
+            .iter()
+            .map(|(sink, c)| Sample {
+                labels: vec![("query".into(), query.into()), ("sink".into(), sink.clone())],
+                value: SampleValue::Number(value(c) as f64),
+            })
+            .collect(),
+    };
+    vec![
+        family("ebq_sink_rows_written_total", "Rows of the query's windows a sink (a file) wrote.", |c| c.written),
+        family(
+            "ebq_sink_rows_dropped_total",
+            "Rows of the query's windows a sink dropped because its queue was full.",
+            |c| c.dropped,
+        ),
+    ]
+}
+
 /// `ebq_config_reloads_total{result="ok"|"error"}` from (ok, failed) reloads.
 pub fn reload_family(reloads: (u64, u64)) -> MetricFamily {
     let sample = |result: &str, v: u64| Sample {
@@ -255,7 +296,7 @@ pub fn reload_family(reloads: (u64, u64)) -> MetricFamily {
     };
     MetricFamily {
         name: "ebq_config_reloads_total".into(),
-        help: "SIGHUP reloads of the configuration, by result.".into(),
+        help: "Reloads of the configuration (SIGHUP, or reload_on_change saw the file change), by result.".into(),
         unit: None,
         kind: MetricKind::Counter,
         integer: true,

@@ -5,6 +5,7 @@ use super::publish::Publisher;
 use ebq::export::MetricSchema;
 use ebq::plan::KernelWindow;
 use ebq::runtime::pin::PinOptions;
+use ebq::sink::{FanOut, QueuedSink, Rotation, Sink};
 use ebq::{Engine, PreparedQuery, RunningQuery, Scope};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,25 @@ pub struct Served {
     /// Queries without WINDOW: when to publish the next running total.
     next_snapshot: Option<Instant>,
     last_own: Instant,
+    /// The query's `sinks` (files every window goes to), each behind its own
+    /// queue that drops when full: the daemon's loop never waits for a disk.
+    /// `None` without sinks, or after a write failed (logged).
+    sinks: Option<FanOut>,
+}
+
+/// Creates the files of `c`'s `sinks` (before the query attaches).
+fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
+    if c.config.sinks.is_empty() {
+        return Ok(None);
+    }
+    let mut sinks: Vec<(String, Box<dyn Sink + Send>)> = vec![];
+    for spec in &c.config.sinks {
+        let Ok(crate::sink_spec::SinkSpec::File { path, format }) = crate::sink_spec::SinkSpec::parse(spec) else {
+            return Err(format!("sinks: `{spec}` is not a file"));
+        };
+        sinks.push((spec.clone(), crate::output::file(&path, format, Rotation::default(), &c.prepared, false)?));
+    }
+    FanOut::spawn(sinks, QueuedSink::DEFAULT_BYTES).map(Some).map_err(|e| format!("sinks: {e}"))
 }
 
 impl Served {
@@ -48,6 +68,27 @@ impl Served {
     pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
         let name = c.config.name.clone();
         publisher.start(&name, c.config.max_series, c.config.series_ttl);
+        let sinks = match open_sinks(&c) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "ebq serve: query `{name}` ({}) failed to start: {}",
+                    c.config.at,
+                    e.trim_start_matches("error: ")
+                );
+                publisher.error(&name);
+                let s = Served {
+                    config: c.config,
+                    schema: c.schema,
+                    running: None,
+                    next_snapshot: None,
+                    last_own: Instant::now(),
+                    sinks: None,
+                };
+                publisher.own(&name, None, &[]);
+                return s;
+            }
+        };
         let started = RunningQuery::start(&c.prepared, Scope::All).and_then(|mut r| {
             r.set_max_pair_age(c.config.max_pair_age);
             if let Some(dir) = &c.config.pin {
@@ -77,9 +118,13 @@ impl Served {
         let windowless =
             c.prepared.physical.programs[0].window == KernelWindow::None && c.prepared.physical.window_join().is_none();
         let next_snapshot = windowless.then(|| Instant::now() + c.config.interval);
-        let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own: Instant::now() };
-        publisher.own(&name, s.stats().as_ref());
+        let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own: Instant::now(), sinks };
+        publisher.own(&name, s.stats().as_ref(), &s.sink_counts());
         s
+    }
+
+    fn sink_counts(&self) -> Vec<(String, ebq::sink::QueueCounts)> {
+        self.sinks.as_ref().map(FanOut::counts).unwrap_or_default()
     }
 
     fn stats(&self) -> Option<ebq::QueryStats> {
@@ -103,10 +148,15 @@ impl Served {
                 for out in &outs {
                     let (t, fams) = self.schema.families(out);
                     publisher.window(name, t, &fams, out.window);
+                    if let Some(Err(e)) = self.sinks.as_mut().map(|s| s.write(out)) {
+                        eprintln!("ebq serve: query `{name}`: {e}; its sinks are closed (the metrics go on)");
+                        self.sinks = None;
+                    }
                 }
                 if !outs.is_empty() || self.last_own.elapsed() >= Duration::from_secs(1) {
                     self.last_own = Instant::now();
-                    publisher.own(name, self.stats().as_ref());
+                    let counts = self.sink_counts();
+                    publisher.own(name, self.stats().as_ref(), &counts);
                 }
             }
             Err(e) => {
@@ -116,13 +166,18 @@ impl Served {
                 );
                 publisher.error(name);
                 self.running = None;
-                publisher.own(name, None);
+                let counts = self.sink_counts();
+                publisher.own(name, None, &counts);
             }
         }
     }
 
-    /// Detaches (dropping the running query closes its links and maps).
+    /// Detaches (dropping the running query closes its links and maps) and
+    /// finishes the sinks: what they queued is written, then the files' footers.
     pub fn stop(mut self) {
         self.running.take();
+        if let Some(Err(e)) = self.sinks.as_mut().map(|s| s.finish()) {
+            eprintln!("ebq serve: query `{}`: finishing its sinks: {e}", self.config.name);
+        }
     }
 }

@@ -14,6 +14,9 @@
 //! table) on a quiet machine; here other tests may be loading both CPUs, and
 //! what a CPU's ring can hold while ebq waits for a CPU is not this test's to
 //! promise. The drops are printed.
+//!
+//! The same burst through three `--sink`s at once (issue 38 item 1) gives each
+//! sink every delivered row from one program.
 
 use crate::common;
 
@@ -44,6 +47,18 @@ fn stat(stderr: &str, word: &str) -> u64 {
         .find(|w| w[1].trim_end_matches(',') == word)
         .and_then(|w| w[0].parse().ok())
         .unwrap_or_else(|| panic!("no `{word}` in {line}"))
+}
+
+/// The program's own count from its line in `stdout` (it fails on any
+/// pread64 that does not read its byte), which must be [`CALLS`]; `context` for the failure.
+fn calls_made(stdout: &str, context: &str) -> u64 {
+    let made: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" s").and_then(|l| l.split_once(" pread64 calls in ")))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count from the program in its output: {context}"));
+    assert_eq!(made, CALLS, "{context}");
+    made
 }
 
 /// Rows in a Parquet or Arrow IPC file.
@@ -83,13 +98,7 @@ fn a_pread_burst_through_every_format_at_defaults_is_delivered_or_counted() {
         let out = cmd.output().unwrap();
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "--format {format}: {stderr}");
-        // The program's own count (it fails on any pread64 that does not read its byte).
-        let made: u64 = stdout
-            .lines()
-            .find_map(|l| l.strip_suffix(" s").and_then(|l| l.split_once(" pread64 calls in ")))
-            .and_then(|(n, _)| n.parse().ok())
-            .unwrap_or_else(|| panic!("--format {format}: no count from the program in its output:\n{stderr}"));
-        assert_eq!(made, CALLS);
+        let made = calls_made(&stdout, &format!("--format {format}: {stderr}"));
         let rows = match format {
             "parquet" | "arrow" => file_rows(&file, format),
             _ => text_rows(&stdout, format),
@@ -102,5 +111,61 @@ fn a_pread_burst_through_every_format_at_defaults_is_delivered_or_counted() {
         assert_eq!(rows + dropped, made, "--format {format}: every call a row or counted as dropped: {stderr}");
     }
     eprintln!("burst of {CALLS} pread64 at defaults: {}", summary.join("; "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 38 item 1: one query into three sinks (`--sink - --sink F.parquet
+/// --sink G.csv`) — the terminal table, the Parquet file and the CSV file each
+/// hold exactly the rows delivered (every call a row or counted as dropped by
+/// the rings), each sink's own line says it wrote them and dropped none (a
+/// 64 MiB queue each; the burst is about 10 MB of Arrow), and the run loads
+/// the programs of a one-sink run of the same query: no more.
+#[test]
+fn one_query_into_three_sinks_gives_each_every_row_from_one_program() {
+    let dir = std::env::temp_dir().join(format!("ebq-sinks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build(&dir);
+    let (parquet, csv) = (dir.join("rows.parquet"), dir.join("rows.csv"));
+    let run = |sinks: &[&Path]| -> (String, String, usize) {
+        let (out, err) = (dir.join("stdout"), dir.join("stderr"));
+        let mut cmd = Command::new(ebq_bin());
+        cmd.arg("-c").arg(&exe);
+        for s in sinks {
+            cmd.arg("--sink").arg(s);
+        }
+        let mut child = cmd
+            .arg(SQL)
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let progs = common::ProgWatch::of(child.id());
+        let status = child.wait().unwrap();
+        let held = progs.assert_gone().len();
+        let (stdout, stderr) = (std::fs::read_to_string(out).unwrap(), std::fs::read_to_string(err).unwrap());
+        assert!(status.success(), "{sinks:?}: {stderr}");
+        (stdout, stderr, held)
+    };
+    let (_, one_stderr, one_progs) = run(&[&csv]);
+    assert!(!one_stderr.contains("ebq: sink "), "one sink has no per-sink line: {one_stderr}");
+    let (stdout, stderr, progs) = run(&[Path::new("-"), &parquet, &csv]);
+    assert!(progs > 0, "no program seen: {stderr}");
+    assert_eq!(progs, one_progs, "three sinks load what one sink loads: {stderr}");
+    let made = calls_made(&stdout, &stderr);
+    let (delivered, dropped) = (stat(&stderr, "delivered"), stat(&stderr, "dropped"));
+    assert_eq!(delivered + dropped, made, "every call a row or counted as dropped: {stderr}");
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    for (spec, rows) in [
+        ("-".to_string(), text_rows(&stdout, "table")),
+        (parquet.display().to_string(), file_rows(&parquet, "parquet")),
+        (csv.display().to_string(), text_rows(&csv_text, "csv")),
+    ] {
+        assert_eq!(rows, delivered, "sink {spec}: {stderr}");
+        let line = format!("ebq: sink {spec}: {delivered} rows written, 0 dropped (its queue was full)");
+        assert!(stderr.lines().any(|l| l == line), "no `{line}` in\n{stderr}");
+    }
+    eprintln!(
+        "three sinks: {delivered} rows each, {dropped} dropped by the rings, {progs} programs (one sink: {one_progs})"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,6 +22,7 @@ mod cgroups;
 mod cleanup;
 mod cli;
 mod cpu_rings;
+mod darshan_log;
 mod deploy;
 mod empty_results;
 mod env_errors;

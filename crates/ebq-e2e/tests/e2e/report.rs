@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Darshan's size buckets, as `ebq report io` defines them (a file that imports nothing).
-#[path = "../../../ebq-cli/src/report/buckets.rs"]
+#[path = "../../../ebq-report/src/buckets.rs"]
 mod buckets;
 
 /// Darshan's bucket of an access of `n` bytes (upper edges inclusive).
@@ -21,15 +21,15 @@ fn bucket(n: u64) -> &'static str {
 }
 
 /// A private ext4 (on a loop device over /dev/shm) and a private tmpfs, unmounted on drop.
-struct Mounts {
-    dir: PathBuf,
+pub(crate) struct Mounts {
+    pub(crate) dir: PathBuf,
     ext4: PathBuf,
     tmpfs: PathBuf,
     _loop: LoopDevice,
 }
 
 impl Mounts {
-    fn new() -> Mounts {
+    pub(crate) fn new() -> Mounts {
         // One directory per test: the tests of this file may run in parallel.
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -138,7 +138,7 @@ fn seen_on_stderr(stderr: &str) -> u64 {
 
 /// `ebq report io` over the `darshan` workload (three files on ext4 and tmpfs) with
 /// `extra` report options; its JSON document and the workload's own tally.
-fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, Json) {
+pub(crate) fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, Json) {
     let (a, b, c) = (m.ext4.join("a.dat"), m.tmpfs.join("b.dat"), m.tmpfs.join("c.dat"));
     let tally_path = m.dir.join("tally.json");
     let cmd = format!(
@@ -168,7 +168,7 @@ fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, Json) {
 
 /// Every file's and file system's Darshan counters in `doc` equal the tally's,
 /// and each timestamp lies inside the workload's own bracket of its call.
-fn assert_report_equals_tally(doc: &Json, tally: &Json) {
+pub(crate) fn assert_report_equals_tally(doc: &Json, tally: &Json) {
     let origin = doc["start_monotonic_ns"].as_f64().unwrap();
     let files = doc["files"].as_array().unwrap();
     for t in tally["files"].as_array().unwrap() {

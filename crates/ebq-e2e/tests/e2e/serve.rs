@@ -306,7 +306,7 @@ fn config_errors_are_positioned() {
     let ok =
         "[[query]]\nname = \"ok\"\nsql = \"SELECT COUNT(*) AS n FROM syscalls.sys_enter_read WINDOW(time, 1000)\"\n";
     // `max_groups` and the other `ebq run` limits are keys now (issue 19); an unknown key is still refused.
-    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`\n");
+    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `sinks`\n");
     assert_eq!(
         check(&format!("{ok}ringbuf_size = 5000\n")),
         "error: bad.toml:4:16: query `ok`: ringbuf_size must be a power of two of at least 4096, not 5000\n"
@@ -873,4 +873,100 @@ fn colliding_metric_names_fail_the_check() {
     );
     let (ok, err) = check(&format!("{}{}", q("x-y", "calls"), q("x_z", "calls")));
     assert!(ok, "{err}");
+}
+
+/// Issue 38 item 1: `sinks = […]` per query. Every window of the query goes
+/// to its files as well as to `/metrics`: the JSON lines and the Parquet file
+/// (finished at SIGTERM) each sum to the workload's exact 700 reads, as the
+/// page does, and the page counts each sink's rows written and dropped.
+#[test]
+fn a_query_s_sinks_get_every_window_and_the_page_counts_their_rows() {
+    let dir = tmp_dir("sinks");
+    let comm = format!("snk{}", std::process::id() % 100_000);
+    let (jsonl, parquet) = (dir.join("w.jsonl"), dir.join("w.parquet"));
+    let daemon = Daemon::start(
+        &dir,
+        &format!(
+            "listen = \"127.0.0.1:{{port}}\"\n[[query]]\nname = \"wl\"\nsql = \"SELECT comm, COUNT(*) AS calls \
+             FROM syscalls.sys_enter_read WHERE comm = '{comm}' GROUP BY comm WINDOW(time, 500)\"\n\
+             sinks = [\"w.jsonl\", \"{}\"]\n",
+            parquet.display()
+        ),
+    );
+    let w = Workload::start(&["readzero", "--count", "700", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("wl");
+    let page = daemon.metrics();
+    assert_eq!(sample(&page, &format!("ebq_wl_calls_total{{comm=\"{comm}\"}}")), Some(700.0), "{page}");
+    for file in [&jsonl, &parquet] {
+        let labels = format!("{{query=\"wl\",sink=\"{}\"}}", file.display());
+        let written = sample(&page, &format!("ebq_sink_rows_written_total{labels}"));
+        assert!(written.is_some_and(|n| n >= 1.0), "{labels}: {page}");
+        assert_eq!(sample(&page, &format!("ebq_sink_rows_dropped_total{labels}")), Some(0.0), "{page}");
+    }
+    assert!(daemon.stop().success());
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.iter().all(|r| r["comm"] == comm.as_str()), "{lines:?}");
+    assert_eq!(lines.iter().map(|r| r["calls"].as_u64().unwrap()).sum::<u64>(), 700, "{lines:?}");
+
+    let file = std::fs::File::open(&parquet).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let mut calls = 0;
+    for batch in reader {
+        let batch = batch.unwrap();
+        let col = batch.column_by_name("calls").expect("a calls column");
+        let col = col.as_any().downcast_ref::<arrow_array::UInt64Array>().expect("calls is UInt64");
+        calls += col.values().iter().sum::<u64>();
+    }
+    assert_eq!(calls, 700);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 38 item 5: `reload_on_change` (what a Kubernetes ConfigMap update
+/// needs: the file changes, nobody signals). The file is rewritten with one
+/// query added and no signal sent: the daemon reloads by itself, the added
+/// query counts from its start and the unchanged one keeps its total.
+#[test]
+fn a_changed_file_reloads_without_a_signal_and_keeps_the_other_queries_series() {
+    let dir = tmp_dir("watch");
+    let comm = format!("wch{}", std::process::id() % 100_000);
+    let query = |name: &str| {
+        format!(
+            "[[query]]\nname = \"{name}\"\nsql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_read \
+             WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
+        )
+    };
+    let head = "listen = \"127.0.0.1:{port}\"\nreload_on_change = \"200ms\"\n";
+    let daemon = Daemon::start(&dir, &format!("{head}{}", query("keep")));
+    let w = Workload::start(&["readzero", "--count", "700", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("keep");
+    assert_eq!(sample(&daemon.metrics(), "ebq_keep_calls_total"), Some(700.0));
+
+    let head = head.replace("{port}", &daemon.port.to_string());
+    // Replaced whole, as the kubelet swaps a ConfigMap's files (a rename, never a half-written file).
+    let next = dir.join("ebq.toml.next");
+    std::fs::write(&next, format!("{head}{}{}", query("keep"), query("added"))).unwrap();
+    std::fs::rename(&next, &daemon.config).unwrap();
+    wait_for(60, "the reload", || daemon.log().contains("reloaded").then_some(()));
+    let log = daemon.log();
+    assert!(log.contains("changed") && log.contains("1 kept, 0 detached, 1 started"), "{log}");
+
+    let w = Workload::start(&["readzero", "--count", "300", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("keep");
+    daemon.wait_closed_window("added");
+    let page = daemon.metrics();
+    assert_eq!(sample(&page, "ebq_keep_calls_total"), Some(1000.0), "{page}");
+    assert_eq!(sample(&page, "ebq_added_calls_total"), Some(300.0), "{page}");
+    assert_eq!(sample(&page, "ebq_config_reloads_total{result=\"ok\"}"), Some(1.0), "{page}");
+    assert!(daemon.stop().success());
 }

@@ -3,6 +3,7 @@
 mod columnar;
 mod csv;
 mod display;
+mod fanout;
 mod file;
 mod folded;
 mod hist;
@@ -14,12 +15,13 @@ mod wall;
 pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
 pub use self::display::{iso_utc, TimeDisplay};
+pub use self::fanout::FanOut;
 // Decoding escapes kernel strings; every sink writes them as decoded.
 pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::folded::{fold_row, FoldedSink};
 pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;
-pub use self::queued::QueuedSink;
+pub use self::queued::{QueueCounts, QueuedSink, WhenFull};
 pub use self::table::TableSink;
 pub use self::wall::{iso8601, time_column, wall_clock, wall_type, WallClock, TIME, TIME_WALL};
 pub use crate::escape::{escape_bytes, unescape_bytes};
@@ -38,6 +40,13 @@ pub trait Sink {
     /// here. Call it once, also when the run was interrupted.
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
+    }
+
+    /// Per sink behind this one (several `--sink`s), by name: rows written
+    /// and rows dropped because that sink's queue was full. Empty for a
+    /// single sink, which loses nothing (its queue waits).
+    fn counts(&self) -> Vec<(String, QueueCounts)> {
+        vec![]
     }
 }
 

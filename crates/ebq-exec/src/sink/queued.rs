@@ -12,10 +12,16 @@
 //! item 6).
 //!
 //! The queue is bounded in bytes of Arrow memory ([`QueuedSink::DEFAULT_BYTES`]).
-//! When it is full the drain waits for the writer — it does not drop: the
-//! kernel rings are the buffer of last resort, and what they lose is counted
-//! (`dropped`), so every row is written or accounted for. A batch is taken
-//! whole even when it alone exceeds the bound (it was decoded already).
+//! What happens when it is full is the caller's choice ([`WhenFull`]):
+//! - [`WhenFull::Wait`] (one sink, `ebq`'s default): the drain waits for the
+//!   writer — it does not drop: the kernel rings are the buffer of last
+//!   resort, and what they lose is counted (`dropped`), so every row is
+//!   written or accounted for;
+//! - [`WhenFull::Drop`] (one of several sinks, [`super::FanOut`]): the batch
+//!   is dropped for this sink only and its rows counted
+//!   ([`QueuedSink::counts`]), so a slow sink never stalls the others or the rings.
+//!
+//! A batch is taken whole even when it alone exceeds the bound (it was decoded already).
 //! A write error (a closed pipe) stops the writer; the next `write` or
 //! `finish` returns it, with its kind kept (`BrokenPipe` stays `BrokenPipe`).
 
@@ -30,6 +36,25 @@ use std::thread::JoinHandle;
 pub struct QueuedSink {
     shared: Arc<Shared>,
     writer: Option<JoinHandle<io::Result<()>>>,
+    when_full: WhenFull,
+}
+
+/// What `write` does when the queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenFull {
+    /// Wait for the writer to make room: lossless, but a slow sink holds the drain up.
+    Wait,
+    /// Drop the batch for this sink and count its rows.
+    Drop,
+}
+
+/// Rows a queued sink wrote and dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    /// Rows the sink took (`Sink::write` returned Ok).
+    pub written: u64,
+    /// Rows dropped because the queue was full ([`WhenFull::Drop`]).
+    pub dropped: u64,
 }
 
 struct Shared {
@@ -50,6 +75,7 @@ struct State {
     failed: Option<(io::ErrorKind, String)>,
     /// Times a `write` waited for room.
     waits: u64,
+    counts: QueueCounts,
 }
 
 impl QueuedSink {
@@ -60,6 +86,11 @@ impl QueuedSink {
     /// Starts a thread writing to `inner`; the queue holds up to `bound`
     /// bytes of batches.
     pub fn spawn(inner: Box<dyn Sink + Send>, bound: usize) -> io::Result<QueuedSink> {
+        QueuedSink::spawn_with(inner, bound, WhenFull::Wait)
+    }
+
+    /// As [`QueuedSink::spawn`], with `when_full` deciding what a full queue does.
+    pub fn spawn_with(inner: Box<dyn Sink + Send>, bound: usize, when_full: WhenFull) -> io::Result<QueuedSink> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             queued: Condvar::new(),
@@ -68,7 +99,12 @@ impl QueuedSink {
         });
         let theirs = shared.clone();
         let writer = std::thread::Builder::new().name("ebq-writer".into()).spawn(move || write_all(&theirs, inner))?;
-        Ok(QueuedSink { shared, writer: Some(writer) })
+        Ok(QueuedSink { shared, writer: Some(writer), when_full })
+    }
+
+    /// Rows written and dropped so far (final after `finish`).
+    pub fn counts(&self) -> QueueCounts {
+        self.shared.lock().counts
     }
 
     /// How many times a `write` waited for the writer to make room.
@@ -101,7 +137,12 @@ fn write_all(shared: &Shared, mut inner: Box<dyn Sink + Send>) -> io::Result<()>
         state.bytes -= bytes;
         drop(state);
         shared.taken.notify_all();
-        if let Err(e) = inner.write(&out) {
+        let rows = out.batch.num_rows() as u64;
+        let written = inner.write(&out);
+        if written.is_ok() {
+            shared.lock().counts.written += rows;
+        }
+        if let Err(e) = written {
             let mut state = shared.lock();
             state.failed = Some((e.kind(), e.to_string()));
             state.batches.clear();
@@ -122,7 +163,12 @@ impl Sink for QueuedSink {
     fn write(&mut self, out: &Output) -> io::Result<()> {
         let bytes = out.batch.get_array_memory_size().max(1);
         let mut state = self.shared.lock();
-        if !state.batches.is_empty() && state.bytes + bytes > self.shared.bound && state.failed.is_none() {
+        let full = !state.batches.is_empty() && state.bytes + bytes > self.shared.bound;
+        if full && state.failed.is_none() && self.when_full == WhenFull::Drop {
+            state.counts.dropped += out.batch.num_rows() as u64;
+            return Ok(());
+        }
+        if full && state.failed.is_none() {
             state.waits += 1;
             while !state.batches.is_empty() && state.bytes + bytes > self.shared.bound && state.failed.is_none() {
                 state = self.shared.taken.wait(state).unwrap_or_else(|e| e.into_inner());
@@ -222,6 +268,23 @@ mod tests {
         q.finish().unwrap();
         assert_eq!(*seen.lock().unwrap(), (0..5000).collect::<Vec<u64>>(), "every row, in order");
         assert_eq!(finished.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_full_dropping_queue_drops_whole_batches_and_counts_their_rows() {
+        let (inner, seen, _) = slow(usize::MAX);
+        let one = output(0, 100).batch.get_array_memory_size();
+        let mut q = QueuedSink::spawn_with(Box::new(inner), 2 * one, WhenFull::Drop).unwrap();
+        for i in 0..50 {
+            q.write(&output(i * 100, 100)).unwrap();
+        }
+        assert_eq!(q.waits(), 0, "a dropping queue never waits");
+        q.finish().unwrap();
+        let seen = seen.lock().unwrap();
+        let c = q.counts();
+        assert!(c.dropped > 0, "50 batches outran 2 ms writes into room for two: {c:?}");
+        assert_eq!((c.written, c.written + c.dropped), (seen.len() as u64, 5000), "{c:?}");
+        assert!(seen.chunks(100).all(|b| b[0] % 100 == 0 && b.windows(2).all(|w| w[1] == w[0] + 1)), "whole batches");
     }
 
     #[test]

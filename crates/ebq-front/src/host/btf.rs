@@ -35,11 +35,34 @@ pub fn btf_problem() -> Option<String> {
 
 /// The running kernel's BTF ([`kernel_btf_path`]), parsed once per process;
 /// `None` when it cannot be read or parsed. Binding raw tracepoint arguments
-/// needs it: about 5 MB parsed in tens of milliseconds, so only queries that
-/// name an argument (or misspell a column) pay for it.
+/// and file columns need it: about 5 MB parsed in tens of milliseconds and
+/// ~8 MB held for the rest of the process, so only queries that name an
+/// argument or a file column (or misspell a column) pay for it.
 pub fn kernel_btf() -> Option<&'static Btf> {
-    static BTF: OnceLock<Option<Btf>> = OnceLock::new();
-    BTF.get_or_init(|| Btf::parse(&std::fs::read(kernel_btf_path()).ok()?).ok()).as_ref()
+    static OVERRIDDEN: OnceLock<Option<Btf>> = OnceLock::new();
+    match std::env::var_os(KERNEL_BTF_ENV) {
+        None => host_btf(),
+        Some(path) => OVERRIDDEN.get_or_init(|| parse_file(std::path::Path::new(&path))).as_ref(),
+    }
+}
+
+/// `/sys/kernel/btf/vmlinux` parsed, once per process: what both
+/// [`kernel_btf`] (unless overridden) and [`btf_functions`] read, so a query
+/// that needs both parses it once.
+fn host_btf() -> Option<&'static Btf> {
+    static HOST: OnceLock<Option<Btf>> = OnceLock::new();
+    HOST.get_or_init(|| parse_file(std::path::Path::new(DEFAULT_KERNEL_BTF))).as_ref()
+}
+
+fn parse_file(path: &std::path::Path) -> Option<Btf> {
+    Btf::parse(&std::fs::read(path).ok()?).ok()
+}
+
+/// True when the running kernel publishes its BTF (what tp_btf and fentry
+/// programs attach against), known from the file alone: deciding how to
+/// attach a system call must not cost a parse of the whole BTF.
+pub fn has_kernel_btf() -> bool {
+    std::fs::metadata(DEFAULT_KERNEL_BTF).is_ok_and(|m| m.is_file() && m.len() > 0)
 }
 
 /// A kernel function as BTF describes it.
@@ -61,7 +84,7 @@ pub fn btf_functions() -> Option<&'static HashMap<String, KernelFunction>> {
 }
 
 fn read_btf_functions() -> Option<HashMap<String, KernelFunction>> {
-    let btf = Btf::parse(&std::fs::read(DEFAULT_KERNEL_BTF).ok()?).ok()?;
+    let btf = host_btf()?;
     let function = |(name, id): (&str, u32)| {
         let Kind::Func { proto, .. } = btf.kind(id) else { return None };
         let Kind::FuncProto { ret, params } = btf.kind(proto) else { return None };

@@ -46,6 +46,10 @@ impl KernelInfo for HostKernel {
         btf::btf_functions()
     }
 
+    fn has_btf(&self) -> bool {
+        btf::has_kernel_btf()
+    }
+
     fn btf(&self) -> Option<&crate::btf::Btf> {
         btf::btf_problem().is_none().then(btf::kernel_btf).flatten()
     }

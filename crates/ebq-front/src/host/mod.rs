@@ -59,6 +59,12 @@ pub trait KernelInfo: std::fmt::Debug + Send + Sync {
     /// (no fentry/fexit then).
     fn btf_functions(&self) -> Option<&HashMap<String, KernelFunction>>;
 
+    /// True when the kernel has BTF ([`KernelInfo::btf_functions`] is
+    /// `Some`), answered without parsing it where a host can.
+    fn has_btf(&self) -> bool {
+        self.btf_functions().is_some()
+    }
+
     /// The kernel's BTF, parsed (raw tracepoint arguments and the structs they
     /// point to: `rq.q.disk.disk_name`), or `None` when it has none or CO-RE
     /// programs cannot be built here ([`KernelInfo::btf_problem`]).

@@ -326,7 +326,7 @@ fn unsupported_here(k: &KernelPlan, kernel: &dyn crate::host::KernelInfo) -> Opt
         return Some(why);
     }
     let mapped = k.events().find(|e| crate::catalog::file_columns::address_field(&e.format).is_some())?;
-    (!k.typed_files && k.reads_files()).then(|| {
+    (k.reads_files() && !has_rdonly_cast(kernel)).then(|| {
         format!(
             "the file columns at {} name the file mapped at an address (bpf_find_vma + bpf_rdonly_cast, Linux \
              6.2+), and this kernel's BTF has no bpf_rdonly_cast",
@@ -357,6 +357,23 @@ fn finish_depth(kernel: &dyn crate::host::KernelInfo) -> u8 {
 /// columns need for typed loads ([`KernelPlan::typed_files`]).
 fn has_rdonly_cast(kernel: &dyn crate::host::KernelInfo) -> bool {
     kernel.btf().is_some_and(|b| b.find("bpf_rdonly_cast", crate::btf::KindTag::Func).is_some())
+}
+
+/// Sets [`KernelPlan::typed_files`] and [`KernelPlan::finish_depth`] on `k`
+/// and its branches from `kernel`'s BTF, when `k` reads file columns: only
+/// then do they matter, and looking them up parses the whole BTF (tens of
+/// milliseconds and ~8 MB a query without file columns need not pay).
+fn set_file_facts(k: &mut KernelPlan, kernel: &dyn crate::host::KernelInfo) {
+    if !k.reads_files() {
+        return;
+    }
+    let (typed, depth) = (has_rdonly_cast(kernel), finish_depth(kernel));
+    k.typed_files = typed;
+    k.finish_depth = depth;
+    for b in &mut k.branches {
+        b.typed_files = typed;
+        b.finish_depth = depth;
+    }
 }
 
 /// The kernel part of a query.
@@ -660,8 +677,9 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             max_tracked: options.max_tracked,
             attach_notes: vec![],
             unsupported: vec![],
-            typed_files: has_rdonly_cast(catalog.kernel()),
-            finish_depth: finish_depth(catalog.kernel()),
+            // Kernel facts file columns need: set below, once the program is whole.
+            typed_files: false,
+            finish_depth: 0,
             union_branch: 0,
             left_out: vec![],
             branches: vec![],
@@ -675,6 +693,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
     } else {
         physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
     }
+    set_file_facts(&mut physical.programs[0], catalog.kernel());
     let k = &physical.programs[0];
     let events: Vec<&BoundEvent> = k.events().collect();
     let register_probe =

@@ -179,7 +179,7 @@ fn raw_problem(event: &BoundEvent, catalog: &Catalog, call: Option<&str>, exit: 
     if arch != crate::host::X86_64 {
         return Err(format!("system-call registers are mapped for x86-64 only, and this is {arch}"));
     }
-    if catalog.kernel().btf_functions().is_none() {
+    if !catalog.kernel().has_btf() {
         return Err("tp_btf needs the kernel's BTF (/sys/kernel/btf/vmlinux)".into());
     }
     let Some(call) = call else {

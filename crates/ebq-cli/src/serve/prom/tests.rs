@@ -121,6 +121,32 @@ fn metrics_answer_503_until_the_queries_are_started() {
     assert!(ready.starts_with("HTTP/1.1 200 OK") && ready.contains("ebq_q_calls_total"), "{ready}");
 }
 
+/// Issue 38 item 5: `/ready` follows the start, `/healthz` the main loop's
+/// heartbeat; neither shows a metric. (With TLS and basic auth: e2e `serve_tls::`.)
+#[test]
+fn probes_answer_the_state_and_nothing_else() {
+    let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let shared = exposition();
+    shared.lock().unwrap().ready = false;
+    serve(listener, shared.clone(), None);
+    let body = |answer: &str| answer.split_once("\r\n\r\n").unwrap().1.to_string();
+    let starting = ask(port, "GET /ready HTTP/1.1\r\n\r\n");
+    assert!(starting.starts_with("HTTP/1.1 503 "), "{starting}");
+    assert_eq!(body(&starting), "starting\n");
+    let live = ask(port, "GET /healthz HTTP/1.1\r\n\r\n");
+    assert!(live.starts_with("HTTP/1.1 200 OK") && body(&live) == "ok\n", "starting is alive: {live}");
+    shared.lock().unwrap().ready = true;
+    shared.lock().unwrap().heartbeat = Some(Instant::now());
+    let ready = ask(port, "GET /ready HTTP/1.1\r\n\r\n");
+    assert!(ready.starts_with("HTTP/1.1 200 OK") && body(&ready) == "ready\n", "{ready}");
+    assert!(ask(port, "GET /healthz HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 OK"));
+    let Some(long_ago) = Instant::now().checked_sub(STALLED_AFTER + Duration::from_secs(1)) else { return };
+    shared.lock().unwrap().heartbeat = Some(long_ago);
+    let stalled = ask(port, "GET /healthz HTTP/1.1\r\n\r\n");
+    assert!(stalled.starts_with("HTTP/1.1 503 ") && body(&stalled) == "stalled\n", "{stalled}");
+}
+
 #[test]
 fn idle_and_half_sent_clients_do_not_delay_a_scrape() {
     let port = server();

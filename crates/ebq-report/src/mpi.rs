@@ -51,6 +51,7 @@
 //! Failed calls (return value ≠ `MPI_SUCCESS`) are left out of Darshan's
 //! counters, as Darshan does, and counted in `EBQ_ERRORS`.
 
+use super::darshan_log::{self, MPIIO_HEAD};
 use super::posix::{bucket, CommonValues, BUCKETS};
 use super::{FileKey, OpKind, Operation};
 use ebq::host::elf::DataSymbol;
@@ -409,33 +410,6 @@ pub fn builtin_type_size(handle: u32) -> Option<i64> {
     (handle >> 30 == 1).then_some(((handle & 0xff00) >> 8) as i64)
 }
 
-/// Integer counters of every record.
-const COUNTERS: [&str; 23] = [
-    "MPIIO_INDEP_OPENS",
-    "MPIIO_COLL_OPENS",
-    "MPIIO_INDEP_READS",
-    "MPIIO_INDEP_WRITES",
-    "MPIIO_COLL_READS",
-    "MPIIO_COLL_WRITES",
-    "MPIIO_SPLIT_READS",
-    "MPIIO_SPLIT_WRITES",
-    "MPIIO_NB_READS",
-    "MPIIO_NB_WRITES",
-    "MPIIO_SYNCS",
-    "MPIIO_HINTS",
-    "MPIIO_VIEWS",
-    "MPIIO_MODE",
-    "MPIIO_BYTES_READ",
-    "MPIIO_BYTES_WRITTEN",
-    "MPIIO_RW_SWITCHES",
-    "MPIIO_MAX_READ_TIME_SIZE",
-    "MPIIO_MAX_WRITE_TIME_SIZE",
-    "MPIIO_FASTEST_RANK",
-    "MPIIO_FASTEST_RANK_BYTES",
-    "MPIIO_SLOWEST_RANK",
-    "MPIIO_SLOWEST_RANK_BYTES",
-];
-
 /// Float counters, held in ns (timestamps absolute, 0 = never).
 pub const FCOUNTERS: [&str; 15] = [
     "MPIIO_F_OPEN_START_TIMESTAMP",
@@ -473,7 +447,9 @@ pub struct Record {
 
 impl Record {
     fn new(name: &str) -> Record {
-        let mut counters: BTreeMap<String, i64> = COUNTERS.iter().map(|c| (c.to_string(), 0)).collect();
+        // Integer counters of every record: Darshan's up to the size buckets, and the rank reduction's.
+        let names = MPIIO_HEAD.iter().map(|c| c.to_string()).chain(darshan_log::ranks("MPIIO"));
+        let mut counters: BTreeMap<String, i64> = names.map(|c| (c, 0)).collect();
         for b in BUCKETS {
             counters.insert(format!("MPIIO_SIZE_READ_AGG_{b}"), 0);
             counters.insert(format!("MPIIO_SIZE_WRITE_AGG_{b}"), 0);
@@ -498,7 +474,7 @@ impl Record {
     }
 
     fn inc(&mut self, name: &str, by: i64) {
-        *self.counters.get_mut(name).expect("a name of COUNTERS") += by;
+        *self.counters.get_mut(name).expect("a name of MPIIO_HEAD or ranks") += by;
     }
 
     /// Bytes read + written.

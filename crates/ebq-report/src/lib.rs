@@ -12,13 +12,17 @@
 //!   to the POSIX one;
 //! - [`terminal`]: the text and JSON reports;
 //! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
-//! - [`html`]: `--html FILE`, one self-contained page.
+//! - [`html`]: `--html FILE`, one self-contained page;
+//! - [`darshan_log`]: `--darshan-log FILE`, a binary Darshan log (format
+//!   3.41) that Darshan's tools (PyDarshan, Drishti) read.
 //!
 //! The fold takes [`Operation`]s tagged with their path ([`Via`]): every path
 //! feeds the same Darshan counters, and ebq's own `EBQ_<PATH>_…` counters
 //! break reads and writes down by path.
 
 pub mod buckets;
+pub mod darshan_log;
+mod darshan_records;
 pub mod dxt;
 pub mod fold_c;
 pub mod html;
@@ -32,9 +36,8 @@ pub mod terminal;
 
 use ebq::host::SyscallTable;
 use ebq::runtime::Output;
-use ebq::sink::{rows, Sink};
+use ebq::sink::rows;
 use std::collections::HashMap;
-use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -166,6 +169,12 @@ pub struct Options {
     pub trace: Option<PathBuf>,
     /// The HTML report.
     pub html: Option<PathBuf>,
+    /// The binary Darshan log (`--darshan-log FILE`).
+    pub darshan_log: Option<PathBuf>,
+    /// The job id the Darshan log records (`--job-id`; else `SLURM_JOB_ID` or `PBS_JOBID`).
+    pub job_id: Option<i64>,
+    /// What was traced (the `-c` command line), the Darshan log's executable line.
+    pub command: Option<String>,
     /// The MPI library to probe (`--mpi LIB`, `none` for no MPI-IO; see [`Options::mpi_library`]).
     pub mpi: Option<String>,
     /// What the run loop hands the report besides the POSIX rows.
@@ -258,43 +267,6 @@ pub struct FoldMaps {
 /// [`SharedState`] between the run loop and the report (its sink).
 pub type Shared = Arc<Mutex<SharedState>>;
 
-/// Takes `--top N`, `--trace FILE`, `--html FILE` and `--mpi LIB` out of the run options.
-pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut i = 0;
-    while i < rest.len() {
-        let (flag, inline) = match rest[i].split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (rest[i].clone(), None),
-        };
-        if !matches!(flag.as_str(), "--top" | "--trace" | "--html" | "--mpi") {
-            // `-c CMD` takes the rest of its value verbatim: skip it.
-            i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
-            continue;
-        }
-        rest.remove(i);
-        let value = match inline {
-            Some(v) => v,
-            None if i < rest.len() => rest.remove(i),
-            None => return Err(format!("error: {flag} needs a value")),
-        };
-        match flag.as_str() {
-            "--top" => {
-                o.top =
-                    Some(
-                        value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            format!("error: --top takes a number of files (at least 1), not `{value}`")
-                        })?,
-                    )
-            }
-            "--trace" => o.trace = Some(value.into()),
-            "--mpi" => o.mpi = Some(value),
-            _ => o.html = Some(value.into()),
-        }
-    }
-    Ok(o)
-}
-
 fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec into the one we pass.
@@ -313,7 +285,11 @@ fn block_size(mount_point: &str) -> i64 {
     s.f_bsize as i64
 }
 
-/// Collects the query's rows; writes the reports when the run ends.
+/// Collects the query's rows ([`IoReport::push`]) and folds them into a
+/// [`Report`] when the run ends ([`IoReport::finish`]). The run loop (the
+/// CLI's, or a program's own) starts the query with [`sql`] and fills
+/// [`Options::shared`] with what it alone knows (the kernel fold's maps, the
+/// MPI-IO calls, the event accounting) before calling `finish`.
 pub struct IoReport {
     ops: Vec<Operation>,
     /// AIO requests `io_submit` calls submitted ([`query::Decoder::submitted`]).
@@ -331,20 +307,24 @@ impl IoReport {
         let decoder = query::Decoder::new(&options.syscalls);
         IoReport { ops: vec![], aio_submitted: 0, options, decoder, origin_ns: monotonic_ns() }
     }
-}
 
-impl Sink for IoReport {
-    fn write(&mut self, out: &Output) -> io::Result<()> {
+    /// The options the report was made with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Takes one output of the report's query ([`sql`]).
+    pub fn push(&mut self, out: &Output) {
         for r in rows(&out.batch) {
             match self.decoder.submitted(&r) {
                 Some(n) => self.aio_submitted += n,
                 None => self.ops.extend(self.decoder.operation(&r)),
             }
         }
-        Ok(())
     }
 
-    fn finish(&mut self) -> io::Result<()> {
+    /// Folds what the query returned (or the kernel fold's maps) into the report.
+    pub fn finish(&mut self) -> Report {
         // Ring buffer records arrive per CPU: order them in time before tracking offsets.
         self.ops.sort_by_key(|o| (o.start_ns, o.end_ns));
         let end_ns = monotonic_ns();
@@ -383,20 +363,45 @@ impl Sink for IoReport {
             .collect();
         drop(shared);
         let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio };
-        if let Some(path) = &self.options.trace {
-            dxt::write(path, &self.ops, self.origin_ns)
-                .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
-        }
-        if let Some(path) = &self.options.html {
-            std::fs::write(path, html::render(&job, &fold, mpi.as_ref(), &self.ops))
-                .map_err(|e| io::Error::other(format!("--html {}: {e}", path.display())))?;
-        }
-        let mut out = io::stdout().lock();
-        if self.options.json {
-            terminal::json(&mut out, &job, &fold, mpi.as_ref())
-        } else {
-            terminal::text(&mut out, &job, &fold, mpi.as_ref(), self.options.top)
-        }
+        Report { job, fold, mpi, ops: std::mem::take(&mut self.ops) }
+    }
+}
+
+/// A finished I/O report: Darshan's records and the run they came from.
+pub struct Report {
+    /// The run: its times, operation count, event accounting.
+    pub job: terminal::Job,
+    /// The POSIX records per file and per file system.
+    pub fold: posix::Fold,
+    /// The MPI-IO records, when MPI functions were probed.
+    pub mpi: Option<mpi::Fold>,
+    /// Every operation, in time order (empty when folded in the kernel).
+    pub ops: Vec<Operation>,
+}
+
+impl Report {
+    /// The JSON document (`ebq report io --format json`).
+    pub fn to_json(&self) -> String {
+        let mut out = vec![];
+        terminal::json(&mut out, &self.job, &self.fold, self.mpi.as_ref()).expect("writing to memory");
+        String::from_utf8(out).expect("the report is UTF-8")
+    }
+
+    /// The text report, the `top` busiest files only when given.
+    pub fn to_text(&self, top: Option<usize>) -> String {
+        let mut out = vec![];
+        terminal::text(&mut out, &self.job, &self.fold, self.mpi.as_ref(), top).expect("writing to memory");
+        String::from_utf8(out).expect("the report is UTF-8")
+    }
+
+    /// The self-contained HTML page (`--html`).
+    pub fn to_html(&self) -> String {
+        html::render(&self.job, &self.fold, self.mpi.as_ref(), &self.ops)
+    }
+
+    /// Writes the DXT-style trace, one Parquet row per operation (`--trace`).
+    pub fn write_trace(&self, path: &std::path::Path) -> Result<(), String> {
+        dxt::write(path, &self.ops, self.job.origin_ns)
     }
 }
 

@@ -129,6 +129,11 @@ impl MpiQueries {
         self.functions
     }
 
+    /// No function probed.
+    pub fn is_empty(&self) -> bool {
+        self.functions == 0
+    }
+
     /// How they are probed, for the start line.
     pub fn how(&self) -> String {
         let how = if self.queries.len() == 1 && self.functions > 1 {

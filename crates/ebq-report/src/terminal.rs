@@ -73,7 +73,7 @@ pub fn lost(s: &ebq::QueryStats) -> u64 {
     s.dropped + s.missed + s.missed_starts + s.superseded + s.pending_full + s.evicted + s.missed_tracking + s.untracked
 }
 
-fn mpi_record_json(r: &mpi::Record, origin_ns: u64) -> Json {
+pub(crate) fn mpi_record_json(r: &mpi::Record, origin_ns: u64) -> Json {
     let mut f: Map<String, Json> = r
         .fcounters
         .iter()
@@ -142,7 +142,7 @@ pub fn fcounters_s(r: &Record, origin_ns: u64) -> Map<String, Json> {
         .collect()
 }
 
-fn record_json(r: &Record, origin_ns: u64) -> Json {
+pub(crate) fn record_json(r: &Record, origin_ns: u64) -> Json {
     json!({
         "fs_type": r.fs_type, "mount_point": r.mount_point,
         "counters": r.all_counters(), "fcounters": fcounters_s(r, origin_ns),

@@ -44,36 +44,30 @@
 //! (and Darshan's offset is per file, so two fds of one file share it in
 //! both). Timestamps are seconds since the report's start.
 
+use super::darshan_log::POSIX_HEAD;
 use super::{FileKey, OpKind, Operation, Via};
 use std::collections::BTreeMap;
 
 pub use super::buckets::{bucket, BUCKETS};
 
-/// Integer counters every record has (the common values are added on output).
-const COUNTERS: [&str; 22] = [
-    "POSIX_OPENS",
-    "POSIX_READS",
-    "POSIX_WRITES",
-    "POSIX_SEEKS",
-    "POSIX_FSYNCS",
-    "POSIX_FDSYNCS",
-    "POSIX_BYTES_READ",
-    "POSIX_BYTES_WRITTEN",
-    "POSIX_MAX_BYTE_READ",
-    "POSIX_MAX_BYTE_WRITTEN",
-    "POSIX_CONSEC_READS",
-    "POSIX_CONSEC_WRITES",
-    "POSIX_SEQ_READS",
-    "POSIX_SEQ_WRITES",
-    "POSIX_RW_SWITCHES",
-    "POSIX_MEM_NOT_ALIGNED",
-    "POSIX_MEM_ALIGNMENT",
-    "POSIX_FILE_NOT_ALIGNED",
-    "POSIX_FILE_ALIGNMENT",
-    "POSIX_MAX_READ_TIME_SIZE",
-    "POSIX_MAX_WRITE_TIME_SIZE",
-    "EBQ_ERRORS",
+/// Darshan's counters ebq has no event for: descriptors duplicated or
+/// taken from streams, stats, mappings, renames, the open mode.
+const NOT_COUNTED: [&str; 8] = [
+    "POSIX_FILENOS",
+    "POSIX_DUPS",
+    "POSIX_STATS",
+    "POSIX_MMAPS",
+    "POSIX_RENAME_SOURCES",
+    "POSIX_RENAME_TARGETS",
+    "POSIX_RENAMED_FROM",
+    "POSIX_MODE",
 ];
+
+/// Integer counters of every record: Darshan's up to the size buckets (but
+/// [`NOT_COUNTED`]), and ebq's failed calls.
+fn counters() -> impl Iterator<Item = &'static str> {
+    POSIX_HEAD.into_iter().filter(|c| !NOT_COUNTED.contains(c)).chain(["EBQ_ERRORS"])
+}
 
 /// ebq's per-path counters: `EBQ_<PATH>_<what>` (the kernel fold's `per_path[]` order).
 pub const PER_PATH: [&str; 4] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN"];
@@ -121,7 +115,7 @@ pub struct Record {
     pub name: String,
     pub fs_type: String,
     pub mount_point: String,
-    /// Integer counters by Darshan name (every name of [`COUNTERS`] and the size buckets).
+    /// Integer counters by Darshan name (every name of [`counters`] and the size buckets).
     pub counters: BTreeMap<String, i64>,
     /// The access-size and stride slots: (value, count), at most four each.
     pub access: Vec<(i64, i64)>,
@@ -134,7 +128,7 @@ pub struct Record {
 
 impl Record {
     pub(super) fn new(name: &str, fs_type: &str, mount_point: &str) -> Record {
-        let mut counters: BTreeMap<String, i64> = COUNTERS.iter().map(|c| (c.to_string(), 0)).collect();
+        let mut counters: BTreeMap<String, i64> = counters().map(|c| (c.to_string(), 0)).collect();
         for via in Via::ALL {
             for what in PER_PATH {
                 counters.insert(per_path(via, what), 0);
@@ -163,7 +157,7 @@ impl Record {
     }
 
     fn inc(&mut self, name: &str, by: i64) {
-        *self.counters.get_mut(name).expect("a name of COUNTERS") += by;
+        *self.counters.get_mut(name).expect("a name of counters()") += by;
     }
 
     /// Bytes read + written (the busiest-first order).

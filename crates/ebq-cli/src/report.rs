@@ -1,0 +1,100 @@
+//! `ebq report io`'s glue: its flags ([`take_options`]) and the sink that
+//! hands the query's rows to the [`ebq_report`] library and prints what it
+//! returns. The report itself (the query, the folds, every output format)
+//! is the `ebq-report` crate.
+
+pub use ebq_report::*;
+
+use ebq::runtime::Output;
+use ebq::sink::Sink;
+use std::io::{self, Write};
+
+/// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`
+/// and `--job-id N` out of the run options.
+pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut i = 0;
+    while i < rest.len() {
+        let (flag, inline) = match rest[i].split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (rest[i].clone(), None),
+        };
+        if !matches!(flag.as_str(), "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--job-id") {
+            // `-c CMD` takes the rest of its value verbatim: skip it.
+            i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
+            continue;
+        }
+        rest.remove(i);
+        let value = match inline {
+            Some(v) => v,
+            None if i < rest.len() => rest.remove(i),
+            None => return Err(format!("error: {flag} needs a value")),
+        };
+        match flag.as_str() {
+            "--top" => {
+                o.top =
+                    Some(
+                        value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                            format!("error: --top takes a number of files (at least 1), not `{value}`")
+                        })?,
+                    )
+            }
+            "--trace" => o.trace = Some(value.into()),
+            "--mpi" => o.mpi = Some(value),
+            "--darshan-log" => o.darshan_log = Some(value.into()),
+            "--job-id" => {
+                o.job_id = Some(value.parse().map_err(|_| format!("error: --job-id takes a number, not `{value}`"))?)
+            }
+            _ => o.html = Some(value.into()),
+        }
+    }
+    Ok(o)
+}
+
+/// The report as the run loop's sink: collects the rows, then writes the
+/// files asked for and prints the report on stdout.
+pub struct ReportSink(pub IoReport);
+
+impl Sink for ReportSink {
+    fn write(&mut self, out: &Output) -> io::Result<()> {
+        self.0.push(out);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let report = self.0.finish();
+        let options = self.0.options();
+        if let Some(path) = &options.trace {
+            report.write_trace(path).map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
+        }
+        if let Some(path) = &options.html {
+            std::fs::write(path, report.to_html())
+                .map_err(|e| io::Error::other(format!("--html {}: {e}", path.display())))?;
+        }
+        if let Some(path) = &options.darshan_log {
+            report
+                .darshan_log(darshan_job(options))
+                .write(path)
+                .map_err(|e| io::Error::other(format!("--darshan-log {}: {e}", path.display())))?;
+        }
+        let text = if options.json { report.to_json() } else { report.to_text(options.top) };
+        io::stdout().lock().write_all(text.as_bytes())
+    }
+}
+
+/// What the Darshan log's job record takes from the environment: the user,
+/// the job id (`--job-id`, else the batch system's: `SLURM_JOB_ID`, or the
+/// number `PBS_JOBID` starts with), the command line.
+fn darshan_job(options: &Options) -> darshan_log::Job {
+    let from_env = |var: &str| {
+        let v = std::env::var(var).ok()?;
+        v.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    darshan_log::Job {
+        // SAFETY: getuid has no preconditions.
+        uid: i64::from(unsafe { libc::getuid() }),
+        jobid: options.job_id.or_else(|| from_env("SLURM_JOB_ID")).or_else(|| from_env("PBS_JOBID")).unwrap_or(0),
+        exe: options.command.clone().unwrap_or_default(),
+        ..darshan_log::Job::default()
+    }
+}
