@@ -43,6 +43,8 @@ pub const QUERIES: &[Shipped] = shipped![
     "mmap-faultaround",
     "mmap-file-faults",
     "offcputime",
+    "runqlat",
+    "cpudist",
     "pg-relation-reads",
 ];
 

@@ -17,6 +17,7 @@
 //! ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -35,6 +36,7 @@ mod fileio;
 mod fileops;
 mod mmapwrite;
 mod opens;
+mod pingpong;
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -59,6 +61,7 @@ usage:
   ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -105,6 +108,11 @@ mmapwrite: creates F with N pages, maps its pages K.. (default 0) shared
           read-write, stores one byte in every mapped page (N - K write faults on
           F), msync(MS_SYNC) of the mapping M times (default 1); the report gives
           N, K, M and F's inode.
+pingpong: prints `ready`, blocks until a byte arrives on stdin (no polling: no
+          scheduler events), then N pairs of threads (default 2), each pair
+          pinned to CPUs 0 and 1, pass one byte back and forth over two pipes R
+          times, while a spinner thread on each CPU runs until they are done
+          (runqlat, cpudist).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -933,6 +941,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "aio" => aio::run_aio(&aio::parse_aio(rest)?),
         "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),
         "mmapwrite" => mmapwrite::run_mmapwrite(&mmapwrite::parse_mmapwrite(rest)?),
+        "pingpong" => pingpong::run_pingpong(&pingpong::parse_pingpong(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

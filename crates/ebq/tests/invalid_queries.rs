@@ -101,7 +101,15 @@ fn cases() -> Vec<Bad> {
         bad(format!(
                 "SELECT MAX(q.fd) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64) q \
                  JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
-            ), "1:24-1:69", "`q.fd` is not a column of the union; its branches yield tid, time", None),
+            ), "1:12-1:16", "`q.fd` is not a column of the union; its branches yield tid, time", None),
+        bad(format!(
+                "SELECT MAX(x.time - q.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid + 1 AS tid, time FROM syscalls.sys_enter_pread64) q \
+                 JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
+            ), "1:98-1:105", "the branches of a union that opens a JOIN's pairs select columns of their event, by name or renamed (rq, prev.pid AS pid): a start program keeps columns, not computed values, and `tid + 1` is an expression", None),
+        bad(format!(
+                "SELECT MAX(x.time - q.time) FROM (SELECT tid AS t, time FROM {READ} UNION ALL SELECT fd AS t, time FROM syscalls.sys_enter_pread64) q \
+                 JOIN syscalls.sys_exit_read x ON q.t = x.tid"
+            ), "1:109-1:110", "`t` is u32 in the first branch of the union and u64 in this one", None),
         bad(format!(
                 "SELECT MAX(x.time - s.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64 WHERE fdd > 2) s \
                  JOIN syscalls.sys_exit_read x ON s.tid = x.tid"

@@ -57,6 +57,7 @@ mod props;
 mod raw_syscalls;
 mod report;
 mod row_fold;
+mod sched_latency;
 mod serve;
 mod serve_tls;
 mod shipped;

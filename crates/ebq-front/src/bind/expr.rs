@@ -6,7 +6,7 @@ use crate::error::{Error, QueryError, Result, Span, Stage};
 use crate::parse::Expr;
 use crate::types::DataType;
 use sqlparser::ast::{
-    AccessExpr, BinaryOperator, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, Subscript,
+    AccessExpr, BinaryOperator, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Spanned, Subscript,
     UnaryOperator, Value,
 };
 
@@ -270,14 +270,14 @@ impl Binder<'_> {
 
     fn scalar_inner(&self, e: &Expr) -> Result<ScalarExpr> {
         match e {
-            Expr::Identifier(id) => self.column(&[id.value.as_str()], e),
-            Expr::CompoundIdentifier(parts) => {
-                if let Some(path) = self.arg_path(parts) {
-                    return path;
-                }
-                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
-                self.column(&names, e)
-            }
+            Expr::Identifier(id) => match self.union_start_bare(id) {
+                Some(renamed) => renamed,
+                None => self.column(&[id.value.as_str()], e),
+            },
+            Expr::CompoundIdentifier(parts) => match self.union_start_path(parts) {
+                Some(path) => self.union_start_column(parts, &path?, e),
+                None => self.path_or_column(parts, e),
+            },
             Expr::CompoundFieldAccess { root, access_chain } => match (root.as_ref(), access_chain.as_slice()) {
                 (Expr::Identifier(id), [AccessExpr::Subscript(Subscript::Index { index })]) => {
                     let i = self.array_index(index)?;
@@ -638,6 +638,15 @@ impl Binder<'_> {
         let shown = names.iter().take(12).copied().collect::<Vec<_>>().join(", ");
         let more = if names.len() > 12 { format!(", … ({} in all)", names.len()) } else { String::new() };
         Err(err(at, format!("`{name}` is not an enumerator of `enum {enum_name}` on this kernel: {shown}{more}")))
+    }
+
+    /// `alias.column`, or a dotted path that starts at a raw argument.
+    pub(super) fn path_or_column(&self, parts: &[Ident], e: &Expr) -> Result<ScalarExpr> {
+        if let Some(path) = self.arg_path(parts) {
+            return path;
+        }
+        let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+        self.column(&names, e)
     }
 
     fn column(&self, parts: &[&str], e: &Expr) -> Result<ScalarExpr> {

@@ -129,6 +129,7 @@ fn bind_sides(query: &Query, catalog: &Catalog, union: &[(String, DataType)], ra
     };
     let mut binder = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
     binder.union = union.to_vec();
+    binder.start_columns = union::start_columns(query);
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -310,13 +311,16 @@ struct Binder<'a> {
     /// The columns of a top-level union, when this binds the query over one
     /// ([`union_all`]): they and the system columns are all it can read.
     union: Vec<(String, DataType)>,
+    /// When the JOIN's start side (side 0) is a union: its columns, each with
+    /// the path it selects in the first branch ([`union::start_columns`]).
+    start_columns: Vec<(String, Vec<sqlparser::ast::Ident>)>,
 }
 
 impl<'a> Binder<'a> {
     fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
         let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
         let raw = vec![false; sides.len()];
-        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw, union: vec![] }
+        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw, union: vec![], start_columns: vec![] }
     }
 
     /// The binder, told which sides attach as `tp_btf` (`raw[i]`; missing: not known).

@@ -1,17 +1,21 @@
 //! A JOIN whose start side is a union:
 //! `FROM (SELECT rq, time FROM ev1 UNION ALL SELECT rq, time FROM ev2 WHERE …) q JOIN end e ON q.rq = e.rq`.
 //!
-//! The query binds against the first branch's event under the union's alias;
-//! then every start column it read is bound again by name in each branch (same
-//! type, or a positioned error), and each branch's own WHERE joins the query's
-//! start-only WHERE. Every branch becomes a start program writing the one
-//! pairing map.
+//! A branch selects columns of its event, by name or renamed
+//! (`SELECT prev.pid AS pid, time FROM sched.sched_switch`); every branch
+//! yields the first one's names. The query binds against the first branch's
+//! event under the union's alias, a union column standing for the column it
+//! renames there (`q.pid` reads `prev.pid`, `q.pid.comm` its member); then
+//! every start column it read is found under its union column and bound again
+//! in each branch through that branch's own source column (same type, or a
+//! positioned error), and each branch's own WHERE joins the query's start-only
+//! WHERE. Every branch becomes a start program writing the one pairing map.
 
 use super::join::and_all;
 use super::{bind_event, Binder, BoundEvent, BoundJoin, ColumnSource, ScalarExpr, Side, StartBranch};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result, Span, Stage};
-use crate::parse::{Query, UnionBranch};
+use crate::parse::{EventName, Query, UnionBranch};
 use crate::types::DataType;
 use sqlparser::ast::{Expr, Ident};
 
@@ -19,8 +23,8 @@ use sqlparser::ast::{Expr, Ident};
 pub const MAX_BRANCHES: usize = 16;
 
 /// Checks the shape of a union in FROM: at most [`MAX_BRANCHES`] branches; one
-/// that opens the pairs of a JOIN selects plain columns (a top-level union,
-/// [`super::union_all`], may select named expressions).
+/// that opens the pairs of a JOIN selects columns, plain or renamed (a
+/// top-level union, [`super::union_all`], may select named expressions).
 pub(super) fn check(query: &Query) -> Result<()> {
     let (Some(first), Some(last)) = (query.union.first(), query.union.last()) else { return Ok(()) };
     let span = Some(first.span.union(last.span));
@@ -43,12 +47,16 @@ pub(super) fn check(query: &Query) -> Result<()> {
                 Some(j.span),
             ));
         }
-        for (e, name) in branch.exprs.iter().zip(&branch.columns) {
-            if !matches!(e, Expr::Identifier(id) if id.value == name.value) {
+        for e in &branch.exprs {
+            if source_path(branch, e).is_none() {
                 use sqlparser::ast::Spanned;
                 return Err(Error::query(
                     Stage::Bind,
-                    "the branches of a union that opens a JOIN's pairs select plain columns by name (rq, time)",
+                    format!(
+                        "the branches of a union that opens a JOIN's pairs select columns of their event, by name \
+                         or renamed (rq, prev.pid AS pid): a start program keeps columns, not computed values, and \
+                         `{e}` is an expression"
+                    ),
                     Span::from_sql(e.span()),
                 ));
             }
@@ -61,12 +69,11 @@ pub(super) fn check(query: &Query) -> Result<()> {
 /// is `join.start` (its filter completed), the others go to `join.also`.
 /// Returns whether the first attaches as `tp_btf`.
 pub(super) fn bind_starts(main: &Binder, query: &Query, catalog: &Catalog, join: &mut BoundJoin) -> Result<bool> {
-    let read = main.reads.borrow()[0].columns.clone();
-    let declared = &query.union[0].columns;
-    for (c, _) in &read {
-        let root = c.name().split('.').next().unwrap_or_default();
-        if !declared.iter().any(|d| d.value == root) {
-            let names: Vec<&str> = declared.iter().map(|d| d.value.as_str()).collect();
+    let first = &query.union[0];
+    let mut read: Vec<StartRead> = vec![];
+    for (c, ty) in main.reads.borrow()[0].columns.iter() {
+        let Some((k, members)) = union_column_of(first, c.name()) else {
+            let names: Vec<&str> = first.columns.iter().map(|d| d.value.as_str()).collect();
             return Err(Error::query(
                 Stage::Bind,
                 format!(
@@ -75,9 +82,10 @@ pub(super) fn bind_starts(main: &Binder, query: &Query, catalog: &Catalog, join:
                     c.name(),
                     names.join(", ")
                 ),
-                Some(query.union[0].span),
+                Some(first.span),
             ));
-        }
+        };
+        read.push(StartRead { column: c.clone(), ty: *ty, union_column: k, members });
     }
     let outer = join.start_filter.take();
     let mut types: Vec<DataType> = vec![];
@@ -103,6 +111,63 @@ pub(super) fn bind_starts(main: &Binder, query: &Query, catalog: &Catalog, join:
     Ok(first_tp_btf)
 }
 
+/// A column the query read at the first branch's event, and where it comes
+/// from in the union: its column `union_column`, then `members` below it
+/// (`q.rq.q.disk` is column `rq`, members `q.disk`).
+struct StartRead {
+    column: ColumnSource,
+    ty: DataType,
+    union_column: usize,
+    members: Vec<String>,
+}
+
+/// The column of the union that `read` (a column of the first branch's
+/// event, by name) is, or is a member of; with the members below it. The
+/// longest source wins (`rq.q` over `rq` when a branch yields both).
+fn union_column_of(first: &UnionBranch, read: &str) -> Option<(usize, Vec<String>)> {
+    let mut best: Option<(usize, usize)> = None;
+    for (k, e) in first.exprs.iter().enumerate() {
+        let Some(path) = source_path(first, e) else { continue };
+        let source = path.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".");
+        let below = read.strip_prefix(source.as_str()).filter(|rest| rest.is_empty() || rest.starts_with('.'));
+        if below.is_some() && best.is_none_or(|(_, len)| source.len() > len) {
+            best = Some((k, source.len()));
+        }
+    }
+    let (k, len) = best?;
+    let members = read[len..].split('.').filter(|m| !m.is_empty()).map(String::from).collect();
+    Some((k, members))
+}
+
+/// The column a branch selects as `e`, as a path on its own event
+/// (`rq` → `[rq]`, `prev.pid` → `[prev, pid]`), the branch's own qualifier
+/// dropped (`w.pid` of `… FROM sched.sched_wakeup w` → `[pid]`); `None` for
+/// an expression.
+pub(super) fn source_path(branch: &UnionBranch, e: &Expr) -> Option<Vec<Ident>> {
+    match e {
+        Expr::Identifier(id) => Some(vec![id.clone()]),
+        Expr::CompoundIdentifier(parts) => {
+            let own = |q: &str| {
+                branch.event.alias.as_deref() == Some(q)
+                    || matches!(&branch.event.name, EventName::Tracepoint { name, .. } if name == q)
+            };
+            match parts.as_slice() {
+                [q, rest @ ..] if own(&q.value) && !rest.is_empty() => Some(rest.to_vec()),
+                parts => Some(parts.to_vec()),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The columns of the union that opens a JOIN's pairs, each with the path it
+/// selects in the first branch; empty for any other query.
+pub(super) fn start_columns(query: &Query) -> Vec<(String, Vec<Ident>)> {
+    let Some(first) = query.union.first().filter(|_| !query.joins.is_empty()) else { return vec![] };
+    let sources = first.exprs.iter().map(|e| source_path(first, e).unwrap_or_default());
+    first.columns.iter().map(|c| c.value.clone()).zip(sources).collect()
+}
+
 /// A branch bound alone: its own WHERE, each start column `read` as it reads
 /// it, and whether it attaches as `tp_btf`. `raw`: bind knowing it does.
 type BranchColumns = (Option<ScalarExpr>, Vec<(ColumnSource, ColumnSource)>, bool);
@@ -111,7 +176,7 @@ fn bind_branch(
     event: &BoundEvent,
     branch: &UnionBranch,
     query: &Query,
-    read: &[(ColumnSource, DataType)],
+    read: &[StartRead],
     catalog: &Catalog,
     raw: bool,
     types: &mut Vec<DataType>,
@@ -121,14 +186,21 @@ fn bind_branch(
     check_columns(&b, branch, &query.union[0], types)?;
     let own = branch.selection.as_ref().map(|e| b.condition(e, "WHERE")).transpose()?;
     let mut columns = vec![];
-    for (c, ty) in read {
-        let bound = b.scalar(&name_expr(c.name()))?;
-        match bound {
-            ScalarExpr::Column { source, ty: t } if t == *ty => columns.push((c.clone(), source)),
+    for r in read {
+        let source = source_path(branch, &branch.exprs[r.union_column]).expect("checked: a column");
+        let path: Vec<&str> =
+            source.iter().map(|p| p.value.as_str()).chain(r.members.iter().map(String::as_str)).collect();
+        match b.scalar(&name_expr(&path.join(".")))? {
+            ScalarExpr::Column { source, ty } if ty == r.ty => columns.push((r.column.clone(), source)),
             other => {
                 return Err(Error::query(
                     Stage::Bind,
-                    format!("`{}` is {} in the first branch of the union and {} in this one", c.name(), ty, other.ty()),
+                    format!(
+                        "`{}` is {} in the first branch of the union and {} in this one",
+                        r.column.name(),
+                        r.ty,
+                        other.ty()
+                    ),
                     Some(branch.span),
                 ))
             }
@@ -151,7 +223,7 @@ fn check_columns(b: &Binder, branch: &UnionBranch, first: &UnionBranch, types: &
             Some(branch.span),
         ));
     }
-    for (k, (id, want)) in branch.columns.iter().zip(&first.columns).enumerate() {
+    for (k, ((id, e), want)) in branch.columns.iter().zip(&branch.exprs).zip(&first.columns).enumerate() {
         let at = Span::from_sql(id.span);
         if id.value != want.value {
             return Err(Error::query(
@@ -163,7 +235,7 @@ fn check_columns(b: &Binder, branch: &UnionBranch, first: &UnionBranch, types: &
                 at,
             ));
         }
-        let ty = b.scalar(&Expr::Identifier(id.clone()))?.ty();
+        let ty = b.scalar(e)?.ty();
         match types.get(k) {
             None => types.push(ty),
             Some(t) if *t == ty => {}
@@ -185,5 +257,68 @@ fn name_expr(name: &str) -> Expr {
     match <[Ident; 1]>::try_from(parts) {
         Ok([one]) => Expr::Identifier(one),
         Err(parts) => Expr::CompoundIdentifier(parts),
+    }
+}
+
+impl Binder<'_> {
+    /// `q.name.members…` on the union that opens the pairs: the path it reads
+    /// at the first branch's event (`q.pid` → `q.prev.pid`), or an error
+    /// naming the union's columns; `None` for any other path.
+    pub(super) fn union_start_path(&self, parts: &[Ident]) -> Option<Result<Vec<Ident>>> {
+        let [q, name, members @ ..] = parts else { return None };
+        let side = self.side_named(&q.value)?;
+        if self.start_columns.is_empty() || !std::ptr::eq(side, &self.sides[0]) {
+            return None;
+        }
+        let Some((_, source)) = self.start_columns.iter().find(|(c, _)| *c == name.value) else {
+            let names: Vec<&str> = self.start_columns.iter().map(|(c, _)| c.as_str()).collect();
+            let written: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+            let at = parts.iter().filter_map(|p| Span::from_sql(p.span)).reduce(Span::union);
+            return Some(Err(Error::query(
+                Stage::Bind,
+                format!(
+                    "`{}` is not a column of the union; its branches yield {}",
+                    written.join("."),
+                    names.join(", ")
+                ),
+                at,
+            )));
+        };
+        Some(Ok(std::iter::once(q).chain(source).chain(members).cloned().collect()))
+    }
+
+    /// A bare name that is a renamed column of the union that opens the pairs,
+    /// as `q.name` (`None` for any other name); an error when another event
+    /// has a column so named too.
+    pub(super) fn union_start_bare(&self, id: &Ident) -> Option<Result<ScalarExpr>> {
+        let (_, source) = self.start_columns.iter().find(|(c, _)| *c == id.value)?;
+        if source.len() == 1 && source[0].value == id.value {
+            return None;
+        }
+        let q = self.sides[0].display_name();
+        if let Some(other) = self.sides[1..].iter().find(|s| self.side_lookup(s, &id.value).is_some()) {
+            let message = format!(
+                "`{0}` is a column of both joined events; write {q}.{0} or {1}.{0}",
+                id.value,
+                other.display_name()
+            );
+            return Some(Err(Error::query(Stage::Bind, message, Span::from_sql(id.span))));
+        }
+        let parts = [Ident::new(q), id.clone()];
+        let path = self.union_start_path(&parts)?;
+        Some(path.and_then(|path| self.union_start_column(&parts, &path, &Expr::Identifier(id.clone()))))
+    }
+
+    /// Binds `path` (a union column as the first branch reads it) and names the
+    /// carried column as written (`q.pid`, not `q.prev.pid`): each branch reads its own.
+    pub(super) fn union_start_column(&self, written: &[Ident], path: &[Ident], e: &Expr) -> Result<ScalarExpr> {
+        let bound = self.path_or_column(path, e)?;
+        let name = written.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".");
+        Ok(match bound {
+            ScalarExpr::Column { source: ColumnSource::Start { column, .. }, ty } => {
+                ScalarExpr::Column { source: ColumnSource::Start { name, column }, ty }
+            }
+            other => other,
+        })
     }
 }

@@ -653,6 +653,13 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
         None => c.push_str("\tif (!ebq_in_scope_now())\n\t\treturn ebq_out_of_scope();\n"),
         Some(p) => {
             c.push_str(strings);
+            // The end event's time before the pair's bookkeeping (a lookup, a copy, a delete: up to
+            // a microsecond), as the start reads its own first: a latency spans the two events, not
+            // this program's work too (runqlat's few-µs buckets beside libbpf-tools', issue 40).
+            if end_reads_time(k) {
+                c.push_str(&load_column(&ColumnSource::System(SystemColumn::Time), DataType::U64, &k.event));
+                loaded.push(ColumnSource::System(SystemColumn::Time));
+            }
             c.push_str(&pairing::end_lookup(p, &k.event));
             loaded.extend(p.keys.iter().flat_map(|(_, e, _)| columns_of([e], &[])).map(|(c, _)| c));
         }
@@ -779,6 +786,15 @@ fn program_header(event: &crate::bind::BoundEvent, function: &str, record: &str)
 }
 
 /// Does the main program read `pid` or `tid` of its own event?
+/// True when the end program of a JOIN reads its own event's `time` (not the start's, carried).
+fn end_reads_time(k: &KernelPlan) -> bool {
+    let mut cols = vec![];
+    for e in k.filter.iter().chain(k.output.exprs()) {
+        e.typed_columns(&mut cols);
+    }
+    cols.iter().any(|(c, _)| matches!(c, ColumnSource::System(SystemColumn::Time)))
+}
+
 fn reads_pid_tgid(k: &KernelPlan) -> bool {
     let mut cols = vec![];
     let keys = k.pairing.iter().flat_map(|p| p.keys.iter().map(|(_, e, _)| e));

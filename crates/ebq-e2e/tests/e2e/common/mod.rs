@@ -243,6 +243,17 @@ pub fn prog_ids_of(pid: u32) -> Vec<u64> {
     ids
 }
 
+/// The kernel's `recursion_misses` summed over the BPF programs process `pid`
+/// holds (each program fd's fdinfo): the events a peer tool's programs did
+/// not run for, which its own output never reports.
+pub fn prog_recursion_misses(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return 0 };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter(|info| !info.contains("link_type:"))
+        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("recursion_misses:")?.trim().parse::<u64>().ok()))
+        .sum()
+}
+
 /// The BPF programs one process under test holds, watched from its start:
 /// a thread reads the process's fdinfo ([`prog_ids_of`]) every 10 ms and keeps
 /// every id it ever saw (a daemon's reloads, a short run's brief attach), until
