@@ -106,3 +106,21 @@ fn str_reads_the_string_at_any_pointer_column() {
         rows.iter().map(|r| (r["path"].as_str().unwrap(), r["head"].as_str().unwrap())).collect();
     assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-e", "/non")]);
 }
+
+/// Issue 40 item 4: a `const char *` argument, already a string, takes a
+/// length too (`str(buf, 32)` at `sys_enter_write` was refused).
+#[test]
+fn str_with_a_length_cuts_a_string_argument() {
+    let paths = ["/etc/hostname", "/nonexistent/ebq-f"];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-strlen", &paths),
+        "--format",
+        "json",
+        "SELECT filename, str(filename, 4) AS head FROM syscalls.sys_enter_openat WHERE comm = 'ebq-strlen'",
+    ]);
+    let (rows, _) = split(&out);
+    let got: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["filename"].as_str().unwrap(), r["head"].as_str().unwrap())).collect();
+    assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-f", "/non")]);
+}

@@ -48,8 +48,8 @@ impl Binder<'_> {
         if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint && !probe(&s.event.source)) {
             return Err(err(
                 e,
-                "str() reads pointers in tracepoint records and probe arguments (uprobe, USDT, kprobe, fentry); \
-                 this event's columns are not supported yet",
+                "str() reads user-space pointers in tracepoint records and probe arguments (uprobe, USDT, kprobe, \
+                 fentry); a kernel pointer reached through BTF (tp_btf, raw_tp) is not read by str() yet",
             ));
         }
         let first = if self.sides.iter().any(|s| probe(&s.event.source)) { 0 } else { 8 };
@@ -74,7 +74,10 @@ fn user_str(c: ColumnSource, cap: u16, first: u32) -> Option<ColumnSource> {
         _ => format!("str({name}, {})", cap - 1),
     };
     match c {
-        ColumnSource::Field { name, offset, size: 8, kind: FieldKind::Int } if offset % 8 == 0 && offset >= first => {
+        // A `const char *` argument is read as a string already (`UserStr`); a length reads it shorter.
+        ColumnSource::Field { name, offset, size: 8, kind: FieldKind::Int | FieldKind::UserStr }
+            if offset % 8 == 0 && offset >= first =>
+        {
             Some(ColumnSource::Field { name: call(&name), offset, size: 8, kind: FieldKind::UserStr })
         }
         ColumnSource::Start { name, column } => {
