@@ -489,25 +489,4 @@ mod tests {
         let t = totals(&[cpu(1, 2, 3, 4), cpu(10, 20, 30, 40)]);
         assert_eq!(t, Totals { operations: 11, aio_submitted: 22, aio_counted: 33, no_file: 44 });
     }
-
-    /// The fold compiles with clang as `ebq report io` loads it: the
-    /// report's query prepared with the fold against the fixture kernel, so
-    /// the generated layout assertions are checked (no root: nothing is loaded).
-    #[test]
-    fn the_fold_compiles_with_clang() {
-        let kernel = ebq::host::FixtureKernel::checked_in();
-        let syscalls = ebq::host::KernelInfo::syscalls(&*kernel).clone();
-        let fold = std::sync::Arc::new(ebq::plan::RowFold {
-            name: "test".into(),
-            source: source(&syscalls),
-            maps: vec![FILES_MAP.into(), TOTALS_MAP.into()],
-        });
-        let options = ebq::plan::PlanOptions { row_fold: Some(fold), ..Default::default() };
-        let sql = super::super::query::sql(&syscalls);
-        let engine = ebq::Engine::with_kernel(kernel).with_options(options);
-        let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-        if let Err(e) = ebq::runtime::compile(prepared.source()) {
-            panic!("{e}");
-        }
-    }
 }
