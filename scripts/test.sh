@@ -44,7 +44,8 @@ bash scripts/test-pure.sh
 echo "== cargo test"
 # Older kernels charge BPF maps against RLIMIT_MEMLOCK; lift it when allowed.
 ulimit -l unlimited 2>/dev/null || true
-cargo test --release --workspace -- --test-threads=1 "$@"
+# --no-fail-fast: a red binary does not hide the others' results.
+cargo test --release --workspace --no-fail-fast -- --test-threads=1 "$@"
 
 if [[ $# -eq 0 ]]; then
     echo "== soak (60 s)"
