@@ -140,6 +140,7 @@ for pkg in darshan==3.5.0:darshan drishti-io:drishti; do
 done
 
 # --- Build ------------------------------------------------------------------
+log "cargo build --release (at ${SECONDS} s of setup)"
 # scripts/test.sh sets EBQ_SETUP_ALL_TARGETS=1: built with the tests, the
 # dependencies get the features the tests' dev-dependencies add (cargo unifies
 # them per build), so `cargo test` reuses every unit instead of building ebq and
@@ -165,4 +166,4 @@ fi
 clang_v=$(clang --version 2>/dev/null | sed -nE '1s/.*version ([^ ]+).*/\1/p')
 bpftool_v=$(bpftool version 2>/dev/null | awk 'NR == 1 {print $2}')
 cargo_v=$(cargo --version 2>/dev/null | awk '{print $2}')
-echo "setup ok: clang ${clang_v:-?}, bpftool ${bpftool_v:-?}, cargo ${cargo_v:-?}, kernel $(uname -r)"
+echo "setup ok after ${SECONDS} s: clang ${clang_v:-?}, bpftool ${bpftool_v:-?}, cargo ${cargo_v:-?}, kernel $(uname -r)"
