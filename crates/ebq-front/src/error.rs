@@ -116,6 +116,15 @@ impl QueryError {
         self.fix = Some(fix.into());
         self
     }
+
+    /// `sql` with the span replaced by the fix, when the error has both.
+    /// [`crate::engine::Engine::prepare`] binds it before the error is
+    /// returned, and drops a fix (and the help proposing it) that would not bind.
+    pub fn fixed_query(&self, sql: &str) -> Option<String> {
+        let (fix, span) = (self.fix.as_ref()?, self.span?);
+        let (start, end) = (span.start.byte_offset(sql), span.end.byte_offset(sql));
+        (start < end).then(|| format!("{}{fix}{}", &sql[..start], &sql[end..]))
+    }
 }
 
 /// Errors raised while reading the catalog.
@@ -253,21 +262,11 @@ fn render_query_error(q: &QueryError, sql: &str) -> String {
     if let Some(help) = &q.help {
         out.push_str(&format!("  help: {help}\n"));
     }
-    if let Some(fixed) = fixed_query(q, sql) {
+    if let Some(fixed) = q.fixed_query(sql) {
         out.push_str(&format!("  fixed: {}\n", fixed.replace('\n', "\n         ")));
     }
     out.pop();
     out
-}
-
-/// `sql` with the error's span replaced by its fix (one-line spans only).
-fn fixed_query(q: &QueryError, sql: &str) -> Option<String> {
-    let (fix, span) = (q.fix.as_ref()?, q.span?);
-    if span.end.line != span.start.line || span.end.column <= span.start.column {
-        return None;
-    }
-    let (start, end) = (span.start.byte_offset(sql), span.end.byte_offset(sql));
-    Some(format!("{}{fix}{}", &sql[..start], &sql[end..]))
 }
 
 /// Result with ebq's error.

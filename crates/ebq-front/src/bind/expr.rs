@@ -95,6 +95,7 @@ pub(super) fn is_known_function(f: &Function) -> bool {
 pub(super) fn unknown_function(f: &Function) -> Error {
     let name = f.name.to_string();
     let close = crate::catalog::suggest_column(&name.to_ascii_lowercase(), FUNCTIONS);
+    let fix = close.first().map(|c| c.to_string());
     let help = if close.is_empty() {
         "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), \
          syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), \
@@ -104,7 +105,11 @@ pub(super) fn unknown_function(f: &Function) -> Error {
     } else {
         format!("did you mean {}?", close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))
     };
-    Error::Query(QueryError::new(Stage::Bind, format!("unknown function `{name}`"), span_of(&f.name)).with_help(help))
+    let q = QueryError::new(Stage::Bind, format!("unknown function `{name}`"), span_of(&f.name)).with_help(help);
+    Error::Query(match fix {
+        Some(fix) => q.with_fix(fix),
+        None => q,
+    })
 }
 
 /// Aggregate function name → function, if it is one.
@@ -161,7 +166,11 @@ impl Binder<'_> {
                 span_of(e),
             );
             // `x != 0` binds only for a number.
-            let q = if s.ty().is_int() { q.with_help(format!("compare it, e.g. `{e} != 0`")) } else { q };
+            let q = if s.ty().is_int() {
+                q.with_help(format!("compare it, e.g. `{e} != 0`")).with_fix(format!("{e} != 0"))
+            } else {
+                q
+            };
             return Err(Error::Query(q));
         }
         Ok(s)
@@ -595,11 +604,13 @@ impl Binder<'_> {
                 span_of(lit),
             );
             let close = crate::catalog::suggest_column(&name.to_ascii_uppercase(), &which.names());
-            if !close.is_empty() {
-                q = q.with_help(format!(
-                    "did you mean {}?",
-                    close.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
-                ));
+            if let Some(first) = close.first() {
+                q = q
+                    .with_help(format!(
+                        "did you mean {}?",
+                        close.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
+                    ))
+                    .with_fix(format!("'{first}'"));
             }
             return Err(Error::Query(q));
         };
@@ -713,11 +724,13 @@ impl Binder<'_> {
         let mut q = QueryError::new(Stage::Bind, message, span_of(e));
         let names = self.column_names();
         let close = suggest_column(name, &names.iter().map(String::as_str).collect::<Vec<_>>());
-        if !close.is_empty() {
-            q = q.with_help(format!(
-                "did you mean {}?",
-                close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
-            ));
+        if let Some(first) = close.first() {
+            q = q
+                .with_help(format!(
+                    "did you mean {}?",
+                    close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                ))
+                .with_fix(first.to_string());
         } else {
             q = q.with_help(format!("`ebq describe {}` lists the columns", self.sides[0].event.name));
         }

@@ -244,8 +244,10 @@ fn bind_event(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
             Ok(format) => Ok(BoundEvent { name: from.name.clone(), format, source: EventSource::Tracepoint }),
             Err(CatalogError::UnknownEvent { event, suggestions }) => {
                 let mut e = QueryError::new(Stage::Bind, format!("unknown event `{event}`"), Some(from.span));
-                if !suggestions.is_empty() {
-                    e = e.with_help(format!("did you mean {}?", suggestions.join(", ")));
+                if let Some(first) = suggestions.first() {
+                    // The fix in the query's own notation: `category.name`.
+                    let fix = first.strip_prefix("tracepoint:").map_or(first.clone(), |t| t.replacen(':', ".", 1));
+                    e = e.with_help(format!("did you mean {}?", suggestions.join(", "))).with_fix(fix);
                 } else {
                     e = e.with_help("`ebq events 'PATTERN'` lists the events of this kernel");
                 }

@@ -117,16 +117,20 @@ impl Binder<'_> {
                     span_of(e),
                 );
                 // The help proposes only what binds for the expression's type.
+                // The fix is the aggregate, in place (GROUP BY is elsewhere in the text).
                 let help = match self.scalar(e) {
                     Err(why) if !contains_aggregate(e) => return Err(why),
-                    Ok(s) if s.ty().is_int() => Some(format!("add `GROUP BY {e}`, or use e.g. MAX({e})")),
-                    Ok(s) if matches!(s.ty(), DataType::Str { .. }) => {
-                        Some(format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"))
+                    Ok(s) if s.ty().is_int() => {
+                        Some((format!("add `GROUP BY {e}`, or use e.g. MAX({e})"), format!("MAX({e})")))
                     }
+                    Ok(s) if matches!(s.ty(), DataType::Str { .. }) => Some((
+                        format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"),
+                        format!("COUNT(DISTINCT {e})"),
+                    )),
                     _ => None,
                 };
                 Err(Error::Query(match help {
-                    Some(h) => q.with_help(h),
+                    Some((h, fix)) => q.with_help(h).with_fix(fix),
                     None => q,
                 }))
             }

@@ -4,7 +4,7 @@
 use crate::bind::{bind, LogicalPlan};
 use crate::catalog::Catalog;
 use crate::codegen::{generate, Program};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::host::KernelInfo;
 use crate::parse::parse_query;
 use crate::plan::{plan, PhysicalPlan, PlanOptions};
@@ -64,12 +64,34 @@ impl Engine {
     }
 
     /// Parses, binds, plans and generates code for `sql`.
+    ///
+    /// An error that proposes a fixed query has had that query planned: a fix
+    /// that would not plan is dropped with the help that proposes it, so no
+    /// hint sends the user to another error.
     pub fn prepare(&self, sql: &str) -> Result<PreparedQuery> {
+        let (logical, physical) = self.plan_text(sql).map_err(|e| self.without_failing_fix(e, sql))?;
+        let programs = generate(&physical);
+        Ok(PreparedQuery { logical, physical, programs })
+    }
+
+    /// Parse, bind and plan: everything that can refuse a query.
+    fn plan_text(&self, sql: &str) -> Result<(LogicalPlan, PhysicalPlan)> {
         let query = crate::parse::view::inline(parse_query(sql)?, self.catalog.views())?;
         let logical = bind(&query, &self.catalog)?;
         let physical = plan(sql, &logical, &self.catalog, &self.options)?;
-        let programs = generate(&physical);
-        Ok(PreparedQuery { logical, physical, programs })
+        Ok((logical, physical))
+    }
+
+    /// `e`, less its fix and help when the fixed query is refused too.
+    fn without_failing_fix(&self, e: Error, sql: &str) -> Error {
+        let Error::Query(mut q) = e else { return e };
+        if let Some(fixed) = q.fixed_query(sql) {
+            if self.plan_text(&fixed).is_err() {
+                q.fix = None;
+                q.help = None;
+            }
+        }
+        Error::Query(q)
     }
 }
 
@@ -100,5 +122,7 @@ impl PreparedQuery {
     }
 }
 
+#[cfg(test)]
+mod hint_tests;
 #[cfg(test)]
 mod view_tests;
