@@ -368,11 +368,11 @@ impl PhysicalPlan {
 
 /// A user-space expression with its inputs and outputs named.
 fn post_operand(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
-    match e {
-        crate::bind::PostExpr::Binary { .. } | crate::bind::PostExpr::Not(_) => {
-            format!("({})", post_text(e, inputs, outputs))
-        }
-        _ => post_text(e, inputs, outputs),
+    use crate::bind::IsOperation;
+    if e.is_operation() {
+        format!("({})", post_text(e, inputs, outputs))
+    } else {
+        post_text(e, inputs, outputs)
     }
 }
 
