@@ -6,6 +6,7 @@
 //! line. Columns are recognised by their output name: `time`, `e.time`, …
 //! (the `time` system column as selected) and `kstack`/`ustack`.
 
+use crate::clock::clock_ns;
 use crate::Value;
 
 /// How the terminal shows `time` columns (`--time`).
@@ -50,13 +51,6 @@ impl TimeDisplay {
             TimeDisplay::Raw => ns.to_string(),
         }
     }
-}
-
-fn clock_ns(clock: libc::clockid_t) -> i128 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
 }
 
 /// ns since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` (proleptic
