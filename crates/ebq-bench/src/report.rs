@@ -190,7 +190,8 @@ fn stages_method(st: &Value) -> String {
     s
 }
 
-/// The whole report.
+/// The whole report: the machine, then each study's section (the studies
+/// that ran), the targets, and how to reproduce it.
 pub fn markdown(all: &Value) -> String {
     let m = &all["machine"];
     let mut s = String::from(
@@ -213,120 +214,23 @@ pub fn markdown(all: &Value) -> String {
     }
     let p = &all["pervent"];
     if p.is_object() {
-        s += "\n## Per-event cost (`ebq bench pervent`)\n\n";
-        s += &run_line(p);
-        s += &format!(
-            "Workload: {}. ns per read(2) = (fastest of {} runs − control) / count, from dd's CPU time \
-             (user + system). Control: {:.4} s CPU, {:.4} s elapsed. \"added\" = cost over the bare trigger \
-             (ebq's empty program, {} ns per probe) — the part a tool's code adds. \"in-BPF\": one more dd run \
-             with BPF run-time statistics on (the timed runs keep them off: they cost two clock reads per run), \
-             per program the kernel's run_time_ns / run_cnt, summed over the programs that run on every read — \
-             the time inside the tool's programs, steady to about a nanosecond where dd's CPU time moves by tens. \
-             It includes the statistics' own clock reads and the call into the program: the empty program's {} ns \
-             per probe, subtracted for the \"in-BPF added\" ratios.\n\n",
-            p["workload"].as_str().unwrap_or(""),
-            p["runs"],
-            p["control"]["cpu_s"].as_f64().unwrap_or(0.0),
-            p["control"]["elapsed_s"].as_f64().unwrap_or(0.0),
-            table::num(p["trigger_ns"].as_f64(), 1),
-            table::num(p["trigger_bpf_ns"].as_f64(), 1),
-        );
-        s += &table::markdown(pervent::HEADER, &pervent::table_rows(p));
-        s += "\nQueries, programs and notes (unsupported: the tool's own error):\n\n";
-        for x in p["experiments"].as_array().into_iter().flatten() {
-            s += &format!(
-                "- **{}** ({}): ebq `{}` {}",
-                x["id"].as_str().unwrap_or(""),
-                x["title"].as_str().unwrap_or(""),
-                x["ebq_query"].as_str().unwrap_or(""),
-                x["ebq_options"].as_str().unwrap_or("")
-            );
-            s += &format!("; bpftrace `{}`", x["bpftrace_program"].as_str().unwrap_or(""));
-            if let Some(r) = x["reference_program"].as_str() {
-                s += &format!("; reference `{r}`");
-            }
-            for tool in ["ebq", "bpftrace", "reference"] {
-                let t = &x[tool];
-                if let Some(u) = t["unsupported"].as_str().or(t["error"].as_str()) {
-                    s += &format!("; {tool} unsupported here: \"{u}\"");
-                } else if let Some(n) = t["notes"].as_str().filter(|n| !n.is_empty()) {
-                    s += &format!("; {tool}: {n}");
-                }
-                if let Some(c) = t["runs_with_foreign_probes"].as_u64().filter(|&c| c > 0) {
-                    s += &format!(" (**{c} run(s) with another process's programs on the same events**)");
-                }
-            }
-            s += "\n";
-        }
+        s += &pervent_section(p);
     }
     let at = &all["attach"];
     if at.is_object() {
-        s += "\n## Classic vs raw system-call tracepoints (`ebq bench attach`)\n\n";
-        s += &run_line(at);
-        s += &format!(
-            "Workload: {}. Each pervent shape over system calls with `ebq --attach classic` (the \
-             `syscalls:*` tracepoints) and `--attach raw` (raw `sys_enter`/`sys_exit`, tp_btf, number checked \
-             first), alternating in {} rounds; cells are best–worst over rounds of ns per read (fastest of {} \
-             runs − control, control {:.4} s CPU). untraced_*: the query traces openat, so every dd read costs \
-             one untraced read and one untraced write. In-BPF per read: the programs' whole run time during \
-             one run with statistics on ÷ reads (raw programs' returns on other calls included).\n\n",
-            at["workload"].as_str().unwrap_or(""),
-            at["rounds"],
-            at["runs"],
-            at["control"]["cpu_s"].as_f64().unwrap_or(0.0),
-        );
-        s += &table::markdown(attach::HEADER, &attach::table_rows(at));
+        s += &attach_section(at);
     }
     let st = &all["stages"];
     if st.is_object() {
-        s += "\n## Six-stage dissection (`ebq bench stages`)\n\n";
-        s += &run_line(st);
-        s += &stages_method(st);
-        s += &table::markdown(stages::header(), &stages::table_rows(st));
-        if st["workloads"][0]["cpu_added_ns"].is_object() {
-            s += "\n**CPU per I/O.** The same runs, measured in CPU time instead of throughput: (fio's jobs' user + \
-                  system time, from fio's own per-job accounting, + ebq's CPU time during the run, from \
-                  /proc/PID/task/*/schedstat) / I/Os. The BPF programs run inside fio's syscalls, so the in-kernel \
-                  stages land in fio's system time whether or not other processes take a share of the CPUs, which \
-                  throughput cannot tell apart from tracing cost on a shared machine. Columns trigger…retrieve: ns of \
-                  CPU per I/O each stage adds (per round, then median ± interval as above); \"base ns/op\" is fio's \
-                  own cost; \"ebq ns/row\" is ebq's share at retrieve (reading, decoding and writing one row). Each \
-                  I/O is one row (one read or write); the trigger also fires on fio's other syscalls (its lseek \
-                  before each I/O).\n\n";
-            s += &table::markdown(stages::cpu_header(), &stages::cpu_rows(st));
-        }
+        s += &stages_section(st);
     }
     let f = &all["fidelity"];
     if f.is_object() {
-        s += "\n## Fidelity and resources (`ebq bench fidelity`)\n\n";
-        s += &run_line(f);
-        s += &format!(
-            "Workload: {}. Buffer: ebq's ring buffer bytes; bpftrace gets the same bytes split over its per-CPU perf \
-             buffers (BPFTRACE_PERF_RB_PAGES). Tracer CPU = its user + system time from attached to stop (the \
-             workload plus 0.3 s to drain; /proc ticks of 10 ms), also per delivered row; peak RSS = VmHWM.\n\n",
-            f["workload"].as_str().unwrap_or("")
-        );
-        s += &table::markdown(fidelity::HEADER, &fidelity::table_rows(f));
-        if f["burst"].is_object() {
-            s += &format!(
-                "\nBurst by output format (issue 35 item 6). Workload: {}. Delivered = rows in the output (lines; a \
-                 Parquet or Arrow file's rows); unaccounted = issued − delivered − dropped.\n\n",
-                f["burst"]["workload"].as_str().unwrap_or("")
-            );
-            s += &table::markdown(fidelity::BURST_HEADER, &fidelity::burst_rows(f));
-        }
+        s += &fidelity_section(f);
     }
     let su = &all["startup"];
     if su.is_object() {
-        s += "\n## Startup (`ebq bench startup`)\n\n";
-        s += &run_line(su);
-        s += &format!(
-            "Spawn → attached: until ebq prints `ebq: tracing …` (programs loaded and attached), bpftrace prints \
-             `Attaching N probes...`. Fastest of {} runs after a warm-up. Query `{}`.\n\n",
-            su["runs"],
-            su["query"].as_str().unwrap_or("")
-        );
-        s += &table::markdown(startup::HEADER, &startup::table_rows(su));
+        s += &startup_section(su);
     }
     let t = targets(all);
     if !t.is_empty() {
@@ -337,5 +241,137 @@ pub fn markdown(all: &Value) -> String {
     s += "\n## Reproducing\n\n```\ncargo build --release --workspace\nsudo target/release/ebq bench all --out bench/results --md bench/RESULTS.md\n```\n\n\
           Single studies: `ebq bench pervent [--count N] [--runs R] [--cpu C]`, `ebq bench stages`, `ebq bench fidelity`, \
           `ebq bench startup`; `ebq bench report` rewrites this file from `results.json`.\n";
+    s
+}
+
+/// `ebq bench pervent`: per-event cost per tool, and each experiment's queries and notes.
+fn pervent_section(p: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Per-event cost (`ebq bench pervent`)\n\n";
+    s += &run_line(p);
+    s += &format!(
+        "Workload: {}. ns per read(2) = (fastest of {} runs − control) / count, from dd's CPU time \
+         (user + system). Control: {:.4} s CPU, {:.4} s elapsed. \"added\" = cost over the bare trigger \
+         (ebq's empty program, {} ns per probe) — the part a tool's code adds. \"in-BPF\": one more dd run \
+         with BPF run-time statistics on (the timed runs keep them off: they cost two clock reads per run), \
+         per program the kernel's run_time_ns / run_cnt, summed over the programs that run on every read — \
+         the time inside the tool's programs, steady to about a nanosecond where dd's CPU time moves by tens. \
+         It includes the statistics' own clock reads and the call into the program: the empty program's {} ns \
+         per probe, subtracted for the \"in-BPF added\" ratios.\n\n",
+        p["workload"].as_str().unwrap_or(""),
+        p["runs"],
+        p["control"]["cpu_s"].as_f64().unwrap_or(0.0),
+        p["control"]["elapsed_s"].as_f64().unwrap_or(0.0),
+        table::num(p["trigger_ns"].as_f64(), 1),
+        table::num(p["trigger_bpf_ns"].as_f64(), 1),
+    );
+    s += &table::markdown(pervent::HEADER, &pervent::table_rows(p));
+    s += "\nQueries, programs and notes (unsupported: the tool's own error):\n\n";
+    for x in p["experiments"].as_array().into_iter().flatten() {
+        s += &format!(
+            "- **{}** ({}): ebq `{}` {}",
+            x["id"].as_str().unwrap_or(""),
+            x["title"].as_str().unwrap_or(""),
+            x["ebq_query"].as_str().unwrap_or(""),
+            x["ebq_options"].as_str().unwrap_or("")
+        );
+        s += &format!("; bpftrace `{}`", x["bpftrace_program"].as_str().unwrap_or(""));
+        if let Some(r) = x["reference_program"].as_str() {
+            s += &format!("; reference `{r}`");
+        }
+        for tool in ["ebq", "bpftrace", "reference"] {
+            let t = &x[tool];
+            if let Some(u) = t["unsupported"].as_str().or(t["error"].as_str()) {
+                s += &format!("; {tool} unsupported here: \"{u}\"");
+            } else if let Some(n) = t["notes"].as_str().filter(|n| !n.is_empty()) {
+                s += &format!("; {tool}: {n}");
+            }
+            if let Some(c) = t["runs_with_foreign_probes"].as_u64().filter(|&c| c > 0) {
+                s += &format!(" (**{c} run(s) with another process's programs on the same events**)");
+            }
+        }
+        s += "\n";
+    }
+    s
+}
+
+/// `ebq bench attach`: classic vs raw system-call tracepoints.
+fn attach_section(at: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Classic vs raw system-call tracepoints (`ebq bench attach`)\n\n";
+    s += &run_line(at);
+    s += &format!(
+        "Workload: {}. Each pervent shape over system calls with `ebq --attach classic` (the \
+         `syscalls:*` tracepoints) and `--attach raw` (raw `sys_enter`/`sys_exit`, tp_btf, number checked \
+         first), alternating in {} rounds; cells are best–worst over rounds of ns per read (fastest of {} \
+         runs − control, control {:.4} s CPU). untraced_*: the query traces openat, so every dd read costs \
+         one untraced read and one untraced write. In-BPF per read: the programs' whole run time during \
+         one run with statistics on ÷ reads (raw programs' returns on other calls included).\n\n",
+        at["workload"].as_str().unwrap_or(""),
+        at["rounds"],
+        at["runs"],
+        at["control"]["cpu_s"].as_f64().unwrap_or(0.0),
+    );
+    s += &table::markdown(attach::HEADER, &attach::table_rows(at));
+    s
+}
+
+/// `ebq bench stages`: the six-stage dissection, in throughput and in CPU per I/O.
+fn stages_section(st: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Six-stage dissection (`ebq bench stages`)\n\n";
+    s += &run_line(st);
+    s += &stages_method(st);
+    s += &table::markdown(stages::header(), &stages::table_rows(st));
+    if st["workloads"][0]["cpu_added_ns"].is_object() {
+        s += "\n**CPU per I/O.** The same runs, measured in CPU time instead of throughput: (fio's jobs' user + \
+              system time, from fio's own per-job accounting, + ebq's CPU time during the run, from \
+              /proc/PID/task/*/schedstat) / I/Os. The BPF programs run inside fio's syscalls, so the in-kernel \
+              stages land in fio's system time whether or not other processes take a share of the CPUs, which \
+              throughput cannot tell apart from tracing cost on a shared machine. Columns trigger…retrieve: ns of \
+              CPU per I/O each stage adds (per round, then median ± interval as above); \"base ns/op\" is fio's \
+              own cost; \"ebq ns/row\" is ebq's share at retrieve (reading, decoding and writing one row). Each \
+              I/O is one row (one read or write); the trigger also fires on fio's other syscalls (its lseek \
+              before each I/O).\n\n";
+        s += &table::markdown(stages::cpu_header(), &stages::cpu_rows(st));
+    }
+    s
+}
+
+/// `ebq bench fidelity`: delivered rows and the tracers' resources, and the burst by format.
+fn fidelity_section(f: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Fidelity and resources (`ebq bench fidelity`)\n\n";
+    s += &run_line(f);
+    s += &format!(
+        "Workload: {}. Buffer: ebq's ring buffer bytes; bpftrace gets the same bytes split over its per-CPU perf \
+         buffers (BPFTRACE_PERF_RB_PAGES). Tracer CPU = its user + system time from attached to stop (the \
+         workload plus 0.3 s to drain; /proc ticks of 10 ms), also per delivered row; peak RSS = VmHWM.\n\n",
+        f["workload"].as_str().unwrap_or("")
+    );
+    s += &table::markdown(fidelity::HEADER, &fidelity::table_rows(f));
+    if f["burst"].is_object() {
+        s += &format!(
+            "\nBurst by output format (issue 35 item 6). Workload: {}. Delivered = rows in the output (lines; a \
+             Parquet or Arrow file's rows); unaccounted = issued − delivered − dropped.\n\n",
+            f["burst"]["workload"].as_str().unwrap_or("")
+        );
+        s += &table::markdown(fidelity::BURST_HEADER, &fidelity::burst_rows(f));
+    }
+    s
+}
+
+/// `ebq bench startup`: spawn to attached.
+fn startup_section(su: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Startup (`ebq bench startup`)\n\n";
+    s += &run_line(su);
+    s += &format!(
+        "Spawn → attached: until ebq prints `ebq: tracing …` (programs loaded and attached), bpftrace prints \
+         `Attaching N probes...`. Fastest of {} runs after a warm-up. Query `{}`.\n\n",
+        su["runs"],
+        su["query"].as_str().unwrap_or("")
+    );
+    s += &table::markdown(startup::HEADER, &startup::table_rows(su));
     s
 }

@@ -15,16 +15,230 @@ fn process_alive(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 || *libc::__errno_location() == libc::EPERM }
 }
 
-/// Runs the query described by `args`; returns the exit code.
+/// Runs the query described by `args`; returns the exit code. The steps:
+/// check the arguments and prepare the query with its outputs
+/// ([`Setup::new`]), then trace: start it in its scope, poll until the
+/// command exits, Ctrl-C or the deadline, then the final window, the
+/// report's maps and the stats lines.
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
-    let bundle = match &args.bundle {
-        Some(path) => Some(ebq::bundle::Bundle::read(path).map_err(|e| format!("error: {e}"))?),
+    let setup = Setup::new(args)?;
+    trace(args, setup)
+}
+
+/// A query checked, prepared and given its outputs, before anything is traced.
+struct Setup {
+    bundle: Option<ebq::bundle::Bundle>,
+    sql: String,
+    engine: ebq::Engine,
+    prepared: ebq::PreparedQuery,
+    /// An aggregate without WINDOW: the one kind `--interval` snapshots.
+    windowless_aggregate: bool,
+    sink: Box<dyn Sink>,
+    otlp: Option<crate::otlp::Pusher>,
+}
+
+impl Setup {
+    /// Reads the query (text or bundle), checks the arguments and the
+    /// privileges, prepares the query and makes its sink and OTLP pusher.
+    fn new(args: &RunArgs) -> Result<Setup, String> {
+        let bundle = match &args.bundle {
+            Some(path) => Some(ebq::bundle::Bundle::read(path).map_err(|e| format!("error: {e}"))?),
+            None => None,
+        };
+        let sql = match &bundle {
+            Some(b) => b.sql.clone(),
+            None => read_sql(args.sql.clone(), args.file.clone())?,
+        };
+        check_args(args)?;
+        ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
+        if args.no_cache {
+            ebq::runtime::object_cache::disable();
+        }
+        let engine = engine(args)?;
+        mark("catalog opened");
+        let prepared = match &bundle {
+            Some(b) => b.prepare(engine.catalog()),
+            None => engine.prepare(&sql),
+        }
+        .map_err(|e| e.render(&sql))?;
+        mark("prepared (parse, bind, plan, codegen)");
+        let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
+            && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
+        if args.interval.is_some() && !windowless_aggregate {
+            let windowed = prepared.logical.window.is_some() || prepared.logical.stream_join.is_some();
+            return Err(interval_refused(windowed).into());
+        }
+        let sink = make_sink(args, &prepared)?;
+        if args.otlp.is_none() && !args.otlp_resource.is_empty() {
+            return Err("error: --otlp-resource needs --otlp URL".into());
+        }
+        let pin = args.pin.as_ref().map(|dir| ebq::runtime::PinOptions {
+            dir: dir.clone(),
+            header: args.pin_header.clone(),
+            keep: args.keep_pins,
+        });
+        if let Some(p) = &pin {
+            p.check().map_err(|e| format!("error: {e}"))?;
+            if !matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. }) {
+                return Err("error: --pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin".into());
+            }
+        }
+        let otlp = match &args.otlp {
+            Some(url) => Some(crate::otlp::Pusher::new(
+                url,
+                &args.otlp_resource,
+                args.query_name.as_deref().unwrap_or("query"),
+                &prepared,
+            )?),
+            None => None,
+        };
+        Ok(Setup { bundle, sql, engine, prepared, windowless_aggregate, sink, otlp })
+    }
+}
+
+/// Traces the prepared query: the child or process scope, the query and
+/// its MPI-IO companions started ([`start_query`]), the poll loop
+/// ([`Polling::run`]), then the final results, the report and the stats.
+fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
+    let Setup { bundle, sql, engine, prepared, windowless_aggregate, mut sink, mut otlp } = setup;
+    signals::install(OnHangup::Stop);
+
+    let cgroup = match &args.cgroup {
+        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
         None => None,
     };
-    let sql = match &bundle {
-        Some(b) => b.sql.clone(),
-        None => read_sql(args.sql.clone(), args.file.clone())?,
+    let mut held = match &args.command {
+        Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
+        None => None,
     };
+    mark("child forked, held");
+    let scope = scope_of(args, held.as_ref(), cgroup);
+    let stats_on =
+        if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
+    if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
+        return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
+    }
+    let (mut query, mut mpi) = start_query(args, &engine, &prepared, bundle.as_ref(), scope, &sql)?;
+    // Rows handed to the sink: with LIMIT, fewer than delivered (the stats line says both).
+    let printed = std::cell::Cell::new(0u64);
+
+    announce(args, held.as_ref(), &prepared, mpi.as_ref());
+    if let Some(h) = held.as_mut() {
+        signals::wake_on_child_exit();
+        h.release();
+        mark("child released");
+    }
+    let started = query.started_at();
+    let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
+    if let Some(d) = deadline {
+        query.set_deadline(d);
+    }
+    let polling = Polling {
+        args,
+        sql: &sql,
+        windowless_aggregate,
+        aggregate: matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. }),
+        started,
+        deadline,
+        interval: args.interval.map(Duration::from_secs_f64),
+        // `ebq bench stages` at commit: rows are submitted but nobody reads them.
+        unread: crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit),
+        printed: &printed,
+    };
+    let child_status = polling.run(&mut query, &mut held, &mut mpi, &mut otlp, &mut sink)?;
+    mark("loop ended (command exited, Ctrl-C or deadline)");
+    let outs = query.finish().map_err(|e| e.render(&sql))?;
+    mark("final results read");
+    let stats = query.stats().map_err(|e| e.render(&sql))?;
+    let programs = query.program_stats();
+    if let Some(o) = &args.report {
+        hand_to_report(o, &query, &prepared, stats, mpi.take(), &sql)?;
+    }
+    if let Some(p) = otlp.as_mut() {
+        p.push(&outs, &stats);
+        eprintln!("{}", p.summary());
+    }
+    let elapsed = started.elapsed();
+    // The programs are detached (finish): the results go out before the
+    // rest of the object is closed.
+    if !signals::is_output_closed() {
+        flush_results(outs, &mut sink, &printed)?;
+    }
+    mark("results written");
+    if held.is_some() {
+        // Only a -c query has process tracking, whose perf events are slow to close.
+        ebq::runtime::teardown::hand_off();
+    }
+    drop(query);
+    drop(stats_on);
+    mark("object closed");
+    print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
+    if args.analyze {
+        print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
+        let (cached, compiled) = ebq::runtime::object_cache::counts();
+        println!("objects: {cached} from the cache, {compiled} compiled by clang");
+    }
+    mark("stats printed");
+    if let Some(mut h) = held {
+        // Interrupted: the child got the same terminal signal; wait for it.
+        let code = child_status.unwrap_or_else(|| h.wait());
+        return Ok(ExitCode::from(code as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the MPI-IO queries of `ebq report io` (with the same scope, before
+/// the child runs) and the query (from its bundle's object, if any), with
+/// its limits and pins.
+fn start_query(
+    args: &RunArgs,
+    engine: &ebq::Engine,
+    prepared: &ebq::PreparedQuery,
+    bundle: Option<&ebq::bundle::Bundle>,
+    scope: Scope,
+    sql: &str,
+) -> Result<(RunningQuery, Option<crate::report::live::MpiQueries>), String> {
+    // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
+    let mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
+        Some(lib) => crate::report::live::MpiQueries::start(
+            engine,
+            lib,
+            &scope,
+            args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
+        )?,
+        None => None,
+    };
+    let mut query = match bundle {
+        Some(b) => RunningQuery::start_object(&prepared.physical, &b.object, scope),
+        None => RunningQuery::start(prepared, scope),
+    }
+    .map_err(|e| e.render(sql))?;
+    mark("query started");
+    query.set_max_sorted_rows(args.max_sorted_rows);
+    query.set_max_pair_age(std::time::Duration::from_secs_f64(args.max_pair_age));
+    if let Some(dir) = &args.pin {
+        let options =
+            ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
+        let header = query.pin_maps(&options).map_err(|e| e.render(sql))?;
+        eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
+    }
+    Ok((query, mpi))
+}
+
+/// The final results out, then the sink finished (its writer thread may
+/// meet a closed pipe only now: that ends the output quietly).
+fn flush_results(outs: Vec<Output>, sink: &mut Box<dyn Sink>, printed: &std::cell::Cell<u64>) -> Result<(), String> {
+    write_outputs(outs, sink, printed)?;
+    match sink.finish() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => signals::output_closed(),
+        r => r.map_err(|e| format!("error: finishing the results: {e}"))?,
+    }
+    Ok(())
+}
+
+/// The checks of `args` that need no kernel: -c with -p, durations, the
+/// pid, and --pin's companions.
+fn check_args(args: &RunArgs) -> Result<(), String> {
     if args.command.is_some() && args.pid.is_some() {
         return Err("error: -c and -p cannot be combined".into());
     }
@@ -41,60 +255,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     if args.pin.is_none() && (args.keep_pins || args.pin_header.is_some()) {
         return Err("error: --keep-pins and --pin-header need --pin DIR".into());
     }
-    ebq::runtime::env::check_privileges().map_err(|e| format!("error: {e}"))?;
-    if args.no_cache {
-        ebq::runtime::object_cache::disable();
-    }
-    let engine = engine(args)?;
-    mark("catalog opened");
-    let prepared = match &bundle {
-        Some(b) => b.prepare(engine.catalog()),
-        None => engine.prepare(&sql),
-    }
-    .map_err(|e| e.render(&sql))?;
-    mark("prepared (parse, bind, plan, codegen)");
-    let windowless_aggregate = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None
-        && matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
-    if args.interval.is_some() && !windowless_aggregate {
-        let windowed = prepared.logical.window.is_some() || prepared.logical.stream_join.is_some();
-        return Err(interval_refused(windowed).into());
-    }
-    let mut sink = make_sink(args, &prepared)?;
-    if args.otlp.is_none() && !args.otlp_resource.is_empty() {
-        return Err("error: --otlp-resource needs --otlp URL".into());
-    }
-    let pin = args.pin.as_ref().map(|dir| ebq::runtime::PinOptions {
-        dir: dir.clone(),
-        header: args.pin_header.clone(),
-        keep: args.keep_pins,
-    });
-    if let Some(p) = &pin {
-        p.check().map_err(|e| format!("error: {e}"))?;
-        if !matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. }) {
-            return Err("error: --pin needs an aggregate query: a row query streams through a ring buffer and has no map to pin".into());
-        }
-    }
-    let mut otlp = match &args.otlp {
-        Some(url) => Some(crate::otlp::Pusher::new(
-            url,
-            &args.otlp_resource,
-            args.query_name.as_deref().unwrap_or("query"),
-            &prepared,
-        )?),
-        None => None,
-    };
-    signals::install(OnHangup::Stop);
+    Ok(())
+}
 
-    let cgroup = match &args.cgroup {
-        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
-        None => None,
-    };
-    let mut held = match &args.command {
-        Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
-        None => None,
-    };
-    mark("child forked, held");
-    let scope = match (&held, args.pid) {
+/// Whom the query traces: a cgroup, everything, the held child's tree, or one process.
+fn scope_of(args: &RunArgs, held: Option<&crate::child::Held>, cgroup: Option<(u64, u32)>) -> Scope {
+    match (held, args.pid) {
         _ if cgroup.is_some() => {
             let (id, level) = cgroup.expect("checked");
             Scope::Cgroup { id, level }
@@ -103,53 +269,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (Some(h), _) => Scope::Tracked(vec![h.id()]),
         (None, Some(pid)) => Scope::Process(pid),
         (None, None) => Scope::All,
-    };
-    let stats_on =
-        if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
-    if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
-        return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
     }
-    // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
-    let mut mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
-        Some(lib) => crate::report::live::MpiQueries::start(
-            &engine,
-            lib,
-            &scope,
-            args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
-        )?,
-        None => None,
-    };
-    let mut query = match &bundle {
-        Some(b) => RunningQuery::start_object(&prepared.physical, &b.object, scope),
-        None => RunningQuery::start(&prepared, scope),
-    }
-    .map_err(|e| e.render(&sql))?;
-    mark("query started");
-    query.set_max_sorted_rows(args.max_sorted_rows);
-    query.set_max_pair_age(std::time::Duration::from_secs_f64(args.max_pair_age));
-    if let Some(dir) = &args.pin {
-        let options =
-            ebq::runtime::PinOptions { dir: dir.clone(), header: args.pin_header.clone(), keep: args.keep_pins };
-        let header = query.pin_maps(&options).map_err(|e| e.render(&sql))?;
-        eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
-    }
-    // Rows handed to the sink: with LIMIT, fewer than delivered (the stats line says both).
-    let printed = std::cell::Cell::new(0u64);
-    let write = |outs: Vec<Output>, sink: &mut Box<dyn Sink>| -> Result<(), String> {
-        for o in outs {
-            printed.set(printed.get() + o.batch.num_rows() as u64);
-            if let Err(e) = sink.write(&o) {
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    signals::output_closed();
-                    return Ok(());
-                }
-                return Err(format!("error: writing results: {e}"));
-            }
-        }
-        Ok(())
-    };
+}
 
-    let who = match (&held, args.pid, args.system_wide) {
+/// The "ebq: tracing" line (what, in whom), the branches with -v, notes on
+/// what the kernel cannot do, and the MPI-IO functions of a report.
+fn announce(
+    args: &RunArgs,
+    held: Option<&crate::child::Held>,
+    prepared: &ebq::PreparedQuery,
+    mpi: Option<&crate::report::live::MpiQueries>,
+) {
+    let who = match (held, args.pid, args.system_wide) {
         _ if args.cgroup.is_some() => format!("cgroup {}", args.cgroup.as_deref().unwrap_or("")),
         (_, _, true) | (None, None, _) => "all processes".to_string(),
         (Some(h), _, _) => format!("`{}` (pid {}) and its descendants", args.command.as_deref().unwrap_or(""), h.id()),
@@ -166,129 +297,150 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     for note in prepared.physical.programs.iter().flat_map(|k| &k.unsupported) {
         eprintln!("ebq: note: {note}");
     }
-    if let (Some(m), Some(lib)) = (&mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
+    if let (Some(m), Some(lib)) = (mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
         eprintln!("ebq: and {} MPI-IO functions of {lib} ({})", m.len(), m.how());
     }
-    if let Some(h) = held.as_mut() {
-        signals::wake_on_child_exit();
-        h.release();
-        mark("child released");
-    }
-    let started = query.started_at();
-    let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
-    if let Some(d) = deadline {
-        query.set_deadline(d);
-    }
-    let interval = args.interval.map(Duration::from_secs_f64);
-    let mut next_snapshot = interval.map(|i| started + i);
-    // `ebq bench stages` at commit: rows are submitted but nobody reads them.
-    let unread = crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit);
-    let mut child_status = None;
-    let mut startup_pages_released = false;
-    loop {
-        if signals::stopping() {
-            break;
+}
+
+/// Hands `outs` to the sink, counting the rows; a closed pipe (`| head`)
+/// stops the run quietly instead of failing it.
+fn write_outputs(outs: Vec<Output>, sink: &mut Box<dyn Sink>, printed: &std::cell::Cell<u64>) -> Result<(), String> {
+    for o in outs {
+        printed.set(printed.get() + o.batch.num_rows() as u64);
+        if let Err(e) = sink.write(&o) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                signals::output_closed();
+                return Ok(());
+            }
+            return Err(format!("error: writing results: {e}"));
         }
-        if let Some(h) = held.as_mut() {
-            if let Some(status) = h.try_wait() {
-                child_status = Some(status);
+    }
+    Ok(())
+}
+
+/// What the poll loop reads of the run.
+struct Polling<'a> {
+    args: &'a RunArgs,
+    sql: &'a str,
+    /// An aggregate without WINDOW: `--interval` prints its snapshots.
+    windowless_aggregate: bool,
+    /// An aggregate query (it releases its start-up pages once running).
+    aggregate: bool,
+    started: Instant,
+    deadline: Option<Instant>,
+    interval: Option<Duration>,
+    /// `ebq bench stages` at commit: nothing reads the rows.
+    unread: bool,
+    printed: &'a std::cell::Cell<u64>,
+}
+
+impl Polling<'_> {
+    /// Polls until Ctrl-C, the command's exit (its status returned), the
+    /// traced process's end, the query's end or LIMIT, or the deadline;
+    /// writes each window and --interval snapshot as it comes.
+    fn run(
+        &self,
+        query: &mut RunningQuery,
+        held: &mut Option<crate::child::Held>,
+        mpi: &mut Option<crate::report::live::MpiQueries>,
+        otlp: &mut Option<crate::otlp::Pusher>,
+        sink: &mut Box<dyn Sink>,
+    ) -> Result<Option<i32>, String> {
+        let mut next_snapshot = self.interval.map(|i| self.started + i);
+        let mut startup_pages_released = false;
+        loop {
+            if signals::stopping() {
                 break;
             }
-        }
-        if args.pid.is_some_and(|p| !process_alive(p)) {
-            break;
-        }
-        let now = Instant::now();
-        if query.is_finished()
-            || query.limit_reached()
-            || deadline.is_some_and(|d| now >= d + Duration::from_millis(200))
-        {
-            break;
-        }
-        // MPI-IO rows are looked at within 10 ms: a rank's environment (its rank) and, with Open
-        // MPI, its memory are read from /proc at its first call, while the process still runs.
-        let wait = Duration::from_millis(if mpi.is_some() { 10 } else { 100 });
-        if unread {
-            std::thread::sleep(wait);
-            continue;
-        }
-        let outs = query.poll(wait).map_err(|e| e.render(&sql))?;
-        if let Some(m) = mpi.as_mut() {
-            m.poll()?;
-        }
-        if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
-            p.push(&outs, &query.stats().map_err(|e| e.render(&sql))?);
-        }
-        write(outs, &mut sink)?;
-        // An aggregate that runs on keeps only what running needs (a one-shot never gets
-        // here). Not a row stream: its batches soon reuse the freed heap, and trimming it
-        // only made its RSS climb back over the soak's first minute.
-        let aggregate = matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Aggregate { .. });
-        if aggregate && !startup_pages_released && started.elapsed() >= RELEASE_STARTUP_PAGES_AFTER {
-            ebq::runtime::footprint::release_startup_pages();
-            startup_pages_released = true;
-        }
-        if let (Some(at), Some(i)) = (next_snapshot, interval) {
-            // Past the deadline the final window is out (or on its way): a
-            // snapshot then would print an empty table after it.
-            let now = Instant::now();
-            if windowless_aggregate && now >= at && deadline.is_none_or(|d| now < d) {
-                let snapshot = query.snapshot().map_err(|e| e.render(&sql))?;
-                if let Some(p) = otlp.as_mut() {
-                    p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(&sql))?);
+            if let Some(h) = held.as_mut() {
+                if let Some(status) = h.try_wait() {
+                    return Ok(Some(status));
                 }
-                write(vec![snapshot], &mut sink)?;
-                next_snapshot = Some(at + i);
+            }
+            if self.args.pid.is_some_and(|p| !process_alive(p)) {
+                break;
+            }
+            let now = Instant::now();
+            if query.is_finished()
+                || query.limit_reached()
+                || self.deadline.is_some_and(|d| now >= d + Duration::from_millis(200))
+            {
+                break;
+            }
+            // MPI-IO rows are looked at within 10 ms: a rank's environment (its rank) and, with Open
+            // MPI, its memory are read from /proc at its first call, while the process still runs.
+            let wait = Duration::from_millis(if mpi.is_some() { 10 } else { 100 });
+            if self.unread {
+                std::thread::sleep(wait);
+                continue;
+            }
+            let outs = query.poll(wait).map_err(|e| e.render(self.sql))?;
+            if let Some(m) = mpi.as_mut() {
+                m.poll()?;
+            }
+            if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
+                p.push(&outs, &query.stats().map_err(|e| e.render(self.sql))?);
+            }
+            write_outputs(outs, sink, self.printed)?;
+            // An aggregate that runs on keeps only what running needs (a one-shot never gets
+            // here). Not a row stream: its batches soon reuse the freed heap, and trimming it
+            // only made its RSS climb back over the soak's first minute.
+            if self.aggregate && !startup_pages_released && self.started.elapsed() >= RELEASE_STARTUP_PAGES_AFTER {
+                ebq::runtime::footprint::release_startup_pages();
+                startup_pages_released = true;
+            }
+            if let (Some(at), Some(i)) = (next_snapshot, self.interval) {
+                // Past the deadline the final window is out (or on its way): a
+                // snapshot then would print an empty table after it.
+                let now = Instant::now();
+                if self.windowless_aggregate && now >= at && self.deadline.is_none_or(|d| now < d) {
+                    let snapshot = query.snapshot().map_err(|e| e.render(self.sql))?;
+                    if let Some(p) = otlp.as_mut() {
+                        p.push(std::slice::from_ref(&snapshot), &query.stats().map_err(|e| e.render(self.sql))?);
+                    }
+                    write_outputs(vec![snapshot], sink, self.printed)?;
+                    next_snapshot = Some(at + i);
+                }
             }
         }
+        Ok(None)
     }
-    mark("loop ended (command exited, Ctrl-C or deadline)");
-    let outs = query.finish().map_err(|e| e.render(&sql))?;
-    mark("final results read");
-    let stats = query.stats().map_err(|e| e.render(&sql))?;
-    let programs = query.program_stats();
-    if let Some(o) = &args.report {
-        let fold_maps = match &prepared.physical.programs[0].output {
-            ebq::plan::KernelOutput::Rows { fold: Some(_), .. } => {
-                let read = |name: &str| query.fold_map(name).map_err(|e| e.render(&sql));
-                Some(crate::report::FoldMaps {
-                    files: read(crate::report::kernel_fold::FILES_MAP)?,
-                    totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
-                })
-            }
-            _ => None,
-        };
-        let mut shared = o.shared.lock().expect("not poisoned");
-        shared.fold_maps = fold_maps;
-        shared.posix_stats = Some(stats);
-        drop(shared);
-        if let Some(m) = mpi.take() {
-            m.finish(&o.shared)?;
+}
+
+/// A kernel fold's maps and the query's stats to the report (its sink
+/// reads them when it finishes), and the MPI-IO queries' end.
+fn hand_to_report(
+    o: &crate::report::Options,
+    query: &RunningQuery,
+    prepared: &ebq::PreparedQuery,
+    stats: ebq::QueryStats,
+    mpi: Option<crate::report::live::MpiQueries>,
+    sql: &str,
+) -> Result<(), String> {
+    let fold_maps = match &prepared.physical.programs[0].output {
+        ebq::plan::KernelOutput::Rows { fold: Some(_), .. } => {
+            let read = |name: &str| query.fold_map(name).map_err(|e| e.render(sql));
+            Some(crate::report::FoldMaps {
+                files: read(crate::report::kernel_fold::FILES_MAP)?,
+                totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
+            })
         }
+        _ => None,
+    };
+    let mut shared = o.shared.lock().expect("not poisoned");
+    shared.fold_maps = fold_maps;
+    shared.posix_stats = Some(stats);
+    drop(shared);
+    if let Some(m) = mpi {
+        m.finish(&o.shared)?;
     }
-    if let Some(p) = otlp.as_mut() {
-        p.push(&outs, &stats);
-        eprintln!("{}", p.summary());
-    }
-    let elapsed = started.elapsed();
-    // The programs are detached (finish): the results go out before the
-    // rest of the object is closed.
-    if !signals::is_output_closed() {
-        write(outs, &mut sink)?;
-        // The writer thread may meet the closed pipe only now.
-        match sink.finish() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => signals::output_closed(),
-            r => r.map_err(|e| format!("error: finishing the results: {e}"))?,
-        }
-    }
-    mark("results written");
-    if held.is_some() {
-        // Only a -c query has process tracking, whose perf events are slow to close.
-        ebq::runtime::teardown::hand_off();
-    }
-    drop(query);
-    drop(stats_on);
-    mark("object closed");
+    Ok(())
+}
+
+/// The stats line (seen, matched, delivered, dropped, missed, and what JOINs,
+/// stream joins, LIMIT and process tracking add), each sink's counts,
+/// unmatched ends, and what the scope leaves out by design.
+fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::QueryStats, sink: &dyn Sink, printed: u64) {
     let delivered = if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
         format!(", {} delivered", stats.delivered)
     } else {
@@ -312,7 +464,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     // A row query stops at its LIMIT: what was matched and delivered before it stopped is not all shown.
     let limited = match (&prepared.physical.programs[0].output, prepared.physical.user.limit) {
         (ebq::plan::KernelOutput::Rows { .. }, Some(limit)) => {
-            format!("; {} rows printed (LIMIT {limit})", printed.get())
+            format!("; {} rows printed (LIMIT {limit})", printed)
         }
         _ => String::new(),
     };
@@ -344,21 +496,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         (None, false, None, Some(p)) => Some(format!("process {p}")),
         (None, false, None, None) => None,
     };
-    if let Some(note) = scoped.and_then(|who| ebq::runtime::scope_note(&stats, &prepared.physical, &who)) {
+    if let Some(note) = scoped.and_then(|who| ebq::runtime::scope_note(stats, &prepared.physical, &who)) {
         eprintln!("{note}");
     }
-    if args.analyze {
-        print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
-        let (cached, compiled) = ebq::runtime::object_cache::counts();
-        println!("objects: {cached} from the cache, {compiled} compiled by clang");
-    }
-    mark("stats printed");
-    if let Some(mut h) = held {
-        // Interrupted: the child got the same terminal signal; wait for it.
-        let code = child_status.unwrap_or_else(|| h.wait());
-        return Ok(ExitCode::from(code as u8));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What the "ebq: tracing" line names, and each UNION ALL branch for `-v`.

@@ -111,12 +111,7 @@ fn unique_name(name: &str, files: &BTreeMap<super::FileKey, super::posix::Record
 
 /// CLOCK_REALTIME (seconds, ns) of a CLOCK_MONOTONIC instant in the past.
 fn wall(monotonic_ns: u64) -> (i64, i64) {
-    let now = |clock| {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime writes one timespec into the one we pass.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
-    };
+    let now = ebq::exec::clock::clock_ns;
     let (mono, real) = (now(libc::CLOCK_MONOTONIC), now(libc::CLOCK_REALTIME));
     let at = real - (mono - monotonic_ns as i128);
     ((at / 1_000_000_000) as i64, (at % 1_000_000_000) as i64)

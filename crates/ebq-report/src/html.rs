@@ -136,14 +136,47 @@ const RECORD_HEAD: [&str; 12] = [
     "errors",
 ];
 
-/// The page.
+/// The page: one section after the other, each made by its own function
+/// below (the job's summary, I/O cost, per file system, path and file,
+/// access sizes, sequential shares, operation counts, mounts, the heatmap,
+/// MPI-IO, and the event accounting).
 pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]) -> String {
     let mut body = String::new();
     let t = total(fold);
     let get = |k: &str| t.as_ref().map_or(0, |t| t.get(k));
     let fget = |k: &str| t.as_ref().map_or(0, |t| t.fcounters[k]);
     let wall = job.wall_ns() as i64;
+    section(&mut body, "summary", "Job summary", &summary(job, fold, &get, wall));
+    section(&mut body, "io-cost", "I/O cost", &io_cost(&fget, wall));
+    section(&mut body, "filesystems", "Per file system", &filesystems(fold));
+    section(
+        &mut body,
+        "paths",
+        "Per I/O path (system calls, io_uring, AIO; mmap: faults as reads, the bytes they mapped in)",
+        &paths(fold),
+    );
+    section(&mut body, "files", "Per file (busiest first; click a header to sort)", &files(fold));
+    section(&mut body, "access-sizes", "Access-size histograms", &access_sizes(&get));
+    section(&mut body, "common-sizes", "Common access sizes", &common_sizes(fold));
+    section(&mut body, "sequential", "Sequential and consecutive accesses", &sequential(&get));
+    section(&mut body, "operations", "Operation counts", &operations(&get));
+    section(&mut body, "mounts", "Data by mount point", &mounts(fold));
+    let mut s = String::new();
+    heatmap(&mut s, fold, ops);
+    section(&mut body, "heatmap", "Heatmap: bytes over time per file", &s);
+    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
+        let mut s = String::new();
+        mpi_table(&mut s, m);
+        section(&mut body, "mpiio", "MPI-IO per file and rank (Darshan's MPIIO counters)", &s);
+    }
+    section(&mut body, "accounting", "Event accounting (what the kernel saw and lost)", &accounting(job));
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ebq I/O report</title><style>{CSS}</style></head><body><h1>ebq I/O report</h1>{body}<script>{SCRIPT}</script></body></html>\n"
+    )
+}
 
+/// The job's totals: wall time, operations, files, file systems, bytes, errors.
+fn summary(job: &Job, fold: &Fold, get: &dyn Fn(&str) -> i64, wall: i64) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -156,8 +189,11 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         get("POSIX_BYTES_WRITTEN"),
         get("EBQ_ERRORS")
     );
-    section(&mut body, "summary", "Job summary", &s);
+    s
+}
 
+/// Time in reads, writes and metadata beside the wall time.
+fn io_cost(fget: &dyn Fn(&str) -> i64, wall: i64) -> String {
     let mut s = String::new();
     let cost = [
         ("read".to_string(), fget("POSIX_F_READ_TIME") as f64 / 1e9),
@@ -166,8 +202,11 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         ("wall time".to_string(), wall as f64 / 1e9),
     ];
     bars(&mut s, "Time in I/O vs wall time (s; summed over files)", &cost, " s");
-    section(&mut body, "io-cost", "I/O cost", &s);
+    s
+}
 
+/// A row per file system, its file count where a file's row has its name.
+fn filesystems(fold: &Fold) -> String {
     let mut s = String::new();
     // A file system's row: its file count where a file's row has its name.
     let mut head = vec!["files"];
@@ -182,34 +221,41 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         })
         .collect();
     table(&mut s, "filesystems", &head, &rows);
-    section(&mut body, "filesystems", "Per file system", &s);
+    s
+}
 
+/// A row per I/O path (system calls, io_uring, AIO, mmap).
+fn paths(fold: &Fold) -> String {
     let mut s = String::new();
     let rows: Vec<Vec<String>> = path_totals(fold)
         .into_iter()
         .map(|(via, n)| std::iter::once(via.name().to_string()).chain(n.map(|v| v.to_string())).collect())
         .collect();
     table(&mut s, "paths", &["path", "reads", "writes", "bytes read", "bytes written"], &rows);
-    section(
-        &mut body,
-        "paths",
-        "Per I/O path (system calls, io_uring, AIO; mmap: faults as reads, the bytes they mapped in)",
-        &s,
-    );
+    s
+}
 
+/// A row per file, busiest first.
+fn files(fold: &Fold) -> String {
     let mut s = String::new();
     let rows: Vec<Vec<String>> = busiest(fold).into_iter().map(|(_, r)| record_row(&r.name, r)).collect();
     table(&mut s, "files", &RECORD_HEAD, &rows);
-    section(&mut body, "files", "Per file (busiest first; click a header to sort)", &s);
+    s
+}
 
+/// Darshan's read and write size buckets as bars.
+fn access_sizes(get: &dyn Fn(&str) -> i64) -> String {
     let mut s = String::new();
     for (dir, title) in [("READ", "Read sizes (bytes returned)"), ("WRITE", "Write sizes (bytes returned)")] {
         let rows: Vec<(String, f64)> =
             BUCKETS.iter().map(|b| (b.replace('_', "-"), get(&format!("POSIX_SIZE_{dir}_{b}")) as f64)).collect();
         bars(&mut s, title, &rows, "");
     }
-    section(&mut body, "access-sizes", "Access-size histograms", &s);
+    s
+}
 
+/// Each file system's most common access sizes.
+fn common_sizes(fold: &Fold) -> String {
     let mut s = String::new();
     let rows: Vec<Vec<String>> = fold
         .filesystems
@@ -217,8 +263,11 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         .flat_map(|r| r.access.iter().map(move |(v, c)| vec![r.mount_point.clone(), v.to_string(), c.to_string()]))
         .collect();
     table(&mut s, "common-sizes", &["mount point", "access size (B)", "count"], &rows);
-    section(&mut body, "common-sizes", "Common access sizes", &s);
+    s
+}
 
+/// The share of sequential and consecutive reads and writes.
+fn sequential(get: &dyn Fn(&str) -> i64) -> String {
     let mut s = String::new();
     let share = |n: &str, d: &str| {
         let d = get(d);
@@ -235,8 +284,11 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         ("consecutive writes".to_string(), share("POSIX_CONSEC_WRITES", "POSIX_WRITES")),
     ];
     bars(&mut s, "Share of reads / writes (%)", &rows, " %");
-    section(&mut body, "sequential", "Sequential and consecutive accesses", &s);
+    s
+}
 
+/// How many opens, reads, writes, seeks, syncs and errors.
+fn operations(get: &dyn Fn(&str) -> i64) -> String {
     let mut s = String::new();
     let rows: Vec<(String, f64)> = [
         ("opens", "POSIX_OPENS"),
@@ -251,24 +303,20 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
     .map(|(l, k)| (l.to_string(), get(k) as f64))
     .collect();
     bars(&mut s, "Operation counts", &rows, "");
-    section(&mut body, "operations", "Operation counts", &s);
+    s
+}
 
+/// Bytes read and written per mount point.
+fn mounts(fold: &Fold) -> String {
     let mut s = String::new();
     let rows: Vec<(String, f64)> =
         fold.filesystems.values().map(|r| (format!("{} ({})", r.mount_point, r.fs_type), r.bytes() as f64)).collect();
     bars(&mut s, "Bytes read + written by mount point", &rows, " B");
-    section(&mut body, "mounts", "Data by mount point", &s);
+    s
+}
 
-    let mut s = String::new();
-    heatmap(&mut s, fold, ops);
-    section(&mut body, "heatmap", "Heatmap: bytes over time per file", &s);
-
-    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
-        let mut s = String::new();
-        mpi_table(&mut s, m);
-        section(&mut body, "mpiio", "MPI-IO per file and rank (Darshan's MPIIO counters)", &s);
-    }
-
+/// What each query's programs saw and lost, and AIO's submitted and counted requests.
+fn accounting(job: &Job) -> String {
     let mut s = String::from("<dl>");
     for (name, st) in &job.stats {
         let _ = write!(
@@ -296,11 +344,7 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
         job.aio.warning().map(|w| format!(" — <strong>{}</strong>", esc(&w))).unwrap_or_default()
     );
     s.push_str("</dl>");
-    section(&mut body, "accounting", "Event accounting (what the kernel saw and lost)", &s);
-
-    format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ebq I/O report</title><style>{CSS}</style></head><body><h1>ebq I/O report</h1>{body}<script>{SCRIPT}</script></body></html>\n"
-    )
+    s
 }
 
 /// One row per file over the job, then one per rank.

@@ -34,6 +34,7 @@ pub mod posix;
 pub mod query;
 pub mod terminal;
 
+use ebq::exec::monotonic_ns;
 use ebq::host::SyscallTable;
 use ebq::runtime::Output;
 use ebq::sink::rows;
@@ -266,13 +267,6 @@ pub struct FoldMaps {
 
 /// [`SharedState`] between the run loop and the report (its sink).
 pub type Shared = Arc<Mutex<SharedState>>;
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the one we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// A file system's block size, as Darshan reads it (`statfs` f_bsize of the mount point); -1 if unknown.
 fn block_size(mount_point: &str) -> i64 {

@@ -14,6 +14,7 @@
 //! ebq's own root sees them, which is the traced command's (`-c`); the kernel
 //! walk used the traced task's root.
 
+use ebq::host::mountinfo;
 use std::collections::HashMap;
 
 /// What a mount is called.
@@ -34,16 +35,13 @@ pub struct Mounts {
 impl Mounts {
     /// The table as `/proc/self/mountinfo` has it now.
     pub fn read() -> Mounts {
-        Mounts {
-            by_id: parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default()),
-            ..Default::default()
-        }
+        Mounts { by_id: by_id(mountinfo::read()), ..Default::default() }
     }
 
     /// A table of `text` in mountinfo's format (tests).
     #[cfg(test)]
     pub fn parsed(text: &str) -> Mounts {
-        Mounts { by_id: parse(text), ..Default::default() }
+        Mounts { by_id: by_id(mountinfo::parse(text)), ..Default::default() }
     }
 
     /// Mount `id` (0: none), re-reading the table once for an id it lacks.
@@ -62,40 +60,9 @@ impl Mounts {
     }
 }
 
-/// mountinfo's lines: `ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [TAGS…] - FSTYPE SOURCE SUPER_OPTIONS`,
-/// with spaces, tabs, newlines and backslashes in paths escaped as `\ooo`.
-fn parse(text: &str) -> HashMap<u32, Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let (before, after) = line.split_once(" - ")?;
-            let fields: Vec<&str> = before.split(' ').collect();
-            let id = fields.first()?.parse().ok()?;
-            let mount_point = unescape(fields.get(4)?);
-            let fs_type = unescape(after.split(' ').next()?);
-            Some((id, Mount { fs_type, mount_point }))
-        })
-        .collect()
-}
-
-/// `\040` → ' ' (octal escapes, as the kernel's `seq_escape` writes them).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// mountinfo's lines (`ebq::host::mountinfo`) as a table by mount id.
+fn by_id(lines: Vec<mountinfo::MountEntry>) -> HashMap<u32, Mount> {
+    lines.into_iter().map(|m| (m.id, Mount { fs_type: m.fs_type, mount_point: m.mount_point })).collect()
 }
 
 #[cfg(test)]
@@ -103,14 +70,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mountinfo_lines_name_their_mounts_with_escapes_undone() {
-        let text = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n\
-                    31 22 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw\n\
-                    40 22 7:0 / /mnt/with\\040space rw - ext4 /dev/loop0 rw\n";
-        let m = parse(text);
-        assert_eq!(m[&22], Mount { fs_type: "ext4".into(), mount_point: "/".into() });
+    fn mountinfo_lines_are_found_by_their_mount_id() {
+        let m = by_id(mountinfo::parse("31 22 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw\n"));
         assert_eq!(m[&31], Mount { fs_type: "tmpfs".into(), mount_point: "/dev/shm".into() });
-        assert_eq!(m[&40].mount_point, "/mnt/with space");
     }
 
     #[test]

@@ -230,7 +230,8 @@ fn sizes(r: &Record, dir: &str) -> String {
     }
 }
 
-/// The text report: per file system, then per file busiest first (the first `top`).
+/// The text report: per file system, per I/O path, then per file busiest
+/// first (the first `top`), MPI-IO, and warnings of lost events.
 pub fn text(
     out: &mut dyn Write,
     job: &Job,
@@ -246,6 +247,30 @@ pub fn text(
         fold.filesystems.len(),
         format_args!("{:.3}", job.wall_ns() as f64 / 1e9)
     )?;
+    filesystems_text(out, fold)?;
+    paths_text(out, fold)?;
+    let files = busiest(fold);
+    let shown = top.unwrap_or(files.len()).min(files.len());
+    writeln!(
+        out,
+        "\nPer file, busiest first (bytes, then time){}",
+        if shown < files.len() { format!(": top {shown} of {}", files.len()) } else { String::new() }
+    )?;
+    for (k, r) in files.into_iter().take(shown) {
+        file_text(out, k, r)?;
+    }
+    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
+        mpi_text(out, m)?;
+    }
+    if let Some(w) = job.aio.warning() {
+        writeln!(out, "\nWARNING: {w}")?;
+    }
+    lost_text(out, job)?;
+    Ok(())
+}
+
+/// The per-file-system table.
+fn filesystems_text(out: &mut dyn Write, fold: &Fold) -> io::Result<()> {
     writeln!(out, "\nPer file system")?;
     writeln!(
         out,
@@ -281,70 +306,70 @@ pub fn text(
             r.get("EBQ_ERRORS"),
         )?;
     }
+    Ok(())
+}
+
+/// The per-I/O-path table (system calls, io_uring, AIO, mmap).
+fn paths_text(out: &mut dyn Write, fold: &Fold) -> io::Result<()> {
     writeln!(out, "\nPer I/O path")?;
     writeln!(out, "{:<10} {:>8} {:>8} {:>12} {:>13}", "path", "reads", "writes", "bytes read", "bytes written")?;
     for (via, [reads, writes, read, written]) in path_totals(fold) {
         writeln!(out, "{:<10} {reads:>8} {writes:>8} {read:>12} {written:>13}", via.name())?;
     }
     writeln!(out, "(mmap: faults and fault-arounds as reads, the bytes they mapped in; in no POSIX counter)")?;
-    let files = busiest(fold);
-    let shown = top.unwrap_or(files.len()).min(files.len());
+    Ok(())
+}
+
+/// One file's lines: its name and mount, counts, times, paths and sizes.
+fn file_text(out: &mut dyn Write, k: &FileKey, r: &Record) -> io::Result<()> {
     writeln!(
         out,
-        "\nPer file, busiest first (bytes, then time){}",
-        if shown < files.len() { format!(": top {shown} of {}", files.len()) } else { String::new() }
+        "{} ({} {}, dev {}:{}, inode {})",
+        r.name, r.fs_type, r.mount_point, k.dev_major, k.dev_minor, k.inode
     )?;
-    for (k, r) in files.into_iter().take(shown) {
-        writeln!(
-            out,
-            "{} ({} {}, dev {}:{}, inode {})",
-            r.name, r.fs_type, r.mount_point, k.dev_major, k.dev_minor, k.inode
-        )?;
-        writeln!(
-            out,
-            "  opens {}  reads {} ({} B, {} seq, {} consec)  writes {} ({} B, {} seq, {} consec)  seeks {}  fsyncs {}  fdatasyncs {}  rw switches {}  errors {}",
-            r.get("POSIX_OPENS"),
-            r.get("POSIX_READS"),
-            r.get("POSIX_BYTES_READ"),
-            r.get("POSIX_SEQ_READS"),
-            r.get("POSIX_CONSEC_READS"),
-            r.get("POSIX_WRITES"),
-            r.get("POSIX_BYTES_WRITTEN"),
-            r.get("POSIX_SEQ_WRITES"),
-            r.get("POSIX_CONSEC_WRITES"),
-            r.get("POSIX_SEEKS"),
-            r.get("POSIX_FSYNCS"),
-            r.get("POSIX_FDSYNCS"),
-            r.get("POSIX_RW_SWITCHES"),
-            r.get("EBQ_ERRORS"),
-        )?;
-        writeln!(
-            out,
-            "  time ms: read {}  write {}  meta {}  slowest read {} ({} B)  slowest write {} ({} B)",
-            ms(r.fcounters["POSIX_F_READ_TIME"]),
-            ms(r.fcounters["POSIX_F_WRITE_TIME"]),
-            ms(r.fcounters["POSIX_F_META_TIME"]),
-            ms(r.fcounters["POSIX_F_MAX_READ_TIME"]),
-            r.get("POSIX_MAX_READ_TIME_SIZE"),
-            ms(r.fcounters["POSIX_F_MAX_WRITE_TIME"]),
-            r.get("POSIX_MAX_WRITE_TIME_SIZE"),
-        )?;
-        if let Some(paths) = by_path(r) {
-            writeln!(out, "  by path: {paths}")?;
-        }
-        writeln!(out, "  read sizes: {}", sizes(r, "READ"))?;
-        writeln!(out, "  write sizes: {}", sizes(r, "WRITE"))?;
-        if !r.access.is_empty() {
-            let common: Vec<String> = r.access.iter().map(|(v, c)| format!("{v} B × {c}")).collect();
-            writeln!(out, "  common access sizes: {}", common.join(", "))?;
-        }
+    writeln!(
+        out,
+        "  opens {}  reads {} ({} B, {} seq, {} consec)  writes {} ({} B, {} seq, {} consec)  seeks {}  fsyncs {}  fdatasyncs {}  rw switches {}  errors {}",
+        r.get("POSIX_OPENS"),
+        r.get("POSIX_READS"),
+        r.get("POSIX_BYTES_READ"),
+        r.get("POSIX_SEQ_READS"),
+        r.get("POSIX_CONSEC_READS"),
+        r.get("POSIX_WRITES"),
+        r.get("POSIX_BYTES_WRITTEN"),
+        r.get("POSIX_SEQ_WRITES"),
+        r.get("POSIX_CONSEC_WRITES"),
+        r.get("POSIX_SEEKS"),
+        r.get("POSIX_FSYNCS"),
+        r.get("POSIX_FDSYNCS"),
+        r.get("POSIX_RW_SWITCHES"),
+        r.get("EBQ_ERRORS"),
+    )?;
+    writeln!(
+        out,
+        "  time ms: read {}  write {}  meta {}  slowest read {} ({} B)  slowest write {} ({} B)",
+        ms(r.fcounters["POSIX_F_READ_TIME"]),
+        ms(r.fcounters["POSIX_F_WRITE_TIME"]),
+        ms(r.fcounters["POSIX_F_META_TIME"]),
+        ms(r.fcounters["POSIX_F_MAX_READ_TIME"]),
+        r.get("POSIX_MAX_READ_TIME_SIZE"),
+        ms(r.fcounters["POSIX_F_MAX_WRITE_TIME"]),
+        r.get("POSIX_MAX_WRITE_TIME_SIZE"),
+    )?;
+    if let Some(paths) = by_path(r) {
+        writeln!(out, "  by path: {paths}")?;
     }
-    if let Some(m) = mpi.filter(|m| !m.files.is_empty()) {
-        mpi_text(out, m)?;
+    writeln!(out, "  read sizes: {}", sizes(r, "READ"))?;
+    writeln!(out, "  write sizes: {}", sizes(r, "WRITE"))?;
+    if !r.access.is_empty() {
+        let common: Vec<String> = r.access.iter().map(|(v, c)| format!("{v} B × {c}")).collect();
+        writeln!(out, "  common access sizes: {}", common.join(", "))?;
     }
-    if let Some(w) = job.aio.warning() {
-        writeln!(out, "\nWARNING: {w}")?;
-    }
+    Ok(())
+}
+
+/// A warning for each query that lost events (its counters may be low).
+fn lost_text(out: &mut dyn Write, job: &Job) -> io::Result<()> {
     for (name, st) in &job.stats {
         if lost(st) > 0 {
             writeln!(

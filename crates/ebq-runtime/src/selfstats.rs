@@ -70,8 +70,5 @@ pub fn program_stats(object: &Object) -> Vec<ProgramStats> {
 
 /// CPU time (user + system) this process has used, in nanoseconds.
 pub fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    ebq_exec::clock::clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID) as u64
 }

@@ -232,14 +232,16 @@ fn line_col(text: &str, offset: usize) -> String {
 }
 
 /// Parses and validates `text` (read from `path`, used in messages).
-/// `shipped` looks up a shipped query and fills its parameters.
+/// `shipped` looks up a shipped query and fills its parameters. The global
+/// keys first, then each `[[query]]` ([`query_config`]), then `[otlp]`.
 pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, String> {
     let at = |offset: usize| format!("{path}:{}", line_col(text, offset));
     let raw: RawConfig = toml::from_str(text).map_err(|e| match e.span() {
         Some(s) => format!("{}: {}", at(s.start), e.message()),
         None => format!("{path}: {}", e.message()),
     })?;
-    let err = |s: std::ops::Range<usize>, msg: String| format!("{}: {msg}", at(s.start));
+    let place = Place { path, text, shipped };
+    let err = |s: std::ops::Range<usize>, msg: String| place.err(s, msg);
     let listen = match &raw.listen {
         Some(l) => l.get_ref().parse::<SocketAddr>().map_err(|_| {
             err(l.span(), format!("listen: `{}` is not an address like 127.0.0.1:9435 or [::1]:9435", l.get_ref()))
@@ -265,158 +267,17 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         Some(t) => duration(t.get_ref()).map_err(|e| err(t.span(), format!("series_ttl: {e}")))?,
         None => DEFAULT_SERIES_TTL,
     };
+    let defaults = (default_series, default_ttl);
     let mut queries: Vec<QueryConfig> = vec![];
     for q in raw.query {
-        let name = q.name.get_ref().clone();
-        if name.is_empty()
-            || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
-        {
-            return Err(err(q.name.span(), format!("query name `{name}`: use lowercase letters, digits, `_` and `-`")));
-        }
-        if queries.iter().any(|o| o.name == name) {
-            return Err(err(q.name.span(), format!("query name `{name}` is used twice")));
-        }
-        let given: Vec<&Spanned<String>> = [&q.sql, &q.file, &q.shipped].into_iter().flatten().collect();
-        let source = match given.as_slice() {
-            [one] => *one,
-            [] => return Err(err(q.name.span(), format!("query `{name}`: give one of `sql`, `file` or `shipped`"))),
-            [_, second, ..] => {
-                return Err(err(second.span(), format!("query `{name}`: give only one of `sql`, `file` or `shipped`")))
-            }
-        };
-        let set: Vec<String> = q
-            .set
-            .iter()
-            .map(|(k, v)| match v {
-                toml::Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
-            })
-            .collect();
-        if !set.is_empty() && q.shipped.is_none() {
-            return Err(err(q.name.span(), format!("query `{name}`: `set` fills parameters of a `shipped` query")));
-        }
-        let sql = if let Some(s) = &q.sql {
-            s.get_ref().clone()
-        } else if let Some(f) = &q.file {
-            std::fs::read_to_string(f.get_ref())
-                .map_err(|e| err(f.span(), format!("query `{name}`: cannot read {}: {e}", f.get_ref())))?
-        } else {
-            let s = q.shipped.as_ref().expect("one source");
-            shipped(s.get_ref(), &set).map_err(|e| err(s.span(), format!("query `{name}`: {e}")))?
-        };
-        let interval = match &q.interval {
-            Some(i) => duration(i.get_ref()).map_err(|e| err(i.span(), format!("query `{name}`: interval: {e}")))?,
-            None => DEFAULT_INTERVAL,
-        };
-        let max_series = match &q.max_series {
-            Some(m) => positive(m, "max_series").map_err(|e| err(m.span(), format!("query `{name}`: {e}")))?,
-            None => default_series,
-        };
-        let series_ttl = match &q.series_ttl {
-            Some(t) => duration(t.get_ref()).map_err(|e| err(t.span(), format!("query `{name}`: series_ttl: {e}")))?,
-            None => default_ttl,
-        };
-        let max_pair_age = match &q.max_pair_age {
-            Some(t) => {
-                duration(t.get_ref()).map_err(|e| err(t.span(), format!("query `{name}`: max_pair_age: {e}")))?
-            }
-            None => ebq::runtime::DEFAULT_MAX_PAIR_AGE,
-        };
-        let mut limits = Limits::default();
-        for (key, value, slot) in [
-            ("max_groups", &q.max_groups, &mut limits.max_groups),
-            ("max_pending", &q.max_pending, &mut limits.max_pending),
-            ("max_tracked", &q.max_tracked, &mut limits.max_tracked),
-            ("max_sketch_buckets", &q.max_sketch_buckets, &mut limits.max_sketch_buckets),
-            ("ringbuf_size", &q.ringbuf_size, &mut limits.ringbuf_size),
-            ("wakeup_bytes", &q.wakeup_bytes, &mut limits.wakeup_bytes),
-        ] {
-            if let Some(v) = value {
-                let n = positive(v, key).map_err(|e| err(v.span(), format!("query `{name}`: {e}")))?;
-                *slot = u32::try_from(n)
-                    .map_err(|_| err(v.span(), format!("query `{name}`: {key} must be below 2^32, not {n}")))?;
-            }
-        }
-        if let Some(r) =
-            q.ringbuf_size.as_ref().filter(|_| !limits.ringbuf_size.is_power_of_two() || limits.ringbuf_size < 4096)
-        {
-            return Err(err(
-                r.span(),
-                format!("query `{name}`: ringbuf_size must be a power of two of at least 4096, not {}", r.get_ref()),
-            ));
-        }
-        let pin = match &q.pin {
-            Some(p) => {
-                let path = PathBuf::from(p.get_ref());
-                if !path.starts_with("/sys/fs/bpf/") || path.file_name().is_none() {
-                    return Err(err(
-                        p.span(),
-                        format!("query `{name}`: pin must be a path under /sys/fs/bpf/, e.g. /sys/fs/bpf/ebq/{name}"),
-                    ));
-                }
-                if queries.iter().any(|o| o.pin.as_ref() == Some(&path)) {
-                    return Err(err(p.span(), format!("query `{name}`: pin {} is used twice", path.display())));
-                }
-                Some(path)
-            }
-            None => None,
-        };
-        if q.keep_pins.is_some() && pin.is_none() {
-            return Err(err(q.name.span(), format!("query `{name}`: keep_pins needs a `pin` path")));
-        }
-        if let (Some(h), None) = (&q.pin_header, &pin) {
-            return Err(err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
-        }
-        let mut sinks: Vec<String> = vec![];
-        for spec in &q.sinks {
-            let given = spec.get_ref();
-            // Relative to the file's directory, as web_config_file is.
-            let dir = std::path::Path::new(path).parent().unwrap_or(std::path::Path::new("."));
-            let resolved = dir.join(given).to_string_lossy().into_owned();
-            let why = match crate::sink_spec::SinkSpec::parse(given) {
-                Ok(crate::sink_spec::SinkSpec::Terminal) => Some("ebq serve has no terminal; give a file".to_string()),
-                Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
-                    Some("is used twice".to_string())
-                }
-                Ok(_) => None,
-                Err(why) => Some(why),
-            };
-            if let Some(why) = why {
-                return Err(err(spec.span(), format!("query `{name}`: sinks: `{given}`: {why}")));
-            }
-            sinks.push(resolved);
-        }
-        queries.push(QueryConfig {
-            name,
-            sql,
-            interval,
-            max_series,
-            series_ttl,
-            limits,
-            pin,
-            pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
-            keep_pins: q.keep_pins.unwrap_or(false),
-            max_pair_age,
-            sinks,
-            at: at(q.name.span().start),
-            sql_at: at(source.span().start),
-        });
+        let query = query_config(&place, q, defaults, &queries)?;
+        queries.push(query);
     }
     if queries.is_empty() {
         return Err(format!("{path}: no queries: add at least one [[query]] table with a name and sql"));
     }
     let otlp = match raw.otlp {
-        Some(o) => {
-            let e = o.endpoint.get_ref();
-            if let Err(why) = ebq::export::otlp::check_endpoint(e) {
-                return Err(err(o.endpoint.span(), format!("otlp.endpoint: {why}")));
-            }
-            let interval = match &o.interval {
-                Some(i) => duration(i.get_ref()).map_err(|m| err(i.span(), format!("otlp.interval: {m}")))?,
-                None => DEFAULT_INTERVAL,
-            };
-            Some(OtlpConfig { endpoint: e.clone(), interval, resource: o.resource })
-        }
+        Some(o) => Some(otlp_config(&place, o)?),
         None => None,
     };
     let web_config_file = raw.web_config_file.map(|f| {
@@ -436,6 +297,214 @@ pub fn parse(path: &str, text: &str, shipped: &ShippedLookup) -> Result<Config, 
         otlp,
         web_config_file,
     })
+}
+
+/// Where the file is, for messages (`PATH:LINE:COL: …`), and how shipped queries are found.
+struct Place<'a> {
+    path: &'a str,
+    text: &'a str,
+    shipped: &'a ShippedLookup,
+}
+
+impl Place<'_> {
+    /// `msg` at the start of span `s`.
+    fn err(&self, s: std::ops::Range<usize>, msg: String) -> String {
+        format!("{}: {msg}", self.at(s.start))
+    }
+
+    fn at(&self, offset: usize) -> String {
+        format!("{}:{}", self.path, line_col(self.text, offset))
+    }
+
+    fn shipped(&self, name: &str, set: &[String]) -> Result<String, String> {
+        (self.shipped)(name, set)
+    }
+}
+
+/// One `[[query]]`: its name and SQL (from `sql`, `file` or `shipped`), its
+/// times, limits, pin and sinks, each checked against the queries before it.
+/// `defaults`: the file's max_series and series_ttl.
+fn query_config(
+    place: &Place,
+    q: RawQuery,
+    (default_series, default_ttl): (usize, Duration),
+    queries: &[QueryConfig],
+) -> Result<QueryConfig, String> {
+    let (name, sql, source_at) = query_source(place, &q, queries)?;
+    let interval = match &q.interval {
+        Some(i) => duration(i.get_ref()).map_err(|e| place.err(i.span(), format!("query `{name}`: interval: {e}")))?,
+        None => DEFAULT_INTERVAL,
+    };
+    let max_series = match &q.max_series {
+        Some(m) => positive(m, "max_series").map_err(|e| place.err(m.span(), format!("query `{name}`: {e}")))?,
+        None => default_series,
+    };
+    let series_ttl = match &q.series_ttl {
+        Some(t) => {
+            duration(t.get_ref()).map_err(|e| place.err(t.span(), format!("query `{name}`: series_ttl: {e}")))?
+        }
+        None => default_ttl,
+    };
+    let max_pair_age = match &q.max_pair_age {
+        Some(t) => {
+            duration(t.get_ref()).map_err(|e| place.err(t.span(), format!("query `{name}`: max_pair_age: {e}")))?
+        }
+        None => ebq::runtime::DEFAULT_MAX_PAIR_AGE,
+    };
+    let limits = query_limits(place, &q, &name)?;
+    let pin = query_pin(place, &q, &name, queries)?;
+    let sinks = query_sinks(place, &q, &name, queries)?;
+    Ok(QueryConfig {
+        name,
+        sql,
+        interval,
+        max_series,
+        series_ttl,
+        limits,
+        pin,
+        pin_header: q.pin_header.as_ref().map(|h| PathBuf::from(h.get_ref())),
+        keep_pins: q.keep_pins.unwrap_or(false),
+        max_pair_age,
+        sinks,
+        at: place.at(q.name.span().start),
+        sql_at: place.at(source_at),
+    })
+}
+
+/// The query's name (checked, unique) and its SQL from its one source, with
+/// where that source is.
+fn query_source(place: &Place, q: &RawQuery, queries: &[QueryConfig]) -> Result<(String, String, usize), String> {
+    let name = q.name.get_ref().clone();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-') {
+        return Err(
+            place.err(q.name.span(), format!("query name `{name}`: use lowercase letters, digits, `_` and `-`"))
+        );
+    }
+    if queries.iter().any(|o| o.name == name) {
+        return Err(place.err(q.name.span(), format!("query name `{name}` is used twice")));
+    }
+    let given: Vec<&Spanned<String>> = [&q.sql, &q.file, &q.shipped].into_iter().flatten().collect();
+    let source = match given.as_slice() {
+        [one] => *one,
+        [] => return Err(place.err(q.name.span(), format!("query `{name}`: give one of `sql`, `file` or `shipped`"))),
+        [_, second, ..] => {
+            return Err(place.err(second.span(), format!("query `{name}`: give only one of `sql`, `file` or `shipped`")))
+        }
+    };
+    let set: Vec<String> = q
+        .set
+        .iter()
+        .map(|(k, v)| match v {
+            toml::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    if !set.is_empty() && q.shipped.is_none() {
+        return Err(place.err(q.name.span(), format!("query `{name}`: `set` fills parameters of a `shipped` query")));
+    }
+    let sql = if let Some(s) = &q.sql {
+        s.get_ref().clone()
+    } else if let Some(f) = &q.file {
+        std::fs::read_to_string(f.get_ref())
+            .map_err(|e| place.err(f.span(), format!("query `{name}`: cannot read {}: {e}", f.get_ref())))?
+    } else {
+        let s = q.shipped.as_ref().expect("one source");
+        place.shipped(s.get_ref(), &set).map_err(|e| place.err(s.span(), format!("query `{name}`: {e}")))?
+    };
+    Ok((name, sql, source.span().start))
+}
+
+/// The map and buffer sizes a query sets (positive, below 2^32; the ring a
+/// power of two).
+fn query_limits(place: &Place, q: &RawQuery, name: &str) -> Result<Limits, String> {
+    let mut limits = Limits::default();
+    for (key, value, slot) in [
+        ("max_groups", &q.max_groups, &mut limits.max_groups),
+        ("max_pending", &q.max_pending, &mut limits.max_pending),
+        ("max_tracked", &q.max_tracked, &mut limits.max_tracked),
+        ("max_sketch_buckets", &q.max_sketch_buckets, &mut limits.max_sketch_buckets),
+        ("ringbuf_size", &q.ringbuf_size, &mut limits.ringbuf_size),
+        ("wakeup_bytes", &q.wakeup_bytes, &mut limits.wakeup_bytes),
+    ] {
+        if let Some(v) = value {
+            let n = positive(v, key).map_err(|e| place.err(v.span(), format!("query `{name}`: {e}")))?;
+            *slot = u32::try_from(n)
+                .map_err(|_| place.err(v.span(), format!("query `{name}`: {key} must be below 2^32, not {n}")))?;
+        }
+    }
+    if let Some(r) =
+        q.ringbuf_size.as_ref().filter(|_| !limits.ringbuf_size.is_power_of_two() || limits.ringbuf_size < 4096)
+    {
+        return Err(place.err(
+            r.span(),
+            format!("query `{name}`: ringbuf_size must be a power of two of at least 4096, not {}", r.get_ref()),
+        ));
+    }
+    Ok(limits)
+}
+
+/// The query's pin directory (under /sys/fs/bpf/, unique), and the keys that need it.
+fn query_pin(place: &Place, q: &RawQuery, name: &str, queries: &[QueryConfig]) -> Result<Option<PathBuf>, String> {
+    let pin = match &q.pin {
+        Some(p) => {
+            let path = PathBuf::from(p.get_ref());
+            if !path.starts_with("/sys/fs/bpf/") || path.file_name().is_none() {
+                return Err(place.err(
+                    p.span(),
+                    format!("query `{name}`: pin must be a path under /sys/fs/bpf/, e.g. /sys/fs/bpf/ebq/{name}"),
+                ));
+            }
+            if queries.iter().any(|o| o.pin.as_ref() == Some(&path)) {
+                return Err(place.err(p.span(), format!("query `{name}`: pin {} is used twice", path.display())));
+            }
+            Some(path)
+        }
+        None => None,
+    };
+    if q.keep_pins.is_some() && pin.is_none() {
+        return Err(place.err(q.name.span(), format!("query `{name}`: keep_pins needs a `pin` path")));
+    }
+    if let (Some(h), None) = (&q.pin_header, &pin) {
+        return Err(place.err(h.span(), format!("query `{name}`: pin_header needs a `pin` path")));
+    }
+    Ok(pin)
+}
+
+/// The query's file sinks, relative to the config file's directory, each used once.
+fn query_sinks(place: &Place, q: &RawQuery, name: &str, queries: &[QueryConfig]) -> Result<Vec<String>, String> {
+    let mut sinks: Vec<String> = vec![];
+    for spec in &q.sinks {
+        let given = spec.get_ref();
+        // Relative to the file's directory, as web_config_file is.
+        let dir = std::path::Path::new(place.path).parent().unwrap_or(std::path::Path::new("."));
+        let resolved = dir.join(given).to_string_lossy().into_owned();
+        let why = match crate::sink_spec::SinkSpec::parse(given) {
+            Ok(crate::sink_spec::SinkSpec::Terminal) => Some("ebq serve has no terminal; give a file".to_string()),
+            Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
+                Some("is used twice".to_string())
+            }
+            Ok(_) => None,
+            Err(why) => Some(why),
+        };
+        if let Some(why) = why {
+            return Err(place.err(spec.span(), format!("query `{name}`: sinks: `{given}`: {why}")));
+        }
+        sinks.push(resolved);
+    }
+    Ok(sinks)
+}
+
+/// `[otlp]`: a usable endpoint and the push interval.
+fn otlp_config(place: &Place, o: RawOtlp) -> Result<OtlpConfig, String> {
+    let e = o.endpoint.get_ref();
+    if let Err(why) = ebq::export::otlp::check_endpoint(e) {
+        return Err(place.err(o.endpoint.span(), format!("otlp.endpoint: {why}")));
+    }
+    let interval = match &o.interval {
+        Some(i) => duration(i.get_ref()).map_err(|m| place.err(i.span(), format!("otlp.interval: {m}")))?,
+        None => DEFAULT_INTERVAL,
+    };
+    Ok(OtlpConfig { endpoint: e.clone(), interval, resource: o.resource })
 }
 
 fn positive(v: &Spanned<i64>, what: &str) -> Result<usize, String> {

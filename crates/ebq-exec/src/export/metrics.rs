@@ -368,10 +368,24 @@ fn quantile_stem(column: &str) -> String {
     }
 }
 
-impl MetricSchema {
-    /// The roles of `plan`'s output columns for a query called `query`.
-    /// Fails for row queries (no aggregate: nothing to turn into metrics).
-    pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
+/// What [`MetricSchema::of`] reads of a plan to give each output column its
+/// role: the kernel's value slots and sketches, where each distribution's
+/// values are in a row's extras, and the `COUNT(*)` column.
+struct Columns<'a> {
+    query: &'a str,
+    plan: &'a PhysicalPlan,
+    user: &'a ebq_front::plan::UserPlan,
+    slots: &'a [ebq_front::plan::ValueSlot],
+    sketches: &'a [ebq_front::bind::ScalarExpr],
+    /// (histogram field, its first extra) for each HIST's sum.
+    hist_extra: Vec<(usize, usize)>,
+    /// (sketch, its first extra) for each quantile sketch.
+    sketch_extra: Vec<(usize, usize)>,
+    count_column: Option<usize>,
+}
+
+impl<'a> Columns<'a> {
+    fn new(query: &'a str, plan: &'a PhysicalPlan) -> Result<Columns<'a>, String> {
         let (slots, sketches): (&[ebq_front::plan::ValueSlot], &[ebq_front::bind::ScalarExpr]) =
             match (&plan.programs[0].output, plan.window_join()) {
                 // A join of two streams aggregates in user space: no kernel slots.
@@ -384,23 +398,6 @@ impl MetricSchema {
                 }
             };
         let user = &plan.user;
-        let direct = |c: &ebq_front::plan::UserColumn| match &c.expr {
-            PostExpr::Ref(Input { index, .. }) => Some(user.inputs[*index]),
-            _ => None,
-        };
-        let count_column = user.columns.iter().position(|c| direct(c) == Some(UserSource::Count));
-        // The column holding SUM(arg) of an unsigned `arg` (a histogram's or summary's sum).
-        let sum_column = |arg: &ebq_front::bind::ScalarExpr| {
-            if arg.ty().is_signed() {
-                return None;
-            }
-            user.columns.iter().position(|c| match direct(c) {
-                Some(UserSource::Slot(f)) => {
-                    slots.iter().any(|s| s.field == f && s.func == AggFunc::Sum && s.arg == *arg)
-                }
-                _ => false,
-            })
-        };
         // Where each distribution's values are in a row's extras.
         let (mut hist_extra, mut sketch_extra) = (vec![], vec![]);
         let mut at = 0;
@@ -411,89 +408,147 @@ impl MetricSchema {
             }
             at += d.width();
         }
-        let find = |v: &[(usize, usize)], k: usize| v.iter().find(|(x, _)| *x == k).map(|(_, at)| *at);
-        let mut exponentials: Vec<ExponentialRole> = vec![];
-        let mut roles = vec![];
-        for (ci, c) in user.columns.iter().enumerate() {
-            if let Some(UserSource::Quantile { sketch, .. }) = direct(c) {
-                let known = exponentials.iter().any(|e| match (e.source, find(&sketch_extra, sketch)) {
-                    (ExponentialSource::Sketch { extra }, Some(at)) => extra == at,
-                    _ => false,
-                });
-                if let (Some(extra), false) = (find(&sketch_extra, sketch), known) {
-                    let (name, unit, scale, shift) = exponential_name(query, &quantile_stem(&snake(&c.name)));
-                    let source = ExponentialSource::Sketch { extra };
-                    exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
-                }
+        let mut columns = Columns { query, plan, user, slots, sketches, hist_extra, sketch_extra, count_column: None };
+        columns.count_column = user.columns.iter().position(|c| columns.direct(c) == Some(UserSource::Count));
+        Ok(columns)
+    }
+
+    /// The input a column shows as it is, if it is one.
+    fn direct(&self, c: &ebq_front::plan::UserColumn) -> Option<UserSource> {
+        match &c.expr {
+            PostExpr::Ref(Input { index, .. }) => Some(self.user.inputs[*index]),
+            _ => None,
+        }
+    }
+
+    /// The column holding SUM(arg) of an unsigned `arg` (a histogram's or summary's sum).
+    fn sum_column(&self, arg: &ebq_front::bind::ScalarExpr) -> Option<usize> {
+        if arg.ty().is_signed() {
+            return None;
+        }
+        self.user.columns.iter().position(|c| match self.direct(c) {
+            Some(UserSource::Slot(f)) => {
+                self.slots.iter().any(|s| s.field == f && s.func == AggFunc::Sum && s.arg == *arg)
             }
-            let mut used = vec![];
-            inputs_of(&c.expr, &mut used);
-            let col = snake(&c.name);
-            let all_keys = !used.is_empty() && used.iter().all(|i| matches!(user.inputs[*i], UserSource::Key(_)));
-            if all_keys {
-                roles.push(ColumnRole::Label { name: label_name(&c.name) });
-                continue;
-            }
-            let kind = match direct(c) {
-                Some(UserSource::Count) => MetricKind::Counter,
-                Some(UserSource::Slot(field)) => match slots.iter().find(|s| s.field == field) {
-                    Some(s) if s.func == AggFunc::Sum && !s.arg.ty().is_signed() => MetricKind::Counter,
-                    _ => MetricKind::Gauge,
-                },
-                // A join of two streams' aggregate j (its sums add up like the kernel's).
-                Some(UserSource::Row(j)) => match plan.window_join().and_then(|s| s.aggregate.as_ref()) {
-                    Some(a) if matches!(a.aggs.get(j), Some((AggFunc::Sum, _, ty)) if !ty.is_signed()) => {
-                        MetricKind::Counter
-                    }
-                    _ => MetricKind::Gauge,
-                },
-                Some(UserSource::Hist(_)) => MetricKind::Histogram,
-                // OpenMetrics summaries hold no negative quantiles: those of a
-                // signed argument are gauges, one per column (`ebq_q_p50_ret`).
-                Some(UserSource::Quantile { sketch, .. })
-                    if sketches.get(sketch).is_some_and(|a| a.ty().is_signed()) =>
-                {
-                    MetricKind::Gauge
-                }
-                Some(UserSource::Quantile { ppm, sketch }) => {
-                    let stem = quantile_stem(&col);
-                    let (name, unit, scale) = metric_name(query, &stem, false);
-                    roles.push(ColumnRole::Quantile {
-                        name,
-                        unit,
-                        scale,
-                        q: f64::from(ppm) / 1e6,
-                        count_column,
-                        sum_column: sketches.get(sketch).and_then(sum_column),
-                        sketch_extra: find(&sketch_extra, sketch),
-                    });
-                    continue;
-                }
-                _ => MetricKind::Gauge,
-            };
-            let (name, unit, scale) = metric_name(query, &col, kind == MetricKind::Counter);
-            let hist_slot = match direct(c) {
-                Some(UserSource::Hist(f)) => slots.iter().find(|s| s.field == f),
-                _ => None,
-            };
-            // A Ceil HIST of an unsigned argument is also a native histogram, losslessly.
-            if let Some(s) = hist_slot.filter(|s| s.func == AggFunc::Hist(Log2::Ceil) && !s.arg.ty().is_signed()) {
-                let (name, unit, scale, shift) = exponential_name(query, &col);
-                let source = ExponentialSource::Hist { sum_extra: find(&hist_extra, s.field) };
+            _ => false,
+        })
+    }
+
+    fn hist_extra(&self, field: usize) -> Option<usize> {
+        self.hist_extra.iter().find(|(x, _)| *x == field).map(|(_, at)| *at)
+    }
+
+    fn sketch_extra(&self, sketch: usize) -> Option<usize> {
+        self.sketch_extra.iter().find(|(x, _)| *x == sketch).map(|(_, at)| *at)
+    }
+
+    /// Column `ci`'s role: a label (it reads only keys), a counter, gauge or
+    /// histogram, or a summary's quantile. A quantile's sketch, and a Ceil
+    /// HIST of an unsigned argument, also add an exponential histogram.
+    fn role(&self, ci: usize, c: &ebq_front::plan::UserColumn, exponentials: &mut Vec<ExponentialRole>) -> ColumnRole {
+        if let Some(UserSource::Quantile { sketch, .. }) = self.direct(c) {
+            let known = exponentials.iter().any(|e| match (e.source, self.sketch_extra(sketch)) {
+                (ExponentialSource::Sketch { extra }, Some(at)) => extra == at,
+                _ => false,
+            });
+            if let (Some(extra), false) = (self.sketch_extra(sketch), known) {
+                let (name, unit, scale, shift) = exponential_name(self.query, &quantile_stem(&snake(&c.name)));
+                let source = ExponentialSource::Sketch { extra };
                 exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
             }
-            roles.push(ColumnRole::Metric {
-                name,
-                kind,
-                unit,
-                scale,
-                integer: kind == MetricKind::Counter && scale >= 1.0,
-                layout: hist_slot.and_then(|s| HistLayout::of(&s.func, s.arg.ty().is_signed(), scale)),
-                sum_extra: hist_slot.and_then(|s| find(&hist_extra, s.field)),
-            });
         }
-        // A sketch of a column with a HIST's stem (`HIST(x) AS size_bytes, P99(x) AS
-        // p99_size_bytes`) keeps `…_histogram…`; the HIST's family becomes `…_log2_histogram…`.
+        let mut used = vec![];
+        inputs_of(&c.expr, &mut used);
+        let col = snake(&c.name);
+        let all_keys = !used.is_empty() && used.iter().all(|i| matches!(self.user.inputs[*i], UserSource::Key(_)));
+        if all_keys {
+            return ColumnRole::Label { name: label_name(&c.name) };
+        }
+        let kind = match self.direct(c) {
+            Some(UserSource::Count) => MetricKind::Counter,
+            Some(UserSource::Slot(field)) => match self.slots.iter().find(|s| s.field == field) {
+                Some(s) if s.func == AggFunc::Sum && !s.arg.ty().is_signed() => MetricKind::Counter,
+                _ => MetricKind::Gauge,
+            },
+            // A join of two streams' aggregate j (its sums add up like the kernel's).
+            Some(UserSource::Row(j)) => match self.plan.window_join().and_then(|s| s.aggregate.as_ref()) {
+                Some(a) if matches!(a.aggs.get(j), Some((AggFunc::Sum, _, ty)) if !ty.is_signed()) => {
+                    MetricKind::Counter
+                }
+                _ => MetricKind::Gauge,
+            },
+            Some(UserSource::Hist(_)) => MetricKind::Histogram,
+            // OpenMetrics summaries hold no negative quantiles: those of a
+            // signed argument are gauges, one per column (`ebq_q_p50_ret`).
+            Some(UserSource::Quantile { sketch, .. })
+                if self.sketches.get(sketch).is_some_and(|a| a.ty().is_signed()) =>
+            {
+                MetricKind::Gauge
+            }
+            Some(UserSource::Quantile { ppm, sketch }) => {
+                let stem = quantile_stem(&col);
+                let (name, unit, scale) = metric_name(self.query, &stem, false);
+                return ColumnRole::Quantile {
+                    name,
+                    unit,
+                    scale,
+                    q: f64::from(ppm) / 1e6,
+                    count_column: self.count_column,
+                    sum_column: self.sketches.get(sketch).and_then(|a| self.sum_column(a)),
+                    sketch_extra: self.sketch_extra(sketch),
+                };
+            }
+            _ => MetricKind::Gauge,
+        };
+        let (name, unit, scale) = metric_name(self.query, &col, kind == MetricKind::Counter);
+        let hist_slot = match self.direct(c) {
+            Some(UserSource::Hist(f)) => self.slots.iter().find(|s| s.field == f),
+            _ => None,
+        };
+        // A Ceil HIST of an unsigned argument is also a native histogram, losslessly.
+        if let Some(s) = hist_slot.filter(|s| s.func == AggFunc::Hist(Log2::Ceil) && !s.arg.ty().is_signed()) {
+            let (name, unit, scale, shift) = exponential_name(self.query, &col);
+            let source = ExponentialSource::Hist { sum_extra: self.hist_extra(s.field) };
+            exponentials.push(ExponentialRole { name, unit, shift, scale, source, column: ci });
+        }
+        ColumnRole::Metric {
+            name,
+            kind,
+            unit,
+            scale,
+            integer: kind == MetricKind::Counter && scale >= 1.0,
+            layout: hist_slot.and_then(|s| HistLayout::of(&s.func, s.arg.ty().is_signed(), scale)),
+            sum_extra: hist_slot.and_then(|s| self.hist_extra(s.field)),
+        }
+    }
+}
+
+impl MetricSchema {
+    /// The roles of `plan`'s output columns for a query called `query`.
+    /// Fails for row queries (no aggregate: nothing to turn into metrics).
+    /// Each column gets its role on its own ([`Columns::role`]); then names
+    /// that would clash are told apart.
+    pub fn of(query: &str, plan: &PhysicalPlan) -> Result<MetricSchema, String> {
+        let columns = Columns::new(query, plan)?;
+        let mut exponentials: Vec<ExponentialRole> = vec![];
+        let roles: Vec<ColumnRole> =
+            plan.user.columns.iter().enumerate().map(|(ci, c)| columns.role(ci, c, &mut exponentials)).collect();
+        let mut schema = MetricSchema {
+            query: query.to_string(),
+            roles,
+            columns: plan.user.columns.iter().map(|c| c.name.clone()).collect(),
+            exponentials,
+        };
+        schema.log2_histogram_names();
+        schema.quantile_names();
+        schema.qualified_labels(plan);
+        Ok(schema)
+    }
+
+    /// A sketch of a column with a HIST's stem (`HIST(x) AS size_bytes, P99(x) AS
+    /// p99_size_bytes`) keeps `…_histogram…`; the HIST's family becomes `…_log2_histogram…`.
+    fn log2_histogram_names(&mut self) {
+        let exponentials = &mut self.exponentials;
         let sketch_names: Vec<String> = exponentials
             .iter()
             .filter(|e| matches!(e.source, ExponentialSource::Sketch { .. }))
@@ -505,10 +560,14 @@ impl MetricSchema {
                 e.name.insert_str(at, "_log2");
             }
         }
-        // A summary whose name a counter, gauge or histogram already has
-        // (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
-        // `…_quantiles[_<unit>]` (`ebq_q_size_quantiles_bytes`): never a type
-        // word (`promtool check metrics` refuses `_summary`, `_histogram`, …).
+    }
+
+    /// A summary whose name a counter, gauge or histogram already has
+    /// (`HIST(x) AS size_bytes, P99(x) AS p99_size_bytes`) becomes
+    /// `…_quantiles[_<unit>]` (`ebq_q_size_quantiles_bytes`): never a type
+    /// word (`promtool check metrics` refuses `_summary`, `_histogram`, …).
+    fn quantile_names(&mut self) {
+        let roles = &mut self.roles;
         let taken: Vec<String> = roles
             .iter()
             .filter_map(|r| match r {
@@ -516,7 +575,7 @@ impl MetricSchema {
                 _ => None,
             })
             .collect();
-        for r in &mut roles {
+        for r in roles.iter_mut() {
             if let ColumnRole::Quantile { name, unit, .. } = r {
                 if taken.contains(name) {
                     *name = match unit {
@@ -528,7 +587,11 @@ impl MetricSchema {
                 }
             }
         }
-        // Two keys with one label name (`i.dev`, `c.dev`): keep the qualified names.
+    }
+
+    /// Two keys with one label name (`i.dev`, `c.dev`): keep the qualified names.
+    fn qualified_labels(&mut self, plan: &PhysicalPlan) {
+        let (roles, user) = (&mut self.roles, &plan.user);
         let labels: Vec<String> = roles
             .iter()
             .filter_map(|r| match r {
@@ -543,12 +606,6 @@ impl MetricSchema {
                 }
             }
         }
-        Ok(MetricSchema {
-            query: query.to_string(),
-            roles,
-            columns: user.columns.iter().map(|c| c.name.clone()).collect(),
-            exponentials,
-        })
     }
 
     /// The families of one window (`out`): one per counter/gauge/histogram

@@ -6,6 +6,7 @@
 //! line. Columns are recognised by their output name: `time`, `e.time`, …
 //! (the `time` system column as selected) and `kstack`/`ustack`.
 
+use crate::clock::clock_ns;
 use crate::Value;
 
 /// How the terminal shows `time` columns (`--time`).
@@ -52,29 +53,16 @@ impl TimeDisplay {
     }
 }
 
-fn clock_ns(clock: libc::clockid_t) -> i128 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
-}
-
-/// ns since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` (proleptic
-/// Gregorian calendar; Howard Hinnant's days-to-civil algorithm).
+/// ns since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.uuuuuuZ`: the files'
+/// [`super::iso8601`] (nine digits) cut to the microsecond, so the terminal
+/// and the files agree on the calendar.
 pub fn iso_utc(ns: i128) -> String {
-    let secs = ns.div_euclid(1_000_000_000);
-    let micros = ns.rem_euclid(1_000_000_000) / 1000;
-    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i128::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+    let ns = i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX });
+    let mut s = super::iso8601(ns);
+    // `…SS.nnnnnnnnnZ` → `…SS.uuuuuuZ`: the last three digits go, floor as before.
+    s.truncate(s.len() - 4);
+    s.push('Z');
+    s
 }
 
 /// True for an output column holding event times.

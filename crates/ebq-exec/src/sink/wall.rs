@@ -11,6 +11,7 @@
 //! as the monotonic ones; an NTP step during the run is not followed.
 
 use arrow_schema::{DataType, Schema, TimeUnit};
+use chrono::{Datelike, Timelike};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -83,9 +84,10 @@ pub fn iso8601(unix_ns: i64) -> String {
     let mut nanos = unix_ns.rem_euclid(1_000_000_000) as u32;
     SECOND.with_borrow_mut(|(cached, prefix)| {
         if *cached != secs {
-            let (days, day_secs) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-            let (y, m, d) = civil_from_days(days);
-            let (hh, mm, ss) = (day_secs / 3600, day_secs / 60 % 60, day_secs % 60);
+            // Any i64 of ns is a second chrono can place (±292 years around 1970).
+            let t = chrono::DateTime::from_timestamp(secs, 0).expect("an i64 of ns is within chrono's range");
+            let (y, m, d) = (t.year(), t.month(), t.day());
+            let (hh, mm, ss) = (t.hour(), t.minute(), t.second());
             *prefix = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.");
             *cached = secs;
         }
@@ -100,20 +102,6 @@ pub fn iso8601(unix_ns: i64) -> String {
         s.push('Z');
         s
     })
-}
-
-/// The proleptic Gregorian date of a day number (days since 1970-01-01):
-/// Howard Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// The index of the monotonic `time` column of a query's output (named

@@ -10,6 +10,65 @@ use sqlparser::ast::{
     UnaryOperator, Value,
 };
 
+/// A literal: an unsigned integer, a boolean or a string constant.
+fn literal(e: &Expr, v: &Value) -> Result<ScalarExpr> {
+    match v {
+        Value::Number(n, _) => match n.parse::<u64>() {
+            Ok(value) => Ok(ScalarExpr::Int { value, ty: DataType::U64 }),
+            Err(_) => Err(err(e, format!("`{n}` is not an integer from 0 to 18446744073709551615"))),
+        },
+        Value::Boolean(b) => Ok(ScalarExpr::Bool(*b)),
+        Value::SingleQuotedString(s) => string_constant(e, s),
+        other => Err(err(e, format!("literal `{other}` is not supported"))),
+    }
+}
+
+/// Why function `name` cannot be in a kernel expression, if it cannot: an
+/// aggregate, or a function computed in user space per group (it says how
+/// to use it).
+fn user_space_function(e: &Expr, f: &Function, name: &str) -> Option<Error> {
+    if agg_func(f).is_some() {
+        return Some(err(e, format!("aggregate `{e}` is not allowed here")));
+    }
+    if name == "dev_str" {
+        return Some(err(
+            e,
+            "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
+        ));
+    }
+    if name == "req_flags" {
+        return Some(err(
+            e,
+            "req_flags() is computed in user space, per group: GROUP BY the flags and select \
+             req_flags(rq.cmd_flags)",
+        ));
+    }
+    if name == "syscall_name" {
+        return Some(err(
+            e,
+            "syscall_name() is computed in user space, per group: GROUP BY the number and \
+             select syscall_name(id)",
+        ));
+    }
+    if let Some((which, arg)) = super::linux_names::named_arg(e) {
+        let f = which.function();
+        return Some(err(
+            e,
+            format!(
+                "{f}() is named in user space, per group: GROUP BY `{arg}` and select {f}({arg}), \
+                 or filter with WHERE {f}({arg}) = 'NAME'"
+            ),
+        ));
+    }
+    if name == "cgroup_path" || name == "container_id" {
+        return Some(err(
+            e,
+            format!("{name}() is computed in user space, per group: GROUP BY cgroup and select {name}(cgroup)"),
+        ));
+    }
+    None
+}
+
 pub(super) fn span_of(e: &impl Spanned) -> Option<Span> {
     Span::from_sql(e.span())
 }
@@ -277,6 +336,8 @@ impl Binder<'_> {
         }
     }
 
+    /// One expression node, by kind: each kind that needs more than a line
+    /// is bound by its own method below.
     fn scalar_inner(&self, e: &Expr) -> Result<ScalarExpr> {
         match e {
             Expr::Identifier(id) => match self.union_start_bare(id) {
@@ -287,269 +348,252 @@ impl Binder<'_> {
                 Some(path) => self.union_start_column(parts, &path?, e),
                 None => self.path_or_column(parts, e),
             },
-            Expr::CompoundFieldAccess { root, access_chain } => match (root.as_ref(), access_chain.as_slice()) {
-                (Expr::Identifier(id), [AccessExpr::Subscript(Subscript::Index { index })]) => {
-                    let i = self.array_index(index)?;
-                    let column = self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))?;
-                    if let Some(side) = self.sides.iter().find(|s| s.format().field(&id.value).is_some()) {
-                        self.note_read(side, &column, span_of(e));
-                    }
-                    Ok(column)
-                }
-                // `e.args[0]`: the element of one event's array, as a JOIN names it.
-                (
-                    Expr::Identifier(q),
-                    [AccessExpr::Dot(Expr::Identifier(name)), AccessExpr::Subscript(Subscript::Index { index })],
-                ) => {
-                    let i = self.array_index(index)?;
-                    let q = &q.value;
-                    let side = self.side_named(q).ok_or_else(|| err(e, format!("unknown event alias `{q}`")))?;
-                    let column = super::field_column(side.format(), &name.value, Some(i)).map_err(|m| err(e, m))?;
-                    let column = side.carry(column);
-                    self.note_read(side, &column, span_of(e));
-                    Ok(column)
-                }
-                _ => Err(err(e, format!("`{e}` is not supported"))),
-            },
-            Expr::Value(v) => match &v.value {
-                Value::Number(n, _) => match n.parse::<u64>() {
-                    Ok(value) => Ok(ScalarExpr::Int { value, ty: DataType::U64 }),
-                    Err(_) => Err(err(e, format!("`{n}` is not an integer from 0 to 18446744073709551615"))),
-                },
-                Value::Boolean(b) => Ok(ScalarExpr::Bool(*b)),
-                Value::SingleQuotedString(s) => string_constant(e, s),
-                other => Err(err(e, format!("literal `{other}` is not supported"))),
-            },
+            Expr::CompoundFieldAccess { root, access_chain } => self.subscript(e, root, access_chain),
+            Expr::Value(v) => literal(e, &v.value),
             Expr::Nested(inner) => self.scalar(inner),
-            Expr::Cast { expr, data_type, format: None, .. } => {
-                let inner = self.scalar(expr)?;
-                let Some(ty) = cast_type(&data_type.to_string()) else {
-                    return Err(err(
-                        e,
-                        format!(
-                            "CAST converts integers to BIGINT, INT, SMALLINT, TINYINT (… UNSIGNED), or i8 … u64; \
-                             not `{data_type}`"
-                        ),
-                    ));
-                };
-                if !inner.ty().is_int() {
-                    return Err(err(e, format!("CAST converts integers; `{expr}` is {}", inner.ty())));
-                }
-                Ok(ScalarExpr::Cast { expr: Box::new(inner), ty })
-            }
-            Expr::UnaryOp { op, expr } => {
-                let inner = self.scalar(expr)?;
-                match (op, inner) {
-                    (UnaryOperator::Not, s) if s.ty() == DataType::Bool => Ok(ScalarExpr::Not(Box::new(s))),
-                    (UnaryOperator::Minus, ScalarExpr::Int { value, .. }) if value <= 1 << 63 => {
-                        Ok(ScalarExpr::Int { value: value.wrapping_neg(), ty: DataType::I64 })
-                    }
-                    (UnaryOperator::Minus, s) if s.ty().is_int() => Ok(ScalarExpr::Neg(Box::new(s))),
-                    (UnaryOperator::Plus, s) if s.ty().is_int() => Ok(s),
-                    (op, s) => Err(err(e, format!("`{op}` cannot be applied to {}", s.ty()))),
-                }
-            }
+            Expr::Cast { expr, data_type, format: None, .. } => self.cast(e, expr, data_type),
+            Expr::UnaryOp { op, expr } => self.unary(e, op, expr),
             Expr::BinaryOp { left, op, right } => self.binary(e, left, op, right),
-            Expr::Like { negated, any: false, expr, pattern, escape_char: None } => {
-                let Expr::Value(v) = pattern.as_ref() else {
-                    return Err(err(pattern.as_ref(), "LIKE needs a string literal pattern"));
-                };
-                let Value::SingleQuotedString(p) = &v.value else {
-                    return Err(err(pattern.as_ref(), "LIKE needs a string literal pattern"));
-                };
-                let (lit, prefix) = match p.strip_suffix('%') {
-                    Some(stem) => (stem, true),
-                    None => (p.as_str(), false),
-                };
-                if lit.contains(['%', '_']) {
-                    return Err(Error::Query(
-                        QueryError::new(
-                            Stage::Bind,
-                            "only prefix patterns ('abc%') and exact strings are supported in LIKE",
-                            span_of(pattern.as_ref()),
-                        )
-                        .with_help("`_` and inner `%` wildcards cannot be matched in the kernel yet"),
-                    ));
-                }
-                self.string_match(expr, lit, prefix, *negated)
-            }
-            Expr::Between { expr, negated, low, high } => {
-                let x = self.scalar(expr)?;
-                let lo = self.compare(e, BinaryOp::Ge, x.clone(), self.scalar(low)?)?;
-                let hi = self.compare(e, BinaryOp::Le, x, self.scalar(high)?)?;
-                let both = ScalarExpr::Binary {
-                    op: BinaryOp::And,
-                    left: Box::new(lo),
-                    right: Box::new(hi),
-                    ty: DataType::Bool,
-                    operand_ty: DataType::Bool,
-                };
-                Ok(if *negated { ScalarExpr::Not(Box::new(both)) } else { both })
-            }
-            Expr::InList { expr, list, negated } => {
-                if list.len() > super::MAX_IN_LIST {
-                    return Err(err(
-                        e,
-                        format!("IN lists hold at most {} values; this one has {}", super::MAX_IN_LIST, list.len()),
-                    ));
-                }
-                let x = self.scalar(expr)?;
-                let mut any: Option<ScalarExpr> = None;
-                for item in list {
-                    let eq = match item {
-                        Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)) => {
-                            self.string_match(expr, &v.value.clone().into_string().unwrap_or_default(), false, false)?
-                        }
-                        _ => self.compare(e, BinaryOp::Eq, x.clone(), self.scalar(item)?)?,
-                    };
-                    any = Some(match any {
-                        None => eq,
-                        Some(a) => ScalarExpr::Binary {
-                            op: BinaryOp::Or,
-                            left: Box::new(a),
-                            right: Box::new(eq),
-                            ty: DataType::Bool,
-                            operand_ty: DataType::Bool,
-                        },
-                    });
-                }
-                let any = any.ok_or_else(|| err(e, "IN needs at least one value"))?;
-                Ok(if *negated { ScalarExpr::Not(Box::new(any)) } else { any })
-            }
+            Expr::Like { negated, any: false, expr, pattern, escape_char: None } => self.like(expr, pattern, *negated),
+            Expr::Between { expr, negated, low, high } => self.between(e, expr, low, high, *negated),
+            Expr::InList { expr, list, negated } => self.in_list(e, expr, list, *negated),
             Expr::Case { operand: Some(op), .. } => {
                 Err(err(op.as_ref(), "only searched CASE is supported: CASE WHEN condition THEN value … END"))
             }
             Expr::Case { operand: None, conditions, else_result, .. } => {
-                let mut branches = vec![];
-                for w in conditions {
-                    branches.push((self.condition(&w.condition, "CASE WHEN")?, self.scalar(&w.result)?, &w.result));
-                }
-                let strings = branches.iter().any(|(_, v, _)| v.is_const_str());
-                let otherwise = match else_result {
-                    Some(x) => self.scalar(x)?,
-                    None if strings => ScalarExpr::Str { value: String::new(), cap: 1 },
-                    None => ScalarExpr::Int { value: 0, ty: DataType::U64 },
-                };
-                if strings || otherwise.is_const_str() {
-                    return string_case(e, branches, otherwise, else_result.as_deref());
-                }
-                let mut ty = otherwise.ty();
-                for (_, v, x) in &branches {
-                    if !v.ty().is_int() {
-                        return Err(err(*x, format!("CASE values must be integers; `{x}` is {}", v.ty())));
-                    }
-                    if v.ty().is_signed() {
-                        ty = DataType::I64;
-                    }
-                }
-                if !ty.is_int() {
-                    return Err(err(e, format!("CASE values must be integers; ELSE is {ty}")));
-                }
-                let ty = if ty.is_signed() { DataType::I64 } else { DataType::U64 };
-                Ok(branches.into_iter().rev().fold(otherwise, |acc, (cond, then, _)| ScalarExpr::Cond {
-                    cond: Box::new(cond),
-                    then: Box::new(then),
-                    otherwise: Box::new(acc),
-                    ty,
-                }))
+                self.case(e, conditions, else_result.as_deref())
             }
-            Expr::Function(f) => {
-                let name = f.name.to_string().to_ascii_lowercase();
-                if agg_func(f).is_some() {
-                    return Err(err(e, format!("aggregate `{e}` is not allowed here")));
-                }
-                if name == "dev_str" {
-                    return Err(err(
-                        e,
-                        "dev_str() is computed in user space, per group: GROUP BY the device and select dev_str(dev)",
-                    ));
-                }
-                if name == "req_flags" {
-                    return Err(err(
-                        e,
-                        "req_flags() is computed in user space, per group: GROUP BY the flags and select \
-                         req_flags(rq.cmd_flags)",
-                    ));
-                }
-                if name == "syscall_name" {
-                    return Err(err(
-                        e,
-                        "syscall_name() is computed in user space, per group: GROUP BY the number and \
-                         select syscall_name(id)",
-                    ));
-                }
-                if let Some((which, arg)) = super::linux_names::named_arg(e) {
-                    let f = which.function();
-                    return Err(err(
-                        e,
-                        format!(
-                            "{f}() is named in user space, per group: GROUP BY `{arg}` and select {f}({arg}), \
-                             or filter with WHERE {f}({arg}) = 'NAME'"
-                        ),
-                    ));
-                }
-                if name == "cgroup_path" || name == "container_id" {
-                    return Err(err(
-                        e,
-                        format!(
-                            "{name}() is computed in user space, per group: GROUP BY cgroup and select {name}(cgroup)"
-                        ),
-                    ));
-                }
-                match (name.as_str(), function_args(f).as_slice()) {
-                    ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => {
-                        match &v.value {
-                            Value::SingleQuotedString(p) => self.string_match(col, p, true, false),
-                            _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
-                        }
-                    }
-                    ("starts_with", _) => {
-                        Err(err(e, "starts_with(column, 'prefix') takes a string column and a string literal prefix"))
-                    }
-                    ("syscall_nr", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
-                        Value::SingleQuotedString(n) => match self.kernel.syscalls().nr(n) {
-                            Some(nr) => Ok(ScalarExpr::Int { value: nr as u64, ty: DataType::U64 }),
-                            None => Err(err(arg, format!("`{n}` is not a system call of this machine"))),
-                        },
-                        _ => Err(err(e, "syscall_nr('name') needs a string literal")),
-                    },
-                    ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
-                    (
-                        "enum_value",
-                        [FunctionArgExpr::Expr(Expr::Value(t)), FunctionArgExpr::Expr(arg @ Expr::Value(v))],
-                    ) => match (&t.value, &v.value) {
-                        (Value::SingleQuotedString(ty), Value::SingleQuotedString(n)) => self.enum_value(ty, n, arg),
-                        _ => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
-                    },
-                    ("enum_value", _) => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
-                    // io_uring_op('READ') = enum_value('io_uring_op', 'IORING_OP_READ').
-                    ("io_uring_op", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
-                        Value::SingleQuotedString(n) => self.enum_value("io_uring_op", &format!("IORING_OP_{n}"), arg),
-                        _ => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
-                    },
-                    ("io_uring_op", _) => {
-                        Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)"))
-                    }
-                    ("print_flag", args) => self.print_flag(e, args),
-                    ("str", args) => self.user_string(e, args),
-                    (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
-                        let ty = user_int_type(name).expect("checked");
-                        let [FunctionArgExpr::Expr(a)] = args else {
-                            return Err(err(e, format!("{name}(addr) takes one address")));
-                        };
-                        let addr = self.scalar(a)?;
-                        if !addr.ty().is_int() {
-                            return Err(err(
-                                a,
-                                format!("{name}() reads at an integer address; `{a}` is {}", addr.ty()),
-                            ));
-                        }
-                        Ok(ScalarExpr::UserRead { addr: Box::new(addr), ty })
-                    }
-                    _ => Err(unknown_function(f)),
-                }
-            }
+            Expr::Function(f) => self.function(e, f),
             other => Err(expr_err(e, format!("`{other}` is not supported in ebq expressions"))),
+        }
+    }
+
+    /// `field[i]` (an array field's element) and `e.field[i]` (one event's,
+    /// as a JOIN names it).
+    fn subscript(&self, e: &Expr, root: &Expr, access_chain: &[AccessExpr]) -> Result<ScalarExpr> {
+        match (root, access_chain) {
+            (Expr::Identifier(id), [AccessExpr::Subscript(Subscript::Index { index })]) => {
+                let i = self.array_index(index)?;
+                let column = self.field_column(&id.value, Some(i)).map_err(|m| err(e, m))?;
+                if let Some(side) = self.sides.iter().find(|s| s.format().field(&id.value).is_some()) {
+                    self.note_read(side, &column, span_of(e));
+                }
+                Ok(column)
+            }
+            // `e.args[0]`: the element of one event's array, as a JOIN names it.
+            (
+                Expr::Identifier(q),
+                [AccessExpr::Dot(Expr::Identifier(name)), AccessExpr::Subscript(Subscript::Index { index })],
+            ) => {
+                let i = self.array_index(index)?;
+                let q = &q.value;
+                let side = self.side_named(q).ok_or_else(|| err(e, format!("unknown event alias `{q}`")))?;
+                let column = super::field_column(side.format(), &name.value, Some(i)).map_err(|m| err(e, m))?;
+                let column = side.carry(column);
+                self.note_read(side, &column, span_of(e));
+                Ok(column)
+            }
+            _ => Err(err(e, format!("`{e}` is not supported"))),
+        }
+    }
+
+    /// `CAST(x AS type)`: integers to another integer type.
+    fn cast(&self, e: &Expr, expr: &Expr, data_type: &sqlparser::ast::DataType) -> Result<ScalarExpr> {
+        let inner = self.scalar(expr)?;
+        let Some(ty) = cast_type(&data_type.to_string()) else {
+            return Err(err(
+                e,
+                format!(
+                    "CAST converts integers to BIGINT, INT, SMALLINT, TINYINT (… UNSIGNED), or i8 … u64; \
+                     not `{data_type}`"
+                ),
+            ));
+        };
+        if !inner.ty().is_int() {
+            return Err(err(e, format!("CAST converts integers; `{expr}` is {}", inner.ty())));
+        }
+        Ok(ScalarExpr::Cast { expr: Box::new(inner), ty })
+    }
+
+    /// `NOT b`, `-x` (a negative literal folded), `+x`.
+    fn unary(&self, e: &Expr, op: &UnaryOperator, expr: &Expr) -> Result<ScalarExpr> {
+        let inner = self.scalar(expr)?;
+        match (op, inner) {
+            (UnaryOperator::Not, s) if s.ty() == DataType::Bool => Ok(ScalarExpr::Not(Box::new(s))),
+            (UnaryOperator::Minus, ScalarExpr::Int { value, .. }) if value <= 1 << 63 => {
+                Ok(ScalarExpr::Int { value: value.wrapping_neg(), ty: DataType::I64 })
+            }
+            (UnaryOperator::Minus, s) if s.ty().is_int() => Ok(ScalarExpr::Neg(Box::new(s))),
+            (UnaryOperator::Plus, s) if s.ty().is_int() => Ok(s),
+            (op, s) => Err(err(e, format!("`{op}` cannot be applied to {}", s.ty()))),
+        }
+    }
+
+    /// `x [NOT] LIKE 'abc%'`: a prefix or an exact string, matched in the kernel.
+    fn like(&self, expr: &Expr, pattern: &Expr, negated: bool) -> Result<ScalarExpr> {
+        let Expr::Value(v) = pattern else {
+            return Err(err(pattern, "LIKE needs a string literal pattern"));
+        };
+        let Value::SingleQuotedString(p) = &v.value else {
+            return Err(err(pattern, "LIKE needs a string literal pattern"));
+        };
+        let (lit, prefix) = match p.strip_suffix('%') {
+            Some(stem) => (stem, true),
+            None => (p.as_str(), false),
+        };
+        if lit.contains(['%', '_']) {
+            return Err(Error::Query(
+                QueryError::new(
+                    Stage::Bind,
+                    "only prefix patterns ('abc%') and exact strings are supported in LIKE",
+                    span_of(pattern),
+                )
+                .with_help("`_` and inner `%` wildcards cannot be matched in the kernel yet"),
+            ));
+        }
+        self.string_match(expr, lit, prefix, negated)
+    }
+
+    /// `x [NOT] BETWEEN lo AND hi`: `x >= lo AND x <= hi`.
+    fn between(&self, e: &Expr, expr: &Expr, low: &Expr, high: &Expr, negated: bool) -> Result<ScalarExpr> {
+        let x = self.scalar(expr)?;
+        let lo = self.compare(e, BinaryOp::Ge, x.clone(), self.scalar(low)?)?;
+        let hi = self.compare(e, BinaryOp::Le, x, self.scalar(high)?)?;
+        let both = ScalarExpr::Binary {
+            op: BinaryOp::And,
+            left: Box::new(lo),
+            right: Box::new(hi),
+            ty: DataType::Bool,
+            operand_ty: DataType::Bool,
+        };
+        Ok(if negated { ScalarExpr::Not(Box::new(both)) } else { both })
+    }
+
+    /// `x [NOT] IN (a, b, …)`: equalities ORed (string literals matched as strings).
+    fn in_list(&self, e: &Expr, expr: &Expr, list: &[Expr], negated: bool) -> Result<ScalarExpr> {
+        if list.len() > super::MAX_IN_LIST {
+            return Err(err(
+                e,
+                format!("IN lists hold at most {} values; this one has {}", super::MAX_IN_LIST, list.len()),
+            ));
+        }
+        let x = self.scalar(expr)?;
+        let mut any: Option<ScalarExpr> = None;
+        for item in list {
+            let eq = match item {
+                Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)) => {
+                    self.string_match(expr, &v.value.clone().into_string().unwrap_or_default(), false, false)?
+                }
+                _ => self.compare(e, BinaryOp::Eq, x.clone(), self.scalar(item)?)?,
+            };
+            any = Some(match any {
+                None => eq,
+                Some(a) => ScalarExpr::Binary {
+                    op: BinaryOp::Or,
+                    left: Box::new(a),
+                    right: Box::new(eq),
+                    ty: DataType::Bool,
+                    operand_ty: DataType::Bool,
+                },
+            });
+        }
+        let any = any.ok_or_else(|| err(e, "IN needs at least one value"))?;
+        Ok(if negated { ScalarExpr::Not(Box::new(any)) } else { any })
+    }
+
+    /// A searched `CASE WHEN c THEN v … [ELSE x] END`: nested conditionals of
+    /// integers, or of constant strings ([`string_case`]).
+    fn case(
+        &self,
+        e: &Expr,
+        conditions: &[sqlparser::ast::CaseWhen],
+        else_result: Option<&Expr>,
+    ) -> Result<ScalarExpr> {
+        let mut branches = vec![];
+        for w in conditions {
+            branches.push((self.condition(&w.condition, "CASE WHEN")?, self.scalar(&w.result)?, &w.result));
+        }
+        let strings = branches.iter().any(|(_, v, _)| v.is_const_str());
+        let otherwise = match else_result {
+            Some(x) => self.scalar(x)?,
+            None if strings => ScalarExpr::Str { value: String::new(), cap: 1 },
+            None => ScalarExpr::Int { value: 0, ty: DataType::U64 },
+        };
+        if strings || otherwise.is_const_str() {
+            return string_case(e, branches, otherwise, else_result);
+        }
+        let mut ty = otherwise.ty();
+        for (_, v, x) in &branches {
+            if !v.ty().is_int() {
+                return Err(err(*x, format!("CASE values must be integers; `{x}` is {}", v.ty())));
+            }
+            if v.ty().is_signed() {
+                ty = DataType::I64;
+            }
+        }
+        if !ty.is_int() {
+            return Err(err(e, format!("CASE values must be integers; ELSE is {ty}")));
+        }
+        let ty = if ty.is_signed() { DataType::I64 } else { DataType::U64 };
+        Ok(branches.into_iter().rev().fold(otherwise, |acc, (cond, then, _)| ScalarExpr::Cond {
+            cond: Box::new(cond),
+            then: Box::new(then),
+            otherwise: Box::new(acc),
+            ty,
+        }))
+    }
+
+    /// A function call in a kernel expression: the functions computed in
+    /// user space are refused with where to use them ([`user_space_function`]),
+    /// the rest bound here.
+    fn function(&self, e: &Expr, f: &Function) -> Result<ScalarExpr> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        if let Some(refusal) = user_space_function(e, f, &name) {
+            return Err(refusal);
+        }
+        match (name.as_str(), function_args(f).as_slice()) {
+            ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => match &v.value {
+                Value::SingleQuotedString(p) => self.string_match(col, p, true, false),
+                _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
+            },
+            ("starts_with", _) => {
+                Err(err(e, "starts_with(column, 'prefix') takes a string column and a string literal prefix"))
+            }
+            ("syscall_nr", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
+                Value::SingleQuotedString(n) => match self.kernel.syscalls().nr(n) {
+                    Some(nr) => Ok(ScalarExpr::Int { value: nr as u64, ty: DataType::U64 }),
+                    None => Err(err(arg, format!("`{n}` is not a system call of this machine"))),
+                },
+                _ => Err(err(e, "syscall_nr('name') needs a string literal")),
+            },
+            ("syscall_nr", _) => Err(err(e, "syscall_nr('name') needs a string literal")),
+            ("enum_value", [FunctionArgExpr::Expr(Expr::Value(t)), FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => {
+                match (&t.value, &v.value) {
+                    (Value::SingleQuotedString(ty), Value::SingleQuotedString(n)) => self.enum_value(ty, n, arg),
+                    _ => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
+                }
+            }
+            ("enum_value", _) => Err(err(e, "enum_value('enum', 'ENUMERATOR') needs two string literals")),
+            // io_uring_op('READ') = enum_value('io_uring_op', 'IORING_OP_READ').
+            ("io_uring_op", [FunctionArgExpr::Expr(arg @ Expr::Value(v))]) => match &v.value {
+                Value::SingleQuotedString(n) => self.enum_value("io_uring_op", &format!("IORING_OP_{n}"), arg),
+                _ => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
+            },
+            ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
+            ("print_flag", args) => self.print_flag(e, args),
+            ("str", args) => self.user_string(e, args),
+            (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
+                let ty = user_int_type(name).expect("checked");
+                let [FunctionArgExpr::Expr(a)] = args else {
+                    return Err(err(e, format!("{name}(addr) takes one address")));
+                };
+                let addr = self.scalar(a)?;
+                if !addr.ty().is_int() {
+                    return Err(err(a, format!("{name}() reads at an integer address; `{a}` is {}", addr.ty())));
+                }
+                Ok(ScalarExpr::UserRead { addr: Box::new(addr), ty })
+            }
+            _ => Err(unknown_function(f)),
         }
     }
 

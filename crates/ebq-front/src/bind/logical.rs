@@ -526,7 +526,8 @@ impl ScalarExpr {
 struct Operand<'a, E>(&'a E);
 
 /// An expression whose top is an operator (so an [`Operand`] needs parentheses).
-trait IsOperation {
+/// Crate-wide: EXPLAIN prints user-space expressions with the same rule.
+pub(crate) trait IsOperation {
     fn is_operation(&self) -> bool;
 }
 

@@ -32,6 +32,7 @@ pub use describe_args::{describe_args, describe_members, Described};
 pub use describe_view::describe_view;
 pub(crate) use join::{and_all, split_start_only};
 pub use linux_names::{LinuxName, LINUX_NAME_CAP};
+pub(crate) use logical::IsOperation;
 pub use logical::*;
 pub use union::MAX_BRANCHES as MAX_UNION_BRANCHES;
 

@@ -9,108 +9,26 @@ use crate::error::{Error, QueryError, Result, Stage};
 use crate::host::ElfError;
 use crate::parse::{EventName, EventRef, TimerUnit};
 
-/// Binds a uprobe, kprobe or fentry event.
+/// Binds a uprobe, kprobe or fentry event (or a USDT probe or a timer),
+/// each kind by its own function below; x86-64 only (the argument registers).
 pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEvent> {
     let name = from.name.clone();
-    let fail = |message: String, help: Option<String>| {
-        let mut e = QueryError::new(Stage::Bind, message, Some(from.span));
-        if let Some(h) = help {
-            e = e.with_help(h);
-        }
-        Err(Error::Query(e))
-    };
-    let did_you_mean = |s: Vec<String>| {
-        (!s.is_empty())
-            .then(|| format!("did you mean {}?", s.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")))
-    };
     let arch = catalog.kernel().arch();
     if arch != crate::host::X86_64 {
         return fail(
+            from,
             format!("{name}: probe arguments are mapped for x86-64 only, and this is {arch}"),
             Some("use a tracepoint (`ebq events`)".into()),
         );
     }
     match &from.name {
         EventName::Usdt { .. } => super::usdt::bind_usdt(from, catalog),
-        EventName::Timer { profile, unit, n } => {
-            // perf refuses rates above kernel.perf_event_max_sample_rate (100000 by default, lowered
-            // under load); a profile beyond 10 kHz mostly measures itself.
-            let (hz, period_ns) = match unit {
-                TimerUnit::Hz if *n <= 10_000 => (*n, 0),
-                TimerUnit::Hz => {
-                    return fail(
-                        format!("{name}: at most 10000 samples a second"),
-                        Some("profile:hz:99 is the usual rate".into()),
-                    )
-                }
-                TimerUnit::Ms => (0, n.saturating_mul(1_000_000)),
-            };
-            Ok(BoundEvent {
-                format: crate::catalog::TracepointFormat {
-                    category: (if *profile { "profile" } else { "interval" }).into(),
-                    name: name.to_string(),
-                    id: 0,
-                    fields: vec![],
-                },
-                source: EventSource::Timer { hz, period_ns, all_cpus: *profile },
-                name,
-            })
-        }
-        EventName::Uprobe { path, symbol, ret } => {
-            let file = match catalog.kernel().resolve_binary(path) {
-                Ok(f) => f,
-                Err(e) => {
-                    let looked = match e {
-                        ElfError::NoFile { looked } if !path.contains('/') => looked.join(", "),
-                        _ => "the standard library directories".into(),
-                    };
-                    return fail(
-                        format!("{name}: no file `{path}`"),
-                        Some(format!("give the binary's path, or the name of a library in {looked}")),
-                    );
-                }
-            };
-            let names = crate::parse::uprobe_symbols(symbol);
-            let mut found = vec![];
-            for (name_i, result) in names.iter().zip(catalog.kernel().find_symbols(&file, &names)) {
-                let symbol = *name_i;
-                match result {
-                    Ok(s) => found.push((symbol.to_string(), s)),
-                    Err(ElfError::NoSymbol { suggestions }) => {
-                        return fail(
-                            format!("{name}: `{}` has no function `{symbol}`", file.display()),
-                            did_you_mean(suggestions)
-                                .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
-                        )
-                    }
-                    Err(ElfError::Imported) => {
-                        return fail(
-                            format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
-                            Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
-                        )
-                    }
-                    Err(ElfError::NotElf(why)) => return fail(format!("{name}: {why}"), None),
-                    Err(ElfError::NoFile { .. }) => return fail(format!("{name}: no file `{path}`"), None),
-                }
-            }
-            let functions: Vec<(String, u64)> =
-                if found.len() > 1 { found.iter().map(|(n, s)| (n.clone(), s.offset)).collect() } else { vec![] };
-            let (_, sym) = found.swap_remove(0);
-            Ok(BoundEvent {
-                format: argument_format(&name, MAX_REG_ARGS, true),
-                source: EventSource::Uprobe {
-                    path: sym.path,
-                    symbol: symbol.clone(),
-                    offset: sym.offset,
-                    ret: *ret,
-                    functions,
-                },
-                name,
-            })
-        }
+        EventName::Timer { profile, unit, n } => bind_timer(from, *profile, *unit, *n),
+        EventName::Uprobe { path, symbol, ret } => bind_uprobe(from, catalog, path, symbol, *ret),
         EventName::Kprobe { function, ret } => {
             if catalog.is_kernel_function(function) == Some(false) {
                 return fail(
+                    from,
                     format!("{name}: the kernel has no function `{function}`"),
                     did_you_mean(catalog.suggest_kernel_function(function)),
                 );
@@ -125,32 +43,136 @@ pub(super) fn bind_probe(from: &EventRef, catalog: &Catalog) -> Result<BoundEven
                 name,
             })
         }
-        EventName::Fentry { function, exit } => {
-            let Some(funcs) = catalog.kernel().btf_functions() else {
-                return fail(
-                    format!("{name}: fentry and fexit need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel lacks"),
-                    Some("use a kprobe or a tracepoint (`ebq events`)".into()),
-                );
-            };
-            let Some(f) = funcs.get(function) else {
-                return fail(
-                    format!("{name}: the kernel's BTF has no function `{function}`"),
-                    did_you_mean(catalog.suggest_kernel_function(function)),
-                );
-            };
-            Ok(BoundEvent {
-                format: argument_format(&name, f.arg_slots, f.returns_value),
-                source: EventSource::Fentry {
-                    function: function.clone(),
-                    exit: *exit,
-                    arg_slots: f.arg_slots,
-                    alternative: tracepoint_alternative(catalog, function, *exit),
-                },
-                name,
-            })
-        }
+        EventName::Fentry { function, exit } => bind_fentry(from, catalog, function, *exit),
         EventName::Tracepoint { .. } => unreachable!("tracepoints are bound by bind_event"),
     }
+}
+
+/// A positioned bind error at the event, with an optional hint.
+fn fail<T>(from: &EventRef, message: String, help: Option<String>) -> Result<T> {
+    let mut e = QueryError::new(Stage::Bind, message, Some(from.span));
+    if let Some(h) = help {
+        e = e.with_help(h);
+    }
+    Err(Error::Query(e))
+}
+
+/// "did you mean `a`, `b`?" for a non-empty list of suggestions.
+fn did_you_mean(s: Vec<String>) -> Option<String> {
+    (!s.is_empty())
+        .then(|| format!("did you mean {}?", s.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")))
+}
+
+/// `profile:hz:N` (every CPU) or `interval:ms:N` (one CPU): a perf timer.
+fn bind_timer(from: &EventRef, profile: bool, unit: TimerUnit, n: u64) -> Result<BoundEvent> {
+    let name = from.name.clone();
+    // perf refuses rates above kernel.perf_event_max_sample_rate (100000 by default, lowered
+    // under load); a profile beyond 10 kHz mostly measures itself.
+    let (hz, period_ns) = match unit {
+        TimerUnit::Hz if n <= 10_000 => (n, 0),
+        TimerUnit::Hz => {
+            return fail(
+                from,
+                format!("{name}: at most 10000 samples a second"),
+                Some("profile:hz:99 is the usual rate".into()),
+            )
+        }
+        TimerUnit::Ms => (0, n.saturating_mul(1_000_000)),
+    };
+    Ok(BoundEvent {
+        format: crate::catalog::TracepointFormat {
+            category: (if profile { "profile" } else { "interval" }).into(),
+            name: name.to_string(),
+            id: 0,
+            fields: vec![],
+        },
+        source: EventSource::Timer { hz, period_ns, all_cpus: profile },
+        name,
+    })
+}
+
+/// `uprobe:BINARY:SYMBOL[,SYMBOL…]`: the binary found (a path, or a library
+/// by name) and each symbol's offset in it, with suggestions for a typo.
+fn bind_uprobe(from: &EventRef, catalog: &Catalog, path: &str, symbol: &str, ret: bool) -> Result<BoundEvent> {
+    let name = from.name.clone();
+    let file = match catalog.kernel().resolve_binary(path) {
+        Ok(f) => f,
+        Err(e) => {
+            let looked = match e {
+                ElfError::NoFile { looked } if !path.contains('/') => looked.join(", "),
+                _ => "the standard library directories".into(),
+            };
+            return fail(
+                from,
+                format!("{name}: no file `{path}`"),
+                Some(format!("give the binary's path, or the name of a library in {looked}")),
+            );
+        }
+    };
+    let names = crate::parse::uprobe_symbols(symbol);
+    let mut found = vec![];
+    for (name_i, result) in names.iter().zip(catalog.kernel().find_symbols(&file, &names)) {
+        let symbol = *name_i;
+        match result {
+            Ok(s) => found.push((symbol.to_string(), s)),
+            Err(ElfError::NoSymbol { suggestions }) => {
+                return fail(
+                    from,
+                    format!("{name}: `{}` has no function `{symbol}`", file.display()),
+                    did_you_mean(suggestions)
+                        .or_else(|| Some(format!("`nm -D {}` lists its functions", file.display()))),
+                )
+            }
+            Err(ElfError::Imported) => {
+                return fail(
+                    from,
+                    format!("{name}: `{}` calls `{symbol}` from a shared library but does not define it", file.display()),
+                    Some(format!("probe the library that defines it, e.g. `uprobe:libc:{symbol}` (with -p to limit it to one process)")),
+                )
+            }
+            Err(ElfError::NotElf(why)) => return fail(from, format!("{name}: {why}"), None),
+            Err(ElfError::NoFile { .. }) => return fail(from, format!("{name}: no file `{path}`"), None),
+        }
+    }
+    let functions: Vec<(String, u64)> =
+        if found.len() > 1 { found.iter().map(|(n, s)| (n.clone(), s.offset)).collect() } else { vec![] };
+    let (_, sym) = found.swap_remove(0);
+    Ok(BoundEvent {
+        format: argument_format(&name, MAX_REG_ARGS, true),
+        source: EventSource::Uprobe { path: sym.path, symbol: symbol.to_string(), offset: sym.offset, ret, functions },
+        name,
+    })
+}
+
+/// `fentry:FUNCTION` / `fexit:FUNCTION`: the function's BTF (its argument slots).
+fn bind_fentry(from: &EventRef, catalog: &Catalog, function: &str, exit: bool) -> Result<BoundEvent> {
+    let name = from.name.clone();
+    let Some(funcs) = catalog.kernel().btf_functions() else {
+        return fail(
+            from,
+            format!(
+                "{name}: fentry and fexit need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel lacks"
+            ),
+            Some("use a kprobe or a tracepoint (`ebq events`)".into()),
+        );
+    };
+    let Some(f) = funcs.get(function) else {
+        return fail(
+            from,
+            format!("{name}: the kernel's BTF has no function `{function}`"),
+            did_you_mean(catalog.suggest_kernel_function(function)),
+        );
+    };
+    Ok(BoundEvent {
+        format: argument_format(&name, f.arg_slots, f.returns_value),
+        source: EventSource::Fentry {
+            function: function.to_string(),
+            exit,
+            arg_slots: f.arg_slots,
+            alternative: tracepoint_alternative(catalog, function, exit),
+        },
+        name,
+    })
 }
 
 impl EventSource {

@@ -11,8 +11,8 @@
 use super::expr::err;
 use super::join::{and_all, conjuncts, side_of, uncarry};
 use super::{
-    bind_event, AggFunc, Binder, GroupExpr, Input, JoinAggregate, JoinKey, LogicalPlan, OutputColumn, PostExpr,
-    QueryBody, ScalarExpr, Side, SortKey, StreamJoin, Window,
+    bind_event, AggFunc, Binder, GroupExpr, GroupRef, Input, JoinAggregate, JoinKey, LogicalPlan, OutputColumn,
+    PostExpr, QueryBody, ScalarExpr, Side, SortKey, StreamJoin, Window,
 };
 use crate::catalog::{Catalog, SystemColumn};
 use crate::error::{Error, Result, Span, Stage};
@@ -20,36 +20,14 @@ use crate::parse::{EventRef, Expr, Query, SelectItem, WindowKind};
 use crate::types::DataType;
 use sqlparser::ast::{BinaryOperator, Spanned};
 
-/// Binds a two-stream query; `second` is the event after the comma.
+/// Binds a two-stream query; `second` is the event after the comma. Steps:
+/// the time window both streams share, the two events, WHERE split into
+/// each stream's filters, the equality keys and the residual, then the
+/// SELECT list split into each stream's record fields and the part user
+/// space computes over the joined row.
 pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catalog) -> Result<LogicalPlan> {
     let at = second.span;
-    if let Some(j) = query.joins.first() {
-        return Err(Error::query(
-            Stage::Bind,
-            "a query either joins two streams (FROM a, b) or pairs start and end events (JOIN … ON), not both",
-            Some(j.span),
-        ));
-    }
-    let window = match query.window {
-        Some(w) if w.kind == WindowKind::Time => {
-            Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) }
-        }
-        Some(w) => {
-            return Err(Error::query(
-                Stage::Bind,
-                "a join of two streams needs a time window: count windows of two streams do not line up",
-                Some(w.span),
-            ))
-        }
-        None => {
-            return Err(Error::query(
-                Stage::Bind,
-                "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window \
-                 (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)",
-                Some(at),
-            ))
-        }
-    };
+    let window = join_window(query, at)?;
     let first = bind_event(&query.from, catalog)?;
     let other = bind_event(second, catalog)?;
     if first.name == other.name
@@ -71,33 +49,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
     let binder = Binder::new(sides, catalog.kernel());
 
     let mut fields = Fields::default();
-    let mut filters: [Vec<ScalarExpr>; 2] = [vec![], vec![]];
-    let mut keys = vec![];
-    let mut residual = vec![];
-    for c in query.selection.iter().flat_map(sql_conjuncts) {
-        if let Some(key) = key_of(&binder, c, &mut fields)? {
-            keys.push(key);
-            continue;
-        }
-        for bound in conjuncts(binder.condition(c, "WHERE")?) {
-            match side_of(&bound) {
-                Some(true) => filters[0].push(uncarry(bound)),
-                Some(false) => filters[1].push(bound),
-                None => residual.push(fields.split(&bound, c)?),
-            }
-        }
-    }
-    if keys.is_empty() {
-        let span = query.selection.as_ref().and_then(|w| Span::from_sql(w.span())).or(Some(at));
-        return Err(Error::query(
-            Stage::Bind,
-            format!(
-                "a join of two streams needs an equality between them in WHERE, e.g. {0}.pid = {1}.pid",
-                names[0], names[1]
-            ),
-            span,
-        ));
-    }
+    let SplitWhere { filters, keys, residual } = split_where(&binder, query, &mut fields, &names, at)?;
     let items: Vec<&Expr> = query
         .projection
         .iter()
@@ -112,49 +64,8 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
     let first_item =
         items.first().copied().ok_or_else(|| Error::query(Stage::Bind, "SELECT needs columns", Some(at)))?;
     let (aggregate, columns, having, join_order_by) = match &body {
-        QueryBody::Rows { columns: bound } => {
-            let mut columns = vec![];
-            for (c, e) in bound.iter().zip(&items) {
-                columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
-            }
-            // A row query's ORDER BY names its outputs, which read no key or aggregate.
-            let order_by =
-                order_by.iter().map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc });
-            (None, columns, None, order_by.collect())
-        }
-        QueryBody::Aggregate { keys, aggs, columns, having } => {
-            let mut post_keys = vec![];
-            for (k, e) in keys.iter().zip(query.group_by.iter().chain(std::iter::repeat(first_item))) {
-                post_keys.push(fields.split(k, e)?);
-            }
-            let mut post_aggs = vec![];
-            for a in aggs {
-                if !matches!(
-                    a.func,
-                    AggFunc::Count | AggFunc::Sum | AggFunc::Min | AggFunc::Max | AggFunc::Avg | AggFunc::CountDistinct
-                ) {
-                    return Err(Error::query(
-                        Stage::Bind,
-                        format!(
-                            "{a} over a join of two streams is not supported yet: over joined rows ebq computes \
-                             COUNT, SUM, MIN, MAX, AVG and COUNT(DISTINCT)"
-                        ),
-                        select_span(query),
-                    ));
-                }
-                let arg = a.arg.as_ref().map(|x| fields.split(x, first_item)).transpose()?;
-                post_aggs.push((a.func, arg, a.ty()));
-            }
-            let nkeys = keys.len();
-            let to_inputs = move |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
-            let columns = columns
-                .iter()
-                .map(|c| OutputColumn { name: c.name.clone(), ty: c.ty, source: to_inputs(c.source.clone()) })
-                .collect();
-            let order_by = order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect();
-            let aggregate = JoinAggregate { keys: post_keys, aggs: post_aggs };
-            (Some(aggregate), columns, having.clone().map(to_inputs), order_by)
-        }
+        QueryBody::Rows { columns: bound } => split_rows(bound, &order_by, &items, &mut fields)?,
+        QueryBody::Aggregate { .. } => split_aggregate(query, &body, &order_by, first_item, &mut fields)?,
     };
     let left = fields.sides[0].len();
     let joined = |e: PostExpr| offset_second(e, left);
@@ -209,6 +120,150 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
             order_by: join_order_by,
         })),
     })
+}
+
+/// The join's window: WINDOW(time, …) only (count windows of two streams do
+/// not line up), and no JOIN … ON beside the two streams.
+fn join_window(query: &Query, at: Span) -> Result<Window> {
+    if let Some(j) = query.joins.first() {
+        return Err(Error::query(
+            Stage::Bind,
+            "a query either joins two streams (FROM a, b) or pairs start and end events (JOIN … ON), not both",
+            Some(j.span),
+        ));
+    }
+    match query.window {
+        Some(w) if w.kind == WindowKind::Time => {
+            Ok(Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) })
+        }
+        Some(w) => Err(Error::query(
+            Stage::Bind,
+            "a join of two streams needs a time window: count windows of two streams do not line up",
+            Some(w.span),
+        )),
+        None => Err(Error::query(
+            Stage::Bind,
+            "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window \
+                 (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)",
+            Some(at),
+        )),
+    }
+}
+
+/// WHERE of a two-stream join, split.
+struct SplitWhere {
+    /// Conjuncts that read one stream only: each stream's kernel filter.
+    filters: [Vec<ScalarExpr>; 2],
+    /// Equalities between the streams: the join keys (one at least).
+    keys: Vec<JoinKey>,
+    /// The rest, over the joined row (user space).
+    residual: Vec<PostExpr>,
+}
+
+/// Splits WHERE's conjuncts into each stream's filters, the join keys and the
+/// residual; a join without a key between the streams is refused.
+fn split_where(
+    binder: &Binder,
+    query: &Query,
+    fields: &mut Fields,
+    names: &[String; 2],
+    at: Span,
+) -> Result<SplitWhere> {
+    let mut filters: [Vec<ScalarExpr>; 2] = [vec![], vec![]];
+    let mut keys = vec![];
+    let mut residual = vec![];
+    for c in query.selection.iter().flat_map(sql_conjuncts) {
+        if let Some(key) = key_of(binder, c, fields)? {
+            keys.push(key);
+            continue;
+        }
+        for bound in conjuncts(binder.condition(c, "WHERE")?) {
+            match side_of(&bound) {
+                Some(true) => filters[0].push(uncarry(bound)),
+                Some(false) => filters[1].push(bound),
+                None => residual.push(fields.split(&bound, c)?),
+            }
+        }
+    }
+    if keys.is_empty() {
+        let span = query.selection.as_ref().and_then(|w| Span::from_sql(w.span())).or(Some(at));
+        return Err(Error::query(
+            Stage::Bind,
+            format!(
+                "a join of two streams needs an equality between them in WHERE, e.g. {0}.pid = {1}.pid",
+                names[0], names[1]
+            ),
+            span,
+        ));
+    }
+    Ok(SplitWhere { filters, keys, residual })
+}
+
+/// What a stream join's SELECT computes in user space: the aggregate (if
+/// any), the output columns, HAVING and ORDER BY, over the joined row.
+type JoinSelect = (Option<JoinAggregate>, Vec<OutputColumn<PostExpr>>, Option<PostExpr>, Vec<SortKey>);
+
+/// A row join's outputs: each column split into the streams' record fields
+/// and the expression over them.
+fn split_rows(
+    bound: &[OutputColumn<ScalarExpr>],
+    order_by: &[SortKey<GroupRef>],
+    items: &[&Expr],
+    fields: &mut Fields,
+) -> Result<JoinSelect> {
+    let mut columns = vec![];
+    for (c, e) in bound.iter().zip(items) {
+        columns.push(OutputColumn { name: c.name.clone(), ty: c.ty, source: fields.split(&c.source, e)? });
+    }
+    // A row query's ORDER BY names its outputs, which read no key or aggregate.
+    let order_by = order_by.iter().map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc });
+    Ok((None, columns, None, order_by.collect()))
+}
+
+/// An aggregate join's keys and aggregates over the joined row (only the
+/// aggregates user space merges exactly), its outputs, HAVING and ORDER BY
+/// over them.
+fn split_aggregate(
+    query: &Query,
+    body: &QueryBody,
+    order_by: &[SortKey<GroupRef>],
+    first_item: &Expr,
+    fields: &mut Fields,
+) -> Result<JoinSelect> {
+    let QueryBody::Aggregate { keys, aggs, columns, having } = body else {
+        unreachable!("called for an aggregate body")
+    };
+    let mut post_keys = vec![];
+    for (k, e) in keys.iter().zip(query.group_by.iter().chain(std::iter::repeat(first_item))) {
+        post_keys.push(fields.split(k, e)?);
+    }
+    let mut post_aggs = vec![];
+    for a in aggs {
+        if !matches!(
+            a.func,
+            AggFunc::Count | AggFunc::Sum | AggFunc::Min | AggFunc::Max | AggFunc::Avg | AggFunc::CountDistinct
+        ) {
+            return Err(Error::query(
+                Stage::Bind,
+                format!(
+                    "{a} over a join of two streams is not supported yet: over joined rows ebq computes \
+                     COUNT, SUM, MIN, MAX, AVG and COUNT(DISTINCT)"
+                ),
+                select_span(query),
+            ));
+        }
+        let arg = a.arg.as_ref().map(|x| fields.split(x, first_item)).transpose()?;
+        post_aggs.push((a.func, arg, a.ty()));
+    }
+    let nkeys = keys.len();
+    let to_inputs = move |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
+    let columns = columns
+        .iter()
+        .map(|c| OutputColumn { name: c.name.clone(), ty: c.ty, source: to_inputs(c.source.clone()) })
+        .collect();
+    let order_by = order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect();
+    let aggregate = JoinAggregate { keys: post_keys, aggs: post_aggs };
+    Ok((Some(aggregate), columns, having.clone().map(to_inputs), order_by))
 }
 
 fn select_span(q: &Query) -> Option<Span> {

@@ -55,7 +55,9 @@ fn portable(c_struct: String) -> String {
 
 /// The header for the pins of an aggregate query under `dir` (its first, for
 /// a one-program plan its only, program); `None` for row queries (they have
-/// no map to pin: rows stream through a ring buffer).
+/// no map to pin: rows stream through a ring buffer). Its parts: the comment
+/// that says how to read the pins, the window defines, then the key, value,
+/// stats and sketch structs, each with what its fields hold.
 pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let KernelOutput::Aggregate {
         key, key_fields, value, slots, hidden_keys, sketches, max_groups, single_slot, ..
@@ -68,30 +70,7 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
     let sql: String = plan.sql.lines().map(|l| format!(" *   {}\n", comment_safe(l))).collect();
     let c_dir = dir.replace('\\', "\\\\").replace('"', "\\\"");
     let dir = comment_safe(dir);
-    let window = match kernel_window {
-        KernelWindow::None if *single_slot => {
-            " * Windows: none. The one group is slot 0 of the groups array; ebq clears nothing while it\n \
-             * runs (the slot holds running totals). It exists before the first event: count 0 on\n \
-             * every CPU means no event yet (ebq prints no row then). With --keep-pins the final\n \
-             * totals stay in the map after ebq exits.\n"
-                .to_string()
-        }
-        KernelWindow::None => " * Windows: none. ebq_key has no window field; groups count from ebq's start and\n \
-             * ebq clears nothing while it runs (the map holds running totals). With --keep-pins\n \
-             * the final totals stay in the map after ebq exits.\n"
-            .to_string(),
-        KernelWindow::Time { size_ms } => format!(
-            " * Windows: time, {size_ms} ms per kernel window. ebq_key.window numbers windows from 0\n \
-             * (ebq's start). At each boundary ebq advances the number, reads the closed window's\n \
-             * groups and deletes them: the map holds the open window (the largest window value\n \
-             * present) and, for a few milliseconds after a boundary, the one being closed.\n \
-             * A sliding window is assembled by ebq from kernel windows of one step each.\n"
-        ),
-        KernelWindow::Count { n } => format!(
-            " * Windows: count, {n} matching events per kernel window; ebq_key.window is the\n \
-             * event's number / {n}. ebq deletes a window's groups once it is complete.\n"
-        ),
-    };
+    let window = window_comment(kernel_window, *single_slot);
     let _ = write!(
         c,
         "/* Layout of the maps ebq pinned under {dir}, generated for:\n{sql} *\n\
@@ -132,10 +111,27 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
         g = pin_names::GROUPS,
         s = pin_names::STATS,
     );
-    if !sketches.is_empty() {
+    pin_defines(&mut c, kernel_window, key, !sketches.is_empty(), *single_slot);
+    key_struct(&mut c, key, key_fields, *hidden_keys, *single_slot);
+    value_struct(&mut c, value, slots);
+    stats_and_sketch(&mut c, key, sketches);
+    c.push_str("#endif /* EBQ_LAYOUT_H */\n");
+    Some(c)
+}
+
+/// The defines after the header comment: the sketch pin, the one-slot
+/// groups map, the window's kind and size, and whether the key has a window.
+fn pin_defines(
+    c: &mut String,
+    kernel_window: KernelWindow,
+    key: &crate::plan::StructLayout,
+    has_sketch: bool,
+    single_slot: bool,
+) {
+    if has_sketch {
         let _ = writeln!(c, "#define EBQ_PIN_SKETCH EBQ_PIN_DIR \"/{}\"", pin_names::SKETCH);
     }
-    if *single_slot {
+    if single_slot {
         c.push_str("/* groups is a one-slot array keyed by __u32 0, not a hash keyed by struct ebq_key. */\n#define EBQ_GROUPS_SINGLE_SLOT 1\n");
     }
     let (kind, size) = match kernel_window {
@@ -151,85 +147,11 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
          #define EBQ_KEY_HAS_WINDOW {}\n\n",
         u8::from(has_window)
     );
+}
 
-    // Key: what each field holds.
-    c.push_str(if *single_slot {
-        "/* Group key: not the groups map's key here (EBQ_GROUPS_SINGLE_SLOT), but the group\n \
-         * part of the sketch key. window: always 0.\n"
-    } else {
-        "/* Group key. window: see above.\n"
-    });
-    let visible = key_fields.len() - hidden_keys;
-    for (i, (expr, field)) in key_fields.iter().enumerate() {
-        let f = &key.fields[*field];
-        let what = if i < visible { "GROUP BY" } else { "COUNT(DISTINCT) of" };
-        let text = match f.ty {
-            DataType::Str { .. } => " (NUL-padded string)",
-            _ if i >= visible => " (grouped on too: count the entries per GROUP BY key)",
-            _ => "",
-        };
-        let _ = writeln!(c, " *   {}: {what} {}{text}", f.name, comment_safe(&expr.to_string()));
-    }
-    c.push_str(" * __pad fields are zero. */\n");
-    c.push_str(&portable(structs::layout_struct("ebq_key", key)));
-
-    // Value: what each slot holds and how histograms are bucketed.
-    c.push_str("/* Aggregates of one group on one CPU.\n *   count: events (COUNT(*))\n");
-    let mut hist_defs = String::new();
-    for s in slots {
-        let f = &value.fields[s.field];
-        let arg = comment_safe(&s.arg.to_string());
-        let signed = s.arg.ty().is_signed();
-        let upper = f.name.to_ascii_uppercase();
-        match s.func {
-            AggFunc::Hist(log2) => {
-                let _ = writeln!(c, " *   {}: HIST({arg}), log2 bucket counters", f.name);
-                let first = match (log2, signed) {
-                    (Log2::Floor, true) => "bucket 0: x < 0; bucket 1: x = 0; bucket i >= 2: [2^(i-2), 2^(i-1))",
-                    (Log2::Floor, false) => "bucket 0: x = 0; bucket i >= 1: [2^(i-1), 2^i)",
-                    (Log2::Ceil, true) => {
-                        "bucket 0: x < 0; bucket 1: x = 0; bucket 2: x = 1; bucket i >= 3: (2^(i-3), 2^(i-2)]"
-                    }
-                    (Log2::Ceil, false) => "bucket 0: x = 0; bucket 1: x = 1; bucket i >= 2: (2^(i-2), 2^(i-1)]",
-                };
-                let _ = write!(
-                    hist_defs,
-                    "/* {}: {first} */\n#define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_LOG2 1\n{}",
-                    f.name,
-                    log2.slots(),
-                    if log2 == Log2::Ceil { format!("#define EBQ_{upper}_LOG2_CEIL 1\n") } else { String::new() }
-                );
-            }
-            AggFunc::Lhist(l) => {
-                let _ = writeln!(
-                    c,
-                    " *   {}: LHIST({arg}, {}, {}, {}), linear bucket counters",
-                    f.name, l.min, l.max, l.step
-                );
-                let _ = write!(
-                    hist_defs,
-                    "/* {}: bucket 0: x < MIN; bucket i in 1..=N: [MIN + (i-1)*STEP, MIN + i*STEP) (the last\n \
-                     * one ends at MAX); bucket N+1: x >= MAX. */\n\
-                     #define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_MIN {}LL\n#define EBQ_{upper}_MAX {}LL\n\
-                     #define EBQ_{upper}_STEP {}ULL\n",
-                    f.name,
-                    l.slots(),
-                    l.min,
-                    l.max,
-                    l.step
-                );
-            }
-            func => {
-                let _ = writeln!(c, " *   {}: {func}({arg})", f.name);
-            }
-        }
-    }
-    c.push_str(" */\n");
-    c.push_str(&portable(structs::layout_struct("ebq_value", value)));
-    c.push_str(&hist_defs);
-    if !hist_defs.is_empty() {
-        c.push('\n');
-    }
+/// The stats struct and, for quantiles, the sketch key struct, each after
+/// a comment that says what it holds.
+fn stats_and_sketch(c: &mut String, key: &crate::plan::StructLayout, sketches: &[crate::bind::ScalarExpr]) {
     c.push_str(
         "/* Event accounting, summed over CPUs: in scope, passed WHERE, lost (map full); JOINs:\n \
          * unmatched ends, starts lost to a full pairing map; -c: children not traced;\n \
@@ -248,8 +170,130 @@ pub fn pin_header(plan: &PhysicalPlan, dir: &str) -> Option<String> {
             portable(super::SketchKeyLayout { group: key.size }.c_struct())
         );
     }
-    c.push_str("#endif /* EBQ_LAYOUT_H */\n");
-    Some(c)
+}
+
+/// The header comment's paragraph on windows: how ebq numbers, clears and
+/// deletes the groups of each kind of window.
+fn window_comment(kernel_window: KernelWindow, single_slot: bool) -> String {
+    match kernel_window {
+        KernelWindow::None if single_slot => {
+            " * Windows: none. The one group is slot 0 of the groups array; ebq clears nothing while it\n \
+             * runs (the slot holds running totals). It exists before the first event: count 0 on\n \
+             * every CPU means no event yet (ebq prints no row then). With --keep-pins the final\n \
+             * totals stay in the map after ebq exits.\n"
+                .to_string()
+        }
+        KernelWindow::None => " * Windows: none. ebq_key has no window field; groups count from ebq's start and\n \
+             * ebq clears nothing while it runs (the map holds running totals). With --keep-pins\n \
+             * the final totals stay in the map after ebq exits.\n"
+            .to_string(),
+        KernelWindow::Time { size_ms } => format!(
+            " * Windows: time, {size_ms} ms per kernel window. ebq_key.window numbers windows from 0\n \
+             * (ebq's start). At each boundary ebq advances the number, reads the closed window's\n \
+             * groups and deletes them: the map holds the open window (the largest window value\n \
+             * present) and, for a few milliseconds after a boundary, the one being closed.\n \
+             * A sliding window is assembled by ebq from kernel windows of one step each.\n"
+        ),
+        KernelWindow::Count { n } => format!(
+            " * Windows: count, {n} matching events per kernel window; ebq_key.window is the\n \
+             * event's number / {n}. ebq deletes a window's groups once it is complete.\n"
+        ),
+    }
+}
+
+/// The group key struct, after a comment that says what each field holds.
+fn key_struct(
+    c: &mut String,
+    key: &crate::plan::StructLayout,
+    key_fields: &[(crate::bind::ScalarExpr, usize)],
+    hidden_keys: usize,
+    single_slot: bool,
+) {
+    // Key: what each field holds.
+    c.push_str(if single_slot {
+        "/* Group key: not the groups map's key here (EBQ_GROUPS_SINGLE_SLOT), but the group\n \
+         * part of the sketch key. window: always 0.\n"
+    } else {
+        "/* Group key. window: see above.\n"
+    });
+    let visible = key_fields.len() - hidden_keys;
+    for (i, (expr, field)) in key_fields.iter().enumerate() {
+        let f = &key.fields[*field];
+        let what = if i < visible { "GROUP BY" } else { "COUNT(DISTINCT) of" };
+        let text = match f.ty {
+            DataType::Str { .. } => " (NUL-padded string)",
+            _ if i >= visible => " (grouped on too: count the entries per GROUP BY key)",
+            _ => "",
+        };
+        let _ = writeln!(c, " *   {}: {what} {}{text}", f.name, comment_safe(&expr.to_string()));
+    }
+    c.push_str(" * __pad fields are zero. */\n");
+    c.push_str(&portable(structs::layout_struct("ebq_key", key)));
+}
+
+/// The value struct, after a comment that says what each slot holds, and
+/// the defines that say how its histograms are bucketed.
+fn value_struct(c: &mut String, value: &crate::plan::StructLayout, slots: &[crate::plan::ValueSlot]) {
+    // Value: what each slot holds and how histograms are bucketed.
+    c.push_str("/* Aggregates of one group on one CPU.\n *   count: events (COUNT(*))\n");
+    let mut hist_defs = String::new();
+    for s in slots {
+        slot_comment(c, &mut hist_defs, s, value);
+    }
+    c.push_str(" */\n");
+    c.push_str(&portable(structs::layout_struct("ebq_value", value)));
+    c.push_str(&hist_defs);
+    if !hist_defs.is_empty() {
+        c.push('\n');
+    }
+}
+
+/// One value slot's line of the value comment; a histogram's bucket
+/// defines go to `hist_defs` (after the struct).
+fn slot_comment(c: &mut String, hist_defs: &mut String, s: &crate::plan::ValueSlot, value: &crate::plan::StructLayout) {
+    let f = &value.fields[s.field];
+    let arg = comment_safe(&s.arg.to_string());
+    let signed = s.arg.ty().is_signed();
+    let upper = f.name.to_ascii_uppercase();
+    match s.func {
+        AggFunc::Hist(log2) => {
+            let _ = writeln!(c, " *   {}: HIST({arg}), log2 bucket counters", f.name);
+            let first = match (log2, signed) {
+                (Log2::Floor, true) => "bucket 0: x < 0; bucket 1: x = 0; bucket i >= 2: [2^(i-2), 2^(i-1))",
+                (Log2::Floor, false) => "bucket 0: x = 0; bucket i >= 1: [2^(i-1), 2^i)",
+                (Log2::Ceil, true) => {
+                    "bucket 0: x < 0; bucket 1: x = 0; bucket 2: x = 1; bucket i >= 3: (2^(i-3), 2^(i-2)]"
+                }
+                (Log2::Ceil, false) => "bucket 0: x = 0; bucket 1: x = 1; bucket i >= 2: (2^(i-2), 2^(i-1)]",
+            };
+            let _ = write!(
+                hist_defs,
+                "/* {}: {first} */\n#define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_LOG2 1\n{}",
+                f.name,
+                log2.slots(),
+                if log2 == Log2::Ceil { format!("#define EBQ_{upper}_LOG2_CEIL 1\n") } else { String::new() }
+            );
+        }
+        AggFunc::Lhist(l) => {
+            let _ =
+                writeln!(c, " *   {}: LHIST({arg}, {}, {}, {}), linear bucket counters", f.name, l.min, l.max, l.step);
+            let _ = write!(
+                hist_defs,
+                "/* {}: bucket 0: x < MIN; bucket i in 1..=N: [MIN + (i-1)*STEP, MIN + i*STEP) (the last\n \
+                 * one ends at MAX); bucket N+1: x >= MAX. */\n\
+                 #define EBQ_{upper}_BUCKETS {}\n#define EBQ_{upper}_MIN {}LL\n#define EBQ_{upper}_MAX {}LL\n\
+                 #define EBQ_{upper}_STEP {}ULL\n",
+                f.name,
+                l.slots(),
+                l.min,
+                l.max,
+                l.step
+            );
+        }
+        func => {
+            let _ = writeln!(c, " *   {}: {func}({arg})", f.name);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,7 @@ use std::time::{Duration, Instant};
 /// Where cgroup v2 is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified`
 /// on hybrid systems), from /proc/self/mountinfo.
 pub fn cgroup2_root() -> Option<PathBuf> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        let mount_point = left.split(' ').nth(4)?;
-        (right.split(' ').next() == Some("cgroup2")).then(|| PathBuf::from(mount_point))
-    })
+    super::mountinfo::read().into_iter().find(|m| m.fs_type == "cgroup2").map(|m| PathBuf::from(m.mount_point))
 }
 
 /// The path below the cgroup2 root (`/system.slice/docker-….scope`, `/` for

@@ -20,6 +20,7 @@ pub mod elf;
 mod fixture;
 mod host_kernel;
 pub mod kallsyms;
+pub mod mountinfo;
 pub mod syscalls;
 mod tracefs;
 pub mod usdt;

@@ -21,10 +21,48 @@ impl PhysicalPlan {
 }
 
 impl KernelPlan {
-    /// The kernel operators and the merge or decode of their output.
+    /// The kernel operators and the merge or decode of their output: where
+    /// events come from, what the program reads and filters, then how its
+    /// output leaves the kernel (one step each, in that order).
     pub(super) fn explain(&self) -> String {
-        let k = self;
         let mut s = String::new();
+        self.explain_source(&mut s);
+        self.explain_reads(&mut s);
+        match &self.output {
+            KernelOutput::Aggregate { .. } => self.explain_aggregate(&mut s),
+            KernelOutput::Rows { record, fold: Some(fold), .. } => {
+                let _ = writeln!(
+                    s,
+                    "[kernel] Fold       {} B rows built in a per-CPU slot and handed to ebq_fold ({}); its maps: {}",
+                    record.size,
+                    fold.name,
+                    fold.maps.join(", ")
+                );
+                let _ = writeln!(s, "[user]   Read       the fold's maps after the run (no rows streamed)");
+            }
+            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
+                let ring = match per_cpu_rings {
+                    true => {
+                        format!("the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring of {ringbuf_bytes} B per CPU)")
+                    }
+                    false => format!("RINGBUF ebq_rows ({ringbuf_bytes} B)"),
+                };
+                let _ = writeln!(
+                    s,
+                    "[kernel] Emit       {} B records to {ring}; wake-up at {wakeup_bytes} B waiting, else 50 ms poll",
+                    record.size
+                );
+                let _ = writeln!(s, "[user]   Decode     records → Arrow columns");
+            }
+        }
+        s
+    }
+
+    /// Where the events come from: a union's branches (each with its own
+    /// attachment), a pairing's two events, or one attached event and its
+    /// scope; then how the attachment was reached.
+    fn explain_source(&self, s: &mut String) {
+        let k = self;
         if !k.branches.is_empty() {
             let map = match &k.output {
                 KernelOutput::Aggregate { .. } => "the one group map ebq_groups",
@@ -65,6 +103,12 @@ impl KernelPlan {
                 let _ = writeln!(s, "[kernel] Via        {note}");
             }
         }
+    }
+
+    /// What the program reads besides the event (files, mapped pages) and
+    /// the filter it applies; a union's branches print their own filters.
+    fn explain_reads(&self, s: &mut String) {
+        let k = self;
         if k.reads_files() {
             let how = if k.typed_files {
                 "typed loads from the task's BTF pointer (one bpf_probe_read_kernel for the fd slot, bpf_rdonly_cast)"
@@ -97,142 +141,121 @@ impl KernelPlan {
             let f = k.pairing.as_ref().map_or_else(|| f.to_string(), |p| f.qualified(&p.names.1));
             let _ = writeln!(s, "[kernel] Filter     {f}");
         }
-        match &k.output {
-            KernelOutput::Aggregate {
-                key,
-                key_fields,
-                value,
-                slots,
-                max_groups,
-                hidden_keys,
-                sketches,
-                sketch_buckets,
-                single_slot,
-                preallocated,
-                ..
-            } => {
-                let visible = key_fields.len() - hidden_keys;
-                let keys: Vec<String> = key_fields
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (e, f))| {
-                        // A union's branches compute each key their own way: name the field.
-                        let mut e = if k.branches.is_empty() { e.to_string() } else { key.fields[*f].name.clone() };
-                        let late = match &k.output {
-                            KernelOutput::Aggregate { late_names: Some(l), .. } => {
-                                l.names.iter().find(|n| n.kernel == *f)
-                            }
-                            _ => None,
-                        };
-                        if let Some(n) = late {
-                            e = format!("{} (by {})", n.kind.column().name(), n.kind.identity().name());
-                        }
-                        if i < visible {
-                            e
-                        } else {
-                            format!("{e} (hidden, for COUNT(DISTINCT))")
-                        }
-                    })
-                    .collect();
-                let mut aggs = vec!["count".to_string()];
-                if k.branches.is_empty() {
-                    aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
+    }
+
+    /// A group map's lines: keys and values with the map that holds them,
+    /// sketches, late names, the window, and user space's merge (and
+    /// COUNT(DISTINCT)'s collapse of the hidden key).
+    fn explain_aggregate(&self, s: &mut String) {
+        let k = self;
+        let KernelOutput::Aggregate { value, slots, hidden_keys, sketches, sketch_buckets, late_names, .. } = &k.output
+        else {
+            return;
+        };
+        let mut aggs = vec!["count".to_string()];
+        if k.branches.is_empty() {
+            aggs.extend(slots.iter().map(|sl| super::hist_explain::slot_text(sl, value)));
+        } else {
+            // Each branch's Compute line says what it adds to each field.
+            aggs.extend(slots.iter().map(|sl| format!("{} {}", sl.func, value.fields[sl.field].name)));
+        }
+        let _ = writeln!(
+            s,
+            "[kernel] Aggregate  keys=[{}] values=[{}] in {}",
+            k.aggregate_keys().join(", "),
+            aggs.join(", "),
+            k.group_store()
+        );
+        if !sketches.is_empty() {
+            let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));
+        }
+        if let Some(late) = late_names {
+            let names: Vec<String> = late
+                .names
+                .iter()
+                .map(|n| format!("{} by {}", n.kind.column().name(), n.kind.identity().name()))
+                .collect();
+            let _ = writeln!(
+                s,
+                "[kernel] Names      late: {} in the key; a new group writes its names into PERCPU_HASH \
+                 ebq_names, user space puts them back (groups of one name merge)",
+                names.join(", ")
+            );
+        }
+        let window = match k.window {
+            KernelWindow::None => "none: one result at the end (or every --interval, cumulative)".to_string(),
+            KernelWindow::Time { size_ms } => {
+                format!("tumbling time {size_ms} ms: user-space timer advances ebq_window, waits for in-flight programs, drains the closed window")
+            }
+            KernelWindow::Count { n } => {
+                format!("tumbling count {n}: kernel numbers matching events (ebq_seq), window = seq / {n}")
+            }
+        };
+        let _ = writeln!(s, "[kernel] Window     {window}");
+        let buckets = if sketches.is_empty() && !slots.iter().any(|sl| sl.func.is_histogram()) {
+            ""
+        } else {
+            ", add bucket counts"
+        };
+        let _ =
+            writeln!(s, "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}");
+        if *hidden_keys > 0 {
+            let _ = writeln!(
+                s,
+                "[user]   Distinct   groups that differ only in the hidden key are one row, their values merged \
+                 as above; COUNT(DISTINCT) = how many hidden keys it had (exact, up to --max-groups groups)"
+            );
+        }
+    }
+
+    /// The group key's fields as the Aggregate line names them: the
+    /// expression (a union's branches compute it their own way: the field's
+    /// name), a late name by its identity, COUNT(DISTINCT)'s hidden keys marked.
+    fn aggregate_keys(&self) -> Vec<String> {
+        let KernelOutput::Aggregate { key, key_fields, hidden_keys, late_names, .. } = &self.output else {
+            return vec![];
+        };
+        let visible = key_fields.len() - hidden_keys;
+        key_fields
+            .iter()
+            .enumerate()
+            .map(|(i, (e, f))| {
+                let mut e = if self.branches.is_empty() { e.to_string() } else { key.fields[*f].name.clone() };
+                if let Some(n) = late_names.as_ref().and_then(|l| l.names.iter().find(|n| n.kernel == *f)) {
+                    e = format!("{} (by {})", n.kind.column().name(), n.kind.identity().name());
+                }
+                if i < visible {
+                    e
                 } else {
-                    // Each branch's Compute line says what it adds to each field.
-                    aggs.extend(slots.iter().map(|sl| format!("{} {}", sl.func, value.fields[sl.field].name)));
+                    format!("{e} (hidden, for COUNT(DISTINCT))")
                 }
-                let store = if *single_slot {
-                    format!(
-                        "PERCPU_ARRAY ebq_groups, 1 slot (no GROUP BY, no window; value {} B; one inlined lookup per event)",
-                        value.size
-                    )
-                } else {
-                    format!(
-                        "PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
-                        key.size,
-                        value.size,
-                        if *preallocated {
-                            ""
-                        } else {
-                            "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
-                        }
-                    )
-                };
-                let _ = writeln!(
-                    s,
-                    "[kernel] Aggregate  keys=[{}] values=[{}] in {store}",
-                    keys.join(", "),
-                    aggs.join(", ")
-                );
-                if !sketches.is_empty() {
-                    let _ = writeln!(s, "{}", super::hist_explain::sketch_line(sketches, *sketch_buckets));
-                }
-                if let KernelOutput::Aggregate { late_names: Some(late), .. } = &k.output {
-                    let names: Vec<String> = late
-                        .names
-                        .iter()
-                        .map(|n| format!("{} by {}", n.kind.column().name(), n.kind.identity().name()))
-                        .collect();
-                    let _ = writeln!(
-                        s,
-                        "[kernel] Names      late: {} in the key; a new group writes its names into PERCPU_HASH \
-                         ebq_names, user space puts them back (groups of one name merge)",
-                        names.join(", ")
-                    );
-                }
-                let window = match k.window {
-                    KernelWindow::None => "none: one result at the end (or every --interval, cumulative)".to_string(),
-                    KernelWindow::Time { size_ms } => {
-                        format!("tumbling time {size_ms} ms: user-space timer advances ebq_window, waits for in-flight programs, drains the closed window")
-                    }
-                    KernelWindow::Count { n } => {
-                        format!("tumbling count {n}: kernel numbers matching events (ebq_seq), window = seq / {n}")
-                    }
-                };
-                let _ = writeln!(s, "[kernel] Window     {window}");
-                let buckets = if sketches.is_empty() && !slots.iter().any(|sl| sl.func.is_histogram()) {
+            })
+            .collect()
+    }
+
+    /// The map the groups live in: one per-CPU slot without keys and
+    /// windows, else a per-CPU hash (preallocated unless too big).
+    fn group_store(&self) -> String {
+        let KernelOutput::Aggregate { key, value, max_groups, single_slot, preallocated, .. } = &self.output else {
+            return String::new();
+        };
+        if *single_slot {
+            format!(
+                "PERCPU_ARRAY ebq_groups, 1 slot (no GROUP BY, no window; value {} B; one inlined lookup per event)",
+                value.size
+            )
+        } else {
+            format!(
+                "PERCPU_HASH ebq_groups (max {max_groups} groups; key {} B, value {} B; one lookup per event{})",
+                key.size,
+                value.size,
+                if *preallocated {
                     ""
                 } else {
-                    ", add bucket counts"
-                };
-                let _ = writeln!(
-                    s,
-                    "[user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes{buckets}"
-                );
-                if *hidden_keys > 0 {
-                    let _ = writeln!(
-                        s,
-                        "[user]   Distinct   groups that differ only in the hidden key are one row, their values merged \
-                         as above; COUNT(DISTINCT) = how many hidden keys it had (exact, up to --max-groups groups)"
-                    );
+                    "; too big to preallocate: entries are allocated as groups occur, and an allocation that fails in a burst of new groups counts in dropped"
                 }
-            }
-            KernelOutput::Rows { record, fold: Some(fold), .. } => {
-                let _ = writeln!(
-                    s,
-                    "[kernel] Fold       {} B rows built in a per-CPU slot and handed to ebq_fold ({}); its maps: {}",
-                    record.size,
-                    fold.name,
-                    fold.maps.join(", ")
-                );
-                let _ = writeln!(s, "[user]   Read       the fold's maps after the run (no rows streamed)");
-            }
-            KernelOutput::Rows { record, ringbuf_bytes, wakeup_bytes, per_cpu_rings, .. } => {
-                let ring = match per_cpu_rings {
-                    true => {
-                        format!("the CPU's own RINGBUF (ARRAY_OF_MAPS ebq_rows, one ring of {ringbuf_bytes} B per CPU)")
-                    }
-                    false => format!("RINGBUF ebq_rows ({ringbuf_bytes} B)"),
-                };
-                let _ = writeln!(
-                    s,
-                    "[kernel] Emit       {} B records to {ring}; wake-up at {wakeup_bytes} B waiting, else 50 ms poll",
-                    record.size
-                );
-                let _ = writeln!(s, "[user]   Decode     records → Arrow columns");
-            }
+            )
         }
-        s
     }
 }
 
@@ -368,11 +391,11 @@ impl PhysicalPlan {
 
 /// A user-space expression with its inputs and outputs named.
 fn post_operand(e: &crate::bind::PostExpr, inputs: &[String], outputs: &[super::UserColumn]) -> String {
-    match e {
-        crate::bind::PostExpr::Binary { .. } | crate::bind::PostExpr::Not(_) => {
-            format!("({})", post_text(e, inputs, outputs))
-        }
-        _ => post_text(e, inputs, outputs),
+    use crate::bind::IsOperation;
+    if e.is_operation() {
+        format!("({})", post_text(e, inputs, outputs))
+    } else {
+        post_text(e, inputs, outputs)
     }
 }
 

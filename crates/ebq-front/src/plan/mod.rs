@@ -582,67 +582,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         },
     };
     let (output, mut columns) = match &logical.body {
-        QueryBody::Rows { columns } => {
-            if !options.ringbuf_bytes.is_power_of_two() || options.ringbuf_bytes < 4096 {
-                return Err(Error::query(
-                    Stage::Plan,
-                    format!("ring buffer size {} must be a power of two of at least 4096", options.ringbuf_bytes),
-                    None,
-                ));
-            }
-            if options.row_fold.is_some()
-                && (options.stage_limit.is_some() || !logical.order_by.is_empty() || logical.limit.is_some())
-            {
-                return Err(Error::query(
-                    Stage::Plan,
-                    "a kernel fold takes every row in the kernel: no ORDER BY, LIMIT or stage limit".to_string(),
-                    None,
-                ));
-            }
-            let named: Vec<(String, DataType)> =
-                columns.iter().enumerate().map(|(i, c)| (c_name(&c.name, i), storage_type(c.ty))).collect();
-            let (record, pos) = StructLayout::new(&named);
-            let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
-            let inputs = pos.iter().map(|&p| UserSource::Row(p)).collect();
-            let outputs = columns
-                .iter()
-                .enumerate()
-                .map(|(i, c)| UserColumn {
-                    name: c.name.clone(),
-                    ty: c.ty,
-                    expr: PostExpr::Ref(Input { index: i, ty: c.ty }),
-                })
-                .collect();
-            // A row query's ORDER BY names its outputs, which read no key or aggregate.
-            let order_by = logical
-                .order_by
-                .iter()
-                .map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc })
-                .collect();
-            let input_names = columns.iter().map(|c| c.name.clone()).collect();
-            let user = UserPlan {
-                combine: Combine::Single,
-                inputs,
-                input_names,
-                having: None,
-                columns: outputs,
-                order_by,
-                limit: logical.limit,
-                window_panes: 1,
-                distributions: vec![],
-            };
-            let out = KernelOutput::Rows {
-                record,
-                fields,
-                ringbuf_bytes: options.ringbuf_bytes,
-                // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
-                wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
-                per_cpu_rings: options.per_cpu_rings,
-                stage_limit: options.stage_limit,
-                fold: options.row_fold.clone(),
-            };
-            (out, user)
-        }
+        QueryBody::Rows { columns } => rows_plan(logical, columns, options)?,
         QueryBody::Aggregate { keys, aggs, columns, having } => {
             let body = AggregateBody { keys, aggs, columns, having: having.as_ref() };
             aggregate_plan(logical, &body, window != KernelWindow::None, options)
@@ -694,7 +634,83 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
         physical.programs[0] = union_programs(&physical.programs[0], logical, catalog, options)?;
     }
     set_file_facts(&mut physical.programs[0], catalog.kernel());
-    let k = &physical.programs[0];
+    check_program(&physical.programs[0], logical, catalog)?;
+    if options.late_names && physical.programs.len() == 1 {
+        late_names::apply(&mut physical.programs[0]);
+    }
+    Ok(physical)
+}
+
+/// A row query's kernel output (a record per event into the ring buffer,
+/// or into a kernel fold) and the user plan that decodes it: the outputs are
+/// the record's fields as they are.
+fn rows_plan(
+    logical: &LogicalPlan,
+    columns: &[OutputColumn<ScalarExpr>],
+    options: &PlanOptions,
+) -> Result<(KernelOutput, UserPlan)> {
+    if !options.ringbuf_bytes.is_power_of_two() || options.ringbuf_bytes < 4096 {
+        return Err(Error::query(
+            Stage::Plan,
+            format!("ring buffer size {} must be a power of two of at least 4096", options.ringbuf_bytes),
+            None,
+        ));
+    }
+    if options.row_fold.is_some()
+        && (options.stage_limit.is_some() || !logical.order_by.is_empty() || logical.limit.is_some())
+    {
+        return Err(Error::query(
+            Stage::Plan,
+            "a kernel fold takes every row in the kernel: no ORDER BY, LIMIT or stage limit".to_string(),
+            None,
+        ));
+    }
+    let named: Vec<(String, DataType)> =
+        columns.iter().enumerate().map(|(i, c)| (c_name(&c.name, i), storage_type(c.ty))).collect();
+    let (record, pos) = StructLayout::new(&named);
+    let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+    let inputs = pos.iter().map(|&p| UserSource::Row(p)).collect();
+    let outputs = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| UserColumn { name: c.name.clone(), ty: c.ty, expr: PostExpr::Ref(Input { index: i, ty: c.ty }) })
+        .collect();
+    // A row query's ORDER BY names its outputs, which read no key or aggregate.
+    let order_by = logical
+        .order_by
+        .iter()
+        .map(|k| SortKey { expr: k.expr.clone().map_refs(&|r| r.input(0)), desc: k.desc })
+        .collect();
+    let input_names = columns.iter().map(|c| c.name.clone()).collect();
+    let user = UserPlan {
+        combine: Combine::Single,
+        inputs,
+        input_names,
+        having: None,
+        columns: outputs,
+        order_by,
+        limit: logical.limit,
+        window_panes: 1,
+        distributions: vec![],
+    };
+    let out = KernelOutput::Rows {
+        record,
+        fields,
+        ringbuf_bytes: options.ringbuf_bytes,
+        // At most a quarter of the ring: a threshold the ring cannot hold never wakes the reader.
+        wakeup_bytes: options.wakeup_bytes.clamp(1, options.ringbuf_bytes / 4),
+        per_cpu_rings: options.per_cpu_rings,
+        stage_limit: options.stage_limit,
+        fold: options.row_fold.clone(),
+    };
+    Ok((out, user))
+}
+
+/// What a whole program (its branches included) cannot do on this kernel
+/// or in one object: stacks at an expanding event, a mapped file without
+/// bpf_rdonly_cast, pages_mapped without its tracepoints, file columns
+/// beside a uprobe or kprobe.
+fn check_program(k: &KernelPlan, logical: &LogicalPlan, catalog: &Catalog) -> Result<()> {
     let events: Vec<&BoundEvent> = k.events().collect();
     let register_probe =
         events.iter().find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. })).cloned();
@@ -740,10 +756,7 @@ pub fn plan(sql: &str, logical: &LogicalPlan, catalog: &Catalog, options: &PlanO
             logical.select_span,
         ));
     }
-    if options.late_names && physical.programs.len() == 1 {
-        late_names::apply(&mut physical.programs[0]);
-    }
-    Ok(physical)
+    Ok(())
 }
 
 /// The programs of a top-level union: `base` (planned over the union's
@@ -876,92 +889,15 @@ fn aggregate_plan(
 ) -> Result<(KernelOutput, UserPlan)> {
     let AggregateBody { keys, aggs, columns, having } = *body;
     let (order_by, limit) = (&logical.order_by, logical.limit);
-    // COUNT(DISTINCT x): x becomes a hidden kernel key; user space counts its values per group.
-    let distinct: Vec<&ScalarExpr> =
-        aggs.iter().filter(|a| a.func == AggFunc::CountDistinct).filter_map(|a| a.arg.as_ref()).collect();
-    if distinct.windows(2).any(|w| w[0] != w[1]) {
-        return Err(Error::query(Stage::Plan, "all COUNT(DISTINCT …) of a query must count the same expression", None));
-    }
-    let mut kernel_keys: Vec<ScalarExpr> = keys.to_vec();
-    let hidden_keys = match distinct.first() {
-        Some(x) if !keys.contains(x) => {
-            kernel_keys.push((*x).clone());
-            1
-        }
-        _ => 0,
-    };
+    let (kernel_keys, hidden_keys) = kernel_keys(keys, aggs)?;
     let window_field = windowed || kernel_keys.is_empty();
     let mut key_named = if window_field { vec![("window".to_string(), DataType::U64)] } else { vec![] };
     let first_key = key_named.len();
     key_named.extend(kernel_keys.iter().enumerate().map(|(i, k)| (c_name(&k.to_string(), i), storage_type(k.ty()))));
     let (key, key_pos) = StructLayout::new(&key_named);
-    // Value: count, then one 64-bit slot per distinct (func, arg); AVG shares SUM's slot.
-    let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
-    let mut agg_inputs = vec![];
-    // Quantiles: one sketch per distinct argument, shared by every q.
-    let mut sketches: Vec<ScalarExpr> = vec![];
-    for a in aggs {
-        let (func, input): (AggFunc, fn(usize) -> UserSource) = match a.func {
-            AggFunc::Quantile { ppm } => {
-                let arg = a.arg.clone().expect("QUANTILE has an argument");
-                let sketch = sketches.iter().position(|x| *x == arg).unwrap_or_else(|| {
-                    sketches.push(arg);
-                    sketches.len() - 1
-                });
-                agg_inputs.push(AggInput::Direct(UserSource::Quantile { sketch, ppm }));
-                continue;
-            }
-            AggFunc::Count => {
-                agg_inputs.push(AggInput::Direct(UserSource::Count));
-                continue;
-            }
-            AggFunc::CountDistinct => {
-                agg_inputs.push(AggInput::Direct(UserSource::DistinctCount));
-                continue;
-            }
-            AggFunc::Avg => (AggFunc::Sum, UserSource::Avg),
-            // HIST buckets as the plan's options say (exporters want Ceil).
-            AggFunc::Hist(_) => (AggFunc::Hist(options.hist_buckets), UserSource::Hist),
-            f @ AggFunc::Lhist(_) => (f, UserSource::Hist),
-            f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
-            f => (f, UserSource::Slot),
-        };
-        let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
-        let j = slot_defs.iter().position(|(f, x)| *f == func && *x == arg).unwrap_or_else(|| {
-            slot_defs.push((func, arg));
-            slot_defs.len() - 1
-        });
-        agg_inputs.push(AggInput::Slot(j, input));
-    }
-    // Every histogram's and sketch's argument is also summed in the kernel
-    // (sharing a selected SUM of it), so exporters have the exact `_sum`.
-    let sum_slot = |slot_defs: &mut Vec<(AggFunc, ScalarExpr)>, arg: &ScalarExpr| {
-        slot_defs.iter().position(|(f, x)| *f == AggFunc::Sum && x == arg).unwrap_or_else(|| {
-            slot_defs.push((AggFunc::Sum, arg.clone()));
-            slot_defs.len() - 1
-        })
-    };
-    let mut dists: Vec<(Option<usize>, usize)> = vec![];
-    for (j, (f, arg)) in slot_defs.clone().iter().enumerate() {
-        if f.is_histogram() {
-            dists.push((Some(j), sum_slot(&mut slot_defs, arg)));
-        }
-    }
-    for arg in &sketches {
-        dists.push((None, sum_slot(&mut slot_defs, arg)));
-    }
-    let mut value_named = vec![("count".to_string(), DataType::U64)];
-    value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
-        let ty = match f {
-            AggFunc::Hist(log2) => DataType::Buckets { len: log2.slots() as u16 },
-            AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
-            AggFunc::ApproxCountDistinct => DataType::Registers { len: crate::hll::REGISTERS as u16 },
-            _ if a.ty().is_signed() => DataType::I64,
-            _ => DataType::U64,
-        };
-        (format!("{}_{j}", f.to_string().to_ascii_lowercase()), ty)
-    }));
-    let (value, value_pos) = StructLayout::new(&value_named);
+    let ValueSlots { mut slot_defs, agg_inputs, sketches } = value_slots(aggs, options);
+    let dists = distribution_sums(&mut slot_defs, &sketches);
+    let (value, value_pos) = StructLayout::new(&value_fields(&slot_defs));
     if value.size > MAX_VALUE_BYTES {
         return Err(Error::query(
             Stage::Plan,
@@ -999,19 +935,7 @@ fn aggregate_plan(
         order_by: order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
         limit,
         window_panes: 1,
-        distributions: {
-            let mut sketch = 0;
-            dists
-                .iter()
-                .map(|&(hist, sum)| match hist {
-                    Some(h) => Distribution::HistSum { hist: value_pos[h + 1], sum: value_pos[sum + 1] },
-                    None => {
-                        sketch += 1;
-                        Distribution::Sketch { sketch: sketch - 1, sum: value_pos[sum + 1] }
-                    }
-                })
-                .collect()
-        },
+        distributions: distributions(&dists, &value_pos),
     };
     let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
     if options.max_groups == 0 {
@@ -1038,6 +962,140 @@ fn aggregate_plan(
         },
         user,
     ))
+}
+
+/// The kernel's group key: the GROUP BY keys, and COUNT(DISTINCT x)'s `x`
+/// as one hidden key more (user space counts its values per group) unless
+/// it is a key already; with how many hidden keys (0 or 1). Every
+/// COUNT(DISTINCT) of a query must count the same expression.
+fn kernel_keys(keys: &[ScalarExpr], aggs: &[AggCall]) -> Result<(Vec<ScalarExpr>, usize)> {
+    let distinct: Vec<&ScalarExpr> =
+        aggs.iter().filter(|a| a.func == AggFunc::CountDistinct).filter_map(|a| a.arg.as_ref()).collect();
+    if distinct.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::query(Stage::Plan, "all COUNT(DISTINCT …) of a query must count the same expression", None));
+    }
+    let mut kernel_keys: Vec<ScalarExpr> = keys.to_vec();
+    let hidden_keys = match distinct.first() {
+        Some(x) if !keys.contains(x) => {
+            kernel_keys.push((*x).clone());
+            1
+        }
+        _ => 0,
+    };
+    Ok((kernel_keys, hidden_keys))
+}
+
+/// The aggregates as kernel value slots ([`value_slots`]).
+struct ValueSlots {
+    /// One per distinct (func, arg); AVG shares SUM's slot.
+    slot_defs: Vec<(AggFunc, ScalarExpr)>,
+    /// How each aggregate (in SELECT order) is read back.
+    agg_inputs: Vec<AggInput>,
+    /// One quantile sketch per distinct argument, shared by every q.
+    sketches: Vec<ScalarExpr>,
+}
+
+/// The value struct's slots after `count`: one 64-bit slot (or bucket array)
+/// per distinct (func, arg), so two aggregates of the same thing share it;
+/// COUNT and COUNT(DISTINCT) read no slot, quantiles read a sketch.
+fn value_slots(aggs: &[AggCall], options: &PlanOptions) -> ValueSlots {
+    let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
+    let mut agg_inputs = vec![];
+    let mut sketches: Vec<ScalarExpr> = vec![];
+    for a in aggs {
+        let (func, input): (AggFunc, fn(usize) -> UserSource) = match a.func {
+            AggFunc::Quantile { ppm } => {
+                let arg = a.arg.clone().expect("QUANTILE has an argument");
+                let sketch = sketches.iter().position(|x| *x == arg).unwrap_or_else(|| {
+                    sketches.push(arg);
+                    sketches.len() - 1
+                });
+                agg_inputs.push(AggInput::Direct(UserSource::Quantile { sketch, ppm }));
+                continue;
+            }
+            AggFunc::Count => {
+                agg_inputs.push(AggInput::Direct(UserSource::Count));
+                continue;
+            }
+            AggFunc::CountDistinct => {
+                agg_inputs.push(AggInput::Direct(UserSource::DistinctCount));
+                continue;
+            }
+            AggFunc::Avg => (AggFunc::Sum, UserSource::Avg),
+            // HIST buckets as the plan's options say (exporters want Ceil).
+            AggFunc::Hist(_) => (AggFunc::Hist(options.hist_buckets), UserSource::Hist),
+            f @ AggFunc::Lhist(_) => (f, UserSource::Hist),
+            f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
+            f => (f, UserSource::Slot),
+        };
+        let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
+        let j = slot_defs.iter().position(|(f, x)| *f == func && *x == arg).unwrap_or_else(|| {
+            slot_defs.push((func, arg));
+            slot_defs.len() - 1
+        });
+        agg_inputs.push(AggInput::Slot(j, input));
+    }
+    ValueSlots { slot_defs, agg_inputs, sketches }
+}
+
+/// Every histogram's and sketch's argument is also summed in the kernel
+/// (sharing a selected SUM of it), so exporters have the exact `_sum`: adds
+/// the SUM slots that are missing and gives (histogram slot or None for a
+/// sketch, its sum slot), histograms first, then sketches in order.
+fn distribution_sums(
+    slot_defs: &mut Vec<(AggFunc, ScalarExpr)>,
+    sketches: &[ScalarExpr],
+) -> Vec<(Option<usize>, usize)> {
+    let sum_slot = |slot_defs: &mut Vec<(AggFunc, ScalarExpr)>, arg: &ScalarExpr| {
+        slot_defs.iter().position(|(f, x)| *f == AggFunc::Sum && x == arg).unwrap_or_else(|| {
+            slot_defs.push((AggFunc::Sum, arg.clone()));
+            slot_defs.len() - 1
+        })
+    };
+    let mut dists: Vec<(Option<usize>, usize)> = vec![];
+    for (j, (f, arg)) in slot_defs.clone().iter().enumerate() {
+        if f.is_histogram() {
+            dists.push((Some(j), sum_slot(slot_defs, arg)));
+        }
+    }
+    for arg in sketches {
+        dists.push((None, sum_slot(slot_defs, arg)));
+    }
+    dists
+}
+
+/// The value struct's fields: `count`, then a slot per definition named
+/// `<func>_<j>`, typed by its aggregate (buckets, HLL registers, or 64 bits
+/// signed as its argument).
+fn value_fields(slot_defs: &[(AggFunc, ScalarExpr)]) -> Vec<(String, DataType)> {
+    let mut value_named = vec![("count".to_string(), DataType::U64)];
+    value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
+        let ty = match f {
+            AggFunc::Hist(log2) => DataType::Buckets { len: log2.slots() as u16 },
+            AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
+            AggFunc::ApproxCountDistinct => DataType::Registers { len: crate::hll::REGISTERS as u16 },
+            _ if a.ty().is_signed() => DataType::I64,
+            _ => DataType::U64,
+        };
+        (format!("{}_{j}", f.to_string().to_ascii_lowercase()), ty)
+    }));
+    value_named
+}
+
+/// [`distribution_sums`]'s pairs at their value fields' offsets; sketches
+/// are numbered in order.
+fn distributions(dists: &[(Option<usize>, usize)], value_pos: &[usize]) -> Vec<Distribution> {
+    let mut sketch = 0;
+    dists
+        .iter()
+        .map(|&(hist, sum)| match hist {
+            Some(h) => Distribution::HistSum { hist: value_pos[h + 1], sum: value_pos[sum + 1] },
+            None => {
+                sketch += 1;
+                Distribution::Sketch { sketch: sketch - 1, sum: value_pos[sum + 1] }
+            }
+        })
+        .collect()
 }
 
 /// Gives a plan error without a position the SELECT list's.
