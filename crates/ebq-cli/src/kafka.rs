@@ -47,16 +47,21 @@ struct Books {
     /// Set by `finish` after its flush: later reports (the purge when the
     /// producer is dropped) no longer count, and `queued` is final.
     closed: Option<u64>,
-    /// The last error librdkafka reported, printed once per change.
-    last_error: String,
+    /// The kinds of error librdkafka reported, each printed once.
+    errors_seen: Vec<String>,
 }
 
 impl Books {
+    /// Rows taken and not yet reported.
+    fn in_flight(&self) -> u64 {
+        self.taken.saturating_sub(self.delivered + self.failed)
+    }
+
     fn delivery(&self) -> Delivery {
         Delivery {
             delivered: self.delivered,
             failed: self.failed,
-            queued: self.closed.unwrap_or(self.taken - self.delivered - self.failed),
+            queued: self.closed.unwrap_or_else(|| self.in_flight()),
             refused: self.refused,
         }
     }
@@ -77,14 +82,14 @@ impl ClientContext for Counting {
     // librdkafka's log lines go to the `log` crate, which ebq does not print.
     fn log(&self, _: rdkafka::config::RDKafkaLogLevel, _: &str, _: &str) {}
 
-    /// A broker that cannot be reached: said once (until the error changes),
-    /// not at every reconnect attempt.
+    /// A broker that cannot be reached: each kind of error said once, not
+    /// at every reconnect attempt (the reason's text changes every time).
     fn error(&self, error: KafkaError, reason: &str) {
         let mut b = lock(&self.books);
-        let text = format!("{error}: {reason}");
-        if b.last_error != text && b.closed.is_none() {
-            eprintln!("ebq: sink {}: {text}", self.name);
-            b.last_error = text;
+        let kind = error.to_string();
+        if b.closed.is_none() && !b.errors_seen.contains(&kind) {
+            eprintln!("ebq: sink {}: {reason} ({kind}); ebq goes on, the rows wait in the queue", self.name);
+            b.errors_seen.push(kind);
         }
     }
 }
@@ -149,16 +154,19 @@ impl KafkaSink {
     /// Hands one message carrying `rows` rows to librdkafka; a full queue
     /// refuses it (counted dropped), another error fails it (counted failed).
     fn send(&self, payload: &[u8], rows: usize) {
+        let rows64 = rows as u64;
+        // Taken before the send: its delivery report may come (on librdkafka's
+        // poll thread) before `send` returns here.
+        lock(&self.books).taken += rows64;
         let record = BaseRecord::with_opaque_to(&self.topic, rows).key(self.key.as_bytes()).payload(payload);
-        let sent = self.producer.send(record);
-        let mut b = lock(&self.books);
-        match sent {
-            Ok(()) => b.taken += rows as u64,
-            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => b.refused += rows as u64,
-            Err(_) => {
-                b.taken += rows as u64;
-                b.failed += rows as u64;
+        match self.producer.send(record) {
+            Ok(()) => {}
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                let mut b = lock(&self.books);
+                b.taken -= rows64;
+                b.refused += rows64;
             }
+            Err(_) => lock(&self.books).failed += rows64,
         }
     }
 
@@ -218,13 +226,48 @@ impl Sink for KafkaSink {
         // A timeout is not an error of the run: its rows are counted.
         let _ = self.producer.flush(FLUSH_TIMEOUT);
         let mut b = lock(&self.books);
-        let queued = b.taken - b.delivered - b.failed;
-        b.closed = Some(queued);
+        b.closed = Some(b.in_flight());
         Ok(())
     }
 
     fn delivery(&self) -> Option<DeliveryProbe> {
         let books = self.books.clone();
         Some(Arc::new(move || lock(&books).delivery()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebq::sink::Delivery;
+    use ebq::WindowBounds;
+    use std::sync::Arc;
+
+    fn rows(n: u64) -> Output {
+        use arrow_array::{RecordBatch, UInt64Array};
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::UInt64, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(UInt64Array::from_iter_values(0..n))]).unwrap();
+        Output { window: WindowBounds::Rows, batch, partial: false, extras: vec![] }
+    }
+
+    /// No broker listens on port 1: every message stays in librdkafka's
+    /// queue, and beyond its bound a message is refused and counted.
+    fn unreachable(format: KafkaFormat, queue: u32) -> KafkaSink {
+        let spec = KafkaSpec { brokers: "127.0.0.1:1".into(), topic: "t".into(), format: None, queue: None };
+        KafkaSink::create("kafka://127.0.0.1:1/t", &spec, format, queue, "host".into()).unwrap()
+    }
+
+    #[test]
+    fn beyond_the_client_queue_rows_are_refused_and_counted() {
+        let mut json = unreachable(KafkaFormat::Json, 3);
+        json.write(&rows(5)).unwrap();
+        let probe = json.delivery().unwrap();
+        assert_eq!(probe(), Delivery { delivered: 0, failed: 0, queued: 3, refused: 2 });
+        // Arrow: a message is a batch, its rows counted together.
+        let mut arrow = unreachable(KafkaFormat::Arrow, 1);
+        arrow.write(&rows(5)).unwrap();
+        arrow.write(&rows(4)).unwrap();
+        assert_eq!(arrow.delivery().unwrap()(), Delivery { delivered: 0, failed: 0, queued: 5, refused: 4 });
     }
 }
