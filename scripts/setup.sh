@@ -30,10 +30,10 @@ fi
 PKGS=(clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool pkg-config make gcc g++
     fio bpftrace hyperfine python3 python3-venv mount linux-libc-dev prometheus libbpf-tools
     chromium e2fsprogs mpich libmpich-dev openmpi-bin libopenmpi-dev openssl curl systemtap-sdt-dev
-    postgresql-15 bc)
+    postgresql-15 bc librdkafka-dev default-jre-headless maven)
 # Commands that must be callable once the packages are in.
 CMDS=(clang llc bpftool pkg-config make gcc g++ fio bpftrace hyperfine python3 losetup prometheus
-    chromium mkfs.ext4 mpicc.mpich mpirun.mpich mpicc.openmpi mpirun.openmpi openssl curl bc)
+    chromium mkfs.ext4 mpicc.mpich mpirun.mpich mpicc.openmpi mpirun.openmpi openssl curl bc java mvn)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -112,6 +112,20 @@ if ! is_mounted /sys/fs/bpf; then
     log "mounting bpffs at /sys/fs/bpf"
     "${SUDO[@]}" mount -t bpf bpf /sys/fs/bpf ||
         log "warning: could not mount bpffs at /sys/fs/bpf"
+fi
+
+# --- Apache Kafka for the kafka:: tests (Maven Central, in target/kafka-jars) --
+# The broker, its tools and log4j (crates/ebq-e2e/kafka/pom.xml: 92 jars,
+# 54 MB); the tests fetch them the same way when the directory is missing.
+if [[ ! -f target/kafka-jars/kafka_2.13-4.4.0.jar ]]; then
+    log "mvn dependency:copy-dependencies -> target/kafka-jars"
+    rm -rf target/kafka-jars.partial
+    if mvn -q -f crates/ebq-e2e/kafka/pom.xml dependency:copy-dependencies \
+        -DoutputDirectory="$PWD/target/kafka-jars.partial" >/dev/null; then
+        rm -rf target/kafka-jars && mv target/kafka-jars.partial target/kafka-jars
+    else
+        log "warning: could not fetch Kafka's jars; the kafka:: tests will fetch them again"
+    fi
 fi
 
 # --- Python decoders the tests use (PyPI, in target/pyenv) ------------------

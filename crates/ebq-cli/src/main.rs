@@ -3,6 +3,8 @@
 mod analyze;
 mod child;
 mod flamegraph;
+#[cfg(feature = "kafka")]
+mod kafka;
 mod otlp;
 mod output;
 mod report;
@@ -186,12 +188,23 @@ pub struct RunArgs {
     /// Write the results to FILE instead of stdout (required for parquet and arrow).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
-    /// Where results go, repeatable: `-` (the terminal, in --format), or a
+    /// Where results go, repeatable: `-` (the terminal, in --format), a
     /// file whose extension names its format (.jsonl/.json, .csv, .parquet,
-    /// .arrow). One kernel program feeds them all; with several, each has
-    /// its own bounded queue and a slow one drops (and counts) its own rows.
+    /// .arrow), or kafka://HOST:PORT/TOPIC. One kernel program feeds them
+    /// all; with several, each has its own bounded queue and a slow one
+    /// drops (and counts) its own rows.
     #[arg(long = "sink", value_name = "SPEC")]
     sinks: Vec<String>,
+    /// What a kafka:// sink's messages hold: one row as a JSON object, or
+    /// one batch as an Arrow IPC stream (a sink's `?format=` overrides it).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = sink_spec::KafkaFormat::Json)]
+    kafka_format: sink_spec::KafkaFormat,
+    /// Messages a kafka:// sink keeps for the broker (librdkafka's
+    /// queue.buffering.max.messages); beyond it, while the broker is down
+    /// or slow, rows are dropped and counted (a sink's `?queue=` overrides it).
+    #[arg(long, value_name = "N", default_value_t = sink_spec::KAFKA_QUEUE_DEFAULT,
+          value_parser = clap::value_parser!(u32).range(1..=sink_spec::KAFKA_QUEUE_MAX as i64))]
+    kafka_queue: u32,
     /// With -o: start a new file every N windows (FILE.0000.ext, FILE.0001.ext, …).
     #[arg(long, value_name = "N")]
     rotate_windows: Option<u64>,

@@ -80,7 +80,8 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
 /// `--sink SPEC …`: every spec parsed and every file created before the
 /// query starts. One sink keeps the single-sink behaviour (its queue waits
 /// when full: lossless); several each get a queue that drops when full,
-/// counted per sink on the stats line.
+/// counted per sink on the stats line. A Kafka sink always gets a dropping
+/// queue, even alone: a broker never holds up the rings.
 fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool) -> Result<Box<dyn Sink>, String> {
     if args.output.is_some() {
         return Err("error: --sink and -o do not go together; give the file as one more --sink FILE".into());
@@ -107,6 +108,7 @@ fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool
         let sink = match &parsed {
             SinkSpec::Terminal => terminal(args, terminal_format),
             SinkSpec::File { path, format } => file(path, *format, rotation, prepared, rows)?,
+            SinkSpec::Kafka(k) => kafka(spec, k, args.kafka_format, args.kafka_queue)?,
         };
         seen.push(parsed);
         sinks.push((spec.clone(), sink));
@@ -114,12 +116,37 @@ fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool
     if rotation.is_on() && !seen.iter().any(|s| matches!(s, SinkSpec::File { .. })) {
         return Err("error: --rotate-windows and --rotate-bytes rotate file sinks; no --sink is a file".into());
     }
-    if sinks.len() == 1 {
+    if sinks.len() == 1 && !matches!(seen[0], SinkSpec::Kafka(_)) {
         return queued(sinks.pop().expect("one").1);
     }
     FanOut::spawn(sinks, QueuedSink::DEFAULT_BYTES)
         .map(|f| Box::new(f) as Box<dyn Sink>)
         .map_err(|e| format!("error: cannot start the writer threads: {e}"))
+}
+
+/// A Kafka topic (also `ebq serve`'s per-query `sinks`); `name` is its spec.
+#[cfg(feature = "kafka")]
+pub fn kafka(
+    name: &str,
+    spec: &crate::sink_spec::KafkaSpec,
+    format: crate::sink_spec::KafkaFormat,
+    queue: u32,
+) -> Result<Box<dyn Sink + Send>, String> {
+    let sink = crate::kafka::KafkaSink::create(name, spec, format, queue, ebq::host::host_name())?;
+    Ok(Box::new(sink))
+}
+
+/// Without the `kafka` feature: a Kafka spec parses, and is refused here.
+#[cfg(not(feature = "kafka"))]
+pub fn kafka(
+    name: &str,
+    _: &crate::sink_spec::KafkaSpec,
+    _: crate::sink_spec::KafkaFormat,
+    _: u32,
+) -> Result<Box<dyn Sink + Send>, String> {
+    Err(format!(
+        "error: --sink `{name}`: this ebq was built without the `kafka` feature (cargo build --features kafka)"
+    ))
 }
 
 /// stdout in `format` (table, JSON or CSV).

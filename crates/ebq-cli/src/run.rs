@@ -480,9 +480,9 @@ fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::Query
         "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
-    // Several --sinks: what each wrote, and what its full queue dropped.
+    // Several --sinks (or a Kafka one): what each wrote, and what its full queue dropped.
     for (name, c) in sink.counts() {
-        eprintln!("ebq: sink {name}: {} rows written, {} dropped (its queue was full)", c.written, c.dropped);
+        eprintln!("{}", sink_line(&name, &c));
     }
     // Ends with no start are not losses: the stats line above holds only losses.
     if prepared.physical.programs[0].pairing.is_some() && stats.unmatched > 0 {
@@ -544,6 +544,19 @@ fn unmatched_line(unmatched: u64) -> String {
         "ebq: JOIN: {unmatched} end events had no start (their start came before ebq attached, was another \
          process's, or failed the start's WHERE): not losses"
     )
+}
+
+/// A sink's line of the stats: rows written and dropped, and for a Kafka
+/// sink what became of the written rows (delivered + failed + queued = written).
+fn sink_line(name: &str, c: &ebq::sink::QueueCounts) -> String {
+    match c.delivery {
+        None => format!("ebq: sink {name}: {} rows written, {} dropped (its queue was full)", c.written, c.dropped),
+        Some(d) => format!(
+            "ebq: sink {name}: {} rows written, {} dropped (a queue was full); {} delivered, {} failed, \
+             {} still queued at exit (lost)",
+            c.written, c.dropped, d.delivered, d.failed, d.queued
+        ),
+    }
 }
 
 /// Why `--interval` does not apply: it snapshots the running totals of an

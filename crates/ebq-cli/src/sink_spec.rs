@@ -3,8 +3,12 @@
 //! - `-`: the terminal (stdout), in `--format` table, json or csv;
 //! - a file path: the format from its extension (`.json`/`.jsonl`, `.csv`,
 //!   `.parquet`, `.arrow`);
-//! - `otlp+http://HOST:PORT` and `kafka://HOST:PORT/TOPIC`: planned (issue
-//!   38 items 2–3), refused for now with a message that says so.
+//! - `kafka://HOST:PORT/TOPIC`: a Kafka topic (one message per row, keyed by
+//!   the host name), with optional parameters `?format=json|arrow&queue=N`
+//!   (they override `--kafka-format` and `--kafka-queue`); a comma-separated
+//!   list of brokers is the bootstrap list; without `:PORT`, 9092;
+//! - `otlp+http://HOST:PORT`: planned (issue 38 item 3), refused for now with
+//!   a message that says so.
 //!
 //! Pure: a spec is parsed before anything is created or loaded.
 
@@ -18,6 +22,126 @@ pub enum SinkSpec {
     Terminal,
     /// A file in the format its extension names.
     File { path: PathBuf, format: FileFormat },
+    /// A Kafka topic.
+    Kafka(KafkaSpec),
+}
+
+/// `kafka://BROKERS/TOPIC[?format=json|arrow&queue=N]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+// Without the `kafka` feature a spec is parsed (and refused), never read.
+#[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+pub struct KafkaSpec {
+    /// librdkafka's `bootstrap.servers`: `host:port[,host:port…]`.
+    pub brokers: String,
+    /// The topic every row goes to.
+    pub topic: String,
+    /// `format=`, when given (else `--kafka-format`).
+    pub format: Option<KafkaFormat>,
+    /// `queue=`, when given (else `--kafka-queue`): librdkafka's
+    /// `queue.buffering.max.messages`.
+    pub queue: Option<u32>,
+}
+
+/// What one Kafka message holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KafkaFormat {
+    /// One row as a JSON object (the keys of the JSON sink).
+    Json,
+    /// One batch as an Arrow IPC stream (schema, batch, end of stream).
+    Arrow,
+}
+
+/// The default bound of librdkafka's queue (`queue.buffering.max.messages`):
+/// messages waiting for the broker (while it is down) beyond it are refused
+/// and counted dropped. librdkafka's own default.
+pub const KAFKA_QUEUE_DEFAULT: u32 = 100_000;
+/// The largest `queue.buffering.max.messages` librdkafka 2.0 accepts.
+pub const KAFKA_QUEUE_MAX: u32 = 10_000_000;
+
+impl KafkaSpec {
+    /// Parses what follows `kafka://` in `spec`.
+    fn parse(rest: &str) -> Result<KafkaSpec, String> {
+        // Positions are 1-based characters of the whole spec (after the 8 of `kafka://`).
+        let at = |i: usize| i + "kafka://".len() + 1;
+        let (brokers, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], Some((i, &rest[i + 1..]))),
+            None => (rest, None),
+        };
+        if brokers.is_empty() {
+            return Err(format!("no broker at character {}; a Kafka sink is kafka://HOST:PORT/TOPIC", at(0)));
+        }
+        let mut offset = 0;
+        for broker in brokers.split(',') {
+            let (host, port) = match broker.rsplit_once(':') {
+                Some((h, p)) => (h, Some((h.len() + 1, p))),
+                None => (broker, None),
+            };
+            if host.is_empty() {
+                return Err(format!(
+                    "empty broker host at character {}; a Kafka sink is kafka://HOST:PORT/TOPIC",
+                    at(offset)
+                ));
+            }
+            if let Some((i, p)) = port {
+                if p.parse::<u16>().map_or(true, |p| p == 0) {
+                    return Err(format!(
+                        "`{p}` at character {} is not a port (1 to 65535); a Kafka sink is kafka://HOST:PORT/TOPIC",
+                        at(offset + i)
+                    ));
+                }
+            }
+            offset += broker.len() + 1;
+        }
+        let Some((slash, path)) = path else {
+            return Err(format!(
+                "no topic: a Kafka sink is kafka://HOST:PORT/TOPIC; add `/TOPIC` at character {}",
+                at(rest.len())
+            ));
+        };
+        let (topic, params) = match path.split_once('?') {
+            Some((t, p)) => (t, Some(p)),
+            None => (path, None),
+        };
+        let topic_at = at(slash + 1);
+        if topic.is_empty() {
+            return Err(format!("no topic at character {topic_at}; a Kafka sink is kafka://HOST:PORT/TOPIC"));
+        }
+        if let Some((i, c)) = topic.char_indices().find(|&(_, c)| !(c.is_ascii_alphanumeric() || "._-".contains(c))) {
+            return Err(format!(
+                "`{c}` at character {} cannot be in a topic name (letters, digits, `.`, `_` and `-`)",
+                topic_at + i
+            ));
+        }
+        if topic.len() > 249 || topic == "." || topic == ".." {
+            return Err(format!("`{topic}` is not a topic name (at most 249 characters, not `.` or `..`)"));
+        }
+        let mut spec = KafkaSpec { brokers: brokers.to_string(), topic: topic.to_string(), format: None, queue: None };
+        let mut param_at = topic_at + topic.len() + 1;
+        for param in params.into_iter().flat_map(|p| p.split('&')) {
+            match param.split_once('=') {
+                Some(("format", "json")) => spec.format = Some(KafkaFormat::Json),
+                Some(("format", "arrow")) => spec.format = Some(KafkaFormat::Arrow),
+                Some(("format", other)) => {
+                    return Err(format!("format `{other}` at character {param_at}: a Kafka sink's format is json or arrow"))
+                }
+                Some(("queue", n)) => match n.parse::<u32>() {
+                    Ok(n @ 1..=KAFKA_QUEUE_MAX) => spec.queue = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "queue `{n}` at character {param_at}: the queue is a number of messages from 1 to {KAFKA_QUEUE_MAX}"
+                        ))
+                    }
+                },
+                _ => {
+                    return Err(format!(
+                        "unknown parameter `{param}` at character {param_at}; a Kafka sink takes format=json|arrow and queue=N"
+                    ))
+                }
+            }
+            param_at += param.len() + 1;
+        }
+        Ok(spec)
+    }
 }
 
 impl SinkSpec {
@@ -30,9 +154,12 @@ impl SinkSpec {
         if spec.trim().is_empty() {
             return Err("empty; give `-` for the terminal or a file path such as rows.parquet".into());
         }
+        if let Some(rest) = spec.strip_prefix("kafka://") {
+            return KafkaSpec::parse(rest).map(SinkSpec::Kafka);
+        }
         if let Some((scheme, _)) = spec.split_once("://") {
             return Err(match scheme {
-                "otlp+http" | "otlp" | "kafka" => format!(
+                "otlp+http" | "otlp" => format!(
                     "{scheme} sinks are not supported yet; write a file (rows.jsonl, rows.parquet) and ship it, \
                      or use `ebq serve` with [otlp] for aggregates"
                 ),
@@ -81,8 +208,36 @@ mod tests {
         );
         assert!(SinkSpec::parse("rows").unwrap_err().starts_with("a file sink needs an extension"));
         assert!(SinkSpec::parse("").unwrap_err().starts_with("empty"));
-        let kafka = SinkSpec::parse("kafka://127.0.0.1:9092/rows").unwrap_err();
-        assert!(kafka.starts_with("kafka sinks are not supported yet"), "{kafka}");
+        let kafka = |brokers: &str, topic: &str, format, queue| {
+            Ok(SinkSpec::Kafka(KafkaSpec { brokers: brokers.into(), topic: topic.into(), format, queue }))
+        };
+        assert_eq!(SinkSpec::parse("kafka://127.0.0.1:9092/rows"), kafka("127.0.0.1:9092", "rows", None, None));
+        assert_eq!(SinkSpec::parse("kafka://a:1,b/t.x_y-z"), kafka("a:1,b", "t.x_y-z", None, None));
+        assert_eq!(
+            SinkSpec::parse("kafka://k:9092/rows?format=arrow&queue=10"),
+            kafka("k:9092", "rows", Some(KafkaFormat::Arrow), Some(10))
+        );
+        let bad = |spec: &str| SinkSpec::parse(spec).unwrap_err();
+        assert_eq!(
+            bad("kafka://host"),
+            "no topic: a Kafka sink is kafka://HOST:PORT/TOPIC; add `/TOPIC` at character 13"
+        );
+        assert_eq!(bad("kafka://host:9092/"), "no topic at character 19; a Kafka sink is kafka://HOST:PORT/TOPIC");
+        assert_eq!(bad("kafka:///t"), "no broker at character 9; a Kafka sink is kafka://HOST:PORT/TOPIC");
+        assert_eq!(
+            bad("kafka://host:99999/t"),
+            "`99999` at character 14 is not a port (1 to 65535); a Kafka sink is kafka://HOST:PORT/TOPIC"
+        );
+        assert_eq!(
+            bad("kafka://h/a/b"),
+            "`/` at character 12 cannot be in a topic name (letters, digits, `.`, `_` and `-`)"
+        );
+        assert_eq!(
+            bad("kafka://h/t?format=csv"),
+            "format `csv` at character 13: a Kafka sink's format is json or arrow"
+        );
+        assert!(bad("kafka://h/t?queue=0").starts_with("queue `0` at character 13"), "{}", bad("kafka://h/t?queue=0"));
+        assert!(bad("kafka://h/t?acks=1").starts_with("unknown parameter `acks=1` at character 13"));
         let otlp = SinkSpec::parse("otlp+http://127.0.0.1:4318").unwrap_err();
         assert!(otlp.contains("otlp+http sinks are not supported yet"), "{otlp}");
         assert!(SinkSpec::parse("s3://b/k.parquet").unwrap_err().contains("unknown scheme `s3://`"));

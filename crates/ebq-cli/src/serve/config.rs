@@ -27,7 +27,7 @@
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see docs/src/serve/pins.md)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
-//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow)
+//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow, kafka://HOST:PORT/TOPIC)
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
 //! endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -477,9 +477,16 @@ fn query_sinks(place: &Place, q: &RawQuery, name: &str, queries: &[QueryConfig])
         let given = spec.get_ref();
         // Relative to the file's directory, as web_config_file is.
         let dir = std::path::Path::new(place.path).parent().unwrap_or(std::path::Path::new("."));
-        let resolved = dir.join(given).to_string_lossy().into_owned();
-        let why = match crate::sink_spec::SinkSpec::parse(given) {
-            Ok(crate::sink_spec::SinkSpec::Terminal) => Some("ebq serve has no terminal; give a file".to_string()),
+        let parsed = crate::sink_spec::SinkSpec::parse(given);
+        let resolved = match parsed {
+            // A topic is not a path.
+            Ok(crate::sink_spec::SinkSpec::Kafka(_)) => given.clone(),
+            _ => dir.join(given).to_string_lossy().into_owned(),
+        };
+        let why = match parsed {
+            Ok(crate::sink_spec::SinkSpec::Terminal) => {
+                Some("ebq serve has no terminal; give a file or a kafka:// topic".to_string())
+            }
             Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
                 Some("is used twice".to_string())
             }
@@ -621,7 +628,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         );
         assert_eq!(
             parse_err(&format!("{q}sinks = [\"-\"]\n")),
-            "ebq.toml:4:10: query `a`: sinks: `-`: ebq serve has no terminal; give a file"
+            "ebq.toml:4:10: query `a`: sinks: `-`: ebq serve has no terminal; give a file or a kafka:// topic"
         );
         let two = format!(
             "{q}sinks = [\"/tmp/w.csv\"]\n[[query]]\nname = \"b\"\nsql = \"SELECT 1\"\nsinks = [\"/tmp/w.csv\"]\n"

@@ -20,7 +20,10 @@ pub fn check(queries: &[(&QueryConfig, &MetricSchema)]) -> Result<(), String> {
     let mut families: Vec<(String, MetricKind, String)> = own_families("", None, &OwnCounts::default())
         .into_iter()
         .chain([reload_family((0, 0)), export_failures_family("", "otlp", 0)])
-        .chain(sink_families("", &[(String::new(), Default::default())]))
+        .chain(sink_families(
+            "",
+            &[(String::new(), ebq::sink::QueueCounts { delivery: Some(Default::default()), ..Default::default() })],
+        ))
         .map(|f| {
             let who = format!("ebq's own metric `{}`", f.name);
             (f.name, f.kind, who)

@@ -278,14 +278,55 @@ pub fn sink_families(query: &str, sinks: &[(String, QueueCounts)]) -> Vec<Metric
             })
             .collect(),
     };
-    vec![
-        family("ebq_sink_rows_written_total", "Rows of the query's windows a sink (a file) wrote.", |c| c.written),
+    let mut fams = vec![
+        family(
+            "ebq_sink_rows_written_total",
+            "Rows of the query's windows a sink wrote (a file) or handed to its client (Kafka).",
+            |c| c.written,
+        ),
         family(
             "ebq_sink_rows_dropped_total",
-            "Rows of the query's windows a sink dropped because its queue was full.",
+            "Rows of the query's windows a sink dropped because its queue (or its Kafka client's) was full.",
             |c| c.dropped,
         ),
-    ]
+    ];
+    // Kafka sinks: what became of the rows they handed to librdkafka.
+    let brokered: Vec<(String, QueueCounts)> = sinks.iter().filter(|(_, c)| c.delivery.is_some()).cloned().collect();
+    if !brokered.is_empty() {
+        let delivery = |name: &str, help: &str, kind, value: fn(&ebq::sink::Delivery) -> u64| MetricFamily {
+            name: name.into(),
+            help: help.into(),
+            unit: None,
+            kind,
+            integer: true,
+            samples: brokered
+                .iter()
+                .map(|(sink, c)| Sample {
+                    labels: vec![("query".into(), query.into()), ("sink".into(), sink.clone())],
+                    value: SampleValue::Number(value(&c.delivery.unwrap_or_default()) as f64),
+                })
+                .collect(),
+        };
+        fams.push(delivery(
+            "ebq_sink_rows_delivered_total",
+            "Rows a Kafka sink's broker acknowledged (delivery reports).",
+            MetricKind::Counter,
+            |d| d.delivered,
+        ));
+        fams.push(delivery(
+            "ebq_sink_rows_failed_total",
+            "Rows whose delivery to a Kafka sink's broker failed for good (message timeout, refused topic).",
+            MetricKind::Counter,
+            |d| d.failed,
+        ));
+        fams.push(delivery(
+            "ebq_sink_rows_queued",
+            "Rows in a Kafka sink's client queue, not yet acknowledged (lost if ebq exits before they are).",
+            MetricKind::Gauge,
+            |d| d.queued,
+        ));
+    }
+    fams
 }
 
 /// `ebq_config_reloads_total{result="ok"|"error"}` from (ok, failed) reloads.

@@ -42,7 +42,7 @@ pub struct Served {
     /// Queries without WINDOW: when to publish the next running total.
     next_snapshot: Option<Instant>,
     last_own: Instant,
-    /// The query's `sinks` (files every window goes to), each behind its own
+    /// The query's `sinks` (files or Kafka topics every window goes to), each behind its own
     /// queue that drops when full: the daemon's loop never waits for a disk.
     /// `None` without sinks, or after a write failed (logged).
     sinks: Option<FanOut>,
@@ -55,10 +55,16 @@ fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
     }
     let mut sinks: Vec<(String, Box<dyn Sink + Send>)> = vec![];
     for spec in &c.config.sinks {
-        let Ok(crate::sink_spec::SinkSpec::File { path, format }) = crate::sink_spec::SinkSpec::parse(spec) else {
-            return Err(format!("sinks: `{spec}` is not a file"));
+        use crate::sink_spec::{KafkaFormat, SinkSpec, KAFKA_QUEUE_DEFAULT};
+        let sink = match SinkSpec::parse(spec) {
+            Ok(SinkSpec::File { path, format }) => {
+                crate::output::file(&path, format, Rotation::default(), &c.prepared, false)?
+            }
+            // A Kafka sink's format and queue come from its spec (`?format=arrow&queue=N`).
+            Ok(SinkSpec::Kafka(k)) => crate::output::kafka(spec, &k, KafkaFormat::Json, KAFKA_QUEUE_DEFAULT)?,
+            _ => return Err(format!("sinks: `{spec}` is not a file or a kafka:// topic")),
         };
-        sinks.push((spec.clone(), crate::output::file(&path, format, Rotation::default(), &c.prepared, false)?));
+        sinks.push((spec.clone(), sink));
     }
     FanOut::spawn(sinks, QueuedSink::DEFAULT_BYTES).map(Some).map_err(|e| format!("sinks: {e}"))
 }

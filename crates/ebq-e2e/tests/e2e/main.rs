@@ -38,6 +38,7 @@ mod invalid_queries;
 mod io_engines;
 mod io_ops;
 mod joins;
+mod kafka;
 mod kernel_probes;
 mod malformed;
 mod mapped_files;

@@ -21,7 +21,7 @@ pub use self::file::{rotated_path, FileFormat, FileSink, Rotation};
 pub use self::folded::{fold_row, FoldedSink};
 pub use self::hist::{bars, BucketRows};
 pub use self::json::JsonSink;
-pub use self::queued::{QueueCounts, QueuedSink, WhenFull};
+pub use self::queued::{Delivery, DeliveryProbe, QueueCounts, QueuedSink, WhenFull};
 pub use self::table::TableSink;
 pub use self::wall::{iso8601, time_column, wall_clock, wall_type, WallClock, TIME, TIME_WALL};
 pub use crate::escape::{escape_bytes, unescape_bytes};
@@ -47,6 +47,14 @@ pub trait Sink {
     /// single sink, which loses nothing (its queue waits).
     fn counts(&self) -> Vec<(String, QueueCounts)> {
         vec![]
+    }
+
+    /// For a sink that ships rows to a broker (Kafka): a handle that reads
+    /// its [`Delivery`] counts from another thread. Taken once, before the
+    /// sink moves to its writer thread ([`QueuedSink`]); `None` for a file or
+    /// the terminal, which take a row for good once they wrote it.
+    fn delivery(&self) -> Option<DeliveryProbe> {
+        None
     }
 }
 

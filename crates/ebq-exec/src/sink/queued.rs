@@ -37,6 +37,8 @@ pub struct QueuedSink {
     shared: Arc<Shared>,
     writer: Option<JoinHandle<io::Result<()>>>,
     when_full: WhenFull,
+    /// The inner sink's delivery counts ([`Sink::delivery`]).
+    delivery: Option<DeliveryProbe>,
 }
 
 /// What `write` does when the queue is full.
@@ -51,11 +53,35 @@ pub enum WhenFull {
 /// Rows a queued sink wrote and dropped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QueueCounts {
-    /// Rows the sink took (`Sink::write` returned Ok).
+    /// Rows the sink took (`Sink::write` returned Ok); for a sink with
+    /// [`Delivery`], the rows it handed on for delivery (not those it refused).
     pub written: u64,
-    /// Rows dropped because the queue was full ([`WhenFull::Drop`]).
+    /// Rows dropped because the queue was full ([`WhenFull::Drop`]), and rows
+    /// the sink itself refused because its own queue was full ([`Delivery::refused`]).
     pub dropped: u64,
+    /// What became of the written rows, for a sink that ships to a broker.
+    pub delivery: Option<Delivery>,
 }
+
+/// What became of the rows a broker sink (Kafka) took, counted by its
+/// delivery reports. `written = delivered + failed + queued` once the sink
+/// finished (a flush with a bounded timeout); before, some rows are on their way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Rows the broker acknowledged.
+    pub delivered: u64,
+    /// Rows whose delivery failed for good (a message timeout, a refused topic).
+    pub failed: u64,
+    /// Rows still in the client's queue: while running, on their way; after
+    /// `finish`, the rows the flush did not get out before its timeout (lost).
+    pub queued: u64,
+    /// Rows the sink refused because the client's own queue was full (the
+    /// broker is down or slow): counted in [`QueueCounts::dropped`].
+    pub refused: u64,
+}
+
+/// Reads a sink's [`Delivery`] counts from any thread.
+pub type DeliveryProbe = Arc<dyn Fn() -> Delivery + Send + Sync>;
 
 struct Shared {
     state: Mutex<State>,
@@ -98,13 +124,23 @@ impl QueuedSink {
             bound: bound.max(1),
         });
         let theirs = shared.clone();
+        let delivery = inner.delivery();
         let writer = std::thread::Builder::new().name("ebq-writer".into()).spawn(move || write_all(&theirs, inner))?;
-        Ok(QueuedSink { shared, writer: Some(writer), when_full })
+        Ok(QueuedSink { shared, writer: Some(writer), when_full, delivery })
     }
 
-    /// Rows written and dropped so far (final after `finish`).
+    /// Rows written and dropped so far (final after `finish`); with the
+    /// inner sink's delivery counts, the rows it refused move from written
+    /// to dropped.
     pub fn counts(&self) -> QueueCounts {
-        self.shared.lock().counts
+        let mut c = self.shared.lock().counts;
+        if let Some(probe) = &self.delivery {
+            let d = probe();
+            c.written = c.written.saturating_sub(d.refused);
+            c.dropped += d.refused;
+            c.delivery = Some(d);
+        }
+        c
     }
 
     /// How many times a `write` waited for the writer to make room.

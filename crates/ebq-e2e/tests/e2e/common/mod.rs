@@ -546,6 +546,7 @@ impl Drop for DdLoops {
     }
 }
 
+pub mod kafka;
 mod loopdev;
 #[allow(unused_imports)] // the block-layer tests use it
 pub use loopdev::{LoopDevice, DIRECT_IO_BYTES};

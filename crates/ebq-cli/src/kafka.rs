@@ -1,0 +1,273 @@
+//! `--sink kafka://HOST:PORT/TOPIC`: rows to a Kafka topic through librdkafka
+//! (the system's, `librdkafka-dev`; cargo feature `kafka`, on by default).
+//!
+//! Each message is one row as a JSON object (the JSON sink's keys: window
+//! columns, then the query's; a histogram is a message per bucket row), or
+//! with `--kafka-format arrow` one batch as an Arrow IPC stream (schema,
+//! batch, end of stream: each message decodes alone). Every message's key is
+//! the host name, so one topic can take the rows of many machines.
+//!
+//! The producer is idempotent with `acks=all`: a retry after a lost
+//! acknowledgement does not duplicate a row. Nothing here blocks the writer
+//! thread: a produce goes to librdkafka's queue, whose bound
+//! (`queue.buffering.max.messages`, `--kafka-queue`, default
+//! [`crate::sink_spec::KAFKA_QUEUE_DEFAULT`]) is what holds the rows while the broker is down;
+//! when it is full the row is refused and counted dropped. In front of it the
+//! sink has ebq's own bounded queue that drops when full ([`ebq::sink::FanOut`]),
+//! so the rings and the other sinks never wait for Kafka.
+//!
+//! Delivery reports count what became of each row ([`Delivery`]): delivered
+//! (acknowledged by the broker), failed (librdkafka gave up: a message older
+//! than `message.timeout.ms`, 300 s, or a refused topic) and, at exit,
+//! queued: rows still in librdkafka's queue after a flush of at most
+//! [`FLUSH_TIMEOUT`], lost when ebq exits.
+
+use crate::sink_spec::{KafkaFormat, KafkaSpec};
+use ebq::sink::{file_schema, with_window_columns, Delivery, DeliveryProbe, JsonSink, Sink};
+use ebq::Output;
+use rdkafka::config::ClientConfig;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::ClientContext;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long `finish` waits for the broker to acknowledge what is queued.
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Rows by fate, behind one lock so that `finish` can close the books.
+#[derive(Debug, Default)]
+struct Books {
+    /// Rows handed to librdkafka (`send` accepted them).
+    taken: u64,
+    delivered: u64,
+    failed: u64,
+    refused: u64,
+    /// Set by `finish` after its flush: later reports (the purge when the
+    /// producer is dropped) no longer count, and `queued` is final.
+    closed: Option<u64>,
+    /// The kinds of error librdkafka reported, each printed once.
+    errors_seen: Vec<String>,
+}
+
+impl Books {
+    /// Rows taken and not yet reported.
+    fn in_flight(&self) -> u64 {
+        self.taken.saturating_sub(self.delivered + self.failed)
+    }
+
+    fn delivery(&self) -> Delivery {
+        Delivery {
+            delivered: self.delivered,
+            failed: self.failed,
+            queued: self.closed.unwrap_or_else(|| self.in_flight()),
+            refused: self.refused,
+        }
+    }
+}
+
+/// The producer's context: counts delivery reports (each message's opaque is
+/// the number of rows it carries) and prints librdkafka's errors.
+struct Counting {
+    books: Arc<Mutex<Books>>,
+    name: String,
+}
+
+fn lock(books: &Mutex<Books>) -> MutexGuard<'_, Books> {
+    books.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ClientContext for Counting {
+    // librdkafka's log lines go to the `log` crate, which ebq does not print.
+    fn log(&self, _: rdkafka::config::RDKafkaLogLevel, _: &str, _: &str) {}
+
+    /// A broker that cannot be reached: each kind of error said once, not
+    /// at every reconnect attempt (the reason's text changes every time).
+    fn error(&self, error: KafkaError, reason: &str) {
+        let mut b = lock(&self.books);
+        let kind = error.to_string();
+        if b.closed.is_none() && !b.errors_seen.contains(&kind) {
+            eprintln!("ebq: sink {}: {reason} ({kind}); ebq goes on, the rows wait in the queue", self.name);
+            b.errors_seen.push(kind);
+        }
+    }
+}
+
+impl ProducerContext for Counting {
+    type DeliveryOpaque = usize;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, rows: usize) {
+        let mut b = lock(&self.books);
+        if b.closed.is_some() {
+            return;
+        }
+        match result {
+            Ok(_) => b.delivered += rows as u64,
+            Err(_) => b.failed += rows as u64,
+        }
+    }
+}
+
+/// A Kafka topic as a [`Sink`].
+pub struct KafkaSink {
+    producer: ThreadedProducer<Counting>,
+    topic: String,
+    key: String,
+    format: KafkaFormat,
+    books: Arc<Mutex<Books>>,
+    /// Reused buffer for the JSON lines of one batch.
+    json: Vec<u8>,
+}
+
+impl KafkaSink {
+    /// A producer for `spec` (called `name` in messages), its format and queue
+    /// bound from the spec or else `format` and `queue`; rows keyed by `host`.
+    /// Nothing is sent yet: librdkafka connects in the background.
+    pub fn create(
+        name: &str,
+        spec: &KafkaSpec,
+        format: KafkaFormat,
+        queue: u32,
+        host: String,
+    ) -> Result<KafkaSink, String> {
+        let books = Arc::new(Mutex::new(Books::default()));
+        let queue = spec.queue.unwrap_or(queue);
+        let producer = ClientConfig::new()
+            .set("bootstrap.servers", &spec.brokers)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("queue.buffering.max.messages", queue.to_string())
+            .set("client.id", "ebq")
+            .create_with_context(Counting { books: books.clone(), name: name.to_string() })
+            .map_err(|e| format!("error: --sink `{name}`: cannot create the Kafka producer: {e}"))?;
+        Ok(KafkaSink {
+            producer,
+            topic: spec.topic.clone(),
+            key: host,
+            format: spec.format.unwrap_or(format),
+            books,
+            json: vec![],
+        })
+    }
+
+    /// Hands one message carrying `rows` rows to librdkafka; a full queue
+    /// refuses it (counted dropped), another error fails it (counted failed).
+    fn send(&self, payload: &[u8], rows: usize) {
+        let rows64 = rows as u64;
+        // Taken before the send: its delivery report may come (on librdkafka's
+        // poll thread) before `send` returns here.
+        lock(&self.books).taken += rows64;
+        let record = BaseRecord::with_opaque_to(&self.topic, rows).key(self.key.as_bytes()).payload(payload);
+        match self.producer.send(record) {
+            Ok(()) => {}
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                let mut b = lock(&self.books);
+                b.taken -= rows64;
+                b.refused += rows64;
+            }
+            Err(_) => lock(&self.books).failed += rows64,
+        }
+    }
+
+    /// `o` as JSON lines, one message each. A histogram row is several lines
+    /// (one per bucket): its row is counted with its last line.
+    fn send_json(&mut self, o: &Output) -> io::Result<()> {
+        let rows = o.batch.num_rows();
+        let mut buf = std::mem::take(&mut self.json);
+        buf.clear();
+        JsonSink::new(&mut buf).write(o)?;
+        if buf.iter().filter(|&&b| b == b'\n').count() == rows {
+            for line in buf.split(|&b| b == b'\n').take(rows) {
+                self.send(line, 1);
+            }
+        } else {
+            for i in 0..rows {
+                buf.clear();
+                let one = Output { batch: o.batch.slice(i, 1), ..o.clone() };
+                JsonSink::new(&mut buf).write(&one)?;
+                let lines: Vec<&[u8]> = buf.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+                for (n, line) in lines.iter().enumerate() {
+                    self.send(line, usize::from(n + 1 == lines.len()));
+                }
+            }
+        }
+        self.json = buf;
+        Ok(())
+    }
+
+    /// `o` (with its window columns) as one Arrow IPC stream.
+    fn send_arrow(&mut self, o: &Output) -> io::Result<()> {
+        let schema = file_schema(o);
+        let batch = with_window_columns(o, &schema)?;
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).map_err(io::Error::other)?;
+        w.write(&batch).map_err(io::Error::other)?;
+        w.finish().map_err(io::Error::other)?;
+        let bytes = w.into_inner().map_err(io::Error::other)?;
+        self.send(&bytes, o.batch.num_rows());
+        Ok(())
+    }
+}
+
+impl Sink for KafkaSink {
+    fn write(&mut self, o: &Output) -> io::Result<()> {
+        if o.batch.num_rows() == 0 {
+            return Ok(());
+        }
+        match self.format {
+            KafkaFormat::Json => self.send_json(o),
+            KafkaFormat::Arrow => self.send_arrow(o),
+        }
+    }
+
+    /// Waits up to [`FLUSH_TIMEOUT`] for the queued messages' reports; what
+    /// is still queued then is counted `queued` (lost at exit), not failed.
+    fn finish(&mut self) -> io::Result<()> {
+        // A timeout is not an error of the run: its rows are counted.
+        let _ = self.producer.flush(FLUSH_TIMEOUT);
+        let mut b = lock(&self.books);
+        b.closed = Some(b.in_flight());
+        Ok(())
+    }
+
+    fn delivery(&self) -> Option<DeliveryProbe> {
+        let books = self.books.clone();
+        Some(Arc::new(move || lock(&books).delivery()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebq::sink::Delivery;
+    use ebq::WindowBounds;
+    use std::sync::Arc;
+
+    fn rows(n: u64) -> Output {
+        use arrow_array::{RecordBatch, UInt64Array};
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::UInt64, false)]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(UInt64Array::from_iter_values(0..n))]).unwrap();
+        Output { window: WindowBounds::Rows, batch, partial: false, extras: vec![] }
+    }
+
+    /// No broker listens on port 1: every message stays in librdkafka's
+    /// queue, and beyond its bound a message is refused and counted.
+    fn unreachable(format: KafkaFormat, queue: u32) -> KafkaSink {
+        let spec = KafkaSpec { brokers: "127.0.0.1:1".into(), topic: "t".into(), format: None, queue: None };
+        KafkaSink::create("kafka://127.0.0.1:1/t", &spec, format, queue, "host".into()).unwrap()
+    }
+
+    #[test]
+    fn beyond_the_client_queue_rows_are_refused_and_counted() {
+        let mut json = unreachable(KafkaFormat::Json, 3);
+        json.write(&rows(5)).unwrap();
+        let probe = json.delivery().unwrap();
+        assert_eq!(probe(), Delivery { delivered: 0, failed: 0, queued: 3, refused: 2 });
+        // Arrow: a message is a batch, its rows counted together.
+        let mut arrow = unreachable(KafkaFormat::Arrow, 1);
+        arrow.write(&rows(5)).unwrap();
+        arrow.write(&rows(4)).unwrap();
+        assert_eq!(arrow.delivery().unwrap()(), Delivery { delivered: 0, failed: 0, queued: 5, refused: 4 });
+    }
+}

@@ -1,0 +1,412 @@
+//! Issue 38 item 2: `--sink kafka://HOST:PORT/TOPIC` against a real Apache
+//! Kafka broker (KRaft, one node on 127.0.0.1, [`common::kafka::Broker`]).
+//!
+//! Every count is compared with the workload's own tally: the topic holds
+//! exactly the workload's pread64 calls, with their fd and count, keyed by
+//! the host name, in JSON (read back with Kafka's own ConsoleConsumer) and in
+//! Arrow IPC (read back with an rdkafka consumer, decoded with arrow-ipc).
+//! A broker that hangs for 5 s mid-run loses nothing within the queue bound;
+//! beyond the bound the loss is counted: written + dropped = rows and
+//! delivered + failed + queued = written, never silent.
+
+use crate::common::kafka::Broker;
+use crate::common::{cli_stats, ebq_bin, per_fd, wait_for, workload_bin};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{Message, Offset, TopicPartitionList};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ROWS: &str = "SELECT tid, fd, count FROM syscalls.sys_enter_pread64";
+
+/// A sink's counts from its stats line (`ebq: sink NAME: W rows written, D
+/// dropped (…); X delivered, F failed, Q still queued at exit (lost)`).
+#[derive(Debug, PartialEq, Eq)]
+struct SinkLine {
+    written: u64,
+    dropped: u64,
+    delivered: u64,
+    failed: u64,
+    queued: u64,
+}
+
+fn sink_line(stderr: &str, name: &str) -> SinkLine {
+    let prefix = format!("ebq: sink {name}: ");
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no stats line of sink {name} in:\n{stderr}"));
+    let num = |word: &str| -> u64 {
+        let at = line.find(word).unwrap_or_else(|| panic!("no `{word}` in {line}"));
+        line[..at].trim_end().rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    SinkLine {
+        written: num(" rows written"),
+        dropped: num(" dropped"),
+        delivered: num(" delivered"),
+        failed: num(" failed"),
+        queued: num(" still queued at exit"),
+    }
+}
+
+/// The workload's command: `calls` pread64 calls on fd 100 (and `more` on
+/// fd 101), `gap_us` apart, under `comm`; its report into `report`.
+fn pread(comm: &str, calls: &str, gap_us: u64, report: &Path) -> String {
+    let fds = calls.split(',').count();
+    format!(
+        "{} pread --fds {fds} --calls {calls} --fd-base 100 --gap-us {gap_us} --comm {comm} --report {}",
+        workload_bin().display(),
+        report.display()
+    )
+}
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ebq-kafka-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A consumer of partition 0 of `topic` from its beginning.
+fn consumer(broker: &Broker, topic: &str) -> BaseConsumer {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("group.id", format!("ebq-e2e-{topic}"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning).unwrap();
+    c.assign(&tpl).unwrap();
+    c
+}
+
+/// Messages in `topic` (its one partition's high watermark).
+fn messages_in(broker: &Broker, topic: &str) -> u64 {
+    let c = consumer(broker, topic);
+    let (low, high) = c.fetch_watermarks(topic, 0, Duration::from_secs(30)).unwrap();
+    assert_eq!(low, 0);
+    high as u64
+}
+
+/// Every message of `topic` as (key, payload): as many as the partition's
+/// high watermark says it holds.
+fn consume(broker: &Broker, topic: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let c = consumer(broker, topic);
+    let (_, high) = c.fetch_watermarks(topic, 0, Duration::from_secs(30)).unwrap();
+    let mut got = vec![];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (got.len() as i64) < high {
+        assert!(Instant::now() < deadline, "read {} of {high} messages of {topic}", got.len());
+        if let Some(m) = c.poll(Duration::from_millis(200)) {
+            let m = m.unwrap();
+            got.push((m.key().unwrap_or_default().to_vec(), m.payload().unwrap_or_default().to_vec()));
+        }
+    }
+    got
+}
+
+/// Rows (tid, fd, count) of Arrow IPC stream messages, with the rows each message held.
+fn arrow_rows(messages: &[(Vec<u8>, Vec<u8>)]) -> (Vec<(u64, u64, u64)>, Vec<usize>) {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    use arrow_array::Array;
+    let mut rows = vec![];
+    let mut sizes = vec![];
+    for (_, payload) in messages {
+        let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(payload), None).unwrap();
+        let mut n = 0;
+        for batch in reader {
+            let batch = batch.unwrap();
+            let col = |name: &str| -> Vec<u64> {
+                let c = batch.column_by_name(name).unwrap_or_else(|| panic!("no {name} in {:?}", batch.schema()));
+                match c.as_any().downcast_ref::<arrow_array::UInt32Array>() {
+                    Some(narrow) => narrow.values().iter().map(|&v| v.into()).collect(),
+                    None => c.as_primitive::<UInt64Type>().values().to_vec(),
+                }
+            };
+            let (tid, fd, count) = (col("tid"), col("fd"), col("count"));
+            n += batch.num_rows();
+            rows.extend((0..batch.num_rows()).map(|i| (tid[i], fd[i], count[i])));
+            assert!(batch.column(0).null_count() == 0);
+        }
+        sizes.push(n);
+    }
+    (rows, sizes)
+}
+
+/// Per fd (calls, bytes) of JSON rows.
+fn per_fd_of(rows: &[serde_json::Value]) -> BTreeMap<u64, (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        let e = m.entry(r["fd"].as_u64().unwrap()).or_insert((0, 0));
+        e.0 += 1;
+        e.1 += r["count"].as_u64().unwrap();
+    }
+    m
+}
+
+fn run(args: &[&str]) -> (std::process::Output, String) {
+    let t = Instant::now();
+    let out = Command::new(ebq_bin()).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprintln!("ebq ran {:.1} s:\n{stderr}", t.elapsed().as_secs_f64());
+    assert!(out.status.success(), "{stderr}");
+    (out, stderr)
+}
+
+/// The rows of a row query and the windows of an aggregate reach their
+/// topics exactly: JSON rows keyed by host (ConsoleConsumer), the same rows
+/// as Arrow IPC batches (`--kafka-format arrow`, one batch a message), and
+/// the aggregate's window as JSON rows with their window columns.
+#[test]
+fn rows_and_windows_reach_the_topic_exactly_as_json_and_arrow_keyed_by_host() {
+    let t = Instant::now();
+    let broker = Broker::start();
+    eprintln!(
+        "broker started in {:.1} s (this start {:.1} s)",
+        t.elapsed().as_secs_f64(),
+        broker.started_in.as_secs_f64()
+    );
+    for topic in ["rows", "rows-arrow", "windows"] {
+        broker.create_topic(topic);
+    }
+    let host = ebq::host::host_name();
+    let dir = tmp("exact");
+    let comm = format!("kfk{}", std::process::id() % 100_000);
+    let cmd = pread(&comm, "30,20", 0, &dir.join("report.json"));
+    let (json_sink, arrow_sink) = (
+        format!("kafka://{}/rows?format=json", broker.bootstrap()),
+        format!("kafka://{}/rows-arrow", broker.bootstrap()),
+    );
+    let sql = format!("{ROWS} WHERE comm = '{comm}'");
+    let (_, stderr) = run(&["-c", &cmd, "--kafka-format", "arrow", "--sink", &json_sink, "--sink", &arrow_sink, &sql]);
+    let truth = per_fd(&report(&dir.join("report.json")));
+    assert_eq!(truth, BTreeMap::from([(100, (30, 5760)), (101, (20, 3840))]));
+    let stats = cli_stats(&stderr);
+    assert_eq!((stats.delivered, stats.dropped, stats.missed), (50, 0, 0), "{stderr}");
+    let all = SinkLine { written: 50, dropped: 0, delivered: 50, failed: 0, queued: 0 };
+    assert_eq!(sink_line(&stderr, &json_sink), all);
+    assert_eq!(sink_line(&stderr, &arrow_sink), all);
+
+    // JSON, read with Kafka's own consumer: one row a message, keyed by host.
+    let json = broker.console_consume("rows", 50);
+    assert_eq!(json.len(), 50, "{json:?}");
+    assert_eq!(messages_in(&broker, "rows"), 50);
+    assert!(
+        json.iter().all(|(k, _)| *k == host),
+        "keys {:?}, host {host}",
+        json.iter().map(|m| &m.0).collect::<Vec<_>>()
+    );
+    let rows: Vec<serde_json::Value> = json.iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();
+    assert_eq!(per_fd_of(&rows), truth);
+    let keys: Vec<&String> = rows[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["count", "fd", "tid"], "{}", json[0].1);
+    assert!(json[0].1.starts_with("{\"tid\":"), "SELECT order: {}", json[0].1);
+
+    // Arrow IPC: the same rows in the same order, in batches.
+    let arrow = consume(&broker, "rows-arrow");
+    assert!(arrow.iter().all(|(k, _)| k == host.as_bytes()));
+    let (decoded, sizes) = arrow_rows(&arrow);
+    let from_json: Vec<(u64, u64, u64)> = rows
+        .iter()
+        .map(|r| (r["tid"].as_u64().unwrap(), r["fd"].as_u64().unwrap(), r["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(decoded, from_json, "batches of {sizes:?}");
+    assert_eq!(sizes.iter().sum::<usize>(), 50);
+
+    // An aggregate's window: JSON rows with the window columns.
+    let windows = format!("kafka://{}/windows", broker.bootstrap());
+    let cmd = pread(&comm, "7,3", 0, &dir.join("report2.json"));
+    let sql = format!(
+        "SELECT fd, COUNT(*) AS calls, SUM(count) AS bytes FROM syscalls.sys_enter_pread64 \
+         WHERE comm = '{comm}' GROUP BY fd WINDOW(time, 60000, 60000)"
+    );
+    let (_, stderr) = run(&["-c", &cmd, "--sink", &windows, &sql]);
+    let truth = per_fd(&report(&dir.join("report2.json")));
+    let c = sink_line(&stderr, &windows);
+    assert_eq!(c, SinkLine { written: 2, dropped: 0, delivered: 2, failed: 0, queued: 0 });
+    let got = consume(&broker, "windows");
+    assert_eq!(got.len(), 2);
+    let mut per_fd = BTreeMap::new();
+    for (key, value) in &got {
+        assert_eq!(key, host.as_bytes());
+        let r: serde_json::Value = serde_json::from_slice(value).unwrap();
+        for col in ["window_start_ns", "window_end_ns", "window_start", "window_end"] {
+            assert!(r.get(col).is_some(), "no {col} in {r}");
+        }
+        per_fd.insert(r["fd"].as_u64().unwrap(), (r["calls"].as_u64().unwrap(), r["bytes"].as_u64().unwrap()));
+    }
+    assert_eq!(per_fd, truth);
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// A broker that hangs (SIGSTOP) for 5 s while rows stream and then comes
+/// back loses nothing within the queue bound: every row is delivered, once
+/// (the producer is idempotent), and the topic holds exactly the calls.
+#[test]
+fn a_broker_stopped_for_5_s_mid_run_loses_nothing_within_the_bound() {
+    let t = Instant::now();
+    let broker = Broker::start();
+    broker.create_topic("paused");
+    let dir = tmp("paused");
+    let comm = format!("kfp{}", std::process::id() % 100_000);
+    // 500 calls 20 ms apart: about 10 s of rows, the pause in the middle.
+    let cmd = pread(&comm, "500", 20_000, &dir.join("report.json"));
+    let sink = format!("kafka://{}/paused", broker.bootstrap());
+    let sql = format!("{ROWS} WHERE comm = '{comm}'");
+    let stderr_path = dir.join("ebq.err");
+    let mut ebq = Command::new(ebq_bin())
+        .args(["-c", &cmd, "--sink", &sink, &sql])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    // Rows flow: then the broker hangs for 5 s.
+    wait_for(60, "the first rows in the topic", || (messages_in(&broker, "paused") >= 20).then_some(()));
+    broker.pause(true);
+    std::thread::sleep(Duration::from_secs(5));
+    // The workload writes its report when it ends: it made calls all through the pause.
+    let ran_through = !dir.join("report.json").exists();
+    broker.pause(false);
+    let status = ebq.wait().unwrap();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    eprintln!("{stderr}");
+    assert!(status.success(), "{stderr}");
+    assert!(ran_through, "the workload ended before the broker came back");
+    let truth = per_fd(&report(&dir.join("report.json")));
+    assert_eq!(truth[&100].0, 500);
+    assert_eq!(cli_stats(&stderr).delivered, 500, "{stderr}");
+    assert_eq!(sink_line(&stderr, &sink), SinkLine { written: 500, dropped: 0, delivered: 500, failed: 0, queued: 0 });
+    let got = consume(&broker, "paused");
+    assert_eq!(got.len(), 500, "each row once");
+    let rows: Vec<serde_json::Value> = got.iter().map(|(_, v)| serde_json::from_slice(v).unwrap()).collect();
+    assert_eq!(per_fd_of(&rows), truth);
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// Beyond the bound (`?queue=10`: librdkafka keeps 10 messages) with the
+/// broker hung from the start, the rows it cannot keep are dropped and
+/// counted; once it is back the kept ones are delivered: dropped + written
+/// = rows, delivered + failed + queued = written, and the topic holds
+/// exactly the delivered rows, the workload's first ones.
+#[test]
+fn beyond_the_queue_bound_the_loss_is_counted_never_silent() {
+    let t = Instant::now();
+    let broker = Broker::start();
+    broker.create_topic("bounded");
+    let dir = tmp("bounded");
+    let comm = format!("kfb{}", std::process::id() % 100_000);
+    let done = dir.join("done");
+    let cmd = format!("{} && touch {}", pread(&comm, "200", 0, &dir.join("report.json")), done.display());
+    let sink = format!("kafka://{}/bounded?queue=10", broker.bootstrap());
+    let sql = format!("{ROWS} WHERE comm = '{comm}'");
+    broker.pause(true);
+    let stderr_path = dir.join("ebq.err");
+    let mut ebq = Command::new(ebq_bin())
+        .args(["-c", &cmd, "--sink", &sink, &sql])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    // Every row was produced while the broker hung: then it comes back.
+    wait_for(60, "the workload to finish", || done.exists().then_some(()));
+    broker.pause(false);
+    let status = ebq.wait().unwrap();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    eprintln!("{stderr}");
+    assert!(status.success(), "{stderr}");
+    assert_eq!(per_fd(&report(&dir.join("report.json")))[&100].0, 200);
+    assert_eq!(cli_stats(&stderr).delivered, 200, "{stderr}");
+    let c = sink_line(&stderr, &sink);
+    assert_eq!(c.written + c.dropped, 200, "{c:?}");
+    assert_eq!(c.delivered + c.failed + c.queued, c.written, "{c:?}");
+    assert_eq!(c.written, 10, "librdkafka kept its 10: {c:?}");
+    assert_eq!((c.delivered, c.failed, c.queued), (10, 0, 0), "{c:?}");
+    let got = consume(&broker, "bounded");
+    assert_eq!(got.len() as u64, c.delivered);
+    // The first calls were kept: count = 64 * (j % 5 + 1) for the j-th call.
+    let counts: Vec<u64> = got
+        .iter()
+        .map(|(_, v)| serde_json::from_slice::<serde_json::Value>(v).unwrap()["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, (0..10).map(|j| 64 * (j % 5 + 1)).collect::<Vec<u64>>());
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// Bad specs are refused before anything runs, the error positioned in the spec.
+#[test]
+fn a_kafka_spec_without_a_topic_is_refused_with_its_position() {
+    let out = Command::new(ebq_bin())
+        .args(["--sink", "kafka://127.0.0.1:9092", "SELECT COUNT(*) FROM syscalls.sys_enter_pread64"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: --sink `kafka://127.0.0.1:9092`: no topic: a Kafka sink is kafka://HOST:PORT/TOPIC; add `/TOPIC` at character 23"
+    );
+}
+
+/// `ebq serve` with `sinks = ["kafka://…"]`: every window of the query goes
+/// to the topic as JSON rows (their calls sum to the workload's exact 700
+/// reads, as the page's own series does), and `/metrics` counts the sink's
+/// rows written, dropped, delivered, failed and queued.
+#[test]
+fn serve_sends_a_query_s_windows_to_kafka_and_the_page_counts_their_delivery() {
+    use crate::common::{sample, Workload};
+    use crate::serve::{tmp_dir, Daemon};
+    let broker = Broker::start();
+    broker.create_topic("served");
+    let dir = tmp_dir("kafka");
+    let comm = format!("kfs{}", std::process::id() % 100_000);
+    let sink = format!("kafka://{}/served", broker.bootstrap());
+    let daemon = Daemon::start(
+        &dir,
+        &format!(
+            "listen = \"127.0.0.1:{{port}}\"\n[[query]]\nname = \"wl\"\nsql = \"SELECT comm, COUNT(*) AS calls \
+             FROM syscalls.sys_enter_read WHERE comm = '{comm}' GROUP BY comm WINDOW(time, 500)\"\n\
+             sinks = [\"{sink}\"]\n"
+        ),
+    );
+    let w = Workload::start(&["readzero", "--count", "700", "--comm", &comm]);
+    w.go();
+    w.report();
+    daemon.wait_closed_window("wl");
+    let labels = format!("{{query=\"wl\",sink=\"{sink}\"}}");
+    let series = |page: &str, name: &str| sample(page, &format!("{name}{labels}"));
+    // Delivery reports come back asynchronously: wait until every written row is acknowledged.
+    let page = wait_for(30, "every written row delivered", || {
+        let page = daemon.metrics();
+        let written = series(&page, "ebq_sink_rows_written_total")?;
+        (written >= 1.0 && series(&page, "ebq_sink_rows_delivered_total") == Some(written)).then_some(page)
+    });
+    let written = series(&page, "ebq_sink_rows_written_total").unwrap();
+    assert_eq!(series(&page, "ebq_sink_rows_dropped_total"), Some(0.0), "{page}");
+    assert_eq!(series(&page, "ebq_sink_rows_failed_total"), Some(0.0), "{page}");
+    assert_eq!(series(&page, "ebq_sink_rows_queued"), Some(0.0), "{page}");
+    assert_eq!(sample(&page, &format!("ebq_wl_calls_total{{comm=\"{comm}\"}}")), Some(700.0), "{page}");
+    let got = consume(&broker, "served");
+    assert_eq!(got.len() as f64, written, "{page}");
+    let host = ebq::host::host_name();
+    let mut calls = 0;
+    for (key, value) in &got {
+        assert_eq!(key, host.as_bytes());
+        let r: serde_json::Value = serde_json::from_slice(value).unwrap();
+        assert_eq!(r["comm"], comm.as_str(), "{r}");
+        assert!(r.get("window_start_ns").is_some(), "{r}");
+        calls += r["calls"].as_u64().unwrap();
+    }
+    assert_eq!(calls, 700);
+    assert!(daemon.stop().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
