@@ -205,8 +205,12 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE comm = 'abcdefghijklmnopqrstuvwxyz'"), "1:52-1:56", "`comm` holds at most 15 bytes, so it can never equal the 26-byte string 'abcdefghijklmnopqrstuvwxyz'", None),
         bad(format!("SELECT COUNT(*) FROM sched.sched_process_fork WHERE parent_comm = '{}'", "a".repeat(69)), "1:53-1:64", "`parent_comm` holds at most 63 bytes, so it can never equal the 69-byte string 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", None),
         bad("SELECT COUNT(*) FROM sched.sched_switch WHERE prev_comm LIKE 'abcdefghijklmnopq%'", "1:47-1:56", "`prev_comm` holds at most 15 bytes, so it can never start with the 17-byte string 'abcdefghijklmnopq'", None),
-        bad(r("WHERE comm LIKE 'a_c%'"), "1:62-1:68", "only prefix patterns ('abc%') and exact strings are supported in LIKE", Some("`_` and inner `%` wildcards cannot be matched in the kernel yet")),
-        bad(r("WHERE comm LIKE '%abc'"), "1:62-1:68", "only prefix patterns ('abc%') and exact strings are supported in LIKE", Some("`_` and inner `%` wildcards cannot be matched in the kernel yet")),
+        bad("SELECT COUNT(*) FROM sched.sched_switch WHERE prev_comm LIKE '%abcdefghijklmnopq%'", "1:47-1:56", "`prev_comm` holds at most 15 bytes, so it can never contain the 17-byte string 'abcdefghijklmnopq'", None),
+        bad("SELECT COUNT(*) FROM sched.sched_switch WHERE prev_comm NOT LIKE '%abcdefghijklmnop'", "1:47-1:56", "`prev_comm` holds at most 15 bytes, so it can never end with the 16-byte string 'abcdefghijklmnop'", None),
+        // A wildcard LIKE cannot match is pointed at, in the literal.
+        bad(r("WHERE comm LIKE 'a_c%'"), "1:64-1:65", "`_` (any one character, at character 2 of 'a_c%') is not supported in LIKE", Some("LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' (contains); `_` cannot be matched in the kernel yet")),
+        bad(r("WHERE comm LIKE '%a%c'"), "1:65-1:66", "`%` is supported only at a LIKE pattern's start and end, not at character 3 of '%a%c'", Some("LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' (contains); for 'a%b' write `s LIKE 'a%' AND s LIKE '%b'` (which also matches 'ab')")),
+        bad(r("WHERE comm NOT LIKE 'it''s_%'"), "1:66-1:75", "`_` (any one character, at character 5 of 'it's_%') is not supported in LIKE", Some("LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' (contains); `_` cannot be matched in the kernel yet")),
         bad(r("WHERE comm LIKE fd"), "1:62-1:64", "LIKE needs a string literal pattern", None),
         // Misleading today ("unknown function `starts_with`", reported); any message naming it passes.
         bad(r("WHERE starts_with(comm, fd)"), "1:52-1:72", "starts_with(column, 'prefix') takes a string column and a string literal prefix", None),

@@ -94,7 +94,13 @@ fn empty_kernel_stacks_are_keys_and_samples_per_process_match_bpftrace() {
         user_mode("ebq-spin"),
         user_mode("ebq-sysloop")
     );
-    assert_eq!(stats.dropped, 0, "no sample is dropped for an empty stack");
+    // Exact or accounted: every matched sample is in a group, or dropped. An empty stack is a
+    // key (`[user]`), never a drop; a drop is a stack whose bucket of the stack map another,
+    // distinct stack holds (bpf_get_stackid refuses it, and ebq counts it). With a few
+    // hundred distinct kernel stacks in 16,384 buckets such a collision is likely (about
+    // n²/2m); one full-suite run here dropped 1 sample.
+    let grouped: u64 = ours.values().sum();
+    common::assert_exact_or_accounted(grouped, stats.matched, &stats, "samples in groups");
     for comm in ["ebq-spin", "ebq-sysloop"] {
         let (a, b) = (ours.get(comm).copied().unwrap_or(0), theirs.get(comm).copied().unwrap_or(0));
         assert!(b > 200, "bpftrace sampled {comm} {b} times");

@@ -124,3 +124,50 @@ fn str_with_a_length_cuts_a_string_argument() {
         rows.iter().map(|r| (r["filename"].as_str().unwrap(), r["head"].as_str().unwrap())).collect();
     assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-f", "/non")]);
 }
+
+/// LIKE '%suffix', '%infix%' and their NOT LIKE on a user string, in the
+/// kernel: counts equal to the workload's own opens. A long name before a
+/// short one leaves its tail in the per-CPU string scratch past the short
+/// name's NUL (`.conf`, `MARK`): a match that looked past the NUL would count
+/// the short names too.
+#[test]
+fn like_suffix_and_contains_count_exactly_the_matching_opens() {
+    let long = "/nonexistent/ebq-like/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaMARKbbbbbbbbbbbbbbbbbbbb.conf";
+    let paths = [
+        long,
+        "/nonexistent/ebq-like/x",
+        long,
+        "/nonexistent/ebq-like/y.conf",
+        "/nonexistent/ebq-like/c",
+        "/etc/hostname",
+    ];
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-like", &paths),
+        "--format",
+        "json",
+        "SELECT COUNT(*) AS n, \
+         SUM(CASE WHEN filename LIKE '%.conf' THEN 1 ELSE 0 END) AS conf, \
+         SUM(CASE WHEN filename NOT LIKE '%.conf' THEN 1 ELSE 0 END) AS not_conf, \
+         SUM(CASE WHEN filename LIKE '%MARK%' THEN 1 ELSE 0 END) AS mark, \
+         SUM(CASE WHEN filename NOT LIKE '%MARK%' THEN 1 ELSE 0 END) AS not_mark, \
+         SUM(CASE WHEN filename LIKE '%/c' THEN 1 ELSE 0 END) AS c \
+         FROM syscalls.sys_enter_openat WHERE comm = 'ebq-like' AND filename LIKE '%/ebq-like/%'",
+    ]);
+    let (rows, report) = split(&out);
+    let opened: Vec<&str> = report["opens"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert_eq!(opened, paths);
+    let count = |f: &dyn Fn(&str) -> bool| opened.iter().filter(|p| p.contains("/ebq-like/") && f(p)).count() as u64;
+    let want = [
+        ("n", count(&|_| true)),
+        ("conf", count(&|p| p.ends_with(".conf"))),
+        ("not_conf", count(&|p| !p.ends_with(".conf"))),
+        ("mark", count(&|p| p.contains("MARK"))),
+        ("not_mark", count(&|p| !p.contains("MARK"))),
+        ("c", count(&|p| p.ends_with("/c"))),
+    ];
+    assert_eq!(want, [("n", 5), ("conf", 3), ("not_conf", 2), ("mark", 2), ("not_mark", 3), ("c", 1)]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let got: Vec<(&str, u64)> = want.iter().map(|(k, _)| (*k, rows[0][k].as_u64().unwrap_or(u64::MAX))).collect();
+    assert_eq!(got, want, "{rows:?}");
+}

@@ -1,6 +1,6 @@
 //! Expression binding: sqlparser `Expr` → typed [`ScalarExpr`] / [`AggCall`].
 
-use super::{AggCall, AggFunc, BinaryOp, Binder, ScalarExpr};
+use super::{AggCall, AggFunc, BinaryOp, Binder, ScalarExpr, StrPattern};
 use crate::catalog::suggest_column;
 use crate::error::{Error, QueryError, Result, Span, Stage};
 use crate::parse::Expr;
@@ -429,7 +429,7 @@ impl Binder<'_> {
         }
     }
 
-    /// `x [NOT] LIKE 'abc%'`: a prefix or an exact string, matched in the kernel.
+    /// `x [NOT] LIKE 'abc'`, `'abc%'`, `'%abc'` or `'%abc%'`: matched in the kernel.
     fn like(&self, expr: &Expr, pattern: &Expr, negated: bool) -> Result<ScalarExpr> {
         let Expr::Value(v) = pattern else {
             return Err(err(pattern, "LIKE needs a string literal pattern"));
@@ -437,21 +437,11 @@ impl Binder<'_> {
         let Value::SingleQuotedString(p) = &v.value else {
             return Err(err(pattern, "LIKE needs a string literal pattern"));
         };
-        let (lit, prefix) = match p.strip_suffix('%') {
-            Some(stem) => (stem, true),
-            None => (p.as_str(), false),
-        };
-        if lit.contains(['%', '_']) {
-            return Err(Error::Query(
-                QueryError::new(
-                    Stage::Bind,
-                    "only prefix patterns ('abc%') and exact strings are supported in LIKE",
-                    span_of(pattern),
-                )
-                .with_help("`_` and inner `%` wildcards cannot be matched in the kernel yet"),
-            ));
-        }
-        self.string_match(expr, lit, prefix, negated)
+        let (lit, kind) = like_pattern(p).map_err(|(message, help, at)| {
+            let span = span_of(pattern).map(|s| wildcard_span(s, p, at));
+            Error::Query(QueryError::new(Stage::Bind, message, span).with_help(help))
+        })?;
+        self.string_match(expr, lit, kind, negated)
     }
 
     /// `x [NOT] BETWEEN lo AND hi`: `x >= lo AND x <= hi`.
@@ -481,9 +471,12 @@ impl Binder<'_> {
         let mut any: Option<ScalarExpr> = None;
         for item in list {
             let eq = match item {
-                Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)) => {
-                    self.string_match(expr, &v.value.clone().into_string().unwrap_or_default(), false, false)?
-                }
+                Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)) => self.string_match(
+                    expr,
+                    &v.value.clone().into_string().unwrap_or_default(),
+                    StrPattern::Exact,
+                    false,
+                )?,
                 _ => self.compare(e, BinaryOp::Eq, x.clone(), self.scalar(item)?)?,
             };
             any = Some(match any {
@@ -553,7 +546,7 @@ impl Binder<'_> {
         }
         match (name.as_str(), function_args(f).as_slice()) {
             ("starts_with", [FunctionArgExpr::Expr(col), FunctionArgExpr::Expr(Expr::Value(v))]) => match &v.value {
-                Value::SingleQuotedString(p) => self.string_match(col, p, true, false),
+                Value::SingleQuotedString(p) => self.string_match(col, p, StrPattern::Prefix, false),
                 _ => Err(err(e, "starts_with(column, 'prefix') needs a string literal prefix")),
             },
             ("starts_with", _) => {
@@ -793,7 +786,7 @@ impl Binder<'_> {
                         if let Some((which, arg)) = super::linux_names::named_arg(col) {
                             return self.linux_name_match(e, which, arg, (s, lit), op);
                         }
-                        return self.string_match(col, s, false, op == BinaryOp::Ne);
+                        return self.string_match(col, s, StrPattern::Exact, op == BinaryOp::Ne);
                     }
                 }
             }
@@ -856,11 +849,11 @@ impl Binder<'_> {
         Ok(ScalarExpr::Binary { op, left: Box::new(l), right: Box::new(r), ty: DataType::Bool, operand_ty })
     }
 
-    fn string_match(&self, col: &Expr, lit: &str, prefix: bool, negated: bool) -> Result<ScalarExpr> {
+    fn string_match(&self, col: &Expr, lit: &str, pattern: StrPattern, negated: bool) -> Result<ScalarExpr> {
         let c = self.scalar(col)?;
         refuse_stack(col, &c)?;
         // A constant (or a CASE of constants) is decided now, or by its CASE's conditions.
-        if let Some(decided) = c.str_match_const(lit, prefix, negated) {
+        if let Some(decided) = c.str_match_const(lit, pattern, negated) {
             return Ok(decided);
         }
         let ScalarExpr::Column { source, ty: DataType::Str { cap } } = c else {
@@ -875,7 +868,12 @@ impl Binder<'_> {
                 format!(
                     "`{col}` holds at most {} bytes, so it can never {} the {}-byte string '{}'",
                     cap - 1,
-                    if prefix { "start with" } else { "equal" },
+                    match pattern {
+                        StrPattern::Exact => "equal",
+                        StrPattern::Prefix => "start with",
+                        StrPattern::Suffix => "end with",
+                        StrPattern::Contains => "contain",
+                    },
                     lit.len(),
                     shortened(lit)
                 ),
@@ -884,7 +882,62 @@ impl Binder<'_> {
         if lit.contains('\0') {
             return Err(err(col, "string literals cannot contain NUL bytes"));
         }
-        Ok(ScalarExpr::StrMatch { column: source, cap, value: lit.to_string(), prefix, negated })
+        // Every string starts with, ends with and contains the empty string.
+        if lit.is_empty() && pattern != StrPattern::Exact {
+            return Ok(ScalarExpr::Bool(!negated));
+        }
+        Ok(ScalarExpr::StrMatch { column: source, cap, value: lit.to_string(), pattern, negated })
+    }
+}
+
+/// A LIKE pattern as its literal and where the literal stands: `'abc'`,
+/// `'abc%'`, `'%abc'` or `'%abc%'`. Any other `%` and every `_` are refused:
+/// the message, its help and the wildcard's index (in characters) in `p`.
+fn like_pattern(p: &str) -> std::result::Result<(&str, StrPattern), (String, String, usize)> {
+    let (rest, lead) = match p.strip_prefix('%') {
+        Some(rest) => (rest, true),
+        None => (p, false),
+    };
+    let (lit, trail) = match rest.strip_suffix('%') {
+        Some(lit) => (lit, true),
+        None => (rest, false),
+    };
+    let pattern = match (lead, trail) {
+        (false, false) => StrPattern::Exact,
+        (false, true) => StrPattern::Prefix,
+        (true, false) => StrPattern::Suffix,
+        (true, true) => StrPattern::Contains,
+    };
+    let supported = "LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' (contains)";
+    let at = |i: usize| p[..usize::from(lead) + i].chars().count();
+    if let Some(i) = lit.find('_') {
+        return Err((
+            format!("`_` (any one character, at character {} of '{p}') is not supported in LIKE", at(i) + 1),
+            format!("{supported}; `_` cannot be matched in the kernel yet"),
+            at(i),
+        ));
+    }
+    if let Some(i) = lit.find('%') {
+        return Err((
+            format!("`%` is supported only at a LIKE pattern's start and end, not at character {} of '{p}'", at(i) + 1),
+            format!("{supported}; for 'a%b' write `s LIKE 'a%' AND s LIKE '%b'` (which also matches 'ab')"),
+            at(i),
+        ));
+    }
+    Ok((lit, pattern))
+}
+
+/// The span of the `at`-th character of the pattern `p` whose literal spans
+/// `s` (`'p'` on one line, no `''` inside), else `s` itself.
+fn wildcard_span(s: Span, p: &str, at: usize) -> Span {
+    let width = p.chars().count() + 2;
+    if s.start.line != s.end.line || (s.end.column - s.start.column) as usize != width {
+        return s;
+    }
+    let column = s.start.column + 1 + at as u32;
+    Span {
+        start: crate::error::Location { line: s.start.line, column },
+        end: crate::error::Location { line: s.start.line, column: column + 1 },
     }
 }
 

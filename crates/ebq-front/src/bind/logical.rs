@@ -257,13 +257,49 @@ pub enum ScalarExpr {
         column: ColumnSource,
         /// Capacity of the column's buffer.
         cap: u16,
-        /// The literal.
+        /// The literal (the pattern without its `%`s).
         value: String,
-        /// True: `column` starts with `value`; false: equals it.
-        prefix: bool,
+        /// Where `value` must stand in the column's string.
+        pattern: StrPattern,
         /// True for `!=` / `NOT LIKE`.
         negated: bool,
     },
+}
+
+/// What a string comparison asks of the column's string (the text before
+/// its first NUL) with respect to the literal: the `%`s of a LIKE pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrPattern {
+    /// `= 'abc'`, `LIKE 'abc'`: the string is the literal.
+    Exact,
+    /// `LIKE 'abc%'`, `starts_with(s, 'abc')`: the string starts with it.
+    Prefix,
+    /// `LIKE '%abc'`: the string ends with it.
+    Suffix,
+    /// `LIKE '%abc%'`: the literal occurs in the string.
+    Contains,
+}
+
+impl StrPattern {
+    /// Does `s` match `lit` this way?
+    pub fn matches(self, s: &str, lit: &str) -> bool {
+        match self {
+            StrPattern::Exact => s == lit,
+            StrPattern::Prefix => s.starts_with(lit),
+            StrPattern::Suffix => s.ends_with(lit),
+            StrPattern::Contains => s.contains(lit),
+        }
+    }
+
+    /// The LIKE pattern of `lit` matched this way (`'%abc'`).
+    pub fn like(self, lit: &str) -> String {
+        match self {
+            StrPattern::Exact => lit.to_string(),
+            StrPattern::Prefix => format!("{lit}%"),
+            StrPattern::Suffix => format!("%{lit}"),
+            StrPattern::Contains => format!("%{lit}%"),
+        }
+    }
 }
 
 impl ScalarExpr {
@@ -279,6 +315,32 @@ impl ScalarExpr {
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Str { cap, .. } => DataType::Str { cap: *cap },
             ScalarExpr::Neg(_) => DataType::I64,
+        }
+    }
+
+    /// Calls `f` on this expression and each of its subexpressions, in
+    /// preorder.
+    pub fn visit(&self, f: &mut impl FnMut(&ScalarExpr)) {
+        f(self);
+        match self {
+            ScalarExpr::Binary { left, right, .. } => {
+                left.visit(f);
+                right.visit(f);
+            }
+            ScalarExpr::Not(e)
+            | ScalarExpr::Neg(e)
+            | ScalarExpr::Cast { expr: e, .. }
+            | ScalarExpr::UserRead { addr: e, .. } => e.visit(f),
+            ScalarExpr::Cond { cond, then, otherwise, .. } => {
+                cond.visit(f);
+                then.visit(f);
+                otherwise.visit(f);
+            }
+            ScalarExpr::Column { .. }
+            | ScalarExpr::Int { .. }
+            | ScalarExpr::Bool(_)
+            | ScalarExpr::Str { .. }
+            | ScalarExpr::StrMatch { .. } => {}
         }
     }
 
@@ -388,18 +450,16 @@ impl ScalarExpr {
         })
     }
 
-    /// `self = 'lit'` (or LIKE 'lit%' when `prefix`; negated for `!=`) for a
-    /// constant string expression, decided now where the constants decide it:
-    /// a CASE of strings becomes a CASE of truth values over its conditions.
-    pub fn str_match_const(&self, lit: &str, prefix: bool, negated: bool) -> Option<ScalarExpr> {
+    /// `self = 'lit'` (or LIKE 'lit%', '%lit', '%lit%' as `pattern` says;
+    /// negated for `!=`) for a constant string expression, decided now where
+    /// the constants decide it: a CASE of strings becomes a CASE of truth
+    /// values over its conditions.
+    pub fn str_match_const(&self, lit: &str, pattern: StrPattern, negated: bool) -> Option<ScalarExpr> {
         match self {
-            ScalarExpr::Str { value, .. } => {
-                let hit = if prefix { value.starts_with(lit) } else { value == lit };
-                Some(ScalarExpr::Bool(hit != negated))
-            }
+            ScalarExpr::Str { value, .. } => Some(ScalarExpr::Bool(pattern.matches(value, lit) != negated)),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 let (t, o) =
-                    (then.str_match_const(lit, prefix, negated)?, otherwise.str_match_const(lit, prefix, negated)?);
+                    (then.str_match_const(lit, pattern, negated)?, otherwise.str_match_const(lit, pattern, negated)?);
                 Some(match (&t, &o) {
                     (ScalarExpr::Bool(a), ScalarExpr::Bool(b)) if a == b => t,
                     (ScalarExpr::Bool(true), ScalarExpr::Bool(false)) => (**cond).clone(),
@@ -460,14 +520,14 @@ impl ScalarExpr {
     pub fn substitute(self, f: &impl Fn(&ColumnSource) -> Option<ScalarExpr>) -> ScalarExpr {
         match self {
             ScalarExpr::Column { source, ty } => f(&source).unwrap_or(ScalarExpr::Column { source, ty }),
-            ScalarExpr::StrMatch { column, cap, value, prefix, negated } => match f(&column) {
+            ScalarExpr::StrMatch { column, cap, value, pattern, negated } => match f(&column) {
                 Some(ScalarExpr::Column { source, ty: DataType::Str { cap } }) => {
-                    ScalarExpr::StrMatch { column: source, cap, value, prefix, negated }
+                    ScalarExpr::StrMatch { column: source, cap, value, pattern, negated }
                 }
                 // A union column that a branch fills with constants: decided by them.
-                Some(c) if c.is_const_str() => c.str_match_const(&value, prefix, negated).expect("a constant string"),
+                Some(c) if c.is_const_str() => c.str_match_const(&value, pattern, negated).expect("a constant string"),
                 Some(other) => unreachable!("a string column stands for a string column, not {other}"),
-                None => ScalarExpr::StrMatch { column, cap, value, prefix, negated },
+                None => ScalarExpr::StrMatch { column, cap, value, pattern, negated },
             },
             ScalarExpr::Binary { op, left, right, ty, operand_ty } => ScalarExpr::Binary {
                 op,
@@ -494,8 +554,8 @@ impl ScalarExpr {
     pub fn map_columns(self, f: &impl Fn(ColumnSource) -> ColumnSource) -> ScalarExpr {
         match self {
             ScalarExpr::Column { source, ty } => ScalarExpr::Column { source: f(source), ty },
-            ScalarExpr::StrMatch { column, cap, value, prefix, negated } => {
-                ScalarExpr::StrMatch { column: f(column), cap, value, prefix, negated }
+            ScalarExpr::StrMatch { column, cap, value, pattern, negated } => {
+                ScalarExpr::StrMatch { column: f(column), cap, value, pattern, negated }
             }
             ScalarExpr::Binary { op, left, right, ty, operand_ty } => ScalarExpr::Binary {
                 op,
@@ -571,15 +631,14 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Neg(e) => write!(f, "-{}", Operand(&**e)),
             ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
             ScalarExpr::UserRead { addr, ty } => write!(f, "user_{ty}({addr})"),
-            ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
-                let op = match (prefix, negated) {
-                    (false, false) => "=",
-                    (false, true) => "!=",
-                    (true, false) => "LIKE",
-                    (true, true) => "NOT LIKE",
+            ScalarExpr::StrMatch { column, value, pattern, negated, .. } => {
+                let op = match (pattern, negated) {
+                    (StrPattern::Exact, false) => "=",
+                    (StrPattern::Exact, true) => "!=",
+                    (_, false) => "LIKE",
+                    (_, true) => "NOT LIKE",
                 };
-                let pct = if *prefix { "%" } else { "" };
-                write!(f, "{} {op} '{value}{pct}'", column.name())
+                write!(f, "{} {op} '{}'", column.name(), pattern.like(value))
             }
         }
     }

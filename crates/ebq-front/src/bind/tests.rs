@@ -278,3 +278,76 @@ fn constant_parts_of_a_condition_are_taken_out() {
     assert_eq!(and(f.clone(), fd.clone()).without_constants().and_then(|e| e.const_truth()), Some(false));
     assert_eq!(fd.clone().without_constants(), Some(fd));
 }
+
+/// The WHERE of `sql`, bound, as text and as the pattern of its string match.
+fn like_filter(sql: &str) -> (String, Option<super::StrPattern>) {
+    let f = bind(sql).unwrap_or_else(|e| panic!("{}", e.render(sql))).filter.expect("a WHERE");
+    let pattern = match &f {
+        super::ScalarExpr::StrMatch { pattern, .. } => Some(*pattern),
+        _ => None,
+    };
+    (f.to_string(), pattern)
+}
+
+#[test]
+fn like_binds_exact_prefix_suffix_and_contains_patterns() {
+    use super::StrPattern::{Contains, Exact, Prefix, Suffix};
+    let w = |cond: &str| like_filter(&format!("SELECT COUNT(*) FROM syscalls.sys_enter_openat WHERE {cond}"));
+    assert_eq!(w("filename LIKE '/etc/passwd'"), ("filename = '/etc/passwd'".into(), Some(Exact)));
+    assert_eq!(w("filename LIKE '/etc/%'"), ("filename LIKE '/etc/%'".into(), Some(Prefix)));
+    assert_eq!(w("filename LIKE '%.so'"), ("filename LIKE '%.so'".into(), Some(Suffix)));
+    assert_eq!(w("filename NOT LIKE '%.so'"), ("filename NOT LIKE '%.so'".into(), Some(Suffix)));
+    assert_eq!(w("filename LIKE '%lib%'"), ("filename LIKE '%lib%'".into(), Some(Contains)));
+    assert_eq!(w("filename NOT LIKE '%lib%'"), ("filename NOT LIKE '%lib%'".into(), Some(Contains)));
+    // `%` alone, or `%%`, matches every string; NOT LIKE none.
+    assert_eq!(w("filename LIKE '%'"), ("true".into(), None));
+    assert_eq!(w("filename LIKE '%%'"), ("true".into(), None));
+    assert_eq!(w("filename NOT LIKE '%%'"), ("false".into(), None));
+    // The empty string is not every string.
+    assert_eq!(w("filename LIKE ''"), ("filename = ''".into(), Some(Exact)));
+}
+
+#[test]
+fn like_of_constants_is_decided_when_bound() {
+    let w = |cond: &str| {
+        like_filter(&format!(
+            "SELECT COUNT(*) FROM syscalls.sys_enter_openat WHERE CASE WHEN flags = 0 THEN 'read.log' ELSE 'x' END {cond}"
+        ))
+        .0
+    };
+    assert_eq!(w("LIKE '%.log'"), "flags == 0");
+    assert_eq!(w("NOT LIKE '%.log'"), "NOT (flags == 0)");
+    assert_eq!(w("LIKE '%ad.l%'"), "flags == 0");
+    assert_eq!(w("LIKE '%x%'"), "NOT (flags == 0)");
+    assert_eq!(w("LIKE '%x'"), "NOT (flags == 0)");
+    assert_eq!(w("LIKE '%o%'"), "flags == 0");
+    assert_eq!(w("LIKE 'read%'"), "flags == 0");
+}
+
+#[test]
+fn like_refuses_underscores_and_inner_percent_signs_at_the_wildcard() {
+    let sql = "SELECT COUNT(*) FROM syscalls.sys_enter_openat WHERE filename LIKE '%a_b%'";
+    assert_eq!(
+        rendered(sql),
+        format!(
+            "error: `_` (any one character, at character 3 of '%a_b%') is not supported in LIKE at 1:71\n\
+             1 | {sql}\n\
+             {}^\n  \
+             help: LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' \
+             (contains); `_` cannot be matched in the kernel yet",
+            " ".repeat(74)
+        )
+    );
+    let sql = "SELECT COUNT(*) FROM syscalls.sys_enter_openat WHERE filename LIKE '/etc/%.conf'";
+    assert_eq!(
+        rendered(sql),
+        format!(
+            "error: `%` is supported only at a LIKE pattern's start and end, not at character 6 of '/etc/%.conf' at 1:74\n\
+             1 | {sql}\n\
+             {}^\n  \
+             help: LIKE patterns are 'abc' (equal), 'abc%' (starts with), '%abc' (ends with) and '%abc%' \
+             (contains); for 'a%b' write `s LIKE 'a%' AND s LIKE '%b'` (which also matches 'ab')",
+            " ".repeat(77)
+        )
+    );
+}

@@ -1,7 +1,7 @@
 //! Scalar expressions as C: explicit casts to the SQL operand type at every operator.
 
 use super::local_name;
-use crate::bind::{BinaryOp, ScalarExpr};
+use crate::bind::{BinaryOp, ScalarExpr, StrPattern};
 use crate::types::DataType;
 
 /// The C expression computing `e` from the column locals.
@@ -53,23 +53,45 @@ pub fn c_expr(e: &ScalarExpr) -> String {
         // Branch-free: OR the XOR of every byte with the literal's, then test for
         // zero. Short-circuit `&&` chains would add a branch per byte, and the
         // verifier explores their combinations with every other condition.
-        ScalarExpr::StrMatch { column, value, prefix, negated, .. } => {
+        ScalarExpr::StrMatch { column, cap, value, pattern, negated } => {
             let local = local_name(column);
-            let mut terms: Vec<String> =
-                value.bytes().enumerate().map(|(i, b)| format!("({local}[{i}] ^ {})", c_char(b))).collect();
-            if !prefix {
-                terms.push(format!("{local}[{}]", value.len()));
+            let hit = match pattern {
+                StrPattern::Exact | StrPattern::Prefix => {
+                    let mut terms = byte_xors(value, &|i| format!("{local}[{i}]"));
+                    if *pattern == StrPattern::Exact {
+                        // The NUL after the literal: the string is no longer.
+                        terms = if value.is_empty() {
+                            format!("{local}[0]")
+                        } else {
+                            format!("{terms} | {local}[{}]", value.len())
+                        };
+                    }
+                    if terms.is_empty() {
+                        return (if *negated { "0" } else { "1" }).into();
+                    }
+                    return format!("(({terms}) {} 0)", if *negated { "!=" } else { "==" });
+                }
+                // A loop each (the string's length decides where to look): `codegen::like`.
+                StrPattern::Suffix | StrPattern::Contains => super::like::call(*pattern, *cap, value, &local),
+            };
+            if *negated {
+                format!("(!{hit})")
+            } else {
+                hit
             }
-            if terms.is_empty() {
-                return (if *negated { "0" } else { "1" }).into();
-            }
-            format!("(({}) {} 0)", terms.join(" | "), if *negated { "!=" } else { "==" })
         }
     }
 }
 
+/// `(s[0] ^ 'a') | (s[1] ^ 'b') | ...`: zero when the bytes `at(i)` spell
+/// `value` (empty for an empty literal).
+pub(super) fn byte_xors(value: &str, at: &dyn Fn(usize) -> String) -> String {
+    let terms: Vec<String> = value.bytes().enumerate().map(|(i, b)| format!("({} ^ {})", at(i), c_char(b))).collect();
+    terms.join(" | ")
+}
+
 /// A byte as a C character constant, comparable with a `char` buffer element.
-fn c_char(b: u8) -> String {
+pub(super) fn c_char(b: u8) -> String {
     match b {
         b'\'' | b'\\' => format!("'\\{}'", b as char),
         0x20..=0x7e => format!("'{}'", b as char),

@@ -13,6 +13,7 @@ mod expr;
 mod file;
 mod hist;
 mod late_names;
+mod like;
 mod mapped_pages;
 mod pairing;
 mod pin_header;
@@ -371,6 +372,7 @@ fn programs(
     if k.reads_column(&|c| matches!(c, ColumnSource::System(SystemColumn::Ppid))) {
         c.push_str(PPID);
     }
+    c.push_str(&like::functions(k));
     if k.reads_stacks() {
         c.push_str(&stacks::map());
         maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));

@@ -203,3 +203,24 @@ fn typed_files_load_through_btf_pointers() {
     // The prelude's string helpers use the columns' capacities.
     assert_eq!((crate::catalog::FileColumn::FS_TYPE_CAP, crate::catalog::FileColumn::FILE_NAME_CAP), (16, 64));
 }
+
+/// `LIKE '%x'` and `'%x%'` call one function each, declared once however
+/// often the pattern is used; NOT LIKE negates the call.
+#[test]
+fn suffix_and_contains_patterns_call_their_functions() {
+    let c = generate_for(
+        "SELECT COUNT(*) FROM syscalls.sys_enter_openat \
+         WHERE (filename LIKE '%.so' OR comm LIKE '%sh%') AND filename NOT LIKE '%lib%' AND comm NOT LIKE '%sh%'",
+    );
+    let filter = "if (!(((ebq_ends_with_128__2eso(strings->ev_filename) || ebq_contains_16_sh(sys_comm)) \
+                  && (!ebq_contains_128_lib(strings->ev_filename))) && (!ebq_contains_16_sh(sys_comm))))";
+    assert!(c.contains(filter), "{c}");
+    for f in ["ebq_ends_with_128__2eso", "ebq_contains_16_sh", "ebq_contains_128_lib"] {
+        assert_eq!(c.matches(&format!("static __always_inline int {f}(const char *s)")).count(), 1, "{f}: {c}");
+    }
+    assert!(c.contains("\t\t\treturn ((s[i] ^ '.') | (s[i + 1] ^ 's') | (s[i + 2] ^ 'o')) == 0;\n"), "{c}");
+    assert!(c.contains("\tfor (__u32 i = 0; i <= 128 - 3; i++) {\n"), "{c}");
+    // A program with no such pattern has no such function, nor their comment.
+    assert!(!generate_for("SELECT COUNT(*) FROM syscalls.sys_enter_openat WHERE filename LIKE '/%'")
+        .contains("LIKE '%abc'"));
+}

@@ -298,23 +298,45 @@ impl KernelPlan {
     /// (by the column they carry), and the union branches'.
     pub fn visit_columns_read(&self, f: &mut dyn FnMut(&ColumnSource)) {
         let mut carried = |c: &ColumnSource| f(c.read_at_start());
-        let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
         if let Some(p) = &self.pairing {
-            exprs.extend(p.start_filter.iter());
-            exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
             p.carried.iter().for_each(|(c, _, _)| carried(c));
-            // A union's further branches read their own columns and filters.
+            // A union's further branches read their own columns.
             for b in &p.also {
-                exprs.extend(b.filter.iter());
                 b.columns.iter().for_each(|(_, own)| carried(own));
             }
         }
-        for e in exprs {
+        for e in self.own_exprs() {
             e.visit_columns(&mut carried);
         }
         for b in &self.branches {
             b.visit_columns_read(&mut carried);
         }
+    }
+
+    /// Calls `f` with every expression any program of this object computes:
+    /// its filter and output, a JOIN's start filters and keys, and the union
+    /// branches' (not their subexpressions: [`ScalarExpr::visit`] walks those).
+    pub fn visit_exprs(&self, f: &mut dyn FnMut(&ScalarExpr)) {
+        for e in self.own_exprs() {
+            f(e);
+        }
+        for b in &self.branches {
+            b.visit_exprs(f);
+        }
+    }
+
+    /// The expressions of this program (not its union branches').
+    fn own_exprs(&self) -> Vec<&ScalarExpr> {
+        let mut exprs: Vec<&ScalarExpr> = self.filter.iter().chain(self.output.exprs()).collect();
+        if let Some(p) = &self.pairing {
+            exprs.extend(p.start_filter.iter());
+            exprs.extend(p.keys.iter().flat_map(|(s, e, _)| [s, e]));
+            // A union's further branches filter with their own conditions.
+            for b in &p.also {
+                exprs.extend(b.filter.iter());
+            }
+        }
+        exprs
     }
 }
 
