@@ -165,7 +165,7 @@ fn the_container_image_is_debian_packages_and_the_release_binary() {
     assert_eq!(stages, ["FROM docker.io/library/debian:bookworm-slim"]);
     assert!(c.contains("COPY target/release/ebq /usr/local/bin/ebq"));
     // ebq runs clang on each query's C: the image keeps clang and the headers.
-    for pkg in ["clang", "libbpf-dev", "linux-libc-dev", "libelf1", "zlib1g"] {
+    for pkg in ["clang", "libbpf-dev", "linux-libc-dev", "libelf1", "zlib1g", "librdkafka1"] {
         assert!(c.contains(&format!(" {pkg} ")), "the image lacks {pkg}");
     }
     assert!(c.contains("ENV EBQ_CACHE_DIR=/var/cache/ebq/cache TMPDIR=/tmp"));
@@ -177,9 +177,24 @@ fn the_container_image_is_debian_packages_and_the_release_binary() {
     let libs = String::from_utf8_lossy(&ldd.stdout);
     for lib in libs.lines().filter_map(|l| l.split_whitespace().next()) {
         assert!(
-            ["linux-vdso", "libelf.so", "libz.so", "libgcc_s", "libm.so", "libc.so", "/lib64/ld-linux"]
-                .iter()
-                .any(|known| lib.starts_with(known)),
+            // librdkafka1 (the Kafka sink) depends on liblz4-1, libzstd1, libsasl2-2 and libssl3.
+            [
+                "linux-vdso",
+                "libelf.so",
+                "libz.so",
+                "libgcc_s",
+                "libm.so",
+                "libc.so",
+                "/lib64/ld-linux",
+                "librdkafka.so",
+                "liblz4.so",
+                "libzstd.so",
+                "libsasl2.so",
+                "libssl.so",
+                "libcrypto.so",
+            ]
+            .iter()
+            .any(|known| lib.starts_with(known)),
             "{lib} is in no package the image installs:\n{libs}"
         );
     }
