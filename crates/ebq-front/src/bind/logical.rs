@@ -320,7 +320,7 @@ impl ScalarExpr {
 
     /// Calls `f` on this expression and each of its subexpressions, in
     /// preorder.
-    pub fn visit(&self, f: &mut impl FnMut(&ScalarExpr)) {
+    pub fn visit<'a>(&'a self, f: &mut impl FnMut(&'a ScalarExpr)) {
         f(self);
         match self {
             ScalarExpr::Binary { left, right, .. } => {
@@ -346,24 +346,10 @@ impl ScalarExpr {
 
     /// Calls `f` on every column the expression reads.
     pub fn visit_columns<'a>(&'a self, f: &mut impl FnMut(&'a ColumnSource)) {
-        match self {
-            ScalarExpr::Column { source, .. } => f(source),
-            ScalarExpr::StrMatch { column, .. } => f(column),
-            ScalarExpr::Binary { left, right, .. } => {
-                left.visit_columns(f);
-                right.visit_columns(f);
-            }
-            ScalarExpr::Not(e)
-            | ScalarExpr::Neg(e)
-            | ScalarExpr::Cast { expr: e, .. }
-            | ScalarExpr::UserRead { addr: e, .. } => e.visit_columns(f),
-            ScalarExpr::Cond { cond, then, otherwise, .. } => {
-                cond.visit_columns(f);
-                then.visit_columns(f);
-                otherwise.visit_columns(f);
-            }
-            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } => {}
-        }
+        self.visit(&mut |e| match e {
+            ScalarExpr::Column { source, .. } | ScalarExpr::StrMatch { column: source, .. } => f(source),
+            _ => {}
+        });
     }
 
     /// True for a string constant or a CASE choosing between string constants.
