@@ -14,9 +14,12 @@
 //! after the workload has exited. So all of them see the same events.
 //!
 //! The rule: equal totals (exact or accounted: ebq's losses and the peer's
-//! programs' recursion misses), and at most a few percent of the events one
-//! bucket apart. Each tool reads the clock in its own program, so a latency
-//! within a few hundred nanoseconds of a power of two may land on either side.
+//! programs' recursion misses), and every event at most one bucket from the
+//! peer's. Each tool reads the clock in its own program, so a latency within
+//! a few hundred nanoseconds of a power of two may land on either side; how
+//! many do depends on the load (5–7 % on a quiet machine, 12.7 % in a CI run),
+//! so the share is printed, not bounded, except that fewer than half move: a
+//! unit or clock error (a factor of two or more) moves nearly all of them.
 
 use crate::common;
 
@@ -27,14 +30,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Most events, in percent of all, that may sit one bucket away from the peer's.
-/// Measured on a 2-CPU machine: cpudist ~2 %; runqlat 5–7 %, most of its
-/// latencies being 2–16 µs, where a few hundred nanoseconds between the two
-/// tools' clock reads (libbpf-tools reads its end clock after a hash update for
-/// the preempted task and a lookup, ebq first thing in its end program) moves
-/// an event across a bucket edge.
-const MOVED_PERCENT: u64 = 8;
 
 /// libbpf-tools' log2 slot of a value in µs: 0 for 0 and 1, else floor(log2).
 fn slot_of(lo: u64) -> u32 {
@@ -92,8 +87,27 @@ fn lost_beside_peer(stats: &QueryStats) -> u64 {
     stats.dropped + stats.missed + stats.missed_starts + stats.pending_full + stats.evicted
 }
 
+/// Whether each event of `a` can be paired with one of `b` at most one bucket
+/// away: sorting both, the j-th events' buckets differ by at most one for
+/// every j, which holds exactly when every running total of one reaches the
+/// other's running total one bucket earlier.
+fn within_one_bucket(a: &BTreeMap<u32, u64>, b: &BTreeMap<u32, u64>) -> bool {
+    let last = a.keys().chain(b.keys()).max().copied().unwrap_or(0);
+    let (mut run_a, mut run_b) = (0u64, 0u64);
+    for k in 0..=last {
+        let (prev_a, prev_b) = (run_a, run_b);
+        run_a += a.get(&k).copied().unwrap_or(0);
+        run_b += b.get(&k).copied().unwrap_or(0);
+        if prev_a > run_b || prev_b > run_a {
+            return false;
+        }
+    }
+    true
+}
+
 /// The rule of this file, for one tool: equal totals (or a difference within
-/// what either side lost), and at most [`MOVED_PERCENT`] % moved one bucket.
+/// what either side lost), every event within one bucket of the peer's, and
+/// fewer than half of them one bucket away.
 fn assert_agree(ours: &BTreeMap<u32, u64>, theirs: &BTreeMap<u32, u64>, lost: u64, what: &str) {
     let (total_ours, total_theirs) = (ours.values().sum::<u64>(), theirs.values().sum::<u64>());
     let moved = moved(ours, theirs);
@@ -104,9 +118,13 @@ fn assert_agree(ours: &BTreeMap<u32, u64>, theirs: &BTreeMap<u32, u64>, lost: u6
     if lost == 0 {
         assert_eq!(total_ours, total_theirs, "{what}: totals, ebq {ours:?} vs libbpf-tools {theirs:?}");
         assert!(
-            moved * 100 <= total_ours * MOVED_PERCENT,
-            "{what}: {moved} of {total_ours} events one bucket apart (at most {MOVED_PERCENT} %): ebq {ours:?} vs \
-             libbpf-tools {theirs:?}"
+            within_one_bucket(ours, theirs),
+            "{what}: some event is more than one bucket from the peer's: ebq {ours:?} vs libbpf-tools {theirs:?}"
+        );
+        assert!(
+            moved * 2 < total_ours,
+            "{what}: {moved} of {total_ours} events one bucket apart (half or more is a unit or clock error): \
+             ebq {ours:?} vs libbpf-tools {theirs:?}"
         );
     } else {
         assert!(
@@ -114,6 +132,16 @@ fn assert_agree(ours: &BTreeMap<u32, u64>, theirs: &BTreeMap<u32, u64>, lost: u6
             "{what}: ebq {total_ours}, libbpf-tools {total_theirs}, {lost} lost in all"
         );
     }
+}
+
+#[test]
+fn one_bucket_rule_holds_for_shifts_of_one_and_fails_for_two() {
+    let a: BTreeMap<u32, u64> = [(1, 10), (2, 10)].into();
+    assert!(within_one_bucket(&a, &[(2, 10), (3, 10)].into()));
+    assert!(within_one_bucket(&a, &[(0, 5), (1, 10), (2, 5)].into()));
+    assert!(!within_one_bucket(&a, &[(3, 10), (4, 10)].into()));
+    assert!(within_one_bucket(&a, &[(1, 10), (3, 10)].into()));
+    assert!(!within_one_bucket(&a, &[(1, 10), (4, 10)].into()));
 }
 
 /// A libbpf-tools histogram tool scoped to `tgid`, printing once at SIGINT.
