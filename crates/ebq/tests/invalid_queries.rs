@@ -49,7 +49,13 @@ fn cases() -> Vec<Bad> {
         bad(
             format!("SELECT str(comm, 4) FROM {READ}"),
             "1:12-1:16",
-            "str(ptr[, len]) reads the string at a user-space pointer: an 8-byte field of a tracepoint (`buf`, `args[1]`) and an optional length 1..127",
+            "`comm` (string(16)) is not a pointer str() can read; str(ptr[, len]) reads the string at a pointer: an 8-byte field of a tracepoint record (`buf`, `args[1]`), a probe's argument (`arg1`) or a kernel `char *` reached through BTF (`bprm.filename`), with an optional length 1..127",
+            None,
+        ),
+        bad(
+            "SELECT str(rq.q) FROM block.block_rq_complete",
+            "1:12-1:16",
+            "`rq.q` is a kernel `struct request_queue *`, not a `char *`; str(ptr[, len]) reads the string at a pointer: an 8-byte field of a tracepoint record (`buf`, `args[1]`), a probe's argument (`arg1`) or a kernel `char *` reached through BTF (`bprm.filename`), with an optional length 1..127",
             None,
         ),
         bad(format!("SELECT user_u64(comm) FROM {READ}"), "1:17-1:21", "user_u64() reads at an integer address; `comm` is string(16)", None),

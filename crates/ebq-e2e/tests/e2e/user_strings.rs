@@ -125,6 +125,29 @@ fn str_with_a_length_cuts_a_string_argument() {
     assert_eq!(got, [("/etc/hostname", "/etc"), ("/nonexistent/ebq-f", "/non")]);
 }
 
+/// Issue 40 item 4: `str()` of a kernel `char *` reached through BTF, as
+/// bpftrace users write `str(args->bprm->filename)`: the program the kernel
+/// executed, read with bpf_probe_read_kernel_str at sched_process_exec
+/// (tp_btf), whole, cut by a length, and as a LIKE filter in the kernel.
+#[test]
+fn str_reads_a_kernel_char_pointer_through_btf() {
+    let workload = workload_bin().display().to_string();
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-kstr", &["/nonexistent/ebq-k"]),
+        "--format",
+        "json",
+        "SELECT pid, str(bprm.filename) AS file, str(bprm.filename, 4) AS head FROM sched.sched_process_exec \
+         WHERE str(bprm.filename) LIKE '%/ebq-workload'",
+    ]);
+    let (rows, _) = split(&out);
+    assert_eq!(rows.len(), 1, "one exec of the workload: {rows:?}");
+    assert_eq!(rows[0]["file"].as_str(), Some(workload.as_str()));
+    assert_eq!(rows[0]["head"].as_str(), Some(&workload[..4]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 matched, 1 delivered, 0 dropped, 0 missed"), "{stderr}");
+}
+
 /// LIKE '%suffix', '%infix%' and their NOT LIKE on a user string, in the
 /// kernel: counts equal to the workload's own opens. A long name before a
 /// short one leaves its tail in the per-CPU string scratch past the short

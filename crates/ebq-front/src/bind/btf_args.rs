@@ -55,8 +55,28 @@ pub struct RawArg {
     pub accessors: Vec<String>,
     /// The value's type in C (`char[32]`), for comments and `describe`.
     pub c_type: String,
-    /// Buffer capacity when the value is a `char[N]` string.
+    /// Buffer capacity when the value is a `char[N]` string, or the string a
+    /// `char *` points to.
     pub string_cap: Option<u16>,
+    /// `str(path)` of a `char *` member: the value is the NUL-terminated
+    /// kernel string at the pointer (`bpf_probe_read_kernel_str`), not the
+    /// address. The path is then `str(path)` and names another local.
+    pub string_at_pointer: bool,
+}
+
+impl RawArg {
+    /// `str(…)` of this value, at most `cap` bytes with the NUL, when it is a
+    /// `char *` (signed, unsigned or `const`); `call` names it.
+    pub(super) fn string_at(&self, cap: u16, call: String) -> Option<RawArg> {
+        let pointee = self.c_type.strip_suffix('*')?.trim_end().trim_start_matches("const ").trim_end_matches(" const");
+        let is_char = matches!(pointee, "char" | "signed char" | "unsigned char");
+        (is_char && !self.string_at_pointer).then(|| RawArg {
+            path: call,
+            string_cap: Some(cap),
+            string_at_pointer: true,
+            ..self.clone()
+        })
+    }
 }
 
 /// The column type a readable kernel value becomes: integers keep size and sign,
@@ -154,6 +174,7 @@ fn resolve(
             DataType::Str { cap } => Some(cap),
             _ => None,
         },
+        string_at_pointer: false,
     };
     Some(Ok(ScalarExpr::Column { source: ColumnSource::Arg(Box::new(raw)), ty }))
 }

@@ -1,7 +1,10 @@
-//! `str(ptr[, len])`: the NUL-terminated string in user memory at a pointer
-//! column (`buf`, `args[1]`), read at the event like a `const char *`
-//! argument ([`FieldKind::UserStr`]), at most `len` bytes (default 127). A
-//! probe's argument (`str(arg1)` at a uprobe) is read from its register.
+//! `str(ptr[, len])`: the NUL-terminated string at a pointer, at most `len`
+//! bytes (default 127). A pointer field of a tracepoint record (`buf`,
+//! `args[1]`) addresses user memory and is read at the event like a `const
+//! char *` argument ([`FieldKind::UserStr`]); a probe's argument (`str(arg1)`
+//! at a uprobe) is read from its register; a kernel `char *` reached through
+//! BTF (`str(bprm.filename)`) is read from kernel memory
+//! ([`super::RawArg::string_at`]).
 
 use super::expr::err;
 use super::{Binder, ColumnSource, EventSource, ScalarExpr, USER_STRING_CAP};
@@ -11,8 +14,9 @@ use crate::parse::Expr;
 use crate::types::DataType;
 use sqlparser::ast::{FunctionArgExpr, Value};
 
-const USAGE: &str = "str(ptr[, len]) reads the string at a user-space pointer: an 8-byte field of a tracepoint \
-                     (`buf`, `args[1]`) and an optional length 1..127";
+const USAGE: &str = "str(ptr[, len]) reads the string at a pointer: an 8-byte field of a tracepoint record \
+                     (`buf`, `args[1]`), a probe's argument (`arg1`) or a kernel `char *` reached through BTF \
+                     (`bprm.filename`), with an optional length 1..127";
 
 impl Binder<'_> {
     /// Binds `str(…)` with arguments `args` (`e` is the whole call, for errors).
@@ -45,30 +49,38 @@ impl Binder<'_> {
                     | EventSource::Fentry { .. }
             )
         };
-        if self.sides.iter().any(|s| s.event.source != EventSource::Tracepoint && !probe(&s.event.source)) {
-            return Err(err(
-                e,
-                "str() reads user-space pointers in tracepoint records and probe arguments (uprobe, USDT, kprobe, \
-                 fentry); a kernel pointer reached through BTF (tp_btf, raw_tp) is not read by str() yet",
-            ));
-        }
         let first = if self.sides.iter().any(|s| probe(&s.event.source)) { 0 } else { 8 };
         let pointer = self.scalar(arg)?;
         match pointer {
             // bpftrace's `str(args.filename)`: already a string.
             s @ ScalarExpr::Column { ty: DataType::Str { .. }, .. } if len.is_none() => Ok(s),
-            ScalarExpr::Column { source, .. } => match user_str(source, cap, first) {
+            ScalarExpr::Column { source, ty } => match string_at(&source, cap, first) {
                 Some(source) => Ok(ScalarExpr::Column { source, ty: DataType::Str { cap } }),
-                None => Err(err(arg, USAGE)),
+                None => Err(err(arg, refusal(&source, ty))),
             },
             _ => Err(err(arg, USAGE)),
         }
     }
 }
 
-/// The string read at the 8-byte, aligned field `c` (or the JOIN start's
-/// column it carries), named `str(c)` (`str(c, len)` when shorter than the default).
-fn user_str(c: ColumnSource, cap: u16, first: u32) -> Option<ColumnSource> {
+/// Why `str()` does not read column `c` of type `ty`: what it is, then what
+/// `str()` reads.
+fn refusal(c: &ColumnSource, ty: DataType) -> String {
+    let what = match c {
+        ColumnSource::Arg(a) => format!("`{}` is a kernel `{}`, not a `char *`", a.path, a.c_type),
+        ColumnSource::Start { column, .. } => return refusal(column, ty),
+        ColumnSource::Field { size, .. } if *size != 8 => {
+            format!("`{}` is a {size}-byte field, not a pointer", c.name())
+        }
+        c => format!("`{}` ({ty}) is not a pointer str() can read", c.name()),
+    };
+    format!("{what}; {USAGE}")
+}
+
+/// The string read at the pointer `c` (or the JOIN start's column it
+/// carries): an 8-byte, aligned record field or probe argument, or a kernel
+/// `char *`; named `str(c)` (`str(c, len)` when shorter than the default).
+fn string_at(c: &ColumnSource, cap: u16, first: u32) -> Option<ColumnSource> {
     let call = |name: &str| match cap {
         USER_STRING_CAP => format!("str({name})"),
         _ => format!("str({name}, {})", cap - 1),
@@ -76,12 +88,13 @@ fn user_str(c: ColumnSource, cap: u16, first: u32) -> Option<ColumnSource> {
     match c {
         // A `const char *` argument is read as a string already (`UserStr`); a length reads it shorter.
         ColumnSource::Field { name, offset, size: 8, kind: FieldKind::Int | FieldKind::UserStr }
-            if offset % 8 == 0 && offset >= first =>
+            if offset % 8 == 0 && *offset >= first =>
         {
-            Some(ColumnSource::Field { name: call(&name), offset, size: 8, kind: FieldKind::UserStr })
+            Some(ColumnSource::Field { name: call(name), offset: *offset, size: 8, kind: FieldKind::UserStr })
         }
+        ColumnSource::Arg(a) => Some(ColumnSource::Arg(Box::new(a.string_at(cap, call(&a.path))?))),
         ColumnSource::Start { name, column } => {
-            Some(ColumnSource::Start { name: call(&name), column: Box::new(user_str(*column, cap, first)?) })
+            Some(ColumnSource::Start { name: call(name), column: Box::new(string_at(column, cap, first)?) })
         }
         _ => None,
     }

@@ -37,6 +37,17 @@ pub fn load(arg: &RawArg, ty: DataType, local: &str) -> String {
     }
     let root = format!("(({})ctx[{i}])", arg.arg_c_type);
     let members = arg.accessors.join(", ");
+    if arg.string_at_pointer {
+        let DataType::Str { cap } = ty else { unreachable!("str() of a char * is a string") };
+        let pointer = match arg.accessors.as_slice() {
+            [] => format!("ctx[{i}]"),
+            _ => format!("BPF_CORE_READ({root}, {members})"),
+        };
+        // A NULL or stale pointer fails the read and leaves the string empty.
+        return format!(
+            "\tchar {local}[{cap}] = {{}};\t{comment}\n\tbpf_probe_read_kernel_str(&{local}, sizeof({local}), (const void *){pointer});\n"
+        );
+    }
     match ty {
         DataType::Str { cap } => format!(
             "\tchar {local}[{cap}] = {{}};\t{comment}\n\tBPF_CORE_READ_STR_INTO(&{local}, {root}, {members});\n"
