@@ -207,7 +207,8 @@ fn run_rows(tag: &str, calls: &str, sinks: &[&str]) -> (String, serde_json::Valu
 
 /// `; N requests retried` of a sink's stats line (0 when absent).
 fn retries(stderr: &str, name: &str) -> u64 {
-    let line = stderr.lines().find(|l| l.starts_with(&format!("ebq: sink {name}: "))).expect("the sink's line");
+    let prefix = format!("ebq: sink {name}: ");
+    let line = stderr.lines().find(|l| l.starts_with(&prefix) && l.contains(" rows written, ")).expect("its line");
     line.split("; ").find_map(|part| part.strip_suffix(" requests retried")).map_or(0, |n| n.parse().unwrap())
 }
 

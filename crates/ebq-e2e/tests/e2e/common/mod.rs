@@ -611,7 +611,8 @@ pub fn sink_line(stderr: &str, name: &str) -> SinkLine {
     let prefix = format!("ebq: sink {name}: ");
     let line = stderr
         .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
+        // Not the sink's error lines, which start alike.
+        .find_map(|l| l.strip_prefix(&prefix).filter(|rest| rest.contains(" rows written, ")))
         .unwrap_or_else(|| panic!("no stats line of sink {name} in:\n{stderr}"));
     let num = |word: &str| -> u64 {
         let at = line.find(word).unwrap_or_else(|| panic!("no `{word}` in {line}"));
