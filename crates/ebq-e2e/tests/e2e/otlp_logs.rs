@@ -349,7 +349,7 @@ fn a_real_collector_writes_every_row() {
     let bin =
         std::env::var("EBQ_OTELCOL").expect("EBQ_OTELCOL: the collector binary (scripts/test-fleet.sh builds it)");
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("otelcol/config.yaml");
-    let dir = tmp("collector");
+    let dir = tmp("otelcol");
     let file = dir.join("logs.jsonl");
     let port = free_port();
     let mut collector = Command::new(&bin)
