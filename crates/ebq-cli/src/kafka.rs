@@ -63,6 +63,7 @@ impl Books {
             failed: self.failed,
             queued: self.closed.unwrap_or_else(|| self.in_flight()),
             refused: self.refused,
+            retries: 0,
         }
     }
 }
@@ -263,11 +264,14 @@ mod tests {
         let mut json = unreachable(KafkaFormat::Json, 3);
         json.write(&rows(5)).unwrap();
         let probe = json.delivery().unwrap();
-        assert_eq!(probe(), Delivery { delivered: 0, failed: 0, queued: 3, refused: 2 });
+        assert_eq!(probe(), Delivery { delivered: 0, failed: 0, queued: 3, refused: 2, retries: 0 });
         // Arrow: a message is a batch, its rows counted together.
         let mut arrow = unreachable(KafkaFormat::Arrow, 1);
         arrow.write(&rows(5)).unwrap();
         arrow.write(&rows(4)).unwrap();
-        assert_eq!(arrow.delivery().unwrap()(), Delivery { delivered: 0, failed: 0, queued: 5, refused: 4 });
+        assert_eq!(
+            arrow.delivery().unwrap()(),
+            Delivery { delivered: 0, failed: 0, queued: 5, refused: 4, retries: 0 }
+        );
     }
 }

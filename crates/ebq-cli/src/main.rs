@@ -6,6 +6,7 @@ mod flamegraph;
 #[cfg(feature = "kafka")]
 mod kafka;
 mod otlp;
+mod otlp_sink;
 mod output;
 mod report;
 mod run;
@@ -190,7 +191,8 @@ pub struct RunArgs {
     output: Option<std::path::PathBuf>,
     /// Where results go, repeatable: `-` (the terminal, in --format), a
     /// file whose extension names its format (.jsonl/.json, .csv, .parquet,
-    /// .arrow), or kafka://HOST:PORT/TOPIC. One kernel program feeds them
+    /// .arrow), kafka://HOST:PORT/TOPIC, or otlp+http://HOST:PORT (OTLP log
+    /// records, one a row, to /v1/logs). One kernel program feeds them
     /// all; with several, each has its own bounded queue and a slow one
     /// drops (and counts) its own rows.
     #[arg(long = "sink", value_name = "SPEC")]
@@ -279,7 +281,8 @@ pub struct RunArgs {
     /// receiver as protobuf, e.g. http://127.0.0.1:4318 (POST …/v1/metrics).
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// With --otlp: an extra resource attribute (repeatable), e.g. cluster=hpc1.
+    /// With --otlp or an otlp+http:// sink: an extra resource attribute
+    /// (repeatable), e.g. cluster=hpc1.
     #[arg(long = "otlp-resource", value_name = "KEY=VALUE")]
     otlp_resource: Vec<String>,
     /// Fill a query parameter (`ebq run NAME --set top=20`; see `ebq queries NAME`).

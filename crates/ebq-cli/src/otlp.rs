@@ -4,6 +4,19 @@ use ebq::export::otlp::{push_output, unix_now_ns, OtlpConfig};
 use ebq::export::{self_families, MetricSchema};
 use ebq::{Output, PreparedQuery, QueryStats};
 
+/// `--otlp-resource KEY=VALUE`s (of `--otlp` and of `otlp+http://` sinks) as pairs.
+pub fn resource_pairs(resource: &[String]) -> Result<Vec<(String, String)>, String> {
+    resource
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| format!("error: --otlp-resource expects KEY=VALUE, got `{kv}`"))
+        })
+        .collect()
+}
+
 /// Pushes windows as they close; failures are reported and counted, and
 /// tracing goes on (a collector may restart).
 pub struct Pusher {
@@ -22,13 +35,7 @@ impl Pusher {
     pub fn new(url: &str, resource: &[String], query: &str, prepared: &PreparedQuery) -> Result<Pusher, String> {
         let schema = MetricSchema::of(query, &prepared.physical).map_err(|e| format!("error: --otlp: {e}"))?;
         let mut config = OtlpConfig::new(url, ebq::host::host_name());
-        for kv in resource {
-            let (k, v) = kv
-                .split_once('=')
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| format!("error: --otlp-resource expects KEY=VALUE, got `{kv}`"))?;
-            config.resource.push((k.to_string(), v.to_string()));
-        }
+        config.resource = resource_pairs(resource)?;
         // Check the URL now, not at the first window.
         ebq::export::otlp::check_endpoint(url).map_err(|e| format!("error: {e}"))?;
         let windowless = prepared.physical.programs[0].window == ebq::plan::KernelWindow::None;

@@ -80,8 +80,8 @@ pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sin
 /// `--sink SPEC …`: every spec parsed and every file created before the
 /// query starts. One sink keeps the single-sink behaviour (its queue waits
 /// when full: lossless); several each get a queue that drops when full,
-/// counted per sink on the stats line. A Kafka sink always gets a dropping
-/// queue, even alone: a broker never holds up the rings.
+/// counted per sink on the stats line. A Kafka or OTLP sink always gets a
+/// dropping queue, even alone: a broker never holds up the rings.
 fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool) -> Result<Box<dyn Sink>, String> {
     if args.output.is_some() {
         return Err("error: --sink and -o do not go together; give the file as one more --sink FILE".into());
@@ -109,6 +109,9 @@ fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool
             SinkSpec::Terminal => terminal(args, terminal_format),
             SinkSpec::File { path, format } => file(path, *format, rotation, prepared, rows)?,
             SinkSpec::Kafka(k) => kafka(spec, k, args.kafka_format, args.kafka_queue)?,
+            SinkSpec::Otlp(o) => {
+                otlp_logs(spec, o, &crate::otlp::resource_pairs(&args.otlp_resource)?, args.cgroup.as_deref())?
+            }
         };
         seen.push(parsed);
         sinks.push((spec.clone(), sink));
@@ -116,12 +119,25 @@ fn many(args: &RunArgs, prepared: &PreparedQuery, rotation: Rotation, rows: bool
     if rotation.is_on() && !seen.iter().any(|s| matches!(s, SinkSpec::File { .. })) {
         return Err("error: --rotate-windows and --rotate-bytes rotate file sinks; no --sink is a file".into());
     }
-    if sinks.len() == 1 && !matches!(seen[0], SinkSpec::Kafka(_)) {
+    if sinks.len() == 1 && !matches!(seen[0], SinkSpec::Kafka(_) | SinkSpec::Otlp(_)) {
         return queued(sinks.pop().expect("one").1);
     }
     FanOut::spawn(sinks, QueuedSink::DEFAULT_BYTES)
         .map(|f| Box::new(f) as Box<dyn Sink>)
         .map_err(|e| format!("error: cannot start the writer threads: {e}"))
+}
+
+/// An OTLP/HTTP logs receiver (also `ebq serve`'s per-query `sinks`); `name`
+/// is its spec, `resource` extra resource attributes, `cgroup` the run's scope.
+pub fn otlp_logs(
+    name: &str,
+    spec: &crate::sink_spec::OtlpSpec,
+    resource: &[(String, String)],
+    cgroup: Option<&str>,
+) -> Result<Box<dyn Sink + Send>, String> {
+    let mut config = ebq::export::otlp::OtlpConfig::new(spec.endpoint.clone(), ebq::host::host_name());
+    config.resource = resource.to_vec();
+    Ok(Box::new(crate::otlp_sink::OtlpSink::create(name, spec, &config, cgroup)?))
 }
 
 /// A Kafka topic (also `ebq serve`'s per-query `sinks`); `name` is its spec.

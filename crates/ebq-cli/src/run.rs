@@ -546,15 +546,21 @@ fn unmatched_line(unmatched: u64) -> String {
     )
 }
 
-/// A sink's line of the stats: rows written and dropped, and for a Kafka
-/// sink what became of the written rows (delivered + failed + queued = written).
+/// A sink's line of the stats: rows written and dropped, and for a Kafka or
+/// OTLP sink what became of the written rows (delivered + failed + queued =
+/// written) and how many requests were sent again.
 fn sink_line(name: &str, c: &ebq::sink::QueueCounts) -> String {
     match c.delivery {
         None => format!("ebq: sink {name}: {} rows written, {} dropped (its queue was full)", c.written, c.dropped),
         Some(d) => format!(
             "ebq: sink {name}: {} rows written, {} dropped (a queue was full); {} delivered, {} failed, \
-             {} still queued at exit (lost)",
-            c.written, c.dropped, d.delivered, d.failed, d.queued
+             {} still queued at exit (lost){}",
+            c.written,
+            c.dropped,
+            d.delivered,
+            d.failed,
+            d.queued,
+            if d.retries > 0 { format!("; {} requests retried", d.retries) } else { String::new() }
         ),
     }
 }

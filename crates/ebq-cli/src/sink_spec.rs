@@ -7,8 +7,9 @@
 //!   the host name), with optional parameters `?format=json|arrow&queue=N`
 //!   (they override `--kafka-format` and `--kafka-queue`); a comma-separated
 //!   list of brokers is the bootstrap list; without `:PORT`, 9092;
-//! - `otlp+http://HOST:PORT`: planned (issue 38 item 3), refused for now with
-//!   a message that says so.
+//! - `otlp+http://HOST:PORT[/PATH]`: OTLP log records (one a row) POSTed to
+//!   `http://HOST:PORT[/PATH]/v1/logs`, with optional parameters
+//!   `?queue=N&batch=N` (rows the sink keeps for the receiver, rows a request).
 //!
 //! Pure: a spec is parsed before anything is created or loaded.
 
@@ -24,7 +25,28 @@ pub enum SinkSpec {
     File { path: PathBuf, format: FileFormat },
     /// A Kafka topic.
     Kafka(KafkaSpec),
+    /// An OTLP/HTTP logs receiver.
+    Otlp(OtlpSpec),
 }
+
+/// `otlp+http://HOST:PORT[/PATH][?queue=N&batch=N]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtlpSpec {
+    /// `http://HOST:PORT[/PATH]`: the records go to its `/v1/logs`.
+    pub endpoint: String,
+    /// Rows the sink keeps while the receiver is down or slow; beyond, rows
+    /// are refused and counted dropped.
+    pub queue: usize,
+    /// Rows in one request, at most.
+    pub batch: usize,
+}
+
+/// The default of `queue=`: rows kept for an OTLP receiver (as Kafka's queue).
+pub const OTLP_QUEUE_DEFAULT: usize = 100_000;
+/// The default of `batch=`: rows a request, at most (a few tens of KiB).
+pub const OTLP_BATCH_DEFAULT: usize = 512;
+/// The largest `queue=` and `batch=`.
+pub const OTLP_ROWS_MAX: usize = 10_000_000;
 
 /// `kafka://BROKERS/TOPIC[?format=json|arrow&queue=N]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +166,58 @@ impl KafkaSpec {
     }
 }
 
+impl OtlpSpec {
+    /// Parses what follows `otlp+http://` in `spec`.
+    fn parse(rest: &str) -> Result<OtlpSpec, String> {
+        const SHAPE: &str = "an OTLP sink is otlp+http://HOST:PORT";
+        // Positions are 1-based characters of the whole spec.
+        let at = |i: usize| i + "otlp+http://".len() + 1;
+        let (url, params) = match rest.split_once('?') {
+            Some((u, p)) => (u, Some(p)),
+            None => (rest, None),
+        };
+        let authority = url.split('/').next().unwrap_or_default();
+        if authority.is_empty() {
+            return Err(format!("no host at character {}; {SHAPE}", at(0)));
+        }
+        if let Some((host, port)) = authority.rsplit_once(':') {
+            if host.is_empty() {
+                return Err(format!("no host at character {}; {SHAPE}", at(0)));
+            }
+            if port.parse::<u16>().map_or(true, |p| p == 0) {
+                return Err(format!(
+                    "`{port}` at character {} is not a port (1 to 65535); {SHAPE}",
+                    at(host.len() + 1)
+                ));
+            }
+        }
+        let mut spec =
+            OtlpSpec { endpoint: format!("http://{url}"), queue: OTLP_QUEUE_DEFAULT, batch: OTLP_BATCH_DEFAULT };
+        let mut param_at = at(url.len() + 1);
+        for param in params.into_iter().flat_map(|p| p.split('&')) {
+            let rows = |n: &str| n.parse::<usize>().ok().filter(|n| (1..=OTLP_ROWS_MAX).contains(n));
+            match param.split_once('=') {
+                Some((key @ ("queue" | "batch"), n)) => match rows(n) {
+                    Some(n) if key == "queue" => spec.queue = n,
+                    Some(n) => spec.batch = n,
+                    None => {
+                        return Err(format!(
+                            "{key} `{n}` at character {param_at}: a number of rows from 1 to {OTLP_ROWS_MAX}"
+                        ))
+                    }
+                },
+                _ => {
+                    return Err(format!(
+                        "unknown parameter `{param}` at character {param_at}; an OTLP sink takes queue=N and batch=N"
+                    ))
+                }
+            }
+            param_at += param.len() + 1;
+        }
+        Ok(spec)
+    }
+}
+
 impl SinkSpec {
     /// Parses `spec`; the error says what is wrong with it (the caller names
     /// the spec and where it was given: `--sink`, or a query's `sinks`).
@@ -157,11 +231,14 @@ impl SinkSpec {
         if let Some(rest) = spec.strip_prefix("kafka://") {
             return KafkaSpec::parse(rest).map(SinkSpec::Kafka);
         }
+        if let Some(rest) = spec.strip_prefix("otlp+http://") {
+            return OtlpSpec::parse(rest).map(SinkSpec::Otlp);
+        }
         if let Some((scheme, _)) = spec.split_once("://") {
             return Err(match scheme {
-                "otlp+http" | "otlp" => format!(
-                    "{scheme} sinks are not supported yet; write a file (rows.jsonl, rows.parquet) and ship it, \
-                     or use `ebq serve` with [otlp] for aggregates"
+                "otlp" | "otlp+grpc" | "otlp+https" => format!(
+                    "`{scheme}://` is not supported: ebq sends OTLP over plain HTTP, otlp+http://HOST:PORT \
+                     (put a local collector or a TLS proxy in front)"
                 ),
                 _ => format!("unknown scheme `{scheme}://`; a sink is `-`, a file path, otlp+http:// or kafka://"),
             });
@@ -238,8 +315,20 @@ mod tests {
         );
         assert!(bad("kafka://h/t?queue=0").starts_with("queue `0` at character 13"), "{}", bad("kafka://h/t?queue=0"));
         assert!(bad("kafka://h/t?acks=1").starts_with("unknown parameter `acks=1` at character 13"));
-        let otlp = SinkSpec::parse("otlp+http://127.0.0.1:4318").unwrap_err();
-        assert!(otlp.contains("otlp+http sinks are not supported yet"), "{otlp}");
+        let otlp =
+            |endpoint: &str, queue, batch| Ok(SinkSpec::Otlp(OtlpSpec { endpoint: endpoint.into(), queue, batch }));
+        let (q, b) = (OTLP_QUEUE_DEFAULT, OTLP_BATCH_DEFAULT);
+        assert_eq!(SinkSpec::parse("otlp+http://127.0.0.1:4318"), otlp("http://127.0.0.1:4318", q, b));
+        assert_eq!(SinkSpec::parse("otlp+http://collector/otlp"), otlp("http://collector/otlp", q, b));
+        assert_eq!(SinkSpec::parse("otlp+http://c:4318?queue=10&batch=3"), otlp("http://c:4318", 10, 3));
+        assert_eq!(bad("otlp+http://"), "no host at character 13; an OTLP sink is otlp+http://HOST:PORT");
+        assert_eq!(
+            bad("otlp+http://c:0"),
+            "`0` at character 15 is not a port (1 to 65535); an OTLP sink is otlp+http://HOST:PORT"
+        );
+        assert_eq!(bad("otlp+http://c:1?queue=0"), "queue `0` at character 17: a number of rows from 1 to 10000000");
+        assert!(bad("otlp+http://c:1?gzip=1").starts_with("unknown parameter `gzip=1` at character 17"));
+        assert!(bad("otlp://c:4317").contains("`otlp://` is not supported"), "{}", bad("otlp://c:4317"));
         assert!(SinkSpec::parse("s3://b/k.parquet").unwrap_err().contains("unknown scheme `s3://`"));
     }
 }

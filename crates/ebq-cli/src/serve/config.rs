@@ -27,7 +27,7 @@
 //! pin = "/sys/fs/bpf/ebq/vfsstat"   # pins the group map for external samplers (see docs/src/serve/pins.md)
 //! pin_header = "/run/ebq/vfsstat.h"  # the layout header (default /run/ebq/pins/<pin below /sys/fs/bpf>.h)
 //! keep_pins = false
-//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow, kafka://HOST:PORT/TOPIC)
+//! sinks = ["/var/lib/ebq/vfsstat.parquet"]  # every window into files too (.jsonl, .csv, .parquet, .arrow, kafka://HOST:PORT/TOPIC, otlp+http://HOST:PORT)
 //!
 //! [otlp]                        # push windows over OTLP/HTTP too
 //! endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -479,14 +479,17 @@ fn query_sinks(place: &Place, q: &RawQuery, name: &str, queries: &[QueryConfig])
         let dir = std::path::Path::new(place.path).parent().unwrap_or(std::path::Path::new("."));
         let parsed = crate::sink_spec::SinkSpec::parse(given);
         let resolved = match parsed {
-            // A topic is not a path.
-            Ok(crate::sink_spec::SinkSpec::Kafka(_)) => given.clone(),
+            // A topic or a URL is not a path.
+            Ok(crate::sink_spec::SinkSpec::Kafka(_) | crate::sink_spec::SinkSpec::Otlp(_)) => given.clone(),
             _ => dir.join(given).to_string_lossy().into_owned(),
         };
         let why = match parsed {
             Ok(crate::sink_spec::SinkSpec::Terminal) => {
                 Some("ebq serve has no terminal; give a file or a kafka:// topic".to_string())
             }
+            // Several queries may send to one OTLP receiver (each its own records).
+            Ok(crate::sink_spec::SinkSpec::Otlp(_)) if sinks.contains(&resolved) => Some("is used twice".to_string()),
+            Ok(crate::sink_spec::SinkSpec::Otlp(_)) => None,
             Ok(_) if sinks.contains(&resolved) || queries.iter().any(|o| o.sinks.contains(&resolved)) => {
                 Some("is used twice".to_string())
             }

@@ -281,16 +281,16 @@ pub fn sink_families(query: &str, sinks: &[(String, QueueCounts)]) -> Vec<Metric
     let mut fams = vec![
         family(
             "ebq_sink_rows_written_total",
-            "Rows of the query's windows a sink wrote (a file) or handed to its client (Kafka).",
+            "Rows of the query's windows a sink wrote (a file) or handed to its client (Kafka, OTLP).",
             |c| c.written,
         ),
         family(
             "ebq_sink_rows_dropped_total",
-            "Rows of the query's windows a sink dropped because its queue (or its Kafka client's) was full.",
+            "Rows of the query's windows a sink dropped because its queue (or its Kafka or OTLP client's) was full.",
             |c| c.dropped,
         ),
     ];
-    // Kafka sinks: what became of the rows they handed to librdkafka.
+    // Kafka and OTLP sinks: what became of the rows they handed to their client.
     let brokered: Vec<(String, QueueCounts)> = sinks.iter().filter(|(_, c)| c.delivery.is_some()).cloned().collect();
     if !brokered.is_empty() {
         let delivery = |name: &str, help: &str, kind, value: fn(&ebq::sink::Delivery) -> u64| MetricFamily {
@@ -309,19 +309,19 @@ pub fn sink_families(query: &str, sinks: &[(String, QueueCounts)]) -> Vec<Metric
         };
         fams.push(delivery(
             "ebq_sink_rows_delivered_total",
-            "Rows a Kafka sink's broker acknowledged (delivery reports).",
+            "Rows a Kafka sink's broker acknowledged (delivery reports), or an OTLP sink's receiver accepted (2xx).",
             MetricKind::Counter,
             |d| d.delivered,
         ));
         fams.push(delivery(
             "ebq_sink_rows_failed_total",
-            "Rows whose delivery to a Kafka sink's broker failed for good (message timeout, refused topic).",
+            "Rows whose delivery failed for good (Kafka: message timeout, refused topic; OTLP: a 4xx reply, rejected records).",
             MetricKind::Counter,
             |d| d.failed,
         ));
         fams.push(delivery(
             "ebq_sink_rows_queued",
-            "Rows in a Kafka sink's client queue, not yet acknowledged (lost if ebq exits before they are).",
+            "Rows in a Kafka or OTLP sink's client queue, not yet acknowledged (lost if ebq exits before they are).",
             MetricKind::Gauge,
             |d| d.queued,
         ));

@@ -42,7 +42,7 @@ pub struct Served {
     /// Queries without WINDOW: when to publish the next running total.
     next_snapshot: Option<Instant>,
     last_own: Instant,
-    /// The query's `sinks` (files or Kafka topics every window goes to), each behind its own
+    /// The query's `sinks` (files, Kafka topics or OTLP receivers every window goes to), each behind its own
     /// queue that drops when full: the daemon's loop never waits for a disk.
     /// `None` without sinks, or after a write failed (logged).
     sinks: Option<FanOut>,
@@ -62,7 +62,8 @@ fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
             }
             // A Kafka sink's format and queue come from its spec (`?format=arrow&queue=N`).
             Ok(SinkSpec::Kafka(k)) => crate::output::kafka(spec, &k, KafkaFormat::Json, KAFKA_QUEUE_DEFAULT)?,
-            _ => return Err(format!("sinks: `{spec}` is not a file or a kafka:// topic")),
+            Ok(SinkSpec::Otlp(o)) => crate::output::otlp_logs(spec, &o, &[], None)?,
+            _ => return Err(format!("sinks: `{spec}` is not a file, a kafka:// topic or an otlp+http:// receiver")),
         };
         sinks.push((spec.clone(), sink));
     }

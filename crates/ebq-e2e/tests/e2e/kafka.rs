@@ -10,7 +10,7 @@
 //! delivered + failed + queued = written, never silent.
 
 use crate::common::kafka::Broker;
-use crate::common::{cli_stats, ebq_bin, per_fd, wait_for, workload_bin};
+use crate::common::{cli_stats, ebq_bin, per_fd, sink_line, wait_for, workload_bin, SinkLine};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
@@ -20,38 +20,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ROWS: &str = "SELECT tid, fd, count FROM syscalls.sys_enter_pread64";
-
-/// A sink's counts from its stats line (`ebq: sink NAME: W rows written, D
-/// dropped (…); X delivered, F failed, Q still queued at exit (lost)`).
-#[derive(Debug, PartialEq, Eq)]
-struct SinkLine {
-    written: u64,
-    dropped: u64,
-    delivered: u64,
-    failed: u64,
-    queued: u64,
-}
-
-/// The sink's stats line at exit (its other lines are librdkafka's errors).
-fn sink_line(stderr: &str, name: &str) -> SinkLine {
-    let prefix = format!("ebq: sink {name}: ");
-    let line = stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix(&prefix))
-        .find(|l| l.contains(" rows written"))
-        .unwrap_or_else(|| panic!("no stats line of sink {name} in:\n{stderr}"));
-    let num = |word: &str| -> u64 {
-        let at = line.find(word).unwrap_or_else(|| panic!("no `{word}` in {line}"));
-        line[..at].trim_end().rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
-    };
-    SinkLine {
-        written: num(" rows written"),
-        dropped: num(" dropped"),
-        delivered: num(" delivered"),
-        failed: num(" failed"),
-        queued: num(" still queued at exit"),
-    }
-}
 
 /// The workload's command: `calls` pread64 calls on fd 100 (and `more` on
 /// fd 101), `gap_us` apart, under `comm`; its report into `report`.

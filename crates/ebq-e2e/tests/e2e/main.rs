@@ -48,6 +48,7 @@ mod newcomer;
 mod offcpu;
 mod one_liners;
 mod otlp;
+mod otlp_logs;
 mod overload;
 mod page_cache;
 mod pair_age;

@@ -53,7 +53,11 @@ fn receiver() -> (u16, mpsc::Receiver<Push>) {
                 assert!(n > 0, "request ended inside its body");
             };
             let path = head.split(' ').nth(1).unwrap_or_default().to_string();
-            let ctype = head.lines().find_map(|l| l.strip_prefix("Content-Type: ")).unwrap_or_default().to_string();
+            // Header names are case-insensitive (ureq writes them in lower case).
+            let ctype = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-type: ").map(str::to_string))
+                .unwrap_or_default();
             let req =
                 ExportMetricsServiceRequest::decode(body.as_slice()).expect("a protobuf ExportMetricsServiceRequest");
             s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n")

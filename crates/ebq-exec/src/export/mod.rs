@@ -23,6 +23,7 @@
 //!   quantile sketches as native histograms.
 //! - [`naming`]: Prometheus-style names and units.
 //! - [`otlp`]: families → an OTLP/HTTP protobuf push.
+//! - [`otlp_logs`]: rows → OTLP log records (the `otlp+http://` sink).
 
 pub mod cumulative;
 pub mod exposition;
@@ -31,6 +32,7 @@ pub mod layout;
 pub mod metrics;
 pub mod naming;
 pub mod otlp;
+pub mod otlp_logs;
 
 pub use cumulative::Accumulator;
 pub use metrics::{

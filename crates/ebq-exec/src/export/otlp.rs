@@ -15,11 +15,11 @@
 //! [`super::naming`], so a collector feeding Prometheus shows the same series
 //! as `ebq serve`'s `/metrics`.
 //!
-//! Transport is a small blocking HTTP/1.1 client over `std::net::TcpStream`
-//! (plain `http://`; put a local collector or a TLS proxy in front for
-//! anything else): the opentelemetry-otlp exporter's HTTP clients need an
-//! async runtime (reqwest's blocking client runs tokio) and its exporter only
-//! accepts the SDK's own aggregations, not ready-made windows.
+//! Transport is ureq, a blocking HTTP client without an async runtime (plain
+//! `http://`; put a local collector or a TLS proxy in front for anything
+//! else). The opentelemetry-otlp exporter is not used: it only accepts the
+//! SDK's own aggregations, not ready-made windows. The same transport carries
+//! the rows of an `otlp+http://` sink to `/v1/logs` ([`super::otlp_logs`]).
 
 use super::metrics::{MetricFamily, MetricKind, Sample, SampleValue, Temporality};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -31,9 +31,12 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
+
+/// The path metric pushes go to, below the endpoint.
+pub const METRICS_PATH: &str = "/v1/metrics";
+/// The path log records go to, below the endpoint.
+pub const LOGS_PATH: &str = "/v1/logs";
 
 /// Why a push failed. Returned, never panicked: an exporter reports it and
 /// keeps tracing (the collector may come back).
@@ -70,8 +73,8 @@ pub enum OtlpError {
 /// Where and as whom to push.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtlpConfig {
-    /// Base URL, e.g. `http://127.0.0.1:4318`; `/v1/metrics` is appended
-    /// unless the URL already ends with it.
+    /// Base URL, e.g. `http://127.0.0.1:4318`; `/v1/metrics` (or `/v1/logs`
+    /// for rows) is appended unless the URL already ends with it.
     pub endpoint: String,
     /// `host.name`: the caller reads it from the machine
     /// (`ebq_front::host::host_name`), so the exporter reads no file.
@@ -133,7 +136,7 @@ pub struct Batch<'a> {
     pub time_unix_ns: u64,
 }
 
-fn kv(k: &str, v: &str) -> KeyValue {
+pub(super) fn kv(k: &str, v: &str) -> KeyValue {
     KeyValue {
         key: k.to_string(),
         value: Some(AnyValue { value: Some(any_value::Value::StringValue(v.to_string())) }),
@@ -276,25 +279,24 @@ fn exponential_point(s: &Sample, start: u64, time: u64) -> Option<ExponentialHis
     })
 }
 
+/// The OTLP resource of `attrs` ([`OtlpConfig::resource_attributes`]).
+pub(super) fn resource(attrs: &[(String, String)]) -> Resource {
+    Resource { attributes: attrs.iter().map(|(k, v)| kv(k, v)).collect(), ..Default::default() }
+}
+
+/// The instrumentation scope of everything ebq sends: `ebq` and its version.
+pub(super) fn scope() -> InstrumentationScope {
+    InstrumentationScope { name: "ebq".into(), version: env!("CARGO_PKG_VERSION").into(), ..Default::default() }
+}
+
 /// The request for `batches` under one resource (`config`'s attributes).
 pub fn request(config: &OtlpConfig, batches: &[Batch]) -> ExportMetricsServiceRequest {
     let attrs = config.resource_attributes();
     let metrics = batches.iter().flat_map(|b| b.families.iter().filter_map(|f| metric(f, b))).collect();
     ExportMetricsServiceRequest {
         resource_metrics: vec![ResourceMetrics {
-            resource: Some(Resource {
-                attributes: attrs.iter().map(|(k, v)| kv(k, v)).collect(),
-                ..Default::default()
-            }),
-            scope_metrics: vec![ScopeMetrics {
-                scope: Some(InstrumentationScope {
-                    name: "ebq".into(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    ..Default::default()
-                }),
-                metrics,
-                schema_url: String::new(),
-            }],
+            resource: Some(resource(&attrs)),
+            scope_metrics: vec![ScopeMetrics { scope: Some(scope()), metrics, schema_url: String::new() }],
             schema_url: String::new(),
         }],
     }
@@ -306,7 +308,8 @@ pub fn push(config: &OtlpConfig, batches: &[Batch]) -> Result<(), OtlpError> {
     if req.resource_metrics[0].scope_metrics[0].metrics.is_empty() {
         return Ok(());
     }
-    post(&config.endpoint, &req.encode_to_vec(), config.timeout)
+    let url = signal_url(&config.endpoint, METRICS_PATH)?;
+    post(&agent(config.timeout), &url, &req.encode_to_vec()).map(|_| ())
 }
 
 /// CLOCK_REALTIME in ns.
@@ -364,8 +367,8 @@ pub fn push_output(
     push(config, &batches)
 }
 
-/// `http://host:port/path` → (host:port, path ending in `/v1/metrics`).
-fn split_endpoint(endpoint: &str) -> Result<(String, String), OtlpError> {
+/// `http://host:port/path` → (host:port, path ending in `signal`, e.g. [`METRICS_PATH`]).
+fn split_endpoint(endpoint: &str, signal: &str) -> Result<(String, String), OtlpError> {
     let bad = |reason: &str| OtlpError::Endpoint { endpoint: endpoint.to_string(), reason: reason.to_string() };
     let rest = match endpoint.split_once("://") {
         Some(("http", rest)) => rest,
@@ -388,50 +391,46 @@ fn split_endpoint(endpoint: &str) -> Result<(String, String), OtlpError> {
     } else {
         format!("{authority}:80")
     };
-    let path = if path.ends_with("/v1/metrics") { path.to_string() } else { format!("{path}/v1/metrics") };
+    let path = if path.ends_with(signal) { path.to_string() } else { format!("{path}{signal}") };
     Ok((authority, path))
+}
+
+/// The URL a `signal` ([`METRICS_PATH`], [`LOGS_PATH`]) goes to under `endpoint`.
+pub fn signal_url(endpoint: &str, signal: &str) -> Result<String, OtlpError> {
+    split_endpoint(endpoint, signal).map(|(authority, path)| format!("http://{authority}{path}"))
 }
 
 /// Checks that `endpoint` is a usable URL (so a bad one fails at start, not
 /// at the first window).
 pub fn check_endpoint(endpoint: &str) -> Result<(), OtlpError> {
-    split_endpoint(endpoint).map(|_| ())
+    split_endpoint(endpoint, METRICS_PATH).map(|_| ())
 }
 
-/// POSTs a protobuf body; a 2xx reply is success.
-pub fn post(endpoint: &str, body: &[u8], timeout: Duration) -> Result<(), OtlpError> {
-    let (authority, path) = split_endpoint(endpoint)?;
-    let url = format!("http://{authority}{path}");
-    let io = |source: std::io::Error| OtlpError::Io { url: url.clone(), source };
-    let addr = authority
-        .to_socket_addrs()
-        .map_err(io)?
-        .next()
-        .ok_or_else(|| io(std::io::Error::other("the host name has no address")))?;
-    let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(io)?;
-    stream.set_read_timeout(Some(timeout)).map_err(io)?;
-    stream.set_write_timeout(Some(timeout)).map_err(io)?;
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: ebq/{}\r\nContent-Type: application/x-protobuf\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        env!("CARGO_PKG_VERSION"),
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body)).map_err(io)?;
-    let mut reply = vec![];
-    // Connection: close — the reply ends at EOF (bounded: a status and a short reason are enough).
-    stream.take(64 << 10).read_to_end(&mut reply).map_err(io)?;
-    let text = String::from_utf8_lossy(&reply);
-    let status = text
-        .strip_prefix("HTTP/1.")
-        .and_then(|r| r.get(2..5))
-        .and_then(|s| s.parse::<u16>().ok())
-        .ok_or_else(|| io(std::io::Error::other(format!("not an HTTP reply: {:?}", truncate(&text, 80)))))?;
+/// An HTTP client for OTLP pushes: `timeout` bounds each whole request
+/// (connect, send, reply); statuses come back as statuses, not errors; idle
+/// connections are kept for the next push (a collector keeps them open).
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .user_agent(format!("ebq/{}", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// POSTs a protobuf body to `url`; a 2xx reply is success, and its body (the
+/// receiver's `Export…ServiceResponse`, up to 64 KiB) is returned.
+pub fn post(agent: &ureq::Agent, url: &str, body: &[u8]) -> Result<Vec<u8>, OtlpError> {
+    let io = |e: ureq::Error| OtlpError::Io { url: url.to_string(), source: e.into_io() };
+    let mut reply = agent.post(url).header("Content-Type", "application/x-protobuf").send(body).map_err(io)?;
+    let status = reply.status().as_u16();
+    // Bounded: a status and a short reason (or a partial success) are enough.
+    let text = reply.body_mut().with_config().limit(64 << 10).read_to_vec().unwrap_or_default();
     if (200..300).contains(&status) {
-        return Ok(());
+        return Ok(text);
     }
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    Err(OtlpError::Http { url, status, body: truncate(body.trim(), 300) })
+    let text = String::from_utf8_lossy(&text);
+    Err(OtlpError::Http { url: url.to_string(), status, body: truncate(text.trim(), 300) })
 }
 
 fn truncate(s: &str, n: usize) -> String {

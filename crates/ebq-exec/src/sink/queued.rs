@@ -63,7 +63,7 @@ pub struct QueueCounts {
     pub delivery: Option<Delivery>,
 }
 
-/// What became of the rows a broker sink (Kafka) took, counted by its
+/// What became of the rows a broker sink (Kafka, OTLP) took, counted by its
 /// delivery reports. `written = delivered + failed + queued` once the sink
 /// finished (a flush with a bounded timeout); before, some rows are on their way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,6 +78,9 @@ pub struct Delivery {
     /// Rows the sink refused because the client's own queue was full (the
     /// broker is down or slow): counted in [`QueueCounts::dropped`].
     pub refused: u64,
+    /// Requests sent again after a failure (the OTLP sink; librdkafka
+    /// retries inside, uncounted: 0 for Kafka).
+    pub retries: u64,
 }
 
 /// Reads a sink's [`Delivery`] counts from any thread.

@@ -595,6 +595,38 @@ pub fn first_stderr_line(child: &mut Child) -> (String, impl std::io::BufRead) {
     (line, stderr)
 }
 
+/// A sink's counts from its stats line (`ebq: sink NAME: W rows written, D
+/// dropped (…); X delivered, F failed, Q still queued at exit (lost)`) of a
+/// Kafka or OTLP sink.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SinkLine {
+    pub written: u64,
+    pub dropped: u64,
+    pub delivered: u64,
+    pub failed: u64,
+    pub queued: u64,
+}
+
+pub fn sink_line(stderr: &str, name: &str) -> SinkLine {
+    let prefix = format!("ebq: sink {name}: ");
+    let line = stderr
+        .lines()
+        // Not the sink's error lines, which start alike.
+        .find_map(|l| l.strip_prefix(&prefix).filter(|rest| rest.contains(" rows written, ")))
+        .unwrap_or_else(|| panic!("no stats line of sink {name} in:\n{stderr}"));
+    let num = |word: &str| -> u64 {
+        let at = line.find(word).unwrap_or_else(|| panic!("no `{word}` in {line}"));
+        line[..at].trim_end().rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    SinkLine {
+        written: num(" rows written"),
+        dropped: num(" dropped"),
+        delivered: num(" delivered"),
+        failed: num(" failed"),
+        queued: num(" still queued at exit"),
+    }
+}
+
 /// A free loopback port (bound, then released for the server to take).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

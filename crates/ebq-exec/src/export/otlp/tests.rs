@@ -1,6 +1,7 @@
 use super::*;
 use crate::export::Unit;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 
 fn fam(name: &str, kind: MetricKind, value: SampleValue) -> MetricFamily {
@@ -16,12 +17,14 @@ fn fam(name: &str, kind: MetricKind, value: SampleValue) -> MetricFamily {
 
 #[test]
 fn endpoints() {
-    let ok = |e: &str| split_endpoint(e).unwrap();
+    let ok = |e: &str| split_endpoint(e, METRICS_PATH).unwrap();
     assert_eq!(ok("http://127.0.0.1:4318"), ("127.0.0.1:4318".into(), "/v1/metrics".into()));
     assert_eq!(ok("http://collector/"), ("collector:80".into(), "/v1/metrics".into()));
     assert_eq!(ok("http://h:1/otlp/v1/metrics"), ("h:1".into(), "/otlp/v1/metrics".into()));
-    assert!(split_endpoint("https://h:1").unwrap_err().to_string().contains("https is not supported"));
-    assert!(split_endpoint("127.0.0.1:4318").unwrap_err().to_string().contains("expected http://HOST:PORT"));
+    assert_eq!(signal_url("http://h:1/otlp/", LOGS_PATH).unwrap(), "http://h:1/otlp/v1/logs");
+    assert_eq!(signal_url("http://h:1/v1/logs", LOGS_PATH).unwrap(), "http://h:1/v1/logs");
+    assert!(check_endpoint("https://h:1").unwrap_err().to_string().contains("https is not supported"));
+    assert!(check_endpoint("127.0.0.1:4318").unwrap_err().to_string().contains("expected http://HOST:PORT"));
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn serve_once(reply: &'static str) -> (u16, std::thread::JoinHandle<Vec<u8>>) {
             if let Some((head, _)) = text.split_once("\r\n\r\n") {
                 let len: usize = head
                     .lines()
-                    .find_map(|l| l.strip_prefix("Content-Length: "))
+                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_string))
                     .map_or(0, |v| v.trim().parse().unwrap());
                 if got.len() >= head.len() + 4 + len || n == 0 {
                     break;
@@ -141,7 +144,8 @@ fn posts_protobuf_and_reports_http_failures() {
     let got = h.join().unwrap();
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("POST /v1/metrics HTTP/1.1\r\n"), "{text}");
-    assert!(text.contains("Content-Type: application/x-protobuf\r\n"));
+    // Header names are case-insensitive (ureq writes them in lower case).
+    assert!(text.to_ascii_lowercase().contains("content-type: application/x-protobuf\r\n"), "{text}");
     let body = &got[text.find("\r\n\r\n").unwrap() + 4..];
     let req = ExportMetricsServiceRequest::decode(body).unwrap();
     assert_eq!(req.resource_metrics[0].scope_metrics[0].metrics[0].name, "c_total");
