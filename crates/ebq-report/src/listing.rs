@@ -58,7 +58,8 @@ pub fn other_kind(rec: &Record) -> Option<&'static str> {
         n if n.starts_with("pipe:") => "pipe",
         n if n.starts_with("socket:") => "socket",
         n if n.starts_with('[') => "anonymous inode",
-        _ => "no mount known",
+        // A system call's pipe or socket: the kernel's dentry has no name (it makes one when asked).
+        _ => "pipe or socket",
     };
     match rec.fs_type.as_str() {
         "pipefs" => Some("pipe"),

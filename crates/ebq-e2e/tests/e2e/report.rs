@@ -394,15 +394,15 @@ fn pipes_are_other_descriptors_and_a_darshan_config_excludes_by_name() {
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["file_name"].as_str().unwrap()).collect();
     assert!(names.contains(&"kept.dat"), "{names:?}");
-    for gone in ["data.skip", "own.html"] {
-        assert!(!names.contains(&gone), "{gone} listed: {names:?}");
-    }
+    // own.html is only read by `cat` here (no --html yet): a file like the others.
+    assert!(!names.contains(&"data.skip") && names.contains(&"own.html"), "{names:?}");
     assert!(names.iter().all(|n| !n.starts_with("pipe:") && !n.is_empty()), "{names:?}");
     let nl = &doc["not_listed"];
     assert_eq!((nl["name_excluded"].as_u64(), nl["report_outputs"].as_u64()), (Some(1), Some(0)), "{nl}");
-    // The shell's one write of "x\n" into the one pipe.
-    let pipe = &nl["other_descriptors"]["pipe"];
-    assert_eq!((pipe["descriptors"].as_u64(), pipe["writes"].as_u64()), (Some(1), Some(1)), "{nl}");
+    // The shell's one write of "x\n" into the pipe (a system call's pipe has no name: "pipe or socket").
+    let pipe = &nl["other_descriptors"]["pipe or socket"];
+    assert!(pipe["descriptors"].as_u64().unwrap() >= 1, "{nl}");
+    assert_eq!(pipe["writes"].as_u64(), Some(1), "{nl}");
     assert!(pipe["bytes"].as_u64().unwrap() >= 2, "{nl}");
     // With --html FILE the page is the report's own output: left out.
     let out = Command::new(ebq_bin())
@@ -414,6 +414,7 @@ fn pipes_are_other_descriptors_and_a_darshan_config_excludes_by_name() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["not_listed"]["report_outputs"], 1, "{}", doc["not_listed"]);
+    assert!(doc["files"].as_array().unwrap().iter().all(|f| f["file_name"] != "own.html"), "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
