@@ -415,6 +415,12 @@ const REPORT_HELP: &str = "Report options:
   --darshan-log FILE    a binary Darshan log (format 3.41) that PyDarshan, `python -m darshan
                         summary` and Drishti read; with --trace, DXT_POSIX too
   --job-id N            the log's job id (default: SLURM_JOB_ID, else PBS_JOBID, else 0)
+  --darshan-config FILE a Darshan config file (DARSHAN_CONFIG_PATH's): its NAME_EXCLUDE and
+                        NAME_INCLUDE rules for POSIX apply to the files listed
+
+Listed as Darshan lists: not files under its excluded directories (/etc/ /dev/ /usr/ /bin/ /boot/
+/lib/ /opt/ /sbin/ /sys/ /proc/ /var/, by mount point; DARSHAN_EXCLUDE_DIRS=none|DIR,… replaces
+them), not pipes, sockets or anonymous inodes (counted in one line), not the report's own outputs.
 
 Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
 and the others of `ebq --help` (-o is refused: the report goes to stdout).

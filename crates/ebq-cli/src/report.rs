@@ -9,8 +9,8 @@ use ebq::runtime::Output;
 use ebq::sink::Sink;
 use std::io::{self, Write};
 
-/// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`
-/// and `--job-id N` out of the run options.
+/// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
+/// `--darshan-config FILE` and `--job-id N` out of the run options.
 pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
     let mut o = Options::default();
     let mut i = 0;
@@ -19,7 +19,10 @@ pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (rest[i].clone(), None),
         };
-        if !matches!(flag.as_str(), "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--job-id") {
+        if !matches!(
+            flag.as_str(),
+            "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--darshan-config" | "--job-id"
+        ) {
             // `-c CMD` takes the rest of its value verbatim: skip it.
             i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
             continue;
@@ -42,6 +45,9 @@ pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
             "--trace" => o.trace = Some(value.into()),
             "--mpi" => o.mpi = Some(value),
             "--darshan-log" => o.darshan_log = Some(value.into()),
+            "--darshan-config" => {
+                o.darshan_config = listing::DarshanConfig::read(value.as_ref()).map_err(|e| format!("error: {e}"))?
+            }
             "--job-id" => {
                 o.job_id = Some(value.parse().map_err(|_| format!("error: --job-id takes a number, not `{value}`"))?)
             }

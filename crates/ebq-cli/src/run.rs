@@ -123,6 +123,12 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     let printed = std::cell::Cell::new(0u64);
 
     announce(args, held.as_ref(), &prepared, mpi.as_ref());
+    // The traced command's start: the held child's exec follows its release; a -p process's own start.
+    let command_start = match (held.as_ref(), args.pid) {
+        (Some(_), _) => Some(ebq::exec::monotonic_ns()),
+        (None, Some(pid)) => crate::report::process_start_ns(pid),
+        (None, None) => None,
+    };
     if let Some(h) = held.as_mut() {
         signals::wake_on_child_exit();
         h.release();
@@ -146,12 +152,14 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
         printed: &printed,
     };
     let child_status = polling.run(&mut query, &mut held, &mut mpi, &mut otlp, &mut sink)?;
+    let command_end = ebq::exec::monotonic_ns();
     mark("loop ended (command exited, Ctrl-C or deadline)");
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     mark("final results read");
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
     if let Some(o) = &args.report {
+        o.shared.lock().expect("not poisoned").command_ns = command_start.map(|start| (start, command_end));
         hand_to_report(o, &query, &prepared, stats, mpi.take(), &sql)?;
     }
     if let Some(p) = otlp.as_mut() {

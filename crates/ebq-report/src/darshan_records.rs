@@ -9,11 +9,19 @@
 //! - DXT_POSIX: when the report kept every operation (`--trace`), each
 //!   file's reads and writes per rank.
 //! - ebq's own counters, which Darshan's modules have no slot for (its
-//!   per-path `EBQ_<PATH>_*` reads, writes and bytes: io_uring requests,
-//!   AIO iocbs, mmap faults), go into the job's metadata as `key=value`
-//!   lines, summed over the files.
+//!   per-path `EBQ_<PATH>_*` reads, writes, bytes and fsyncs: io_uring
+//!   requests, AIO iocbs, mmap faults, none of them in `POSIX_*`: issue 37
+//!   item 2), go into the job's metadata as `key=value` lines, summed over
+//!   the files. Metadata rather than a module of ebq's own: every Darshan
+//!   reader keeps the job's metadata as it is (`darshan-parser` prints it
+//!   as `# metadata:` lines, PyDarshan returns it in
+//!   `metadata["job"]["metadata"]`), where a module id of ebq's would be one
+//!   Darshan may give another module in a later format, and each reader's
+//!   handling of an unknown module differs (a region it skips, a warning, or
+//!   an error); the per-path totals are per job anyway.
 
 use super::darshan_log::{self, DxtRecord, Log, Record, Segment};
+use super::posix::{per_path, PER_PATH};
 use super::terminal::{mpi_record_json, path_totals, record_json};
 use super::{OpKind, Report};
 use serde_json::Value as Json;
@@ -29,10 +37,9 @@ impl Report {
         job.end = end;
         job.nprocs = self.mpi.as_ref().map_or(1, |m| m.pids.len().max(1) as i64);
         job.metadata.insert(0, ("lib_ver".into(), format!("ebq-{}", env!("CARGO_PKG_VERSION"))));
-        for (via, [reads, writes, read, written]) in path_totals(&self.fold) {
-            let path = via.name().to_ascii_uppercase();
-            for (what, n) in [("READS", reads), ("WRITES", writes), ("BYTES_READ", read), ("BYTES_WRITTEN", written)] {
-                job.metadata.push((format!("EBQ_{path}_{what}"), n.to_string()));
+        for (via, n) in path_totals(&self.fold) {
+            for (what, n) in PER_PATH.iter().zip(n) {
+                job.metadata.push((per_path(via, what), n.to_string()));
             }
         }
         let errors: i64 = self.fold.files.values().map(|r| r.counters.get("EBQ_ERRORS").copied().unwrap_or(0)).sum();

@@ -129,7 +129,7 @@ struct ebq_fold_totals {
 
 /*
  * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
- * preallocated, 65536 records of 2376 bytes would pin ~156 MB for every run).
+ * preallocated, 65536 records of 2408 bytes would pin ~158 MB for every run).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -369,6 +369,22 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 		else if (!open && r->EBQ_ROW_file_name[0])
 			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
 	}
+	/* posix.rs Open::add: Darshan sees libc's calls only; a request (io_uring, AIO) or a mapping's
+	 * pages count in ebq's per-path counters alone. */
+	if (via != EBQ_FOLD_VIA_SYSCALL) {
+		__s64 *pp = &f->per_path[(via & 3) * EBQ_FOLD_PP_PER_VIA];
+
+		if (kind == EBQ_FOLD_READ || kind == EBQ_FOLD_MAP) {
+			pp[EBQ_FOLD_PP_READS]++;
+			pp[EBQ_FOLD_PP_BYTES_READ] += ret;
+		} else if (kind == EBQ_FOLD_WRITE) {
+			pp[EBQ_FOLD_PP_WRITES]++;
+			pp[EBQ_FOLD_PP_BYTES_WRITTEN] += ret;
+		} else if (kind == EBQ_FOLD_FSYNC || kind == EBQ_FOLD_FDATASYNC) {
+			pp[EBQ_FOLD_PP_FSYNCS]++;
+		}
+		return;
+	}
 	switch (kind) {
 	case EBQ_FOLD_OPEN:
 	case EBQ_FOLD_CLOSE:
@@ -396,19 +412,15 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 			       &f->last_end[EBQ_FOLD_T_META]);
 		f->counters[EBQ_FOLD_C_SEEKS]++;
 		break;
-	case EBQ_FOLD_MAP:
-		/* posix.rs: a mapping's pages, no call: EBQ_MMAP_* alone. */
-		f->per_path[EBQ_FOLD_VIA_MMAP * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_READS]++;
-		f->per_path[EBQ_FOLD_VIA_MMAP * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_BYTES_READ] += ret;
-		break;
 	case EBQ_FOLD_FSYNC:
 	case EBQ_FOLD_FDATASYNC:
 		ebq_fold_timer(&f->fcounters[EBQ_FOLD_F_READ_TIME + EBQ_FOLD_T_WRITE], t1, t2,
 			       &f->last_end[EBQ_FOLD_T_WRITE]);
 		f->counters[kind == EBQ_FOLD_FSYNC ? EBQ_FOLD_C_FSYNCS : EBQ_FOLD_C_FDSYNCS]++;
+		f->per_path[EBQ_FOLD_VIA_SYSCALL * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_FSYNCS]++;
 		break;
 	default:
-		/* A request (io_uring, AIO) or a p… call at offset -1 is at the file position. */
+		/* A p… call at offset -1 is at the file position. */
 		positioned = positioned && (__s64)r->EBQ_ROW_offset >= 0;
 		ebq_fold_access(f, r, kind == EBQ_FOLD_WRITE ? 1 : 0, via, positioned, mem);
 		break;

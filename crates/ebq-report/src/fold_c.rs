@@ -139,7 +139,7 @@ mod tests {
             "#define EBQ_FOLD_REQUEST_FSYNC 2\n",
             "#define EBQ_FOLD_C_OPENS 0\n",
             "#define EBQ_FOLD_C_ERRORS 18\n#define EBQ_FOLD_COUNTERS 19\n",
-            "#define EBQ_FOLD_PP_BYTES_WRITTEN 3\n#define EBQ_FOLD_PP_PER_VIA 4\n#define EBQ_FOLD_PER_PATH 16\n",
+            "#define EBQ_FOLD_PP_FSYNCS 4\n#define EBQ_FOLD_PP_PER_VIA 5\n#define EBQ_FOLD_PER_PATH 20\n",
             "#define EBQ_FOLD_F_OPEN_START 0\n",
             "#define EBQ_FOLD_F_MAX_WRITE_TIME 12\n#define EBQ_FOLD_FCOUNTERS 13\n",
             "\tif (bytes <= 100LL)\n\t\treturn 0;\n\tif (bytes <= 1024LL)\n\t\treturn 1;\n",

@@ -14,7 +14,7 @@
 
 use super::mpi;
 use super::posix::{Fold, Record, BUCKETS};
-use super::terminal::{busiest, lost, path_totals, Job};
+use super::terminal::{busiest, in_posix, lost, missed_by_darshan, not_listed_lines, path_bytes, path_totals, Job};
 use super::{OpKind, Operation};
 use std::fmt::Write as _;
 
@@ -152,9 +152,11 @@ pub fn render(job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>, ops: &[Operation]
     section(
         &mut body,
         "paths",
-        "Per I/O path (system calls, io_uring, AIO; mmap: faults as reads, the bytes they mapped in)",
+        "Per I/O path (system calls, io_uring, AIO; mmap: faults as reads, the bytes they mapped in); \
+         POSIX_* counts system calls only, as Darshan's",
         &paths(fold),
     );
+    section(&mut body, "missed", "What Darshan would miss (paths no POSIX_* counter sees)", &missed(fold));
     section(&mut body, "files", "Per file (busiest first; click a header to sort)", &files(fold));
     section(&mut body, "access-sizes", "Access-size histograms", &access_sizes(&get));
     section(&mut body, "common-sizes", "Common access sizes", &common_sizes(fold));
@@ -180,7 +182,7 @@ fn summary(job: &Job, fold: &Fold, get: &dyn Fn(&str) -> i64, wall: i64) -> Stri
     let mut s = String::new();
     let _ = write!(
         s,
-        "<dl><dt>wall time</dt><dd>{} s</dd><dt>operations</dt><dd>{}</dd><dt>files</dt><dd>{}</dd><dt>file systems</dt><dd>{}</dd><dt>bytes read</dt><dd>{}</dd><dt>bytes written</dt><dd>{}</dd><dt>errors</dt><dd>{}</dd></dl>",
+        "<dl><dt>wall time (the command's)</dt><dd>{} s</dd><dt>operations</dt><dd>{}</dd><dt>files</dt><dd>{}</dd><dt>file systems</dt><dd>{}</dd><dt>bytes read</dt><dd>{}</dd><dt>bytes written</dt><dd>{}</dd><dt>errors</dt><dd>{}</dd></dl>",
         secs(wall),
         job.operations,
         fold.files.len(),
@@ -189,6 +191,9 @@ fn summary(job: &Job, fold: &Fold, get: &dyn Fn(&str) -> i64, wall: i64) -> Stri
         get("POSIX_BYTES_WRITTEN"),
         get("EBQ_ERRORS")
     );
+    for line in not_listed_lines(&job.not_listed) {
+        let _ = write!(s, "<p>{}</p>", esc(&line));
+    }
     s
 }
 
@@ -227,11 +232,48 @@ fn filesystems(fold: &Fold) -> String {
 /// A row per I/O path (system calls, io_uring, AIO, mmap).
 fn paths(fold: &Fold) -> String {
     let mut s = String::new();
-    let rows: Vec<Vec<String>> = path_totals(fold)
+    let mut rows: Vec<Vec<String>> = path_totals(fold)
         .into_iter()
-        .map(|(via, n)| std::iter::once(via.name().to_string()).chain(n.map(|v| v.to_string())).collect())
+        .map(|(via, n)| {
+            let seen = if in_posix(via) { "yes" } else { "no" };
+            std::iter::once(via.name().to_string()).chain(n.map(|v| v.to_string())).chain([seen.into()]).collect()
+        })
         .collect();
-    table(&mut s, "paths", &["path", "reads", "writes", "bytes read", "bytes written"], &rows);
+    // Darshan's counters beside ebq's: they equal the syscall row.
+    let t = total(fold);
+    let get = |k: &str| t.as_ref().map_or(0, |t| t.get(k));
+    let mut posix = vec!["POSIX_*".to_string()];
+    posix
+        .extend(["POSIX_READS", "POSIX_WRITES", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"].map(|k| get(k).to_string()));
+    posix.extend([(get("POSIX_FSYNCS") + get("POSIX_FDSYNCS")).to_string(), "(Darshan's)".into()]);
+    rows.push(posix);
+    let head = ["path", "reads", "writes", "bytes read", "bytes written", "fsyncs", "in POSIX_*"];
+    table(&mut s, "paths", &head, &rows);
+    s
+}
+
+/// The paths Darshan's POSIX module does not see, with their bytes and
+/// share of all the bytes moved (issue 37 item 6).
+fn missed(fold: &Fold) -> String {
+    let rows: Vec<Vec<String>> = missed_by_darshan(fold)
+        .into_iter()
+        .map(|(via, n, share)| {
+            let [reads, writes, ..] = n;
+            vec![
+                via.name().to_string(),
+                reads.to_string(),
+                writes.to_string(),
+                path_bytes(&n).to_string(),
+                format!("{:.1} %", 100.0 * share),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return "<dl><dt>nothing</dt><dd>every byte was moved by a system call Darshan's POSIX module counts</dd></dl>"
+            .into();
+    }
+    let mut s = String::new();
+    table(&mut s, "missed", &["path", "reads (faults)", "writes", "bytes", "share of bytes"], &rows);
     s
 }
 

@@ -27,6 +27,7 @@ pub mod dxt;
 pub mod fold_c;
 pub mod html;
 pub mod kernel_fold;
+pub mod listing;
 pub mod live;
 pub mod mounts;
 pub mod mpi;
@@ -176,6 +177,8 @@ pub struct Options {
     pub job_id: Option<i64>,
     /// What was traced (the `-c` command line), the Darshan log's executable line.
     pub command: Option<String>,
+    /// The Darshan config's `NAME_EXCLUDE`/`NAME_INCLUDE` rules (`--darshan-config FILE`, [`listing`]).
+    pub darshan_config: listing::DarshanConfig,
     /// The MPI library to probe (`--mpi LIB`, `none` for no MPI-IO; see [`Options::mpi_library`]).
     pub mpi: Option<String>,
     /// What the run loop hands the report besides the POSIX rows.
@@ -253,6 +256,12 @@ pub struct SharedState {
     pub mpi_stats: Option<ebq::QueryStats>,
     /// `PMPI_Type_size_x` calls seen (MPICH; rows of the MPI-IO query that are no file's calls).
     pub type_size_calls: u64,
+    /// The traced command's start and end (CLOCK_MONOTONIC ns), when the run
+    /// loop knows them: `-c`, from the held child's release (its exec) to its
+    /// exit seen; `-p`, from the process's start ([`process_start_ns`]) to its
+    /// end seen. The report's wall time and timestamps are the command's, not
+    /// ebq's (issue 37 item 4: ebq's start-up is no part of the job).
+    pub command_ns: Option<(u64, u64)>,
     /// The kernel fold's maps after the run ([`Options::kernel_fold`]): the
     /// files' records and the totals, as `RunningQuery::fold_map` read them.
     pub fold_maps: Option<FoldMaps>,
@@ -263,6 +272,25 @@ pub struct SharedState {
 pub struct FoldMaps {
     pub files: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
     pub totals: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+}
+
+/// When process `pid` started, in CLOCK_MONOTONIC ns: `/proc/PID/stat`'s
+/// start time (clock ticks since boot, CLOCK_BOOTTIME) less the time the
+/// machine spent suspended (BOOTTIME − MONOTONIC now). `None` if it is gone.
+pub fn process_start_ns(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command (which may hold spaces and parentheses): state is field 3, start time 22.
+    let ticks: u64 = stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let clock = |id| {
+        // SAFETY: clock_gettime fills the zeroed timespec.
+        let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+        unsafe { libc::clock_gettime(id, &mut t) };
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    };
+    let suspended = clock(libc::CLOCK_BOOTTIME).saturating_sub(clock(libc::CLOCK_MONOTONIC));
+    Some((ticks * 1_000_000_000 / hz).saturating_sub(suspended))
 }
 
 /// [`SharedState`] between the run loop and the report (its sink).
@@ -321,8 +349,11 @@ impl IoReport {
     pub fn finish(&mut self) -> Report {
         // Ring buffer records arrive per CPU: order them in time before tracking offsets.
         self.ops.sort_by_key(|o| (o.start_ns, o.end_ns));
-        let end_ns = monotonic_ns();
+        let mut end_ns = monotonic_ns();
         let mut shared = self.options.shared.lock().expect("not poisoned");
+        if let Some((start, end)) = shared.command_ns {
+            (self.origin_ns, end_ns) = (start, end);
+        }
         // Folded in the kernel: the records and the counts come from its maps, no operation was streamed.
         let (fold, operations, aio) = match shared.fold_maps.take() {
             Some(maps) => {
@@ -356,8 +387,20 @@ impl IoReport {
             .filter_map(|(k, s)| Some((k, s?)))
             .collect();
         drop(shared);
-        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio };
+        // What Darshan would not list goes (its operations too: the trace and the page are the listed files').
+        let mut fold = fold;
+        let not_listed = listing::apply(&mut fold, &self.listing());
+        self.ops.retain(|o| fold.files.contains_key(&o.file));
+        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio, not_listed };
         Report { job, fold, mpi, ops: std::mem::take(&mut self.ops) }
+    }
+
+    /// What decides the listing: `DARSHAN_EXCLUDE_DIRS`, the Darshan config, the report's outputs.
+    fn listing(&self) -> listing::Listing {
+        let o = &self.options;
+        let outputs: Vec<PathBuf> = [&o.html, &o.trace, &o.darshan_log].into_iter().flatten().cloned().collect();
+        let dirs = std::env::var("DARSHAN_EXCLUDE_DIRS").ok();
+        listing::Listing::new(dirs.as_deref(), o.darshan_config.clone(), &outputs)
     }
 }
 

@@ -32,13 +32,19 @@
 //!   (`-p PID` attached later) starts from `f_pos`.
 //!
 //! What ebq adds: `EBQ_ERRORS`, and per kernel path ([`Via`]: `SYSCALL`,
-//! `IO_URING`, `AIO`) the reads, writes and their bytes (`EBQ_IO_URING_READS`,
-//! `EBQ_SYSCALL_BYTES_WRITTEN`, …), which sum to `POSIX_READS`, … (an io_uring
-//! read is a read: Darshan, which wraps libc, never sees one). `MMAP`'s are
-//! apart: `EBQ_MMAP_READS` counts the faults and fault-arounds that brought
-//! pages of the file into a mapping, `EBQ_MMAP_BYTES_READ` those pages' bytes
-//! (a store's fault brings its page in too: no `WRITES`); they are no POSIX
-//! reads.
+//! `IO_URING`, `AIO`, `MMAP`) the reads, writes, their bytes and the fsyncs
+//! (`EBQ_IO_URING_READS`, `EBQ_SYSCALL_BYTES_WRITTEN`, `EBQ_AIO_FSYNCS`, …).
+//! `POSIX_*` means what it means in Darshan (issue 37 item 2): Darshan's
+//! POSIX module wraps libc's calls, so it counts the system calls the
+//! process makes (glibc's POSIX AIO, `aio_read`, is its helper threads'
+//! `pread64`s: system calls too) and never an io_uring request, an AIO
+//! iocb (`io_submit`) or a page a fault maps in. Those are in ebq's
+//! per-path counters alone (no `POSIX_*` counter, no effect on Darshan's
+//! offset, sequentiality or times), so `EBQ_SYSCALL_READS` = `POSIX_READS`
+//! and the other paths are what Darshan would miss. `EBQ_MMAP_READS` counts
+//! the faults and fault-arounds that brought pages of the file into a
+//! mapping, `EBQ_MMAP_BYTES_READ` those pages' bytes (a store's fault brings
+//! its page in too: no `WRITES`).
 //!
 //! Where ebq differs on purpose: a file is its (device, inode), not its path
 //! (and Darshan's offset is per file, so two fds of one file share it in
@@ -70,7 +76,7 @@ fn counters() -> impl Iterator<Item = &'static str> {
 }
 
 /// ebq's per-path counters: `EBQ_<PATH>_<what>` (the kernel fold's `per_path[]` order).
-pub const PER_PATH: [&str; 4] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN"];
+pub const PER_PATH: [&str; 5] = ["READS", "WRITES", "BYTES_READ", "BYTES_WRITTEN", "FSYNCS"];
 
 /// The name of a per-path counter: `EBQ_IO_URING_READS`.
 pub fn per_path(via: Via, what: &str) -> String {
@@ -248,6 +254,20 @@ impl Open {
         if rec.name.is_empty() {
             rec.name.clone_from(&op.path);
         }
+        // Darshan sees libc's calls only: another path's request counts in ebq's per-path counters alone.
+        if op.via != Via::Syscall {
+            let (count, bytes) = match op.op {
+                OpKind::Read | OpKind::Map => ("READS", Some("BYTES_READ")),
+                OpKind::Write => ("WRITES", Some("BYTES_WRITTEN")),
+                OpKind::Fsync | OpKind::Fdatasync => ("FSYNCS", None),
+                OpKind::Open | OpKind::Close | OpKind::Seek => return,
+            };
+            rec.inc(&per_path(op.via, count), 1);
+            if let Some(b) = bytes {
+                rec.inc(&per_path(op.via, b), op.result);
+            }
+            return;
+        }
         let f = &mut rec.fcounters;
         match op.op {
             OpKind::Open | OpKind::Close => {
@@ -276,12 +296,10 @@ impl Open {
             OpKind::Fsync | OpKind::Fdatasync => {
                 timer_no_overlap(f.get_mut("POSIX_F_WRITE_TIME").unwrap(), t1, t2, &mut self.last_write_end);
                 rec.inc(if op.op == OpKind::Fsync { "POSIX_FSYNCS" } else { "POSIX_FDSYNCS" }, 1);
+                rec.inc(&per_path(op.via, "FSYNCS"), 1);
             }
-            // A mapping's pages: no call, so no Darshan counter (and no effect on its offset).
-            OpKind::Map => {
-                rec.inc(&per_path(op.via, "BYTES_READ"), op.result);
-                rec.inc(&per_path(op.via, "READS"), 1);
-            }
+            // A mapping's pages are never a system call's (the per-path branch above took them).
+            OpKind::Map => {}
             OpKind::Read | OpKind::Write => {
                 let read = op.op == OpKind::Read;
                 let ret = op.result;
@@ -388,6 +406,11 @@ pub fn fold(ops: &[Operation], block_size: &mut dyn FnMut(&str) -> i64) -> Fold 
             (k, o.rec)
         })
         .collect();
+    Fold { filesystems: filesystems(&files), files }
+}
+
+/// The files' records summed per file system (fs type, mount point).
+pub fn filesystems(files: &BTreeMap<FileKey, Record>) -> BTreeMap<(String, String), Record> {
     let mut filesystems: BTreeMap<(String, String), Record> = BTreeMap::new();
     for f in files.values() {
         let key = (f.fs_type.clone(), f.mount_point.clone());
@@ -398,7 +421,7 @@ pub fn fold(ops: &[Operation], block_size: &mut dyn FnMut(&str) -> i64) -> Fold 
             Some(t) => merge(t, f),
         }
     }
-    Fold { files, filesystems }
+    filesystems
 }
 
 /// Adds file `f` into file-system record `t`: sums, except maxima (the
@@ -525,5 +548,42 @@ mod tests {
         assert_eq!(f.fcounters["POSIX_F_META_TIME"], 30);
         assert_eq!(f.fcounters["POSIX_F_OPEN_START_TIMESTAMP"], 1);
         assert_eq!(f.fcounters["POSIX_F_OPEN_END_TIMESTAMP"], 410);
+    }
+
+    #[test]
+    fn requests_and_mapped_pages_count_in_their_paths_alone() {
+        use OpKind::*;
+        let on = |via: Via, o: Operation| Operation { via, ..o };
+        let ops = [
+            op(Open, 0, 3, 1),
+            on(Via::IoUring, op(Read, 0, 4096, 100)),
+            on(Via::Aio, op(Write, 4096, 512, 200)),
+            on(Via::IoUring, op(Fsync, 0, 0, 250)),
+            on(Via::Mmap, op(Map, 0, 16384, 300)),
+            op(Read, 100, 100, 400),
+        ];
+        let fold = fold(&ops, &mut |_| 4096);
+        let c = fold.files.values().next().unwrap().all_counters();
+        let want = [
+            // Darshan's: the open and the one read(2), placed after the open (its offset untouched by the request).
+            ("POSIX_OPENS", 1),
+            ("POSIX_READS", 1),
+            ("POSIX_BYTES_READ", 100),
+            ("POSIX_WRITES", 0),
+            ("POSIX_FSYNCS", 0),
+            ("POSIX_SEQ_READS", 1),
+            ("POSIX_SIZE_READ_1K_10K", 0),
+            ("EBQ_SYSCALL_READS", 1),
+            ("EBQ_IO_URING_READS", 1),
+            ("EBQ_IO_URING_BYTES_READ", 4096),
+            ("EBQ_IO_URING_FSYNCS", 1),
+            ("EBQ_AIO_WRITES", 1),
+            ("EBQ_AIO_BYTES_WRITTEN", 512),
+            ("EBQ_MMAP_READS", 1),
+            ("EBQ_MMAP_BYTES_READ", 16384),
+        ];
+        for (k, v) in want {
+            assert_eq!(c[k], v, "{k}");
+        }
     }
 }

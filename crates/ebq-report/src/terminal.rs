@@ -1,8 +1,9 @@
 //! The report on stdout: text (busiest files first, `--top N`) or one JSON
 //! document with Darshan's counter names.
 
+use super::listing::NotListed;
 use super::mpi;
-use super::posix::per_path;
+use super::posix::{per_path, PER_PATH};
 use super::posix::{Fold, Record, BUCKETS};
 use super::{FileKey, Via};
 use serde_json::{json, Map, Value as Json};
@@ -18,6 +19,8 @@ pub struct Job {
     /// a report over lost events says so in every format.
     pub stats: Vec<(&'static str, ebq::QueryStats)>,
     pub aio: AioCount,
+    /// What was left out of the file records ([`super::listing`]).
+    pub not_listed: NotListed,
 }
 
 /// AIO requests `io_submit` submitted and those the report counted (iomap's
@@ -45,15 +48,35 @@ impl AioCount {
     }
 }
 
-/// Per I/O path, over every file system: reads, writes, bytes read and bytes
-/// written (the `EBQ_<PATH>_*` counters summed).
-pub fn path_totals(fold: &Fold) -> Vec<(Via, [i64; 4])> {
+/// Per I/O path, over every file system: its `EBQ_<PATH>_*` counters summed,
+/// in [`PER_PATH`] order (reads, writes, bytes read, bytes written, fsyncs).
+pub fn path_totals(fold: &Fold) -> Vec<(Via, [i64; PER_PATH.len()])> {
     Via::ALL
         .into_iter()
-        .map(|via| {
-            let sum = |what: &str| fold.filesystems.values().map(|r| r.get(&per_path(via, what))).sum::<i64>();
-            (via, [sum("READS"), sum("WRITES"), sum("BYTES_READ"), sum("BYTES_WRITTEN")])
-        })
+        .map(|via| (via, PER_PATH.map(|what| fold.filesystems.values().map(|r| r.get(&per_path(via, what))).sum())))
+        .collect()
+}
+
+/// Whether Darshan's POSIX module sees a path (issue 37 item 2): it wraps
+/// libc's calls, so system calls only; the others are in `EBQ_<PATH>_*` alone.
+pub fn in_posix(via: Via) -> bool {
+    via == Via::Syscall
+}
+
+/// Bytes a path moved (read + written; an mmap's: the pages mapped in).
+pub fn path_bytes(n: &[i64; PER_PATH.len()]) -> i64 {
+    n[2] + n[3]
+}
+
+/// The paths Darshan would not see, with their bytes and share of all the
+/// bytes moved (‰ precision as a fraction 0..=1): what Darshan would miss.
+pub fn missed_by_darshan(fold: &Fold) -> Vec<(Via, [i64; PER_PATH.len()], f64)> {
+    let totals = path_totals(fold);
+    let all: i64 = totals.iter().map(|(_, n)| path_bytes(n)).sum();
+    totals
+        .into_iter()
+        .filter(|(via, n)| !in_posix(*via) && n.iter().any(|v| *v != 0))
+        .map(|(via, n)| (via, n, if all > 0 { path_bytes(&n) as f64 / all as f64 } else { 0.0 }))
         .collect()
 }
 
@@ -180,8 +203,35 @@ pub fn json(out: &mut dyn Write, job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>
         "mpiio": mpi.map(|m| mpi_json(m, job.origin_ns)),
         "ebq_stats": job.stats.iter().map(|(k, s)| (k.to_string(), stats_json(s))).collect::<Map<String, Json>>(),
         "aio": {"submitted": job.aio.submitted, "counted": job.aio.counted},
+        "not_listed": not_listed_json(&job.not_listed),
     });
     writeln!(out, "{doc}")
+}
+
+/// What was left out of the file records, as JSON.
+pub fn not_listed_json(n: &NotListed) -> Json {
+    let other: Map<String, Json> = n
+        .other
+        .iter()
+        .map(|(fs, [d, r, w, b])| (fs.clone(), json!({"descriptors": d, "reads": r, "writes": w, "bytes": b})))
+        .collect();
+    json!({
+        "other_descriptors": other, "excluded_dirs": n.excluded_dirs,
+        "name_excluded": n.name_excluded, "report_outputs": n.outputs,
+    })
+}
+
+/// The lines that say what was left out of the file records, if anything was.
+pub fn not_listed_lines(n: &NotListed) -> Vec<String> {
+    let mut lines: Vec<String> = n.other_line().into_iter().collect();
+    if n.excluded_dirs + n.name_excluded + n.outputs > 0 {
+        lines.push(format!(
+            "not listed, as Darshan would not: {} files under its excluded directories, {} by the config's \
+             NAME_EXCLUDE, {} the report's own outputs",
+            n.excluded_dirs, n.name_excluded, n.outputs
+        ));
+    }
+    lines
 }
 
 fn ms(ns: i64) -> String {
@@ -247,6 +297,9 @@ pub fn text(
         fold.filesystems.len(),
         format_args!("{:.3}", job.wall_ns() as f64 / 1e9)
     )?;
+    for line in not_listed_lines(&job.not_listed) {
+        writeln!(out, "{line}")?;
+    }
     filesystems_text(out, fold)?;
     paths_text(out, fold)?;
     let files = busiest(fold);
@@ -309,14 +362,43 @@ fn filesystems_text(out: &mut dyn Write, fold: &Fold) -> io::Result<()> {
     Ok(())
 }
 
-/// The per-I/O-path table (system calls, io_uring, AIO, mmap).
+/// The per-I/O-path table (system calls, io_uring, AIO, mmap), whether
+/// Darshan's `POSIX_*` counters see each, and their share of the bytes; then
+/// the `POSIX_*` totals beside them (they equal the syscall row).
 fn paths_text(out: &mut dyn Write, fold: &Fold) -> io::Result<()> {
-    writeln!(out, "\nPer I/O path")?;
-    writeln!(out, "{:<10} {:>8} {:>8} {:>12} {:>13}", "path", "reads", "writes", "bytes read", "bytes written")?;
-    for (via, [reads, writes, read, written]) in path_totals(fold) {
-        writeln!(out, "{:<10} {reads:>8} {writes:>8} {read:>12} {written:>13}", via.name())?;
+    writeln!(
+        out,
+        "\nPer I/O path (POSIX_* counts system calls only, as Darshan's; the others are EBQ_<PATH>_* alone)"
+    )?;
+    writeln!(
+        out,
+        "{:<10} {:>8} {:>8} {:>12} {:>13} {:>7} {:>9} {:>7}",
+        "path", "reads", "writes", "bytes read", "bytes written", "fsyncs", "in POSIX", "bytes %"
+    )?;
+    let totals = path_totals(fold);
+    let all: i64 = totals.iter().map(|(_, n)| path_bytes(n)).sum();
+    for (via, n) in &totals {
+        let [reads, writes, read, written, fsyncs] = *n;
+        let share = if all > 0 { 100.0 * path_bytes(n) as f64 / all as f64 } else { 0.0 };
+        let seen = if in_posix(*via) { "yes" } else { "no" };
+        writeln!(
+            out,
+            "{:<10} {reads:>8} {writes:>8} {read:>12} {written:>13} {fsyncs:>7} {seen:>9} {share:>7.1}",
+            via.name()
+        )?;
     }
-    writeln!(out, "(mmap: faults and fault-arounds as reads, the bytes they mapped in; in no POSIX counter)")?;
+    let sum = |k: &str| fold.filesystems.values().map(|r| r.get(k)).sum::<i64>();
+    writeln!(
+        out,
+        "{:<10} {:>8} {:>8} {:>12} {:>13} {:>7}",
+        "POSIX_*",
+        sum("POSIX_READS"),
+        sum("POSIX_WRITES"),
+        sum("POSIX_BYTES_READ"),
+        sum("POSIX_BYTES_WRITTEN"),
+        sum("POSIX_FSYNCS") + sum("POSIX_FDSYNCS")
+    )?;
+    writeln!(out, "(mmap: faults and fault-arounds as reads, the bytes they mapped in)")?;
     Ok(())
 }
 

@@ -311,9 +311,23 @@ fn io_report_counts_every_call_of_a_known_workload() {
         r[1],
         dir.join("report.json").display()
     );
-    let out = Command::new(ebq_bin()).args(["report", "io", "--format", "json", "-c", &cmd]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    // Issue 37 item 4: as Darshan, the report leaves out files under /dev/ (so /dev/shm's),
+    // unless DARSHAN_EXCLUDE_DIRS says otherwise (`none`: no directory left out).
+    let report = |exclude_dirs: Option<&str>| -> Json {
+        let mut ebq = Command::new(ebq_bin());
+        if let Some(dirs) = exclude_dirs {
+            ebq.env("DARSHAN_EXCLUDE_DIRS", dirs);
+        }
+        let out = ebq.args(["report", "io", "--format", "json", "-c", &cmd]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let listed = report(None);
+    let names: Vec<&Json> = listed["files"].as_array().unwrap().iter().map(|f| &f["file_name"]).collect();
+    let shm_name = shm.file_name().unwrap().to_str().unwrap();
+    assert!(names.contains(&&Json::from("disk.dat")) && !names.contains(&&Json::from(shm_name)), "{names:?}");
+    assert!(listed["not_listed"]["excluded_dirs"].as_u64().unwrap() >= 1, "{}", listed["not_listed"]);
+    let doc = report(Some("none"));
     let files = doc["files"].as_array().unwrap();
     for (i, (path, fs)) in [(&disk, "ext4"), (&shm, "tmpfs")].into_iter().enumerate() {
         let name = path.file_name().unwrap().to_str().unwrap();
@@ -350,6 +364,58 @@ fn io_report_counts_every_call_of_a_known_workload() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&shm);
+}
+
+#[test]
+fn pipes_are_other_descriptors_and_a_darshan_config_excludes_by_name() {
+    // Issue 37 item 4: `echo` (the shell's write) into a pipe `cat` reads: one pipe, no file
+    // record, one line of other descriptors; the data file a NAME_EXCLUDE of the site's
+    // Darshan config names is left out, the other kept; the report's own --html is no record.
+    let dir = std::env::temp_dir().join(format!("ebq-report-listing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (config, html) = (dir.join("darshan.conf"), dir.join("own.html"));
+    std::fs::write(&config, "# site\nMODMEM 4\nNAME_EXCLUDE \\.skip$,^nothing POSIX,MPI-IO\n").unwrap();
+    std::fs::write(&html, "").unwrap();
+    let (kept, skipped) = (dir.join("kept.dat"), dir.join("data.skip"));
+    let cmd = format!(
+        "echo x | cat > {}; cat {} > {}; cat {html} > /dev/null",
+        kept.display(),
+        kept.display(),
+        skipped.display(),
+        html = html.display()
+    );
+    let out = Command::new(ebq_bin())
+        .args(["report", "io", "--format", "json", "--darshan-config"])
+        .arg(&config)
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc["files"].as_array().unwrap().iter().map(|f| f["file_name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"kept.dat"), "{names:?}");
+    // own.html is only read by `cat` here (no --html yet): a file like the others.
+    assert!(!names.contains(&"data.skip") && names.contains(&"own.html"), "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with("pipe:") && !n.is_empty()), "{names:?}");
+    let nl = &doc["not_listed"];
+    assert_eq!((nl["name_excluded"].as_u64(), nl["report_outputs"].as_u64()), (Some(1), Some(0)), "{nl}");
+    // The shell's one write of "x\n" into the pipe (a system call's pipe has no name: "pipe or socket").
+    let pipe = &nl["other_descriptors"]["pipe or socket"];
+    assert!(pipe["descriptors"].as_u64().unwrap() >= 1, "{nl}");
+    assert_eq!(pipe["writes"].as_u64(), Some(1), "{nl}");
+    assert!(pipe["bytes"].as_u64().unwrap() >= 2, "{nl}");
+    // With --html FILE the page is the report's own output: left out.
+    let out = Command::new(ebq_bin())
+        .args(["report", "io", "--format", "json", "--html"])
+        .arg(&html)
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["not_listed"]["report_outputs"], 1, "{}", doc["not_listed"]);
+    assert!(doc["files"].as_array().unwrap().iter().all(|f| f["file_name"] != "own.html"), "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -399,6 +465,7 @@ fn html_report_renders_in_headless_chromium_with_every_section() {
         "io-cost",
         "filesystems",
         "paths",
+        "missed",
         "files",
         "access-sizes",
         "common-sizes",
@@ -450,7 +517,12 @@ fn text_report_names_files_and_file_systems() {
         workload_bin().display(),
         std::process::id()
     );
-    let out = Command::new(ebq_bin()).args(["report", "io", "-c", &cmd]).output().unwrap();
+    // /dev/zero is under Darshan's excluded /dev/ (issue 37 item 4): listed with DARSHAN_EXCLUDE_DIRS=none.
+    let out = Command::new(ebq_bin())
+        .env("DARSHAN_EXCLUDE_DIRS", "none")
+        .args(["report", "io", "-c", &cmd])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Per file system") && text.contains("zero (devtmpfs /dev"), "{text}");
@@ -671,8 +743,11 @@ fn aio_requests_count_and_those_no_event_sees_are_said_not_dropped() {
             data.display(),
             fio_json.display()
         );
+        // /dev/shm is under Darshan's excluded /dev/: DARSHAN_EXCLUDE_DIRS=none lists it.
         let report = |format: &str| {
-            let out = Command::new(ebq_bin()).args(["report", "io", "--format", format, "-c", &cmd]).output().unwrap();
+            let mut ebq = Command::new(ebq_bin());
+            ebq.env("DARSHAN_EXCLUDE_DIRS", "none");
+            let out = ebq.args(["report", "io", "--format", format, "-c", &cmd]).output().unwrap();
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             String::from_utf8(out.stdout).unwrap()
         };
@@ -694,12 +769,15 @@ fn aio_requests_count_and_those_no_event_sees_are_said_not_dropped() {
 
 #[test]
 fn every_read_path_counts_in_the_report_with_its_offsets() {
-    // Issue 14 items 1 and 7: fio reads a 4 MiB file front to back in 4 KiB requests
-    // through io_uring (queue depth 1: submitted in order), preadv2 (pvsync2),
-    // lseek + readv (vsync) and libaio's io_submit (O_DIRECT: iomap's direct I/O;
-    // buffered: the iocbs io_submit was given; queue depth 1). Under Darshan's rules each is 1024 reads of 4096 B, every
-    // one but the first consecutive and sequential, the last byte at 4 MiB - 1, on its
-    // path's own counters; the open is fio's openat. fio's JSON is the ground truth.
+    // Issue 14 items 1 and 7, issue 37 item 2: fio reads a 4 MiB file front to back in
+    // 4 KiB requests through io_uring (queue depth 1: submitted in order), preadv2
+    // (pvsync2), lseek + readv (vsync), glibc's POSIX AIO (posixaio: its helper
+    // threads' pread64s) and libaio's io_submit (O_DIRECT: iomap's direct I/O; buffered:
+    // the iocbs io_submit was given; queue depth 1). Each is 1024 reads of 4096 B on its
+    // path's own counters (EBQ_<PATH>_*). The system calls are Darshan's POSIX reads too:
+    // every one but the first consecutive and sequential, the last byte at 4 MiB - 1.
+    // io_uring requests and AIO iocbs are no call Darshan's POSIX module sees: POSIX_READS
+    // 0, as in Darshan. The open is fio's openat either way. fio's JSON is the ground truth.
     let dir = std::env::temp_dir().join(format!("ebq-report-paths-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let data = dir.join("paths.dat");
@@ -709,6 +787,7 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
         ("io_uring", "", "IO_URING", 0),
         ("pvsync2", "", "SYSCALL", 0),
         ("vsync", "", "SYSCALL", 1024),
+        ("posixaio", "", "SYSCALL", 0),
         ("libaio", "--direct=1", "AIO", 0),
         ("libaio", "", "AIO", 0),
     ] {
@@ -727,10 +806,13 @@ fn every_read_path_counts_in_the_report_with_its_offsets() {
         let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
         let f = doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == "paths.dat").expect("the data file");
         let c = counters(f);
+        // Darshan's POSIX counters: the system calls' (0 for requests, as in Darshan).
+        let (calls, call_bytes) = if via == "SYSCALL" { (ios, bytes) } else { (0, 0) };
         let mut want = serde_json::json!({
-            "POSIX_OPENS": 1, "POSIX_READS": ios, "POSIX_BYTES_READ": bytes, "POSIX_WRITES": 0, "POSIX_SEEKS": seeks,
-            "POSIX_CONSEC_READS": ios - 1, "POSIX_SEQ_READS": ios - 1, "POSIX_MAX_BYTE_READ": bytes - 1,
-            "POSIX_SIZE_READ_1K_10K": ios, "POSIX_ACCESS1_ACCESS": 4096, "POSIX_ACCESS1_COUNT": ios,
+            "POSIX_OPENS": 1, "POSIX_READS": calls, "POSIX_BYTES_READ": call_bytes, "POSIX_WRITES": 0,
+            "POSIX_SEEKS": seeks, "POSIX_CONSEC_READS": (calls - 1).max(0), "POSIX_SEQ_READS": (calls - 1).max(0),
+            "POSIX_MAX_BYTE_READ": (call_bytes - 1).max(0), "POSIX_SIZE_READ_1K_10K": calls,
+            "POSIX_ACCESS1_ACCESS": if calls > 0 { 4096 } else { 0 }, "POSIX_ACCESS1_COUNT": calls,
             "EBQ_ERRORS": 0,
         });
         for path in ["SYSCALL", "IO_URING", "AIO"] {
