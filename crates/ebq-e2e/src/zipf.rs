@@ -74,8 +74,11 @@ pub(crate) fn run_zipf(cfg: &ZipfCfg) -> Result<(), Error> {
     }
     let cdf = cdf(cfg.keys);
     let mut rng = SplitMix(cfg.seed);
-    let ranks: Vec<u64> =
-        (0..cfg.calls).map(|_| cdf.partition_point(|&p| p <= rng.unit()).min(cdf.len() - 1) as u64).collect();
+    let mut draw = || {
+        let u = rng.unit();
+        cdf.partition_point(|&p| p <= u).min(cdf.len() - 1) as u64
+    };
+    let ranks: Vec<u64> = (0..cfg.calls).map(|_| draw()).collect();
     // SAFETY: a NUL-terminated path; the fd is closed below.
     let fd = unsafe { libc::open(c"/dev/zero".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if fd < 0 {
