@@ -18,6 +18,7 @@
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
+//! ebq-workload zipf --calls C [--keys N] [--seed S] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -37,6 +38,7 @@ mod fileops;
 mod mmapwrite;
 mod opens;
 mod pingpong;
+mod zipf;
 
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -62,6 +64,7 @@ usage:
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
+  ebq-workload zipf --calls C [--keys N] [--seed S] [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -113,6 +116,9 @@ pingpong: prints `ready`, blocks until a byte arrives on stdin (no polling: no
           pinned to CPUs 0 and 1, pass one byte back and forth over two pipes R
           times, while a spinner thread on each CPU runs until they are done
           (runqlat, cpudist).
+zipf:     C pread64 calls of 1 byte on /dev/zero at offset 4096 * (r - 1), rank r
+          drawn from Zipf(exponent 1.3) over N ranks (default 200000) with seed S
+          (default 1); the report is the tally: [offset, calls] heaviest first.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -942,6 +948,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),
         "mmapwrite" => mmapwrite::run_mmapwrite(&mmapwrite::parse_mmapwrite(rest)?),
         "pingpong" => pingpong::run_pingpong(&pingpong::parse_pingpong(rest)?),
+        "zipf" => zipf::run_zipf(&zipf::parse_zipf(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

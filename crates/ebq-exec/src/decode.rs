@@ -6,8 +6,9 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use ebq_front::bind::AggFunc;
+use ebq_front::bind::{AggFunc, TopKPart};
 use ebq_front::plan::{KernelOutput, PhysicalPlan, StructField, StructLayout, UserSource};
+use ebq_front::topk::TopRow;
 use ebq_front::types::DataType;
 use std::sync::Arc;
 
@@ -150,6 +151,8 @@ pub struct Merged {
     pub buckets: std::collections::BTreeMap<(Store, i32), u64>,
     /// HyperLogLog registers by value field, merged by maximum.
     pub registers: std::collections::BTreeMap<usize, Vec<u8>>,
+    /// APPROX_TOP_K sketches by value field: counters added, candidates united.
+    pub top_k: std::collections::BTreeMap<usize, ebq_front::topk::Summary>,
 }
 
 /// Merges the per-CPU copies of a value struct. CPUs that saw no event of the
@@ -167,6 +170,11 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
         count += c;
         for (i, f) in value.fields.iter().enumerate().skip(1) {
             let Some(func) = funcs[i] else { continue };
+            if let AggFunc::ApproxTopK { .. } = func {
+                let at = f.offset as usize;
+                counters.top_k.entry(i).or_default().add_bytes(&bytes[at..at + f.ty.byte_size() as usize]);
+                continue;
+            }
             if let DataType::Buckets { len } = f.ty {
                 super::hist_values::add_counters(&mut counters, i, bytes, f.offset, len);
                 continue;
@@ -198,6 +206,7 @@ pub fn merge_percpu(value: &StructLayout, funcs: &[Option<AggFunc>], per_cpu: &[
         fields: fields.into_iter().map(|v| v.unwrap_or(Value::U(0))).collect(),
         buckets: counters.buckets,
         registers: counters.registers,
+        top_k: counters.top_k,
     }
 }
 
@@ -217,6 +226,9 @@ pub fn combine(a: &mut Merged, b: &Merged, funcs: &[Option<AggFunc>]) {
     }
     for (i, r) in &b.registers {
         ebq_front::hll::merge(a.registers.entry(*i).or_default(), r);
+    }
+    for (i, t) in &b.top_k {
+        a.top_k.entry(*i).or_default().merge(t);
     }
     for (i, func) in funcs.iter().enumerate() {
         let Some(func) = func else { continue };
@@ -251,16 +263,42 @@ pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
     }
 }
 
+/// The rows an APPROX_TOP_K sketch expands its group into: the `k`
+/// heaviest candidates of its merged sketch. `None` when the plan has none.
+pub fn top_k_rows(plan: &PhysicalPlan, merged: &Merged) -> Option<Vec<TopRow>> {
+    let KernelOutput::Aggregate { slots, .. } = &plan.programs[0].output else { return None };
+    let slot = slots.iter().find(|s| matches!(s.func, AggFunc::ApproxTopK { .. }))?;
+    let AggFunc::ApproxTopK { k, .. } = slot.func else { return None };
+    Some(merged.top_k.get(&slot.field).map_or(vec![], |t| t.top(k, merged.count)))
+}
+
+/// One reported APPROX_TOP_K key: its columns, the key typed as its argument.
+fn top_k_value(plan: &PhysicalPlan, field: usize, part: TopKPart, row: Option<&TopRow>) -> Value {
+    let Some(row) = row else { return Value::Null };
+    let signed = match &plan.programs[0].output {
+        KernelOutput::Aggregate { slots, .. } => slots.iter().any(|s| s.field == field && s.arg.ty().is_signed()),
+        KernelOutput::Rows { .. } => false,
+    };
+    match part {
+        TopKPart::Key if signed => Value::I(row.key as i64),
+        TopKPart::Key => Value::U(row.key),
+        TopKPart::Estimate => Value::U(row.estimate),
+        TopKPart::ErrorBound => Value::U(row.error_bound),
+    }
+}
+
 /// The user plan's inputs for one group, then its distributions' values
 /// (`UserPlan::distributions`, which `user::apply` passes through as the
 /// row's extras); `distinct` is the number of hidden groups it was reduced
-/// from (COUNT(DISTINCT …)).
+/// from (COUNT(DISTINCT …)); `top` the APPROX_TOP_K row this one is, when
+/// the plan has one ([`top_k_rows`]).
 pub fn group_inputs(
     plan: &PhysicalPlan,
     key_layout: &StructLayout,
     key: &[u8],
     merged: &Merged,
     distinct: u64,
+    top: Option<&TopRow>,
 ) -> Vec<Value> {
     plan.user
         .inputs
@@ -281,6 +319,7 @@ pub fn group_inputs(
             UserSource::Hist(i) => super::hist_values::hist_value(plan, merged, i),
             UserSource::Hll(i) => Value::U(merged.registers.get(&i).map_or(0, |r| ebq_front::hll::estimate(r))),
             UserSource::Quantile { sketch, ppm } => super::hist_values::quantile_value(plan, merged, sketch, ppm),
+            UserSource::TopK { field, part } => top_k_value(plan, field, part, top),
             UserSource::Row(_) => unreachable!("aggregate plans have no row fields"),
         })
         .chain(plan.user.distributions.iter().flat_map(|d| super::hist_values::distribution(merged, d)))

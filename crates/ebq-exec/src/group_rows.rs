@@ -43,6 +43,10 @@ pub fn group_rows(plan: &PhysicalPlan, groups: impl IntoIterator<Item = Group>) 
     }
     by_visible
         .into_values()
-        .map(|(k, merged, hidden)| decode::group_inputs(plan, key, &k, &merged, hidden.len() as u64))
+        .flat_map(|(k, merged, hidden)| match decode::top_k_rows(plan, &merged) {
+            // An APPROX_TOP_K group is one row per reported key.
+            Some(top) => top.iter().map(|t| decode::group_inputs(plan, key, &k, &merged, 0, Some(t))).collect(),
+            None => vec![decode::group_inputs(plan, key, &k, &merged, hidden.len() as u64, None)],
+        })
         .collect()
 }

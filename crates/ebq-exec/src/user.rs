@@ -252,10 +252,11 @@ pub fn dev_str(dev: u64) -> String {
 
 /// The one input row of an ungrouped aggregate over no events, as SQL has it:
 /// counts 0, an empty histogram, SUM/MIN/MAX/AVG and quantiles NULL. `None`
-/// for row queries and grouped aggregates (no groups, no rows).
+/// for row queries, grouped aggregates and APPROX_TOP_K (no groups, no rows).
 pub(crate) fn empty_aggregate(user: &UserPlan) -> Option<Vec<Value>> {
     use ebq_front::plan::UserSource as S;
-    let aggregate = user.inputs.iter().all(|s| !matches!(s, S::Key(_) | S::Row(_)));
+    // APPROX_TOP_K over no events has no keys to report: no rows.
+    let aggregate = user.inputs.iter().all(|s| !matches!(s, S::Key(_) | S::Row(_) | S::TopK { .. }));
     if !aggregate || user.inputs.is_empty() {
         return None;
     }

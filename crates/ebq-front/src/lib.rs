@@ -12,7 +12,7 @@
 //! tracefs, BTF, kallsyms, ELF files and headers with plain file reads), or a
 //! fixture in tests ([`host::FixtureKernel`]). [`Engine`] takes a query
 //! through every stage; running the result is `ebq-runtime`'s, reading its
-//! output `ebq-exec`'s. `error`, `types`, `hist`, `hll` and `suggest` are
+//! output `ebq-exec`'s. `error`, `types`, `hist`, `hll`, `topk` and `suggest` are
 //! shared by all stages.
 #![deny(missing_docs)]
 
@@ -28,6 +28,7 @@ pub mod host;
 pub mod parse;
 pub mod plan;
 pub mod suggest;
+pub mod topk;
 pub mod types;
 
 pub use engine::{Engine, PreparedQuery};

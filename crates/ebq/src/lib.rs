@@ -27,7 +27,7 @@
 
 pub use ebq_exec as exec;
 pub use ebq_exec::{export, sink};
-pub use ebq_front::{bind, btf, catalog, codegen, error, hist, hll, host, parse, plan, types};
+pub use ebq_front::{bind, btf, catalog, codegen, error, hist, hll, host, parse, plan, topk, types};
 pub use ebq_runtime as runtime;
 pub use ebq_runtime::bundle;
 

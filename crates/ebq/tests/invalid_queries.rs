@@ -353,6 +353,16 @@ fn cases() -> Vec<Bad> {
                 "SELECT LHIST(count, 0, 1000, 1), LHIST(count, 1, 1001, 1), LHIST(count, 2, 1002, 1), \
                  LHIST(count, 3, 1003, 1), LHIST(count, 4, 1004, 1) FROM {READ}"
             ), "1:8-1:135", "the histograms of this query need 40096 bytes per group; the kernel's limit is 32768 (use fewer LHIST buckets)", None),
+        // --- APPROX_TOP_K (issue 39 item 6): one sketch per query, k rows of its own ---
+        bad(format!("SELECT APPROX_TOP_K(fd, 10) FROM {READ} GROUP BY comm"), "1:67-1:71", "APPROX_TOP_K cannot be used with GROUP BY: its sketch is one per query (filter with WHERE, or run one query per group)", None),
+        bad(format!("SELECT COUNT(*), APPROX_TOP_K(fd, 10) FROM {READ}"), "1:8-1:13", "APPROX_TOP_K must be the only SELECT item: it returns k rows of its own (key, estimate, error_bound)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 10, count) FROM {READ}"), "1:29-1:34", "APPROX_TOP_K's weight argument is not supported yet: it counts events (filter with WHERE)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd) FROM {READ}"), "1:8-1:23", "APPROX_TOP_K takes (expr, k): an integer key and how many keys to report", None),
+        bad(format!("SELECT APPROX_TOP_K(comm, 10) FROM {READ}"), "1:21-1:25", "APPROX_TOP_K needs an integer key; `comm` is string(16)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 0) FROM {READ}"), "1:25-1:26", "APPROX_TOP_K's k must be in 1..=32; got 0", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 33) FROM {READ}"), "1:25-1:27", "APPROX_TOP_K's k must be in 1..=32; got 33", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, fd) FROM {READ}"), "1:25-1:27", "APPROX_TOP_K's k must be an integer literal; got `fd`", None),
+        bad(format!("SELECT fd, COUNT(*) FROM {READ} GROUP BY fd HAVING APPROX_TOP_K(fd, 3) > 0"), "1:69-1:87", "APPROX_TOP_K must be a SELECT item of its own (it returns k rows); ORDER BY and HAVING name its columns: key, estimate, error_bound", None),
     ]
 }
 

@@ -69,6 +69,7 @@ mod startup_cache;
 mod stream_join;
 mod strict_clients;
 mod terminal_rows;
+mod top_k;
 mod union_all;
 mod union_start;
 mod uprobes;

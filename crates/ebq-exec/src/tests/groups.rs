@@ -47,7 +47,7 @@ fn per_cpu_values_merge_count_sum_min_max_avg_skipping_idle_cpus() {
     let UserSource::Key(cpu) = p.user.inputs[0] else { panic!("input 0 is the key") };
     let k = bytes_of(key, &[(cpu, 42)]);
     assert_eq!(
-        decode::group_inputs(&p, key, &k, &merged, 0),
+        decode::group_inputs(&p, key, &k, &merged, 0, None),
         vec![
             Value::U(42),
             Value::U(6),
@@ -103,7 +103,7 @@ fn histogram_counters_merge_across_cpus_into_buckets_with_gaps() {
         decode::merge_percpu(value, &funcs, &[cpu(3, &[(2, 1), (5, 2)], 2 + 16 + 17), cpu(2, &[(2, 2)], 3 + 3)]);
     let k = vec![0; key.size as usize];
     assert_eq!(
-        decode::group_inputs(&p, key, &k, &merged, 0),
+        decode::group_inputs(&p, key, &k, &merged, 0, None),
         vec![
             Value::Hist(vec![
                 Bucket { lo: 2, hi: 4, count: 3 },

@@ -180,6 +180,8 @@ pub(super) fn agg_func(f: &Function) -> Option<AggFunc> {
         "MAX" => Some(AggFunc::Max),
         "AVG" => Some(AggFunc::Avg),
         "APPROX_COUNT_DISTINCT" => Some(AggFunc::ApproxCountDistinct),
+        // Bound as three aggregates by bind/top_k.rs, and only as a SELECT item.
+        super::top_k::NAME => Some(AggFunc::ApproxTopK { k: 0, part: super::TopKPart::Key }),
         // Histograms and quantiles take parameters; bind/hist.rs binds the real function.
         name if super::hist::is_histogram_name(name) => Some(AggFunc::Hist(crate::hist::Log2::Floor)),
         _ => None,
@@ -260,6 +262,9 @@ impl Binder<'_> {
             }
             return Ok(None);
         };
+        if let AggFunc::ApproxTopK { .. } = func {
+            return Err(super::top_k::misplaced(e));
+        }
         if super::hist::is_histogram_name(&f.name.to_string().to_ascii_uppercase()) {
             return self.histogram_call(e, f, &function_args(f)).map(Some);
         }

@@ -95,7 +95,7 @@ impl Binder<'_> {
 }
 
 /// An integer literal, possibly negative, that fits i64.
-fn int_literal(e: &Expr, what: &str) -> Result<i64> {
+pub(super) fn int_literal(e: &Expr, what: &str) -> Result<i64> {
     let (negative, inner) = match e {
         Expr::UnaryOp { op: UnaryOperator::Minus, expr } => (true, expr.as_ref()),
         other => (false, other),

@@ -660,6 +660,26 @@ pub enum AggFunc {
         /// q × 10^6.
         ppm: u32,
     },
+    /// `APPROX_TOP_K(expr, k)`: the `k` heaviest keys from a Count-Min
+    /// sketch and candidate slots inline in the value (see [`crate::topk`]).
+    /// The one call binds to three aggregates, one per output column.
+    ApproxTopK {
+        /// Keys reported.
+        k: u16,
+        /// Which column of the reported rows.
+        part: TopKPart,
+    },
+}
+
+/// The columns of an `APPROX_TOP_K` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TopKPart {
+    /// The key.
+    Key,
+    /// Its estimated count (at least the true count).
+    Estimate,
+    /// ε·N: how far the estimate may exceed the truth.
+    ErrorBound,
 }
 
 impl AggFunc {
@@ -720,6 +740,7 @@ impl fmt::Display for AggFunc {
             AggFunc::Hist(_) => "HIST",
             AggFunc::Lhist(_) => "LHIST",
             AggFunc::Quantile { .. } => "QUANTILE",
+            AggFunc::ApproxTopK { .. } => "APPROX_TOP_K",
         })
     }
 }
@@ -739,6 +760,7 @@ impl fmt::Display for AggCall {
             (Some(x), AggFunc::CountDistinct) => write!(f, "COUNT(DISTINCT {x})"),
             (Some(x), AggFunc::Lhist(l)) => write!(f, "LHIST({x}, {}, {}, {})", l.min, l.max, l.step),
             (Some(x), AggFunc::Quantile { ppm }) => write!(f, "QUANTILE({x}, {})", ppm_text(ppm)),
+            (Some(x), AggFunc::ApproxTopK { k, part }) => write!(f, "APPROX_TOP_K({x}, {k}).{part:?}"),
             (Some(x), func) => write!(f, "{func}({x})"),
             (None, func) => write!(f, "{func}(*)"),
         }
@@ -762,6 +784,8 @@ impl AggCall {
             (AggFunc::Hist(_) | AggFunc::Lhist(_), Some(a)) => DataType::Hist { signed: a.ty().is_signed() },
             (AggFunc::Quantile { .. }, Some(a)) if a.ty().is_signed() => DataType::I64,
             (AggFunc::Quantile { .. }, _) => DataType::U64,
+            (AggFunc::ApproxTopK { part: TopKPart::Key, .. }, Some(a)) if a.ty().is_signed() => DataType::I64,
+            (AggFunc::ApproxTopK { .. }, _) => DataType::U64,
             (AggFunc::Sum, Some(a)) => {
                 if a.ty().is_signed() {
                     DataType::I64

@@ -22,6 +22,7 @@ mod post;
 mod probe;
 mod req_flags;
 mod stream_join;
+mod top_k;
 mod union;
 mod union_all;
 pub mod usdt;
@@ -450,6 +451,11 @@ impl Binder<'_> {
                     ))
                 }
             };
+            if top_k::is_top_k(e) {
+                let alias = matches!(item, SelectItem::ExprWithAlias { .. }).then_some(name.as_str());
+                columns.extend(self.top_k_columns(q, e, alias, &mut aggs)?);
+                continue;
+            }
             let source = self.post_expr(e, &keys, &mut aggs)?;
             if let PostExpr::Int { .. } | PostExpr::Float(_) = source {
                 return Err(Error::query(Stage::Bind, "a constant column is not supported", Span::from_sql(e.span())));

@@ -129,7 +129,10 @@ static __always_inline __s32 ebq_sketch_index_signed(__s64 v)
 
 /// True when the plan needs [`HELPERS`].
 pub fn needed(slots: &[ValueSlot], sketches: &[ScalarExpr]) -> bool {
-    !sketches.is_empty() || slots.iter().any(|s| s.func.is_histogram() || s.func == AggFunc::ApproxCountDistinct)
+    !sketches.is_empty()
+        || slots.iter().any(|s| {
+            s.func.is_histogram() || matches!(s.func, AggFunc::ApproxCountDistinct | AggFunc::ApproxTopK { .. })
+        })
 }
 
 /// Maps besides `ebq_groups`: the zero value (histogram counters) and the sketch map.
@@ -233,6 +236,33 @@ pub fn hll_update(value: &StructLayout, s: &ValueSlot) -> String {
         x = c_expr(&s.arg),
         shown = comment_safe(&s.arg.to_string()),
     )
+}
+
+/// Counts one event of an APPROX_TOP_K sketch: one counter per Count-Min
+/// row (unrolled, each index bounds-checked), the least of them is this
+/// CPU's estimate, offered to the key's candidate slots. Mirrored by
+/// [`crate::topk::add`].
+pub fn top_k_update(value: &StructLayout, s: &ValueSlot, k: u16) -> String {
+    use crate::topk::{COUNTERS, ROWS, WIDTH};
+    let name = &value.fields[s.field].name;
+    let mut c = format!(
+        "\t{{\n\t\t__u64 x = (__u64)({x});\t/* APPROX_TOP_K({shown}, {k}) */\n\
+         \t\t__u64 h = ebq_hll_hash(x), est = ~0ULL, n;\n\
+         \t\t__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1, i;\n\n",
+        x = c_expr(&s.arg),
+        shown = comment_safe(&s.arg.to_string()),
+    );
+    for r in 0..ROWS {
+        let _ = write!(
+            c,
+            "\t\ti = {base} + ((h1 + {r} * h2) & {mask});\t/* row {r} */\n\t\tebq_barrier_var(i);\n\
+             \t\tif (i < {COUNTERS}) {{\n\t\t\tn = ++v->{name}[i];\n\t\t\tif (n < est)\n\t\t\t\test = n;\n\t\t}}\n",
+            base = r * WIDTH,
+            mask = WIDTH - 1,
+        );
+    }
+    let _ = write!(c, "\t\tebq_topk_offer(v->{name}, x, est, h, {});\n\t}}\n", crate::topk::slots(k) - 1);
+    c
 }
 
 /// Counts one event in each quantile sketch. An event that misses any sketch

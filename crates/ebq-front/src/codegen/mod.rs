@@ -329,8 +329,12 @@ fn aggregate_declarations(k: &KernelPlan, c: &mut String, maps: &mut Vec<MapInfo
     if !sketches.is_empty() {
         c.push_str(&hist::sketch_helpers());
     }
-    if slots.iter().any(|s| s.func == AggFunc::ApproxCountDistinct) {
+    let top_k = slots.iter().any(|s| matches!(s.func, AggFunc::ApproxTopK { .. }));
+    if top_k || slots.iter().any(|s| s.func == AggFunc::ApproxCountDistinct) {
         c.push_str(crate::hll::C_HELPERS);
+    }
+    if top_k {
+        c.push_str(&crate::topk::c_helpers());
     }
 }
 
@@ -935,6 +939,7 @@ fn slot_update(value: &StructLayout, s: &crate::plan::ValueSlot) -> String {
         ),
         AggFunc::Hist(_) | AggFunc::Lhist(_) => hist::slot_update(value, s),
         AggFunc::ApproxCountDistinct => hist::hll_update(value, s),
+        AggFunc::ApproxTopK { k, .. } => hist::top_k_update(value, s, k),
         AggFunc::Count | AggFunc::Avg | AggFunc::CountDistinct | AggFunc::Quantile { .. } => {
             unreachable!("the planner maps COUNT to count, AVG to a SUM slot, COUNT(DISTINCT) to a key, QUANTILE to a sketch")
         }

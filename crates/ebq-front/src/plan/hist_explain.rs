@@ -30,6 +30,7 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
             crate::hll::REGISTERS,
             crate::hll::STANDARD_ERROR * 100.0
         ),
+        AggFunc::ApproxTopK { k, .. } => format!("APPROX_TOP_K({}, {k}): {}", sl.arg, crate::topk::explain(k)),
         f => format!("{f}({})", sl.arg),
     }
 }

@@ -28,7 +28,7 @@ pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{
     AggCall, AggFunc, BoundEvent, ColumnSource, EventSource, GroupExpr, Input, LogicalPlan, OutputColumn, PostExpr,
-    QueryBody, ScalarExpr, SortKey, Window,
+    QueryBody, ScalarExpr, SortKey, TopKPart, Window,
 };
 use crate::catalog::{Catalog, TracepointFormat};
 use crate::error::{Error, Result, Stage};
@@ -474,6 +474,14 @@ pub enum UserSource {
         sketch: usize,
         /// q × 10^6.
         ppm: u32,
+    },
+    /// One column of an APPROX_TOP_K row, from the sketch in value field
+    /// `field`; each group expands into `k` rows (`exec::group_rows`).
+    TopK {
+        /// Index into the value layout's fields.
+        field: usize,
+        /// Which column.
+        part: crate::bind::TopKPart,
     },
 }
 
@@ -1048,6 +1056,8 @@ fn value_slots(aggs: &[AggCall], options: &PlanOptions) -> ValueSlots {
             AggFunc::Hist(_) => (AggFunc::Hist(options.hist_buckets), UserSource::Hist),
             f @ AggFunc::Lhist(_) => (f, UserSource::Hist),
             f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
+            // One sketch per (k, key) serves its three columns.
+            AggFunc::ApproxTopK { k, part } => (AggFunc::ApproxTopK { k, part: TopKPart::Key }, top_k_input(part)),
             f => (f, UserSource::Slot),
         };
         let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
@@ -1058,6 +1068,15 @@ fn value_slots(aggs: &[AggCall], options: &PlanOptions) -> ValueSlots {
         agg_inputs.push(AggInput::Slot(j, input));
     }
     ValueSlots { slot_defs, agg_inputs, sketches }
+}
+
+/// The user input reading `part` of a top-k sketch's rows.
+fn top_k_input(part: TopKPart) -> fn(usize) -> UserSource {
+    match part {
+        TopKPart::Key => |field| UserSource::TopK { field, part: TopKPart::Key },
+        TopKPart::Estimate => |field| UserSource::TopK { field, part: TopKPart::Estimate },
+        TopKPart::ErrorBound => |field| UserSource::TopK { field, part: TopKPart::ErrorBound },
+    }
 }
 
 /// Every histogram's and sketch's argument is also summed in the kernel
@@ -1096,6 +1115,7 @@ fn value_fields(slot_defs: &[(AggFunc, ScalarExpr)]) -> Vec<(String, DataType)> 
             AggFunc::Hist(log2) => DataType::Buckets { len: log2.slots() as u16 },
             AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
             AggFunc::ApproxCountDistinct => DataType::Registers { len: crate::hll::REGISTERS as u16 },
+            AggFunc::ApproxTopK { k, .. } => DataType::Buckets { len: crate::topk::words(*k) as u16 },
             _ if a.ty().is_signed() => DataType::I64,
             _ => DataType::U64,
         };

@@ -1,0 +1,127 @@
+//! `zipf`: heavy hitters for the APPROX_TOP_K tests. `--calls` pread64 calls
+//! of one byte on /dev/zero whose offset is key · 4096, the key drawn from
+//! a Zipf distribution (exponent 1.3) over `--keys` ranks with a fixed
+//! `--seed` (SplitMix64, inverse CDF), so the run is the same every time.
+//! The report is the workload's own tally: every key issued with its count,
+//! heaviest first (ties by key).
+
+use super::{close_fd, emit_report, get_comm, json_str, os_err, set_comm, wait_for_file, Error, Flags};
+use std::collections::HashMap;
+
+/// The Zipf exponent: rank r is drawn with probability ∝ r^−1.3.
+const EXPONENT: f64 = 1.3;
+/// Bytes between two keys' offsets.
+const STRIDE: u64 = 4096;
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct ZipfCfg {
+    keys: u64,
+    calls: u64,
+    seed: u64,
+    comm: Option<String>,
+    report: Option<String>,
+    wait_file: Option<String>,
+}
+
+pub(crate) fn parse_zipf(args: &[String]) -> Result<ZipfCfg, Error> {
+    let f = Flags::parse(args, &["keys", "calls", "seed", "comm", "report", "wait-file"], &[])?;
+    Ok(ZipfCfg {
+        keys: f.u64_or("keys", Some(200_000), 1, 10_000_000)?,
+        calls: f.u64_or("calls", None, 1, 100_000_000)?,
+        seed: f.u64_or("seed", Some(1), 0, u64::MAX)?,
+        comm: f.comm()?,
+        report: f.get("report").map(str::to_string),
+        wait_file: f.get("wait-file").map(str::to_string),
+    })
+}
+
+/// SplitMix64: a small, fixed pseudo-random sequence.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The Zipf CDF over ranks 1..=n: cdf[i] = P(rank <= i + 1).
+fn cdf(n: u64) -> Vec<f64> {
+    let mut acc = 0.0;
+    let mut c: Vec<f64> = (1..=n)
+        .map(|r| {
+            acc += (r as f64).powf(-EXPONENT);
+            acc
+        })
+        .collect();
+    for x in &mut c {
+        *x /= acc;
+    }
+    c
+}
+
+pub(crate) fn run_zipf(cfg: &ZipfCfg) -> Result<(), Error> {
+    if let Some(c) = &cfg.comm {
+        set_comm(c)?;
+    }
+    let cdf = cdf(cfg.keys);
+    let mut rng = SplitMix(cfg.seed);
+    let mut draw = || {
+        let u = rng.unit();
+        cdf.partition_point(|&p| p <= u).min(cdf.len() - 1) as u64
+    };
+    let ranks: Vec<u64> = (0..cfg.calls).map(|_| draw()).collect();
+    // SAFETY: a NUL-terminated path; the fd is closed below.
+    let fd = unsafe { libc::open(c"/dev/zero".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_err("open /dev/zero"));
+    }
+    wait_for_file(cfg.wait_file.as_deref());
+    let mut tally: HashMap<u64, u64> = HashMap::new();
+    let mut byte = [0u8; 1];
+    for r in ranks {
+        let key = r * STRIDE;
+        // SAFETY: byte is one writable byte; fd is open.
+        if unsafe { libc::pread64(fd, byte.as_mut_ptr().cast(), 1, key as libc::off64_t) } != 1 {
+            close_fd(fd);
+            return Err(os_err("pread64 /dev/zero"));
+        }
+        *tally.entry(key).or_default() += 1;
+    }
+    close_fd(fd);
+    let mut sorted: Vec<(u64, u64)> = tally.into_iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let pairs: Vec<String> = sorted.iter().map(|(k, n)| format!("[{k},{n}]")).collect();
+    let json = format!(
+        "{{\"pid\":{},\"comm\":{},\"calls\":{},\"keys\":{},\"tally\":[{}]}}",
+        std::process::id(),
+        json_str(&get_comm()),
+        cfg.calls,
+        cfg.keys,
+        pairs.join(",")
+    );
+    emit_report(cfg.report.as_deref(), &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cdf_ends_at_one_and_rank_one_is_heaviest() {
+        let c = cdf(1000);
+        assert!((c[999] - 1.0).abs() < 1e-12);
+        assert!(c[0] > c[1] - c[0]);
+        let mut a = SplitMix(7);
+        let mut b = SplitMix(7);
+        assert_eq!(a.next(), b.next());
+    }
+}
