@@ -22,8 +22,9 @@
 //! queued: rows still in librdkafka's queue after a flush of at most
 //! [`FLUSH_TIMEOUT`], lost when ebq exits.
 
+use crate::sink_books::SinkBooks;
 use crate::sink_spec::{KafkaFormat, KafkaSpec};
-use ebq::sink::{file_schema, with_window_columns, Delivery, DeliveryProbe, JsonSink, Sink};
+use ebq::sink::{file_schema, with_window_columns, DeliveryProbe, JsonSink, Sink};
 use ebq::Output;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -36,46 +37,14 @@ use std::time::Duration;
 /// How long `finish` waits for the broker to acknowledge what is queued.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Rows by fate, behind one lock so that `finish` can close the books.
-#[derive(Debug, Default)]
-struct Books {
-    /// Rows handed to librdkafka (`send` accepted them).
-    taken: u64,
-    delivered: u64,
-    failed: u64,
-    refused: u64,
-    /// Set by `finish` after its flush: later reports (the purge when the
-    /// producer is dropped) no longer count, and `queued` is final.
-    closed: Option<u64>,
-    /// The kinds of error librdkafka reported, each printed once.
-    errors_seen: Vec<String>,
-}
-
-impl Books {
-    /// Rows taken and not yet reported.
-    fn in_flight(&self) -> u64 {
-        self.taken.saturating_sub(self.delivered + self.failed)
-    }
-
-    fn delivery(&self) -> Delivery {
-        Delivery {
-            delivered: self.delivered,
-            failed: self.failed,
-            queued: self.closed.unwrap_or_else(|| self.in_flight()),
-            refused: self.refused,
-            retries: 0,
-        }
-    }
-}
-
 /// The producer's context: counts delivery reports (each message's opaque is
 /// the number of rows it carries) and prints librdkafka's errors.
 struct Counting {
-    books: Arc<Mutex<Books>>,
+    books: Arc<Mutex<SinkBooks>>,
     name: String,
 }
 
-fn lock(books: &Mutex<Books>) -> MutexGuard<'_, Books> {
+fn lock(books: &Mutex<SinkBooks>) -> MutexGuard<'_, SinkBooks> {
     books.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -88,9 +57,8 @@ impl ClientContext for Counting {
     fn error(&self, error: KafkaError, reason: &str) {
         let mut b = lock(&self.books);
         let kind = error.to_string();
-        if b.closed.is_none() && !b.errors_seen.contains(&kind) {
+        if b.closed.is_none() && b.first_error(kind.clone()) {
             eprintln!("ebq: sink {}: {reason} ({kind}); ebq goes on, the rows wait in the queue", self.name);
-            b.errors_seen.push(kind);
         }
     }
 }
@@ -116,7 +84,7 @@ pub struct KafkaSink {
     topic: String,
     key: String,
     format: KafkaFormat,
-    books: Arc<Mutex<Books>>,
+    books: Arc<Mutex<SinkBooks>>,
     /// Reused buffer for the JSON lines of one batch.
     json: Vec<u8>,
 }
@@ -132,7 +100,7 @@ impl KafkaSink {
         queue: u32,
         host: String,
     ) -> Result<KafkaSink, String> {
-        let books = Arc::new(Mutex::new(Books::default()));
+        let books = Arc::new(Mutex::new(SinkBooks::default()));
         let queue = spec.queue.unwrap_or(queue);
         let producer = ClientConfig::new()
             .set("bootstrap.servers", &spec.brokers)

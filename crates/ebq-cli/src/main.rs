@@ -14,6 +14,7 @@ mod seconds;
 mod serve;
 mod shipped;
 mod signals;
+mod sink_books;
 mod sink_spec;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};

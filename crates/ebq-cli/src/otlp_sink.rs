@@ -19,10 +19,11 @@
 //! `queued` (lost), so delivered + failed + queued = written, and written +
 //! dropped = the rows the query gave this sink.
 
+use crate::sink_books::SinkBooks;
 use crate::sink_spec::OtlpSpec;
 use ebq::export::otlp::{self, OtlpConfig, OtlpError, LOGS_PATH};
 use ebq::export::otlp_logs::{self, LogRecord};
-use ebq::sink::{Delivery, DeliveryProbe, Sink};
+use ebq::sink::{DeliveryProbe, Sink};
 use ebq::Output;
 use prost::Message;
 use std::collections::VecDeque;
@@ -42,34 +43,6 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Bounds one request (connect, send, reply).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Rows by fate.
-#[derive(Debug, Default)]
-struct Books {
-    /// Rows queued (`write` accepted them).
-    taken: u64,
-    delivered: u64,
-    failed: u64,
-    refused: u64,
-    /// Requests sent again after a failure.
-    retries: u64,
-    /// Set by `finish` once the sender stopped: the rows it left, lost.
-    closed: Option<u64>,
-    /// The kinds of error seen, each printed once.
-    errors_seen: Vec<String>,
-}
-
-impl Books {
-    fn delivery(&self) -> Delivery {
-        Delivery {
-            delivered: self.delivered,
-            failed: self.failed,
-            queued: self.closed.unwrap_or_else(|| self.taken.saturating_sub(self.delivered + self.failed)),
-            refused: self.refused,
-            retries: self.retries,
-        }
-    }
-}
-
 /// What the writer and the sender share.
 struct Shared {
     state: Mutex<State>,
@@ -86,7 +59,7 @@ struct State {
     in_flight: usize,
     /// Set by `finish`: send what is queued, and give up at this time.
     deadline: Option<Instant>,
-    books: Books,
+    books: SinkBooks,
 }
 
 impl Shared {
@@ -275,15 +248,14 @@ impl Sender {
 
     /// Prints each kind of error once (the receiver's reason changes at
     /// every attempt; the kind does not).
-    fn report(&self, books: &mut Books, e: &OtlpError, then: &str) {
+    fn report(&self, books: &mut SinkBooks, e: &OtlpError, then: &str) {
         let kind = match e {
             OtlpError::Http { status, .. } => format!("HTTP {status}"),
             OtlpError::Io { source, .. } => format!("{:?}", source.kind()),
             OtlpError::Endpoint { .. } => "endpoint".to_string(),
         };
-        if !books.errors_seen.contains(&kind) {
+        if books.first_error(kind) {
             eprintln!("ebq: sink {}: {e}; {then}", self.name);
-            books.errors_seen.push(kind);
         }
     }
 }

@@ -218,19 +218,37 @@ fn rows_and_windows_reach_the_topic_exactly_as_json_and_arrow_keyed_by_host() {
     eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
 }
 
-/// A broker that hangs (SIGSTOP) for 5 s while rows stream and then comes
-/// back loses nothing within the queue bound: every row is delivered, once
-/// (the producer is idempotent), and the topic holds exactly the calls.
-#[test]
-fn a_broker_stopped_for_5_s_mid_run_loses_nothing_within_the_bound() {
+/// How the broker goes away for 5 s while rows stream.
+#[derive(Clone, Copy, Debug)]
+enum Outage {
+    /// SIGSTOP, then SIGCONT: a broker that hangs, its connections open and
+    /// unanswered.
+    Hang,
+    /// SIGKILL (no clean shutdown), then a start on the same log dir and
+    /// port: it recovers its log first (20 s measured under load).
+    Kill,
+}
+
+/// An outage of the broker mid-run loses nothing within the queue bound:
+/// librdkafka keeps the rows it could not send and sends them once the
+/// broker is back; the idempotent producer delivers each once, so the topic
+/// holds exactly the workload's calls.
+fn an_outage_mid_run_loses_nothing(outage: Outage, topic: &str) {
     let t = Instant::now();
-    let broker = Broker::start();
-    broker.create_topic("paused");
-    let dir = tmp("paused");
-    let comm = format!("kfp{}", std::process::id() % 100_000);
-    // 500 calls 20 ms apart: about 10 s of rows, the pause in the middle.
-    let cmd = pread(&comm, "500", 20_000, &dir.join("report.json"));
-    let sink = format!("kafka://{}/paused", broker.bootstrap());
+    let mut broker = Broker::start();
+    broker.create_topic(topic);
+    let dir = tmp(topic);
+    let comm = format!("kf{}{}", &topic[..1], std::process::id() % 100_000);
+    // 500 calls 20 ms apart: about 10 s of rows, the outage in the middle.
+    // The traced command then waits for `back`, so ebq's run (whose end
+    // waits only FLUSH_TIMEOUT for the queue) outlasts the broker's return.
+    let back = dir.join("back");
+    let cmd = format!(
+        "{} && while [ ! -e {} ]; do sleep 0.05; done",
+        pread(&comm, "500", 20_000, &dir.join("report.json")),
+        back.display()
+    );
+    let sink = format!("kafka://{}/{topic}", broker.bootstrap());
     let sql = format!("{ROWS} WHERE comm = '{comm}'");
     let stderr_path = dir.join("ebq.err");
     let mut ebq = Command::new(ebq_bin())
@@ -239,23 +257,31 @@ fn a_broker_stopped_for_5_s_mid_run_loses_nothing_within_the_bound() {
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .unwrap();
-    // Rows flow: then the broker hangs for 5 s.
-    wait_for(60, "the first rows in the topic", || (messages_in(&broker, "paused") >= 20).then_some(()));
-    broker.pause(true);
+    wait_for(60, "the first rows in the topic", || (messages_in(&broker, topic) >= 20).then_some(()));
+    match outage {
+        Outage::Hang => broker.pause(true),
+        Outage::Kill => broker.kill(),
+    }
     std::thread::sleep(Duration::from_secs(5));
-    // The workload writes its report when it ends: it made calls all through the pause.
+    // The workload writes its report when it ends: it made calls all through the outage.
     let ran_through = !dir.join("report.json").exists();
-    broker.pause(false);
+    match outage {
+        Outage::Hang => broker.pause(false),
+        Outage::Kill => broker.restart(),
+    }
+    // librdkafka reconnects (its backoff grows to 10 s) and sends what it kept.
+    wait_for(120, "every row in the topic", || (messages_in(&broker, topic) >= 500).then_some(()));
+    std::fs::write(&back, "").unwrap();
     let status = ebq.wait().unwrap();
     let stderr = std::fs::read_to_string(&stderr_path).unwrap();
     eprintln!("{stderr}");
     assert!(status.success(), "{stderr}");
-    assert!(ran_through, "the workload ended before the broker came back");
+    assert!(ran_through, "{outage:?}: the workload ended before the broker was back");
     let truth = per_fd(&report(&dir.join("report.json")));
     assert_eq!(truth[&100].0, 500);
     assert_eq!(cli_stats(&stderr).delivered, 500, "{stderr}");
     assert_eq!(sink_line(&stderr, &sink), SinkLine { written: 500, dropped: 0, delivered: 500, failed: 0, queued: 0 });
-    let got = consume(&broker, "paused");
+    let got = consume(&broker, topic);
     assert_eq!(got.len(), 500, "each row once");
     let rows: Vec<serde_json::Value> = got.iter().map(|(_, v)| serde_json::from_slice(v).unwrap()).collect();
     assert_eq!(per_fd_of(&rows), truth);
@@ -263,61 +289,14 @@ fn a_broker_stopped_for_5_s_mid_run_loses_nothing_within_the_bound() {
     eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
 }
 
-/// A broker killed (SIGKILL, no clean shutdown) mid-run and started again
-/// 5 s later on the same log dir and port loses nothing within the queue
-/// bound: librdkafka keeps the rows it could not send, reconnects, and the
-/// idempotent producer delivers each once, so the topic holds exactly the
-/// calls.
+#[test]
+fn a_broker_stopped_for_5_s_mid_run_loses_nothing_within_the_bound() {
+    an_outage_mid_run_loses_nothing(Outage::Hang, "paused");
+}
+
 #[test]
 fn a_broker_killed_and_restarted_mid_run_loses_nothing_within_the_bound() {
-    let t = Instant::now();
-    let mut broker = Broker::start();
-    broker.create_topic("restarted");
-    let dir = tmp("restarted");
-    let comm = format!("kfr{}", std::process::id() % 100_000);
-    // 500 calls 20 ms apart: about 10 s of rows, the outage in the middle.
-    // The traced command then waits for `back`: a broker restarted after an
-    // unclean stop recovers its log first (25 s on a loaded machine), and
-    // ebq's run, whose end waits only FLUSH_TIMEOUT for the queue, must
-    // outlast that.
-    let back = dir.join("back");
-    let cmd = format!(
-        "{} && while [ ! -e {} ]; do sleep 0.05; done",
-        pread(&comm, "500", 20_000, &dir.join("report.json")),
-        back.display()
-    );
-    let sink = format!("kafka://{}/restarted", broker.bootstrap());
-    let sql = format!("{ROWS} WHERE comm = '{comm}'");
-    let stderr_path = dir.join("ebq.err");
-    let mut ebq = Command::new(ebq_bin())
-        .args(["-c", &cmd, "--sink", &sink, &sql])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    wait_for(60, "the first rows in the topic", || (messages_in(&broker, "restarted") >= 20).then_some(()));
-    broker.kill();
-    std::thread::sleep(Duration::from_secs(5));
-    let ran_through = !dir.join("report.json").exists();
-    broker.restart();
-    // librdkafka reconnects (its backoff grows to 10 s) and sends what it kept.
-    wait_for(120, "every row in the topic", || (messages_in(&broker, "restarted") >= 500).then_some(()));
-    std::fs::write(&back, "").unwrap();
-    let status = ebq.wait().unwrap();
-    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
-    eprintln!("{stderr}");
-    assert!(status.success(), "{stderr}");
-    assert!(ran_through, "the workload ended before the broker was killed and back");
-    let truth = per_fd(&report(&dir.join("report.json")));
-    assert_eq!(truth[&100].0, 500);
-    assert_eq!(cli_stats(&stderr).delivered, 500, "{stderr}");
-    assert_eq!(sink_line(&stderr, &sink), SinkLine { written: 500, dropped: 0, delivered: 500, failed: 0, queued: 0 });
-    let got = consume(&broker, "restarted");
-    assert_eq!(got.len(), 500, "each row once");
-    let rows: Vec<serde_json::Value> = got.iter().map(|(_, v)| serde_json::from_slice(v).unwrap()).collect();
-    assert_eq!(per_fd_of(&rows), truth);
-    let _ = std::fs::remove_dir_all(&dir);
-    eprintln!("test took {:.1} s", t.elapsed().as_secs_f64());
+    an_outage_mid_run_loses_nothing(Outage::Kill, "restarted");
 }
 
 /// Beyond the bound (`?queue=10`: librdkafka keeps 10 messages) with the
