@@ -283,13 +283,8 @@ pub fn process_start_ns(pid: u32) -> Option<u64> {
     let ticks: u64 = stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    let clock = |id| {
-        // SAFETY: clock_gettime fills the zeroed timespec.
-        let mut t: libc::timespec = unsafe { std::mem::zeroed() };
-        unsafe { libc::clock_gettime(id, &mut t) };
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    };
-    let suspended = clock(libc::CLOCK_BOOTTIME).saturating_sub(clock(libc::CLOCK_MONOTONIC));
+    let clock = ebq::exec::clock::clock_ns;
+    let suspended = u64::try_from(clock(libc::CLOCK_BOOTTIME) - clock(libc::CLOCK_MONOTONIC)).unwrap_or(0);
     Some((ticks * 1_000_000_000 / hz).saturating_sub(suspended))
 }
 
