@@ -159,10 +159,14 @@ log "cargo build --release (at ${SECONDS} s of setup)"
 # dependencies get the features the tests' dev-dependencies add (cargo unifies
 # them per build), so `cargo test` reuses every unit instead of building ebq and
 # a few of its dependencies a second time.
+# EBQ_CARGO_TIMINGS=1 adds cargo's --timings: target/cargo-timings/ then shows
+# which crates a cold build spends its time on (issue 35's 15-minute target).
+timings=()
+[[ -n ${EBQ_CARGO_TIMINGS:-} ]] && timings=(--timings)
 if [[ -n ${EBQ_SETUP_ALL_TARGETS:-} ]]; then
-    cargo build --quiet --release --workspace --all-targets
+    cargo build --quiet --release --workspace --all-targets "${timings[@]}"
 else
-    cargo build --quiet --release --workspace
+    cargo build --quiet --release --workspace "${timings[@]}"
 fi
 
 # The deploy test validates deploy/kubernetes/*.yaml with kubernetes-validate (PyPI:
