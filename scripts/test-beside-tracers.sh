@@ -20,8 +20,17 @@ bash scripts/setup.sh
 logs=target/beside-tracers
 mkdir -p "$logs"
 pids=()
+# SIGINT, then SIGKILL for a tracer still there after 10 s (bpftrace 0.17 was
+# seen hanging at exit): the script's own end never waits on a tracer.
 stop_tracers() {
     for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+    for _ in $(seq 1 100); do
+        alive=0
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [[ $alive == 0 ]] && break
+        sleep 0.1
+    done
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 }
 trap stop_tracers EXIT
