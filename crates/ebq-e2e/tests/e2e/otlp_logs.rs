@@ -31,8 +31,8 @@ type Row = (u64, u64, u64, u64);
 
 /// What a receiver got: requests answered 2xx, decoded; statuses it answered.
 #[derive(Default)]
-struct Got {
-    requests: Vec<ExportLogsServiceRequest>,
+pub(crate) struct Got {
+    pub(crate) requests: Vec<ExportLogsServiceRequest>,
     answered: Vec<u16>,
     paths: Vec<String>,
     content_types: Vec<String>,
@@ -40,7 +40,7 @@ struct Got {
 
 /// A receiver on a loopback port that answers `status(n)` to the n-th
 /// request (0-based), each on its own connection (`Connection: close`).
-fn receiver(status: impl Fn(usize) -> u16 + Send + 'static) -> (u16, Arc<Mutex<Got>>) {
+pub(crate) fn receiver(status: impl Fn(usize) -> u16 + Send + 'static) -> (u16, Arc<Mutex<Got>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let got = Arc::new(Mutex::new(Got::default()));
@@ -95,7 +95,7 @@ fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     }
 }
 
-fn int(kvs: &[KeyValue], key: &str) -> u64 {
+pub(crate) fn int(kvs: &[KeyValue], key: &str) -> u64 {
     let kv = kvs.iter().find(|a| a.key == key).unwrap_or_else(|| panic!("no {key} in {kvs:?}"));
     match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
         Some(any_value::Value::IntValue(i)) => *i as u64,
@@ -103,7 +103,7 @@ fn int(kvs: &[KeyValue], key: &str) -> u64 {
     }
 }
 
-fn string(kvs: &[KeyValue], key: &str) -> String {
+pub(crate) fn string(kvs: &[KeyValue], key: &str) -> String {
     match kvs.iter().find(|a| a.key == key).and_then(|a| a.value.as_ref()).and_then(|v| v.value.as_ref()) {
         Some(any_value::Value::StringValue(s)) => s.clone(),
         other => panic!("{key} is not a string: {other:?}"),
