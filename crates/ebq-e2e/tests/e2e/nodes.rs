@@ -18,9 +18,9 @@
 //! counting programs: other BPF users may be on the machine).
 
 use crate::cgroups::TestGroup;
-use crate::common::{self, lost, sample, Workload};
+use crate::common::{self, lost, Workload};
 use crate::otlp::{attrs, metrics, number};
-use crate::serve::{tmp_dir, Daemons, Prometheus};
+use crate::serve::{query_stats, tmp_dir, Daemons, Prometheus};
 use ebq::QueryStats;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,17 +77,6 @@ fn config(node: &Node, group: &str, otlp_port: u16, logs_port: u16) -> String {
          P99(count) AS p99_size_bytes FROM syscalls.sys_enter_pread64 GROUP BY comm WINDOW(time, 500)\"\n",
         node.name
     )
-}
-
-/// The losses a daemon's page reports for query `io` (dropped, and missed:
-/// runs the kernel skipped, counted before the cgroup scope, so an upper bound).
-fn stats_of(page: &str) -> QueryStats {
-    let n = |name: &str| sample(page, &format!("{name}{{query=\"io\"}}")).unwrap_or_else(|| panic!("{name}: {page}"));
-    QueryStats {
-        dropped: n("ebq_query_events_dropped_total") as u64,
-        missed: n("ebq_query_events_missed_total") as u64,
-        ..Default::default()
-    }
 }
 
 /// Runs `node`'s workload inside `group` (moved there while it waits for its
@@ -263,7 +252,7 @@ fn three_nodes_sum_exactly_in_prometheus_and_over_otlp() {
     let truths: Vec<Truth> = NODES.iter().zip(&groups).map(|(n, g)| truth(&run_in(g, n, &comm))).collect();
     daemons.wait_closed_window("io");
     let closed = SystemTime::now();
-    let stats: Vec<QueryStats> = daemons.0.iter().map(|(d, _)| stats_of(&d.metrics())).collect();
+    let stats: Vec<QueryStats> = daemons.0.iter().map(|(d, _)| query_stats(&d.metrics(), "io")).collect();
     prom.wait_scraped_after(&format!("ebq_io_calls_total{{job=\"ebq\",comm=\"{comm}\"}}"), 3, closed);
     let counted = assert_prometheus_sums(&prom, &daemons.ports(), &truths, &stats, &comm);
     drop(prom);

@@ -86,7 +86,7 @@ impl Daemon {
         body
     }
 
-    fn signal(&self, sig: libc::c_int) {
+    pub(crate) fn signal(&self, sig: libc::c_int) {
         // SAFETY: kill with our child's pid.
         assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
     }
@@ -123,6 +123,19 @@ impl Drop for Daemon {
             self.signal(libc::SIGTERM);
             let _ = self.child.wait();
         }
+    }
+}
+
+/// The losses a daemon's `page` reports for `query` (dropped, and missed: runs
+/// the kernel skipped, counted before any scope or WHERE, so an upper bound).
+pub(crate) fn query_stats(page: &str, query: &str) -> ebq::QueryStats {
+    let n = |name: &str| {
+        sample(page, &format!("{name}{{query=\"{query}\"}}")).unwrap_or_else(|| panic!("{name}: {page}")) as u64
+    };
+    ebq::QueryStats {
+        dropped: n("ebq_query_events_dropped_total"),
+        missed: n("ebq_query_events_missed_total"),
+        ..Default::default()
     }
 }
 
