@@ -20,7 +20,9 @@
 //! max_groups = 10240            # the `ebq run` options of the same names:
 //! max_pending = 10240           #   JOIN pairs open at once
 //! max_pair_age = "60s"          #   JOIN pairs whose end has not come by then are evicted
-//! max_tracked = 65536           #   processes tracked (the -c scope; unused by serve's system-wide queries)
+//! max_tracked = 65536           #   processes tracked (the -c scope; unused by serve's queries)
+//! cgroup = "/sys/fs/cgroup/app"  # `ebq run --cgroup`: only tasks in this cgroup v2 group and below it
+//!                                #   (checked in the kernel; absolute, or below the cgroup2 root: "/app")
 //! max_sketch_buckets = 65536    #   QUANTILE/Pxx sketch entries
 //! ringbuf_size = 8388608        #   bytes of each ring buffer (a join of two streams reads rows through them)
 //! wakeup_bytes = 262144
@@ -92,6 +94,7 @@ struct RawQuery {
     pin: Option<Spanned<String>>,
     pin_header: Option<Spanned<String>>,
     keep_pins: Option<bool>,
+    cgroup: Option<Spanned<String>>,
     #[serde(default)]
     sinks: Vec<Spanned<String>>,
 }
@@ -155,10 +158,23 @@ pub struct QueryConfig {
     /// Files every window is written to as well (`ebq run --sink` specs;
     /// checked: file paths with a known extension, used by no other query).
     pub sinks: Vec<String>,
+    /// The cgroup v2 group the query is scoped to (`ebq run --cgroup`), if any.
+    pub cgroup: Option<CgroupKey>,
     /// `FILE:LINE:COL` of the query's definition, for later errors.
     pub at: String,
     /// `FILE:LINE:COL` of its SQL (the `sql`, `file` or `shipped` value).
     pub sql_at: String,
+}
+
+/// A query's `cgroup` key: the path as written (resolved to the group's id
+/// when the query is checked, as `ebq run --cgroup` does: the group must exist
+/// then) and where it is written, for that error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupKey {
+    /// Absolute (`/sys/fs/cgroup/app`) or below the cgroup2 root (`/app`).
+    pub path: String,
+    /// `FILE:LINE:COL` of the value.
+    pub at: String,
 }
 
 /// Per-query kernel limits: `ebq run`'s options of the same names.
@@ -354,6 +370,7 @@ fn query_config(
     let limits = query_limits(place, &q, &name)?;
     let pin = query_pin(place, &q, &name, queries)?;
     let sinks = query_sinks(place, &q, &name, queries)?;
+    let cgroup = query_cgroup(place, &q, &name)?;
     Ok(QueryConfig {
         name,
         sql,
@@ -366,6 +383,7 @@ fn query_config(
         keep_pins: q.keep_pins.unwrap_or(false),
         max_pair_age,
         sinks,
+        cgroup,
         at: place.at(q.name.span().start),
         sql_at: place.at(source_at),
     })
@@ -504,6 +522,24 @@ fn query_sinks(place: &Place, q: &RawQuery, name: &str, queries: &[QueryConfig])
     Ok(sinks)
 }
 
+/// The query's `cgroup`: a path naming a group, not a way out of the cgroup2
+/// mount (`..`); whether the group exists is checked with the query.
+fn query_cgroup(place: &Place, q: &RawQuery, name: &str) -> Result<Option<CgroupKey>, String> {
+    let Some(c) = &q.cgroup else { return Ok(None) };
+    let path = c.get_ref().trim();
+    let why = if path.is_empty() {
+        Some("is empty; give a cgroup v2 group, e.g. /sys/fs/cgroup/system.slice/app.service".to_string())
+    } else if std::path::Path::new(path).components().any(|p| p == std::path::Component::ParentDir) {
+        Some(format!("`{path}` has a `..`; give the group's own path"))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(place.err(c.span(), format!("query `{name}`: cgroup {why}"))),
+        None => Ok(Some(CgroupKey { path: path.to_string(), at: place.at(c.span().start) })),
+    }
+}
+
 /// `[otlp]`: a usable endpoint and the push interval.
 fn otlp_config(place: &Place, o: RawOtlp) -> Result<OtlpConfig, String> {
     let e = o.endpoint.get_ref();
@@ -581,6 +617,7 @@ max_groups = 20000
 max_sketch_buckets = 1000
 ringbuf_size = 4096
 sinks = ["/var/lib/ebq/writes.parquet", "w.jsonl"]
+cgroup = "/system.slice/app.service"
 
 [otlp]
 endpoint = "http://127.0.0.1:4318/v1/metrics"
@@ -612,6 +649,9 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(c.queries[1].interval, DEFAULT_INTERVAL);
         assert_eq!(c.queries[1].sinks, ["/var/lib/ebq/writes.parquet", "w.jsonl"]);
         assert!(c.queries[0].sinks.is_empty());
+        assert_eq!(c.queries[0].cgroup, None);
+        let cg = CgroupKey { path: "/system.slice/app.service".into(), at: "ebq.toml:24:10".into() };
+        assert_eq!(c.queries[1].cgroup, Some(cg));
         let o = c.otlp.unwrap();
         assert_eq!(o.interval, Duration::from_secs(15));
         assert_eq!(o.resource["service.name"], "ebq");
@@ -624,7 +664,7 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
             parse_err(&format!("reload_on_change = \"soon\"\n{q}")),
             "ebq.toml:1:20: reload_on_change: `soon` is not a duration like \"10s\" or \"500ms\""
         );
-        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `sinks`");
+        assert_eq!(parse_err(&format!("{q}colour = 1\n")), "ebq.toml:4:1: unknown field `colour`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `cgroup`, `sinks`");
         assert_eq!(
             parse_err(&format!("{q}sinks = [\"/tmp/w.parquet\", \"w.txt\"]\n")),
             "ebq.toml:4:28: query `a`: sinks: `w.txt`: cannot tell the format from `.txt`; name the file .jsonl, .json, .csv, .parquet or .arrow"
@@ -640,6 +680,14 @@ resource = { "service.name" = "ebq", "deployment.environment" = "test" }
         assert_eq!(
             parse_err(&format!("{q}pin_header = \"/tmp/x.h\"\n")),
             "ebq.toml:4:14: query `a`: pin_header needs a `pin` path"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}cgroup = \"\"\n")),
+            "ebq.toml:4:10: query `a`: cgroup is empty; give a cgroup v2 group, e.g. /sys/fs/cgroup/system.slice/app.service"
+        );
+        assert_eq!(
+            parse_err(&format!("{q}cgroup = \"/sys/fs/cgroup/../x\"\n")),
+            "ebq.toml:4:10: query `a`: cgroup `/sys/fs/cgroup/../x` has a `..`; give the group's own path"
         );
         assert_eq!(
             parse_err(&format!("{q}max_groups = 0\n")),

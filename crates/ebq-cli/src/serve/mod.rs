@@ -76,6 +76,7 @@ fn same(a: &config::QueryConfig, b: &config::QueryConfig) -> bool {
         && a.keep_pins == b.keep_pins
         && a.max_pair_age == b.max_pair_age
         && a.sinks == b.sinks
+        && a.cgroup.as_ref().map(|c| &c.path) == b.cgroup.as_ref().map(|c| &c.path)
 }
 
 /// Runs the daemon; `check_only` validates the file and exits.
@@ -98,7 +99,8 @@ pub fn main(config_path: &str, check_only: bool) -> Result<ExitCode, String> {
     signals::install(OnHangup::Reload);
     let mut publisher = Publisher::new(shared);
     publisher.set_otlp(config.otlp.as_ref());
-    let mut served: Vec<Served> = checked.into_iter().map(|c| Served::start(c, &mut publisher)).collect();
+    let mut served: Vec<Served> =
+        checked.into_iter().map(|c| Served::start(c, &mut publisher, config.otlp.as_ref())).collect();
     // Every query is attached or marked up = 0: /metrics stops answering 503.
     publisher.ready();
     eprintln!("ebq serve: {} queries, metrics at {scheme}://{}/metrics", served.len(), config.listen);
@@ -156,8 +158,9 @@ fn reload(
 ) {
     let next = match read_config(path).and_then(|c| {
         // Check only what would start; unchanged queries are already running.
-        let fresh: Vec<_> = c.queries.iter().filter(|q| !served.iter().any(|s| same(&s.config, q))).cloned().collect();
-        let kept: Vec<&Served> = served.iter().filter(|s| c.queries.iter().any(|q| same(&s.config, q))).collect();
+        let otlp = c.otlp.as_ref();
+        let fresh: Vec<_> = c.queries.iter().filter(|q| !served.iter().any(|s| s.runs(q, otlp))).cloned().collect();
+        let kept: Vec<&Served> = served.iter().filter(|s| c.queries.iter().any(|q| s.runs(q, otlp))).collect();
         check_all(engine, &fresh, &kept).map(|checked| (c, checked))
     }) {
         Ok(n) => n,
@@ -175,7 +178,7 @@ fn reload(
     let old = std::mem::take(served);
     let (mut kept, mut removed) = (0, 0);
     for s in old {
-        if config.queries.iter().any(|q| same(&s.config, q)) {
+        if config.queries.iter().any(|q| s.runs(q, config.otlp.as_ref())) {
             served.push(s);
             kept += 1;
         } else {
@@ -188,7 +191,7 @@ fn reload(
     }
     let started = checked.len();
     for c in checked.drain(..) {
-        served.push(Served::start(c, publisher));
+        served.push(Served::start(c, publisher, config.otlp.as_ref()));
     }
     // File order.
     served.sort_by_key(|s| config.queries.iter().position(|q| q.name == s.config.name));

@@ -1,6 +1,6 @@
 //! One served query: its config, its metric schema, and its running state.
 
-use super::config::QueryConfig;
+use super::config::{OtlpConfig, QueryConfig};
 use super::publish::Publisher;
 use ebq::export::MetricSchema;
 use ebq::plan::KernelWindow;
@@ -16,10 +16,13 @@ pub struct Checked {
     prepared: PreparedQuery,
     /// How its windows map to metric families.
     pub schema: MetricSchema,
+    /// Whom it traces: everything, or its `cgroup`'s tasks.
+    scope: Scope,
 }
 
 /// Prepares `q` with its own limits (`max_groups`, …); the error names the query and where it is defined, then
-/// shows the SQL error with its own line:column.
+/// shows the SQL error with its own line:column. A `cgroup` is resolved here, as `ebq run --cgroup` resolves
+/// it before anything runs: a group that does not exist is an error at the key's position.
 pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
     let engine = engine.clone().with_options(q.limits.plan_options());
     let prepared = engine.prepare(&q.sql).map_err(|e| {
@@ -28,7 +31,15 @@ pub fn check(engine: &Engine, q: &QueryConfig) -> Result<Checked, String> {
     })?;
     let schema =
         MetricSchema::of(&q.name, &prepared.physical).map_err(|e| format!("{}: query `{}`: {e}", q.sql_at, q.name))?;
-    Ok(Checked { config: q.clone(), prepared, schema })
+    let scope = match &q.cgroup {
+        Some(c) => {
+            let (id, level) =
+                ebq::host::cgroups::cgroup_of(&c.path).map_err(|e| format!("{}: query `{}`: {e}", c.at, q.name))?;
+            Scope::Cgroup { id, level }
+        }
+        None => Scope::All,
+    };
+    Ok(Checked { config: q.clone(), prepared, schema, scope })
 }
 
 /// A query the daemon runs (or tried to).
@@ -46,10 +57,18 @@ pub struct Served {
     /// queue that drops when full: the daemon's loop never waits for a disk.
     /// `None` without sinks, or after a write failed (logged).
     sinks: Option<FanOut>,
+    /// The `[otlp]` resource its OTLP logs sinks were opened with.
+    resource: Vec<(String, String)>,
 }
 
-/// Creates the files of `c`'s `sinks` (before the query attaches).
-fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
+/// The resource attributes of the `[otlp]` table (none without one).
+fn resource_of(otlp: Option<&OtlpConfig>) -> Vec<(String, String)> {
+    otlp.map(|o| o.resource.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+}
+
+/// Creates the files of `c`'s `sinks` (before the query attaches). An OTLP logs receiver's records carry
+/// `resource` (the `[otlp]` table's, as the metrics pushes do) and the query's cgroup.
+fn open_sinks(c: &Checked, resource: &[(String, String)]) -> Result<Option<FanOut>, String> {
     if c.config.sinks.is_empty() {
         return Ok(None);
     }
@@ -62,7 +81,9 @@ fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
             }
             // A Kafka sink's format and queue come from its spec (`?format=arrow&queue=N`).
             Ok(SinkSpec::Kafka(k)) => crate::output::kafka(spec, &k, KafkaFormat::Json, KAFKA_QUEUE_DEFAULT)?,
-            Ok(SinkSpec::Otlp(o)) => crate::output::otlp_logs(spec, &o, &[], None)?,
+            Ok(SinkSpec::Otlp(o)) => {
+                crate::output::otlp_logs(spec, &o, resource, c.config.cgroup.as_ref().map(|g| g.path.as_str()))?
+            }
             _ => return Err(format!("sinks: `{spec}` is not a file, a kafka:// topic or an otlp+http:// receiver")),
         };
         sinks.push((spec.clone(), sink));
@@ -72,10 +93,12 @@ fn open_sinks(c: &Checked) -> Result<Option<FanOut>, String> {
 
 impl Served {
     /// Loads and attaches `c`; a failure is logged and counted, and the query stays down.
-    pub fn start(c: Checked, publisher: &mut Publisher) -> Served {
+    /// `otlp`: the file's `[otlp]` table, whose resource the query's OTLP logs sinks send too.
+    pub fn start(c: Checked, publisher: &mut Publisher, otlp: Option<&OtlpConfig>) -> Served {
         let name = c.config.name.clone();
         publisher.start(&name, c.config.max_series, c.config.series_ttl);
-        let sinks = match open_sinks(&c) {
+        let resource = resource_of(otlp);
+        let sinks = match open_sinks(&c, &resource) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!(
@@ -91,12 +114,13 @@ impl Served {
                     next_snapshot: None,
                     last_own: Instant::now(),
                     sinks: None,
+                    resource,
                 };
                 publisher.own(&name, None, &[]);
                 return s;
             }
         };
-        let started = RunningQuery::start(&c.prepared, Scope::All).and_then(|mut r| {
+        let started = RunningQuery::start(&c.prepared, c.scope.clone()).and_then(|mut r| {
             r.set_max_pair_age(c.config.max_pair_age);
             if let Some(dir) = &c.config.pin {
                 let options =
@@ -125,9 +149,18 @@ impl Served {
         let windowless =
             c.prepared.physical.programs[0].window == KernelWindow::None && c.prepared.physical.window_join().is_none();
         let next_snapshot = windowless.then(|| Instant::now() + c.config.interval);
-        let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own: Instant::now(), sinks };
+        let last_own = Instant::now();
+        let s = Served { config: c.config, schema: c.schema, running, next_snapshot, last_own, sinks, resource };
         publisher.own(&name, s.stats().as_ref(), &s.sink_counts());
         s
+    }
+
+    /// Whether `q`, in a file whose `[otlp]` table is `otlp`, is what this query runs: the same query
+    /// and, when it sends OTLP logs, the same resource on them (a reload restarts it otherwise).
+    pub fn runs(&self, q: &QueryConfig, otlp: Option<&OtlpConfig>) -> bool {
+        use crate::sink_spec::SinkSpec;
+        let sends_logs = self.config.sinks.iter().any(|s| matches!(SinkSpec::parse(s), Ok(SinkSpec::Otlp(_))));
+        super::same(&self.config, q) && (!sends_logs || self.resource == resource_of(otlp))
     }
 
     fn sink_counts(&self) -> Vec<(String, ebq::sink::QueueCounts)> {

@@ -24,14 +24,14 @@ fn cgroup2_root() -> PathBuf {
 /// A cgroup v2 group made for one test, `/ebq-test-{tag}{pid}`, with a temp
 /// directory of the same name for the workloads' reports; both go on drop
 /// (the group once its processes have exited, which they have by then).
-struct TestGroup {
-    name: String,
-    group: PathBuf,
+pub(crate) struct TestGroup {
+    pub(crate) name: String,
+    pub(crate) group: PathBuf,
     dir: PathBuf,
 }
 
 impl TestGroup {
-    fn new(tag: &str) -> TestGroup {
+    pub(crate) fn new(tag: &str) -> TestGroup {
         let name = format!("ebq-test-{tag}{}", std::process::id());
         let group = cgroup2_root().join(&name);
         std::fs::create_dir_all(&group).unwrap();

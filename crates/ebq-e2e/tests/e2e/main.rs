@@ -45,6 +45,7 @@ mod mapped_files;
 mod missed;
 mod mixed_stacks;
 mod newcomer;
+mod nodes;
 mod offcpu;
 mod one_liners;
 mod otlp;

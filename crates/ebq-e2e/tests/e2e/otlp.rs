@@ -20,11 +20,11 @@ use std::process::Command;
 use std::sync::mpsc;
 
 /// A received push: path, content type, the request decoded, its raw body.
-type Push = (String, String, ExportMetricsServiceRequest, Vec<u8>);
+pub(crate) type Push = (String, String, ExportMetricsServiceRequest, Vec<u8>);
 
 /// A receiver on a loopback port: every decoded request (and its path,
 /// content type and raw body) goes to the channel; each gets `200 OK`.
-fn receiver() -> (u16, mpsc::Receiver<Push>) {
+pub(crate) fn receiver() -> (u16, mpsc::Receiver<Push>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = mpsc::channel();
@@ -70,7 +70,7 @@ fn receiver() -> (u16, mpsc::Receiver<Push>) {
     (port, rx)
 }
 
-fn attrs(kvs: &[KeyValue]) -> BTreeMap<String, String> {
+pub(crate) fn attrs(kvs: &[KeyValue]) -> BTreeMap<String, String> {
     kvs.iter()
         .map(|a| match a.value.as_ref().and_then(|v| v.value.as_ref()) {
             Some(any_value::Value::StringValue(s)) => (a.key.clone(), s.clone()),
@@ -79,7 +79,7 @@ fn attrs(kvs: &[KeyValue]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn number(p: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint) -> f64 {
+pub(crate) fn number(p: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint) -> f64 {
     match p.value {
         Some(number_data_point::Value::AsDouble(v)) => v,
         Some(number_data_point::Value::AsInt(v)) => v as f64,
@@ -87,7 +87,7 @@ fn number(p: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint) -> f64 {
     }
 }
 
-fn metrics(req: &ExportMetricsServiceRequest) -> BTreeMap<String, Metric> {
+pub(crate) fn metrics(req: &ExportMetricsServiceRequest) -> BTreeMap<String, Metric> {
     req.resource_metrics[0].scope_metrics[0].metrics.iter().map(|m| (m.name.clone(), m.clone())).collect()
 }
 

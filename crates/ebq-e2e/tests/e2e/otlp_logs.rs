@@ -14,7 +14,10 @@
 //! runs it) sends the rows to a real OpenTelemetry Collector, built with the
 //! collector's builder, and checks what its file exporter wrote.
 
-use crate::common::{cli_stats, ebq_bin, free_port, per_fd, sink_line, wait_for, workload_bin, SinkLine};
+use crate::common::{
+    assert_exact_or_accounted, cli_stats, ebq_bin, free_port, per_fd, sink_line, wait_for, workload_bin, SinkLine,
+};
+use crate::serve::query_stats;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
 use prost::Message;
@@ -31,8 +34,8 @@ type Row = (u64, u64, u64, u64);
 
 /// What a receiver got: requests answered 2xx, decoded; statuses it answered.
 #[derive(Default)]
-struct Got {
-    requests: Vec<ExportLogsServiceRequest>,
+pub(crate) struct Got {
+    pub(crate) requests: Vec<ExportLogsServiceRequest>,
     answered: Vec<u16>,
     paths: Vec<String>,
     content_types: Vec<String>,
@@ -40,7 +43,7 @@ struct Got {
 
 /// A receiver on a loopback port that answers `status(n)` to the n-th
 /// request (0-based), each on its own connection (`Connection: close`).
-fn receiver(status: impl Fn(usize) -> u16 + Send + 'static) -> (u16, Arc<Mutex<Got>>) {
+pub(crate) fn receiver(status: impl Fn(usize) -> u16 + Send + 'static) -> (u16, Arc<Mutex<Got>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let got = Arc::new(Mutex::new(Got::default()));
@@ -95,7 +98,7 @@ fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     }
 }
 
-fn int(kvs: &[KeyValue], key: &str) -> u64 {
+pub(crate) fn int(kvs: &[KeyValue], key: &str) -> u64 {
     let kv = kvs.iter().find(|a| a.key == key).unwrap_or_else(|| panic!("no {key} in {kvs:?}"));
     match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
         Some(any_value::Value::IntValue(i)) => *i as u64,
@@ -103,7 +106,7 @@ fn int(kvs: &[KeyValue], key: &str) -> u64 {
     }
 }
 
-fn string(kvs: &[KeyValue], key: &str) -> String {
+pub(crate) fn string(kvs: &[KeyValue], key: &str) -> String {
     match kvs.iter().find(|a| a.key == key).and_then(|a| a.value.as_ref()).and_then(|v| v.value.as_ref()) {
         Some(any_value::Value::StringValue(s)) => s.clone(),
         other => panic!("{key} is not a string: {other:?}"),
@@ -375,5 +378,77 @@ fn a_real_collector_writes_every_row() {
     rows.sort_unstable();
     assert_eq!(rows.len(), 500, "{log}");
     check_rows(&rows, &report, run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The summed `calls` attribute of the records, per resource `service.instance.id`.
+fn calls_per_instance(requests: &[ExportLogsServiceRequest]) -> BTreeMap<String, u64> {
+    let mut sums = BTreeMap::new();
+    for req in requests {
+        let rl = &req.resource_logs[0];
+        let id = string(&rl.resource.as_ref().unwrap().attributes, "service.instance.id");
+        *sums.entry(id).or_default() +=
+            rl.scope_logs[0].log_records.iter().map(|r| int(&r.attributes, "calls")).sum::<u64>();
+    }
+    sums
+}
+
+/// `ebq serve`: a query's `otlp+http://` sink sends the `[otlp]` table's
+/// resource, as the metrics pushes do; a reload that changes that resource
+/// restarts the query (its records then say the new one) and keeps a query
+/// without such a sink running with its totals.
+#[test]
+fn a_served_query_s_records_carry_the_otlp_resource_across_a_reload() {
+    use crate::serve::{tmp_dir, Daemon};
+    let (logs_port, got) = receiver(|_| 200);
+    let (metrics_port, _pushes) = crate::otlp::receiver();
+    let comm = format!("olsrv{}", std::process::id() % 10_000);
+    let config = |id: &str| {
+        format!(
+            "listen = \"127.0.0.1:{{port}}\"\n\n[otlp]\nendpoint = \"http://127.0.0.1:{metrics_port}\"\n\
+             interval = \"1h\"\nresource = {{ \"service.instance.id\" = \"{id}\" }}\n\n\
+             [[query]]\nname = \"rows\"\nsinks = [\"otlp+http://127.0.0.1:{logs_port}\"]\n\
+             sql = \"SELECT comm, COUNT(*) AS calls FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' \
+             GROUP BY comm WINDOW(time, 500)\"\n\n\
+             [[query]]\nname = \"plain\"\n\
+             sql = \"SELECT COUNT(*) AS calls FROM syscalls.sys_enter_pread64 WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
+        )
+    };
+    let dir = tmp_dir("logs-resource");
+    let daemon = Daemon::start(&dir, &config("first"));
+    let preads = |calls: &str| {
+        let w = crate::common::Workload::start(&["pread", "--fds", "1", "--calls", calls, "--comm", &comm]);
+        w.go();
+        w.report()["total_calls"].as_u64().unwrap()
+    };
+    let rows_calls = format!("ebq_rows_calls_total{{comm=\"{comm}\"}}");
+    let counted = |page: &str, series: &str| {
+        crate::common::sample(page, series).unwrap_or_else(|| panic!("{series}: {page}")) as u64
+    };
+    let first = preads("7");
+    daemon.wait_closed_window("rows");
+    let page = daemon.metrics();
+    let counted_first = counted(&page, &rows_calls);
+    assert_exact_or_accounted(counted_first, first, &query_stats(&page, "rows"), "calls before the reload");
+    let port = daemon.port;
+    std::fs::write(&daemon.config, config("second").replace("{port}", &port.to_string())).unwrap();
+    daemon.signal(libc::SIGHUP);
+    wait_for(60, "the reload", || daemon.log().contains("reloaded").then_some(()));
+    assert!(daemon.log().contains("1 kept, 1 detached, 1 started"), "{}", daemon.log());
+    let second = preads("5");
+    daemon.wait_closed_window("rows");
+    daemon.wait_closed_window("plain");
+    let page = daemon.metrics();
+    let log = daemon.log();
+    assert!(daemon.stop().success(), "{log}");
+    // The rows query restarted: its counter holds the second workload's calls; `plain` kept both.
+    let counted_second = counted(&page, &rows_calls);
+    assert_exact_or_accounted(counted_second, second, &query_stats(&page, "rows"), "calls after the reload");
+    let plain = counted(&page, "ebq_plain_calls_total");
+    assert_exact_or_accounted(plain, first + second, &query_stats(&page, "plain"), "the kept query's calls");
+    let sums = calls_per_instance(&got.lock().unwrap().requests);
+    eprintln!("records' calls per service.instance.id: {sums:?}; counted {counted_first} then {counted_second}");
+    let want = BTreeMap::from([("first".to_string(), counted_first), ("second".to_string(), counted_second)]);
+    assert_eq!(sums, want, "each record under the resource of the file it was sent with");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -86,7 +86,7 @@ impl Daemon {
         body
     }
 
-    fn signal(&self, sig: libc::c_int) {
+    pub(crate) fn signal(&self, sig: libc::c_int) {
         // SAFETY: kill with our child's pid.
         assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
     }
@@ -126,8 +126,66 @@ impl Drop for Daemon {
     }
 }
 
+/// The losses a daemon's `page` reports for `query` (dropped, and missed: runs
+/// the kernel skipped, counted before any scope or WHERE, so an upper bound).
+pub(crate) fn query_stats(page: &str, query: &str) -> ebq::QueryStats {
+    let n = |name: &str| {
+        sample(page, &format!("{name}{{query=\"{query}\"}}")).unwrap_or_else(|| panic!("{name}: {page}")) as u64
+    };
+    ebq::QueryStats {
+        dropped: n("ebq_query_events_dropped_total"),
+        missed: n("ebq_query_events_missed_total"),
+        ..Default::default()
+    }
+}
+
+/// `ebq serve` daemons, one per config (each in its own directory below
+/// `dir`), each with a watch on the programs it holds: several instances, as
+/// several nodes of a fleet are.
+pub(crate) struct Daemons(pub(crate) Vec<(Daemon, common::ProgWatch)>);
+
+impl Daemons {
+    /// Starts one daemon per config of `configs`, in `dir/<i>`.
+    pub(crate) fn start(dir: &Path, configs: &[String]) -> Daemons {
+        Daemons(
+            configs
+                .iter()
+                .enumerate()
+                .map(|(i, config)| {
+                    let own = dir.join(i.to_string());
+                    std::fs::create_dir_all(&own).unwrap();
+                    let d = Daemon::start(&own, config);
+                    let progs = common::ProgWatch::of(d.child.id()); // the programs this daemon holds
+                    (d, progs)
+                })
+                .collect(),
+        )
+    }
+
+    /// Their `/metrics` ports, in start order.
+    pub(crate) fn ports(&self) -> Vec<u16> {
+        self.0.iter().map(|(d, _)| d.port).collect()
+    }
+
+    /// Waits until each has closed two more windows of `query` than now.
+    pub(crate) fn wait_closed_window(&self, query: &str) {
+        for (d, _) in &self.0 {
+            d.wait_closed_window(query);
+        }
+    }
+
+    /// SIGTERM to each: each exits 0 and leaves none of its programs loaded.
+    pub(crate) fn stop(self) {
+        for (d, progs) in self.0 {
+            let log = d.log();
+            assert!(d.stop().success(), "{log}");
+            progs.assert_gone();
+        }
+    }
+}
+
 /// A `prometheus` server scraping `targets` every 500 ms, with storage in `dir`.
-struct Prometheus {
+pub(crate) struct Prometheus {
     child: Child,
     port: u16,
 }
@@ -138,7 +196,7 @@ impl Prometheus {
     }
 
     /// Scraping every port of `targets`, with extra command-line `flags`.
-    fn start_with(dir: &Path, targets: &[u16], flags: &[&str]) -> Prometheus {
+    pub(crate) fn start_with(dir: &Path, targets: &[u16], flags: &[&str]) -> Prometheus {
         let port = free_port();
         let config = dir.join("prometheus.yml");
         let targets: Vec<String> = targets.iter().map(|t| format!("'127.0.0.1:{t}'")).collect();
@@ -166,7 +224,7 @@ impl Prometheus {
     }
 
     /// An instant query → [(labels, value, timestamp seconds)].
-    fn query(&self, promql: &str) -> Vec<(serde_json::Value, f64, f64)> {
+    pub(crate) fn query(&self, promql: &str) -> Vec<(serde_json::Value, f64, f64)> {
         let (code, body) = http_get(self.port, &format!("/api/v1/query?query={}", url_encode(promql))).unwrap();
         assert_eq!(code, 200, "{promql}: {body}");
         let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
@@ -182,17 +240,48 @@ impl Prometheus {
             .collect()
     }
 
-    /// The one value of `promql`, from a scrape taken after `after`.
-    fn value_after(&self, promql: &str, after: SystemTime) -> f64 {
-        let after = after.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
-        // timestamp() of the series is its last scrape time.
-        wait_for(30, "a scrape after the closed window", || {
-            let ts = self.query(&format!("timestamp({promql})"));
-            (ts.len() == 1 && ts[0].1 > after).then_some(())
-        });
+    /// The value of `promql` when it is one series, else `None`.
+    pub(crate) fn one(&self, promql: &str) -> Option<f64> {
+        let r = self.query(promql);
+        (r.len() == 1).then(|| r[0].1)
+    }
+
+    /// The value of `promql`, which must be one series (the message shows what it was).
+    pub(crate) fn single(&self, promql: &str) -> f64 {
         let r = self.query(promql);
         assert_eq!(r.len(), 1, "{promql}: {r:?}");
         r[0].1
+    }
+
+    /// Waits until `selector` has `series` series, each scraped after `after`.
+    pub(crate) fn wait_scraped_after(&self, selector: &str, series: usize, after: SystemTime) {
+        let after = after.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
+        // timestamp() of a series is its last scrape time.
+        wait_for(30, &format!("{series} series of {selector} scraped after the closed window"), || {
+            let ts = self.query(&format!("timestamp({selector})"));
+            (ts.len() == series && ts.iter().all(|t| t.1 > after)).then_some(())
+        });
+    }
+
+    /// The one value of `promql`, from a scrape taken after `after`.
+    fn value_after(&self, promql: &str, after: SystemTime) -> f64 {
+        self.wait_scraped_after(promql, 1, after);
+        self.single(promql)
+    }
+
+    /// `histogram_quantile(q, native)` for each `(q, ppm)` of `quantiles`, printed, and within the
+    /// sketch's stated relative error of the exact nearest-rank quantile of `values` (`(value, times)`).
+    pub(crate) fn assert_quantiles_near(&self, native: &str, values: &[(usize, usize)], quantiles: &[(&str, u32)]) {
+        for &(q, ppm) in quantiles {
+            let promql = format!("histogram_quantile({q}, {native})");
+            let got = self.one(&promql).unwrap_or_else(|| panic!("{promql}: {:?}", self.query(&promql)));
+            let exact = exact_quantile(values, ppm);
+            eprintln!("{promql}: Prometheus {got}, exact {exact}");
+            assert!(
+                (got - exact).abs() / exact <= ebq::hist::SKETCH_RELATIVE_ERROR,
+                "{promql}: Prometheus says {got}, exact {exact}"
+            );
+        }
     }
 }
 
@@ -306,11 +395,15 @@ fn config_errors_are_positioned() {
     let ok =
         "[[query]]\nname = \"ok\"\nsql = \"SELECT COUNT(*) AS n FROM syscalls.sys_enter_read WINDOW(time, 1000)\"\n";
     // `max_groups` and the other `ebq run` limits are keys now (issue 19); an unknown key is still refused.
-    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `sinks`\n");
+    assert_eq!(check(&format!("{ok}max_group = 3\n")), "error: bad.toml:4:1: unknown field `max_group`, expected one of `name`, `sql`, `file`, `shipped`, `set`, `interval`, `max_series`, `series_ttl`, `max_groups`, `max_pending`, `max_pair_age`, `max_tracked`, `max_sketch_buckets`, `ringbuf_size`, `wakeup_bytes`, `pin`, `pin_header`, `keep_pins`, `cgroup`, `sinks`\n");
     assert_eq!(
         check(&format!("{ok}ringbuf_size = 5000\n")),
         "error: bad.toml:4:16: query `ok`: ringbuf_size must be a power of two of at least 4096, not 5000\n"
     );
+    // A `cgroup` scope must name a group that exists when the query is checked.
+    let e = check(&format!("{ok}cgroup = \"/ebq-no-such-group\"\n"));
+    assert!(e.starts_with("error: bad.toml:4:10: query `ok`: cgroup /"), "{e}");
+    assert!(e.ends_with("/ebq-no-such-group: No such file or directory (os error 2)\n"), "{e}");
     assert_eq!(check(&format!("listen = \"10.1.2.3:9435\"\n{ok}")), "error: bad.toml:1:10: listen: 10.1.2.3:9435 is not a loopback address; /metrics is unauthenticated, so ebq only serves it beyond this host when the file says `allow_remote = true`\n");
     assert_eq!(
         check(&format!("{ok}interval = \"fast\"\n")),
@@ -546,14 +639,13 @@ fn reads_of(comm: String, sizes: Vec<(usize, usize)>) -> std::thread::JoinHandle
 }
 
 /// The exact nearest-rank quantile of `(value, times)` groups.
-fn exact_quantile(values: &[(usize, usize)], ppm: u32) -> f64 {
+pub(crate) fn exact_quantile(values: &[(usize, usize)], ppm: u32) -> f64 {
     let mut all: Vec<i128> = values.iter().flat_map(|&(v, n)| std::iter::repeat_n(v as i128, n)).collect();
     ebq::hist::exact_quantile(&mut all, ppm).unwrap() as f64
 }
 
 #[test]
 fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() {
-    use ebq::hist::SKETCH_RELATIVE_ERROR;
     let dir = tmp_dir("native");
     let id = std::process::id() % 10_000;
     let (comm_a, comm_b) = (format!("nha{id}"), format!("nhb{id}"));
@@ -565,19 +657,11 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
              WHERE comm = '{comm}' WINDOW(time, 500)\"\n"
         )
     };
-    let (dir_a, dir_b) = (dir.join("a"), dir.join("b"));
-    std::fs::create_dir_all(&dir_a).unwrap();
-    std::fs::create_dir_all(&dir_b).unwrap();
-    let a = Daemon::start(&dir_a, &config(&comm_a));
-    let progs_a = common::ProgWatch::of(a.child.id()); // the programs this daemon holds
-    let b = Daemon::start(&dir_b, &config(&comm_b));
-    let progs_b = common::ProgWatch::of(b.child.id()); // the programs this daemon holds
-    let prom = Prometheus::start_with(&dir, &[a.port, b.port], &["--enable-feature=native-histograms"]);
+    let daemons = Daemons::start(&dir, &[config(&comm_a), config(&comm_b)]);
+    let (a, b) = (&daemons.0[0].0, &daemons.0[1].0);
+    let prom = Prometheus::start_with(&dir, &daemons.ports(), &["--enable-feature=native-histograms"]);
     let h = "ebq_nh_size_histogram_bytes{job=\"ebq\"}";
-    let one = |promql: &str| {
-        let r = prom.query(promql);
-        (r.len() == 1).then(|| r[0].1)
-    };
+    let one = |promql: &str| prom.one(promql);
 
     // First reads: each instance's buckets appear (rate() below starts from
     // these samples; later reads only add to these buckets, so each series'
@@ -586,8 +670,7 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     let (first_a, first_b) = (vec![(3000, 1), (4096, 3), (90_000, 1)], vec![(5000, 1), (90_000, 1)]);
     reads_of(comm_a.clone(), first_a.clone()).join().unwrap();
     reads_of(comm_b.clone(), first_b.clone()).join().unwrap();
-    a.wait_closed_window("nh");
-    b.wait_closed_window("nh");
+    daemons.wait_closed_window("nh");
     wait_for(30, "both instances' first reads in Prometheus", || {
         (one(&format!("histogram_count(sum({h}))")) == Some(7.0)).then_some(())
     });
@@ -606,8 +689,7 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     let tb = reads_of(comm_b.clone(), then_b.clone());
     ta.join().unwrap();
     tb.join().unwrap();
-    a.wait_closed_window("nh");
-    b.wait_closed_window("nh");
+    daemons.wait_closed_window("nh");
     let alone_a = [first_a, then_a.clone()].concat();
     let alone_b = [first_b, then_b.clone()].concat();
     let all = [alone_a.clone(), alone_b.clone()].concat();
@@ -631,12 +713,8 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
         let got = one(&format!("histogram_fraction(0, {upper}, sum({hist}))"));
         assert_eq!(got, Some(below as f64 / total as f64), "reads <= {upper}");
     }
-    for (q, ppm) in [("0.25", 250_000), ("0.5", 500_000), ("0.75", 750_000), ("0.99", 990_000)] {
-        let got = one(&format!("histogram_quantile({q}, sum({h}))")).unwrap();
-        let exact = exact_quantile(&all, ppm);
-        eprintln!("histogram_quantile({q}, sum(…)): Prometheus {got}, exact {exact}");
-        assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "q={q}: Prometheus says {got}, exact {exact}");
-    }
+    let quartiles = [("0.25", 250_000), ("0.5", 500_000), ("0.75", 750_000), ("0.99", 990_000)];
+    prom.assert_quantiles_near(&format!("sum({h})"), &all, &quartiles);
     assert_eq!(
         [250_000, 500_000, 990_000].map(|ppm| exact_quantile(&all, ppm)),
         [3000.0, 5000.0, 90_000.0],
@@ -644,26 +722,18 @@ fn prometheus_merges_two_instances_native_histograms_into_the_exact_quantiles() 
     );
     // Each instance alone has its own median: the sum really merged both.
     for (port, alone) in [(a.port, &alone_a), (b.port, &alone_b)] {
-        let got =
-            one(&format!("histogram_quantile(0.5, sum(ebq_nh_size_histogram_bytes{{instance=\"127.0.0.1:{port}\"}}))"))
-                .unwrap();
-        let exact = exact_quantile(alone, 500_000);
-        assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "{port} alone: {got} vs {exact}");
+        let native = format!("sum(ebq_nh_size_histogram_bytes{{instance=\"127.0.0.1:{port}\"}})");
+        prom.assert_quantiles_near(&native, alone, &[("0.5", 500_000)]);
     }
     // rate() over the range: the increase since the first samples, i.e. the second reads,
     // each instance's extrapolated by its own factor; 97 % of both are below 90,000 either
     // way, so the p99 stays in 90,000's bucket.
-    let got = one(&format!("histogram_quantile(0.99, sum(rate({h}[5m])))")).unwrap();
-    let exact = exact_quantile(&[then_a, then_b].concat(), 990_000);
-    eprintln!("histogram_quantile(0.99, sum(rate(…[5m]))): Prometheus {got}, exact {exact}");
-    assert_eq!(exact, 90_000.0);
-    assert!((got - exact).abs() / exact <= SKETCH_RELATIVE_ERROR, "rate p99: Prometheus says {got}, exact {exact}");
+    let then = [then_a, then_b].concat();
+    assert_eq!(exact_quantile(&then, 990_000), 90_000.0);
+    prom.assert_quantiles_near(&format!("sum(rate({h}[5m]))"), &then, &[("0.99", 990_000)]);
 
     drop(prom);
-    assert!(a.stop().success());
-    assert!(b.stop().success());
-    progs_a.assert_gone();
-    progs_b.assert_gone();
+    daemons.stop();
 }
 
 /// Parses `page` with prometheus_client's OpenMetrics parser (strict) or its
