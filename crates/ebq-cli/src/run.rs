@@ -484,8 +484,9 @@ fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::Query
     if stats.missed_tracking > 0 {
         untracked += &format!("; {} fork/exit events missed (children may be untracked)", stats.missed_tracking);
     }
+    let unreadable = unreadable_strings(stats.unreadable_strings);
     eprintln!(
-        "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{limited}",
+        "ebq: {} events seen, {} matched{delivered}, {} dropped, {} missed{pairs}{late}{untracked}{unreadable}{limited}",
         stats.seen, stats.matched, stats.dropped, stats.missed
     );
     // Several --sinks (or a Kafka one): what each wrote, and what its full queue dropped.
@@ -506,6 +507,18 @@ fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::Query
     };
     if let Some(note) = scoped.and_then(|who| ebq::runtime::scope_note(stats, &prepared.physical, &who)) {
         eprintln!("{note}");
+    }
+}
+
+/// The stats line's part for user strings that could not be read (empty
+/// when none): their rows say NULL, and this says why and what reads them.
+fn unreadable_strings(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(
+            "; {n} user strings (file names) could not be read, shown as NULL (page not resident at entry; \
+             the JOIN form reads them at exit, see docs: Strings in user memory)"
+        ),
     }
 }
 

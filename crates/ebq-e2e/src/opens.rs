@@ -4,6 +4,13 @@
 //! Each path is opened once, in order, after `--wait-file`; an fd that opened
 //! is closed before the next path. The report gives each path's return value
 //! as the system call gave it: the fd, or minus the errno (-2 for ENOENT).
+//!
+//! `--cold I,J,…` (0-based indexes into `--paths`) passes those paths from a
+//! page not resident at the call's entry: a fresh read-only mapping of a
+//! memfd holding the path, never touched before `openat`. A BPF program at
+//! the entry cannot read it (its reads cannot fault: no page table entry
+//! yet); the call itself faults the page in and opens the path. The report
+//! marks them `"cold":true`.
 
 use super::{close_fd, emit_report, get_comm, json_str, set_comm, wait_for_file, Error, Flags};
 use std::ffi::CString;
@@ -14,11 +21,20 @@ pub(crate) struct OpensCfg {
     comm: Option<String>,
     report: Option<String>,
     wait_file: Option<String>,
+    cold: Vec<usize>,
 }
 
 pub(crate) fn parse_opens(args: &[String]) -> Result<OpensCfg, Error> {
-    let f = Flags::parse(args, &["paths", "comm", "report", "wait-file"], &[])?;
+    let f = Flags::parse(args, &["paths", "comm", "report", "wait-file", "cold"], &[])?;
+    let cold = match f.get("cold") {
+        Some(list) => list
+            .split(',')
+            .map(|i| i.parse().map_err(|_| Error::Usage(format!("--cold: {i:?} is not a path index"))))
+            .collect::<Result<_, _>>()?,
+        None => vec![],
+    };
     Ok(OpensCfg {
+        cold,
         paths: f.required("paths")?.split(',').map(str::to_string).collect(),
         comm: f.comm()?,
         report: f.get("report").map(str::to_string),
@@ -37,14 +53,13 @@ pub(crate) fn run_opens(cfg: &OpensCfg) -> Result<(), Error> {
         .collect::<Result<_, _>>()?;
     wait_for_file(cfg.wait_file.as_deref());
     let mut parts = Vec::with_capacity(paths.len());
-    for (path, c) in cfg.paths.iter().zip(&paths) {
-        // SAFETY: c is a NUL-terminated path; the raw syscall gives -errno, not -1.
-        let ret = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), libc::O_RDONLY, 0) };
-        let ret = if ret < 0 { -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)) } else { ret };
+    for (i, (path, c)) in cfg.paths.iter().zip(&paths).enumerate() {
+        let cold = cfg.cold.contains(&i);
+        let ret = if cold { open_cold(c)? } else { open(c.as_ptr()) };
         if ret >= 0 {
             close_fd(ret as libc::c_int);
         }
-        parts.push(format!("{{\"path\":{},\"ret\":{ret}}}", json_str(path)));
+        parts.push(format!("{{\"path\":{},\"ret\":{ret},\"cold\":{cold}}}", json_str(path)));
     }
     let json = format!(
         "{{\"pid\":{},\"comm\":{},\"opens\":[{}]}}",
@@ -53,4 +68,39 @@ pub(crate) fn run_opens(cfg: &OpensCfg) -> Result<(), Error> {
         parts.join(",")
     );
     emit_report(cfg.report.as_deref(), &json)
+}
+
+/// `openat(AT_FDCWD, path, O_RDONLY)`: the fd, or minus the errno.
+fn open(path: *const libc::c_char) -> i64 {
+    // SAFETY: path is a NUL-terminated string; the raw syscall gives -errno, not -1.
+    let ret = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, path, libc::O_RDONLY, 0) };
+    if ret < 0 {
+        -i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        ret
+    }
+}
+
+/// [`open`] of `path` passed from a fresh read-only mapping of a memfd
+/// that holds it (no openat of its own to count): no page table entry
+/// until the call itself reads the path.
+fn open_cold(path: &CString) -> Result<i64, Error> {
+    let bytes = path.as_bytes_with_nul();
+    // SAFETY: a NUL-terminated name; the fd is owned below.
+    let fd = unsafe { libc::memfd_create(c"ebq-cold".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(Error::Runtime(format!("memfd_create: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: fd is the memfd just created, owned by the File from here on.
+    let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    std::io::Write::write_all(&mut f, bytes).map_err(|e| Error::Runtime(format!("memfd write: {e}")))?;
+    // SAFETY: a new private read-only mapping of the memfd; unmapped below.
+    let at = unsafe { libc::mmap(std::ptr::null_mut(), bytes.len(), libc::PROT_READ, libc::MAP_PRIVATE, fd, 0) };
+    if at == libc::MAP_FAILED {
+        return Err(Error::Runtime(format!("mmap: {}", std::io::Error::last_os_error())));
+    }
+    let ret = open(at as *const libc::c_char);
+    // SAFETY: the mapping made above, not used after.
+    unsafe { libc::munmap(at, bytes.len()) };
+    Ok(ret)
 }

@@ -82,14 +82,32 @@ pub fn arrow_type(ty: DataType) -> ArrowType {
 }
 
 /// The Arrow schema of a plan's output. A column is nullable when it is NULL
-/// in the row of an ungrouped aggregate over no events (SUM, MAX, AVG, …).
+/// in the row of an ungrouped aggregate over no events (SUM, MAX, AVG, …),
+/// and a string column when the plan reads a string from user memory, which
+/// may be unreadable ([`null_string`]).
 pub fn schema(plan: &PhysicalPlan) -> SchemaRef {
     let empty = super::user::empty_aggregate(&plan.user);
-    let nullable =
-        |e: &ebq_front::bind::PostExpr| empty.as_ref().is_some_and(|row| super::user::eval(e, row, &[]) == Value::Null);
+    let null_strings = plan.programs.iter().any(|k| match &k.output {
+        KernelOutput::Rows { record, .. } => record.has_null_strings(),
+        KernelOutput::Aggregate { key, .. } => key.has_null_strings(),
+    });
+    let nullable = |c: &ebq_front::plan::UserColumn| {
+        (null_strings && matches!(c.ty, DataType::Str { .. }))
+            || empty.as_ref().is_some_and(|row| super::user::eval(&c.expr, row, &[]) == Value::Null)
+    };
     Arc::new(Schema::new(
-        plan.user.columns.iter().map(|c| Field::new(&c.name, arrow_type(c.ty), nullable(&c.expr))).collect::<Vec<_>>(),
+        plan.user.columns.iter().map(|c| Field::new(&c.name, arrow_type(c.ty), nullable(c))).collect::<Vec<_>>(),
     ))
+}
+
+/// Is the string field `f` of `bytes` NULL: a string from user memory that
+/// could not be read, which the kernel marks with a NUL then a 1
+/// (`ebq_user_str_read` in the generated C; an empty string has a NUL then
+/// a NUL). Only marked fields carry it: past the NUL of any other string a
+/// ring record holds stale bytes.
+pub(crate) fn null_string(bytes: &[u8], f: &StructField) -> bool {
+    let at = f.offset as usize;
+    f.null_marked && bytes.get(at) == Some(&0) && bytes.get(at + 1) == Some(&1)
 }
 
 fn read_u64(bytes: &[u8], offset: u32, size: u32) -> u64 {
@@ -112,6 +130,10 @@ pub(crate) fn c_str(raw: &[u8]) -> std::borrow::Cow<'_, str> {
 /// Decodes one struct field.
 pub fn field_value(bytes: &[u8], f: &StructField) -> Value {
     match f.ty {
+        DataType::Str { .. } if null_string(bytes, f) => Value::Null,
+        DataType::Str { cap } if f.argv => {
+            Value::S(super::argv::quoted(&bytes[f.offset as usize..(f.offset + u32::from(cap)) as usize]))
+        }
         DataType::Str { cap } => {
             Value::S(c_str(&bytes[f.offset as usize..(f.offset + u32::from(cap)) as usize]).into_owned())
         }

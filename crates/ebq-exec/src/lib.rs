@@ -15,6 +15,7 @@
 //! [`export`]er. Below it is `ebq-front` only: the plans it executes.
 #![deny(missing_docs)]
 
+pub mod argv;
 pub mod clock;
 pub mod decode;
 pub mod escape;

@@ -21,6 +21,8 @@ use std::sync::Arc;
 struct Column {
     offset: usize,
     builder: Builder,
+    /// The field, for a string's NULL mark ([`super::decode::null_string`]).
+    field: ebq_front::plan::StructField,
 }
 
 /// A builder per Arrow type a record field can have.
@@ -78,7 +80,7 @@ impl RowColumns {
                 }
                 _ => return None,
             };
-            columns.push(Column { offset: field.offset as usize, builder });
+            columns.push(Column { offset: field.offset as usize, builder, field: field.clone() });
         }
         Some(RowColumns { schema, columns, rows: 0 })
     }
@@ -97,6 +99,10 @@ impl RowColumns {
                 Builder::U32(b) => b.append_value(u32::from_ne_bytes(array(bytes, o))),
                 Builder::U64(b) => b.append_value(u64::from_ne_bytes(array(bytes, o))),
                 Builder::Bool(b) => b.append_value(bytes[o] != 0),
+                Builder::Str { builder, .. } if super::decode::null_string(bytes, &c.field) => builder.append_null(),
+                Builder::Str { cap, builder } if c.field.argv => {
+                    builder.append_value(super::argv::quoted(&bytes[o..o + *cap]))
+                }
                 Builder::Str { cap, builder } => builder.append_value(super::decode::c_str(&bytes[o..o + *cap])),
             }
         }

@@ -199,6 +199,7 @@ impl MpiQueries {
             stats.missed_tracking += s.missed_tracking;
             stats.untracked += s.untracked;
             stats.out_of_scope += s.out_of_scope;
+            stats.unreadable_strings += s.unreadable_strings;
         }
         for (f, outs) in got {
             self.take(&f, outs);

@@ -387,6 +387,7 @@ impl SingleQuery {
                     StatsField::Untracked => &mut s.untracked,
                     StatsField::Superseded => &mut s.superseded,
                     StatsField::OutOfScope => &mut s.out_of_scope,
+                    StatsField::UnreadableStrings => &mut s.unreadable_strings,
                     StatsField::ThreadPairs => {
                         thread_pairs = thread_pairs.wrapping_add(n);
                         continue;

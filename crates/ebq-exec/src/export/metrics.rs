@@ -860,6 +860,12 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
             stats.evicted as f64,
         ),
         counter(
+            "ebq_query_unreadable_strings_total",
+            "Strings in user memory that could not be read when their event fired (page not resident at entry): NULL.",
+            None,
+            stats.unreadable_strings as f64,
+        ),
+        counter(
             "ebq_query_bpf_runs_total",
             "Times the query's BPF program ran (kernel bpf_stats).",
             None,

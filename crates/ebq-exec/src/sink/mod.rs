@@ -62,7 +62,7 @@ pub trait Sink {
 pub fn cell(col: &ArrayRef, row: usize) -> Value {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
-    if col.is_null(row) && !matches!(col.data_type(), DataType::Utf8) {
+    if col.is_null(row) {
         return Value::Null;
     }
     match col.data_type() {
@@ -77,7 +77,6 @@ pub fn cell(col: &ArrayRef, row: usize) -> Value {
         DataType::Float64 => Value::F(col.as_primitive::<Float64Type>().value(row)),
         DataType::Boolean => Value::B(col.as_boolean().value(row)),
         DataType::List(_) => crate::hist_cell(col, row),
-        _ if col.is_null(row) => Value::S(String::new()),
         _ => Value::S(col.as_string::<i32>().value(row).to_string()),
     }
 }

@@ -65,6 +65,11 @@ pub const USER_STRING_CAP: u16 = 128;
 /// `argv`): a bounded loop the verifier can walk.
 pub const ARGV_MAX_ARGS: u32 = 8;
 
+/// Bytes at the end of an `argv` string that hold where its entries 1..=7
+/// start, one byte each (`codegen::user_str::argv`), so user space can
+/// quote each entry; the joined text ends before them.
+pub const ARGV_STARTS_BYTES: u32 = ARGV_MAX_ARGS;
+
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     let query = &*desugar(query)?;

@@ -488,6 +488,25 @@ static __always_inline int ebq_out_of_scope(void)
 	return 0;
 }
 
+/* After a user string's read into s (n: bpf_probe_read_user_str's return): a readable
+ * string of one byte or more costs this one compare. An empty one gets byte 1 = 0; one
+ * that could not be read (a page not resident at the event, a bad pointer: the helper
+ * zeroed s) gets byte 1 = 1, the NULL user space decodes, and is counted. */
+static __always_inline void ebq_user_str_read(char *s, long n)
+{
+	__u32 zero = 0;
+	struct ebq_stats *stats;
+
+	if (n > 1)
+		return;
+	s[1] = n < 0;
+	if (n >= 0)
+		return;
+	stats = bpf_map_lookup_elem(&ebq_stats, &zero);
+	if (stats)
+		stats->unreadable_strings++;
+}
+
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field
  * offset from the kernel's BTF, and clang loads only the bytes the query uses, where
  * bpf_get_current_comm zeroes a buffer and strscpy_pads a copy into it (~7 ns per event,
@@ -672,17 +691,25 @@ fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) ->
         FieldKind::DataLocStr => {
             format!("bpf_probe_read_kernel_str({dest}, sizeof({dest}), (void *)ctx + (ctx->{name} & 0xffff));")
         }
-        // `str(argN)` of a probe: the pointer is the argument (a register, USDT's decoded operand).
-        FieldKind::UserStr if probe::column_expr(event, &format!("arg{}", offset / 8)).is_some() => format!(
-            "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *){});",
-            probe::column_expr(event, &format!("arg{}", offset / 8)).expect("checked")
-        ),
-        FieldKind::UserStr => format!(
-            "bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *)*(__u64 *)((void *)ctx + {offset}));"
-        ),
+        FieldKind::UserStr => user_str_read(dest, &user_str_pointer(event, *offset)),
         _ => return None,
     };
     Some(format!("\t{read}\t/* {name} */\n"))
+}
+
+/// The C expression of the pointer a user string field at `offset` of
+/// `event` reads: the record's field, or for `str(argN)` of a probe the
+/// argument (a register, USDT's decoded operand).
+pub(crate) fn user_str_pointer(event: &crate::bind::BoundEvent, offset: u32) -> String {
+    probe::column_expr(event, &format!("arg{}", offset / 8))
+        .unwrap_or_else(|| format!("*(__u64 *)((void *)ctx + {offset})"))
+}
+
+/// The read of the user string at `pointer` into `dest` (at least 2 bytes:
+/// `str()` reads one byte or more), marked NULL and counted when it fails
+/// (`ebq_user_str_read`; user space reads the mark: `StructField::null_marked`).
+pub(crate) fn user_str_read(dest: &str, pointer: &str) -> String {
+    format!("ebq_user_str_read({dest}, bpf_probe_read_user_str({dest}, sizeof({dest}), (const void *){pointer}));")
 }
 
 /// The program `function` of `k` (its record struct, for a classic
@@ -913,7 +940,14 @@ pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
         // the NUL of a record's field.
         ScalarExpr::Column { source, ty: DataType::Str { .. } } if crate::plan::in_string_scratch(source) => {
             let local = local_name(source);
-            format!("\tbpf_probe_read_kernel_str({target}{field}, sizeof({target}{field}), {local});\n")
+            let copy = format!("\tbpf_probe_read_kernel_str({target}{field}, sizeof({target}{field}), {local});\n");
+            match source {
+                // The copy stops at the NUL: an empty user string takes its NULL marker (byte 1) along.
+                ColumnSource::Field { kind: FieldKind::UserStr, .. } => {
+                    format!("{copy}\tif (!{target}{field}[0])\n\t\t{target}{field}[1] = {local}[1];\n")
+                }
+                _ => copy,
+            }
         }
         ScalarExpr::Column { source, ty: DataType::Str { .. } } => {
             let local = local_name(source);

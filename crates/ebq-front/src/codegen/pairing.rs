@@ -222,8 +222,13 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
         let _ = write!(c, "\t/* WHERE {} */\n\tif (!{})\n\t\treturn 0;\n", comment_safe(&f.to_string()), c_expr(f));
     }
     let loaded: Vec<ColumnSource> = filter_cols.into_iter().map(|(c, _)| c).collect();
-    let inner: Vec<(ColumnSource, DataType)> =
-        p.carried.iter().map(|(col, ty, _)| (col.read_at_start().clone(), *ty)).collect();
+    // A string read at the end keeps only its pointer, which assign_carried reads from the record.
+    let inner: Vec<(ColumnSource, DataType)> = p
+        .carried
+        .iter()
+        .filter(|(col, _, _)| !p.reads_at_end(col))
+        .map(|(col, ty, _)| (col.read_at_start().clone(), *ty))
+        .collect();
     let key_exprs = p.keys.iter().map(|(s, _, _)| s);
     let mut wanted = columns_of(key_exprs, &loaded);
     for (col, ty) in inner {
@@ -268,7 +273,18 @@ fn assign_carried(p: &Pairing, c: &mut String) {
             // copies the whole field into keys, so the rest must be zeros.
             let _ = writeln!(c, "\t__builtin_memset(s->{field}, 0, sizeof(s->{field}));");
         }
-        c.push_str(&assign("s->", field, &e));
+        match col.read_at_start() {
+            ColumnSource::Field { offset, .. } if p.reads_at_end(col) => {
+                let _ = writeln!(
+                    c,
+                    "\t{{\t/* {}: its pointer, read at the end event */\n\t\t__u64 at = {};\n\n\
+                     \t\t__builtin_memcpy(s->{field}, &at, sizeof(at));\n\t}}",
+                    comment_safe(col.name()),
+                    super::user_str_pointer(&p.start, *offset)
+                );
+            }
+            _ => c.push_str(&assign("s->", field, &e)),
+        }
     }
 }
 
@@ -375,6 +391,15 @@ pub fn load_carried(p: &Pairing, col: &ColumnSource, ty: DataType) -> String {
     let local = super::local_name(col);
     let field = p.field_of(col).expect("the planner carries every start column the end program reads");
     match ty {
+        DataType::Str { .. } if p.reads_at_end(col) => format!(
+            "\t{{\t/* {}: read now, from the pointer the start kept (the call faulted its page in) */\n\
+             \t\tconst void *at = 0;\n\n\
+             \t\t__builtin_memcpy(&at, start->{field}, sizeof(at));\n\
+             \t\t__builtin_memset(start->{field}, 0, sizeof(at));\t/* the rest was zeroed at the start */\n\
+             \t\t{}\n\t}}\n\tconst char *{local} = start->{field};\n",
+            comment_safe(col.name()),
+            super::user_str_read(&format!("start->{field}"), "at")
+        ),
         DataType::Str { .. } => format!("\tconst char *{local} = start->{field};\n"),
         ty => format!("\t{} {local} = start->{field};\t/* {} */\n", ty.c_type(), col.name()),
     }

@@ -159,7 +159,7 @@ mod tests {
                 && c.contains("({ __s32 v = 0; bpf_probe_read_user(&v, sizeof(v), (const void *)(__u64)"),
             "{c}"
         );
-        assert!(c.contains("(const void *)ctx->rsi);\t/* str(arg1) */"), "the string at arg1's register: {c}");
+        assert!(c.contains("(const void *)ctx->rsi));\t/* str(arg1) */"), "the string at arg1's register: {c}");
         // The function's address in the process: the instruction pointer at the probe.
         let c = generate_for("SELECT ip FROM uprobe:libc:pread64");
         assert!(c.contains("\t__u64 ev_ip = ctx->rip;\n"), "{c}");

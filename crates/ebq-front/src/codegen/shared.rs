@@ -32,11 +32,15 @@ pub enum StatsField {
     /// Events the scope (`-p`, `-c`, `--cgroup`) left out, counted only on
     /// the reject path (after `ThreadPairs`, so older readers still fit).
     OutOfScope,
+    /// User strings that could not be read (`bpf_probe_read_user_str`
+    /// failed: a page not resident at the event, a bad pointer); each is a
+    /// NULL in its row or group key (last, so older readers still fit).
+    UnreadableStrings,
 }
 
 impl StatsField {
     /// Every field, in memory order.
-    pub const ALL: [StatsField; 9] = [
+    pub const ALL: [StatsField; 10] = [
         StatsField::Seen,
         StatsField::Matched,
         StatsField::Dropped,
@@ -46,6 +50,7 @@ impl StatsField {
         StatsField::Superseded,
         StatsField::ThreadPairs,
         StatsField::OutOfScope,
+        StatsField::UnreadableStrings,
     ];
 
     /// The C field name (`stats->NAME++` in the programs).
@@ -60,6 +65,7 @@ impl StatsField {
             StatsField::Superseded => "superseded",
             StatsField::ThreadPairs => "thread_pairs",
             StatsField::OutOfScope => "out_of_scope",
+            StatsField::UnreadableStrings => "unreadable_strings",
         }
     }
 
@@ -70,6 +76,7 @@ impl StatsField {
             StatsField::Superseded => "\t/* JOIN: open pairs a later start on their key replaced */",
             StatsField::ThreadPairs => "\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */",
             StatsField::OutOfScope => "\t/* events the scope (-p, -c, --cgroup) left out */",
+            StatsField::UnreadableStrings => "\t/* user strings that could not be read: NULL */",
             _ => "",
         }
     }
@@ -273,19 +280,22 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 72);
-        let mut value = vec![0u8; 72];
+        assert_eq!(layout.size(), 80);
+        let mut value = vec![0u8; 80];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
         value[48..56].copy_from_slice(&9u64.to_ne_bytes());
         value[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
         value[64..72].copy_from_slice(&340u64.to_ne_bytes());
+        value[72..80].copy_from_slice(&3u64.to_ne_bytes());
         assert_eq!(layout.read(&value, StatsField::ThreadPairs), u64::MAX, "a CPU that closed a pair another opened");
         assert_eq!(layout.read(&value, StatsField::Untracked), 7);
         assert_eq!(layout.read(&value, StatsField::Superseded), 9);
         assert_eq!(layout.read(&value, StatsField::OutOfScope), 340);
+        assert_eq!(layout.read(&value, StatsField::UnreadableStrings), 3);
         assert_eq!(layout.read(&value, StatsField::Seen), 0);
         assert_eq!(layout.read(&value[..64], StatsField::OutOfScope), 0, "an older, shorter value");
-        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n\t__u64 out_of_scope;\t/* events the scope (-p, -c, --cgroup) left out */\n};\n\n"));
+        assert_eq!(layout.read(&value[..72], StatsField::UnreadableStrings), 0, "an older, shorter value");
+        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n\t__u64 out_of_scope;\t/* events the scope (-p, -c, --cgroup) left out */\n\t__u64 unreadable_strings;\t/* user strings that could not be read: NULL */\n};\n\n"));
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn main_reads(k: &KernelPlan) -> bool {
 
 /// Does start program `p` (one start event of a pairing) read a scratch string?
 pub fn start_reads(p: &Pairing) -> bool {
-    let carried = p.carried.iter().any(|(c, _, _)| in_string_scratch(c.read_at_start()));
+    let carried = p.carried.iter().any(|(c, _, _)| in_string_scratch(c.read_at_start()) && !p.reads_at_end(c));
     carried || any_scratch(p.start_filter.iter().chain(p.keys.iter().map(|(s, _, _)| s)))
 }
 

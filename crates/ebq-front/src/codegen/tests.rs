@@ -70,7 +70,7 @@ fn row_strings_go_to_the_record_unless_read_before_it() {
     let c = generate_for("SELECT comm, filename, pid FROM syscalls.sys_enter_openat WHERE comm = 'cat'");
     assert!(c.contains("\t__builtin_memcpy(r->c0_comm, sys_comm, sizeof(r->c0_comm));\n"), "{c}");
     assert!(!c.contains("ebq_strings"), "{c}");
-    let read = "\tbpf_probe_read_user_str(r->c1_filename, sizeof(r->c1_filename), (const void *)*(__u64 *)((void *)ctx + 24));";
+    let read = "\tebq_user_str_read(r->c1_filename, bpf_probe_read_user_str(r->c1_filename, sizeof(r->c1_filename), (const void *)*(__u64 *)((void *)ctx + 24)));";
     assert!(c.contains(read) && !c.contains("char ev_filename[128] = {}"), "{c}");
     assert!(c.find(read) > c.find("bpf_ringbuf_reserve"), "{c}");
     // Projected twice: one read into the string scratch, two copies by the helper.
@@ -80,6 +80,8 @@ fn row_strings_go_to_the_record_unless_read_before_it() {
         "{c}"
     );
     assert!(c.contains("bpf_probe_read_kernel_str(r->c1_again, sizeof(r->c1_again), strings->ev_filename);"), "{c}");
+    // An empty copy takes the NULL mark of an unreadable string along (byte 1).
+    assert!(c.contains("\tif (!r->c1_again[0])\n\t\tr->c1_again[1] = strings->ev_filename[1];\n"), "{c}");
 }
 
 /// A string only grouped by is read into the zeroed key; one the filter
@@ -87,7 +89,7 @@ fn row_strings_go_to_the_record_unless_read_before_it() {
 #[test]
 fn grouped_strings_are_read_into_the_key() {
     let c = generate_for("SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY filename");
-    let read = "\tstruct ebq_key key = {};\n\tbpf_probe_read_user_str(key.c0_filename, sizeof(key.c0_filename), ";
+    let read = "\tstruct ebq_key key = {};\n\tebq_user_str_read(key.c0_filename, bpf_probe_read_user_str(key.c0_filename, sizeof(key.c0_filename), ";
     assert!(c.contains(read) && !c.contains("ebq_strings"), "{c}");
 }
 
@@ -103,10 +105,28 @@ fn big_strings_are_read_into_the_scratch() {
     let lookup =
         c.find("\tstruct ebq_strings *strings = ebq_strings_buf();\n\tif (!strings)\n\t\treturn 0;\n").unwrap();
     assert!(lookup > c.find("\tif (!ebq_in_scope_now())").unwrap(), "{c}");
-    let read = "\tbpf_probe_read_user_str(strings->ev_filename, sizeof(strings->ev_filename), ";
+    let read = "\tebq_user_str_read(strings->ev_filename, bpf_probe_read_user_str(strings->ev_filename, sizeof(strings->ev_filename), ";
     assert!(c.contains(read) && !c.contains("memset") && !c.contains("char ev_filename[128] = {}"), "{c}");
     let copy = "\tstruct ebq_key key = {};\n\tbpf_probe_read_kernel_str(key.c0_filename, sizeof(key.c0_filename), strings->ev_filename);";
     assert!(c.contains(copy), "{c}");
+}
+
+/// The JOIN form (a system call's entry and exit, on `tid`) keeps a user
+/// string's pointer at the entry and reads the string once, at the exit,
+/// after the call faulted its page in.
+#[test]
+fn a_join_reads_the_start_user_string_at_the_end() {
+    let c = generate_for(
+        "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid",
+    );
+    assert!(c.contains("/* e.filename: its pointer, read at the end event */"), "{c}");
+    assert_eq!(c.matches("bpf_probe_read_user_str(").count(), 1, "{c}");
+    assert!(c.contains("ebq_user_str_read(start->"), "{c}");
+    // Not thread-keyed: the end may run in another process, so the start reads the string.
+    let c = generate_for(
+        "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.pid = x.pid",
+    );
+    assert!(!c.contains("read at the end event") && c.contains("bpf_probe_read_user_str(strings->"), "{c}");
 }
 
 /// The generated C for the eBQL example, compared with a checked-in snapshot.

@@ -330,7 +330,14 @@ impl super::Pairing {
         }
         let keys: Vec<String> =
             p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
-        let carried: Vec<&str> = p.carried.iter().map(|(c, _, _)| c.name()).collect();
+        let carried: Vec<String> = p
+            .carried
+            .iter()
+            .map(|(c, _, _)| match p.reads_at_end(c) {
+                true => format!("{} (its pointer; read at the end event)", c.name()),
+                false => c.name().to_string(),
+            })
+            .collect();
         let map = if p.per_thread {
             format!(
                 "TASK_STORAGE {} (one open pair per thread, in the thread's own storage: a thread makes one system \

@@ -15,6 +15,12 @@ pub struct StructField {
     pub ty: DataType,
     /// Byte offset.
     pub offset: u32,
+    /// A string from user memory that may be unreadable: NULL when its
+    /// byte 0 is a NUL and byte 1 is 1 ([`super::may_be_unreadable`]).
+    pub null_marked: bool,
+    /// execve's `argv`: its last bytes say where its entries start
+    /// ([`crate::bind::ARGV_STARTS_BYTES`]), for quoting.
+    pub argv: bool,
 }
 
 /// A generated struct.
@@ -42,7 +48,7 @@ impl StructLayout {
         let mut offset = 0;
         for (slot, &i) in order.iter().enumerate() {
             let (name, ty) = &fields[i];
-            layout.fields.push(StructField { name: name.clone(), ty: *ty, offset });
+            layout.fields.push(StructField { name: name.clone(), ty: *ty, offset, null_marked: false, argv: false });
             offset += ty.byte_size();
             position[i] = slot;
         }
@@ -52,10 +58,27 @@ impl StructLayout {
                 name: "__pad".into(),
                 ty: DataType::Str { cap: (size - offset) as u16 },
                 offset,
+                null_marked: false,
+                argv: false,
             });
         }
         layout.size = size;
         (layout, position)
+    }
+
+    /// Marks the fields of `fields` (expression, field index) that hold a
+    /// string from user memory: one which may be unreadable (the decoder
+    /// reads its NULL mark), or an `argv` (the decoder quotes its entries).
+    pub fn mark_user_strings(&mut self, fields: &[(crate::bind::ScalarExpr, usize)]) {
+        for (e, i) in fields {
+            self.fields[*i].null_marked = super::may_be_unreadable(e);
+            self.fields[*i].argv = super::string_buffers::is_argv(e);
+        }
+    }
+
+    /// Does any field carry the NULL mark of an unreadable string?
+    pub fn has_null_strings(&self) -> bool {
+        self.fields.iter().any(|f| f.null_marked)
     }
 }
 

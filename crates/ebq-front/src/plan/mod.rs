@@ -23,7 +23,7 @@ pub use pairing::{Pairing, OPENED};
 pub use row_fold::RowFold;
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
-pub use string_buffers::{in_string_scratch, slot_string_reads};
+pub use string_buffers::{in_string_scratch, may_be_unreadable, slot_string_reads};
 pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{
@@ -697,8 +697,10 @@ fn rows_plan(
     }
     let named: Vec<(String, DataType)> =
         columns.iter().enumerate().map(|(i, c)| (c_name(&c.name, i), storage_type(c.ty))).collect();
-    let (record, pos) = StructLayout::new(&named);
-    let fields = columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+    let (mut record, pos) = StructLayout::new(&named);
+    let fields: Vec<(ScalarExpr, usize)> =
+        columns.iter().enumerate().map(|(i, c)| (c.source.clone(), pos[i])).collect();
+    record.mark_user_strings(&fields);
     let inputs = pos.iter().map(|&p| UserSource::Row(p)).collect();
     let outputs = columns
         .iter()
@@ -967,7 +969,10 @@ fn aggregate_plan(
         window_panes: 1,
         distributions: distributions(&dists, &value_pos),
     };
-    let key_fields = kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
+    let key_fields: Vec<(ScalarExpr, usize)> =
+        kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
+    let mut key = key;
+    key.mark_user_strings(&key_fields);
     if options.max_groups == 0 {
         return Err(Error::query(Stage::Plan, "--max-groups must be at least 1", None));
     }

@@ -2,7 +2,7 @@
 
 use super::{c_name, storage_type, StructLayout};
 use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr, StartBranch};
-use crate::catalog::SystemColumn;
+use crate::catalog::{FieldKind, SystemColumn};
 use crate::error::{Error, Result, Stage};
 use crate::parse::EventName;
 use crate::types::DataType;
@@ -41,6 +41,12 @@ pub struct Pairing {
     /// The open pairs live in their thread's own storage (a TASK_STORAGE map,
     /// one pair per thread) instead of a HASH by key: see [`per_thread`].
     pub per_thread: bool,
+    /// Carried strings from user memory are read at the end event, from the
+    /// pointer the start kept ([`Pairing::reads_at_end`]): both events are a
+    /// system call's, in the same thread (`tid = tid`), so the pointer is
+    /// the caller's still, and the call has faulted its page in by its exit
+    /// (at the entry a page not resident yet cannot be read: NULL).
+    pub strings_at_end: bool,
 }
 
 /// True when `join`'s open pairs can live in task storage, one per thread:
@@ -104,6 +110,7 @@ impl Pairing {
             also: join.also.clone(),
             branch: 0,
             per_thread: options.thread_pairs && per_thread(join, end),
+            strings_at_end: per_thread(join, end),
         })
     }
 
@@ -176,6 +183,12 @@ impl Pairing {
         let mut all = vec![self.start.event_description()];
         all.extend(self.also.iter().map(|b| b.event.event_description()));
         all.join(" UNION ALL ")
+    }
+
+    /// Is carried column `c` (its start-side source) a user string this
+    /// pairing reads at its end event ([`Pairing::strings_at_end`])?
+    pub fn reads_at_end(&self, c: &ColumnSource) -> bool {
+        self.strings_at_end && matches!(c.read_at_start(), ColumnSource::Field { kind: FieldKind::UserStr, .. })
     }
 
     /// The stash field holding carried column `c`.

@@ -29,6 +29,23 @@ use super::{KernelOutput, KernelPlan, Pairing};
 use crate::bind::{ColumnSource, ScalarExpr};
 use crate::catalog::{FieldKind, SystemColumn};
 
+/// Is `e` a string read from user memory (or a JOIN start's one), which can
+/// be unreadable when its event fires: then NULL, its slot's byte 0 a NUL
+/// and byte 1 a 1 (`codegen::user_str_read`), a mark only fields
+/// [`super::StructField::null_marked`] says carry it are decoded by (after
+/// the NUL of any other string field, a ring record holds stale bytes).
+pub fn may_be_unreadable(e: &ScalarExpr) -> bool {
+    let user = |c: &ColumnSource| matches!(c, ColumnSource::Field { kind: FieldKind::UserStr, .. });
+    matches!(e, ScalarExpr::Column { source, .. } if user(source.read_at_start()))
+}
+
+/// Is `e` execve's `argv` (or a JOIN start's), joined with where its entries
+/// start (`codegen::user_str::argv`)?
+pub(super) fn is_argv(e: &ScalarExpr) -> bool {
+    let argv = |c: &ColumnSource| matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
+    matches!(e, ScalarExpr::Column { source, .. } if argv(source.read_at_start()))
+}
+
 /// Is `c` read into the per-CPU string scratch rather than the stack?
 pub fn in_string_scratch(c: &ColumnSource) -> bool {
     matches!(

@@ -62,6 +62,7 @@ struct ebq_stats {
 	__u64 superseded;	/* JOIN: open pairs a later start on their key replaced */
 	__u64 thread_pairs;	/* JOIN, pairs per thread: opened - closed (summed over CPUs) */
 	__u64 out_of_scope;	/* events the scope (-p, -c, --cgroup) left out */
+	__u64 unreadable_strings;	/* user strings that could not be read: NULL */
 };
 
 struct {
@@ -110,6 +111,25 @@ static __always_inline int ebq_out_of_scope(void)
 	if (stats)
 		stats->out_of_scope++;
 	return 0;
+}
+
+/* After a user string's read into s (n: bpf_probe_read_user_str's return): a readable
+ * string of one byte or more costs this one compare. An empty one gets byte 1 = 0; one
+ * that could not be read (a page not resident at the event, a bad pointer: the helper
+ * zeroed s) gets byte 1 = 1, the NULL user space decodes, and is counted. */
+static __always_inline void ebq_user_str_read(char *s, long n)
+{
+	__u32 zero = 0;
+	struct ebq_stats *stats;
+
+	if (n > 1)
+		return;
+	s[1] = n < 0;
+	if (n >= 0)
+		return;
+	stats = bpf_map_lookup_elem(&ebq_stats, &zero);
+	if (stats)
+		stats->unreadable_strings++;
 }
 
 /* The current task's comm, read straight from task_struct: CO-RE relocates the field

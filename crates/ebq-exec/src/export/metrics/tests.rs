@@ -291,6 +291,7 @@ fn self_metrics_name_the_query() {
         missed_starts: 2,
         superseded: 6,
         evicted: 5,
+        unreadable_strings: 7,
         bpf_run_time_ns: 2_000_000_000,
         ..Default::default()
     };
@@ -306,6 +307,7 @@ fn self_metrics_name_the_query() {
             "ebq_query_join_starts_missed_total",
             "ebq_query_pairs_superseded_total",
             "ebq_query_pairs_evicted_total",
+            "ebq_query_unreadable_strings_total",
             "ebq_query_bpf_runs_total",
             "ebq_query_bpf_run_seconds_total",
             "ebq_query_windows_total",
@@ -313,11 +315,17 @@ fn self_metrics_name_the_query() {
     );
     let value = |i: usize| fams[i].samples[0].value.clone();
     assert_eq!(
-        (value(3), value(4), value(5), value(6)),
-        (SampleValue::Number(4.0), SampleValue::Number(2.0), SampleValue::Number(6.0), SampleValue::Number(5.0))
+        (value(3), value(4), value(5), value(6), value(7)),
+        (
+            SampleValue::Number(4.0),
+            SampleValue::Number(2.0),
+            SampleValue::Number(6.0),
+            SampleValue::Number(5.0),
+            SampleValue::Number(7.0)
+        )
     );
-    assert_eq!(value(8), SampleValue::Number(2.0));
-    assert_eq!(fams[9].samples[0].labels, vec![("query".into(), "vfs".into())]);
+    assert_eq!(value(9), SampleValue::Number(2.0));
+    assert_eq!(fams[10].samples[0].labels, vec![("query".into(), "vfs".into())]);
 }
 
 #[test]
