@@ -18,7 +18,7 @@
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
-//! ebq-workload zipf --calls C [--keys N] [--seed S] [--comm NAME] [--report FILE] [--wait-file PATH]
+//! ebq-workload zipf --calls C [--keys N] [--seed S] [--sized] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
 //! Exit codes: 0 success, 1 runtime failure, 2 bad arguments.
@@ -64,7 +64,7 @@ usage:
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
-  ebq-workload zipf --calls C [--keys N] [--seed S] [--comm NAME] [--report FILE] [--wait-file PATH]
+  ebq-workload zipf --calls C [--keys N] [--seed S] [--sized] [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
           fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
@@ -120,7 +120,8 @@ pingpong: prints `ready`, blocks until a byte arrives on stdin (no polling: no
           (runqlat, cpudist).
 zipf:     C pread64 calls of 1 byte on /dev/zero at offset 4096 * (r - 1), rank r
           drawn from Zipf(exponent 1.3) over N ranks (default 200000) with seed S
-          (default 1); the report is the tally: [offset, calls] heaviest first.
+          (default 1); --sized reads 1 + (13 * (r - 1)) mod 16 bytes instead of 1;
+          the report is the tally: [offset, calls, bytes] heaviest in calls first.
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the

@@ -286,12 +286,13 @@ pub fn slot_funcs(plan: &PhysicalPlan) -> Vec<Option<AggFunc>> {
 }
 
 /// The rows an APPROX_TOP_K sketch expands its group into: the `k`
-/// heaviest candidates of its merged sketch. `None` when the plan has none.
+/// heaviest candidates of its merged sketch, bounded by its own mass (N
+/// events, or W weighted). `None` when the plan has none.
 pub fn top_k_rows(plan: &PhysicalPlan, merged: &Merged) -> Option<Vec<TopRow>> {
     let KernelOutput::Aggregate { slots, .. } = &plan.programs[0].output else { return None };
     let slot = slots.iter().find(|s| matches!(s.func, AggFunc::ApproxTopK { .. }))?;
     let AggFunc::ApproxTopK { k, .. } = slot.func else { return None };
-    Some(merged.top_k.get(&slot.field).map_or(vec![], |t| t.top(k, merged.count)))
+    Some(merged.top_k.get(&slot.field).map_or(vec![], |t| t.top(k)))
 }
 
 /// One reported APPROX_TOP_K key: its columns, the key typed as its argument.

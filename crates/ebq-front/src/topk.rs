@@ -1,4 +1,4 @@
-//! `APPROX_TOP_K(x, k)`: heavy hitters in bounded memory. A Count-Min sketch
+//! `APPROX_TOP_K(x, k [, w])`: heavy hitters in bounded memory. A Count-Min sketch
 //! and a small table of candidate keys kept inline in the group's value (one
 //! per-CPU copy), and their Rust mirror (the update codegen emits as C, the
 //! merge and the estimates user space computes).
@@ -6,7 +6,8 @@
 //! Why: `GROUP BY x` keeps one map entry per distinct `x`, bounded by
 //! `--max-groups`; past it groups are lost. The sketch has a size fixed at
 //! plan time whatever the number of keys: [`ROWS`] × [`WIDTH`] 64-bit
-//! counters (row `r` counts each event in the column its hash picks) plus
+//! counters (row `r` adds each event, or its weight `w`, to the column its
+//! hash picks) plus
 //! [`slots`]`(k)` candidate slots (key, the CPU's estimate when it was last
 //! seen). A key whose estimate beats the lower of its two slots' takes it,
 //! so keys heavier than their neighbours stay; user space estimates every
@@ -15,12 +16,19 @@
 //! The bound (Cormode & Muthukrishnan 2005): with N events counted, each
 //! estimate is at least the true count and exceeds it by at most ε·N,
 //! ε = e / [`WIDTH`], with probability at least 1 − δ, δ = e^−[`ROWS`]
-//! ([`EPSILON`], [`DELTA`]).
+//! ([`EPSILON`], [`DELTA`]). Weighted, the same holds in the weight's units
+//! with W, the sum of the weights, for N (the proof only needs the
+//! increments to be non-negative, hence an unsigned weight).
+//!
+//! N (or W) is not kept apart: every event adds its weight to exactly one
+//! counter of each row, so the sum of any row is W, exactly, for the one
+//! CPU's sketch and for any merge of sketches ([`Summary::mass`]). That
+//! costs the kernel nothing more than the counters it already updates.
 //!
 //! Merge: counters add cell by cell and candidates unite, across CPUs,
 //! panes of a window, windows and nodes alike (the sketch is linear: the sum
 //! of two sketches is the sketch of both streams); the bound holds for the
-//! sum with N the total.
+//! sum with N (or W) the total.
 
 use std::collections::BTreeSet;
 
@@ -47,7 +55,7 @@ pub fn words(k: u16) -> usize {
     COUNTERS + 2 * slots(k)
 }
 
-/// The stated bound ε·N for `n` events, rounded up.
+/// The stated bound ε·N for `n` events (or ε·W for a sum of weights `n`), rounded up.
 pub fn error_bound(n: u64) -> u64 {
     (EPSILON * n as f64).ceil() as u64
 }
@@ -65,14 +73,14 @@ fn candidate_words(h: u64, k: u16) -> [usize; 2] {
     [COUNTERS + 2 * ((h >> 40) & mask) as usize, COUNTERS + 2 * ((h >> 52) & mask) as usize]
 }
 
-/// Adds one event of `x` to a CPU's sketch `t` ([`words`] long): what the
-/// generated C does per event.
-pub fn add(t: &mut [u64], k: u16, x: u64) {
+/// Adds one event of `x` weighing `w` (1 unweighted) to a CPU's sketch `t`
+/// ([`words`] long): what the generated C does per event.
+pub fn add(t: &mut [u64], k: u16, x: u64, w: u64) {
     let h = crate::hll::hash(x);
     let mut est = u64::MAX;
     for r in 0..ROWS {
         let i = counter(h, r);
-        t[i] += 1;
+        t[i] = t[i].wrapping_add(w);
         est = est.min(t[i]);
     }
     let [a, b] = candidate_words(h, k);
@@ -105,9 +113,9 @@ pub struct Summary {
 pub struct TopRow {
     /// The key (its 64-bit two's complement bits).
     pub key: u64,
-    /// Its Count-Min estimate: at least its true count.
+    /// Its Count-Min estimate: at least its true count (or weight).
     pub estimate: u64,
-    /// ε·N: the estimate exceeds the truth by at most this (probability ≥ 1 − δ).
+    /// ε·N (ε·W weighted): the estimate exceeds the truth by at most this (probability ≥ 1 − δ).
     pub error_bound: u64,
 }
 
@@ -138,8 +146,14 @@ impl Summary {
             self.counters.resize(counters.len(), 0);
         }
         for (a, b) in self.counters.iter_mut().zip(counters) {
-            *a += b;
+            *a = a.wrapping_add(*b);
         }
+    }
+
+    /// N, the events counted (W, the sum of their weights, when weighted):
+    /// the sum of the first row, since each event adds to one counter per row.
+    pub fn mass(&self) -> u64 {
+        self.counters.iter().take(WIDTH).fold(0, |a, c| a.wrapping_add(*c))
     }
 
     /// The Count-Min estimate of `x`: the least of its counters.
@@ -149,12 +163,13 @@ impl Summary {
     }
 
     /// The `k` candidates with the largest estimates (ties: the smaller key
-    /// first), each with the bound for `n` events.
-    pub fn top(&self, k: u16, n: u64) -> Vec<TopRow> {
+    /// first), each with the bound for the sketch's [`Summary::mass`].
+    pub fn top(&self, k: u16) -> Vec<TopRow> {
+        let bound = error_bound(self.mass());
         let mut rows: Vec<TopRow> = self
             .candidates
             .iter()
-            .map(|&key| TopRow { key, estimate: self.estimate(key), error_bound: error_bound(n) })
+            .map(|&key| TopRow { key, estimate: self.estimate(key), error_bound: bound })
             .filter(|r| r.estimate > 0)
             .collect();
         rows.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.key.cmp(&b.key)));
@@ -207,14 +222,21 @@ static __always_inline void ebq_topk_offer(__u64 *t, __u64 x, __u64 est, __u64 h
     )
 }
 
-/// The EXPLAIN text of the sketch for `k`: its memory and its bound.
-pub fn explain(k: u16) -> String {
+/// The EXPLAIN text of the sketch for `k`: its memory and its bound, over
+/// events, or over the sum W of `weight` (shown as written) when weighted.
+pub fn explain(k: u16, weight: Option<&str>) -> String {
+    let bound = match weight {
+        Some(w) => format!(
+            "estimate and bound in units of {w}: estimate - true <= e/{WIDTH} W = {:.2} % of W = SUM({w})",
+            EPSILON * 100.0
+        ),
+        None => format!("estimate - true <= e/{WIDTH} N = {:.2} % of events", EPSILON * 100.0),
+    };
     format!(
         "Count-Min {ROWS} x {WIDTH} counters + {} candidate slots inline ({} B per CPU, fixed whatever the number of keys; \
-         estimate - true <= e/{WIDTH} N = {:.2} % of events with probability >= 1 - e^-{ROWS} = {:.1} %)",
+         {bound} with probability >= 1 - e^-{ROWS} = {:.1} %)",
         slots(k),
         words(k) * 8,
-        EPSILON * 100.0,
         (1.0 - DELTA) * 100.0
     )
 }
@@ -247,7 +269,7 @@ mod tests {
                 5 => 9,
                 _ => 1000 + i % 2000,
             };
-            add(&mut cpus[(i % 2) as usize], k, x);
+            add(&mut cpus[(i % 2) as usize], k, x, 1);
             *truth.entry(x).or_default() += 1;
             n += 1;
         }
@@ -256,7 +278,8 @@ mod tests {
             let bytes: Vec<u8> = c.iter().flat_map(|w| w.to_ne_bytes()).collect();
             s.add_bytes(&bytes);
         }
-        let top = s.top(k, n);
+        assert_eq!(s.mass(), n);
+        let top = s.top(k);
         assert_eq!(top.iter().map(|r| r.key).collect::<Vec<_>>(), [7, 8, 9]);
         for r in &top {
             assert!(r.estimate >= truth[&r.key] && r.estimate - truth[&r.key] <= r.error_bound, "{r:?}");
@@ -264,5 +287,39 @@ mod tests {
         let mut twice = s.clone();
         twice.merge(&s);
         assert_eq!(twice.estimate(7), 2 * s.estimate(7));
+    }
+
+    /// Weighted, the heaviest keys are those of the most weight, not of the
+    /// most events; the mass is W, the sum of the weights, and every
+    /// estimate is within ε·W of the true weight.
+    #[test]
+    fn weighted_sketches_find_the_heaviest_weights_within_the_bound() {
+        let (k, mut cpus) = (2u16, [vec![0u64; words(2)], vec![0u64; words(2)]]);
+        let mut truth = std::collections::BTreeMap::<u64, u64>::new();
+        let mut w_total = 0;
+        for i in 0..40_000u64 {
+            // Key 7 is the most frequent (30 %) but weighs 1; keys 8 and 9
+            // (10 % each) weigh 100 and 50; the rest, 3,000 keys of weight 4.
+            let (x, w) = match i % 10 {
+                0..=2 => (7, 1),
+                3 => (8, 100),
+                4 => (9, 50),
+                _ => (1000 + i % 3000, 4),
+            };
+            add(&mut cpus[(i % 2) as usize], k, x, w);
+            *truth.entry(x).or_default() += w;
+            w_total += w;
+        }
+        let mut s = Summary::default();
+        for c in &cpus {
+            s.add_bytes(&c.iter().flat_map(|w| w.to_ne_bytes()).collect::<Vec<u8>>());
+        }
+        assert_eq!(s.mass(), w_total);
+        let top = s.top(k);
+        assert_eq!(top.iter().map(|r| r.key).collect::<Vec<_>>(), [8, 9]);
+        for r in &top {
+            assert_eq!(r.error_bound, error_bound(w_total));
+            assert!(r.estimate >= truth[&r.key] && r.estimate - truth[&r.key] <= r.error_bound, "{r:?}");
+        }
     }
 }

@@ -356,8 +356,12 @@ fn cases() -> Vec<Bad> {
         // --- APPROX_TOP_K (issue 39 item 6): one sketch per query, k rows of its own ---
         bad(format!("SELECT APPROX_TOP_K(fd, 10) FROM {READ} GROUP BY comm"), "1:67-1:71", "APPROX_TOP_K cannot be used with GROUP BY: its sketch is one per query (filter with WHERE, or run one query per group)", None),
         bad(format!("SELECT COUNT(*), APPROX_TOP_K(fd, 10) FROM {READ}"), "1:8-1:13", "APPROX_TOP_K must be the only SELECT item: it returns k rows of its own (key, estimate, error_bound)", None),
-        bad(format!("SELECT APPROX_TOP_K(fd, 10, count) FROM {READ}"), "1:29-1:34", "APPROX_TOP_K's weight argument is not supported yet: it counts events (filter with WHERE)", None),
-        bad(format!("SELECT APPROX_TOP_K(fd) FROM {READ}"), "1:8-1:23", "APPROX_TOP_K takes (expr, k): an integer key and how many keys to report", None),
+        // A weight must be an unsigned integer: a negative one would let estimates fall below the truth.
+        bad("SELECT APPROX_TOP_K(ret, 10, ret) FROM syscalls.sys_exit_read", "1:30-1:33", "APPROX_TOP_K's weight must be an unsigned integer; `ret` is i64 and can be negative (filter negatives out with WHERE and CAST it to u64)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 10, comm) FROM {READ}"), "1:29-1:33", "APPROX_TOP_K's weight must be an unsigned integer; `comm` is string(16)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 10, COUNT(*)) FROM {READ}"), "1:29-1:34", "aggregates cannot be nested", None),
+        bad(format!("SELECT APPROX_TOP_K(fd, 10, count, 1) FROM {READ}"), "1:8-1:37", "APPROX_TOP_K takes (expr, k) or (expr, k, weight): an integer key, how many keys to report, and an unsigned integer each event adds (default 1)", None),
+        bad(format!("SELECT APPROX_TOP_K(fd) FROM {READ}"), "1:8-1:23", "APPROX_TOP_K takes (expr, k) or (expr, k, weight): an integer key, how many keys to report, and an unsigned integer each event adds (default 1)", None),
         bad(format!("SELECT APPROX_TOP_K(comm, 10) FROM {READ}"), "1:21-1:25", "APPROX_TOP_K needs an integer key; `comm` is string(16)", None),
         bad(format!("SELECT APPROX_TOP_K(fd, 0) FROM {READ}"), "1:25-1:26", "APPROX_TOP_K's k must be in 1..=32; got 0", None),
         bad(format!("SELECT APPROX_TOP_K(fd, 33) FROM {READ}"), "1:25-1:27", "APPROX_TOP_K's k must be in 1..=32; got 33", None),

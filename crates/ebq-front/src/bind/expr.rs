@@ -288,7 +288,7 @@ impl Binder<'_> {
             if a.ty() == DataType::Bool {
                 return Err(err(x, "COUNT(DISTINCT …) needs an integer or string expression"));
             }
-            return Ok(Some(AggCall { func: AggFunc::CountDistinct, arg: Some(a) }));
+            return Ok(Some(AggCall { func: AggFunc::CountDistinct, arg: Some(a), weight: None }));
         }
         let args = function_args(f);
         let arg = match (func, args.as_slice()) {
@@ -315,7 +315,7 @@ impl Binder<'_> {
         };
         // COUNT(expr) counts events: columns are never NULL.
         let arg = if func == AggFunc::Count { None } else { arg };
-        Ok(Some(AggCall { func, arg }))
+        Ok(Some(AggCall { func, arg, weight: None }))
     }
 
     /// Binds a per-event scalar expression.

@@ -90,7 +90,7 @@ impl Binder<'_> {
             "P99" => AggFunc::Quantile { ppm: 990_000 },
             _ => AggFunc::Quantile { ppm: 999_000 },
         };
-        Ok(AggCall { func, arg: Some(arg) })
+        Ok(AggCall { func, arg: Some(arg), weight: None })
     }
 }
 

@@ -660,7 +660,7 @@ pub enum AggFunc {
         /// q × 10^6.
         ppm: u32,
     },
-    /// `APPROX_TOP_K(expr, k)`: the `k` heaviest keys from a Count-Min
+    /// `APPROX_TOP_K(expr, k [, weight])`: the `k` heaviest keys from a Count-Min
     /// sketch and candidate slots inline in the value (see [`crate::topk`]).
     /// The one call binds to three aggregates, one per output column.
     ApproxTopK {
@@ -676,9 +676,9 @@ pub enum AggFunc {
 pub enum TopKPart {
     /// The key.
     Key,
-    /// Its estimated count (at least the true count).
+    /// Its estimated count, or weight (at least the true one).
     Estimate,
-    /// ε·N: how far the estimate may exceed the truth.
+    /// ε·N, or ε·W weighted: how far the estimate may exceed the truth.
     ErrorBound,
 }
 
@@ -752,6 +752,9 @@ pub struct AggCall {
     pub func: AggFunc,
     /// Its argument (`None` for `COUNT(*)`).
     pub arg: Option<ScalarExpr>,
+    /// `APPROX_TOP_K(x, k, weight)`'s weight: an unsigned integer each event
+    /// adds to its key instead of 1 (`None` for every other aggregate).
+    pub weight: Option<ScalarExpr>,
 }
 
 impl fmt::Display for AggCall {
@@ -760,7 +763,10 @@ impl fmt::Display for AggCall {
             (Some(x), AggFunc::CountDistinct) => write!(f, "COUNT(DISTINCT {x})"),
             (Some(x), AggFunc::Lhist(l)) => write!(f, "LHIST({x}, {}, {}, {})", l.min, l.max, l.step),
             (Some(x), AggFunc::Quantile { ppm }) => write!(f, "QUANTILE({x}, {})", ppm_text(ppm)),
-            (Some(x), AggFunc::ApproxTopK { k, part }) => write!(f, "APPROX_TOP_K({x}, {k}).{part:?}"),
+            (Some(x), AggFunc::ApproxTopK { k, part }) => match &self.weight {
+                Some(w) => write!(f, "APPROX_TOP_K({x}, {k}, {w}).{part:?}"),
+                None => write!(f, "APPROX_TOP_K({x}, {k}).{part:?}"),
+            },
             (Some(x), func) => write!(f, "{func}({x})"),
             (None, func) => write!(f, "{func}(*)"),
         }

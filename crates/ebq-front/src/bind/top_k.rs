@@ -1,4 +1,4 @@
-//! Binding `APPROX_TOP_K(x, k)`: one SELECT item that becomes three output
+//! Binding `APPROX_TOP_K(x, k [, weight])`: one SELECT item that becomes three output
 //! columns (`key` or its alias, `estimate`, `error_bound`) over three
 //! aggregates sharing one sketch (see [`crate::topk`]). The planner expands
 //! the sketch into `k` rows per window.
@@ -32,7 +32,7 @@ pub(super) fn misplaced(e: &Expr) -> crate::error::Error {
 }
 
 impl Binder<'_> {
-    /// Binds the query's only SELECT item, `APPROX_TOP_K(x, k)` (aliased
+    /// Binds the query's only SELECT item, `APPROX_TOP_K(x, k [, w])` (aliased
     /// `alias`), to its three columns; its aggregates are appended to `aggs`.
     pub(super) fn top_k_columns(
         &self,
@@ -55,14 +55,15 @@ impl Binder<'_> {
                 "APPROX_TOP_K must be the only SELECT item: it returns k rows of its own (key, estimate, error_bound)",
             ));
         }
-        let (arg, k) = self.top_k_args(e, f)?;
+        let (arg, k, weight) = self.top_k_args(e, f)?;
         let mut columns = vec![];
         for (part, name) in [
             (TopKPart::Key, alias.unwrap_or("key")),
             (TopKPart::Estimate, "estimate"),
             (TopKPart::ErrorBound, "error_bound"),
         ] {
-            let call = AggCall { func: AggFunc::ApproxTopK { k, part }, arg: Some(arg.clone()) };
+            let call =
+                AggCall { func: AggFunc::ApproxTopK { k, part }, arg: Some(arg.clone()), weight: weight.clone() };
             let ty = call.ty();
             aggs.push(call);
             let source = PostExpr::Ref(GroupRef::Agg { index: aggs.len() - 1, ty });
@@ -71,8 +72,9 @@ impl Binder<'_> {
         Ok(columns)
     }
 
-    /// (key expression, k) of a call: an integer key and a literal k in 1..=[`crate::topk::MAX_K`].
-    fn top_k_args(&self, e: &Expr, f: &Function) -> Result<(super::ScalarExpr, u16)> {
+    /// (key expression, k, weight) of a call: an integer key, a literal k in
+    /// 1..=[`crate::topk::MAX_K`], and an optional unsigned integer weight.
+    fn top_k_args(&self, e: &Expr, f: &Function) -> Result<TopKArgs> {
         if let FunctionArguments::List(list) = &f.args {
             if matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct)) {
                 return Err(err(e, "APPROX_TOP_K(DISTINCT …) is not supported"));
@@ -84,33 +86,57 @@ impl Binder<'_> {
         let args = function_args(f);
         let exprs: Vec<&Expr> =
             args.iter().filter_map(|a| if let FunctionArgExpr::Expr(x) = a { Some(x) } else { None }).collect();
-        if exprs.len() == 3 && args.len() == 3 {
-            return Err(err(
-                exprs[2],
-                "APPROX_TOP_K's weight argument is not supported yet: it counts events (filter with WHERE)",
-            ));
-        }
-        let [x, k] = exprs.as_slice() else {
-            return Err(err(e, "APPROX_TOP_K takes (expr, k): an integer key and how many keys to report"));
+        let (x, k, weight) = match exprs.as_slice() {
+            [x, k] if args.len() == 2 => (*x, *k, None),
+            [x, k, w] if args.len() == 3 => (*x, *k, Some(*w)),
+            _ => return Err(err(e, USAGE)),
         };
-        if args.len() != 2 {
-            return Err(err(e, "APPROX_TOP_K takes (expr, k): an integer key and how many keys to report"));
-        }
         if contains_aggregate(x) {
-            return Err(err(*x, "aggregates cannot be nested"));
+            return Err(err(x, "aggregates cannot be nested"));
         }
         let arg = self.scalar(x)?;
         if !arg.ty().is_int() {
-            return Err(err(*x, format!("APPROX_TOP_K needs an integer key; `{x}` is {}", arg.ty())));
+            return Err(err(x, format!("APPROX_TOP_K needs an integer key; `{x}` is {}", arg.ty())));
         }
         let n = super::hist::int_literal(k, "APPROX_TOP_K's k")?;
         let max = crate::topk::MAX_K;
         if !(1..=max as i64).contains(&n) {
-            return Err(err(*k, format!("APPROX_TOP_K's k must be in 1..={max}; got {n}")));
+            return Err(err(k, format!("APPROX_TOP_K's k must be in 1..={max}; got {n}")));
         }
-        Ok((arg, n as u16))
+        let weight = weight.map(|w| self.top_k_weight(w)).transpose()?;
+        Ok((arg, n as u16, weight))
+    }
+
+    /// The weight each event adds to its key's counters: an unsigned integer
+    /// (a negative weight would break the bound: estimates could fall below the truth).
+    fn top_k_weight(&self, w: &Expr) -> Result<super::ScalarExpr> {
+        if contains_aggregate(w) {
+            return Err(err(w, "aggregates cannot be nested"));
+        }
+        let weight = self.scalar(w)?;
+        let ty = weight.ty();
+        if !ty.is_int() {
+            return Err(err(w, format!("APPROX_TOP_K's weight must be an unsigned integer; `{w}` is {ty}")));
+        }
+        if ty.is_signed() {
+            return Err(err(
+                w,
+                format!(
+                    "APPROX_TOP_K's weight must be an unsigned integer; `{w}` is {ty} and can be negative \
+                     (filter negatives out with WHERE and CAST it to u64)"
+                ),
+            ));
+        }
+        Ok(weight)
     }
 }
+
+/// The usage an ill-formed call is told.
+const USAGE: &str = "APPROX_TOP_K takes (expr, k) or (expr, k, weight): an integer key, \
+                     how many keys to report, and an unsigned integer each event adds (default 1)";
+
+/// A call's key expression, k, and weight.
+type TopKArgs = (super::ScalarExpr, u16, Option<super::ScalarExpr>);
 
 /// True when `item` is the SELECT item whose expression is `e`.
 fn item_is(item: &SelectItem, e: &Expr) -> bool {

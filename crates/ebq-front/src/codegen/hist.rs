@@ -238,15 +238,19 @@ pub fn hll_update(value: &StructLayout, s: &ValueSlot) -> String {
     )
 }
 
-/// Counts one event of an APPROX_TOP_K sketch: one counter per Count-Min
-/// row (unrolled, each index bounds-checked), the least of them is this
-/// CPU's estimate, offered to the key's candidate slots. Mirrored by
-/// [`crate::topk::add`].
+/// Counts one event of an APPROX_TOP_K sketch: its weight (1 unweighted)
+/// added to one counter per Count-Min row (unrolled, each index
+/// bounds-checked), the least of them is this CPU's estimate, offered to the
+/// key's candidate slots. Mirrored by [`crate::topk::add`].
 pub fn top_k_update(value: &StructLayout, s: &ValueSlot, k: u16) -> String {
     use crate::topk::{COUNTERS, ROWS, WIDTH};
     let name = &value.fields[s.field].name;
+    let (w, shown_w) = match &s.weight {
+        Some(w) => (format!("(__u64)({})", c_expr(w)), format!(", {}", comment_safe(&w.to_string()))),
+        None => ("1".to_string(), String::new()),
+    };
     let mut c = format!(
-        "\t{{\n\t\t__u64 x = (__u64)({x});\t/* APPROX_TOP_K({shown}, {k}) */\n\
+        "\t{{\n\t\t__u64 x = (__u64)({x}), w = {w};\t/* APPROX_TOP_K({shown}, {k}{shown_w}) */\n\
          \t\t__u64 h = ebq_hll_hash(x), est = ~0ULL, n;\n\
          \t\t__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1, i;\n\n",
         x = c_expr(&s.arg),
@@ -256,7 +260,7 @@ pub fn top_k_update(value: &StructLayout, s: &ValueSlot, k: u16) -> String {
         let _ = write!(
             c,
             "\t\ti = {base} + ((h1 + {r} * h2) & {mask});\t/* row {r} */\n\t\tebq_barrier_var(i);\n\
-             \t\tif (i < {COUNTERS}) {{\n\t\t\tn = ++v->{name}[i];\n\t\t\tif (n < est)\n\t\t\t\test = n;\n\t\t}}\n",
+             \t\tif (i < {COUNTERS}) {{\n\t\t\tn = v->{name}[i] += w;\n\t\t\tif (n < est)\n\t\t\t\test = n;\n\t\t}}\n",
             base = r * WIDTH,
             mask = WIDTH - 1,
         );

@@ -812,7 +812,7 @@ fn group_update(
     };
     let mut c = String::new();
     let keys = key_fields.iter().enumerate().filter(|(i, _)| !in_slot.contains(i)).map(|(_, (e, _))| e);
-    let exprs = keys.chain(slots.iter().map(|s| &s.arg)).chain(sketches);
+    let exprs = keys.chain(slots.iter().flat_map(crate::plan::ValueSlot::exprs)).chain(sketches);
     for (col, ty) in columns_of(exprs, skip) {
         c.push_str(&load(&col, ty));
     }

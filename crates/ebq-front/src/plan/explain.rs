@@ -290,7 +290,10 @@ impl KernelPlan {
             KernelOutput::Aggregate { key, key_fields, value, slots, sketches, .. } => key_fields
                 .iter()
                 .map(|(e, f)| format!("key.{} = {e}", key.fields[*f].name))
-                .chain(slots.iter().map(|sl| format!("{} ← {}", value.fields[sl.field].name, sl.arg)))
+                .chain(slots.iter().map(|sl| match &sl.weight {
+                    Some(w) => format!("{} ← {} weighing {w}", value.fields[sl.field].name, sl.arg),
+                    None => format!("{} ← {}", value.fields[sl.field].name, sl.arg),
+                }))
                 .chain(sketches.iter().enumerate().map(|(j, e)| format!("sketch {j} ← {e}")))
                 .collect(),
             KernelOutput::Rows { record, fields, .. } => {

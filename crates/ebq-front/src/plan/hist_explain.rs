@@ -30,7 +30,13 @@ pub(super) fn slot_text(sl: &ValueSlot, value: &StructLayout) -> String {
             crate::hll::REGISTERS,
             crate::hll::STANDARD_ERROR * 100.0
         ),
-        AggFunc::ApproxTopK { k, .. } => format!("APPROX_TOP_K({}, {k}): {}", sl.arg, crate::topk::explain(k)),
+        AggFunc::ApproxTopK { k, .. } => match &sl.weight {
+            Some(w) => {
+                let w = w.to_string();
+                format!("APPROX_TOP_K({}, {k}, {w}): {}", sl.arg, crate::topk::explain(k, Some(&w)))
+            }
+            None => format!("APPROX_TOP_K({}, {k}): {}", sl.arg, crate::topk::explain(k, None)),
+        },
         f => format!("{f}({})", sl.arg),
     }
 }

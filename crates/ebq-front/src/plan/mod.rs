@@ -139,8 +139,17 @@ pub struct ValueSlot {
     pub func: AggFunc,
     /// The per-event argument.
     pub arg: ScalarExpr,
+    /// APPROX_TOP_K's weight, added per event instead of 1 (`None`: 1, and every other slot).
+    pub weight: Option<ScalarExpr>,
     /// Index of the slot's field in the value layout.
     pub field: usize,
+}
+
+impl ValueSlot {
+    /// The per-event expressions the slot evaluates: its argument, and its weight if any.
+    pub fn exprs(&self) -> impl Iterator<Item = &ScalarExpr> {
+        std::iter::once(&self.arg).chain(&self.weight)
+    }
 }
 
 /// What the kernel part produces.
@@ -203,9 +212,12 @@ impl KernelOutput {
     /// The per-event expressions the output evaluates.
     pub fn exprs(&self) -> Vec<&ScalarExpr> {
         match self {
-            KernelOutput::Aggregate { key_fields, slots, sketches, .. } => {
-                key_fields.iter().map(|(e, _)| e).chain(slots.iter().map(|s| &s.arg)).chain(sketches).collect()
-            }
+            KernelOutput::Aggregate { key_fields, slots, sketches, .. } => key_fields
+                .iter()
+                .map(|(e, _)| e)
+                .chain(slots.iter().flat_map(ValueSlot::exprs))
+                .chain(sketches)
+                .collect(),
             KernelOutput::Rows { fields, .. } => fields.iter().map(|(e, _)| e).collect(),
         }
     }
@@ -218,7 +230,10 @@ impl KernelOutput {
         match &mut self {
             KernelOutput::Aggregate { key_fields, slots, sketches, .. } => {
                 key_fields.iter_mut().for_each(|(e, _)| *e = f(e));
-                slots.iter_mut().for_each(|s| s.arg = f(&s.arg));
+                slots.iter_mut().for_each(|s| {
+                    s.arg = f(&s.arg);
+                    s.weight = s.weight.as_ref().map(f);
+                });
                 sketches.iter_mut().for_each(|e| *e = f(e));
             }
             KernelOutput::Rows { fields, .. } => fields.iter_mut().for_each(|(e, _)| *e = f(e)),
@@ -943,7 +958,7 @@ fn aggregate_plan(
     let slots = slot_defs
         .into_iter()
         .enumerate()
-        .map(|(j, (func, arg))| ValueSlot { func, arg, field: value_pos[j + 1] })
+        .map(|(j, (func, arg, weight))| ValueSlot { func, arg, weight, field: value_pos[j + 1] })
         .collect::<Vec<_>>();
     // Inputs: every key, then every aggregate.
     let mut inputs: Vec<UserSource> = (0..keys.len()).map(|i| UserSource::Key(key_pos[first_key + i])).collect();
@@ -1022,19 +1037,22 @@ fn kernel_keys(keys: &[ScalarExpr], aggs: &[AggCall]) -> Result<(Vec<ScalarExpr>
 
 /// The aggregates as kernel value slots ([`value_slots`]).
 struct ValueSlots {
-    /// One per distinct (func, arg); AVG shares SUM's slot.
-    slot_defs: Vec<(AggFunc, ScalarExpr)>,
+    /// One per distinct (func, arg, weight); AVG shares SUM's slot.
+    slot_defs: Vec<SlotDef>,
     /// How each aggregate (in SELECT order) is read back.
     agg_inputs: Vec<AggInput>,
     /// One quantile sketch per distinct argument, shared by every q.
     sketches: Vec<ScalarExpr>,
 }
 
+/// A value slot before its layout: (function, argument, top-k weight).
+type SlotDef = (AggFunc, ScalarExpr, Option<ScalarExpr>);
+
 /// The value struct's slots after `count`: one 64-bit slot (or bucket array)
-/// per distinct (func, arg), so two aggregates of the same thing share it;
+/// per distinct (func, arg, weight), so two aggregates of the same thing share it;
 /// COUNT and COUNT(DISTINCT) read no slot, quantiles read a sketch.
 fn value_slots(aggs: &[AggCall], options: &PlanOptions) -> ValueSlots {
-    let mut slot_defs: Vec<(AggFunc, ScalarExpr)> = vec![];
+    let mut slot_defs: Vec<SlotDef> = vec![];
     let mut agg_inputs = vec![];
     let mut sketches: Vec<ScalarExpr> = vec![];
     for a in aggs {
@@ -1061,13 +1079,13 @@ fn value_slots(aggs: &[AggCall], options: &PlanOptions) -> ValueSlots {
             AggFunc::Hist(_) => (AggFunc::Hist(options.hist_buckets), UserSource::Hist),
             f @ AggFunc::Lhist(_) => (f, UserSource::Hist),
             f @ AggFunc::ApproxCountDistinct => (f, UserSource::Hll),
-            // One sketch per (k, key) serves its three columns.
+            // One sketch per (k, key, weight) serves its three columns.
             AggFunc::ApproxTopK { k, part } => (AggFunc::ApproxTopK { k, part: TopKPart::Key }, top_k_input(part)),
             f => (f, UserSource::Slot),
         };
         let arg = a.arg.clone().expect("non-COUNT aggregates have an argument");
-        let j = slot_defs.iter().position(|(f, x)| *f == func && *x == arg).unwrap_or_else(|| {
-            slot_defs.push((func, arg));
+        let j = slot_defs.iter().position(|(f, x, w)| *f == func && *x == arg && *w == a.weight).unwrap_or_else(|| {
+            slot_defs.push((func, arg, a.weight.clone()));
             slot_defs.len() - 1
         });
         agg_inputs.push(AggInput::Slot(j, input));
@@ -1088,18 +1106,15 @@ fn top_k_input(part: TopKPart) -> fn(usize) -> UserSource {
 /// (sharing a selected SUM of it), so exporters have the exact `_sum`: adds
 /// the SUM slots that are missing and gives (histogram slot or None for a
 /// sketch, its sum slot), histograms first, then sketches in order.
-fn distribution_sums(
-    slot_defs: &mut Vec<(AggFunc, ScalarExpr)>,
-    sketches: &[ScalarExpr],
-) -> Vec<(Option<usize>, usize)> {
-    let sum_slot = |slot_defs: &mut Vec<(AggFunc, ScalarExpr)>, arg: &ScalarExpr| {
-        slot_defs.iter().position(|(f, x)| *f == AggFunc::Sum && x == arg).unwrap_or_else(|| {
-            slot_defs.push((AggFunc::Sum, arg.clone()));
+fn distribution_sums(slot_defs: &mut Vec<SlotDef>, sketches: &[ScalarExpr]) -> Vec<(Option<usize>, usize)> {
+    let sum_slot = |slot_defs: &mut Vec<SlotDef>, arg: &ScalarExpr| {
+        slot_defs.iter().position(|(f, x, _)| *f == AggFunc::Sum && x == arg).unwrap_or_else(|| {
+            slot_defs.push((AggFunc::Sum, arg.clone(), None));
             slot_defs.len() - 1
         })
     };
     let mut dists: Vec<(Option<usize>, usize)> = vec![];
-    for (j, (f, arg)) in slot_defs.clone().iter().enumerate() {
+    for (j, (f, arg, _)) in slot_defs.clone().iter().enumerate() {
         if f.is_histogram() {
             dists.push((Some(j), sum_slot(slot_defs, arg)));
         }
@@ -1113,9 +1128,9 @@ fn distribution_sums(
 /// The value struct's fields: `count`, then a slot per definition named
 /// `<func>_<j>`, typed by its aggregate (buckets, HLL registers, or 64 bits
 /// signed as its argument).
-fn value_fields(slot_defs: &[(AggFunc, ScalarExpr)]) -> Vec<(String, DataType)> {
+fn value_fields(slot_defs: &[SlotDef]) -> Vec<(String, DataType)> {
     let mut value_named = vec![("count".to_string(), DataType::U64)];
-    value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a))| {
+    value_named.extend(slot_defs.iter().enumerate().map(|(j, (f, a, _))| {
         let ty = match f {
             AggFunc::Hist(log2) => DataType::Buckets { len: log2.slots() as u16 },
             AggFunc::Lhist(l) => DataType::Buckets { len: l.slots() as u16 },
