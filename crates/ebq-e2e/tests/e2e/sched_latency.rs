@@ -202,11 +202,7 @@ fn stop_peer(child: Child) -> String {
 /// fds, never by name across the machine, where other tools may have a
 /// `hists` map too.
 fn prime_peer_hist(pid: u32) {
-    let dir = std::fs::read_dir(format!("/proc/{pid}/fdinfo")).expect("the peer's fdinfo");
-    let map_ids: Vec<u32> = dir
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("map_id:")?.trim().parse().ok()))
-        .collect();
+    let map_ids: Vec<u32> = common::fdinfo_values(pid, "map_id:").iter().filter_map(|v| v.parse().ok()).collect();
     let hists = map_ids.iter().find_map(|id| {
         let out = Command::new("bpftool").args(["-j", "map", "show", "id", &id.to_string()]).output().ok()?;
         let info: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;

@@ -233,11 +233,7 @@ pub fn run_around_with(
 /// that process's programs, never the machine's: other ebq runs, other
 /// engineers' tests and other tools load and unload programs meanwhile.
 pub fn prog_ids_of(pid: u32) -> Vec<u64> {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return vec![] };
-    let mut ids: Vec<u64> = dir
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("prog_id:")?.trim().parse().ok()))
-        .collect();
+    let mut ids: Vec<u64> = fdinfo_values(pid, "prog_id:").iter().filter_map(|v| v.parse().ok()).collect();
     ids.sort_unstable();
     ids.dedup();
     ids
@@ -649,9 +645,15 @@ pub fn wait_for<T>(secs: u64, what: &str, mut cond: impl FnMut() -> Option<T>) -
 /// where a fixed sleep only guesses (a loaded machine can take seconds).
 #[allow(dead_code)] // not every test binary waits for a peer
 pub fn attached_tracepoints(pid: u32) -> Vec<String> {
+    fdinfo_values(pid, "tp_name:")
+}
+
+/// The value of the `key` line (`prog_id:`, `map_id:`, `tp_name:`, …) of each
+/// of `pid`'s fds that has one, trimmed; none when the process is gone.
+pub fn fdinfo_values(pid: u32, key: &str) -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return vec![] };
     dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix("tp_name:").map(|v| v.trim().to_string())))
+        .filter_map(|info| info.lines().find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string())))
         .collect()
 }
 
