@@ -20,6 +20,7 @@ use super::proc::{run_pinned, Tracer};
 use super::reader::{BURST_COMM, COMM};
 use super::{plot, table, Ctx};
 use serde_json::{json, Value};
+use std::path::Path;
 
 fn lines(text: &str, pred: impl Fn(&str) -> bool) -> u64 {
     text.lines().filter(|l| pred(l)).count() as u64
@@ -131,7 +132,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         table::text(BURST_HEADER, &burst_rows(&section))
     );
     if !bufs.is_empty() {
-        plot_section(ctx, &section, bufs)?;
+        plot_section(&ctx.out, &section)?;
     }
     Ok(section)
 }
@@ -183,11 +184,14 @@ pub fn table_rows(section: &Value) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn plot_section(ctx: &Ctx, section: &Value, bufs: &[u32]) -> Result<(), String> {
+/// Draws the delivered-vs-rate plot into `out`, one line per tool and ring
+/// size found in the runs (also from a saved results.json).
+pub(crate) fn plot_section(out: &Path, section: &Value) -> Result<(), String> {
     let runs: Vec<&Value> = section["runs"].as_array().into_iter().flatten().collect();
+    let bufs: std::collections::BTreeSet<u64> = runs.iter().filter_map(|r| r["buffer_bytes"].as_u64()).collect();
     let mut series = vec![];
     for tool in ["ebq", "bpftrace"] {
-        for &b in bufs {
+        for &b in &bufs {
             let pts: Vec<(f64, f64)> = runs
                 .iter()
                 .filter(|r| r["tool"] == tool && r["buffer_bytes"] == b && r["error"].is_null())
@@ -197,7 +201,7 @@ fn plot_section(ctx: &Ctx, section: &Value, bufs: &[u32]) -> Result<(), String> 
         }
     }
     plot::lines(
-        &ctx.out.join("fidelity.svg"),
+        &out.join("fidelity.svg"),
         "Events delivered vs event rate",
         "events/s (achieved)",
         "delivered %",

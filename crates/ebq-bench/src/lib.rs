@@ -52,7 +52,7 @@ pub enum Study {
     Startup,
     /// All of the above, then the report.
     All,
-    /// Only regenerate the Markdown report from OUT/results.json.
+    /// Only regenerate the Markdown report and the plots from OUT/results.json.
     Report,
     /// The paced read workload of `fidelity` (internal).
     #[value(hide = true)]
@@ -239,5 +239,22 @@ fn write_report(out: &Path, md: &Path) -> Result<(), String> {
     let path = out.join(RESULTS);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("error: cannot read {}: {e}", path.display()))?;
     let all: Value = serde_json::from_str(&text).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    std::fs::write(md, report::markdown(&all)).map_err(|e| format!("error: cannot write {}: {e}", md.display()))
+    std::fs::write(md, report::markdown(&all)).map_err(|e| format!("error: cannot write {}: {e}", md.display()))?;
+    draw_plots(out, &all)
+}
+
+/// Redraws every study's plot present in `all` (a results.json) into `out`.
+fn draw_plots(out: &Path, all: &Value) -> Result<(), String> {
+    let draws: [(&str, fn(&Path, &Value) -> Result<(), String>); 4] = [
+        ("pervent", pervent::plot_section),
+        ("stages", stages::plot_section),
+        ("fidelity", fidelity::plot_section),
+        ("startup", startup::plot_section),
+    ];
+    for (study, draw) in draws {
+        if all.get(study).is_some_and(|s| !s.is_null()) {
+            draw(out, &all[study])?;
+        }
+    }
+    Ok(())
 }

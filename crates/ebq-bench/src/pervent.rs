@@ -11,6 +11,7 @@ use super::proc::{fastest_clean, start_all, Stopped, Timed, Tracer};
 use super::reference::References;
 use super::{plot, table, Ctx};
 use serde_json::{json, Value};
+use std::path::Path;
 
 /// One experiment of the study.
 struct Exp {
@@ -516,7 +517,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         "experiments": exps,
     });
     print!("{}", text_table(&section));
-    plot_section(ctx, &section)?;
+    plot_section(&ctx.out, &section)?;
     Ok(section)
 }
 
@@ -573,19 +574,16 @@ fn text_table(section: &Value) -> String {
     )
 }
 
-fn plot_section(ctx: &Ctx, section: &Value) -> Result<(), String> {
+/// Draws the per-event plot into `out` (also from a saved results.json).
+pub(crate) fn plot_section(out: &Path, section: &Value) -> Result<(), String> {
     let exps: Vec<&Value> = section["experiments"].as_array().into_iter().flatten().collect();
     let cats: Vec<String> = exps.iter().map(|x| x["id"].as_str().unwrap_or("").to_string()).collect();
-    let series: Vec<(String, Vec<Option<f64>>)> = ["ebq", "bpftrace", "reference"]
+    let series: Vec<plot::Series> = ["ebq", "bpftrace", "reference"]
         .iter()
-        .map(|t| (t.to_string(), exps.iter().map(|x| x[*t]["ns"].as_f64()).collect()))
+        .map(|t| plot::Series {
+            name: t.to_string(),
+            bars: exps.iter().map(|x| x[*t]["ns"].as_f64().map(plot::Bar::plain)).collect(),
+        })
         .collect();
-    plot::bars(
-        &ctx.out.join("pervent.svg"),
-        "Per-event cost (dd bs=1, control subtracted)",
-        "ns per read",
-        &cats,
-        &series,
-        false,
-    )
+    plot::bars(&out.join("pervent.svg"), "Per-event cost (dd bs=1, control subtracted)", "ns per read", &cats, &series)
 }

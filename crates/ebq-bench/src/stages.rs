@@ -22,7 +22,7 @@ use super::proc::{threads_cpu_ns, Tracer};
 use super::stats::{self, estimate};
 use super::{plot, table, Ctx};
 use serde_json::{json, Map, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The question, as rows: one record per read/write of fio.
@@ -133,7 +133,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         "\nCPU per I/O (ns; fio's jobs + ebq; added per stage; median ± half-width):\n{}",
         table::text(&CPU_HEADER, &cpu_rows(&section))
     );
-    plot_section(ctx, &section)?;
+    plot_section(&ctx.out, &section)?;
     Ok(section)
 }
 
@@ -375,38 +375,48 @@ fn workloads(section: &Value) -> impl Iterator<Item = &Value> {
     section["workloads"].as_array().into_iter().flatten()
 }
 
-fn plot_section(ctx: &Ctx, section: &Value) -> Result<(), String> {
+/// Draws the stage plots into `out` (also from a saved results.json: `ebq bench report`).
+pub(crate) fn plot_section(out: &Path, section: &Value) -> Result<(), String> {
     let ws: Vec<&Value> = workloads(section).collect();
     let cats: Vec<String> = ws.iter().map(|w| w["workload"].as_str().unwrap_or("").to_string()).collect();
-    let per_stage = |key: &str| -> Vec<(String, Vec<Option<f64>>)> {
-        STAGES.iter().map(|s| (s.to_string(), ws.iter().map(|w| w[key][*s]["median"].as_f64()).collect())).collect()
+    let per_stage = |key: &str| -> Vec<plot::Series> {
+        STAGES
+            .iter()
+            .map(|s| plot::Series {
+                name: s.to_string(),
+                bars: ws.iter().map(|w| plot::Bar::estimate(&w[key][*s])).collect(),
+            })
+            .collect()
     };
     plot::bars(
-        &ctx.out.join("stages.svg"),
-        "Overhead per stage (ebq row query), median over rounds",
+        &out.join("stages.svg"),
+        "Overhead per stage (ebq row query), median over rounds with its interval",
         "% of T_base",
         &cats,
         &per_stage("overhead_ci"),
-        true,
     )?;
     plot::bars(
-        &ctx.out.join("stages-cpu.svg"),
-        "CPU per I/O added per stage (fio jobs + ebq), median over rounds",
+        &out.join("stages-cpu.svg"),
+        "CPU per I/O added per stage (fio jobs + ebq), median over rounds with its interval",
         "ns per I/O",
         &cats,
         &per_stage("cpu_added_ns"),
-        true,
     )?;
     let series = vec![
-        ("rows (all stages)".to_string(), ws.iter().map(|w| w["rows_total_pct"].as_f64()).collect()),
-        ("aggregate in kernel".to_string(), ws.iter().map(|w| w["aggregate_total_pct"].as_f64()).collect()),
+        plot::Series {
+            name: "rows (all stages)".to_string(),
+            bars: ws.iter().map(|w| plot::Bar::estimate(&w["rows_total_ci"])).collect(),
+        },
+        plot::Series {
+            name: "aggregate in kernel".to_string(),
+            bars: ws.iter().map(|w| plot::Bar::estimate(&w["aggregate_total_ci"])).collect(),
+        },
     ];
     plot::bars(
-        &ctx.out.join("stages-aggregate.svg"),
+        &out.join("stages-aggregate.svg"),
         "Total overhead: rows vs in-kernel aggregate",
         "% of T_base",
         &cats,
         &series,
-        false,
     )
 }

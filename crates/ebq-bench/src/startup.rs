@@ -12,6 +12,7 @@
 use super::proc::Tracer;
 use super::{plot, table, Ctx};
 use serde_json::{json, Value};
+use std::path::Path;
 
 const SQL: &str = "SELECT pid, COUNT(*) FROM syscalls.sys_enter_read GROUP BY pid";
 const BPFTRACE: &str = "t:syscalls:sys_enter_read { @[pid] = count(); }";
@@ -60,16 +61,19 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let _ = std::fs::remove_file(&bundle);
     let section = json!({ "query": SQL, "bpftrace_program": BPFTRACE, "runs": ctx.runs, "results": results });
     print!("\nstartup (spawn → attached, fastest of {})\n{}", ctx.runs, table::text(HEADER, &table_rows(&section)));
-    let cats: Vec<String> = section["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| r["tool"].as_str().unwrap_or("").to_string())
-        .collect();
-    let vals: Vec<Option<f64>> =
-        section["results"].as_array().into_iter().flatten().map(|r| r["seconds"].as_f64().map(|s| s * 1e3)).collect();
-    plot::bars(&ctx.out.join("startup.svg"), "Spawn → attached", "ms", &cats, &[("time".into(), vals)], false)?;
+    plot_section(&ctx.out, &section)?;
     Ok(section)
+}
+
+/// Draws the start-up plot into `out` (also from a saved results.json).
+pub(crate) fn plot_section(out: &Path, section: &Value) -> Result<(), String> {
+    let results: Vec<&Value> = section["results"].as_array().into_iter().flatten().collect();
+    let cats: Vec<String> = results.iter().map(|r| r["tool"].as_str().unwrap_or("").to_string()).collect();
+    let time = plot::Series {
+        name: "spawn → attached".into(),
+        bars: results.iter().map(|r| r["seconds"].as_f64().map(|s| plot::Bar::plain(s * 1e3))).collect(),
+    };
+    plot::bars(&out.join("startup.svg"), "Spawn → attached", "ms", &cats, &[time])
 }
 
 /// Header of [`table_rows`].

@@ -54,6 +54,7 @@ mod overload;
 mod page_cache;
 mod pair_age;
 mod pins;
+mod plots;
 mod postgres;
 mod profile;
 mod props;
