@@ -177,7 +177,7 @@ fn a_union_branch_reading_io_ops_becomes_one_branch_per_source() {
     assert_eq!(names, ["path", "n"], "every branch keeps the user's columns");
     assert_eq!(out.union[2].exprs[0].to_string(), "(('aio'))");
     let own = out.union[2].selection.as_ref().unwrap().to_string();
-    assert!(own.ends_with("AND (('aio') = 'aio')"), "the source's WHERE and the branch's: {own}");
+    assert!(own.ends_with("AND ((('aio')) = 'aio')"), "the source's WHERE and the branch's: {own}");
     let p = engine().prepare(sql).unwrap();
     let plan = p.physical.explain();
     assert!(plan.contains("Union      3 of 16 branches"), "only the aio sources and the read: {plan}");
