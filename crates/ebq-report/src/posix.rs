@@ -240,6 +240,9 @@ fn first(rec: &mut Record, name: &'static str, t: i64) {
 }
 
 impl Open {
+    /// Folds one operation on the file into its record as Darshan's POSIX
+    /// module would: a failed call counts as an error only; another path's
+    /// request only in ebq's per-path counters ([`Open::add_request`]).
     fn add(&mut self, op: &Operation, block_size: i64) {
         let (t1, t2) = (op.start_ns as i64, op.end_ns as i64);
         let rec = &mut self.rec;
@@ -256,38 +259,12 @@ impl Open {
         }
         // Darshan sees libc's calls only: another path's request counts in ebq's per-path counters alone.
         if op.via != Via::Syscall {
-            let (count, bytes) = match op.op {
-                OpKind::Read | OpKind::Map => ("READS", Some("BYTES_READ")),
-                OpKind::Write => ("WRITES", Some("BYTES_WRITTEN")),
-                OpKind::Fsync | OpKind::Fdatasync => ("FSYNCS", None),
-                OpKind::Open | OpKind::Close | OpKind::Seek => return,
-            };
-            rec.inc(&per_path(op.via, count), 1);
-            if let Some(b) = bytes {
-                rec.inc(&per_path(op.via, b), op.result);
-            }
+            self.add_request(op);
             return;
         }
         let f = &mut rec.fcounters;
         match op.op {
-            OpKind::Open | OpKind::Close => {
-                if op.op == OpKind::Open {
-                    self.offset = Some(0);
-                }
-                self.last_byte_read = 0;
-                self.last_byte_written = 0;
-                let (start, end, count) = if op.op == OpKind::Open {
-                    ("POSIX_F_OPEN_START_TIMESTAMP", "POSIX_F_OPEN_END_TIMESTAMP", Some("POSIX_OPENS"))
-                } else {
-                    ("POSIX_F_CLOSE_START_TIMESTAMP", "POSIX_F_CLOSE_END_TIMESTAMP", None)
-                };
-                timer_no_overlap(f.get_mut("POSIX_F_META_TIME").unwrap(), t1, t2, &mut self.last_meta_end);
-                f.insert(end, t2);
-                first(rec, start, t1);
-                if let Some(c) = count {
-                    rec.inc(c, 1);
-                }
-            }
+            OpKind::Open | OpKind::Close => self.add_open_or_close(op.op, t1, t2),
             OpKind::Seek => {
                 self.offset = Some(op.result);
                 timer_no_overlap(f.get_mut("POSIX_F_META_TIME").unwrap(), t1, t2, &mut self.last_meta_end);
@@ -301,68 +278,118 @@ impl Open {
             // A mapping's pages are never a system call's (the per-path branch above took them).
             OpKind::Map => {}
             OpKind::Read | OpKind::Write => {
-                let read = op.op == OpKind::Read;
-                let ret = op.result;
-                let off = if op.positioned { op.offset } else { self.offset.unwrap_or(op.offset) };
-                self.offset = Some(off + ret);
-                let last = if read { &mut self.last_byte_read } else { &mut self.last_byte_written };
-                let n = |r: &str, w: &str| if read { r.to_string() } else { w.to_string() };
-                let (seq, consec) = (off > *last, off == *last + 1);
-                let stride = if off > 0 && off > *last && *last != 0 { off - *last - 1 } else { 0 };
-                *last = off + ret - 1;
-                rec.inc(&n("POSIX_SEQ_READS", "POSIX_SEQ_WRITES"), seq as i64);
-                rec.inc(&n("POSIX_CONSEC_READS", "POSIX_CONSEC_WRITES"), consec as i64);
-                let max = n("POSIX_MAX_BYTE_READ", "POSIX_MAX_BYTE_WRITTEN");
-                if rec.get(&max) < off + ret - 1 {
-                    rec.counters.insert(max, off + ret - 1);
-                }
-                rec.inc(&n("POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"), ret);
-                rec.inc(&n("POSIX_READS", "POSIX_WRITES"), 1);
-                rec.inc(&per_path(op.via, &n("BYTES_READ", "BYTES_WRITTEN")), ret);
-                rec.inc(&per_path(op.via, &n("READS", "WRITES")), 1);
-                rec.inc(&format!("POSIX_SIZE_{}_{}", n("READ", "WRITE"), BUCKETS[bucket(ret)]), 1);
-                self.access.add(ret);
-                self.stride.add(stride);
-                if op.mem.is_some_and(|m| m as i64 % MEM_ALIGNMENT != 0) {
-                    rec.inc("POSIX_MEM_NOT_ALIGNED", 1);
-                }
-                if block_size > 0 && off % block_size != 0 {
-                    rec.inc("POSIX_FILE_NOT_ALIGNED", 1);
-                }
-                let other = if read { OpKind::Write } else { OpKind::Read };
-                if self.last_io == Some(other) {
-                    rec.inc("POSIX_RW_SWITCHES", 1);
-                }
-                self.last_io = Some(op.op);
-                let (start, end, max_t, max_size, time, last_end) = if read {
-                    (
-                        "POSIX_F_READ_START_TIMESTAMP",
-                        "POSIX_F_READ_END_TIMESTAMP",
-                        "POSIX_F_MAX_READ_TIME",
-                        "POSIX_MAX_READ_TIME_SIZE",
-                        "POSIX_F_READ_TIME",
-                        &mut self.last_read_end,
-                    )
-                } else {
-                    (
-                        "POSIX_F_WRITE_START_TIMESTAMP",
-                        "POSIX_F_WRITE_END_TIMESTAMP",
-                        "POSIX_F_MAX_WRITE_TIME",
-                        "POSIX_MAX_WRITE_TIME_SIZE",
-                        "POSIX_F_WRITE_TIME",
-                        &mut self.last_write_end,
-                    )
-                };
-                first(rec, start, t1);
-                let f = &mut rec.fcounters;
-                f.insert(end, t2);
-                if f[max_t] < t2 - t1 {
-                    f.insert(max_t, t2 - t1);
-                    rec.counters.insert(max_size.into(), ret);
-                }
-                timer_no_overlap(rec.fcounters.get_mut(time).unwrap(), t1, t2, last_end);
+                self.add_read_or_write(op, block_size);
+                self.add_io_times(op.op == OpKind::Read, op.result, t1, t2);
             }
         }
+    }
+
+    /// An io_uring, AIO or mapped-page request: its count and bytes under its path's name.
+    fn add_request(&mut self, op: &Operation) {
+        let (count, bytes) = match op.op {
+            OpKind::Read | OpKind::Map => ("READS", Some("BYTES_READ")),
+            OpKind::Write => ("WRITES", Some("BYTES_WRITTEN")),
+            OpKind::Fsync | OpKind::Fdatasync => ("FSYNCS", None),
+            OpKind::Open | OpKind::Close | OpKind::Seek => return,
+        };
+        self.rec.inc(&per_path(op.via, count), 1);
+        if let Some(b) = bytes {
+            self.rec.inc(&per_path(op.via, b), op.result);
+        }
+    }
+
+    /// An open (the offset back to 0) or a close: sequentiality starts over; meta time and timestamps.
+    fn add_open_or_close(&mut self, kind: OpKind, t1: i64, t2: i64) {
+        let rec = &mut self.rec;
+        if kind == OpKind::Open {
+            self.offset = Some(0);
+        }
+        self.last_byte_read = 0;
+        self.last_byte_written = 0;
+        let (start, end, count) = if kind == OpKind::Open {
+            ("POSIX_F_OPEN_START_TIMESTAMP", "POSIX_F_OPEN_END_TIMESTAMP", Some("POSIX_OPENS"))
+        } else {
+            ("POSIX_F_CLOSE_START_TIMESTAMP", "POSIX_F_CLOSE_END_TIMESTAMP", None)
+        };
+        let f = &mut rec.fcounters;
+        timer_no_overlap(f.get_mut("POSIX_F_META_TIME").unwrap(), t1, t2, &mut self.last_meta_end);
+        f.insert(end, t2);
+        first(rec, start, t1);
+        if let Some(c) = count {
+            rec.inc(c, 1);
+        }
+    }
+
+    /// A read's or write's counters: its offset (the file position unless
+    /// positioned), sequential and consecutive, stride, sizes, alignment and
+    /// read/write switches.
+    fn add_read_or_write(&mut self, op: &Operation, block_size: i64) {
+        let rec = &mut self.rec;
+        let read = op.op == OpKind::Read;
+        let ret = op.result;
+        let off = if op.positioned { op.offset } else { self.offset.unwrap_or(op.offset) };
+        self.offset = Some(off + ret);
+        let last = if read { &mut self.last_byte_read } else { &mut self.last_byte_written };
+        let n = |r: &str, w: &str| if read { r.to_string() } else { w.to_string() };
+        let (seq, consec) = (off > *last, off == *last + 1);
+        let stride = if off > 0 && off > *last && *last != 0 { off - *last - 1 } else { 0 };
+        *last = off + ret - 1;
+        rec.inc(&n("POSIX_SEQ_READS", "POSIX_SEQ_WRITES"), seq as i64);
+        rec.inc(&n("POSIX_CONSEC_READS", "POSIX_CONSEC_WRITES"), consec as i64);
+        let max = n("POSIX_MAX_BYTE_READ", "POSIX_MAX_BYTE_WRITTEN");
+        if rec.get(&max) < off + ret - 1 {
+            rec.counters.insert(max, off + ret - 1);
+        }
+        rec.inc(&n("POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN"), ret);
+        rec.inc(&n("POSIX_READS", "POSIX_WRITES"), 1);
+        rec.inc(&per_path(op.via, &n("BYTES_READ", "BYTES_WRITTEN")), ret);
+        rec.inc(&per_path(op.via, &n("READS", "WRITES")), 1);
+        rec.inc(&format!("POSIX_SIZE_{}_{}", n("READ", "WRITE"), BUCKETS[bucket(ret)]), 1);
+        self.access.add(ret);
+        self.stride.add(stride);
+        if op.mem.is_some_and(|m| m as i64 % MEM_ALIGNMENT != 0) {
+            rec.inc("POSIX_MEM_NOT_ALIGNED", 1);
+        }
+        if block_size > 0 && off % block_size != 0 {
+            rec.inc("POSIX_FILE_NOT_ALIGNED", 1);
+        }
+        let other = if read { OpKind::Write } else { OpKind::Read };
+        if self.last_io == Some(other) {
+            rec.inc("POSIX_RW_SWITCHES", 1);
+        }
+        self.last_io = Some(op.op);
+    }
+
+    /// A read's or write's timestamps, slowest call (and its size) and time, overlaps counted once.
+    fn add_io_times(&mut self, read: bool, ret: i64, t1: i64, t2: i64) {
+        let rec = &mut self.rec;
+        let (start, end, max_t, max_size, time, last_end) = if read {
+            (
+                "POSIX_F_READ_START_TIMESTAMP",
+                "POSIX_F_READ_END_TIMESTAMP",
+                "POSIX_F_MAX_READ_TIME",
+                "POSIX_MAX_READ_TIME_SIZE",
+                "POSIX_F_READ_TIME",
+                &mut self.last_read_end,
+            )
+        } else {
+            (
+                "POSIX_F_WRITE_START_TIMESTAMP",
+                "POSIX_F_WRITE_END_TIMESTAMP",
+                "POSIX_F_MAX_WRITE_TIME",
+                "POSIX_MAX_WRITE_TIME_SIZE",
+                "POSIX_F_WRITE_TIME",
+                &mut self.last_write_end,
+            )
+        };
+        first(rec, start, t1);
+        let f = &mut rec.fcounters;
+        f.insert(end, t2);
+        if f[max_t] < t2 - t1 {
+            f.insert(max_t, t2 - t1);
+            rec.counters.insert(max_size.into(), ret);
+        }
+        timer_no_overlap(rec.fcounters.get_mut(time).unwrap(), t1, t2, last_end);
     }
 }
 

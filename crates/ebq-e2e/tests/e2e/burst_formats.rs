@@ -39,14 +39,9 @@ fn build(dir: &Path) -> PathBuf {
     exe
 }
 
-/// The number before `word` in ebq's stats line.
+/// The number before ` word` on ebq's stats line (it must say it).
 fn stat(stderr: &str, word: &str) -> u64 {
-    let line = stderr.lines().find(|l| l.contains("events seen")).unwrap_or_else(|| panic!("no stats line:\n{stderr}"));
-    let toks: Vec<&str> = line.split_whitespace().collect();
-    toks.windows(2)
-        .find(|w| w[1].trim_end_matches(',') == word)
-        .and_then(|w| w[0].parse().ok())
-        .unwrap_or_else(|| panic!("no `{word}` in {line}"))
+    common::stats_value(stderr, &format!(" {word}")).unwrap_or_else(|| panic!("no `{word}` in:\n{stderr}"))
 }
 
 /// The program's own count from its line in `stdout` (it fails on any

@@ -186,13 +186,6 @@ fn io_uring_completions_count_what_fio_did_for_fds_registered_files_and_sqpoll()
     }
 }
 
-/// The number before `what` in ebq's final stats line (`… 3 missed; …`).
-fn stat(stderr: &str, what: &str) -> u64 {
-    let line = stderr.lines().rev().find(|l| l.starts_with("ebq: ") && l.contains(what)).expect(what);
-    let before = &line[..line.find(what).unwrap()];
-    before.split_whitespace().last().unwrap().parse().unwrap()
-}
-
 #[test]
 fn io_uring_submit_to_complete_pairs_on_the_request() {
     // Latency: submission ⋈ completion on the request pointer of both records. Both are
@@ -232,7 +225,8 @@ fn uring_join_run(data: &DataFile, tag: &str, sql: &str, options: &[&str]) -> (V
 /// (pairs, bytes): pairs ≤ fio's requests ≤ pairs + missed ends + missed starts,
 /// and both equal fio's when nothing was missed.
 fn assert_pairs_bound_fio((pairs, bytes): (u64, u64), (ios, fio_bytes): (u64, u64), stderr: &str) {
-    let missed = stat(stderr, " missed;") + stat(stderr, " start events missed");
+    let stat = |words: &str| common::stats_value(stderr, words).unwrap_or_else(|| panic!("no `{words}`: {stderr}"));
+    let missed = stat(" missed;") + stat(" start events missed");
     assert!(pairs <= ios && pairs + missed >= ios, "pairs {pairs}, fio {ios}\n{stderr}");
     if missed == 0 {
         assert_eq!((pairs, bytes), (ios, fio_bytes), "{stderr}");

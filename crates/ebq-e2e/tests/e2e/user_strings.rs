@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{ebq_bin, workload_bin};
+use common::{ebq_bin, stats_value, workload_bin};
 use serde_json::Value as Json;
 use std::process::{Command, Output};
 
@@ -100,14 +100,7 @@ fn cold_opens(comm: &str, paths: &[&str], cold: &str) -> String {
     format!("{} --cold {cold}", opens(comm, paths))
 }
 
-/// The number before `what` on ebq's stats line (0 when the line does not
-/// say it).
-fn stats_count(out: &Output, what: &str) -> u64 {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stderr.lines().find(|l| l.starts_with("ebq: ") && l.contains(" events seen")).expect("a stats line");
-    line.split("; ").find_map(|part| part.split_once(what)).and_then(|(n, _)| n.trim().parse().ok()).unwrap_or(0)
-}
-
+/// What the stats line says of file names it could not read (absent: none).
 const UNREADABLE: &str = " user strings (file names) could not be read";
 
 /// Issue 40 item 6: a file name in a page not resident at openat's entry
@@ -130,7 +123,10 @@ fn an_unreadable_file_name_is_null_and_counted() {
     let got: Vec<&Json> = rows.iter().map(|r| &r["filename"]).collect();
     let want = [Json::from("/etc/hostname"), Json::Null, Json::Null, Json::from(""), Json::from("/etc/hostname")];
     assert_eq!(got, want.iter().collect::<Vec<_>>(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stats_count(&out, UNREADABLE), cold.iter().filter(|c| **c).count() as u64);
+    assert_eq!(
+        stats_value(&String::from_utf8_lossy(&out.stderr), UNREADABLE).unwrap_or(0),
+        cold.iter().filter(|c| **c).count() as u64
+    );
 }
 
 /// The same opens grouped by file name, the name read into the string
@@ -150,7 +146,7 @@ fn an_unreadable_file_name_is_its_own_group() {
     let (rows, _) = split(&out);
     let got: Vec<(Json, u64)> = rows.iter().map(|r| (r["filename"].clone(), r["n"].as_u64().unwrap())).collect();
     assert_eq!(got, [(Json::from(""), 1), (Json::from("/etc/hostname"), 2), (Json::Null, 2)]);
-    assert_eq!(stats_count(&out, UNREADABLE), 2);
+    assert_eq!(stats_value(&String::from_utf8_lossy(&out.stderr), UNREADABLE).unwrap_or(0), 2);
 }
 
 /// The JOIN form reads the start's file name at the exit, from the pointer
@@ -178,7 +174,12 @@ fn the_join_form_reads_the_file_name_at_the_exit() {
         .collect();
     assert_eq!(got, want);
     assert_eq!(want.iter().filter(|w| w.1 >= 0).count(), 3, "{want:?}");
-    assert_eq!(stats_count(&out, UNREADABLE), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        stats_value(&String::from_utf8_lossy(&out.stderr), UNREADABLE).unwrap_or(0),
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

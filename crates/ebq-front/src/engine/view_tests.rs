@@ -165,3 +165,48 @@ fn group_by_and_order_by_may_name_the_querys_own_outputs() {
     let q = err(&engine(), "SELECT fs_type, COUNT(*) AS n FROM io.ops GROUP BY fs_type, nope");
     assert!(q.message.starts_with("view io.ops has no column nope"), "{}", q.message);
 }
+
+#[test]
+fn a_union_branch_reading_io_ops_becomes_one_branch_per_source() {
+    let sql = "SELECT path, COUNT(*) FROM (SELECT path, bytes AS n FROM io.ops WHERE path = 'aio' \
+               UNION ALL SELECT 'read' AS path, ret AS n FROM syscalls.sys_exit_read) u GROUP BY path";
+    let out = inline(parse_query(sql).unwrap(), Catalog::fixture().views()).unwrap();
+    assert_eq!(out.union.len(), 16, "io.ops' 15 sources and the plain branch");
+    assert_eq!(out.from.alias.as_deref(), Some("u"), "the union keeps the user's alias");
+    let names: Vec<&str> = out.union[2].columns.iter().map(|c| c.value.as_str()).collect();
+    assert_eq!(names, ["path", "n"], "every branch keeps the user's columns");
+    assert_eq!(out.union[2].exprs[0].to_string(), "(('aio'))");
+    let own = out.union[2].selection.as_ref().unwrap().to_string();
+    assert!(own.ends_with("AND ((('aio')) = 'aio')"), "the source's WHERE and the branch's: {own}");
+    let p = engine().prepare(sql).unwrap();
+    let plan = p.physical.explain();
+    assert!(plan.contains("Union      3 of 16 branches"), "only the aio sources and the read: {plan}");
+}
+
+#[test]
+fn a_union_branch_reading_a_single_event_view_keeps_its_join_and_where() {
+    let cat = Catalog::fixture()
+        .with_view("my.reads", "SELECT e.pid AS pid, x.ret AS n FROM syscalls.sys_enter_read e JOIN syscalls.sys_exit_read x ON e.tid = x.tid WHERE e.fd = 3")
+        .unwrap();
+    let sql = "SELECT SUM(n) FROM (SELECT n FROM my.reads r WHERE r.pid > 1 \
+               UNION ALL SELECT ret AS n FROM syscalls.sys_exit_write) u";
+    let out = inline(parse_query(sql).unwrap(), cat.views()).unwrap();
+    assert_eq!(out.union.len(), 2);
+    assert!(out.union[0].join.is_some(), "the view's pair");
+    assert_eq!(out.union[0].exprs[0].to_string(), "(x.ret)");
+    assert_eq!(out.union[0].selection.as_ref().unwrap().to_string(), "(e.fd = 3) AND ((e.pid) > 1)");
+    Engine::with_catalog(cat).prepare(sql).unwrap();
+}
+
+#[test]
+fn an_unknown_column_of_a_view_in_a_union_branch_points_into_the_branch() {
+    let sql =
+        "SELECT SUM(n) FROM (SELECT bytez AS n FROM io.ops UNION ALL SELECT ret AS n FROM syscalls.sys_exit_write) u";
+    let q = err(&engine(), sql);
+    assert!(q.message.starts_with("view io.ops has no column bytez"), "{}", q.message);
+    let span = q.span.unwrap();
+    assert_eq!((span.start, span.end), (at(1, 28), at(1, 33)));
+    let sql = "SELECT COUNT(*) FROM (SELECT pid FROM io.ops o JOIN raw_syscalls.sys_exit x ON o.tid = x.tid \
+               UNION ALL SELECT pid FROM syscalls.sys_exit_write) u";
+    assert_eq!(err(&engine(), sql).message, "view io.ops cannot be joined; read it alone in its branch");
+}

@@ -11,6 +11,12 @@
 //!               WHERE (e.id = 0) AND (pid = 7 → (e.pid) = 7) GROUP BY (e.pid)
 //! ```
 //!
+//! A branch of a UNION ALL may read a view too (`SELECT start AS t FROM
+//! io.ops WHERE path = 'aio' UNION ALL SELECT … FROM ev`): the branch becomes
+//! one branch per source of the view (each branch of a union view, or its one
+//! event or JOIN), its columns and WHERE written over that source's, so a
+//! source its WHERE rules out is left out by the planner as any other branch.
+//!
 //! So the binder, planner and codegen see one ordinary query and a view costs
 //! nothing at run time; only the columns the query uses are carried (a JOIN's
 //! start side carries no column the query does not read). Everything that
@@ -18,7 +24,7 @@
 //! user's FROM, so a later error (an unknown event, a stack budget) still
 //! points into the user's text.
 
-use super::{parse_query, EventRef, Query};
+use super::{parse_query, EventRef, Join, Query, UnionBranch};
 use crate::error::{Error, Result, Span, Stage};
 use sqlparser::ast::{visit_expressions_mut, Expr, Ident, ObjectNamePart, SelectItem, Spanned};
 use std::ops::ControlFlow;
@@ -86,6 +92,19 @@ impl View {
         Ok(View { name: name.to_string(), sql: sql.to_string(), columns, query })
     }
 
+    fn named_columns(&self) -> Columns<'_> {
+        Columns { of: &self.name, columns: &self.columns }
+    }
+}
+
+/// The named columns an expression is rewritten over: a view's, or one
+/// branch's of the union a view reads (`of` names them in errors).
+struct Columns<'a> {
+    of: &'a str,
+    columns: &'a [(String, Expr)],
+}
+
+impl Columns<'_> {
     fn column(&self, name: &str) -> Option<&Expr> {
         self.columns.iter().find(|(c, _)| c.eq_ignore_ascii_case(name)).map(|(_, e)| e)
     }
@@ -95,18 +114,109 @@ impl View {
     }
 }
 
-/// The name FROM gives when it names a relation `category.name`.
-fn from_name(q: &Query) -> Option<String> {
-    match &q.from.name {
-        super::EventName::Tracepoint { category, name } => Some(format!("{category}.{name}")),
-        _ => None,
+/// The view `event` names (a relation `category.name`), if any.
+fn view_of<'v>(event: &EventRef, views: &'v [View]) -> Option<&'v View> {
+    let super::EventName::Tracepoint { category, name } = &event.name else { return None };
+    let name = format!("{category}.{name}");
+    views.iter().find(|v| v.name.eq_ignore_ascii_case(&name))
+}
+
+/// `a AND b`, each side parenthesised; either alone when the other is absent.
+fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(a))),
+            op: sqlparser::ast::BinaryOperator::And,
+            right: Box::new(Expr::Nested(Box::new(b))),
+        }),
+        (a, b) => a.or(b),
     }
 }
 
-/// Rewrites `q` when its FROM names one of `views`; returns it unchanged otherwise.
+/// Rewrites `q` when its FROM, or a branch of its union, names one of
+/// `views`; returns it unchanged otherwise.
 pub fn inline(q: Query, views: &[View]) -> Result<Query> {
-    let Some(name) = from_name(&q) else { return Ok(q) };
-    let Some(view) = views.iter().find(|v| v.name.eq_ignore_ascii_case(&name)) else { return Ok(q) };
+    let q = if q.union.is_empty() { q } else { inline_branches(q, views)? };
+    inline_from(q, views)
+}
+
+/// `q` with each union branch reading a view replaced by the view's sources
+/// ([`expand_branch`]); the union keeps its alias and its first branch's columns.
+fn inline_branches(mut q: Query, views: &[View]) -> Result<Query> {
+    let mut branches = Vec::with_capacity(q.union.len());
+    for branch in std::mem::take(&mut q.union) {
+        match view_of(&branch.event, views) {
+            Some(view) => branches.extend(expand_branch(branch, view)?),
+            None => branches.push(branch),
+        }
+    }
+    q.from.name = branches[0].event.name.clone();
+    q.union = branches;
+    Ok(q)
+}
+
+/// A branch reading `view` as one branch per source of the view: the
+/// branch's columns and WHERE over the view's columns, then (a union view)
+/// over each of its branches' columns, ANDed with the view's and the
+/// source's own WHERE. What came from the view's text is positioned at the
+/// view's name in the branch.
+fn expand_branch(branch: UnionBranch, view: &View) -> Result<Vec<UnionBranch>> {
+    let at = branch.event.span;
+    if let Some(join) = &branch.join {
+        return Err(Error::query(
+            Stage::Bind,
+            format!("view {} cannot be joined; read it alone in its branch", view.name),
+            Some(join.span),
+        ));
+    }
+    let alias = branch.event.alias.as_deref();
+    let over_view = |e: &Expr| substitute(e, &view.named_columns(), alias, at, &[]);
+    let exprs = branch.exprs.iter().map(over_view).collect::<Result<Vec<_>>>()?;
+    let mut source = view.query.clone();
+    respan_query(&mut source, at);
+    let selection = and(source.selection.take(), branch.selection.as_ref().map(over_view).transpose()?);
+    if source.union.is_empty() {
+        let join = one_join(std::mem::take(&mut source.joins), view)?;
+        let event = source.from;
+        return Ok(vec![UnionBranch { columns: branch.columns, exprs, event, join, selection, span: branch.span }]);
+    }
+    let union_alias = source.from.alias.as_deref();
+    source
+        .union
+        .into_iter()
+        .map(|src| {
+            let named: Vec<(String, Expr)> =
+                src.columns.iter().map(|c| c.value.clone()).zip(src.exprs.iter().cloned()).collect();
+            let cols = Columns { of: &view.name, columns: &named };
+            let over_src = |e: &Expr| substitute(e, &cols, union_alias, at, &[]);
+            Ok(UnionBranch {
+                columns: branch.columns.clone(),
+                exprs: exprs.iter().map(over_src).collect::<Result<_>>()?,
+                event: src.event,
+                join: src.join,
+                selection: and(src.selection, selection.as_ref().map(over_src).transpose()?),
+                span: branch.span,
+            })
+        })
+        .collect()
+}
+
+/// The JOIN of a single-event view read in a union branch (a branch pairs at most two events).
+fn one_join(mut joins: Vec<Join>, view: &View) -> Result<Option<Join>> {
+    if joins.len() > 1 {
+        let at = joins[1].span;
+        return Err(Error::query(
+            Stage::Bind,
+            format!("view {} joins {} events; a union branch pairs at most two", view.name, joins.len() + 1),
+            Some(at),
+        ));
+    }
+    Ok(joins.pop())
+}
+
+/// Rewrites `q` when its FROM names one of `views`; returns it unchanged otherwise.
+fn inline_from(q: Query, views: &[View]) -> Result<Query> {
+    let Some(view) = view_of(&q.from, views) else { return Ok(q) };
     let at = q.from.span;
     if !q.union.is_empty() || !q.joins.is_empty() || q.stream.is_some() {
         return Err(Error::query(
@@ -116,7 +226,8 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
         ));
     }
     let alias = q.from.alias.clone();
-    let subst = |e: &Expr| substitute(e, view, alias.as_deref(), at, &[]);
+    let cols = view.named_columns();
+    let subst = |e: &Expr| substitute(e, &cols, alias.as_deref(), at, &[]);
     // GROUP BY, HAVING and ORDER BY may name the query's own output columns (`AS is_write`).
     let outputs: Vec<String> = q
         .projection
@@ -126,7 +237,7 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
             _ => None,
         })
         .collect();
-    let subst_late = |e: &Expr| substitute(e, view, alias.as_deref(), at, &outputs);
+    let subst_late = |e: &Expr| substitute(e, &cols, alias.as_deref(), at, &outputs);
     let mut out = view.query.clone();
     respan_query(&mut out, at);
     out.distinct = q.distinct;
@@ -148,19 +259,12 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
             }
             other => Err(Error::query(
                 Stage::Bind,
-                format!("select view {}'s columns by name: {}", view.name, view.column_list()),
+                format!("select view {}'s columns by name: {}", view.name, cols.column_list()),
                 Span::from_sql(other.span()).or(Some(at)),
             )),
         })
         .collect::<Result<_>>()?;
-    out.selection = match (out.selection.take(), q.selection.as_ref().map(subst).transpose()?) {
-        (Some(v), Some(u)) => Some(Expr::BinaryOp {
-            left: Box::new(Expr::Nested(Box::new(v))),
-            op: sqlparser::ast::BinaryOperator::And,
-            right: Box::new(Expr::Nested(Box::new(u))),
-        }),
-        (v, u) => v.or(u),
-    };
+    out.selection = and(out.selection.take(), q.selection.as_ref().map(subst).transpose()?);
     out.group_by = q.group_by.iter().map(subst_late).collect::<Result<_>>()?;
     out.having = q.having.as_ref().map(subst_late).transpose()?;
     out.order_by = q
@@ -176,7 +280,7 @@ pub fn inline(q: Query, views: &[View]) -> Result<Query> {
 /// `e` with every view column replaced by its (parenthesised, re-positioned)
 /// definition. Names that are no view column are a positioned error, except
 /// the query's own output names in `outputs` (left for the binder's aliases).
-fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span, outputs: &[String]) -> Result<Expr> {
+fn substitute(e: &Expr, view: &Columns, alias: Option<&str>, at: Span, outputs: &[String]) -> Result<Expr> {
     let mut e = e.clone();
     let mut failed: Option<Error> = None;
     let _ = visit_expressions_mut(&mut e, |expr| {
@@ -185,7 +289,7 @@ fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span, outputs: &[S
             Expr::CompoundIdentifier(ids)
                 if ids.len() == 2
                     && (alias.is_some_and(|a| ids[0].value.eq_ignore_ascii_case(a))
-                        || view.name.ends_with(&format!(".{}", ids[0].value))) =>
+                        || view.of.ends_with(&format!(".{}", ids[0].value))) =>
             {
                 Some(&ids[1])
             }
@@ -220,10 +324,10 @@ fn substitute(e: &Expr, view: &View, alias: Option<&str>, at: Span, outputs: &[S
     }
 }
 
-fn unknown(view: &View, name: &str, span: Option<Span>) -> Error {
+fn unknown(view: &Columns, name: &str, span: Option<Span>) -> Error {
     Error::query(
         Stage::Bind,
-        format!("view {} has no column {name}; its columns are {}", view.name, view.column_list()),
+        format!("view {} has no column {name}; its columns are {}", view.of, view.column_list()),
         span,
     )
 }

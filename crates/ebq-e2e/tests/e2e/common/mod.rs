@@ -445,20 +445,7 @@ pub fn assert_keyed_exact_or_accounted<K: Ord + Clone + std::fmt::Debug, V: Part
 /// seen, M matched[, D delivered], X dropped, Y missed[; JOIN: …][; …]`), as a
 /// [`QueryStats`] with the counters the line prints (the others 0).
 pub fn cli_stats(stderr: &str) -> QueryStats {
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("ebq: ") && l.contains(" events seen"))
-        .unwrap_or_else(|| panic!("no stats line in: {stderr}"));
-    // The number right before `words`, 0 when the line does not print it.
-    let num = |words: &str| -> u64 {
-        let Some(at) = line.find(words) else { return 0 };
-        let head = line[..at].trim_end();
-        head.rsplit(|c: char| !c.is_ascii_digit())
-            .next()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("{line}"))
-    };
+    let num = |words: &str| stats_value(stderr, words).unwrap_or(0);
     QueryStats {
         seen: num(" events seen"),
         matched: num(" matched"),
@@ -477,6 +464,22 @@ pub fn cli_stats(stderr: &str) -> QueryStats {
         missed_tracking: num(" fork/exit events missed"),
         ..QueryStats::default()
     }
+}
+
+/// The number right before `words` (`" dropped"`, `" start events missed"`)
+/// on ebq's final stats line on `stderr` (`ebq: S events seen, …`); `None`
+/// when the line does not print `words`. Panics without a stats line: every
+/// run that ends prints one.
+pub fn stats_value(stderr: &str, words: &str) -> Option<u64> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("ebq: ") && l.contains(" events seen"))
+        .unwrap_or_else(|| panic!("no stats line in: {stderr}"));
+    let at = line.find(words)?;
+    let head = line[..at].trim_end();
+    let number = head.rsplit(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse().ok());
+    Some(number.unwrap_or_else(|| panic!("no number before `{words}` in {line}")))
 }
 
 /// A JOIN's end events with no start, from the line after the stats line
