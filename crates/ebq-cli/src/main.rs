@@ -413,8 +413,11 @@ const REPORT_HELP: &str = "Report options:
   --html FILE           one self-contained page (tables, charts, heatmap, event accounting)
   --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
                         mpirun, mpiexec or srun, else none
+  --stdio               probe libc's stdio calls (fopen, fwrite, fprintf, …): Darshan's STDIO
+                        module; the system calls libc makes inside them leave POSIX (folded in
+                        user space)
   --darshan-log FILE    a binary Darshan log (format 3.41) that PyDarshan, `python -m darshan
-                        summary` and Drishti read; with --trace, DXT_POSIX too
+                        summary` and Drishti read; with --trace, DXT_POSIX too; with --stdio, STDIO
   --job-id N            the log's job id (default: SLURM_JOB_ID, else PBS_JOBID, else 0)
   --darshan-config FILE a Darshan config file (DARSHAN_CONFIG_PATH's): its NAME_EXCLUDE and
                         NAME_INCLUDE rules for POSIX apply to the files listed

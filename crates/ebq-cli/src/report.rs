@@ -10,7 +10,7 @@ use ebq::sink::Sink;
 use std::io::{self, Write};
 
 /// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
-/// `--darshan-config FILE` and `--job-id N` out of the run options.
+/// `--darshan-config FILE`, `--job-id N` and `--stdio` out of the run options.
 pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
     let mut o = Options::default();
     let mut i = 0;
@@ -19,6 +19,11 @@ pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (rest[i].clone(), None),
         };
+        if flag == "--stdio" && inline.is_none() {
+            rest.remove(i);
+            o.stdio = true;
+            continue;
+        }
         if !matches!(
             flag.as_str(),
             "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--darshan-config" | "--job-id"

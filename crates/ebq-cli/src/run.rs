@@ -118,11 +118,11 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
         return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
     }
-    let (mut query, mut mpi) = start_query(args, &engine, &prepared, bundle.as_ref(), scope, &sql)?;
+    let (mut query, mut companions) = start_query(args, &engine, &prepared, bundle.as_ref(), scope, &sql)?;
     // Rows handed to the sink: with LIMIT, fewer than delivered (the stats line says both).
     let printed = std::cell::Cell::new(0u64);
 
-    announce(args, held.as_ref(), &prepared, mpi.as_ref());
+    announce(args, held.as_ref(), &prepared, &companions);
     // The traced command's start: the held child's exec follows its release; a -p process's own start.
     let command_start = match (held.as_ref(), args.pid) {
         (Some(_), _) => Some(ebq::exec::monotonic_ns()),
@@ -151,7 +151,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
         unread: crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit),
         printed: &printed,
     };
-    let child_status = polling.run(&mut query, &mut held, &mut mpi, &mut otlp, &mut sink)?;
+    let child_status = polling.run(&mut query, &mut held, &mut companions, &mut otlp, &mut sink)?;
     let command_end = ebq::exec::monotonic_ns();
     mark("loop ended (command exited, Ctrl-C or deadline)");
     let outs = query.finish().map_err(|e| e.render(&sql))?;
@@ -160,7 +160,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     let programs = query.program_stats();
     if let Some(o) = &args.report {
         o.shared.lock().expect("not poisoned").command_ns = command_start.map(|start| (start, command_end));
-        hand_to_report(o, &query, &prepared, stats, mpi.take(), &sql)?;
+        hand_to_report(o, &query, &prepared, stats, std::mem::take(&mut companions), &sql)?;
     }
     if let Some(p) = otlp.as_mut() {
         p.push(&outs, &stats);
@@ -195,8 +195,8 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts the MPI-IO queries of `ebq report io` (with the same scope, before
-/// the child runs) and the query (from its bundle's object, if any), with
+/// Starts the MPI-IO and STDIO queries of `ebq report io` (with the same
+/// scope, before the child runs) and the query (from its bundle's object, if any), with
 /// its limits and pins.
 fn start_query(
     args: &RunArgs,
@@ -205,7 +205,7 @@ fn start_query(
     bundle: Option<&ebq::bundle::Bundle>,
     scope: Scope,
     sql: &str,
-) -> Result<(RunningQuery, Option<crate::report::live::MpiQueries>), String> {
+) -> Result<(RunningQuery, crate::report::live::Companions), String> {
     // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
     let mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
         Some(lib) => crate::report::live::MpiQueries::start(
@@ -214,6 +214,10 @@ fn start_query(
             &scope,
             args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
         )?,
+        None => None,
+    };
+    let stdio = match args.report.as_ref().filter(|o| o.stdio) {
+        Some(_) => Some(crate::report::live::StdioQuery::start(engine, &scope)?),
         None => None,
     };
     let mut query = match bundle {
@@ -230,7 +234,7 @@ fn start_query(
         let header = query.pin_maps(&options).map_err(|e| e.render(sql))?;
         eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
     }
-    Ok((query, mpi))
+    Ok((query, crate::report::live::Companions { mpi, stdio }))
 }
 
 /// The final results out, then the sink finished (its writer thread may
@@ -286,7 +290,7 @@ fn announce(
     args: &RunArgs,
     held: Option<&crate::child::Held>,
     prepared: &ebq::PreparedQuery,
-    mpi: Option<&crate::report::live::MpiQueries>,
+    companions: &crate::report::live::Companions,
 ) {
     let who = match (held, args.pid, args.system_wide) {
         _ if args.cgroup.is_some() => format!("cgroup {}", args.cgroup.as_deref().unwrap_or("")),
@@ -305,8 +309,17 @@ fn announce(
     for note in prepared.physical.programs.iter().flat_map(|k| &k.unsupported) {
         eprintln!("ebq: note: {note}");
     }
-    if let (Some(m), Some(lib)) = (mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref()))) {
+    if let (Some(m), Some(lib)) =
+        (&companions.mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())))
+    {
         eprintln!("ebq: and {} MPI-IO functions of {lib} ({})", m.len(), m.how());
+    }
+    if companions.stdio.is_some() {
+        eprintln!(
+            "ebq: and {} stdio functions of {} (uprobe JOIN uretprobe over the list)",
+            crate::report::stdio::FUNCS.len(),
+            crate::report::stdio::LIBRARY
+        );
     }
 }
 
@@ -350,7 +363,7 @@ impl Polling<'_> {
         &self,
         query: &mut RunningQuery,
         held: &mut Option<crate::child::Held>,
-        mpi: &mut Option<crate::report::live::MpiQueries>,
+        companions: &mut crate::report::live::Companions,
         otlp: &mut Option<crate::otlp::Pusher>,
         sink: &mut Box<dyn Sink>,
     ) -> Result<Option<i32>, String> {
@@ -377,14 +390,14 @@ impl Polling<'_> {
             }
             // MPI-IO rows are looked at within 10 ms: a rank's environment (its rank) and, with Open
             // MPI, its memory are read from /proc at its first call, while the process still runs.
-            let wait = Duration::from_millis(if mpi.is_some() { 10 } else { 100 });
+            let wait = Duration::from_millis(if companions.mpi.is_some() { 10 } else { 100 });
             if self.unread {
                 std::thread::sleep(wait);
                 continue;
             }
             let outs = query.poll(wait).map_err(|e| e.render(self.sql))?;
-            if let Some(m) = mpi.as_mut() {
-                m.poll()?;
+            if companions.any() {
+                companions.poll()?;
             }
             if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
                 p.push(&outs, &query.stats().map_err(|e| e.render(self.sql))?);
@@ -416,13 +429,13 @@ impl Polling<'_> {
 }
 
 /// A kernel fold's maps and the query's stats to the report (its sink
-/// reads them when it finishes), and the MPI-IO queries' end.
+/// reads them when it finishes), and the MPI-IO and STDIO queries' end.
 fn hand_to_report(
     o: &crate::report::Options,
     query: &RunningQuery,
     prepared: &ebq::PreparedQuery,
     stats: ebq::QueryStats,
-    mpi: Option<crate::report::live::MpiQueries>,
+    companions: crate::report::live::Companions,
     sql: &str,
 ) -> Result<(), String> {
     let fold_maps = match &prepared.physical.programs[0].output {
@@ -439,10 +452,7 @@ fn hand_to_report(
     shared.fold_maps = fold_maps;
     shared.posix_stats = Some(stats);
     drop(shared);
-    if let Some(m) = mpi {
-        m.finish(&o.shared)?;
-    }
-    Ok(())
+    companions.finish(&o.shared)
 }
 
 /// The stats line (seen, matched, delivered, dropped, missed, and what JOINs,

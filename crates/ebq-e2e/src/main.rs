@@ -13,6 +13,7 @@
 //!                     [--report FILE] [--wait-file PATH]
 //! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...]
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
+//! ebq-workload stdio --file P [--fdopen Q] [--writes N] [--reads M] [--size B] [--comm NAME] [--report FILE]
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
 //! ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
@@ -38,6 +39,7 @@ mod fileops;
 mod mmapwrite;
 mod opens;
 mod pingpong;
+mod stdio;
 mod zipf;
 
 use std::ffi::CString;
@@ -59,6 +61,7 @@ usage:
   ebq-workload mmaptouch --file F [--drop] [--write]
   ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
+  ebq-workload stdio --file P [--fdopen Q] [--writes N] [--reads M] [--size B] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
   ebq-workload aio --file F [--blocks N] [--batch K] [--report FILE]
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
@@ -97,6 +100,10 @@ darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
           10 MiB + 1), lseek, fsync, fdatasync, two failing calls (EINVAL), a
           short and an empty read at EOF, close, reopen, write, pread, close;
           the report is its own tally under Darshan's POSIX rules.
+stdio:    on P only through libc's stdio: fopen, N fwrites of B bytes (default 50 of
+          4096), fprintf, fputs, fputc, fflush, ftell, fseek, M freads, fgetc,
+          rewind, fgets, a failing fseek, fclose; on Q open(2), fdopen, fwrite,
+          fclose; the report is its own tally under Darshan's STDIO rules.
 copies:   copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
           (splice S -> pipe -> D), at most B bytes a call (default 65536); the
           report counts each kind's calls and returned bytes.
@@ -946,6 +953,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "mmaptouch" => cache::run_mmaptouch(&cache::parse_cache(rest)?),
         "opens" => opens::run_opens(&opens::parse_opens(rest)?),
         "darshan" => darshan::run_darshan(&darshan::parse_darshan(rest)?),
+        "stdio" => stdio::run_stdio(&stdio::parse_stdio(rest)?),
         "copies" => copies::run_copies(&copies::parse_copies(rest)?),
         "aio" => aio::run_aio(&aio::parse_aio(rest)?),
         "fileops" => fileops::run_fileops(&fileops::parse_fileops(rest)?),

@@ -6,6 +6,8 @@
 //!   (the file's last path component: the kernel events carry the dentry).
 //! - MPI-IO: a file's job record (rank −1) when more than one rank opened
 //!   it, else its one rank's record.
+//! - STDIO: one record per path a stream was opened on (`--stdio`), rank 0,
+//!   named by that path (Darshan's record id is the hash of the name).
 //! - DXT_POSIX: when the report kept every operation (`--trace`), each
 //!   file's reads and writes per rank.
 //! - ebq's own counters, which Darshan's modules have no slot for (its
@@ -22,7 +24,7 @@
 
 use super::darshan_log::{self, DxtRecord, Log, Record, Segment};
 use super::posix::{per_path, PER_PATH};
-use super::terminal::{mpi_record_json, path_totals, record_json};
+use super::terminal::{mpi_record_json, path_totals, record_json, stdio_record_json};
 use super::{OpKind, Report};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -67,6 +69,14 @@ impl Report {
                         log.mpiio.push(record(id, *rank as i64, &mpi_record_json(rr, self.job.origin_ns), c, f));
                     }
                 }
+            }
+        }
+        if let Some(s) = &self.stdio {
+            let counters: Vec<String> = super::stdio::COUNTERS.iter().map(|c| c.to_string()).collect();
+            for (name, r) in &s.files {
+                let v = stdio_record_json(name, r, self.job.origin_ns);
+                let id = log.name_id(name);
+                log.stdio.push(record(id, 0, &v, &counters, &super::stdio::FCOUNTERS));
             }
         }
         log.dxt_posix = self.dxt_posix(&ids);

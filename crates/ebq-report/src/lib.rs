@@ -33,6 +33,7 @@ pub mod mounts;
 pub mod mpi;
 pub mod posix;
 pub mod query;
+pub mod stdio;
 pub mod terminal;
 
 use ebq::exec::monotonic_ns;
@@ -139,6 +140,9 @@ pub struct Operation {
     /// The kernel path it took.
     pub via: Via,
     pub pid: u32,
+    /// The thread that made the call (0 for requests and faults): a system
+    /// call inside a stdio call of its thread is libc's ([`stdio::Calls`]).
+    pub tid: u32,
     /// The MPI rank, when known.
     pub rank: Option<u32>,
     pub file: FileKey,
@@ -181,6 +185,8 @@ pub struct Options {
     pub darshan_config: listing::DarshanConfig,
     /// The MPI library to probe (`--mpi LIB`, `none` for no MPI-IO; see [`Options::mpi_library`]).
     pub mpi: Option<String>,
+    /// `--stdio`: probe libc's stdio calls for Darshan's STDIO module ([`stdio`]).
+    pub stdio: bool,
     /// What the run loop hands the report besides the POSIX rows.
     pub shared: Shared,
     /// The traced kernel's system call numbers (its catalog's `KernelInfo`):
@@ -204,10 +210,13 @@ impl Options {
 
     /// The report folds its operations into Darshan's records in the kernel
     /// ([`kernel_fold`]) unless something needs each operation in user space:
-    /// the trace and the HTML page (one row, one dot per operation) and the
-    /// MPI-IO fold (which attributes POSIX operations to MPI calls).
+    /// the trace and the HTML page (one row, one dot per operation), the
+    /// MPI-IO fold (which attributes POSIX operations to MPI calls) and the
+    /// STDIO module (which leaves out of POSIX the system calls libc makes
+    /// inside a stdio call, by thread and time: [`stdio::Calls`]).
     pub fn kernel_fold(&self, command: Option<&str>) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
-        (self.trace.is_none() && self.html.is_none() && self.mpi_library(command).is_none()).then(|| {
+        let streamed = self.trace.is_some() || self.html.is_some() || self.stdio;
+        (!streamed && self.mpi_library(command).is_none()).then(|| {
             std::sync::Arc::new(ebq::plan::RowFold {
                 name: "Darshan's POSIX records per file".into(),
                 source: kernel_fold::source(&self.syscalls),
@@ -254,6 +263,9 @@ pub struct SharedState {
     pub posix_stats: Option<ebq::QueryStats>,
     /// Summed over the MPI-IO queries.
     pub mpi_stats: Option<ebq::QueryStats>,
+    /// The stdio calls, when libc's stdio functions were probed (`--stdio`).
+    pub stdio_calls: Option<Vec<stdio::Call>>,
+    pub stdio_stats: Option<ebq::QueryStats>,
     /// `PMPI_Type_size_x` calls seen (MPICH; rows of the MPI-IO query that are no file's calls).
     pub type_size_calls: u64,
     /// The traced command's start and end (CLOCK_MONOTONIC ns), when the run
@@ -349,6 +361,7 @@ impl IoReport {
         if let Some((start, end)) = shared.command_ns {
             (self.origin_ns, end_ns) = (start, end);
         }
+        let stdio = shared.stdio_calls.take().map(|calls| stdio_fold(calls, &mut self.ops));
         // Folded in the kernel: the records and the counts come from its maps, no operation was streamed.
         let (fold, operations, aio) = match shared.fold_maps.take() {
             Some(maps) => {
@@ -377,17 +390,23 @@ impl IoReport {
                 o.rank = m.pids.get(&o.pid).copied();
             }
         }
-        let stats: Vec<(&'static str, ebq::QueryStats)> = [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats)]
-            .into_iter()
-            .filter_map(|(k, s)| Some((k, s?)))
-            .collect();
+        let stats: Vec<(&'static str, ebq::QueryStats)> =
+            [("posix", shared.posix_stats), ("mpiio", shared.mpi_stats), ("stdio", shared.stdio_stats)]
+                .into_iter()
+                .filter_map(|(k, s)| Some((k, s?)))
+                .collect();
         drop(shared);
         // What Darshan would not list goes (its operations too: the trace and the page are the listed files').
         let mut fold = fold;
-        let not_listed = listing::apply(&mut fold, &self.listing());
+        let listing = self.listing();
+        let not_listed = listing::apply(&mut fold, &listing);
+        let mut stdio = stdio;
+        if let Some(s) = stdio.as_mut() {
+            s.files.retain(|path, _| !listing.path_excluded(path));
+        }
         self.ops.retain(|o| fold.files.contains_key(&o.file));
         let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio, not_listed };
-        Report { job, fold, mpi, ops: std::mem::take(&mut self.ops) }
+        Report { job, fold, mpi, stdio, ops: std::mem::take(&mut self.ops) }
     }
 
     /// What decides the listing: `DARSHAN_EXCLUDE_DIRS`, the Darshan config, the report's outputs.
@@ -399,6 +418,15 @@ impl IoReport {
     }
 }
 
+/// The STDIO records of `calls`, after leaving out of `ops` (in time order)
+/// the system calls libc made inside them: they are no POSIX calls (the
+/// operations were streamed: `--stdio` turns the kernel fold off).
+fn stdio_fold(mut calls: Vec<stdio::Call>, ops: &mut Vec<Operation>) -> stdio::Fold {
+    calls.sort_by_key(|c| (c.start_ns, c.end_ns));
+    let inside = stdio::Calls::new(&calls).exclude(ops);
+    stdio::Fold { inside_calls: inside as u64, ..stdio::fold(&calls, ops) }
+}
+
 /// A finished I/O report: Darshan's records and the run they came from.
 pub struct Report {
     /// The run: its times, operation count, event accounting.
@@ -407,6 +435,8 @@ pub struct Report {
     pub fold: posix::Fold,
     /// The MPI-IO records, when MPI functions were probed.
     pub mpi: Option<mpi::Fold>,
+    /// The STDIO records, when libc's stdio functions were probed (`--stdio`).
+    pub stdio: Option<stdio::Fold>,
     /// Every operation, in time order (empty when folded in the kernel).
     pub ops: Vec<Operation>,
 }
@@ -415,7 +445,8 @@ impl Report {
     /// The JSON document (`ebq report io --format json`).
     pub fn to_json(&self) -> String {
         let mut out = vec![];
-        terminal::json(&mut out, &self.job, &self.fold, self.mpi.as_ref()).expect("writing to memory");
+        terminal::json(&mut out, &self.job, &self.fold, self.mpi.as_ref(), self.stdio.as_ref())
+            .expect("writing to memory");
         String::from_utf8(out).expect("the report is UTF-8")
     }
 

@@ -143,10 +143,15 @@ impl Listing {
 
     /// Under an excluded directory: its mount point followed by `/` starts with one.
     fn under_excluded_dir(&self, rec: &Record) -> bool {
-        let dir = format!("{}/", rec.mount_point.trim_end_matches('/'));
-        let starts = |d: &String| !rec.mount_point.is_empty() && dir.starts_with(d.as_str());
-        self.excluded_dirs.iter().any(starts)
-            && !(self.default_inclusions && DARSHAN_INCLUDED_DIRS.iter().any(|d| dir.starts_with(d)))
+        !rec.mount_point.is_empty() && self.path_excluded(&format!("{}/", rec.mount_point.trim_end_matches('/')))
+    }
+
+    /// A path under an excluded directory (and not under a default
+    /// inclusion): Darshan's `darshan_core_excluded_path`, which its STDIO
+    /// module asks with the path a stream was opened on.
+    pub fn path_excluded(&self, path: &str) -> bool {
+        self.excluded_dirs.iter().any(|d| path.starts_with(d.as_str()))
+            && !(self.default_inclusions && DARSHAN_INCLUDED_DIRS.iter().any(|d| path.starts_with(d)))
     }
 }
 

@@ -222,3 +222,85 @@ impl MpiQueries {
         Ok(())
     }
 }
+
+/// The STDIO query (`--stdio`): libc's stdio calls ([`super::stdio::sql`]),
+/// started with the POSIX query's scope before the child is released and
+/// polled in the same loop.
+pub struct StdioQuery {
+    sql: String,
+    query: RunningQuery,
+    calls: Vec<super::stdio::Call>,
+}
+
+impl StdioQuery {
+    /// Starts the query; an error (with the binder's words) when libc's
+    /// stdio functions cannot be probed.
+    pub fn start(engine: &Engine, scope: &Scope) -> Result<StdioQuery, String> {
+        let sql = super::stdio::sql();
+        let query = engine
+            .prepare(&sql)
+            .and_then(|p| RunningQuery::start(&p, scope.clone()))
+            .map_err(|e| format!("error: --stdio: {}", e.render(&sql)))?;
+        Ok(StdioQuery { sql, query, calls: vec![] })
+    }
+
+    fn take(&mut self, outs: Vec<ebq::Output>) {
+        for o in outs {
+            self.calls.extend(rows(&o.batch).filter_map(|r| super::stdio::call(&r)));
+        }
+    }
+
+    /// Takes what the query has without waiting.
+    pub fn poll(&mut self) -> Result<(), String> {
+        let outs = self.query.poll(Duration::ZERO).map_err(|e| e.render(&self.sql))?;
+        self.take(outs);
+        Ok(())
+    }
+
+    /// Stops the query and hands its calls and accounting to the report.
+    pub fn finish(mut self, shared: &Shared) -> Result<(), String> {
+        let outs = self.query.finish().map_err(|e| e.render(&self.sql))?;
+        self.take(outs);
+        let stats = self.query.stats().map_err(|e| e.render(&self.sql))?;
+        let mut s = shared.lock().expect("not poisoned");
+        s.stdio_calls = Some(std::mem::take(&mut self.calls));
+        s.stdio_stats = Some(stats);
+        Ok(())
+    }
+}
+
+/// The queries that run next to the report's POSIX query: MPI-IO's and STDIO's.
+#[derive(Default)]
+pub struct Companions {
+    pub mpi: Option<MpiQueries>,
+    pub stdio: Option<StdioQuery>,
+}
+
+impl Companions {
+    /// Any query to poll.
+    pub fn any(&self) -> bool {
+        self.mpi.is_some() || self.stdio.is_some()
+    }
+
+    /// Takes what every query has without waiting.
+    pub fn poll(&mut self) -> Result<(), String> {
+        if let Some(m) = self.mpi.as_mut() {
+            m.poll()?;
+        }
+        if let Some(s) = self.stdio.as_mut() {
+            s.poll()?;
+        }
+        Ok(())
+    }
+
+    /// Stops them and hands what they saw to the report.
+    pub fn finish(self, shared: &Shared) -> Result<(), String> {
+        if let Some(m) = self.mpi {
+            m.finish(shared)?;
+        }
+        if let Some(s) = self.stdio {
+            s.finish(shared)?;
+        }
+        Ok(())
+    }
+}

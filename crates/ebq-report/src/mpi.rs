@@ -828,6 +828,7 @@ mod tests {
             op: OpKind::Open,
             via: super::super::Via::Syscall,
             pid,
+            tid: pid,
             rank: None,
             file: FileKey { dev_major: 8, dev_minor: 1, inode },
             fs_type: "ext4".into(),

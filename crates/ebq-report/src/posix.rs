@@ -225,7 +225,7 @@ struct Open {
 }
 
 /// `DARSHAN_TIMER_INC_NO_OVERLAP`.
-fn timer_no_overlap(timer: &mut i64, t1: i64, t2: i64, last: &mut i64) {
+pub(crate) fn timer_no_overlap(timer: &mut i64, t1: i64, t2: i64, last: &mut i64) {
     *timer += if t1 > *last { t2 - t1 } else { t2 - *last };
     if t2 > *last {
         *last = t2;
@@ -510,6 +510,7 @@ mod tests {
             op: kind,
             via: Via::Syscall,
             pid: 1,
+            tid: 1,
             rank: None,
             file: FileKey { dev_major: 8, dev_minor: 1, inode: 12 },
             fs_type: "ext4".into(),

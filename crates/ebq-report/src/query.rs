@@ -75,7 +75,7 @@ fn open_branch(call: &str) -> String {
         " UNION ALL SELECT e.time AS time, {path} AS path, syscall_nr('{call}') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, x.inode AS open_inode, x.dev AS open_dev, x.file_name AS open_file_name, \
 0 AS size, 0 AS offset, x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, 0 AS buf, \
-x.fs_type AS open_fs_type, x.mount_point AS open_mount_point, 0 AS mount_id \
+x.fs_type AS open_fs_type, x.mount_point AS open_mount_point, 0 AS mount_id, x.tid AS tid \
 FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid",
         path = Via::Syscall.code()
     )
@@ -87,14 +87,14 @@ fn file_calls_and_requests() -> String {
     format!(
         "SELECT time, path, id, inode, dev, fs_type, mount_point, file_name, \
 open_inode, open_dev, open_file_name, size, offset, ret, latency, pid, buf, open_fs_type, open_mount_point, \
-mount_id FROM ( \
+mount_id, tid FROM ( \
 SELECT e.time AS time, {syscall} AS path, x.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
 '' AS mount_point, e.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 '' AS open_file_name, args[2] AS size, \
 CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), \
 syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3] ELSE e.file_pos END AS offset, \
 x.ret AS ret, x.time - e.time AS latency, x.pid AS pid, args[1] AS buf, '' AS open_fs_type, \
-'' AS open_mount_point, e.mount_id AS mount_id \
+'' AS open_mount_point, e.mount_id AS mount_id, x.tid AS tid \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('write'), syscall_nr('pwrite64'), \
 syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), \
@@ -106,7 +106,7 @@ CASE WHEN s.opcode IN (io_uring_op('WRITE'), io_uring_op('WRITE_FIXED')) THEN {w
 WHEN s.opcode = io_uring_op('FSYNC') THEN {fsync} ELSE {read} END AS id, c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, \
 c.mount_point AS mount_point, c.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, \
 c.file_name AS open_file_name, s.req_len AS size, s.req_offset AS offset, c.res AS ret, c.time - s.time AS latency, \
-s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point, 0 AS mount_id \
+s.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, c.mount_point AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req \
 WHERE s.opcode IN (io_uring_op('FSYNC'), io_uring_op('READ_FIXED'), io_uring_op('WRITE_FIXED'), \
 io_uring_op('READ'), io_uring_op('WRITE')) \
@@ -115,7 +115,7 @@ SELECT b.time AS time, {aio} AS path, CASE WHEN b.iocb.ki_flags & print_flag('io
 c.inode AS inode, c.dev AS dev, c.fs_type AS fs_type, c.mount_point AS mount_point, c.file_name AS file_name, \
 0 AS open_inode, 0 AS open_dev, c.file_name AS open_file_name, b.iter.count AS size, b.iocb.ki_pos AS offset, \
 c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, c.fs_type AS open_fs_type, \
-c.mount_point AS open_mount_point, 0 AS mount_id \
+c.mount_point AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb \
 WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0 \
 UNION ALL \
@@ -124,26 +124,26 @@ s.inode AS inode, s.dev AS dev, s.fs_type AS fs_type, s.mount_point AS mount_poi
 0 AS open_inode, 0 AS open_dev, s.file_name AS open_file_name, \
 CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS size, \
 s.offset AS offset, c.res AS ret, c.time - s.time AS latency, s.pid AS pid, 0 AS buf, s.fs_type AS open_fs_type, \
-s.mount_point AS open_mount_point, 0 AS mount_id \
+s.mount_point AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb \
 WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0) \
 UNION ALL \
 SELECT f.time AS time, {mmap} AS path, {read} AS id, f.inode AS inode, f.dev AS dev, f.fs_type AS fs_type, \
 f.mount_point AS mount_point, f.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 4096 AS size, f.index * 4096 AS offset, 4096 AS ret, 0 AS latency, f.pid AS pid, 0 AS buf, '' AS open_fs_type, \
-'' AS open_mount_point, 0 AS mount_id \
+'' AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM filemap.mm_filemap_fault f WHERE f.retry = 0 \
 UNION ALL \
 SELECT m.time AS time, {mmap} AS path, {read} AS id, m.inode AS inode, m.dev AS dev, m.fs_type AS fs_type, \
 m.mount_point AS mount_point, m.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 m.pages_mapped * 4096 AS size, m.index * 4096 AS offset, m.pages_mapped * 4096 AS ret, 0 AS latency, m.pid AS pid, \
-0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
+0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM filemap.mm_filemap_map_pages m WHERE m.pages_mapped > 0 \
 UNION ALL \
 SELECT r.time AS time, {mmap} AS path, {read} AS id, r.inode AS inode, r.dev AS dev, r.fs_type AS fs_type, \
 r.mount_point AS mount_point, r.file_name AS file_name, 0 AS open_inode, 0 AS open_dev, '' AS open_file_name, \
 r.pages_mapped * 4096 AS size, r.fault_index * 4096 AS offset, r.pages_mapped * 4096 AS ret, 0 AS latency, \
-r.pid AS pid, 0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id \
+r.pid AS pid, 0 AS buf, '' AS open_fs_type, '' AS open_mount_point, 0 AS mount_id, 0 AS tid \
 FROM kmem.rss_stat r WHERE r.pages_mapped > 0",
         syscall = Via::Syscall.code(),
         io_uring = Via::IoUring.code(),
@@ -273,6 +273,7 @@ impl Decoder {
             op,
             via,
             pid: num(&r[15]) as u32,
+            tid: num(&r[20]) as u32,
             rank: None,
             // The kernel's dev_t: major << 20 | minor.
             file: FileKey { dev_major: (dev >> 20) as u32, dev_minor: (dev & 0xf_ffff) as u32, inode },

@@ -5,6 +5,7 @@ use super::listing::NotListed;
 use super::mpi;
 use super::posix::{per_path, PER_PATH};
 use super::posix::{Fold, Record, BUCKETS};
+use super::stdio;
 use super::{FileKey, Via};
 use serde_json::{json, Map, Value as Json};
 use std::io::{self, Write};
@@ -98,14 +99,7 @@ pub fn lost(s: &ebq::QueryStats) -> u64 {
 }
 
 pub(crate) fn mpi_record_json(r: &mpi::Record, origin_ns: u64) -> Json {
-    let mut f: Map<String, Json> = r
-        .fcounters
-        .iter()
-        .map(|(k, v)| {
-            let ns = if k.ends_with("TIMESTAMP") && *v != 0 { *v - origin_ns as i64 } else { *v };
-            (k.to_string(), json!(ns as f64 / 1e9))
-        })
-        .collect();
+    let mut f = seconds_json(&r.fcounters, origin_ns);
     f.insert("MPIIO_F_VARIANCE_RANK_TIME".into(), json!(r.variance_time_s2));
     f.insert("MPIIO_F_VARIANCE_RANK_BYTES".into(), json!(r.variance_bytes));
     json!({ "file_name": r.name, "ranks": r.ranks, "counters": r.all_counters(), "fcounters": f })
@@ -175,7 +169,13 @@ pub(crate) fn record_json(r: &Record, origin_ns: u64) -> Json {
 
 /// The JSON document: `files` (busiest first) and `filesystems`, each with
 /// Darshan's `counters` and `fcounters` (seconds).
-pub fn json(out: &mut dyn Write, job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>) -> io::Result<()> {
+pub fn json(
+    out: &mut dyn Write,
+    job: &Job,
+    fold: &Fold,
+    mpi: Option<&mpi::Fold>,
+    stdio: Option<&stdio::Fold>,
+) -> io::Result<()> {
     let files: Vec<Json> = busiest(fold)
         .into_iter()
         .map(|(k, r)| {
@@ -202,11 +202,37 @@ pub fn json(out: &mut dyn Write, job: &Job, fold: &Fold, mpi: Option<&mpi::Fold>
         "files": files,
         "filesystems": filesystems,
         "mpiio": mpi.map(|m| mpi_json(m, job.origin_ns)),
+        "stdio": stdio.map(|s| stdio_json(s, job.origin_ns)),
         "ebq_stats": job.stats.iter().map(|(k, s)| (k.to_string(), stats_json(s))).collect::<Map<String, Json>>(),
         "aio": {"submitted": job.aio.submitted, "counted": job.aio.counted},
         "not_listed": not_listed_json(&job.not_listed),
     });
     writeln!(out, "{doc}")
+}
+
+/// One STDIO record as JSON: its counters, its float counters in seconds
+/// (timestamps since `origin_ns`, as Darshan's are since the job's start).
+pub(crate) fn stdio_record_json(name: &str, r: &stdio::Record, origin_ns: u64) -> Json {
+    json!({ "file_name": name, "counters": r.counters, "fcounters": seconds_json(&r.fcounters, origin_ns) })
+}
+
+/// Float counters kept in ns as seconds: times as they are, timestamps
+/// (CLOCK_MONOTONIC) since `origin_ns`, 0 left 0 (never set).
+fn seconds_json(fcounters: &std::collections::BTreeMap<&'static str, i64>, origin_ns: u64) -> Map<String, Json> {
+    fcounters
+        .iter()
+        .map(|(k, v)| {
+            let ns = if k.ends_with("TIMESTAMP") && *v != 0 { *v - origin_ns as i64 } else { *v };
+            (k.to_string(), json!(ns as f64 / 1e9))
+        })
+        .collect()
+}
+
+/// The STDIO part of the JSON document: the records, the calls on streams
+/// whose open was not seen, the system calls libc made inside stdio calls.
+pub fn stdio_json(s: &stdio::Fold, origin_ns: u64) -> Json {
+    let files: Vec<Json> = s.files.iter().map(|(name, r)| stdio_record_json(name, r, origin_ns)).collect();
+    json!({ "files": files, "unattributed_calls": s.unattributed, "system_calls_inside": s.inside_calls })
 }
 
 /// What was left out of the file records, as JSON.

@@ -7,7 +7,7 @@
 //! equals ebq's JSON report, which equals the workload's own tally.
 
 use crate::common::python_with;
-use crate::report::{assert_report_equals_tally, darshan_report, Mounts};
+use crate::report::{assert_report_equals_tally, darshan_report, stdio_report, Mounts};
 use ebq_report::darshan_log::{
     self, mpiio_counters, posix_counters, DxtRecord, Log, Record, Segment, MPIIO_FCOUNTERS, POSIX_FCOUNTERS,
 };
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Reads a log with PyDarshan: the job, the executable, the mounts, the
-/// names, the modules, and the POSIX, MPI-IO and DXT_POSIX records.
+/// names, the modules, and the POSIX, MPI-IO, DXT_POSIX and STDIO records.
 const READ: &str = r#"
 import darshan, json, sys
 r = darshan.DarshanReport(sys.argv[1], read_all=True)
@@ -42,6 +42,7 @@ print(json.dumps({
     "names": {str(k): v for k, v in r.name_records.items()},
     "modules": {k: {"ver": v["ver"], "num_records": v.get("num_records")} for k, v in r.data["modules"].items()},
     "POSIX": records("POSIX"), "MPI-IO": records("MPI-IO"), "DXT_POSIX": records("DXT_POSIX"),
+    "STDIO": records("STDIO"),
 }))
 "#;
 
@@ -284,5 +285,39 @@ fn assert_posix_records_equal(r: &Json, doc: &Json) {
             let want = f["fcounters"].get(k).and_then(Json::as_f64).unwrap_or(0.0);
             assert_eq!(rec["fcounters"][k].as_f64(), Some(want), "{name}: {k}");
         }
+    }
+}
+
+/// `--stdio --darshan-log` (issue 37 item 3): PyDarshan reads the STDIO
+/// module (version 2) from ebq's log, one record per stream's path, named
+/// by it, with counters equal to ebq's JSON report (which equal the
+/// workload's own tally: the `report` module's test).
+#[test]
+fn stdio_records_read_back_in_pydarshan_equal_the_json_report() {
+    let dir = temp_dir("stdio");
+    let log = dir.join("stdio.darshan");
+    let (work, doc, _) = stdio_report("log", &["--stdio".as_ref(), "--darshan-log".as_ref(), log.as_os_str()]);
+    let r = read_with_pydarshan(&log);
+    assert_eq!(r["modules"]["STDIO"]["ver"], 2);
+    let (ebq, got) = (doc["stdio"]["files"].as_array().unwrap(), r["STDIO"].as_array().unwrap());
+    assert_eq!(got.len(), ebq.len(), "{}", r["STDIO"]);
+    assert!(ebq.iter().any(|e| e["file_name"].as_str().unwrap().ends_with("/s.dat")), "{}", doc["stdio"]);
+    for e in ebq {
+        let name = &e["file_name"];
+        let rec = got
+            .iter()
+            .find(|g| &r["names"][g["id"].as_str().unwrap()] == name)
+            .unwrap_or_else(|| panic!("no STDIO record named {name}: {}", r["names"]));
+        assert_eq!(rec["rank"], 0);
+        for k in ebq_report::stdio::COUNTERS {
+            assert_eq!(rec["counters"][k], e["counters"][k], "{name} {k}");
+        }
+        for k in ebq_report::stdio::FCOUNTERS {
+            let (a, b) = (rec["fcounters"][k].as_f64().unwrap(), e["fcounters"][k].as_f64().unwrap());
+            assert!((a - b).abs() < 1e-9, "{name} {k}: {a} vs {b}");
+        }
+    }
+    for d in [dir, work] {
+        let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -879,3 +879,89 @@ print(json.dumps(out))
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `ebq report io --stdio --format json` over the `stdio` workload (a file
+/// used only through stdio, `s.dat`, and an fdopen'ed one, `q.dat`, in a
+/// fresh directory) with `extra` options: the directory, the JSON document
+/// and the workload's own tally.
+pub(crate) fn stdio_report(what: &str, extra: &[&std::ffi::OsStr]) -> (PathBuf, Json, Json) {
+    let dir = std::env::temp_dir().join(format!("ebq-stdio-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tally_path = dir.join("tally.json");
+    let cmd = format!(
+        "{} stdio --file {} --fdopen {} --writes 50 --reads 40 --report {}",
+        workload_bin().display(),
+        dir.join("s.dat").display(),
+        dir.join("q.dat").display(),
+        tally_path.display()
+    );
+    let out = Command::new(ebq_bin())
+        .args(["report", "io", "--format", "json"])
+        .args(extra)
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_no_losses(&stderr);
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let tally: Json = serde_json::from_str(&std::fs::read_to_string(&tally_path).unwrap()).unwrap();
+    (dir, doc, tally)
+}
+
+/// The POSIX record of the file named `name` in `doc`, if any.
+fn posix_record<'a>(doc: &'a Json, name: &str) -> Option<&'a Json> {
+    doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == name)
+}
+
+/// Issue 37 item 3: uprobes on libc's stdio calls give Darshan's STDIO
+/// counters equal to the workload's own tally, counter for counter; the
+/// system calls libc makes inside them are no POSIX calls, so the file used
+/// only through stdio has no POSIX record and the fdopen'ed one only the
+/// program's own open(2) — where, without `--stdio`, both show libc's reads
+/// and writes as POSIX calls.
+#[test]
+fn stdio_counters_equal_the_workloads_tally_and_libcs_system_calls_leave_posix() {
+    let (dir, doc, tally) = stdio_report("json", &["--stdio".as_ref()]);
+    let stdio = &doc["stdio"];
+    assert_eq!(stdio["unattributed_calls"], 0, "{stdio}");
+    assert_eq!(doc["ebq_stats"]["stdio"]["dropped"], 0);
+    assert_eq!(doc["ebq_stats"]["stdio"]["missed_starts"], 0);
+    let records = stdio["files"].as_array().unwrap();
+    for t in tally["files"].as_array().unwrap() {
+        let path = t["path"].as_str().unwrap();
+        // fopen's record is its path; fdopen's the name of its descriptor's POSIX record.
+        let name = if path.ends_with("q.dat") { "q.dat" } else { path };
+        let e = records.iter().find(|r| r["file_name"] == name).unwrap_or_else(|| panic!("no {name}: {stdio}"));
+        for (k, v) in counters(t) {
+            assert_eq!(&e["counters"][k], v, "{name} {k}\nebq:   {e}\ntally: {t}");
+        }
+        let f = |k: &str| e["fcounters"][k].as_f64().unwrap();
+        assert!(f("STDIO_F_OPEN_START_TIMESTAMP") > 0.0, "{e}");
+        assert!(f("STDIO_F_OPEN_START_TIMESTAMP") <= f("STDIO_F_OPEN_END_TIMESTAMP"), "{e}");
+        assert!(f("STDIO_F_OPEN_END_TIMESTAMP") <= f("STDIO_F_WRITE_START_TIMESTAMP"), "{e}");
+        assert!(f("STDIO_F_WRITE_END_TIMESTAMP") <= f("STDIO_F_CLOSE_START_TIMESTAMP"), "{e}");
+        assert!(f("STDIO_F_WRITE_TIME") > 0.0 && f("STDIO_F_META_TIME") > 0.0, "{e}");
+    }
+    let s = records.iter().find(|r| r["file_name"].as_str().unwrap().ends_with("/s.dat")).unwrap();
+    assert!(
+        s["fcounters"]["STDIO_F_WRITE_END_TIMESTAMP"].as_f64()
+            <= s["fcounters"]["STDIO_F_READ_START_TIMESTAMP"].as_f64()
+    );
+    assert!(stdio["system_calls_inside"].as_u64().unwrap() > 0, "{stdio}");
+    // No POSIX record for the stdio-only file; the fdopen'ed one has the program's open alone.
+    assert!(posix_record(&doc, "s.dat").is_none(), "{}", doc["files"]);
+    let q = counters(posix_record(&doc, "q.dat").unwrap());
+    for (k, v) in [("POSIX_OPENS", 1), ("POSIX_WRITES", 0), ("POSIX_READS", 0), ("POSIX_BYTES_WRITTEN", 0)] {
+        assert_eq!(q[k], v, "q.dat {k}");
+    }
+    // Without --stdio, libc's system calls are all the report sees: POSIX records for both.
+    let (dir2, plain, _) = stdio_report("plain", &[]);
+    assert!(plain["stdio"].is_null());
+    let s = counters(posix_record(&plain, "s.dat").unwrap());
+    assert!(s["POSIX_WRITES"].as_i64().unwrap() > 0 && s["POSIX_READS"].as_i64().unwrap() > 0, "{s:?}");
+    assert!(counters(posix_record(&plain, "q.dat").unwrap())["POSIX_WRITES"].as_i64().unwrap() > 0);
+    for d in [dir, dir2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

@@ -699,10 +699,18 @@ fn string_read(c: &ColumnSource, event: &crate::bind::BoundEvent, dest: &str) ->
 
 /// The C expression of the pointer a user string field at `offset` of
 /// `event` reads: the record's field, or for `str(argN)` of a probe the
-/// argument (a register, USDT's decoded operand).
+/// argument (a register, USDT's decoded operand), for `str(retval)` of a
+/// return probe the return value (its slot follows the six argument
+/// registers; an fentry's `retval` slot is its own `argN`, `ctx[N]`).
 pub(crate) fn user_str_pointer(event: &crate::bind::BoundEvent, offset: u32) -> String {
-    probe::column_expr(event, &format!("arg{}", offset / 8))
-        .unwrap_or_else(|| format!("*(__u64 *)((void *)ctx + {offset})"))
+    let slot = (offset / 8) as usize;
+    let probe =
+        matches!(event.source, crate::bind::EventSource::Uprobe { .. } | crate::bind::EventSource::Fentry { .. });
+    let column = match probe && slot >= crate::catalog::probe::ARG_REGS.len() {
+        true => "retval".to_string(),
+        false => format!("arg{slot}"),
+    };
+    probe::column_expr(event, &column).unwrap_or_else(|| format!("*(__u64 *)((void *)ctx + {offset})"))
 }
 
 /// The read of the user string at `pointer` into `dest` (at least 2 bytes:

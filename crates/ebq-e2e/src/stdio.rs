@@ -1,0 +1,226 @@
+//! `stdio`: a workload of known libc stdio calls that prints its own tally
+//! under Darshan's STDIO rules (darshan-runtime `lib/darshan-stdio.c`), for
+//! `ebq report io --stdio` to be compared against.
+//!
+//! On `--file P`, only through stdio: fopen("w+"); `--writes N` fwrites of
+//! `--size B` bytes; fprintf, fputs, fputc; fflush; ftell; fseek to 0;
+//! `--reads M` freads of B bytes; fgetc; rewind; fgets of at most 63
+//! bytes; a failing fseek (whence 99); fclose. On `--fdopen Q`: open(2)
+//! (the program's own POSIX call), fdopen, one fwrite, fclose (whose write
+//! and close are libc's, not the program's).
+//!
+//! The tally is this program's own bookkeeping of Darshan's offset (0 at
+//! fopen, + the bytes of each read and write, the fseek target, 0 at rewind)
+//! and of each call's return value, the calls' libc makes inside go uncounted.
+
+use super::{emit_report, json_str, os_err, set_comm, Error, Flags};
+use std::collections::BTreeMap;
+use std::ffi::CString;
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct StdioCfg {
+    file: String,
+    fdopen: Option<String>,
+    writes: u64,
+    reads: u64,
+    size: u64,
+    comm: Option<String>,
+    report: Option<String>,
+}
+
+pub(crate) fn parse_stdio(args: &[String]) -> Result<StdioCfg, Error> {
+    let f = Flags::parse(args, &["file", "fdopen", "writes", "reads", "size", "comm", "report"], &[])?;
+    let writes = f.u64_or("writes", Some(50), 1, 1 << 20)?;
+    Ok(StdioCfg {
+        file: f.required("file")?.to_string(),
+        fdopen: f.get("fdopen").map(str::to_string),
+        writes,
+        reads: f.u64_or("reads", Some(writes), 0, writes)?,
+        size: f.u64_or("size", Some(4096), 64, 1 << 20)?,
+        comm: f.comm()?,
+        report: f.get("report").map(str::to_string),
+    })
+}
+
+/// One record's counters and Darshan's offset.
+#[derive(Default)]
+struct Tally {
+    counters: BTreeMap<&'static str, i64>,
+    offset: i64,
+}
+
+impl Tally {
+    fn inc(&mut self, k: &'static str, by: i64) {
+        *self.counters.entry(k).or_insert(0) += by;
+    }
+
+    fn max(&mut self, k: &'static str, v: i64) {
+        let e = self.counters.entry(k).or_insert(0);
+        *e = (*e).max(v);
+    }
+
+    fn read(&mut self, bytes: i64) {
+        self.max("STDIO_MAX_BYTE_READ", self.offset + bytes - 1);
+        self.offset += bytes;
+        self.inc("STDIO_READS", 1);
+        self.inc("STDIO_BYTES_READ", bytes);
+    }
+
+    fn write(&mut self, bytes: i64, flush: bool) {
+        self.max("STDIO_MAX_BYTE_WRITTEN", self.offset + bytes - 1);
+        self.offset += bytes;
+        self.inc(if flush { "STDIO_FLUSHES" } else { "STDIO_WRITES" }, 1);
+        self.inc("STDIO_BYTES_WRITTEN", bytes);
+    }
+
+    fn json(&self, path: &str) -> String {
+        let c: Vec<String> = self.counters.iter().map(|(k, v)| format!("{}:{v}", json_str(k))).collect();
+        format!("{{\"path\":{},\"counters\":{{{}}}}}", json_str(path), c.join(","))
+    }
+}
+
+/// Every Darshan STDIO counter the workload can move, at 0.
+fn zeroed() -> Tally {
+    let mut t = Tally::default();
+    for k in [
+        "STDIO_OPENS",
+        "STDIO_FDOPENS",
+        "STDIO_READS",
+        "STDIO_WRITES",
+        "STDIO_SEEKS",
+        "STDIO_FLUSHES",
+        "STDIO_BYTES_WRITTEN",
+        "STDIO_BYTES_READ",
+        "STDIO_MAX_BYTE_READ",
+        "STDIO_MAX_BYTE_WRITTEN",
+    ] {
+        t.counters.insert(k, 0);
+    }
+    t
+}
+
+fn cstr(s: &str) -> Result<CString, Error> {
+    CString::new(s).map_err(|_| Error::Usage(format!("a NUL in `{s}`")))
+}
+
+/// The stdio-only file: every call of the module's doc, tallied.
+fn stdio_file(cfg: &StdioCfg) -> Result<Tally, Error> {
+    let mut t = zeroed();
+    let (path, mode) = (cstr(&cfg.file)?, cstr("w+")?);
+    // SAFETY: both strings are NUL-terminated.
+    let fp = unsafe { libc::fopen(path.as_ptr(), mode.as_ptr()) };
+    if fp.is_null() {
+        return Err(os_err("fopen"));
+    }
+    t.inc("STDIO_OPENS", 1);
+    let size = cfg.size as usize;
+    // 'a' bytes, no newline, no NUL: fgets reads a full line of 63.
+    let mut buf = vec![b'a'; size];
+    for _ in 0..cfg.writes {
+        // SAFETY: buf holds size bytes; fp is open.
+        let n = unsafe { libc::fwrite(buf.as_ptr().cast(), 1, size, fp) };
+        if n > 0 {
+            t.write(n as i64, false);
+        }
+    }
+    let (fmt, word) = (cstr("%s %d\n")?, cstr("ebq")?);
+    // SAFETY: a format of one string and one int, both given.
+    let n = unsafe { libc::fprintf(fp, fmt.as_ptr(), word.as_ptr(), 42 as libc::c_int) };
+    if n > 0 {
+        t.write(i64::from(n), false);
+    }
+    let line = cstr("a line\n")?;
+    // SAFETY: a NUL-terminated string; fp is open.
+    if unsafe { libc::fputs(line.as_ptr(), fp) } > 0 {
+        t.write(line.as_bytes().len() as i64, false);
+    }
+    // SAFETY: fp is open.
+    if unsafe { libc::fputc(b'x' as libc::c_int, fp) } != libc::EOF {
+        t.write(1, false);
+    }
+    // SAFETY: fp is open.
+    if unsafe { libc::fflush(fp) } >= 0 {
+        t.write(0, true);
+    }
+    // SAFETY: fp is open; ftell counts nothing in Darshan.
+    unsafe { libc::ftell(fp) };
+    // SAFETY: fp is open.
+    if unsafe { libc::fseek(fp, 0, libc::SEEK_SET) } >= 0 {
+        t.offset = 0;
+        t.inc("STDIO_SEEKS", 1);
+    }
+    read_back(cfg, fp, &mut buf, &mut t)?;
+    // SAFETY: fp is open; closed once.
+    unsafe { libc::fclose(fp) };
+    Ok(t)
+}
+
+/// The reads of the stdio-only file: freads, fgetc, rewind, fgets, a failing fseek.
+fn read_back(cfg: &StdioCfg, fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally) -> Result<(), Error> {
+    for _ in 0..cfg.reads {
+        // SAFETY: buf holds size bytes; fp is open.
+        let n = unsafe { libc::fread(buf.as_mut_ptr().cast(), 1, buf.len(), fp) };
+        if n > 0 {
+            t.read(n as i64);
+        }
+    }
+    // SAFETY: fp is open.
+    if unsafe { libc::fgetc(fp) } != libc::EOF {
+        t.read(1);
+    }
+    // SAFETY: fp is open.
+    unsafe { libc::rewind(fp) };
+    t.offset = 0;
+    t.inc("STDIO_SEEKS", 1);
+    let mut line = [0u8; 64];
+    // SAFETY: line holds 64 bytes; fp is open.
+    let got = unsafe { libc::fgets(line.as_mut_ptr().cast(), line.len() as libc::c_int, fp) };
+    if !got.is_null() {
+        let len = line.iter().position(|b| *b == 0).unwrap_or(line.len());
+        t.read(len as i64);
+    }
+    // SAFETY: fp is open; whence 99 fails with EINVAL, which Darshan does not count.
+    if unsafe { libc::fseek(fp, 0, 99) } >= 0 {
+        return Err(Error::Runtime("fseek with whence 99 succeeded".into()));
+    }
+    Ok(())
+}
+
+/// The fdopen'ed file: the program's open(2), then fdopen, one fwrite and fclose.
+fn fdopen_file(path: &str, size: usize) -> Result<Tally, Error> {
+    let mut t = zeroed();
+    let p = cstr(path)?;
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(p.as_ptr(), libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY, 0o644) };
+    if fd < 0 {
+        return Err(os_err("open"));
+    }
+    let mode = cstr("w")?;
+    // SAFETY: fd is open; the stream owns it from here.
+    let fp = unsafe { libc::fdopen(fd, mode.as_ptr()) };
+    if fp.is_null() {
+        return Err(os_err("fdopen"));
+    }
+    t.inc("STDIO_OPENS", 1);
+    t.inc("STDIO_FDOPENS", 1);
+    let buf = vec![b'b'; size];
+    // SAFETY: buf holds size bytes; fp is open.
+    let n = unsafe { libc::fwrite(buf.as_ptr().cast(), 1, size, fp) };
+    if n > 0 {
+        t.write(n as i64, false);
+    }
+    // SAFETY: fp is open; closed once (with its fd).
+    unsafe { libc::fclose(fp) };
+    Ok(t)
+}
+
+pub(crate) fn run_stdio(cfg: &StdioCfg) -> Result<(), Error> {
+    if let Some(c) = &cfg.comm {
+        set_comm(c)?;
+    }
+    let mut files = vec![stdio_file(cfg)?.json(&cfg.file)];
+    if let Some(q) = &cfg.fdopen {
+        files.push(fdopen_file(q, cfg.size as usize)?.json(q));
+    }
+    emit_report(cfg.report.as_deref(), &format!("{{\"files\":[{}]}}", files.join(",")))
+}

@@ -1,0 +1,491 @@
+//! Darshan's STDIO counters from uprobes on libc's stdio calls (pure; the
+//! query runs next to the POSIX one, `report/live.rs`), issue 37 item 3.
+//!
+//! The probed functions ([`FUNCS`]) are one ebq query, a JOIN of their
+//! uprobes and uretprobes on the thread and the function ([`sql`]), as the
+//! MPI-IO query is. Each call is folded by Darshan's rules
+//! (darshan-runtime `lib/darshan-stdio.c`):
+//! - **the record** is the path an `fopen`/`freopen` was given (Darshan
+//!   hashes the path name into the record id); an `fdopen` takes the name of
+//!   the POSIX record of its descriptor (the file the process's last open
+//!   returning that fd opened; `STDIO_OPENS` and `STDIO_FDOPENS` both count
+//!   it). A stream (`FILE *`, the open's return value) belongs to its record
+//!   until `fclose`; a call on a stream no open was seen for (stdin, stdout,
+//!   a stream opened before the trace) counts nowhere.
+//! - **the offset** is Darshan's own: 0 at `fopen`/`freopen` (not at
+//!   `fdopen`), + the bytes of each read or write, the target of an `fseek`
+//!   (`SEEK_SET`: its offset; `SEEK_CUR`: the offset plus it; `SEEK_END`: the
+//!   file's size is not seen, the offset stays), 0 at `rewind`.
+//! - **bytes**: `fread`/`fwrite` size × items returned, `fprintf`/`vfprintf`
+//!   the count returned, `fgetc`/`fputc` 1 (unless EOF), `fgets`/`fputs` the
+//!   string's length (read by the probe: at most 127 bytes are read, a longer
+//!   line counts 127). `fflush` counts in `STDIO_FLUSHES` and as a write of 0
+//!   bytes (its times and `STDIO_MAX_BYTE_WRITTEN`, as Darshan's
+//!   `STDIO_RECORD_WRITE(fp, 0, …, 1)`). `ftell` counts nothing: it is
+//!   probed for the system calls it makes.
+//! - failed calls count nothing (a NULL stream, 0 items, EOF, a negative
+//!   `fseek`), as in Darshan; `fclose` counts whatever it returns.
+//!
+//! **System calls inside a stdio call are not POSIX calls** (Darshan's POSIX
+//! module wraps the application's calls; libc's own go around it). The
+//! report folds in user space when STDIO is probed: a system call of the
+//! same thread (tid) whose entry falls inside a stdio call's [entry, return]
+//! interval is that call's ([`Calls::inside`]) and is left out of POSIX. A
+//! thread runs one thing at a time, so the interval decides exactly; the
+//! uprobe's and the tracepoints' times are the same clock. A file used only
+//! through stdio then has no POSIX record, as in Darshan.
+//!
+//! Not done: the kernel fold's own mark (the report folds in user space when
+//! `--stdio` is given); Darshan's `<STDIN>`/`<STDOUT>`/`<STDERR>` records,
+//! `printf`/`vprintf`, `fscanf`, `getc`/`putc` aliases (`_IO_getc`), `getw`/
+//! `putw`, `fseeko`/`fsetpos`; ranks (every record is rank 0, as Darshan's
+//! non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the variances 0).
+
+use super::posix::timer_no_overlap;
+use super::{OpKind, Operation, Via};
+use ebq::runtime::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a probed function does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// `fopen(path, mode)`, `freopen(path, mode, stream)`.
+    Open,
+    /// `fdopen(fd, mode)`.
+    Fdopen,
+    /// `fread(ptr, size, n, stream)`.
+    Fread,
+    /// `fwrite(ptr, size, n, stream)`.
+    Fwrite,
+    /// `fprintf(stream, …)`, `vfprintf(stream, fmt, ap)`: returns the bytes.
+    Printf,
+    /// `fgetc(stream)`.
+    Fgetc,
+    /// `fputc(c, stream)`.
+    Fputc,
+    /// `fgets(s, size, stream)`: the string it filled.
+    Fgets,
+    /// `fputs(s, stream)`.
+    Fputs,
+    /// `fseek(stream, offset, whence)`.
+    Fseek,
+    /// `rewind(stream)`.
+    Rewind,
+    /// `ftell(stream)`: counts nothing.
+    Ftell,
+    /// `fflush(stream)`.
+    Fflush,
+    /// `fclose(stream)`.
+    Fclose,
+}
+
+/// Every probed libc function. Aliases of one address (`fopen64`,
+/// `_IO_fwrite`, …) are one probe already: listing both would count twice.
+pub const FUNCS: [(&str, Kind); 16] = [
+    ("fopen", Kind::Open),
+    ("freopen", Kind::Open),
+    ("fdopen", Kind::Fdopen),
+    ("fread", Kind::Fread),
+    ("fwrite", Kind::Fwrite),
+    ("fprintf", Kind::Printf),
+    ("vfprintf", Kind::Printf),
+    ("fgetc", Kind::Fgetc),
+    ("fputc", Kind::Fputc),
+    ("fgets", Kind::Fgets),
+    ("fputs", Kind::Fputs),
+    ("fseek", Kind::Fseek),
+    ("rewind", Kind::Rewind),
+    ("ftell", Kind::Ftell),
+    ("fflush", Kind::Fflush),
+    ("fclose", Kind::Fclose),
+];
+
+/// The library probed: the C library every dynamically linked program loads.
+pub const LIBRARY: &str = "libc";
+
+/// The query: each call's entry joined with its return on the thread and the
+/// function (`func`, its index in [`FUNCS`]). `text` is the string at
+/// argument 0 at entry (fopen's path, fputs's string), `line` the string
+/// at the return value, which is fgets's line (its buffer is empty at
+/// entry). The binder takes no string CASE, so `line` is read at every
+/// return: the returns that are no pointer (counts, 0, EOF) count in the
+/// query's `unreadable_strings`. Column order is what [`call`] reads.
+pub fn sql() -> String {
+    let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
+    let list = format!("{{{}}}", names.join(","));
+    format!(
+        "SELECT e.time, x.time - e.time AS latency, x.pid, x.tid, e.arg0, e.arg1, e.arg2, e.arg3, x.retval, \
+         e.func AS func, str(e.arg0) AS text, str(x.retval) AS line \
+         FROM uprobe:{LIBRARY}:{list} e JOIN uretprobe:{LIBRARY}:{list} x ON e.tid = x.tid AND e.func = x.func"
+    )
+}
+
+/// One completed stdio call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub kind: Kind,
+    pub pid: u32,
+    pub tid: u32,
+    /// The integer arguments at entry.
+    pub args: [u64; 4],
+    pub ret: u64,
+    /// The string at argument 0, fgets's line (see [`sql`]).
+    pub text: String,
+    /// CLOCK_MONOTONIC ns at entry and return.
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A row of [`sql`] as a call; `None` for a function index not in [`FUNCS`].
+pub fn call(r: &[Value]) -> Option<Call> {
+    let n = |i: usize| match r.get(i) {
+        Some(Value::U(x)) => *x,
+        Some(Value::I(x)) => *x as u64,
+        _ => 0,
+    };
+    let s = |i: usize| match r.get(i) {
+        Some(Value::S(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let kind = FUNCS.get(n(9) as usize)?.1;
+    let text = s(if kind == Kind::Fgets { 11 } else { 10 });
+    Some(Call {
+        kind,
+        pid: n(2) as u32,
+        tid: n(3) as u32,
+        args: [n(4), n(5), n(6), n(7)],
+        ret: n(8),
+        text,
+        start_ns: n(0),
+        end_ns: n(0) + n(1),
+    })
+}
+
+/// The stdio calls of a run, by thread, for [`Calls::inside`].
+pub struct Calls {
+    /// tid → the calls' entries in order, each with the latest return of
+    /// the calls entered up to it (a thread's calls nest or follow each other).
+    by_tid: HashMap<u32, Vec<(u64, u64)>>,
+}
+
+impl Calls {
+    pub fn new(calls: &[Call]) -> Calls {
+        let mut by_tid: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+        for c in calls {
+            by_tid.entry(c.tid).or_default().push((c.start_ns, c.end_ns));
+        }
+        for v in by_tid.values_mut() {
+            v.sort_unstable();
+            let mut last_end = 0;
+            for (_, end) in v.iter_mut() {
+                last_end = last_end.max(*end);
+                *end = last_end;
+            }
+        }
+        Calls { by_tid }
+    }
+
+    /// A system call thread `tid` entered at `at_ns` was made inside a stdio
+    /// call (libc's own, not the program's): some call entered at or before
+    /// it had not returned yet.
+    pub fn inside(&self, tid: u32, at_ns: u64) -> bool {
+        let Some(v) = self.by_tid.get(&tid) else { return false };
+        let i = v.partition_point(|(start, _)| *start <= at_ns);
+        i > 0 && at_ns <= v[i - 1].1
+    }
+
+    /// Leaves out of `ops` the system calls made inside stdio calls; returns how many.
+    pub fn exclude(&self, ops: &mut Vec<Operation>) -> usize {
+        let before = ops.len();
+        ops.retain(|o| o.via != Via::Syscall || !self.inside(o.tid, o.start_ns));
+        before - ops.len()
+    }
+}
+
+/// Darshan's STDIO integer counters, in the log's order.
+pub const COUNTERS: [&str; 14] = [
+    "STDIO_OPENS",
+    "STDIO_FDOPENS",
+    "STDIO_READS",
+    "STDIO_WRITES",
+    "STDIO_SEEKS",
+    "STDIO_FLUSHES",
+    "STDIO_BYTES_WRITTEN",
+    "STDIO_BYTES_READ",
+    "STDIO_MAX_BYTE_READ",
+    "STDIO_MAX_BYTE_WRITTEN",
+    "STDIO_FASTEST_RANK",
+    "STDIO_FASTEST_RANK_BYTES",
+    "STDIO_SLOWEST_RANK",
+    "STDIO_SLOWEST_RANK_BYTES",
+];
+
+/// Darshan's STDIO float counters, in the log's order.
+pub const FCOUNTERS: [&str; 15] = [
+    "STDIO_F_META_TIME",
+    "STDIO_F_WRITE_TIME",
+    "STDIO_F_READ_TIME",
+    "STDIO_F_OPEN_START_TIMESTAMP",
+    "STDIO_F_CLOSE_START_TIMESTAMP",
+    "STDIO_F_WRITE_START_TIMESTAMP",
+    "STDIO_F_READ_START_TIMESTAMP",
+    "STDIO_F_OPEN_END_TIMESTAMP",
+    "STDIO_F_CLOSE_END_TIMESTAMP",
+    "STDIO_F_WRITE_END_TIMESTAMP",
+    "STDIO_F_READ_END_TIMESTAMP",
+    "STDIO_F_FASTEST_RANK_TIME",
+    "STDIO_F_SLOWEST_RANK_TIME",
+    "STDIO_F_VARIANCE_RANK_TIME",
+    "STDIO_F_VARIANCE_RANK_BYTES",
+];
+
+/// One file's STDIO record: counters, and float counters in ns (times) or
+/// CLOCK_MONOTONIC ns (timestamps, 0 when never set).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub counters: BTreeMap<&'static str, i64>,
+    pub fcounters: BTreeMap<&'static str, i64>,
+    /// Darshan's `rec_ref->offset`.
+    offset: i64,
+    last_meta_end: i64,
+    last_read_end: i64,
+    last_write_end: i64,
+}
+
+impl Record {
+    fn new() -> Record {
+        Record {
+            counters: COUNTERS.iter().map(|k| (*k, 0)).collect(),
+            fcounters: FCOUNTERS.iter().map(|k| (*k, 0)).collect(),
+            offset: 0,
+            last_meta_end: 0,
+            last_read_end: 0,
+            last_write_end: 0,
+        }
+    }
+
+    pub fn get(&self, k: &str) -> i64 {
+        self.counters.get(k).copied().unwrap_or(0)
+    }
+
+    fn inc(&mut self, k: &'static str, by: i64) {
+        *self.counters.get_mut(k).expect("a STDIO counter") += by;
+    }
+
+    /// The first (`START`) and last (`END`) timestamps of one kind of call.
+    fn stamp(&mut self, what: &str, t1: i64, t2: i64) {
+        let start = FCOUNTERS.iter().find(|k| **k == format!("STDIO_F_{what}_START_TIMESTAMP")).expect("a kind");
+        let end = FCOUNTERS.iter().find(|k| **k == format!("STDIO_F_{what}_END_TIMESTAMP")).expect("a kind");
+        let s = self.fcounters.get_mut(start).expect("listed");
+        if *s == 0 || *s > t1 {
+            *s = t1;
+        }
+        self.fcounters.insert(end, t2);
+    }
+
+    fn meta(&mut self, t1: i64, t2: i64) {
+        timer_no_overlap(self.fcounters.get_mut("STDIO_F_META_TIME").expect("listed"), t1, t2, &mut self.last_meta_end);
+    }
+
+    /// `STDIO_RECORD_OPEN`: `reset` for a path's open (not fdopen's).
+    fn open(&mut self, reset: bool, fdopen: bool, t1: i64, t2: i64) {
+        if reset {
+            self.offset = 0;
+        }
+        self.inc("STDIO_OPENS", 1);
+        if fdopen {
+            self.inc("STDIO_FDOPENS", 1);
+        }
+        self.stamp("OPEN", t1, t2);
+        self.meta(t1, t2);
+    }
+
+    /// `STDIO_RECORD_READ`.
+    fn read(&mut self, bytes: i64, t1: i64, t2: i64) {
+        let at = self.offset;
+        self.offset = at + bytes;
+        let max = self.counters.get_mut("STDIO_MAX_BYTE_READ").expect("listed");
+        *max = (*max).max(at + bytes - 1);
+        self.inc("STDIO_BYTES_READ", bytes);
+        self.inc("STDIO_READS", 1);
+        self.stamp("READ", t1, t2);
+        timer_no_overlap(self.fcounters.get_mut("STDIO_F_READ_TIME").expect("listed"), t1, t2, &mut self.last_read_end);
+    }
+
+    /// `STDIO_RECORD_WRITE`: a flush counts in `STDIO_FLUSHES` instead of `STDIO_WRITES`.
+    fn write(&mut self, bytes: i64, flush: bool, t1: i64, t2: i64) {
+        let at = self.offset;
+        self.offset = at + bytes;
+        let max = self.counters.get_mut("STDIO_MAX_BYTE_WRITTEN").expect("listed");
+        *max = (*max).max(at + bytes - 1);
+        self.inc("STDIO_BYTES_WRITTEN", bytes);
+        self.inc(if flush { "STDIO_FLUSHES" } else { "STDIO_WRITES" }, 1);
+        self.stamp("WRITE", t1, t2);
+        let time = self.fcounters.get_mut("STDIO_F_WRITE_TIME").expect("listed");
+        timer_no_overlap(time, t1, t2, &mut self.last_write_end);
+    }
+
+    /// A successful `fseek` to `to` (`None`: not known, the offset stays) or `rewind`.
+    fn seek(&mut self, to: Option<i64>, t1: i64, t2: i64) {
+        if let Some(to) = to {
+            self.offset = to;
+        }
+        self.meta(t1, t2);
+        self.inc("STDIO_SEEKS", 1);
+    }
+
+    fn close(&mut self, t1: i64, t2: i64) {
+        self.stamp("CLOSE", t1, t2);
+        self.meta(t1, t2);
+    }
+}
+
+/// The STDIO records by name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fold {
+    pub files: BTreeMap<String, Record>,
+    /// Calls on a stream no open was seen for (stdin, stdout, streams opened before the trace).
+    pub unattributed: u64,
+    /// System calls left out of POSIX because libc made them inside a stdio call.
+    pub inside_calls: u64,
+}
+
+/// Folds the calls (in time order) into records; `posix` (every operation,
+/// in time order) names an `fdopen`'s descriptor.
+pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
+    let mut out = Fold::default();
+    // (pid, FILE *) → record name.
+    let mut streams: HashMap<(u32, u64), String> = HashMap::new();
+    for c in calls {
+        let (t1, t2) = (c.start_ns as i64, c.end_ns as i64);
+        let stream_arg = match c.kind {
+            Kind::Open | Kind::Fdopen => {
+                if let Some(name) = open_name(c, posix) {
+                    streams.insert((c.pid, c.ret), name.clone());
+                    let r = out.files.entry(name).or_insert_with(Record::new);
+                    r.open(c.kind == Kind::Open, c.kind == Kind::Fdopen, t1, t2);
+                }
+                continue;
+            }
+            Kind::Fread | Kind::Fwrite => 3,
+            Kind::Fputc | Kind::Fputs => 1,
+            Kind::Fgets => 2,
+            Kind::Printf | Kind::Fgetc | Kind::Fseek | Kind::Rewind | Kind::Ftell | Kind::Fflush | Kind::Fclose => 0,
+        };
+        let key = (c.pid, c.args[stream_arg]);
+        let Some(r) = streams.get(&key).and_then(|n| out.files.get_mut(n)) else {
+            out.unattributed += u64::from(c.kind != Kind::Ftell);
+            continue;
+        };
+        apply(r, c, t1, t2);
+        if c.kind == Kind::Fclose {
+            streams.remove(&key);
+        }
+    }
+    out
+}
+
+/// What a call on a known stream does to its record.
+fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) {
+    let int = c.ret as u32 as i32;
+    let eof = int == -1;
+    match c.kind {
+        Kind::Fread if c.ret > 0 => r.read((c.args[1] * c.ret) as i64, t1, t2),
+        Kind::Fwrite if c.ret > 0 => r.write((c.args[1] * c.ret) as i64, false, t1, t2),
+        Kind::Printf if int > 0 => r.write(i64::from(int), false, t1, t2),
+        Kind::Fgetc if !eof => r.read(1, t1, t2),
+        Kind::Fputc if !eof => r.write(1, false, t1, t2),
+        Kind::Fgets if c.ret != 0 => r.read(c.text.len() as i64, t1, t2),
+        Kind::Fputs if !eof && int > 0 => r.write(c.text.len() as i64, false, t1, t2),
+        Kind::Fflush if int >= 0 => r.write(0, true, t1, t2),
+        Kind::Fseek if int >= 0 => {
+            let off = c.args[1] as i64;
+            let to = match c.args[2] as u32 {
+                0 => Some(off),
+                1 => Some(r.offset + off),
+                _ => None,
+            };
+            r.seek(to, t1, t2)
+        }
+        Kind::Rewind => r.seek(Some(0), t1, t2),
+        Kind::Fclose => r.close(t1, t2),
+        _ => {}
+    }
+}
+
+/// The record an open names: fopen's and freopen's path, fdopen's
+/// descriptor's POSIX record (the last open of that fd by the process
+/// before the call); `None` for a failed open or an unknown descriptor.
+fn open_name(c: &Call, posix: &[Operation]) -> Option<String> {
+    if c.ret == 0 {
+        return None;
+    }
+    match c.kind {
+        Kind::Open => Some(c.text.clone()).filter(|p| !p.is_empty()),
+        _ => posix
+            .iter()
+            .rev()
+            .filter(|o| o.op == OpKind::Open && o.pid == c.pid && o.start_ns <= c.start_ns)
+            .find(|o| o.result == c.args[0] as i64)
+            .map(|o| o.path.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(kind: Kind, args: [u64; 4], ret: u64, text: &str, t: u64) -> Call {
+        Call { kind, pid: 7, tid: 7, args, ret, text: text.into(), start_ns: t, end_ns: t + 10 }
+    }
+
+    const FP: u64 = 0x5555_0000;
+
+    #[test]
+    fn a_stream_folds_by_darshans_rules() {
+        let calls = vec![
+            c(Kind::Open, [0; 4], FP, "/tmp/s.dat", 100),
+            c(Kind::Fwrite, [0, 4096, 3, FP], 3, "", 200),
+            c(Kind::Fwrite, [0, 4096, 3, FP], 0, "", 300), // failed: nothing
+            c(Kind::Printf, [FP, 0, 0, 0], 11, "", 400),
+            c(Kind::Fflush, [FP, 0, 0, 0], 0, "", 500),
+            c(Kind::Fseek, [FP, 100, 0, 0], 0, "", 600),
+            c(Kind::Fread, [0, 10, 5, FP], 5, "", 700),
+            c(Kind::Fgetc, [FP, 0, 0, 0], u64::from(u32::MAX), "", 800), // EOF
+            c(Kind::Ftell, [FP, 0, 0, 0], 150, "", 900),
+            c(Kind::Fclose, [FP, 0, 0, 0], 0, "", 1000),
+            c(Kind::Fwrite, [0, 1, 1, FP], 1, "", 1100), // after close: unattributed
+        ];
+        let f = fold(&calls, &[]);
+        let r = &f.files["/tmp/s.dat"];
+        let want = [
+            ("STDIO_OPENS", 1),
+            ("STDIO_WRITES", 2),
+            ("STDIO_FLUSHES", 1),
+            ("STDIO_BYTES_WRITTEN", 3 * 4096 + 11),
+            ("STDIO_MAX_BYTE_WRITTEN", 3 * 4096 + 11 - 1),
+            ("STDIO_SEEKS", 1),
+            ("STDIO_READS", 1),
+            ("STDIO_BYTES_READ", 50),
+            ("STDIO_MAX_BYTE_READ", 149),
+        ];
+        for (k, v) in want {
+            assert_eq!(r.get(k), v, "{k}");
+        }
+        assert_eq!(r.fcounters["STDIO_F_WRITE_START_TIMESTAMP"], 200);
+        assert_eq!(r.fcounters["STDIO_F_WRITE_END_TIMESTAMP"], 510);
+        assert_eq!(r.fcounters["STDIO_F_WRITE_TIME"], 30);
+        assert_eq!(r.fcounters["STDIO_F_META_TIME"], 30);
+        assert_eq!(f.unattributed, 1);
+    }
+
+    #[test]
+    fn system_calls_inside_a_stdio_call_of_the_same_thread_are_its_own() {
+        let mut a = c(Kind::Fwrite, [0; 4], 1, "", 100);
+        a.end_ns = 200;
+        let calls = Calls::new(&[a, Call { tid: 8, ..c(Kind::Fflush, [0; 4], 0, "", 300) }]);
+        assert!(calls.inside(7, 100) && calls.inside(7, 150) && calls.inside(7, 200));
+        assert!(!calls.inside(7, 99) && !calls.inside(7, 201) && !calls.inside(7, 305) && !calls.inside(9, 150));
+        assert!(calls.inside(8, 305));
+    }
+}
