@@ -286,8 +286,8 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 80);
-        let mut value = vec![0u8; 80];
+        assert_eq!(layout.size(), 88);
+        let mut value = vec![0u8; 88];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
         value[48..56].copy_from_slice(&9u64.to_ne_bytes());
         value[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
