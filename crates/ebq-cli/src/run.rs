@@ -507,6 +507,12 @@ fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::Query
     if prepared.physical.programs[0].pairing.is_some() && stats.unmatched > 0 {
         eprintln!("{}", unmatched_line(stats.unmatched));
     }
+    if stats.middle_unmatched > 0 {
+        eprintln!(
+            "ebq: JOIN: {} middle events had no open pair on their key (ignored): not losses",
+            stats.middle_unmatched
+        );
+    }
     // Block completions, interrupts, flusher work: events a process scope leaves out by design.
     let scoped = match (&args.cgroup, args.system_wide, &args.command, args.pid) {
         (Some(cg), _, _, _) => Some(format!("cgroup {cg}")),

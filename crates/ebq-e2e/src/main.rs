@@ -19,6 +19,7 @@
 //! ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
+//! ebq-workload chain --reads R1,R2,… [--size B] [--report FILE] [--wait-file PATH]
 //! ebq-workload zipf --calls C [--keys N] [--seed S] [--sized] [--comm NAME] [--report FILE] [--wait-file PATH]
 //! ```
 //!
@@ -32,6 +33,7 @@
 
 mod aio;
 mod cache;
+mod chain;
 mod copies;
 mod darshan;
 mod fileio;
@@ -67,6 +69,7 @@ usage:
   ebq-workload fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]
   ebq-workload pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]
+  ebq-workload chain --reads R1,R2,… [--size B] [--report FILE] [--wait-file PATH]
   ebq-workload zipf --calls C [--keys N] [--seed S] [--sized] [--comm NAME] [--report FILE] [--wait-file PATH]
 
 pread:    creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
@@ -129,6 +132,10 @@ zipf:     C pread64 calls of 1 byte on /dev/zero at offset 4096 * (r - 1), rank 
           drawn from Zipf(exponent 1.3) over N ranks (default 200000) with seed S
           (default 1); --sized reads 1 + (13 * (r - 1)) mod 16 bytes instead of 1;
           the report is the tally: [offset, calls, bytes] heaviest in calls first.
+chain:    per file i (one per entry of --reads): open, R_i reads of
+          (i + 1) * B bytes (default 100), close, each file timed around the
+          three; then one read and the close of an fd opened before
+          --wait-file (a chained JOIN's truth: openat → read → close per fd).
 
 --comm sets the thread name (at most 15 bytes) before anything else.
 --wait-file makes the workload poll (every 10 ms) until PATH exists before the
@@ -960,6 +967,7 @@ fn run(args: &[String]) -> Result<(), Error> {
         "mmapwrite" => mmapwrite::run_mmapwrite(&mmapwrite::parse_mmapwrite(rest)?),
         "pingpong" => pingpong::run_pingpong(&pingpong::parse_pingpong(rest)?),
         "zipf" => zipf::run_zipf(&zipf::parse_zipf(rest)?),
+        "chain" => chain::run_chain(&chain::parse_chain(rest)?),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())

@@ -91,4 +91,8 @@ pub struct QueryStats {
     /// delivered as any other. A JOIN that reads the start's string at its
     /// end event reads it after the call faulted the page in.
     pub unreadable_strings: u64,
+    /// Chained JOIN: middle events that found no open pair on their key
+    /// (their pair's start came before ebq attached, or was filtered):
+    /// ignored, not losses, like ends without a start.
+    pub middle_unmatched: u64,
 }

@@ -388,6 +388,7 @@ impl SingleQuery {
                     StatsField::Superseded => &mut s.superseded,
                     StatsField::OutOfScope => &mut s.out_of_scope,
                     StatsField::UnreadableStrings => &mut s.unreadable_strings,
+                    StatsField::MiddleUnmatched => &mut s.middle_unmatched,
                     StatsField::ThreadPairs => {
                         thread_pairs = thread_pairs.wrapping_add(n);
                         continue;

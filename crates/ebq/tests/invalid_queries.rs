@@ -29,6 +29,10 @@ fn bad(sql: impl Into<String>, span: &'static str, message: &'static str, help: 
 
 const READ: &str = "syscalls.sys_enter_read";
 
+/// A chained JOIN: openat → read → close per (pid, fd).
+const CHAIN: &str = "FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_read r ON r.pid = o.pid AND r.fd = o.ret \
+                     JOIN syscalls.sys_enter_close c ON c.pid = o.pid AND c.fd = o.ret";
+
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
 starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), \
@@ -290,10 +294,24 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT c.fd FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"), "1:8-1:12", "unknown event alias `c`", None),
         bad(format!("SELECT * FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"), "1:8-1:9", "SELECT * over a JOIN is ambiguous; name the columns (e.g. e.fd, x.ret)", None),
         bad(format!("SELECT COUNT(*) FROM {READ} JOIN {READ} ON fd = fd"), "1:46-1:50", "joining an event with itself needs two different aliases (FROM ev a JOIN ev b ON …)", None),
+        // --- chained JOIN (a start, a middle, an end on the same key) ---
         bad(format!(
                 "SELECT COUNT(*) FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid \
                  JOIN syscalls.sys_exit_read c ON a.tid = c.tid"
-            ), "1:95-1:99", "a query pairs at most two events: one JOIN (start event JOIN end event)", None),
+            ), "1:8-1:13", "a chained JOIN makes one row per closed pair: aggregates other than COUNT or SUM over the middle event are not supported yet", None),
+        bad(format!("SELECT o.ret {CHAIN} JOIN syscalls.sys_exit_read x ON x.pid = o.pid"), "1:177-1:181", "a chained JOIN has one middle event: FROM start s JOIN middle m ON … JOIN end e ON …", None),
+        bad(format!("SELECT o.ret, r.count {CHAIN}"), "1:15-1:22", "the middle event's columns are read only inside COUNT(r.…) or SUM(r.…): each closed pair's row carries those over its middle events", None),
+        bad(format!("SELECT MIN(r.count) {CHAIN}"), "1:8-1:19", "MIN over a chained JOIN's middle events is not supported yet: COUNT and SUM are", None),
+        bad(format!("SELECT SUM(r.count + o.ret) {CHAIN}"), "1:8-1:27", "a middle aggregate reads the middle event's columns only", None),
+        bad(format!("SELECT SUM(r.count) {CHAIN} GROUP BY o.pid"), "1:193-1:198", "a chained JOIN makes one row per closed pair: GROUP BY over chained pairs is not supported yet", None),
+        bad(
+            "SELECT SUM(r.count) FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_read r ON r.pid = o.pid \
+             JOIN syscalls.sys_enter_close c ON c.pid = o.pid AND c.fd = o.ret",
+            "1:87-1:100", "the middle event must pair on the end's keys, the same start columns: [o.pid, o.ret] (a middle event finds its pair by the key the end closes it by)", None),
+        bad(
+            "SELECT SUM(r.count) FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_read r ON r.pid = o.pid AND r.fd = o.ret AND r.count > 9 \
+             JOIN syscalls.sys_enter_close c ON c.pid = o.pid AND c.fd = o.ret",
+            "1:87-1:133", "the middle event's ON holds only key equalities with the start event (the end's keys, e.g. r.pid = o.pid): `count > 9` is not one", None),
         bad(format!("SELECT b.nosuch FROM {READ} a JOIN syscalls.sys_exit_read b ON a.tid = b.tid"), "1:8-1:16", "unknown column `nosuch` in tracepoint:syscalls:sys_enter_read or tracepoint:syscalls:sys_exit_read", Some("`ebq describe tracepoint:syscalls:sys_enter_read` lists the columns")),
         // --- user-space clauses used wrongly ---
         bad(format!("SELECT SUM(fd) OVER () FROM {READ}"), "1:8-1:14", "`SUM(fd) OVER ()`: OVER, FILTER and WITHIN GROUP are not supported; use WINDOW(…) for windows", None),

@@ -118,3 +118,35 @@ fn block_request_pairs_match_the_block_layers_counters() {
     assert!(u(&rows[0], "minlat") > 0);
     assert_eq!(stats.pending_full, 0, "{stats:?}");
 }
+
+#[test]
+fn a_chained_join_sums_each_files_reads_between_its_open_and_its_close() {
+    // Issue 40 item 10: openat → read → close per (pid, fd). Each file's row carries its reads'
+    // count and requested bytes (every read returns what it asked for), as the workload tallied.
+    let sql = "SELECT o.ret AS fd, o.time AS opened, SUM(r.count) AS bytes, COUNT(r.*) AS reads, \
+               c.time - o.time AS open_ns \
+               FROM syscalls.sys_exit_openat o \
+               JOIN syscalls.sys_enter_read r ON r.pid = o.pid AND r.fd = o.ret \
+               JOIN syscalls.sys_enter_close c ON c.pid = o.pid AND c.fd = o.ret \
+               WHERE o.ret >= 0";
+    let (outs, stats, report) = run_around(sql, Scope::Process, &["chain", "--reads", "3,5,2,0", "--size", "100"]);
+    let mut rows = rows_of(&outs);
+    rows.sort_by_key(|r| u(r, "opened"));
+    let files = report["files"].as_array().unwrap();
+    // Each file in order, then the report file the workload writes at the end (no reads).
+    assert_eq!(rows.len(), files.len() + 1, "{rows:?}");
+    for (row, f) in rows.iter().zip(files) {
+        let want = (f["fd"].as_u64().unwrap(), f["bytes"].as_u64().unwrap(), f["reads"].as_u64().unwrap());
+        assert_eq!((u(row, "fd"), u(row, "bytes"), u(row, "reads")), want, "{row:?} vs {f}");
+        // The workload's clock starts before the open's entry and stops after the close's.
+        assert!(u(row, "open_ns") > 0 && u(row, "open_ns") <= f["ns"].as_u64().unwrap(), "{row:?} vs {f}");
+    }
+    let last = rows.last().unwrap();
+    assert_eq!((u(last, "bytes"), u(last, "reads")), (0, 0), "{last:?}");
+    // The pipe's read found no open pair: ignored and counted once. Its close is an end without a
+    // start (the end is system-wide: other processes' closes count there too). Nothing was lost.
+    assert_eq!(stats.middle_unmatched, report["stray_reads"].as_u64().unwrap(), "{stats:?}");
+    assert!(stats.unmatched >= report["stray_closes"].as_u64().unwrap(), "{stats:?}");
+    assert_eq!((stats.dropped, stats.pending_full, stats.superseded, stats.open_pairs), (0, 0, 0, 0), "{stats:?}");
+    assert_eq!(stats.delivered, rows.len() as u64, "{stats:?}");
+}

@@ -245,7 +245,7 @@ impl SideReads {
                 self.raw.get_or_insert_with(|| (a.path.clone(), span));
             }
             // A union column is read by each branch's program, decided per branch.
-            ColumnSource::System(_) | ColumnSource::Union { .. } => {}
+            ColumnSource::System(_) | ColumnSource::Union { .. } | ColumnSource::Middle { .. } => {}
         }
     }
 

@@ -345,9 +345,10 @@ impl Binder<'_> {
     /// is bound by its own method below.
     fn scalar_inner(&self, e: &Expr) -> Result<ScalarExpr> {
         match e {
-            Expr::Identifier(id) => match self.union_start_bare(id) {
-                Some(renamed) => renamed,
-                None => self.column(&[id.value.as_str()], e),
+            Expr::Identifier(id) => match (self.middle_placeholder(&id.value), self.union_start_bare(id)) {
+                (Some(middle), _) => Ok(middle),
+                (None, Some(renamed)) => renamed,
+                (None, None) => self.column(&[id.value.as_str()], e),
             },
             Expr::CompoundIdentifier(parts) => match self.union_start_path(parts) {
                 Some(path) => self.union_start_column(parts, &path?, e),

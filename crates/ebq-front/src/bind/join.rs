@@ -60,6 +60,7 @@ pub(super) fn bind_join(
         keys,
         start_filter: start_only,
         also: vec![],
+        middle: None,
         span: join.span,
     };
     Ok((bound, and_all(rest)))
@@ -118,7 +119,7 @@ pub(super) fn side_of(e: &ScalarExpr) -> Option<bool> {
 }
 
 /// `start_expr = end_expr` (either order) over integers → the key pair.
-fn pairing_key(c: &ScalarExpr) -> Option<(ScalarExpr, ScalarExpr, DataType)> {
+pub(super) fn pairing_key(c: &ScalarExpr) -> Option<(ScalarExpr, ScalarExpr, DataType)> {
     let ScalarExpr::Binary { op: BinaryOp::Eq, left, right, operand_ty, .. } = c else { return None };
     if !operand_ty.is_int() {
         return None;

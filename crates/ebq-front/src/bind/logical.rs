@@ -54,6 +54,16 @@ pub enum ColumnSource {
         /// Its position in the branches' SELECT lists.
         index: usize,
     },
+    /// Accumulator `index` of a chained JOIN's middle event
+    /// ([`BoundMiddle::aggs`]): kept in the pair, zeroed when it opens,
+    /// updated by each middle event on its key. Only ever read carried
+    /// ([`ColumnSource::Start`]) at the end event.
+    Middle {
+        /// The aggregate as written (`SUM(r.count)`).
+        name: String,
+        /// Its index in [`BoundMiddle::aggs`].
+        index: usize,
+    },
 }
 
 impl ColumnSource {
@@ -66,6 +76,7 @@ impl ColumnSource {
             ColumnSource::Arg(a) => &a.path,
             ColumnSource::Start { name, .. } => name,
             ColumnSource::Union { name, .. } => name,
+            ColumnSource::Middle { name, .. } => name,
         }
     }
 
@@ -1227,8 +1238,38 @@ pub struct BoundJoin {
     /// `FROM (… UNION ALL …) q JOIN …`: the start events after the first
     /// (which is `start`), each opening pairs in the same map.
     pub also: Vec<StartBranch>,
+    /// A chained JOIN's middle event (`FROM a JOIN b ON … JOIN c ON …`).
+    pub middle: Option<BoundMiddle>,
     /// The JOIN clause, for plan errors.
     pub span: Span,
+}
+
+/// The middle event of a chained JOIN: between a pair's start and end, each
+/// middle event on the pair's key updates the pair's accumulators in place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundMiddle {
+    /// The event.
+    pub event: BoundEvent,
+    /// As written in qualified column names (`r`).
+    pub name: String,
+    /// Per pairing key ([`BoundJoin::keys`], same order): the middle
+    /// event's expression for it.
+    pub keys: Vec<ScalarExpr>,
+    /// The per-pair aggregates over the middle events.
+    pub aggs: Vec<MiddleAgg>,
+    /// The middle JOIN clause.
+    pub span: Span,
+}
+
+/// One per-pair aggregate over a chained JOIN's middle events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MiddleAgg {
+    /// COUNT or SUM (each an atomic add in the pair).
+    pub func: AggFunc,
+    /// Over the middle event's own columns (COUNT adds 1 whatever it is).
+    pub arg: ScalarExpr,
+    /// Its type in the pair and in rows.
+    pub ty: DataType,
 }
 
 /// A further start event of a JOIN whose start side is a union.

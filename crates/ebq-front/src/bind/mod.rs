@@ -7,6 +7,7 @@
 mod aliases;
 mod btf_args;
 mod cgroup_columns;
+mod chain;
 mod describe_args;
 mod describe_view;
 mod expand;
@@ -105,7 +106,10 @@ fn desugar(query: &Query) -> Result<Cow<'_, Query>> {
 /// the outer query of a top-level union ([`union_all`]): its columns, by name
 /// and type, are then the only columns besides the system ones.
 fn bind_events(query: &Query, catalog: &Catalog, union: &[(String, DataType)]) -> Result<LogicalPlan> {
-    bind_sides(query, catalog, union, &[])
+    match chain::split_chain(query, catalog)? {
+        Some((single, chain)) => bind_sides(&single, catalog, union, &[], Some(&chain)),
+        None => bind_sides(query, catalog, union, &[], None),
+    }
 }
 
 /// Binds a plain or JOIN query (`union` as for [`bind_events`]). `raw[i]` says side `i` is known to attach as
@@ -113,8 +117,15 @@ fn bind_events(query: &Query, catalog: &Catalog, union: &[(String, DataType)]) -
 /// both a record field and a system column (`comm` at block_rq_issue) means the
 /// system column there. A first pass binds without knowing; when a side read raw
 /// arguments and record fields both, a second pass binds with that knowledge,
-/// and only a field no system column stands in for stays an error.
-fn bind_sides(query: &Query, catalog: &Catalog, union: &[(String, DataType)], raw: &[bool]) -> Result<LogicalPlan> {
+/// and only a field no system column stands in for stays an error. `chain`:
+/// the middle event of a chained JOIN, taken out of `query` ([`chain`]).
+fn bind_sides(
+    query: &Query,
+    catalog: &Catalog,
+    union: &[(String, DataType)],
+    raw: &[bool],
+    chain: Option<&chain::Chain>,
+) -> Result<LogicalPlan> {
     let from = bind_event(&query.from, catalog)?;
     let joined = match query.joins.as_slice() {
         [] => None,
@@ -137,14 +148,16 @@ fn bind_sides(query: &Query, catalog: &Catalog, union: &[(String, DataType)], ra
     let mut binder = Binder::new(sides, catalog.kernel()).knowing_raw(raw);
     binder.union = union.to_vec();
     binder.start_columns = union::start_columns(query);
+    binder.middle = chain.map(|c| c.placeholders.clone()).unwrap_or_default();
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
     };
     let mut join = match &joined {
         Some((_, j)) => {
-            let (bound, rest) = join::bind_join(&binder, j, &mut filter)?;
+            let (mut bound, rest) = join::bind_join(&binder, j, &mut filter)?;
             filter = rest;
+            bound.middle = chain.map(|c| c.middle_of(&bound)).transpose()?;
             Some(bound)
         }
         None => None,
@@ -172,7 +185,7 @@ fn bind_sides(query: &Query, catalog: &Catalog, union: &[(String, DataType)], ra
         Err(_) if raw.is_empty() && binder.raw_readers().contains(&true) => {
             let readers = binder.raw_readers();
             drop(binder);
-            return bind_sides(query, catalog, union, &readers);
+            return bind_sides(query, catalog, union, &readers, chain);
         }
         other => other?,
     };
@@ -323,13 +336,25 @@ struct Binder<'a> {
     /// When the JOIN's start side (side 0) is a union: its columns, each with
     /// the path it selects in the first branch ([`union::start_columns`]).
     start_columns: Vec<(String, Vec<sqlparser::ast::Ident>)>,
+    /// A chained JOIN's middle aggregates: each placeholder identifier the
+    /// rewritten SELECT names one by, and the carried column it binds as.
+    middle: Vec<(String, ScalarExpr)>,
 }
 
 impl<'a> Binder<'a> {
     fn new(sides: Vec<Side<'a>>, kernel: &'a dyn KernelInfo) -> Binder<'a> {
         let reads = std::cell::RefCell::new(sides.iter().map(|_| Default::default()).collect());
         let raw = vec![false; sides.len()];
-        Binder { sides, kernel, depth: std::cell::Cell::new(0), reads, raw, union: vec![], start_columns: vec![] }
+        Binder {
+            sides,
+            kernel,
+            depth: std::cell::Cell::new(0),
+            reads,
+            raw,
+            union: vec![],
+            start_columns: vec![],
+            middle: vec![],
+        }
     }
 
     /// The binder, told which sides attach as `tp_btf` (`raw[i]`; missing: not known).

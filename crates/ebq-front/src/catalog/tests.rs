@@ -71,7 +71,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 49);
+    assert_eq!(all.len(), 50);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -84,6 +84,7 @@ fn list_and_glob() {
         names("sys_enter*"),
         [
             "raw_syscalls:sys_enter",
+            "syscalls:sys_enter_close",
             "syscalls:sys_enter_copy_file_range",
             "syscalls:sys_enter_creat",
             "syscalls:sys_enter_io_submit",

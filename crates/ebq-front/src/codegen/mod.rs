@@ -54,6 +54,8 @@ pub fn generate(plan: &PhysicalPlan) -> Vec<Program> {
 mod names {
     pub const QUERY: &str = "ebq_query";
     pub const PAIR_START: &str = "ebq_pair_start";
+    /// A chained JOIN's middle program.
+    pub const PAIR_MIDDLE: &str = "ebq_pair_middle";
     /// The start programs of a JOIN whose start side is a union, one per branch.
     pub const PAIR_STARTS: [&str; crate::bind::MAX_UNION_BRANCHES] = [
         "ebq_pair_start_0",
@@ -358,6 +360,9 @@ fn pairing_declarations(k: &KernelPlan, c: &mut String, maps: &mut Vec<MapInfo>,
         for (i, start) in p.starts().into_iter().enumerate() {
             progs.push(ProgInfo { name: pairing::start_name(p, i), attach: AttachPoint::PairStart(start.start) });
         }
+        if let Some(m) = &p.middle {
+            progs.push(ProgInfo { name: names::PAIR_MIDDLE, attach: AttachPoint::PairStart(m.event.clone()) });
+        }
     }
 }
 
@@ -387,6 +392,7 @@ fn programs(
     }
     for p in k.pairings() {
         c.push_str(&pairing::start_programs(p));
+        c.push_str(&pairing::middle_program(p));
     }
     if reads_pages_mapped {
         c.push_str(&mapped_pages::programs(finishes_faults));
@@ -570,6 +576,7 @@ fn plain_local_name(c: &ColumnSource) -> String {
         ColumnSource::File { .. } => format!("fc_{n}"),
         ColumnSource::Arg(a) => btf_args::local_name(a),
         ColumnSource::Union { .. } => unreachable!("the planner replaces union columns in each branch's program"),
+        ColumnSource::Middle { .. } => format!("mid_{n}"),
     }
 }
 
@@ -623,6 +630,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
             unreachable!("carried columns are read from the pairing map (pairing::load_carried)")
         }
         ColumnSource::Union { .. } => unreachable!("the planner replaces union columns in each branch's program"),
+        ColumnSource::Middle { .. } => unreachable!("a middle accumulator is read carried, from the pair"),
         ColumnSource::System(s) => match s {
             SystemColumn::Time => format!("\t__u64 {local} = bpf_ktime_get_ns();\n"),
             SystemColumn::Pid => format!("\t__u32 {local} = pid_tgid >> 32;\n"),

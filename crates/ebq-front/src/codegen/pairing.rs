@@ -110,6 +110,12 @@ pub fn declarations(p: &Pairing) -> String {
             structs::event_struct(&start_struct(p, i), &start.start.event_description(), &start.start.format)
         }));
     }
+    if let Some(m) = &p.middle {
+        c.push_str(
+            &super::probe::preamble(&m.event)
+                .unwrap_or_else(|| structs::event_struct(MIDDLE_STRUCT, &m.event.event_description(), &m.event.format)),
+        );
+    }
     c.push_str(&structs::layout_struct(&n.key, &p.key));
     // Never empty: the opening time is always kept.
     c.push_str(&structs::layout_struct(&n.stash, &p.stash));
@@ -226,7 +232,7 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
     let inner: Vec<(ColumnSource, DataType)> = p
         .carried
         .iter()
-        .filter(|(col, _, _)| !p.reads_at_end(col))
+        .filter(|(col, _, _)| !p.reads_at_end(col) && !is_middle(col))
         .map(|(col, ty, _)| (col.read_at_start().clone(), *ty))
         .collect();
     let key_exprs = p.keys.iter().map(|(s, _, _)| s);
@@ -274,6 +280,9 @@ fn assign_carried(p: &Pairing, c: &mut String) {
             let _ = writeln!(c, "\t__builtin_memset(s->{field}, 0, sizeof(s->{field}));");
         }
         match col.read_at_start() {
+            ColumnSource::Middle { name, .. } => {
+                let _ = writeln!(c, "\ts->{field} = 0;\t/* {}: added to by the middle events */", comment_safe(name));
+            }
             ColumnSource::Field { offset, .. } if p.reads_at_end(col) => {
                 let _ = writeln!(
                     c,
@@ -403,4 +412,59 @@ pub fn load_carried(p: &Pairing, col: &ColumnSource, ty: DataType) -> String {
         DataType::Str { .. } => format!("\tconst char *{local} = start->{field};\n"),
         ty => format!("\t{} {local} = start->{field};\t/* {} */\n", ty.c_type(), col.name()),
     }
+}
+
+/// The record struct of a chain's middle event.
+const MIDDLE_STRUCT: &str = "ebq_middle_event";
+
+/// Is carried column `c` a chain's middle accumulator (zeroed at the start, not read there)?
+fn is_middle(c: &ColumnSource) -> bool {
+    matches!(c.read_at_start(), ColumnSource::Middle { .. })
+}
+
+/// A chain's middle program: finds the open pair by its own key columns and
+/// adds to the pair's accumulators in place, atomically (the pair is in a
+/// shared HASH, and its end or another middle event may run on another CPU).
+/// Scoped as the start is (`-p`, `-c`, `--cgroup`): an out-of-scope event
+/// has no pair of its own to find. A middle event in scope with no open pair
+/// changes nothing and is counted (`middle_unmatched`). Empty without a middle.
+pub fn middle_program(p: &Pairing) -> String {
+    let Some(m) = &p.middle else { return String::new() };
+    let name = super::names::PAIR_MIDDLE;
+    let header = super::program_header(&m.event, name, MIDDLE_STRUCT);
+    let mut c = format!(
+        "/* Adds {} to its open pair's per-pair aggregates. */\n{header}\n{{\n{}\
+         \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
+        m.event.event_description(),
+        super::probe::prologue(&m.event),
+    );
+    let reads: Vec<&crate::bind::ScalarExpr> = m.keys.iter().chain(m.aggs.iter().map(|a| &a.arg)).collect();
+    for (col, ty) in columns_of(reads, &[]) {
+        c.push_str(&load_column(&col, ty, &m.event));
+    }
+    let n = PairNames::of(p);
+    c.push_str(&format!("\tstruct {} pk = {{}};\n", n.key));
+    for (e, (_, _, pos)) in m.keys.iter().zip(&p.keys) {
+        let f = &p.key.fields[*pos];
+        let _ = writeln!(c, "\tpk.{} = ({})({});", f.name, f.ty.c_type(), c_expr(e));
+    }
+    let _ = write!(
+        c,
+        "\tstruct {} *pending = bpf_map_lookup_elem(&{}, &pk);\n\n\tif (!pending) {{\n\
+         \t\t__u32 zero = 0;\n\t\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
+         \t\tif (stats)\n\t\t\tstats->{}++;\t/* no open pair on its key: ignored */\n\t\treturn 0;\n\t}}\n",
+        n.stash,
+        n.pending,
+        super::StatsField::MiddleUnmatched.c_name()
+    );
+    for (i, a) in m.aggs.iter().enumerate() {
+        let Some(field) = p.middle_field(i) else { continue };
+        let add = match a.func {
+            crate::bind::AggFunc::Count => "1".to_string(),
+            _ => format!("({})({})", a.ty.c_type(), c_expr(&a.arg)),
+        };
+        let _ = writeln!(c, "\t__sync_fetch_and_add(&pending->{field}, {add});");
+    }
+    c.push_str("\treturn 0;\n}\n\n");
+    c + &super::expand::driver(&m.event, name, MIDDLE_STRUCT)
 }

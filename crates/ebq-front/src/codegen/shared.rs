@@ -36,11 +36,14 @@ pub enum StatsField {
     /// failed: a page not resident at the event, a bad pointer); each is a
     /// NULL in its row or group key (last, so older readers still fit).
     UnreadableStrings,
+    /// Chained JOIN: middle events that found no open pair on their key
+    /// (ignored; last, so older readers still fit).
+    MiddleUnmatched,
 }
 
 impl StatsField {
     /// Every field, in memory order.
-    pub const ALL: [StatsField; 10] = [
+    pub const ALL: [StatsField; 11] = [
         StatsField::Seen,
         StatsField::Matched,
         StatsField::Dropped,
@@ -51,6 +54,7 @@ impl StatsField {
         StatsField::ThreadPairs,
         StatsField::OutOfScope,
         StatsField::UnreadableStrings,
+        StatsField::MiddleUnmatched,
     ];
 
     /// The C field name (`stats->NAME++` in the programs).
@@ -66,6 +70,7 @@ impl StatsField {
             StatsField::ThreadPairs => "thread_pairs",
             StatsField::OutOfScope => "out_of_scope",
             StatsField::UnreadableStrings => "unreadable_strings",
+            StatsField::MiddleUnmatched => "middle_unmatched",
         }
     }
 
@@ -77,6 +82,7 @@ impl StatsField {
             StatsField::ThreadPairs => "\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */",
             StatsField::OutOfScope => "\t/* events the scope (-p, -c, --cgroup) left out */",
             StatsField::UnreadableStrings => "\t/* user strings that could not be read: NULL */",
+            StatsField::MiddleUnmatched => "\t/* chained JOIN: middle events with no open pair */",
             _ => "",
         }
     }
@@ -280,8 +286,8 @@ mod tests {
     #[test]
     fn stats_fields_are_consecutive_u64s() {
         let layout = StatsLayout;
-        assert_eq!(layout.size(), 80);
-        let mut value = vec![0u8; 80];
+        assert_eq!(layout.size(), 88);
+        let mut value = vec![0u8; 88];
         value[40..48].copy_from_slice(&7u64.to_ne_bytes());
         value[48..56].copy_from_slice(&9u64.to_ne_bytes());
         value[56..64].copy_from_slice(&u64::MAX.to_ne_bytes());
@@ -295,7 +301,7 @@ mod tests {
         assert_eq!(layout.read(&value, StatsField::Seen), 0);
         assert_eq!(layout.read(&value[..64], StatsField::OutOfScope), 0, "an older, shorter value");
         assert_eq!(layout.read(&value[..72], StatsField::UnreadableStrings), 0, "an older, shorter value");
-        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n\t__u64 out_of_scope;\t/* events the scope (-p, -c, --cgroup) left out */\n\t__u64 unreadable_strings;\t/* user strings that could not be read: NULL */\n};\n\n"));
+        assert!(layout.c_struct().ends_with("\t__u64 untracked;\t/* -c: children not traced because ebq_pids was full */\n\t__u64 superseded;\t/* JOIN: open pairs a later start on their key replaced */\n\t__u64 thread_pairs;\t/* JOIN, pairs per thread: opened - closed (summed over CPUs) */\n\t__u64 out_of_scope;\t/* events the scope (-p, -c, --cgroup) left out */\n\t__u64 unreadable_strings;\t/* user strings that could not be read: NULL */\n\t__u64 middle_unmatched;\t/* chained JOIN: middle events with no open pair */\n};\n\n"));
     }
 
     #[test]

@@ -331,6 +331,7 @@ impl super::Pairing {
                 let _ = writeln!(s, "[kernel] Filter     {f} (before a pair opens)");
             }
         }
+        s.push_str(&p.middle_explain());
         let keys: Vec<String> =
             p.keys.iter().map(|(a, b, _)| format!("{} = {}", a.qualified(start), b.qualified(end))).collect();
         let carried: Vec<String> = p
@@ -357,6 +358,52 @@ impl super::Pairing {
             false => format!("carries [{}]", carried.join(", ")),
         };
         let _ = writeln!(s, "[kernel] Pair       on [{}] in {map}; {carries} in {} B)", keys.join(", "), p.stash.size);
+        s
+    }
+}
+
+impl super::Pairing {
+    /// A chain's middle program: where it attaches, the key it finds its
+    /// pair by, and what it adds to which field of the pair (offsets in the
+    /// pair's value struct). Empty without a middle.
+    fn middle_explain(&self) -> String {
+        let Some(m) = &self.middle else { return String::new() };
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "[kernel] Attach     {} ({}, adds to its open pair: ebq_pair_middle)",
+            m.event.event_description(),
+            m.event.source.program_type()
+        );
+        let _ = writeln!(
+            s,
+            "[kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope), at the middle event"
+        );
+        let start = &self.names.0;
+        let keys: Vec<String> = self
+            .keys
+            .iter()
+            .zip(&m.keys)
+            .map(|((a, _, _), b)| format!("{} = {}", a.qualified(start), b.qualified(&m.name)))
+            .collect();
+        let adds: Vec<String> = m
+            .aggs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let name = self.middle_field(i)?;
+                let f = self.stash.fields.iter().find(|f| f.name == name)?;
+                let add =
+                    if a.func == crate::bind::AggFunc::Count { "1".to_string() } else { a.arg.qualified(&m.name) };
+                Some(format!("{name} (+{} {}) += {add}", f.offset, a.ty))
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "[kernel] Middle     finds its pair on [{}]; atomically {}; no open pair: ignored, counted middle_unmatched",
+            keys.join(", "),
+            adds.join(", ")
+        );
         s
     }
 }

@@ -256,9 +256,10 @@ impl KernelPlan {
     }
 
     /// Every event a program of this object attaches to: each branch's
-    /// event, then every pairing's start events.
+    /// event, then every pairing's start events, then a chain's middle event.
     pub fn events(&self) -> impl Iterator<Item = &BoundEvent> {
-        self.with_branches().map(|b| &b.event).chain(self.pairings().flat_map(|p| p.start_events()))
+        let middles = self.pairings().filter_map(|p| p.middle.as_ref().map(|m| &m.event));
+        self.with_branches().map(|b| &b.event).chain(self.pairings().flat_map(|p| p.start_events())).chain(middles)
     }
 
     /// The events this object traces, as a message names them: `a JOIN b`,

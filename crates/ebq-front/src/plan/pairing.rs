@@ -1,7 +1,7 @@
 //! The physical side of a JOIN: the pairing map's key and value structs.
 
 use super::{c_name, storage_type, StructLayout};
-use crate::bind::{BoundEvent, BoundJoin, ColumnSource, ScalarExpr, StartBranch};
+use crate::bind::{BoundEvent, BoundJoin, BoundMiddle, ColumnSource, ScalarExpr, StartBranch};
 use crate::catalog::{FieldKind, SystemColumn};
 use crate::error::{Error, Result, Stage};
 use crate::parse::EventName;
@@ -47,6 +47,9 @@ pub struct Pairing {
     /// the caller's still, and the call has faulted its page in by its exit
     /// (at the entry a page not resident yet cannot be read: NULL).
     pub strings_at_end: bool,
+    /// A chained JOIN's middle event: its program adds to the open pair's
+    /// accumulators ([`Pairing::middle_field`]) in place.
+    pub middle: Option<BoundMiddle>,
 }
 
 /// True when `join`'s open pairs can live in task storage, one per thread:
@@ -109,8 +112,10 @@ impl Pairing {
             max_pending,
             also: join.also.clone(),
             branch: 0,
-            per_thread: options.thread_pairs && per_thread(join, end),
+            // A chain's pairs are found by key from a third program: in a HASH.
+            per_thread: options.thread_pairs && per_thread(join, end) && join.middle.is_none(),
             strings_at_end: per_thread(join, end),
+            middle: join.middle.clone(),
         })
     }
 
@@ -189,6 +194,15 @@ impl Pairing {
     /// pairing reads at its end event ([`Pairing::strings_at_end`])?
     pub fn reads_at_end(&self, c: &ColumnSource) -> bool {
         self.strings_at_end && matches!(c.read_at_start(), ColumnSource::Field { kind: FieldKind::UserStr, .. })
+    }
+
+    /// The stash field holding middle accumulator `index` (None when the
+    /// query does not read it).
+    pub fn middle_field(&self, index: usize) -> Option<&str> {
+        self.carried
+            .iter()
+            .find(|(c, _, _)| matches!(c.read_at_start(), ColumnSource::Middle { index: i, .. } if *i == index))
+            .map(|(_, _, pos)| self.stash.fields[*pos].name.as_str())
     }
 
     /// The stash field holding carried column `c`.

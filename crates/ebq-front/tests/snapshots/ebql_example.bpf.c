@@ -63,6 +63,7 @@ struct ebq_stats {
 	__u64 thread_pairs;	/* JOIN, pairs per thread: opened - closed (summed over CPUs) */
 	__u64 out_of_scope;	/* events the scope (-p, -c, --cgroup) left out */
 	__u64 unreadable_strings;	/* user strings that could not be read: NULL */
+	__u64 middle_unmatched;	/* chained JOIN: middle events with no open pair */
 };
 
 struct {

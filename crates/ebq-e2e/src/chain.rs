@@ -1,0 +1,90 @@
+//! `chain`: per file, an open, a known number of reads of a known size, and
+//! a close — the truth for a chained JOIN (openat → read → close per fd).
+//!
+//! Before `--wait-file`, each of the `--reads` files is created with enough
+//! bytes for all its reads, and one more file is opened (the stray fd).
+//! After it, for file `i`: `open` (glibc's `openat`), `reads[i]` `read`s of
+//! `(i + 1) * --size` bytes each (every read returns what it asked for), and
+//! `close`; each file's `ns` is measured around the three (from before the
+//! open to after the close), on CLOCK_MONOTONIC as `bpf_ktime_get_ns()`
+//! is. Then one read and the close of a pipe's read end (no `openat` made
+//! it): a middle event and an end event with no open pair. The files are
+//! deleted at the end. (Writing the report opens, writes and closes one
+//! more file: a pair with no reads.)
+
+use super::{close_fd, emit_report, open_path, os_err, wait_for_file, Error, Flags};
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct ChainCfg {
+    reads: Vec<u64>,
+    size: u64,
+    report: Option<String>,
+    wait_file: Option<String>,
+}
+
+pub(crate) fn parse_chain(args: &[String]) -> Result<ChainCfg, Error> {
+    let f = Flags::parse(args, &["reads", "size", "report", "wait-file"], &[])?;
+    Ok(ChainCfg {
+        reads: super::parse_calls_list(f.required("reads")?)?,
+        size: f.u64_or("size", Some(100), 1, 65536)?,
+        report: f.get("report").map(str::to_string),
+        wait_file: f.get("wait-file").map(str::to_string),
+    })
+}
+
+/// `read(fd, buf, len)`, which must return `len`.
+fn read_exactly(fd: libc::c_int, buf: &mut [u8]) -> Result<(), Error> {
+    // SAFETY: buf is a live, writable buffer of buf.len() bytes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n != buf.len() as isize {
+        return Err(os_err(&format!("read of {} bytes gave {n}", buf.len())));
+    }
+    Ok(())
+}
+
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: t is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+pub(crate) fn run_chain(cfg: &ChainCfg) -> Result<(), Error> {
+    let dir = std::env::temp_dir();
+    let path = |i: usize| format!("{}/ebq-chain-{}-{i}", dir.display(), std::process::id());
+    let sizes: Vec<u64> = (1..=cfg.reads.len() as u64).map(|i| i * cfg.size).collect();
+    for (i, (reads, size)) in cfg.reads.iter().zip(&sizes).enumerate() {
+        std::fs::write(path(i), vec![7u8; (reads * size) as usize]).map_err(|e| os_err(&format!("write: {e}")))?;
+    }
+    let mut pipe = [0 as libc::c_int; 2];
+    // SAFETY: pipe fills the two fds of a live array, and 8 bytes of a live buffer are written.
+    if unsafe { libc::pipe(pipe.as_mut_ptr()) } != 0
+        || unsafe { libc::write(pipe[1], [7u8; 8].as_ptr().cast(), 8) } != 8
+    {
+        return Err(os_err("pipe"));
+    }
+    wait_for_file(cfg.wait_file.as_deref());
+    let mut parts = vec![];
+    for (i, (reads, size)) in cfg.reads.iter().zip(&sizes).enumerate() {
+        let mut buf = vec![0u8; *size as usize];
+        let before = monotonic_ns();
+        let fd = open_path(&path(i), libc::O_RDONLY, 0)?;
+        for _ in 0..*reads {
+            read_exactly(fd, &mut buf)?;
+        }
+        close_fd(fd);
+        let ns = monotonic_ns() - before;
+        parts.push(format!("{{\"fd\":{fd},\"reads\":{reads},\"bytes\":{},\"ns\":{ns}}}", reads * size));
+    }
+    read_exactly(pipe[0], &mut [0u8; 8])?;
+    close_fd(pipe[0]);
+    for i in 0..cfg.reads.len() {
+        let _ = std::fs::remove_file(path(i));
+    }
+    let json = format!(
+        "{{\"pid\":{},\"files\":[{}],\"stray_reads\":1,\"stray_closes\":1}}",
+        std::process::id(),
+        parts.join(",")
+    );
+    emit_report(cfg.report.as_deref(), &json)
+}
