@@ -243,9 +243,12 @@ fn write_report(out: &Path, md: &Path) -> Result<(), String> {
     draw_plots(out, &all)
 }
 
+/// A study's plotter: draws its section of a results.json into a directory.
+type Draw = fn(&Path, &Value) -> Result<(), String>;
+
 /// Redraws every study's plot present in `all` (a results.json) into `out`.
 fn draw_plots(out: &Path, all: &Value) -> Result<(), String> {
-    let draws: [(&str, fn(&Path, &Value) -> Result<(), String>); 4] = [
+    let draws: [(&str, Draw); 4] = [
         ("pervent", pervent::plot_section),
         ("stages", stages::plot_section),
         ("fidelity", fidelity::plot_section),

@@ -93,7 +93,7 @@ fn is_data_colour(c: &str) -> bool {
 
 /// Checks the properties every plot shares; returns the bars (data-coloured
 /// rectangles left of the legend).
-fn check_common(name: &str, drawn: &[Drawn]) -> Vec<&Drawn> {
+fn check_common<'a>(name: &str, drawn: &'a [Drawn]) -> Vec<&'a Drawn> {
     let svg = drawn.iter().find(|d| d.tag == "svg").expect("an svg element");
     assert!(svg.right <= 1200.0, "{name}: {} px wide does not fit 1200 px", svg.right);
     for d in drawn {
