@@ -130,9 +130,13 @@ fn check_common<'a>(name: &str, drawn: &'a [Drawn]) -> Vec<&'a Drawn> {
 /// the lines of one label share its centre and are joined top to bottom.
 fn group_labels(drawn: &[Drawn], bars: &[&Drawn]) -> Vec<String> {
     let floor = bars.iter().map(|b| b.bottom).fold(0.0, f64::max);
-    let mut texts: Vec<&Drawn> =
-        drawn.iter().filter(|d| d.tag == "text" && d.top > floor && d.right <= LEGEND_LEFT).collect();
+    // The y axis's tick labels end left of the first bar; a group's label is centred on its group.
+    let first_bar = bars.iter().map(|b| b.left).fold(f64::MAX, f64::min);
     let centre = |d: &Drawn| (d.left + d.right) / 2.0;
+    let mut texts: Vec<&Drawn> = drawn
+        .iter()
+        .filter(|d| d.tag == "text" && d.top > floor && d.right <= LEGEND_LEFT && centre(d) > first_bar)
+        .collect();
     texts.sort_by(|a, b| centre(a).total_cmp(&centre(b)).then(a.top.total_cmp(&b.top)));
     let mut labels: Vec<(f64, Vec<&Drawn>)> = vec![];
     for t in texts {
@@ -145,7 +149,7 @@ fn group_labels(drawn: &[Drawn], bars: &[&Drawn]) -> Vec<String> {
         .into_iter()
         .map(|(_, mut lines)| {
             lines.sort_by(|a, b| a.top.total_cmp(&b.top));
-            lines.iter().map(|l| l.text.replace(' ', "")).collect()
+            lines.iter().map(|l| l.text.split_whitespace().collect::<String>()).collect()
         })
         .collect()
 }
