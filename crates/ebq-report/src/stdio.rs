@@ -346,6 +346,10 @@ pub struct Fold {
     pub files: BTreeMap<String, Record>,
     /// Calls on a stream no open was seen for (stdin, stdout, streams opened before the trace).
     pub unattributed: u64,
+    /// Calls on a stream whose fopen was seen but whose path could not be
+    /// read at the call's entry (the string's page not resident, as with
+    /// glibc's own `/proc/self/maps` at start-up): no record can hold them.
+    pub unnamed: u64,
     /// System calls left out of POSIX because libc made them inside a stdio call.
     pub inside_calls: u64,
 }
@@ -356,14 +360,20 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
     let mut out = Fold::default();
     // (pid, FILE *) → record name.
     let mut streams: HashMap<(u32, u64), String> = HashMap::new();
+    // Streams opened with a path that could not be read.
+    let mut unnamed: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
     for c in calls {
         let (t1, t2) = (c.start_ns as i64, c.end_ns as i64);
         let stream_arg = match c.kind {
             Kind::Open | Kind::Fdopen => {
                 if let Some(name) = open_name(c, posix) {
+                    unnamed.remove(&(c.pid, c.ret));
                     streams.insert((c.pid, c.ret), name.clone());
                     let r = out.files.entry(name).or_insert_with(Record::new);
                     r.open(c.kind == Kind::Open, c.kind == Kind::Fdopen, t1, t2);
+                } else if c.ret != 0 {
+                    streams.remove(&(c.pid, c.ret));
+                    unnamed.insert((c.pid, c.ret));
                 }
                 continue;
             }
@@ -373,6 +383,13 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
             Kind::Printf | Kind::Fgetc | Kind::Fseek | Kind::Rewind | Kind::Ftell | Kind::Fflush | Kind::Fclose => 0,
         };
         let key = (c.pid, c.args[stream_arg]);
+        if unnamed.contains(&key) {
+            out.unnamed += 1;
+            if c.kind == Kind::Fclose {
+                unnamed.remove(&key);
+            }
+            continue;
+        }
         let Some(r) = streams.get(&key).and_then(|n| out.files.get_mut(n)) else {
             out.unattributed += u64::from(c.kind != Kind::Ftell);
             continue;
@@ -440,6 +457,19 @@ mod tests {
     }
 
     const FP: u64 = 0x5555_0000;
+
+    #[test]
+    fn calls_on_a_stream_whose_path_was_unreadable_are_unnamed_not_unattributed() {
+        let calls = vec![
+            c(Kind::Open, [0; 4], FP, "", 100), // the path's page was not resident
+            c(Kind::Fgets, [0, 0, FP, 0], 0x7000, "x", 200),
+            c(Kind::Fclose, [FP, 0, 0, 0], 0, "", 300),
+            c(Kind::Fgetc, [FP, 0, 0, 0], 1, "", 400), // after close: unattributed
+        ];
+        let f = fold(&calls, &[]);
+        assert!(f.files.is_empty());
+        assert_eq!((f.unnamed, f.unattributed), (2, 1));
+    }
 
     #[test]
     fn a_stream_folds_by_darshans_rules() {

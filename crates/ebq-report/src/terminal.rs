@@ -232,7 +232,12 @@ fn seconds_json(fcounters: &std::collections::BTreeMap<&'static str, i64>, origi
 /// whose open was not seen, the system calls libc made inside stdio calls.
 pub fn stdio_json(s: &stdio::Fold, origin_ns: u64) -> Json {
     let files: Vec<Json> = s.files.iter().map(|(name, r)| stdio_record_json(name, r, origin_ns)).collect();
-    json!({ "files": files, "unattributed_calls": s.unattributed, "system_calls_inside": s.inside_calls })
+    json!({
+        "files": files,
+        "unattributed_calls": s.unattributed,
+        "unnamed_stream_calls": s.unnamed,
+        "system_calls_inside": s.inside_calls
+    })
 }
 
 /// What was left out of the file records, as JSON.

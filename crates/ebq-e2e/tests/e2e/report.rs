@@ -136,6 +136,11 @@ fn seen_on_stderr(stderr: &str) -> u64 {
     line["ebq: ".len()..].split(' ').next().unwrap().parse().unwrap()
 }
 
+/// `ebq report io --format json EXTRA -c CMD`, run to its end.
+fn report_io_json(extra: &[&std::ffi::OsStr], cmd: &str) -> std::process::Output {
+    Command::new(ebq_bin()).args(["report", "io", "--format", "json"]).args(extra).args(["-c", cmd]).output().unwrap()
+}
+
 /// `ebq report io` over the `darshan` workload (three files on ext4 and tmpfs) with
 /// `extra` report options; its JSON document and the workload's own tally.
 pub(crate) fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, Json) {
@@ -149,12 +154,7 @@ pub(crate) fn darshan_report(m: &Mounts, extra: &[&std::ffi::OsStr]) -> (Json, J
         c.display(),
         tally_path.display()
     );
-    let out = Command::new(ebq_bin())
-        .args(["report", "io", "--format", "json"])
-        .args(extra)
-        .args(["-c", &cmd])
-        .output()
-        .unwrap();
+    let out = report_io_json(extra, &cmd);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_no_losses(&String::from_utf8_lossy(&out.stderr));
     let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
@@ -895,12 +895,7 @@ pub(crate) fn stdio_report(what: &str, extra: &[&std::ffi::OsStr]) -> (PathBuf, 
         dir.join("q.dat").display(),
         tally_path.display()
     );
-    let out = Command::new(ebq_bin())
-        .args(["report", "io", "--format", "json"])
-        .args(extra)
-        .args(["-c", &cmd])
-        .output()
-        .unwrap();
+    let out = report_io_json(extra, &cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_no_losses(&stderr);
