@@ -6,7 +6,8 @@
 //! openat(F, O_CREAT|O_TRUNC|O_RDWR); fallocate 1 MiB at 0 and 64 KiB at
 //! 1 MiB; ftruncate to 512 KiB, then to 4096; one 4096-byte write at 0;
 //! sync_file_range over it three times; syncfs, fsync and fdatasync once
-//! each; close. Then, on two pipes: vmsplice of a 3000-byte buffer into the
+//! each (the last two through syscall(2), with 6 in the fd register's upper
+//! half, which the kernel ignores); close. Then, on two pipes: vmsplice of a 3000-byte buffer into the
 //! first, tee of those 3000 bytes into the second, and a read draining each.
 //! Every call must succeed; the report counts each kind and the bytes that
 //! write, vmsplice and tee returned.
@@ -39,6 +40,9 @@ fn check(what: &str, ret: i64) -> Result<u64, Error> {
     Ok(ret as u64)
 }
 
+/// What fsync's and fdatasync's fd register holds above the fd.
+const DIRTY_UPPER_HALF: u64 = 0x6_0000_0000;
+
 /// Bytes moved through the pipes.
 const PIPE_BYTES: usize = 3000;
 
@@ -63,8 +67,12 @@ pub(crate) fn run_fileops(cfg: &FileOpsCfg) -> Result<(), Error> {
         check("sync_file_range", i64::from(unsafe { libc::sync_file_range(fd, 0, 4096, flags) }))?;
     }
     check("syncfs", i64::from(unsafe { libc::syncfs(fd) }))?;
-    check("fsync", i64::from(unsafe { libc::fsync(fd) }))?;
-    check("fdatasync", i64::from(unsafe { libc::fdatasync(fd) }))?;
+    // fsync and fdatasync get their fd with garbage in the register's upper half, which
+    // the kernel ignores (it takes an `unsigned int fd`): a caller may leave anything there,
+    // as a Rust i32 argument did. Tracers must read the fd as the kernel does.
+    for nr in [libc::SYS_fsync, libc::SYS_fdatasync] {
+        check("fsync/fdatasync", unsafe { libc::syscall(nr, DIRTY_UPPER_HALF | fd as u64) })?;
+    }
     close_fd(fd);
 
     let (mut a, mut b) = ([0 as libc::c_int; 2], [0 as libc::c_int; 2]);
@@ -89,7 +97,7 @@ pub(crate) fn run_fileops(cfg: &FileOpsCfg) -> Result<(), Error> {
     a.into_iter().chain(b).for_each(close_fd);
 
     let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"fallocate\":2,\"ftruncate\":2,\"write\":{{\"calls\":1,\"bytes\":{written}}},\
+        "{{\"pid\":{},\"comm\":{},\"fd\":{fd},\"fallocate\":2,\"ftruncate\":2,\"write\":{{\"calls\":1,\"bytes\":{written}}},\
          \"sync_file_range\":3,\"syncfs\":1,\"fsync\":1,\"fdatasync\":1,\"close\":1,\
          \"vmsplice\":{{\"calls\":1,\"bytes\":{spliced}}},\"tee\":{{\"calls\":1,\"bytes\":{teed}}}}}",
         std::process::id(),

@@ -85,7 +85,7 @@ fn cases() -> Vec<Bad> {
         bad(format!("SELECT t1.fd FROM {READ} t1, syscalls.sys_exit_read t2"), "1:47-1:69", "a join of two event streams needs WINDOW(time, SIZE_MS[, STEP_MS]): rows meet within a window (for enter→exit pairs use FROM start s JOIN end e ON s.tid = e.tid)", None),
         // --- a union of start events (FROM (… UNION ALL …) q JOIN …) ---
         // --- a top-level union (several events, one result) ---
-        bad(format!("SELECT x, COUNT(*) FROM (SELECT comm AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q GROUP BY x"), "1:89-1:91", "column `x` of the union is string(16) in branch 1 and u64 in branch 2: every branch must yield the same type", None),
+        bad(format!("SELECT x, COUNT(*) FROM (SELECT comm AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q GROUP BY x"), "1:89-1:91", "column `x` of the union is string(16) in branch 1 and u32 in branch 2: every branch must yield the same type", None),
         bad(format!("SELECT x FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS y FROM syscalls.sys_enter_pread64) q"), "1:83-1:84", "every branch of a union yields the same columns: branch 2 names `y` where branch 1 names `x`", None),
         bad(format!("SELECT SUM(x) FROM (SELECT COUNT(*) AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:28-1:33", "a branch of a union yields one value per event; aggregate in the outer query", None),
         bad(
@@ -95,7 +95,7 @@ fn cases() -> Vec<Bad> {
             None,
         ),
         bad(format!("SELECT count FROM (SELECT fd AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:8-1:13", "`count` is not a column of the union: its branches yield x, and every event has the system columns (pid, comm, time, …)", None),
-        bad(format!("SELECT x FROM (SELECT 'a' AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:23-1:26", "column `x` of the union is u64 in branch 2 and string(2) in branch 1: every branch must yield the same type", None),
+        bad(format!("SELECT x FROM (SELECT 'a' AS x FROM {READ} UNION ALL SELECT fd AS x FROM syscalls.sys_enter_pread64) q"), "1:23-1:26", "column `x` of the union is u32 in branch 2 and string(2) in branch 1: every branch must yield the same type", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION SELECT fd FROM syscalls.sys_enter_pread64) q"), "1:68-1:74", "only UNION ALL is supported: every event of every branch counts", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ}) q"), "1:22-1:62", "FROM ( … ) reads a UNION ALL of events: SELECT a, b FROM ev1 UNION ALL SELECT a, b FROM ev2", None),
         bad(format!("SELECT COUNT(*) FROM (SELECT fd FROM {READ} UNION ALL SELECT fd FROM syscalls.sys_enter_pread64)"), "1:114-1:114", "name the union: FROM (SELECT … UNION ALL SELECT …) q", None),
@@ -117,9 +117,9 @@ fn cases() -> Vec<Bad> {
                  JOIN syscalls.sys_exit_read x ON q.tid = x.tid"
             ), "1:98-1:105", "the branches of a union that opens a JOIN's pairs select columns of their event, by name or renamed (rq, prev.pid AS pid): a start program keeps columns, not computed values, and `tid + 1` is an expression", None),
         bad(format!(
-                "SELECT MAX(x.time - q.time) FROM (SELECT tid AS t, time FROM {READ} UNION ALL SELECT fd AS t, time FROM syscalls.sys_enter_pread64) q \
+                "SELECT MAX(x.time - q.time) FROM (SELECT tid AS t, time FROM {READ} UNION ALL SELECT count AS t, time FROM syscalls.sys_enter_pread64) q \
                  JOIN syscalls.sys_exit_read x ON q.t = x.tid"
-            ), "1:109-1:110", "`t` is u32 in the first branch of the union and u64 in this one", None),
+            ), "1:112-1:113", "`t` is u32 in the first branch of the union and u64 in this one", None),
         bad(format!(
                 "SELECT MAX(x.time - s.time) FROM (SELECT tid, time FROM {READ} UNION ALL SELECT tid, time FROM syscalls.sys_enter_pread64 WHERE fdd > 2) s \
                  JOIN syscalls.sys_exit_read x ON s.tid = x.tid"
@@ -207,10 +207,10 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE comm = \"abc\""), "1:59-1:64", "unknown column `abc`: double quotes name a column; a string takes single quotes", Some("write 'abc'")),
         // --- types ---
         bad(r("WHERE comm > 3"), "1:52-1:60", "cannot compare string(16) with u64", None),
-        bad(r("WHERE fd = 'x'"), "1:52-1:54", "`fd` is u64, not a string column; only string columns compare with string literals", None),
-        bad(r("WHERE fd IN ('a')"), "1:52-1:54", "`fd` is u64, not a string column; only string columns compare with string literals", None),
+        bad(r("WHERE fd = 'x'"), "1:52-1:54", "`fd` is u32, not a string column; only string columns compare with string literals", None),
+        bad(r("WHERE fd IN ('a')"), "1:52-1:54", "`fd` is u32, not a string column; only string columns compare with string literals", None),
         bad(r("WHERE comm IN (1)"), "1:52-1:62", "cannot compare string(16) with u64", None),
-        bad(r("WHERE fd BETWEEN 'a' AND 'b'"), "1:52-1:74", "cannot compare u64 with string(2)", None),
+        bad(r("WHERE fd BETWEEN 'a' AND 'b'"), "1:52-1:74", "cannot compare u32 with string(2)", None),
         bad(format!("SELECT CASE WHEN fd = 1 THEN 'a' ELSE 2 END FROM {READ}"), "1:39-1:40", "CASE values are all integers or all strings; ELSE is u64", None),
         bad(r("WHERE comm = 'abcdefghijklmnopqrstuvwxyz'"), "1:52-1:56", "`comm` holds at most 15 bytes, so it can never equal the 26-byte string 'abcdefghijklmnopqrstuvwxyz'", None),
         bad(format!("SELECT COUNT(*) FROM sched.sched_process_fork WHERE parent_comm = '{}'", "a".repeat(69)), "1:53-1:64", "`parent_comm` holds at most 63 bytes, so it can never equal the 69-byte string 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", None),
@@ -224,12 +224,12 @@ fn cases() -> Vec<Bad> {
         bad(r("WHERE comm LIKE fd"), "1:62-1:64", "LIKE needs a string literal pattern", None),
         // Misleading today ("unknown function `starts_with`", reported); any message naming it passes.
         bad(r("WHERE starts_with(comm, fd)"), "1:52-1:72", "starts_with(column, 'prefix') takes a string column and a string literal prefix", None),
-        bad(r("WHERE starts_with(fd, 'x')"), "1:64-1:66", "`fd` is u64, not a string column; only string columns compare with string literals", None),
-        bad(r("WHERE fd"), "1:52-1:54", "WHERE needs a true/false condition; `fd` is u64", Some("compare it, e.g. `fd != 0`")),
-        bad(r("WHERE fd AND count > 1"), "1:52-1:54", "AND needs conditions on both sides; `fd` is u64", None),
+        bad(r("WHERE starts_with(fd, 'x')"), "1:64-1:66", "`fd` is u32, not a string column; only string columns compare with string literals", None),
+        bad(r("WHERE fd"), "1:52-1:54", "WHERE needs a true/false condition; `fd` is u32", Some("compare it, e.g. `fd != 0`")),
+        bad(r("WHERE fd AND count > 1"), "1:52-1:54", "AND needs conditions on both sides; `fd` is u32", None),
         bad(r("WHERE fd + comm > 1"), "1:57-1:61", "`+` needs integers; `comm` is string(16)", None),
         bad(r("WHERE -comm = 1"), "1:53-1:57", "`-` cannot be applied to string(16)", None),
-        bad(r("WHERE NOT fd"), "1:56-1:58", "`NOT` cannot be applied to u64", None),
+        bad(r("WHERE NOT fd"), "1:56-1:58", "`NOT` cannot be applied to u32", None),
         bad(r("WHERE TRUE = 1"), "1:52-1:60", "cannot compare bool with u64", None),
         bad(r("WHERE comm = 'a' || 'b'"), "1:59-1:69", "operator `||` is not supported", None),
         bad(r("WHERE x'00' = fd"), "1:52-1:57", "literal `X'00'` is not supported", None),

@@ -11,7 +11,7 @@ use crate::common;
 
 use common::{
     assert_exact_or_accounted, assert_keyed_exact_or_accounted, assert_map_exact_or_accounted, per_fd, rows_of,
-    run_around_with, u, Row,
+    run_around_with, s, u, Row,
 };
 use ebq::plan::{PlanOptions, SyscallAttach};
 use ebq::{Engine, QueryStats, Scope};
@@ -70,6 +70,25 @@ fn arguments_counts_and_the_number_are_the_same_on_every_attachment() {
         assert_exact_or_accounted(stats.seen, total_calls(&report), &stats, &format!("{attach:?}: seen"));
         assert_eq!(stats.matched, stats.seen, "{attach:?}: {stats:?}");
     }
+}
+
+/// An fd argument is its register's low 32 bits, as the kernel takes it (`unsigned int fd`):
+/// `fileops` passes fsync and fdatasync their fd with 6 in the upper half. Every attachment
+/// gives the fd the kernel used and its file (before, the raw one gave 0x6_00000003 and no file).
+#[test]
+fn an_fd_is_the_low_half_of_its_register_on_every_attachment() {
+    let file = std::env::temp_dir().join(format!("ebq-dirty-fd-{}.dat", std::process::id()));
+    let name = file.file_name().unwrap().to_str().unwrap().to_string();
+    let sql = "SELECT fd, file_name, COUNT(*) AS n FROM syscalls.sys_enter_fsync GROUP BY fd, file_name";
+    for (attach, rows, stats, report) in on_both(sql, &["fileops", "--file", file.to_str().unwrap()]) {
+        let got: BTreeMap<(u64, String), u64> =
+            rows.iter().map(|r| ((u(r, "fd"), s(r, "file_name")), u(r, "n"))).collect();
+        let want =
+            BTreeMap::from([((report["fd"].as_u64().unwrap(), name.clone()), report["fsync"].as_u64().unwrap())]);
+        // Accounting (-p, one event, aggregate): calls + dropped + missed = the workload's one fsync.
+        assert_keyed_exact_or_accounted(&got, &want, |n| *n, &stats, &format!("{attach:?}: {rows:?}"));
+    }
+    let _ = std::fs::remove_file(&file);
 }
 
 #[test]

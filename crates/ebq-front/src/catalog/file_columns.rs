@@ -362,11 +362,12 @@ pub fn fd_at(format: &TracepointFormat, end: FdEnd) -> Option<&'static str> {
     fd_fields(format).into_iter().find(|(e, _)| *e == end).map(|(_, fd)| fd)
 }
 
-/// An aligned 8-byte integer field: the program reads it as `ctx->NAME`.
+/// An integer field in an aligned 8-byte slot (an fd is declared `unsigned
+/// int`, read at that width): the program reads it as `ctx->NAME`.
 fn aligned_int(format: &TracepointFormat, name: &str) -> bool {
-    format
-        .field(name)
-        .is_some_and(|f| f.kind == super::FieldKind::Int && f.size == 8 && f.offset >= 8 && f.offset.is_multiple_of(8))
+    format.field(name).is_some_and(|f| {
+        f.kind == super::FieldKind::Int && matches!(f.size, 4 | 8) && f.offset >= 8 && f.offset.is_multiple_of(8)
+    })
 }
 
 /// Events whose file is the one mapped at a user address of the current

@@ -13,7 +13,9 @@
 //! ```
 //!
 //! The kernel's offsets and sizes are taken as given; the C declaration is only
-//! used for the field's name and to decide how its bytes are read ([`FieldKind`]).
+//! used for the field's name and to decide how its bytes are read ([`FieldKind`]),
+//! except that a `syscalls` argument declared narrower than its 8-byte slot is
+//! read at its declared width (`declared_width`).
 //! Declarations we do not understand become [`FieldKind::Unsupported`] rather than
 //! errors, so one odd field never hides a whole event. At `syscalls` tracepoints a
 //! `const char *` argument is a user-space string ([`FieldKind::UserStr`]): the system
@@ -67,11 +69,34 @@ pub fn parse_format(category: &str, text: &str) -> Result<TracepointFormat, (usi
             match f.c_type.as_str() {
                 "const char *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserStr,
                 "const char *const *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserArgv,
+                ty if f.kind == FieldKind::Int && f.size == 8 => f.size = declared_width(ty).unwrap_or(8),
                 _ => {}
             }
         }
     }
     Ok(TracepointFormat { category: category.to_string(), name, id, fields })
+}
+
+/// The width in bytes of a system call argument declared `ty`, when narrower
+/// than the 8-byte slot the `syscalls` records give every argument; `None` for
+/// 8-byte and unknown types (which keep the slot's 8 bytes).
+///
+/// A slot holds the register as the caller left it, but the kernel uses only
+/// the declared type's bytes (`SYSCALL_DEFINE` casts each argument: `unsigned
+/// int fd` is the register's low 32 bits). Callers may leave anything in the
+/// upper half: a Rust `i32` fd reached `fsync` as `0x6_00000003`, which the
+/// kernel reads as fd 3. So such a field is read at its declared width, as
+/// bpftrace reads `args.fd`: the low bytes of the slot, at the slot's offset
+/// on the little-endian machines ebq runs on (x86-64, arm64).
+fn declared_width(ty: &str) -> Option<u32> {
+    let ty = ty.strip_prefix("const ").unwrap_or(ty);
+    match ty {
+        "int" | "signed int" | "signed" | "unsigned int" | "unsigned" | "pid_t" | "uid_t" | "gid_t" | "qid_t"
+        | "key_t" | "key_serial_t" | "mqd_t" | "clockid_t" | "timer_t" | "rwf_t" | "s32" | "u32" | "__s32"
+        | "__u32" | "int32_t" | "uint32_t" => Some(4),
+        "short" | "unsigned short" | "umode_t" | "s16" | "u16" | "__s16" | "__u16" => Some(2),
+        _ => None,
+    }
 }
 
 /// Parses `field:<decl>;\toffset:N;\tsize:N;\tsigned:N;`.

@@ -77,8 +77,9 @@ pub struct TpField {
     pub c_type: String,
     /// Byte offset from the start of the record (including the common header).
     pub offset: u32,
-    /// Byte size in the record. Authoritative over `c_type` (`unsigned int fd` has size 8
-    /// at syscall tracepoints).
+    /// Byte size in the record, as the format file gives it, except at `syscalls`
+    /// tracepoints: an argument declared narrower than its 8-byte slot (`unsigned int
+    /// fd`) has its declared width there, because the kernel reads only those bytes.
     pub size: u32,
     /// Signedness as the format file states it.
     pub signed: bool,

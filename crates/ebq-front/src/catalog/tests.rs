@@ -27,8 +27,9 @@ fn unknown(result: Result<super::TracepointFormat, CatalogError>) -> (String, Ve
 
 #[test]
 fn exact_layouts() {
+    // An `unsigned int` in an 8-byte slot: read at its declared width (see declared_width).
     let fd = field("syscalls", "sys_enter_pread64", "fd");
-    assert_eq!(layout(&fd), (16, 8, false, FieldKind::Int));
+    assert_eq!(layout(&fd), (16, 4, false, FieldKind::Int));
     assert_eq!(fd.c_type, "unsigned int");
     let ret = field("syscalls", "sys_exit_pread64", "ret");
     assert_eq!(layout(&ret), (16, 8, true, FieldKind::Int));
@@ -223,6 +224,27 @@ fn const_char_pointers_are_user_strings_only_at_syscalls() {
     assert_eq!(kinds("syscalls"), [FieldKind::UserStr, FieldKind::UserArgv]);
     // Elsewhere a pointer may be a kernel address: it stays an integer.
     assert_eq!(kinds("sched"), [FieldKind::Int, FieldKind::Int]);
+}
+
+#[test]
+fn narrow_syscall_arguments_are_read_at_their_declared_width() {
+    // What a caller leaves in a register's upper half is not the argument: the kernel casts.
+    let text = "name: sys_enter_openat\nID: 1\nformat:\n\
+        \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\
+        \tfield:int dfd;\toffset:16;\tsize:8;\tsigned:1;\n\
+        \tfield:const char * filename;\toffset:24;\tsize:8;\tsigned:0;\n\
+        \tfield:int flags;\toffset:32;\tsize:8;\tsigned:1;\n\
+        \tfield:umode_t mode;\toffset:40;\tsize:8;\tsigned:0;\n\
+        \tfield:size_t count;\toffset:48;\tsize:8;\tsigned:0;\n\
+        \tfield:unsigned long addr;\toffset:56;\tsize:8;\tsigned:0;\n";
+    let sizes = |cat: &str| -> Vec<(String, u32, bool)> {
+        super::parse_format(cat, text).unwrap().fields.into_iter().map(|f| (f.name, f.size, f.signed)).collect()
+    };
+    let want = [("__syscall_nr", 4, true), ("dfd", 4, true), ("filename", 8, false), ("flags", 4, true)];
+    let want = want.into_iter().chain([("mode", 2, false), ("count", 8, false), ("addr", 8, false)]);
+    assert_eq!(sizes("syscalls"), want.map(|(n, s, g)| (n.to_string(), s, g)).collect::<Vec<_>>());
+    // Other categories' records are as the format file says.
+    assert!(sizes("sched").iter().skip(1).all(|(_, size, _)| *size == 8));
 }
 
 #[test]

@@ -33,10 +33,11 @@ pub const PRELUDE_TYPED: &str = r#"/* File columns: the fd's struct file, reache
  * pointer (offsets from the running kernel's BTF). The fd slot of the fd table is read with one
  * helper call (the verifier types `struct file **` as a number) and cast back to struct file
  * with bpf_rdonly_cast; every later hop is a load the JIT guards, so an fd that is not open
- * gives a NULL file, and reads through NULL give 0 and "". */
+ * gives a NULL file, and reads through NULL give 0 and "". The fd is the argument's low 32 bits,
+ * as the kernel takes it: a caller may leave anything in the register's upper half. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
-static __always_inline struct file *ebq_file_of(__u64 fd)
+static __always_inline struct file *ebq_file_of(__u32 fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = task->files->fdt;
@@ -130,8 +131,9 @@ static __always_inline void ebq_task_root(struct vfsmount **mnt, struct dentry *
 /// Helpers for file columns, after the event struct, on kernels without the
 /// `bpf_rdonly_cast` kfunc: every hop is a CO-RE `bpf_probe_read_kernel`.
 pub const PRELUDE: &str = r#"/* File columns: the fd's struct file, read with CO-RE (offsets from the running kernel's BTF).
- * An fd that is not open gives a NULL file, and reads through NULL give 0 and "". */
-static __always_inline struct file *ebq_file_of(__u64 fd)
+ * An fd that is not open gives a NULL file, and reads through NULL give 0 and "". The fd is the
+ * argument's low 32 bits, as the kernel takes it: a caller may leave anything in the upper half. */
+static __always_inline struct file *ebq_file_of(__u32 fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);

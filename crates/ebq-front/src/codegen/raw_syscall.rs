@@ -159,7 +159,7 @@ mod tests {
         assert!(c.contains("SEC(\"tp_btf/sys_enter\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
         assert!(c.contains("\tif (ctx[1] != 17 || ebq_compat_syscall())\n\t\treturn 0;\n"), "{c}");
         // pread64(fd, buf, count, pos): the fourth argument is in r10, not rcx.
-        assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;\n"), "{c}");
+        assert!(c.contains("\t__u32 ev_fd = (__u32)ebq_regs(ctx)->di;\n"), "{c}");
         assert!(c.contains("\t__u64 ev_pos = (__u64)ebq_regs(ctx)->r10;\n"), "{c}");
         assert!(!c.contains("struct ebq_event"), "no record struct: {c}");
         let check = c.find("ctx[1] != 17").unwrap();
@@ -186,7 +186,7 @@ mod tests {
         assert!(c[start..].contains("\tif (ctx[1] != 0 || ebq_compat_syscall())\n"), "{c}");
         assert!(c[..start].ends_with("SEC(\"tp_btf/sys_enter\")\n"), "{c}");
         assert!(c.contains("SEC(\"tp_btf/sys_exit\")\nint ebq_query(__u64 *ctx)\n{\n"), "{c}");
-        assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;\n"), "{c}");
+        assert!(c.contains("\t__u32 ev_fd = (__u32)ebq_regs(ctx)->di;\n"), "{c}");
     }
 
     /// auto: the entry raw, the exit classic, in one object.

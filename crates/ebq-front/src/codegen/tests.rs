@@ -41,7 +41,7 @@ fn ebql_example_uses_one_map_lookup_for_all_aggregates() {
         "SELECT fd, cpu, COUNT(*), MAX(count), AVG(count) FROM tracepoint/syscalls/sys_enter_pread64 GROUP BY fd, cpu WHERE pid == 42 WINDOW(time, 1000, 1000)",
     );
     assert_eq!(c.matches("bpf_map_lookup_elem(&ebq_groups").count(), 2, "one lookup, one retry after insert");
-    assert!(c.contains("\t__u64 ev_fd = (__u64)ebq_regs(ctx)->di;"), "{c}");
+    assert!(c.contains("\t__u32 ev_fd = (__u32)ebq_regs(ctx)->di;"), "{c}");
     assert!(c.contains("if (!((__u64)sys_pid == (__u64)42ULL))"), "{c}");
     assert!(c.contains("key.window = ebq_window;"));
     assert!(c.contains("v->max_0 = x;") || c.contains("v->max_1 = x;"), "{c}");
@@ -151,7 +151,7 @@ fn file_columns_resolve_the_fd_once_with_core_reads() {
     assert_eq!(c.matches("= ebq_file_of(").count(), 1, "{c}");
     // The file is looked up before WHERE, which reads fs_type through it.
     // On the raw sys_enter (auto) the fd is the first argument register.
-    let lookup = c.find("struct file *fc_file = ebq_file_of((__u64)ebq_regs(ctx)->di);").expect("lookup");
+    let lookup = c.find("struct file *fc_file = ebq_file_of((__u32)ebq_regs(ctx)->di);").expect("lookup");
     let filter = c.find("/* WHERE fs_type = 'tmpfs' */").expect("filter");
     assert!(lookup < filter, "{c}");
     assert!(c.contains("ebq_file_fs_type(fc_file, fc_fs_type);"), "{c}");
@@ -173,8 +173,8 @@ fn two_fd_calls_resolve_both_ends() {
     );
     assert_eq!(c.matches("= ebq_file_of(").count(), 2, "{c}");
     // Raw sys_enter (auto): fd_in is the first argument register, fd_out the third.
-    assert!(c.contains("struct file *fc_in_file = ebq_file_of((__u64)ebq_regs(ctx)->di);"), "{c}");
-    assert!(c.contains("struct file *fc_out_file = ebq_file_of((__u64)ebq_regs(ctx)->dx);"), "{c}");
+    assert!(c.contains("struct file *fc_in_file = ebq_file_of((__u32)ebq_regs(ctx)->di);"), "{c}");
+    assert!(c.contains("struct file *fc_out_file = ebq_file_of((__u32)ebq_regs(ctx)->dx);"), "{c}");
     assert!(c.contains("__u64 fc_in_inode = ebq_file_ino(fc_in_file);"), "{c}");
     assert!(c.contains("__u64 fc_out_inode = ebq_file_ino(fc_out_file);"), "{c}");
     let classic = generate_with(
@@ -191,8 +191,8 @@ fn two_fd_calls_resolve_both_ends() {
         ),
         "{raw}"
     );
-    assert!(raw.contains("struct file *fc_in_file = ebq_file_of((__u64)ebq_regs(ctx)->si);"), "{raw}");
-    assert!(raw.contains("struct file *fc_out_file = ebq_file_of((__u64)ebq_regs(ctx)->di);"), "{raw}");
+    assert!(raw.contains("struct file *fc_in_file = ebq_file_of((__u32)ebq_regs(ctx)->si);"), "{raw}");
+    assert!(raw.contains("struct file *fc_out_file = ebq_file_of((__u32)ebq_regs(ctx)->di);"), "{raw}");
 }
 
 /// At sys_exit_openat the fd is the return value.

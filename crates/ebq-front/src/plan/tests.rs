@@ -26,7 +26,7 @@ fn ebql_example_plan_prints_its_kernel_user_split() {
 [kernel] Scope      all processes, or -p/-c process tree (ebq_config.scope)
 [kernel] Via        tracepoint:syscalls:sys_enter_pread64: raw sys_enter (tp_btf), system call 17 checked first; {AUTO_RAW}
 [kernel] Filter     pid == 7
-[kernel] Aggregate  keys=[fd, cpu] values=[count, MAX(count), SUM(count)] in PERCPU_HASH ebq_groups (max 10240 groups; key 24 B, value 24 B; one lookup per event)
+[kernel] Aggregate  keys=[fd, cpu] values=[count, MAX(count), SUM(count)] in PERCPU_HASH ebq_groups (max 10240 groups; key 16 B, value 24 B; one lookup per event)
 [kernel] Window     tumbling time 1000 ms: user-space timer advances ebq_window, waits for in-flight programs, drains the closed window
 [user]   Merge      per-CPU values: add counts and sums, min of MINs, max of MAXes
 [user]   Project    fd, cpu, COUNT(*), MAX(count), AVG(count) = sum / count
@@ -55,22 +55,22 @@ fn avg_and_sum_of_the_same_argument_share_one_slot() {
 #[test]
 fn key_fields_are_laid_out_largest_first() {
     let p = physical(
-        "SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd",
+        "SELECT comm, cpu, count, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, count",
         &PlanOptions::default(),
     )
     .unwrap();
     let KernelOutput::Aggregate { key, .. } = &p.programs[0].output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
-    assert_eq!(layout, [("c2_fd", 0), ("c1_cpu", 8), ("c0_comm", 12), ("__pad", 28)]);
+    assert_eq!(layout, [("c2_count", 0), ("c1_cpu", 8), ("c0_comm", 12), ("__pad", 28)]);
     // Only a windowed query's key carries the window number.
     let p = physical(
-        "SELECT comm, cpu, fd, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, fd WINDOW(time, 1000)",
+        "SELECT comm, cpu, count, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY comm, cpu, count WINDOW(time, 1000)",
         &PlanOptions::default(),
     )
     .unwrap();
     let KernelOutput::Aggregate { key, .. } = &p.programs[0].output else { panic!() };
     let layout: Vec<(&str, u32)> = key.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect();
-    assert_eq!(layout, [("window", 0), ("c2_fd", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
+    assert_eq!(layout, [("window", 0), ("c2_count", 8), ("c1_cpu", 16), ("c0_comm", 20), ("__pad", 36)]);
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn stack_budget_is_a_plan_error_not_a_verifier_error() {
 /// are copied into the key, which is on the stack and counts.
 #[test]
 fn big_strings_take_no_stack_outside_keys() {
-    let strings = ["str(fd)", "str(count)", "str(fd, 126)", "str(count, 126)"];
+    let strings = ["str(buf)", "str(count)", "str(buf, 126)", "str(count, 126)"];
     let rows = format!("SELECT {} FROM syscalls.sys_enter_write", strings.join(", "));
     let p = physical(&rows, &PlanOptions::default()).unwrap();
     let k = &p.programs[0];

@@ -172,11 +172,10 @@ __u64 ebq_window = 0;
 
 struct ebq_key {
 	__u64 window;	/* offset 0 */
-	__u64 c0_fd;	/* offset 8 */
-	__u32 c1_cpu;	/* offset 16 */
-	char __pad[4];	/* offset 20 */
+	__u32 c0_fd;	/* offset 8 */
+	__u32 c1_cpu;	/* offset 12 */
 };
-_Static_assert(sizeof(struct ebq_key) == 24, "ebq_key layout");
+_Static_assert(sizeof(struct ebq_key) == 16, "ebq_key layout");
 
 struct ebq_value {
 	__u64 count;	/* offset 0 */
@@ -214,7 +213,7 @@ int ebq_query(__u64 *ctx)
 		return 0;
 	stats->matched++;
 
-	__u64 ev_fd = (__u64)ebq_regs(ctx)->di;
+	__u32 ev_fd = (__u32)ebq_regs(ctx)->di;
 	__u32 sys_cpu = bpf_get_smp_processor_id();
 	__u64 ev_count = (__u64)ebq_regs(ctx)->dx;
 	struct ebq_key key = {};

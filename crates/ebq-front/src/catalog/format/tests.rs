@@ -18,7 +18,7 @@ fn parses_header_and_drops_common_fields() {
     let names: Vec<_> = f.fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["__syscall_nr", "fd", "buf"]);
     let fd = f.field("fd").unwrap();
-    assert_eq!((fd.c_type.as_str(), fd.offset, fd.size, fd.signed), ("unsigned int", 16, 8, false));
+    assert_eq!((fd.c_type.as_str(), fd.offset, fd.size, fd.signed), ("unsigned int", 16, 4, false));
     assert_eq!(f.field("buf").unwrap().c_type, "char *");
     assert_eq!(f.field("buf").unwrap().kind, FieldKind::Int);
 }
