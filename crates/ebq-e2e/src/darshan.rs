@@ -279,98 +279,141 @@ impl Run {
         (r, (t1, now_ns()))
     }
 
-    fn file(&self, path: &str, big: bool, t: &mut Tally) -> Result<(), Error> {
+    /// The buffer at the mapping's start, or one byte past it (misaligned).
+    fn buf(&self, misaligned: bool) -> *mut u8 {
+        self.buf.wrapping_add(misaligned as usize)
+    }
+
+    /// `path` opened with `flags`, the call tallied as Darshan's open.
+    fn open(&self, path: &str, flags: i32, t: &mut Tally) -> Result<OpenFile<'_>, Error> {
         let c = CString::new(path).map_err(|_| Error::Usage("path contains NUL".into()))?;
-        let open = |flags| {
-            // SAFETY: c is NUL-terminated.
-            let (fd, tm) = Self::timed(|| unsafe { libc::open(c.as_ptr(), flags, 0o644) });
-            if fd < 0 {
-                return Err(os_err(&format!("open {path}")));
-            }
-            Ok((fd, tm))
-        };
-        let (fd, tm) = open(libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC)?;
-        // SAFETY: fstat/fstatfs fill zeroed plain structs for an open fd.
-        let (st, sfs) = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
+        // SAFETY: c is NUL-terminated.
+        let (fd, tm) = Self::timed(|| unsafe { libc::open(c.as_ptr(), flags, 0o644) });
+        if fd < 0 {
+            return Err(os_err(&format!("open {path}")));
+        }
+        t.open(tm);
+        // SAFETY: fstatfs fills a zeroed plain struct for an open fd.
+        let block = unsafe {
             let mut sfs: libc::statfs = std::mem::zeroed();
-            libc::fstat(fd, &mut st);
             libc::fstatfs(fd, &mut sfs);
-            (st, sfs)
+            sfs.f_bsize
         };
-        let block = sfs.f_bsize;
+        Ok(OpenFile { run: self, fd, block })
+    }
+
+    /// The file's calls, each tallied as Darshan counts it: small writes and
+    /// reads (every other one positioned, some buffers misaligned), the big
+    /// ones with `big`, both syncs, two failing calls, a short and an empty
+    /// read, then a reopen (Darshan starts sequentiality over).
+    fn file(&self, path: &str, big: bool, t: &mut Tally) -> Result<(), Error> {
+        let f = self.open(path, libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, t)?;
+        let st = f.stat();
         t.dev = (libc::major(st.st_dev), libc::minor(st.st_dev));
         t.inode = st.st_ino;
-        t.c.insert("POSIX_FILE_ALIGNMENT".into(), block);
-        t.open(tm);
-        let buf = |misaligned: bool| self.buf.wrapping_add(misaligned as usize);
-        let read = |t: &mut Tally, n: i64, at: Option<i64>, b: *mut u8| {
-            // SAFETY: b points into the mapping, which holds 2^30 + 64 bytes.
-            let (r, tm) = Self::timed(|| unsafe {
-                match at {
-                    Some(o) => libc::pread(fd, b.cast(), n as usize, o),
-                    None => libc::read(fd, b.cast(), n as usize),
-                }
-            });
-            t.io(Io::Read, ret_of(r), at, b as usize, block, tm);
-        };
-        let write = |t: &mut Tally, n: i64, at: Option<i64>, b: *mut u8| {
-            // SAFETY: as for read.
-            let (r, tm) = Self::timed(|| unsafe {
-                match at {
-                    Some(o) => libc::pwrite(fd, b.cast(), n as usize, o),
-                    None => libc::write(fd, b.cast(), n as usize),
-                }
-            });
-            t.io(Io::Write, ret_of(r), at, b as usize, block, tm);
-        };
-        let seek = |t: &mut Tally, off: i64, whence: i32| {
-            // SAFETY: lseek on our fd.
-            let (r, tm) = Self::timed(|| unsafe { libc::lseek(fd, off, whence) });
-            t.calls += 1;
-            if r < 0 {
-                t.inc("EBQ_ERRORS", 1);
-            } else {
-                t.offset = r;
-                t.inc("POSIX_SEEKS", 1);
-                t.user("POSIX_F_META_TIME", tm);
+        t.c.insert("POSIX_FILE_ALIGNMENT".into(), f.block);
+        f.small_and_big(t, big);
+        f.syncs(t)?;
+        // The two failing calls.
+        f.read(t, 16, Some(-1), self.buf(false));
+        f.seek(t, 0, 99);
+        // A short read (1000 of 4096 bytes) and an empty one at EOF.
+        f.seek(t, f.stat().st_size - 1000, libc::SEEK_SET);
+        f.read(t, 4096, None, self.buf(false));
+        f.read(t, 4096, None, self.buf(false));
+        f.close(t);
+        let f = self.open(path, libc::O_RDWR, t)?;
+        f.write(t, 4096, None, self.buf(true));
+        f.read(t, 100, Some(8192), self.buf(false));
+        f.close(t);
+        Ok(())
+    }
+}
+
+/// A file [`Run::file`] has open: its calls, each timed and tallied.
+struct OpenFile<'a> {
+    run: &'a Run,
+    fd: i32,
+    /// The file system's block size (Darshan's file alignment).
+    block: i64,
+}
+
+impl OpenFile<'_> {
+    fn stat(&self) -> libc::stat {
+        // SAFETY: fstat fills a zeroed plain struct for an open fd.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstat(self.fd, &mut st);
+            st
+        }
+    }
+
+    /// `read` (at the file position) or `pread` (at `at`) of `n` bytes into `b`.
+    fn read(&self, t: &mut Tally, n: i64, at: Option<i64>, b: *mut u8) {
+        // SAFETY: b points into the mapping, which holds 2^30 + 64 bytes.
+        let (r, tm) = Run::timed(|| unsafe {
+            match at {
+                Some(o) => libc::pread(self.fd, b.cast(), n as usize, o),
+                None => libc::read(self.fd, b.cast(), n as usize),
             }
-        };
-        // Writes: write() at the offset, pwrite() 512 bytes past it (a stride), every third buffer misaligned.
+        });
+        t.io(Io::Read, ret_of(r), at, b as usize, self.block, tm);
+    }
+
+    /// `write` or `pwrite`, as [`OpenFile::read`].
+    fn write(&self, t: &mut Tally, n: i64, at: Option<i64>, b: *mut u8) {
+        // SAFETY: as for read.
+        let (r, tm) = Run::timed(|| unsafe {
+            match at {
+                Some(o) => libc::pwrite(self.fd, b.cast(), n as usize, o),
+                None => libc::write(self.fd, b.cast(), n as usize),
+            }
+        });
+        t.io(Io::Write, ret_of(r), at, b as usize, self.block, tm);
+    }
+
+    fn seek(&self, t: &mut Tally, off: i64, whence: i32) {
+        // SAFETY: lseek on our fd.
+        let (r, tm) = Run::timed(|| unsafe { libc::lseek(self.fd, off, whence) });
+        t.calls += 1;
+        if r < 0 {
+            t.inc("EBQ_ERRORS", 1);
+        } else {
+            t.offset = r;
+            t.inc("POSIX_SEEKS", 1);
+            t.user("POSIX_F_META_TIME", tm);
+        }
+    }
+
+    /// Writes: write() at the offset, pwrite() 512 bytes past it (a stride),
+    /// every third buffer misaligned; then from offset 0 the reads alike
+    /// (pread 4096 past it); each followed by the big ones with `big`.
+    fn small_and_big(&self, t: &mut Tally, big: bool) {
+        let buf = |misaligned| self.run.buf(misaligned);
         for (i, n) in SMALL.iter().enumerate() {
-            let b = buf(i % 3 == 1);
-            if i % 2 == 0 {
-                write(t, *n, None, b);
-            } else {
-                let at = t.offset + 512;
-                write(t, *n, Some(at), b);
-            }
+            let at = (i % 2 == 1).then(|| t.offset + 512);
+            self.write(t, *n, at, buf(i % 3 == 1));
         }
-        if big {
-            for n in BIG {
-                write(t, n, Some(0), buf(false));
-            }
+        for n in BIG.iter().filter(|_| big) {
+            self.write(t, *n, Some(0), buf(false));
         }
-        seek(t, 0, libc::SEEK_SET);
+        self.seek(t, 0, libc::SEEK_SET);
         for (i, n) in SMALL.iter().enumerate() {
-            let b = buf(i % 3 == 2);
-            if i % 2 == 0 {
-                read(t, *n, None, b);
-            } else {
-                let at = t.offset + 4096;
-                read(t, *n, Some(at), b);
-            }
+            let at = (i % 2 == 1).then(|| t.offset + 4096);
+            self.read(t, *n, at, buf(i % 3 == 2));
         }
-        if big {
-            for n in BIG {
-                read(t, n, Some(0), buf(false));
-            }
+        for n in BIG.iter().filter(|_| big) {
+            self.read(t, *n, Some(0), buf(false));
         }
+    }
+
+    /// fsync, then fdatasync.
+    fn syncs(&self, t: &mut Tally) -> Result<(), Error> {
         for (name, f) in
             [("POSIX_FSYNCS", libc::fsync as unsafe extern "C" fn(i32) -> i32), ("POSIX_FDSYNCS", libc::fdatasync)]
         {
             // SAFETY: fsync/fdatasync on our fd.
-            let (r, tm) = Self::timed(|| unsafe { f(fd) });
+            let (r, tm) = Run::timed(|| unsafe { f(self.fd) });
             if r < 0 {
                 return Err(os_err(name));
             }
@@ -378,38 +421,13 @@ impl Run {
             t.inc(name, 1);
             t.user("POSIX_F_WRITE_TIME", tm);
         }
-        // The two failing calls.
-        read(t, 16, Some(-1), buf(false));
-        seek(t, 0, 99);
-        // A short read (1000 of 4096 bytes) and an empty one at EOF.
-        // SAFETY: fstat on our fd.
-        let size = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            libc::fstat(fd, &mut st);
-            st.st_size
-        };
-        seek(t, size - 1000, libc::SEEK_SET);
-        read(t, 4096, None, buf(false));
-        read(t, 4096, None, buf(false));
-        // SAFETY: closing our fd once.
-        let (_, tm) = Self::timed(|| unsafe { libc::close(fd) });
-        t.close(tm);
-        // The reopen: Darshan starts sequentiality over.
-        let (fd2, tm) = open(libc::O_RDWR)?;
-        t.open(tm);
-        {
-            let fd = fd2;
-            // SAFETY: as above, on the reopened fd.
-            let (r, tm) = Self::timed(|| unsafe { libc::write(fd, buf(true).cast(), 4096) });
-            t.io(Io::Write, ret_of(r), None, buf(true) as usize, block, tm);
-            // SAFETY: as above.
-            let (r, tm) = Self::timed(|| unsafe { libc::pread(fd, buf(false).cast(), 100, 8192) });
-            t.io(Io::Read, ret_of(r), Some(8192), buf(false) as usize, block, tm);
-            // SAFETY: closing the reopened fd once.
-            let (_, tm) = Self::timed(|| unsafe { libc::close(fd) });
-            t.close(tm);
-        }
         Ok(())
+    }
+
+    fn close(self, t: &mut Tally) {
+        // SAFETY: closing our fd once (self is consumed).
+        let (_, tm) = Run::timed(|| unsafe { libc::close(self.fd) });
+        t.close(tm);
     }
 }
 
