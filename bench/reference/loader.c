@@ -6,8 +6,8 @@
  * prints "attached" on stderr, then waits for SIGINT/SIGTERM. If the object has
  * a ring buffer map named "rows", it consumes it (polling every 50 ms) and writes
  * one text line per record ("time pid count") to ROWS_OUT (default /dev/null).
- * On exit it prints, on stderr, "map NAME total N" for each map named "events"
- * or "dropped" (the first u64 of every entry, summed over CPUs) and
+ * On exit it prints, on stderr, "map NAME total N" for each map named "events",
+ * "dropped" or "sum_…" (the first u64 of every entry, summed over CPUs) and
  * "rows delivered N". */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	bpf_object__for_each_map(map, obj) {
 		const char *name = bpf_map__name(map);
 
-		if (!strcmp(name, "events") || !strcmp(name, "dropped"))
+		if (!strcmp(name, "events") || !strcmp(name, "dropped") || !strncmp(name, "sum_", 4))
 			fprintf(stderr, "map %s total %llu\n", name, map_total(map));
 	}
 	if (rb)
