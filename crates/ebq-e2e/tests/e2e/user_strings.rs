@@ -4,13 +4,9 @@
 
 use crate::common;
 
-use common::{ebq_bin, stats_value, workload_bin};
+use common::{ebq_output as ebq, stats_value, workload_bin};
 use serde_json::Value as Json;
-use std::process::{Command, Output};
-
-fn ebq(args: &[&str]) -> Output {
-    Command::new(ebq_bin()).args(args).output().unwrap()
-}
+use std::process::Output;
 
 /// (ebq's result rows, the workload's report): both are JSON lines on stdout.
 fn split(out: &Output) -> (Vec<Json>, Json) {
@@ -101,7 +97,7 @@ fn cold_opens(comm: &str, paths: &[&str], cold: &str) -> String {
 }
 
 /// What the stats line says of file names it could not read (absent: none).
-const UNREADABLE: &str = " user strings (file names) could not be read";
+const UNREADABLE: &str = " strings could not be read";
 
 /// Issue 40 item 6: a file name in a page not resident at openat's entry
 /// cannot be read there: its row says NULL, not `""` (an empty path, read,
@@ -238,6 +234,73 @@ fn str_reads_a_kernel_char_pointer_through_btf() {
     assert_eq!(rows[0]["head"].as_str(), Some(&workload[..4]));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 matched, 1 delivered, 0 dropped, 0 missed"), "{stderr}");
+}
+
+/// Issue 40 item 6: `str()` of a kernel `char *` the kernel left NULL
+/// (`bprm.fdpath`, set only for an exec through a file descriptor, not by
+/// path as here) cannot be read: NULL, not `""`, and counted, beside the
+/// binary's name read at the same event.
+#[test]
+fn a_null_kernel_char_pointer_reads_as_null_and_is_counted() {
+    let workload = workload_bin().display().to_string();
+    let out = ebq(&[
+        "-c",
+        &opens("ebq-kstrnull", &["/nonexistent/ebq-kn"]),
+        "--format",
+        "json",
+        "SELECT str(bprm.filename) AS file, str(bprm.fdpath) AS fdpath FROM sched.sched_process_exec \
+         WHERE str(bprm.filename) LIKE '%/ebq-workload'",
+    ]);
+    let (rows, _) = split(&out);
+    let got: Vec<(&Json, &Json)> = rows.iter().map(|r| (&r["file"], &r["fdpath"])).collect();
+    assert_eq!(got, [(&Json::from(workload.as_str()), &Json::Null)], "one exec of the workload, by path");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(1), "{stderr}");
+}
+
+/// Issue 40 item 6: an `argv` that cannot be read (here its array is at an
+/// address no mapping holds, and execve of `/bin/true` fails with EFAULT) is
+/// NULL and counted, not an empty or a cut command line.
+#[test]
+fn an_unreadable_argv_is_null_and_counted() {
+    let out = ebq(&[
+        "-c",
+        &format!("{} --bad-argv /bin/true", opens("ebq-badargv", &["/etc/hostname"])),
+        "--format",
+        "json",
+        "SELECT filename, argv FROM syscalls.sys_enter_execve WHERE comm = 'ebq-badargv'",
+    ]);
+    let (rows, report) = split(&out);
+    assert_eq!(report["bad_argv_exec"], Json::from(-libc::EFAULT), "{report}");
+    let got: Vec<(&Json, &Json)> = rows.iter().map(|r| (&r["filename"], &r["argv"])).collect();
+    assert_eq!(got, [(&Json::from("/bin/true"), &Json::Null)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(1), "{stderr}");
+}
+
+/// Issue 40 item 6: a union's string column is NULL where a branch's user
+/// string could not be read, whichever branch that is, and a branch whose
+/// string is never NULL (`''` here, written into ring records after the
+/// NULL ones) stays `""`.
+#[test]
+fn a_union_column_is_null_where_its_branch_could_not_read_the_string() {
+    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
+    let out = ebq(&[
+        "-c",
+        &cold_opens("ebq-coldunion", &paths, "1,2"),
+        "--format",
+        "json",
+        "SELECT time, name FROM (SELECT '' AS name FROM syscalls.sys_exit_openat \
+         UNION ALL SELECT filename AS name FROM syscalls.sys_enter_openat) u WHERE comm = 'ebq-coldunion'",
+    ]);
+    let (mut rows, _) = split(&out);
+    rows.sort_by_key(|r| r["time"].as_u64().unwrap());
+    let got: Vec<&Json> = rows.iter().map(|r| &r["name"]).collect();
+    let (name, empty) = (Json::from("/etc/hostname"), Json::from(""));
+    let want = [&name, &empty, &Json::Null, &empty, &Json::Null, &empty, &empty, &empty, &name, &empty];
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(got, want, "an entry, then its exit, per open: {stderr}");
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(2), "{stderr}");
 }
 
 /// LIKE '%suffix', '%infix%' and their NOT LIKE on a user string, in the
