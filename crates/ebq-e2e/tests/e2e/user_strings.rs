@@ -90,13 +90,18 @@ fn execve_shows_the_program_and_its_arguments_shell_quoted() {
     );
 }
 
-/// The workload's opens of `paths`, those at `cold` from a page not
-/// resident at the call's entry (`ebq-workload opens --cold`).
-fn cold_opens(comm: &str, paths: &[&str], cold: &str) -> String {
-    format!("{} --cold {cold}", opens(comm, paths))
+/// The paths of the cold-open tests: the second and third from a page not
+/// resident at openat's entry (`ebq-workload opens --cold 1,2`), the fourth
+/// empty (read, so `""`).
+const COLD_PATHS: [&str; 5] = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
+
+/// `sql` in JSON around the workload's opens of [`COLD_PATHS`] as `comm`.
+fn around_cold_opens(comm: &str, sql: &str) -> Output {
+    let cold = format!("{} --cold 1,2", opens(comm, &COLD_PATHS));
+    ebq(&["-c", &cold, "--format", "json", sql])
 }
 
-/// What the stats line says of file names it could not read (absent: none).
+/// What the stats line says of strings it could not read (absent: none).
 const UNREADABLE: &str = " strings could not be read";
 
 /// Issue 40 item 6: a file name in a page not resident at openat's entry
@@ -105,14 +110,7 @@ const UNREADABLE: &str = " strings could not be read";
 /// the readable names are kept.
 #[test]
 fn an_unreadable_file_name_is_null_and_counted() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-cold", &paths, "1,2"),
-        "--format",
-        "json",
-        "SELECT filename FROM syscalls.sys_enter_openat WHERE comm = 'ebq-cold'",
-    ]);
+    let out = around_cold_opens("ebq-cold", "SELECT filename FROM syscalls.sys_enter_openat WHERE comm = 'ebq-cold'");
     let (rows, report) = split(&out);
     let cold: Vec<bool> = report["opens"].as_array().unwrap().iter().map(|o| o["cold"].as_bool().unwrap()).collect();
     assert_eq!(cold, [false, true, true, false, false]);
@@ -130,15 +128,11 @@ fn an_unreadable_file_name_is_null_and_counted() {
 /// apart from the empty name.
 #[test]
 fn an_unreadable_file_name_is_its_own_group() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-coldgroup", &paths, "1,2"),
-        "--format",
-        "json",
+    let out = around_cold_opens(
+        "ebq-coldgroup",
         "SELECT filename, COUNT(*) AS n FROM syscalls.sys_enter_openat \
          WHERE comm = 'ebq-coldgroup' AND filename NOT LIKE '/proc/%' GROUP BY filename ORDER BY filename",
-    ]);
+    );
     let (rows, _) = split(&out);
     let got: Vec<(Json, u64)> = rows.iter().map(|r| (r["filename"].clone(), r["n"].as_u64().unwrap())).collect();
     assert_eq!(got, [(Json::from(""), 1), (Json::from("/etc/hostname"), 2), (Json::Null, 2)]);
@@ -150,15 +144,11 @@ fn an_unreadable_file_name_is_its_own_group() {
 /// is read, cold or not, and nothing is counted unreadable.
 #[test]
 fn the_join_form_reads_the_file_name_at_the_exit() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-coldjoin", &paths, "1,2"),
-        "--format",
-        "json",
+    let out = around_cold_opens(
+        "ebq-coldjoin",
         "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x \
          ON e.tid = x.tid WHERE e.comm = 'ebq-coldjoin'",
-    ]);
+    );
     let (rows, report) = split(&out);
     let got: Vec<(&str, i64)> =
         rows.iter().map(|r| (r["filename"].as_str().unwrap_or("NULL"), r["ret"].as_i64().unwrap())).collect();
@@ -267,15 +257,11 @@ fn an_unreadable_argv_is_null_and_counted() {
 /// NULL ones) stays `""`.
 #[test]
 fn a_union_column_is_null_where_its_branch_could_not_read_the_string() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-coldunion", &paths, "1,2"),
-        "--format",
-        "json",
+    let out = around_cold_opens(
+        "ebq-coldunion",
         "SELECT time, name FROM (SELECT '' AS name FROM syscalls.sys_exit_openat \
          UNION ALL SELECT filename AS name FROM syscalls.sys_enter_openat) u WHERE comm = 'ebq-coldunion'",
-    ]);
+    );
     let (mut rows, _) = split(&out);
     rows.sort_by_key(|r| r["time"].as_u64().unwrap());
     let got: Vec<&Json> = rows.iter().map(|r| &r["name"]).collect();
