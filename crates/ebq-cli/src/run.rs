@@ -526,14 +526,15 @@ fn print_stats(args: &RunArgs, prepared: &ebq::PreparedQuery, stats: &ebq::Query
     }
 }
 
-/// The stats line's part for user strings that could not be read (empty
-/// when none): their rows say NULL, and this says why and what reads them.
+/// The stats line's part for strings read through a pointer that could not
+/// be read (empty when none): user strings, `argv`, a kernel `char *`. Their
+/// rows say NULL, and this says why and what reads file names.
 fn unreadable_strings(n: u64) -> String {
     match n {
         0 => String::new(),
         n => format!(
-            "; {n} user strings (file names) could not be read, shown as NULL (page not resident at entry; \
-             the JOIN form reads them at exit, see docs: Strings in user memory)"
+            "; {n} strings could not be read, shown as NULL (a user page not resident at entry, a bad or NULL \
+             pointer; the JOIN form reads file names at exit, see docs: Strings in user memory)"
         ),
     }
 }

@@ -11,7 +11,7 @@
 //! ebq-workload spin --seconds S [--comm NAME]
 //! ebq-workload fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME] [--v2]
 //!                     [--report FILE] [--wait-file PATH]
-//! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...]
+//! ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...] [--bad-argv PATH]
 //! ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
 //! ebq-workload stdio --file P [--fdopen Q] [--writes N] [--reads M] [--size B] [--comm NAME] [--report FILE]
 //! ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
@@ -61,7 +61,7 @@ usage:
                       [--report FILE] [--wait-file PATH]
   ebq-workload cachepass --file F [--passes P] [--drop]
   ebq-workload mmaptouch --file F [--drop] [--write]
-  ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...]
+  ebq-workload opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...] [--bad-argv PATH]
   ebq-workload darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]
   ebq-workload stdio --file P [--fdopen Q] [--writes N] [--reads M] [--size B] [--comm NAME] [--report FILE]
   ebq-workload copies --src S --dst D [--chunk B] [--report FILE]
@@ -98,6 +98,9 @@ opens:    openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd
           the report gives each ret (the fd, or -errno: -2 for a missing path).
           --cold I,...: those paths (0-based) from a fresh memfd mapping, a page
           not resident at the call's entry (unreadable there by BPF).
+          --bad-argv PATH: then execve(PATH) with an argv no mapping holds
+          (EFAULT for an existing PATH, no exec); the report's
+          bad_argv_exec is its ret.
 darshan:  per file: open, read/write/pread/pwrite of every Darshan size-bucket
           boundary (0, 1, 100, 101, ... 2^30, 2^30+1 bytes; side files stop at
           10 MiB + 1), lseek, fsync, fdatasync, two failing calls (EINVAL), a

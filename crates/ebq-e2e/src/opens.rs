@@ -11,6 +11,12 @@
 //! the entry cannot read it (its reads cannot fault: no page table entry
 //! yet); the call itself faults the page in and opens the path. The report
 //! marks them `"cold":true`.
+//!
+//! `--bad-argv PATH`, after the opens, calls `execve(PATH, argv, NULL)` with
+//! an `argv` that points to no mapping: a BPF program at the entry cannot
+//! read it, and the call fails with EFAULT (no exec; PATH must exist, else
+//! the kernel's ENOENT comes first). The report gives its
+//! return as `"bad_argv_exec"`.
 
 use super::{close_fd, emit_report, get_comm, json_str, set_comm, wait_for_file, Error, Flags};
 use std::ffi::CString;
@@ -22,10 +28,11 @@ pub(crate) struct OpensCfg {
     report: Option<String>,
     wait_file: Option<String>,
     cold: Vec<usize>,
+    bad_argv: Option<String>,
 }
 
 pub(crate) fn parse_opens(args: &[String]) -> Result<OpensCfg, Error> {
-    let f = Flags::parse(args, &["paths", "comm", "report", "wait-file", "cold"], &[])?;
+    let f = Flags::parse(args, &["paths", "comm", "report", "wait-file", "cold", "bad-argv"], &[])?;
     let cold = match f.get("cold") {
         Some(list) => list
             .split(',')
@@ -39,6 +46,7 @@ pub(crate) fn parse_opens(args: &[String]) -> Result<OpensCfg, Error> {
         comm: f.comm()?,
         report: f.get("report").map(str::to_string),
         wait_file: f.get("wait-file").map(str::to_string),
+        bad_argv: f.get("bad-argv").map(str::to_string),
     })
 }
 
@@ -61,13 +69,31 @@ pub(crate) fn run_opens(cfg: &OpensCfg) -> Result<(), Error> {
         }
         parts.push(format!("{{\"path\":{},\"ret\":{ret},\"cold\":{cold}}}", json_str(path)));
     }
+    let bad_argv = match &cfg.bad_argv {
+        Some(path) => format!(",\"bad_argv_exec\":{}", exec_bad_argv(path)?),
+        None => String::new(),
+    };
     let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"opens\":[{}]}}",
+        "{{\"pid\":{},\"comm\":{},\"opens\":[{}]{bad_argv}}}",
         std::process::id(),
         json_str(&get_comm()),
         parts.join(",")
     );
     emit_report(cfg.report.as_deref(), &json)
+}
+
+/// `execve(path, argv, NULL)` with an `argv` at an address no mapping holds
+/// (the first page): minus the errno (EFAULT), as the call fails before any exec.
+fn exec_bad_argv(path: &str) -> Result<i64, Error> {
+    let path = CString::new(path).map_err(|_| Error::Usage("--bad-argv contains NUL".into()))?;
+    // Dangling: the first page's address 8, which no process maps.
+    let argv = std::ptr::dangling::<*const libc::c_char>();
+    // SAFETY: the kernel reads argv and fails with EFAULT; nothing in this process is touched.
+    let ret = unsafe { libc::syscall(libc::SYS_execve, path.as_ptr(), argv, std::ptr::null::<*const libc::c_char>()) };
+    match ret {
+        0 => Err(Error::Runtime("execve with a bad argv succeeded".into())),
+        _ => Ok(-i64::from(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))),
+    }
 }
 
 /// `openat(AT_FDCWD, path, O_RDONLY)`: the fd, or minus the errno.

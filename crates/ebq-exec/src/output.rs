@@ -85,10 +85,11 @@ pub struct QueryStats {
     /// Join of two streams: rows that arrived after their window had been
     /// joined (later than the grace period), left out of the results.
     pub late: u64,
-    /// Strings in user memory that could not be read when their event fired
-    /// (a page not resident at a system call's entry, a bad pointer): each
-    /// is NULL in its row or group key, and the event is matched and
-    /// delivered as any other. A JOIN that reads the start's string at its
+    /// Strings read through a pointer that could not be read when their
+    /// event fired (user memory: a page not resident at a system call's
+    /// entry, a bad pointer, an `argv` array or entry; a kernel `char *`
+    /// through BTF: NULL or stale): each is NULL in its row or group key,
+    /// and the event is matched and delivered as any other. A JOIN that reads the start's string at its
     /// end event reads it after the call faulted the page in.
     pub unreadable_strings: u64,
     /// Chained JOIN: middle events that found no open pair on their key

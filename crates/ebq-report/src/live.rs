@@ -200,6 +200,7 @@ impl MpiQueries {
             stats.untracked += s.untracked;
             stats.out_of_scope += s.out_of_scope;
             stats.unreadable_strings += s.unreadable_strings;
+            stats.middle_unmatched += s.middle_unmatched;
         }
         for (f, outs) in got {
             self.take(&f, outs);

@@ -88,7 +88,7 @@ pub fn stats_json(s: &ebq::QueryStats) -> Json {
         "missed": s.missed, "unmatched_ends": s.unmatched, "missed_starts": s.missed_starts,
         "open_pairs": s.open_pairs, "superseded": s.superseded, "pairs_lost": s.pending_full, "evicted": s.evicted,
         "missed_tracking": s.missed_tracking, "untracked": s.untracked, "out_of_scope": s.out_of_scope,
-        "unreadable_strings": s.unreadable_strings,
+        "unreadable_strings": s.unreadable_strings, "middle_unmatched": s.middle_unmatched,
     })
 }
 

@@ -108,6 +108,7 @@ impl JoinQuery {
             missed_tracking: a.missed_tracking + b.missed_tracking,
             untracked: a.untracked + b.untracked,
             unreadable_strings: a.unreadable_strings + b.unreadable_strings,
+            middle_unmatched: a.middle_unmatched + b.middle_unmatched,
             bpf_run_cnt: a.bpf_run_cnt + b.bpf_run_cnt,
             bpf_run_time_ns: a.bpf_run_time_ns + b.bpf_run_time_ns,
             // Process CPU time, counted from the first stream's start.

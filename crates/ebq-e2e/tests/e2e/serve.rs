@@ -338,6 +338,7 @@ max_series = 2
     assert!(sample(&page, "ebq_query_events_missed_total{query=\"wl\"}").is_some(), "{page}");
     assert_eq!(sample(&page, "ebq_query_join_starts_missed_total{query=\"wl\"}"), Some(0.0), "{page}");
     assert_eq!(sample(&page, "ebq_query_pairs_evicted_total{query=\"wl\"}"), Some(0.0), "not a JOIN: none");
+    assert_eq!(sample(&page, "ebq_query_middle_unmatched_total{query=\"wl\"}"), Some(0.0), "not a chained JOIN");
     assert!(sample(&page, "ebq_query_bpf_runs_total{query=\"wl\"}").unwrap() >= 3000.0, "{page}");
     // Cardinality bound: 4 fds, 2 series kept, the other 2 counted.
     assert_eq!(sample(&page, "ebq_query_series{query=\"fds\"}"), Some(2.0), "{page}");

@@ -4,13 +4,9 @@
 
 use crate::common;
 
-use common::{ebq_bin, stats_value, workload_bin};
+use common::{ebq_output as ebq, stats_value, workload_bin};
 use serde_json::Value as Json;
-use std::process::{Command, Output};
-
-fn ebq(args: &[&str]) -> Output {
-    Command::new(ebq_bin()).args(args).output().unwrap()
-}
+use std::process::Output;
 
 /// (ebq's result rows, the workload's report): both are JSON lines on stdout.
 fn split(out: &Output) -> (Vec<Json>, Json) {
@@ -94,14 +90,19 @@ fn execve_shows_the_program_and_its_arguments_shell_quoted() {
     );
 }
 
-/// The workload's opens of `paths`, those at `cold` from a page not
-/// resident at the call's entry (`ebq-workload opens --cold`).
-fn cold_opens(comm: &str, paths: &[&str], cold: &str) -> String {
-    format!("{} --cold {cold}", opens(comm, paths))
+/// The paths of the cold-open tests: the second and third from a page not
+/// resident at openat's entry (`ebq-workload opens --cold 1,2`), the fourth
+/// empty (read, so `""`).
+const COLD_PATHS: [&str; 5] = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
+
+/// `sql` in JSON around the workload's opens of [`COLD_PATHS`] as `comm`.
+fn around_cold_opens(comm: &str, sql: &str) -> Output {
+    let cold = format!("{} --cold 1,2", opens(comm, &COLD_PATHS));
+    ebq(&["-c", &cold, "--format", "json", sql])
 }
 
-/// What the stats line says of file names it could not read (absent: none).
-const UNREADABLE: &str = " user strings (file names) could not be read";
+/// What the stats line says of strings it could not read (absent: none).
+const UNREADABLE: &str = " strings could not be read";
 
 /// Issue 40 item 6: a file name in a page not resident at openat's entry
 /// cannot be read there: its row says NULL, not `""` (an empty path, read,
@@ -109,14 +110,7 @@ const UNREADABLE: &str = " user strings (file names) could not be read";
 /// the readable names are kept.
 #[test]
 fn an_unreadable_file_name_is_null_and_counted() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-cold", &paths, "1,2"),
-        "--format",
-        "json",
-        "SELECT filename FROM syscalls.sys_enter_openat WHERE comm = 'ebq-cold'",
-    ]);
+    let out = around_cold_opens("ebq-cold", "SELECT filename FROM syscalls.sys_enter_openat WHERE comm = 'ebq-cold'");
     let (rows, report) = split(&out);
     let cold: Vec<bool> = report["opens"].as_array().unwrap().iter().map(|o| o["cold"].as_bool().unwrap()).collect();
     assert_eq!(cold, [false, true, true, false, false]);
@@ -134,15 +128,11 @@ fn an_unreadable_file_name_is_null_and_counted() {
 /// apart from the empty name.
 #[test]
 fn an_unreadable_file_name_is_its_own_group() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-coldgroup", &paths, "1,2"),
-        "--format",
-        "json",
+    let out = around_cold_opens(
+        "ebq-coldgroup",
         "SELECT filename, COUNT(*) AS n FROM syscalls.sys_enter_openat \
          WHERE comm = 'ebq-coldgroup' AND filename NOT LIKE '/proc/%' GROUP BY filename ORDER BY filename",
-    ]);
+    );
     let (rows, _) = split(&out);
     let got: Vec<(Json, u64)> = rows.iter().map(|r| (r["filename"].clone(), r["n"].as_u64().unwrap())).collect();
     assert_eq!(got, [(Json::from(""), 1), (Json::from("/etc/hostname"), 2), (Json::Null, 2)]);
@@ -154,15 +144,11 @@ fn an_unreadable_file_name_is_its_own_group() {
 /// is read, cold or not, and nothing is counted unreadable.
 #[test]
 fn the_join_form_reads_the_file_name_at_the_exit() {
-    let paths = ["/etc/hostname", "/etc/hostname", "/nonexistent/ebq-cold", "", "/etc/hostname"];
-    let out = ebq(&[
-        "-c",
-        &cold_opens("ebq-coldjoin", &paths, "1,2"),
-        "--format",
-        "json",
+    let out = around_cold_opens(
+        "ebq-coldjoin",
         "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x \
          ON e.tid = x.tid WHERE e.comm = 'ebq-coldjoin'",
-    ]);
+    );
     let (rows, report) = split(&out);
     let got: Vec<(&str, i64)> =
         rows.iter().map(|r| (r["filename"].as_str().unwrap_or("NULL"), r["ret"].as_i64().unwrap())).collect();
@@ -221,6 +207,9 @@ fn str_with_a_length_cuts_a_string_argument() {
 /// bpftrace users write `str(args->bprm->filename)`: the program the kernel
 /// executed, read with bpf_probe_read_kernel_str at sched_process_exec
 /// (tp_btf), whole, cut by a length, and as a LIKE filter in the kernel.
+/// Item 6: one the kernel left NULL (`bprm.fdpath`, set only for an exec
+/// through a file descriptor, not by path as here) cannot be read: NULL,
+/// not `""`, and counted.
 #[test]
 fn str_reads_a_kernel_char_pointer_through_btf() {
     let workload = workload_bin().display().to_string();
@@ -229,15 +218,58 @@ fn str_reads_a_kernel_char_pointer_through_btf() {
         &opens("ebq-kstr", &["/nonexistent/ebq-k"]),
         "--format",
         "json",
-        "SELECT pid, str(bprm.filename) AS file, str(bprm.filename, 4) AS head FROM sched.sched_process_exec \
-         WHERE str(bprm.filename) LIKE '%/ebq-workload'",
+        "SELECT pid, str(bprm.filename) AS file, str(bprm.filename, 4) AS head, str(bprm.fdpath) AS fdpath \
+         FROM sched.sched_process_exec WHERE str(bprm.filename) LIKE '%/ebq-workload'",
     ]);
     let (rows, _) = split(&out);
     assert_eq!(rows.len(), 1, "one exec of the workload: {rows:?}");
     assert_eq!(rows[0]["file"].as_str(), Some(workload.as_str()));
     assert_eq!(rows[0]["head"].as_str(), Some(&workload[..4]));
+    assert_eq!(rows[0]["fdpath"], Json::Null, "{rows:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 matched, 1 delivered, 0 dropped, 0 missed"), "{stderr}");
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(1), "{stderr}");
+}
+
+/// Issue 40 item 6: an `argv` that cannot be read (here its array is at an
+/// address no mapping holds, and execve of `/bin/true` fails with EFAULT) is
+/// NULL and counted, not an empty or a cut command line.
+#[test]
+fn an_unreadable_argv_is_null_and_counted() {
+    let out = ebq(&[
+        "-c",
+        &format!("{} --bad-argv /bin/true", opens("ebq-badargv", &["/etc/hostname"])),
+        "--format",
+        "json",
+        "SELECT filename, argv FROM syscalls.sys_enter_execve WHERE comm = 'ebq-badargv'",
+    ]);
+    let (rows, report) = split(&out);
+    assert_eq!(report["bad_argv_exec"], Json::from(-libc::EFAULT), "{report}");
+    let got: Vec<(&Json, &Json)> = rows.iter().map(|r| (&r["filename"], &r["argv"])).collect();
+    assert_eq!(got, [(&Json::from("/bin/true"), &Json::Null)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(1), "{stderr}");
+}
+
+/// Issue 40 item 6: a union's string column is NULL where a branch's user
+/// string could not be read, whichever branch that is, and a branch whose
+/// string is never NULL (`''` here, written into ring records after the
+/// NULL ones) stays `""`.
+#[test]
+fn a_union_column_is_null_where_its_branch_could_not_read_the_string() {
+    let out = around_cold_opens(
+        "ebq-coldunion",
+        "SELECT time, name FROM (SELECT '' AS name FROM syscalls.sys_exit_openat \
+         UNION ALL SELECT filename AS name FROM syscalls.sys_enter_openat) u WHERE comm = 'ebq-coldunion'",
+    );
+    let (mut rows, _) = split(&out);
+    rows.sort_by_key(|r| r["time"].as_u64().unwrap());
+    let got: Vec<&Json> = rows.iter().map(|r| &r["name"]).collect();
+    let (name, empty) = (Json::from("/etc/hostname"), Json::from(""));
+    let want = [&name, &empty, &Json::Null, &empty, &Json::Null, &empty, &empty, &empty, &name, &empty];
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(got, want, "an entry, then its exit, per open: {stderr}");
+    assert_eq!(stats_value(&stderr, UNREADABLE), Some(2), "{stderr}");
 }
 
 /// LIKE '%suffix', '%infix%' and their NOT LIKE on a user string, in the

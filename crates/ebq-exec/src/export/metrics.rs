@@ -814,7 +814,9 @@ fn histogram(
 
 /// ebq's own metrics for one query, from its running totals ([`QueryStats`]):
 /// events seen, matched, dropped and missed (the kernel skipped the program),
-/// JOIN starts missed, BPF program runs and run time, windows closed. All counters are cumulative since the query attached, labelled
+/// JOIN starts missed, pairs superseded or evicted, unreadable strings, a
+/// chained JOIN's middle events with no pair, BPF program runs and run time,
+/// windows closed. All counters are cumulative since the query attached, labelled
 /// `query=<name>`.
 pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<MetricFamily> {
     let labels = vec![("query".to_string(), query.to_string())];
@@ -861,9 +863,15 @@ pub fn self_families(query: &str, stats: &QueryStats, windows: u64) -> Vec<Metri
         ),
         counter(
             "ebq_query_unreadable_strings_total",
-            "Strings in user memory that could not be read when their event fired (page not resident at entry): NULL.",
+            "Strings read through a pointer that could not be read when their event fired (user page not resident at entry, bad or NULL pointer): NULL.",
             None,
             stats.unreadable_strings as f64,
+        ),
+        counter(
+            "ebq_query_middle_unmatched_total",
+            "Chained JOIN: middle events that found no open pair on their key (started before ebq attached, or filtered): ignored, not losses.",
+            None,
+            stats.middle_unmatched as f64,
         ),
         counter(
             "ebq_query_bpf_runs_total",

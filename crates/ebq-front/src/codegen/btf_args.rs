@@ -32,9 +32,6 @@ pub fn local_name(arg: &RawArg) -> String {
 /// C statements declaring `local` and reading `arg` into it as `ty`.
 pub fn load(arg: &RawArg, ty: DataType, local: &str) -> String {
     let (i, comment) = (arg.index, format!("/* {}: {} */", arg.path, arg.c_type));
-    if arg.accessors.is_empty() {
-        return format!("\t{0} {local} = ({0})ctx[{i}];\t{comment}\n", ty.c_type());
-    }
     let root = format!("(({})ctx[{i}])", arg.arg_c_type);
     let members = arg.accessors.join(", ");
     if arg.string_at_pointer {
@@ -43,10 +40,13 @@ pub fn load(arg: &RawArg, ty: DataType, local: &str) -> String {
             [] => format!("ctx[{i}]"),
             _ => format!("BPF_CORE_READ({root}, {members})"),
         };
-        // A NULL or stale pointer fails the read and leaves the string empty.
-        return format!(
-            "\tchar {local}[{cap}] = {{}};\t{comment}\n\tbpf_probe_read_kernel_str(&{local}, sizeof({local}), (const void *){pointer});\n"
-        );
+        // A NULL or stale pointer fails the read: NULL, marked and counted as a user
+        // string's (plan::may_be_unreadable).
+        let read = format!("bpf_probe_read_kernel_str(&{local}, sizeof({local}), (const void *){pointer})");
+        return format!("\tchar {local}[{cap}] = {{}};\t{comment}\n\tebq_user_str_read({local}, {read});\n");
+    }
+    if arg.accessors.is_empty() {
+        return format!("\t{0} {local} = ({0})ctx[{i}];\t{comment}\n", ty.c_type());
     }
     match ty {
         DataType::Str { cap } => format!(
@@ -58,7 +58,37 @@ pub fn load(arg: &RawArg, ty: DataType, local: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::bind::{ColumnSource, RawArg, ScalarExpr};
     use crate::codegen::tests::generate_for;
+    use crate::types::DataType;
+
+    /// Issue 40 item 6: `str()` of a kernel `char *` through BTF marks a
+    /// failed read (a NULL pointer: `bprm.fdpath` at an exec by path, e2e
+    /// `user_strings::`) as NULL and counts it, and its field is NULL-marked.
+    #[test]
+    fn a_kernel_char_pointer_read_marks_a_failure_null() {
+        let arg = RawArg {
+            path: "str(bprm.fdpath)".into(),
+            index: 2,
+            arg_c_type: "struct linux_binprm *".into(),
+            accessors: vec!["fdpath".into()],
+            c_type: "const char *".into(),
+            string_cap: Some(128),
+            string_at_pointer: true,
+        };
+        let ty = DataType::Str { cap: 128 };
+        assert_eq!(
+            super::load(&arg, ty, "s"),
+            "\tchar s[128] = {};\t/* str(bprm.fdpath): const char * */\n\tebq_user_str_read(s, \
+             bpf_probe_read_kernel_str(&s, sizeof(s), (const void *)BPF_CORE_READ(((struct linux_binprm *)ctx[2]), \
+             fdpath)));\n"
+        );
+        let column = |a: RawArg| ScalarExpr::Column { source: ColumnSource::Arg(Box::new(a)), ty };
+        assert!(crate::plan::may_be_unreadable(&column(arg.clone())));
+        // A char array member (BPF_CORE_READ_STR_INTO) is not marked: a NULL pointer on its path
+        // still reads as "".
+        assert!(!crate::plan::may_be_unreadable(&column(RawArg { string_at_pointer: false, ..arg })));
+    }
 
     #[test]
     fn a_join_on_the_request_pointer_attaches_both_ends_as_tp_btf() {

@@ -494,10 +494,12 @@ static __always_inline int ebq_out_of_scope(void)
 	return 0;
 }
 
-/* After a user string's read into s (n: bpf_probe_read_user_str's return): a readable
- * string of one byte or more costs this one compare. An empty one gets byte 1 = 0; one
- * that could not be read (a page not resident at the event, a bad pointer: the helper
- * zeroed s) gets byte 1 = 1, the NULL user space decodes, and is counted. */
+/* After a string's read into s (n: the return of bpf_probe_read_user_str, or of
+ * bpf_probe_read_kernel_str for a kernel char *; a negative errno for execve's argv when one
+ * of its reads failed): a readable string of one byte or more costs this one compare. An
+ * empty one gets byte 1 = 0; one that could not be read (a page not resident at the event,
+ * a bad or NULL pointer: the helper zeroed s) gets byte 1 = 1, the NULL user space decodes,
+ * and is counted. */
 static __always_inline void ebq_user_str_read(char *s, long n)
 {
 	__u32 zero = 0;
@@ -888,7 +890,14 @@ fn row_emit(
         None => rings::reserve(*per_cpu_rings),
     });
     for (i, (e, field)) in fields.iter().enumerate() {
-        c.push_str(&slot_assign("r->", &record.fields[*field].name, e, in_slot.contains(&i).then_some(&k.event)));
+        let f = &record.fields[*field];
+        c.push_str(&slot_assign("r->", &f.name, e, in_slot.contains(&i).then_some(&k.event)));
+        if f.null_marked && !crate::plan::may_be_unreadable(e) {
+            // A union's field another branch reads through a pointer: this branch's string is
+            // never NULL, and past its NUL the ring holds stale bytes, so an empty one clears
+            // the mark.
+            let _ = write!(c, "\tif (!r->{0}[0])\n\t\tr->{0}[1] = 0;\n", f.name);
+        }
     }
     match fold {
         Some(_) => c.push_str(row_fold::HAND_OVER),

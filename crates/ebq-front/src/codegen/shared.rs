@@ -32,9 +32,10 @@ pub enum StatsField {
     /// Events the scope (`-p`, `-c`, `--cgroup`) left out, counted only on
     /// the reject path (after `ThreadPairs`, so older readers still fit).
     OutOfScope,
-    /// User strings that could not be read (`bpf_probe_read_user_str`
-    /// failed: a page not resident at the event, a bad pointer); each is a
-    /// NULL in its row or group key (last, so older readers still fit).
+    /// Strings read through a pointer that could not be read (user strings
+    /// and `argv`: a page not resident at the event, a bad pointer; a kernel
+    /// `char *` through BTF: NULL or stale); each is a NULL in its row or
+    /// group key.
     UnreadableStrings,
     /// Chained JOIN: middle events that found no open pair on their key
     /// (ignored; last, so older readers still fit).

@@ -117,3 +117,25 @@ fn explain_lists_every_program_and_the_shared_map() {
         "{plan}"
     );
 }
+
+/// Issue 40 item 6: a union's string column is NULL-marked in every branch's
+/// layout when one branch reads a user string there (the second, here), and
+/// the branch whose string is never NULL clears the mark of an empty string
+/// in its ring record, past whose NUL the ring holds stale bytes.
+#[test]
+fn a_union_string_is_null_marked_when_any_branch_reads_it_through_a_pointer() {
+    let sql = "SELECT name FROM (SELECT '' AS name FROM syscalls.sys_exit_openat \
+               UNION ALL SELECT filename AS name FROM syscalls.sys_enter_openat) u";
+    let cat = Catalog::fixture();
+    let l = crate::bind::bind(&crate::parse::parse_query(sql).unwrap(), &cat).unwrap();
+    let p = plan(sql, &l, &cat, &PlanOptions::default()).unwrap();
+    let k = &p.programs[0];
+    for b in k.with_branches() {
+        let KernelOutput::Rows { record, .. } = &b.output else { panic!("{p:?}") };
+        let marked: Vec<&str> = record.fields.iter().filter(|f| f.null_marked).map(|f| f.name.as_str()).collect();
+        assert_eq!(marked, ["c0_name"], "branch {}", b.union_branch);
+    }
+    let c = generate_for(sql);
+    assert_eq!(c.matches("\tif (!r->c0_name[0])\n\t\tr->c0_name[1] = 0;\n").count(), 1, "the '' branch: {c}");
+    assert_eq!(c.matches("\tebq_user_str_read(r->c0_name, bpf_probe_read_user_str(").count(), 1, "{c}");
+}

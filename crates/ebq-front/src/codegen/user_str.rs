@@ -6,13 +6,17 @@ const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for t
 		const char *const *av = (const char *const *)ctx->NAME;
 		__u64 starts = 0;	/* byte i-1: where entry i starts */
 		__u32 at = 0;
+		long failed = 0;	/* a read of the array or of an entry failed: NULL */
 
 		for (int i = 0; i < MAX && av; i++) {
 			const char *p = 0;
 
-			if (bpf_probe_read_user(&p, sizeof(p), &av[i]) || !p)
+			failed = bpf_probe_read_user(&p, sizeof(p), &av[i]);
+			if (failed || !p)
 				break;
 			long n = bpf_probe_read_user_str(&LOCAL[at & MASK], 64, p);
+			if (n < 0)
+				failed = n;
 			if (n <= 0 || n > 64)
 				break;
 			if (i > 0)
@@ -26,6 +30,10 @@ const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for t
 			LOCAL[(at - 1) & MASK] = 0;
 		LOCAL[LAST] = 0;
 		__builtin_memcpy(&LOCAL[STARTS], &starts, 8);
+		if (failed) {
+			LOCAL[0] = 0;
+			ebq_user_str_read(LOCAL, failed);
+		}
 	}
 "#;
 
@@ -40,6 +48,11 @@ const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for t
 /// slack: a read of the remaining length would be a variable size at a
 /// variable offset, which the verifier cannot bound. The stack budget counts
 /// the `cap` bytes; the slack comes out of the 112 bytes the budget keeps free.
+/// A read that fails (the array or an entry in a page not resident at the
+/// entry, a bad pointer: execve then fails with EFAULT) makes the whole
+/// `argv` NULL and is counted (`ebq_user_str_read`): the entries before it
+/// alone would read as a shorter command line. A NULL `argv`, which Linux
+/// takes as no arguments, is an empty string.
 pub fn argv(local: &str, name: &str, cap: u32) -> String {
     let mask = cap.next_power_of_two() - 1;
     let starts = cap - crate::bind::ARGV_STARTS_BYTES;

@@ -224,6 +224,15 @@ impl KernelOutput {
 }
 
 impl KernelOutput {
+    /// The layout its per-event fields are written to (a row's record, a
+    /// group's key) and those fields (expression, index in the layout).
+    pub fn layout_and_fields(&mut self) -> (&mut StructLayout, &[(ScalarExpr, usize)]) {
+        match self {
+            KernelOutput::Rows { record, fields, .. } => (record, fields),
+            KernelOutput::Aggregate { key, key_fields, .. } => (key, key_fields),
+        }
+    }
+
     /// The same output with every per-event expression rewritten by `f`
     /// (layouts unchanged): a union branch's program.
     pub fn map_exprs(mut self, f: &impl Fn(&ScalarExpr) -> ScalarExpr) -> KernelOutput {
@@ -882,11 +891,31 @@ fn union_programs(
         let others = every_call && !syscall_attach::on_every_call(k);
         syscall_attach::choose(k, catalog, options, others);
     }
+    mark_union_strings(&mut programs);
     let mut first = programs.remove(0);
     first.left_out = left_out;
     first.unsupported = unsupported;
     first.branches = programs;
     Ok(first)
+}
+
+/// A union's string field is NULL-marked when any branch reads it through a
+/// pointer ([`may_be_unreadable`]): every branch writes the same record or
+/// key layout and the decoder reads the first's, so each carries the marks
+/// of all; a branch whose string there is never NULL clears the mark of an
+/// empty one in a ring record (`codegen::row_emit`).
+fn mark_union_strings(programs: &mut [KernelPlan]) {
+    let mut marked = vec![];
+    for k in programs.iter_mut() {
+        let (_, fields) = k.output.layout_and_fields();
+        marked.extend(fields.iter().filter(|(e, _)| may_be_unreadable(e)).map(|(_, i)| *i));
+    }
+    for k in programs.iter_mut() {
+        let (layout, _) = k.output.layout_and_fields();
+        for (i, f) in layout.fields.iter_mut().enumerate() {
+            f.null_marked = marked.contains(&i);
+        }
+    }
 }
 
 /// Steps per window (1 for tumbling windows); a window must be a whole

@@ -29,14 +29,23 @@ use super::{KernelOutput, KernelPlan, Pairing};
 use crate::bind::{ColumnSource, ScalarExpr};
 use crate::catalog::{FieldKind, SystemColumn};
 
-/// Is `e` a string read from user memory (or a JOIN start's one), which can
+/// Is `e` a string read through a pointer (or a JOIN start's one), which can
 /// be unreadable when its event fires: then NULL, its slot's byte 0 a NUL
-/// and byte 1 a 1 (`codegen::user_str_read`), a mark only fields
-/// [`super::StructField::null_marked`] says carry it are decoded by (after
-/// the NUL of any other string field, a ring record holds stale bytes).
+/// and byte 1 a 1 (`ebq_user_str_read` in the generated C), a mark only
+/// fields [`super::StructField::null_marked`] says carry it are decoded by
+/// (after the NUL of any other string field, a ring record holds stale
+/// bytes). Such strings are: one in user memory (a page not resident at a
+/// system call's entry, a bad pointer); execve's `argv`, when a read of its
+/// array or of an entry fails (`codegen::user_str::argv`); and `str()` of a
+/// kernel `char *` reached through BTF, when the pointer is NULL (the
+/// binary's `bprm.fdpath` at an exec by path) or stale.
 pub fn may_be_unreadable(e: &ScalarExpr) -> bool {
-    let user = |c: &ColumnSource| matches!(c, ColumnSource::Field { kind: FieldKind::UserStr, .. });
-    matches!(e, ScalarExpr::Column { source, .. } if user(source.read_at_start()))
+    let through_pointer = |c: &ColumnSource| match c {
+        ColumnSource::Field { kind, .. } => matches!(kind, FieldKind::UserStr | FieldKind::UserArgv),
+        ColumnSource::Arg(a) => a.string_at_pointer,
+        _ => false,
+    };
+    matches!(e, ScalarExpr::Column { source, .. } if through_pointer(source.read_at_start()))
 }
 
 /// Is `e` execve's `argv` (or a JOIN start's), joined with where its entries
@@ -102,5 +111,24 @@ impl KernelPlan {
     /// [`slot_string_reads`] of this program's output.
     pub fn string_slots(&self) -> Vec<usize> {
         slot_string_reads(&self.output, self.filter.as_ref(), self.pairing.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DataType;
+
+    /// execve's `argv` and a `const char *` argument are read from user
+    /// memory and may be NULL; a record's char array never is.
+    #[test]
+    fn strings_read_through_a_pointer_may_be_unreadable() {
+        let field = |kind| ScalarExpr::Column {
+            source: ColumnSource::Field { name: "f".into(), offset: 16, size: 8, kind },
+            ty: DataType::Str { cap: 128 },
+        };
+        assert!(may_be_unreadable(&field(FieldKind::UserArgv)));
+        assert!(may_be_unreadable(&field(FieldKind::UserStr)));
+        assert!(!may_be_unreadable(&field(FieldKind::CharArray { len: 16 })));
     }
 }

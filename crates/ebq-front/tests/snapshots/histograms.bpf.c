@@ -114,10 +114,12 @@ static __always_inline int ebq_out_of_scope(void)
 	return 0;
 }
 
-/* After a user string's read into s (n: bpf_probe_read_user_str's return): a readable
- * string of one byte or more costs this one compare. An empty one gets byte 1 = 0; one
- * that could not be read (a page not resident at the event, a bad pointer: the helper
- * zeroed s) gets byte 1 = 1, the NULL user space decodes, and is counted. */
+/* After a string's read into s (n: the return of bpf_probe_read_user_str, or of
+ * bpf_probe_read_kernel_str for a kernel char *; a negative errno for execve's argv when one
+ * of its reads failed): a readable string of one byte or more costs this one compare. An
+ * empty one gets byte 1 = 0; one that could not be read (a page not resident at the event,
+ * a bad or NULL pointer: the helper zeroed s) gets byte 1 = 1, the NULL user space decodes,
+ * and is counted. */
 static __always_inline void ebq_user_str_read(char *s, long n)
 {
 	__u32 zero = 0;

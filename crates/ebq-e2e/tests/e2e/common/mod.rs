@@ -29,6 +29,11 @@ pub fn ebq_bin() -> PathBuf {
     bin
 }
 
+/// `ebq ARGS`, run to its end: its exit status, stdout and stderr.
+pub fn ebq_output(args: &[&str]) -> std::process::Output {
+    Command::new(ebq_bin()).args(args).output().unwrap()
+}
+
 /// An engine over the running kernel.
 pub fn engine() -> Engine {
     Engine::new().expect("tracefs must be mounted (scripts/setup.sh mounts it)")

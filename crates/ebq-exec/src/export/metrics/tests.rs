@@ -292,6 +292,7 @@ fn self_metrics_name_the_query() {
         superseded: 6,
         evicted: 5,
         unreadable_strings: 7,
+        middle_unmatched: 8,
         bpf_run_time_ns: 2_000_000_000,
         ..Default::default()
     };
@@ -308,6 +309,7 @@ fn self_metrics_name_the_query() {
             "ebq_query_pairs_superseded_total",
             "ebq_query_pairs_evicted_total",
             "ebq_query_unreadable_strings_total",
+            "ebq_query_middle_unmatched_total",
             "ebq_query_bpf_runs_total",
             "ebq_query_bpf_run_seconds_total",
             "ebq_query_windows_total",
@@ -315,17 +317,18 @@ fn self_metrics_name_the_query() {
     );
     let value = |i: usize| fams[i].samples[0].value.clone();
     assert_eq!(
-        (value(3), value(4), value(5), value(6), value(7)),
+        (value(3), value(4), value(5), value(6), value(7), value(8)),
         (
             SampleValue::Number(4.0),
             SampleValue::Number(2.0),
             SampleValue::Number(6.0),
             SampleValue::Number(5.0),
-            SampleValue::Number(7.0)
+            SampleValue::Number(7.0),
+            SampleValue::Number(8.0)
         )
     );
-    assert_eq!(value(9), SampleValue::Number(2.0));
-    assert_eq!(fams[10].samples[0].labels, vec![("query".into(), "vfs".into())]);
+    assert_eq!(value(10), SampleValue::Number(2.0));
+    assert_eq!(fams[11].samples[0].labels, vec![("query".into(), "vfs".into())]);
 }
 
 #[test]
