@@ -13,7 +13,9 @@
 //!   equal, and equal to the ranks' own tallies summed; the variance of
 //!   bytes exact; times and timestamps within the difference of two
 //!   instances' probes (each measures the same calls with its own uprobes:
-//!   ≤ 1 ms absolute, 5 %).
+//!   ≤ 1 ms absolute, 5 %). Which rank was fastest, and which one call was
+//!   the longest (`*_MAX_*_TIME_SIZE`), are each instance's measure when
+//!   the times are that close: those are checked against the node logs.
 //! - **POSIX**, the shared file: the whole job's instance folds both ranks'
 //!   operations into one record (ebq's POSIX record folds a file's
 //!   processes, as Darshan's non-MPI mode), so the counters that depend on
@@ -237,7 +239,7 @@ fn mpiio_equal(logs: &Logs, tallies: &[Json]) {
     let (fast, slow) = (f(w, "MPIIO_F_FASTEST_RANK_TIME"), f(w, "MPIIO_F_SLOWEST_RANK_TIME"));
     for (k, v) in m["counters"].as_object().unwrap() {
         // Which rank is fastest is the instances' measure when their times are within it.
-        if k.contains("_RANK") && slow - fast < 1e-3 {
+        if k.contains("_RANK") && slow - fast < 1e-3 || k.contains("_TIME_SIZE") {
             continue;
         }
         assert_eq!(v, &w["counters"][k], "MPI-IO {k}: merged {m}\nwhole job {w}");
@@ -249,11 +251,24 @@ fn mpiio_equal(logs: &Logs, tallies: &[Json]) {
         assert_eq!(c(m, k), want, "MPI-IO {k} against the ranks' tallies");
     }
     assert_eq!(f(m, "MPIIO_F_VARIANCE_RANK_BYTES"), f(w, "MPIIO_F_VARIANCE_RANK_BYTES"));
+    max_time_sizes("MPIIO", m, [0, 1].map(|r| shared_record(&logs.nodes[r], "MPI-IO", r as i64)));
     let skip = ["VARIANCE_RANK_"];
     fcounters_close("MPI-IO", (m, start(&logs.merged)), (w, start(&logs.whole)), &skip);
     // The variance of time as a standard deviation (s): the instances' difference, not squared.
     let sd = |r: &Json| f(r, "MPIIO_F_VARIANCE_RANK_TIME").sqrt();
     assert!(close(sd(m), sd(w)), "MPI-IO time standard deviation: {} vs {}", sd(m), sd(w));
+}
+
+/// `*_MAX_{READ,WRITE}_TIME_SIZE`: the size of the node records' longest
+/// call. Which one call was the longest is each instance's measure (system
+/// calls microseconds apart), so these are checked against the nodes' logs,
+/// not the whole job's.
+fn max_time_sizes(prefix: &str, m: &Json, nodes: [&Json; 2]) {
+    for dir in ["READ", "WRITE"] {
+        let (t, size) = (format!("{prefix}_F_MAX_{dir}_TIME"), format!("{prefix}_MAX_{dir}_TIME_SIZE"));
+        let longest = if f(nodes[1], &t) > f(nodes[0], &t) { nodes[1] } else { nodes[0] };
+        assert_eq!((f(m, &t), c(m, &size)), (f(longest, &t), c(longest, &size)), "{size}");
+    }
 }
 
 /// The POSIX counters that depend on how the processes' accesses
@@ -267,7 +282,7 @@ fn posix_equal(logs: &Logs) {
     let w = shared_record(&logs.whole, "POSIX", 0);
     let n = [0, 1].map(|r| shared_record(&logs.nodes[r], "POSIX", r as i64));
     for (k, v) in m["counters"].as_object().unwrap() {
-        if k.contains("_RANK") {
+        if k.contains("_RANK") || k.contains("_TIME_SIZE") {
             continue;
         }
         if INTERLEAVED.iter().any(|s| k.contains(s)) {
@@ -284,8 +299,10 @@ fn posix_equal(logs: &Logs) {
     for (who, r) in [("FASTEST", fast), ("SLOWEST", slow)] {
         assert_eq!(c(m, &format!("POSIX_{who}_RANK")), r as i64, "{who}");
         assert_eq!(c(m, &format!("POSIX_{who}_RANK_BYTES")), bytes(n[r]), "{who}");
-        assert_eq!(f(m, &format!("POSIX_F_{who}_RANK_TIME")), time(n[r]), "{who}");
+        // Read + write + meta time, summed in another order: within a rounding.
+        assert!((f(m, &format!("POSIX_F_{who}_RANK_TIME")) - time(n[r])).abs() <= 1e-12, "{who}");
     }
+    max_time_sizes("POSIX", m, n);
     let half = (bytes(n[0]) - bytes(n[1])) as f64 / 2.0;
     assert_eq!(f(m, "POSIX_F_VARIANCE_RANK_BYTES"), half * half);
     let half = (time(n[0]) - time(n[1])) / 2.0;
