@@ -146,12 +146,17 @@ struct Header {
 
 impl Header {
     fn parse(bytes: &[u8]) -> Result<Header, String> {
+        // The version first: older logs (3.10, 3.21) have smaller headers.
+        let version = String::from_utf8_lossy(&bytes[..bytes.len().min(8)]).trim_end_matches('\0').to_string();
+        let a_version = version.len() > 2 && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if a_version && version != "3.41" {
+            return Err(format!("log format version `{version}`; ebq reads 3.41 (Darshan 3.4 and 3.5)"));
+        }
         if bytes.len() < HEADER_SIZE {
             return Err(format!("{} bytes: shorter than a Darshan log's header ({HEADER_SIZE} bytes)", bytes.len()));
         }
-        let version = String::from_utf8_lossy(&bytes[..8]).trim_end_matches('\0').to_string();
-        if version != "3.41" {
-            return Err(format!("log format version `{version}`; ebq reads 3.41 (Darshan 3.4 and 3.5)"));
+        if !a_version {
+            return Err(format!("not a Darshan log: it starts with {version:?}, not a format version"));
         }
         let mut c = Cursor { data: &bytes[..HEADER_SIZE], at: 8, what: "header" };
         let magic = c.i64()?;
@@ -292,9 +297,13 @@ mod tests {
     #[test]
     fn bad_logs_say_what_is_wrong_and_where() {
         assert!(read(b"3.41").unwrap_err().contains("shorter than a Darshan log's header"));
+        assert!(read(b"3.21\0\0\0\0").unwrap_err().contains("log format version `3.21`"));
         let mut bytes = Log::default().to_bytes();
         bytes[8] ^= 1;
         assert!(read(&bytes).unwrap_err().contains("at byte 8 is not Darshan's"));
+        let mut bytes = Log::default().to_bytes();
+        bytes[..4].copy_from_slice(b"<htm");
+        assert!(read(&bytes).unwrap_err().starts_with("not a Darshan log: it starts with \"<htm"));
         let mut bytes = Log::default().to_bytes();
         bytes[2] = b'2';
         assert!(read(&bytes).unwrap_err().contains("log format version `3.21`"));

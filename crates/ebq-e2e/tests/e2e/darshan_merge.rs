@@ -31,6 +31,7 @@
 use crate::common::{ebq_bin, first_stderr_line, wait_for};
 use crate::darshan_log::read_with_pydarshan;
 use crate::report::{assert_no_losses, build_mpiio_app};
+use ebq_report::darshan_log::{self, Log};
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -56,6 +57,47 @@ fn open_mpi_job_on_two_nodes_merges_into_the_whole_jobs_log() {
         launcher: "mpirun.openmpi --oversubscribe -n 2",
         library: "libmpi",
     });
+}
+
+/// Bad input is a clear error naming the file and what is wrong: no `-o`, a
+/// file that is no Darshan log, a Darshan log of another format, and logs
+/// of two jobs; nothing is written.
+#[test]
+fn merge_refuses_bad_logs_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("ebq-merge-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, jobid) in [("job1.darshan", 1), ("job2.darshan", 2)] {
+        let log = Log { job: darshan_log::Job { jobid, nprocs: 1, ..Default::default() }, ..Log::default() };
+        log.write(&dir.join(name)).unwrap();
+    }
+    std::fs::write(dir.join("text.darshan"), "not a log").unwrap();
+    std::fs::write(dir.join("old.darshan"), b"3.21\0\0\0\0 and the rest of an older header").unwrap();
+    let out = dir.join("out.darshan");
+    let merge = |args: &[&str]| {
+        let o = Command::new(ebq_bin()).current_dir(&dir).args(["report", "merge"]).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&o.stderr).trim().to_string()
+    };
+    let o = out.to_str().unwrap();
+    assert!(merge(&["job1.darshan"]).starts_with("error: ebq report merge needs -o FILE (the job log); usage:"));
+    assert!(merge(&["-o", o]).starts_with("error: ebq report merge needs the nodes' logs"));
+    assert!(merge(&["-o", o, "--frobnicate", "job1.darshan"]).starts_with("error: unknown option `--frobnicate`"));
+    assert_eq!(
+        merge(&["-o", o, "job1.darshan", "text.darshan"]),
+        "error: text.darshan: 9 bytes: shorter than a Darshan log's header (1328 bytes)"
+    );
+    assert_eq!(
+        merge(&["-o", o, "old.darshan"]),
+        "error: old.darshan: log format version `3.21`; ebq reads 3.41 (Darshan 3.4 and 3.5)"
+    );
+    assert!(merge(&["-o", o, "nothere.darshan"]).starts_with("error: nothere.darshan: No such file"));
+    assert_eq!(
+        merge(&["-o", o, "job1.darshan", "job2.darshan"]),
+        "error: job2.darshan: job id 2 differs from job1.darshan's (1): the logs of one job carry its id \
+         (`--job-id`, SLURM_JOB_ID)"
+    );
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Writes its rank and pid (`pid.PID`, renamed into place whole), waits for
