@@ -452,6 +452,31 @@ mod tests {
         assert!((all.fcounters[fcounter("POSIX_F_VARIANCE_RANK_BYTES")] - 260000.0 / 3.0).abs() < 1e-6);
     }
 
+    /// STDIO has no longest-call or common-value counters: the other rules apply.
+    #[test]
+    fn stdio_records_of_two_nodes_reduce_too() {
+        use crate::stdio::{COUNTERS, FCOUNTERS};
+        let (mut a, mut b) = (node_log(1, 0), node_log(1, 0));
+        for (log, rank, writes, time) in [(&mut a, 0, 3, 0.5), (&mut b, 1, 5, 0.25)] {
+            let id = log.name_id("/tmp/out.txt");
+            let mut c = vec![0; COUNTERS.len()];
+            let mut f = vec![0.0; FCOUNTERS.len()];
+            c[COUNTERS.iter().position(|n| *n == "STDIO_WRITES").unwrap()] = writes;
+            c[COUNTERS.iter().position(|n| *n == "STDIO_BYTES_WRITTEN").unwrap()] = writes * 10;
+            f[FCOUNTERS.iter().position(|n| *n == "STDIO_F_WRITE_TIME").unwrap()] = time;
+            log.stdio.push(Record { id, rank, counters: c, fcounters: f });
+        }
+        let m = merge(&[a, b], &["a".into(), "b".into()]).unwrap();
+        assert_eq!(m.stdio.len(), 1);
+        let r = &m.stdio[0];
+        let c = |n: &str| r.counters[COUNTERS.iter().position(|x| *x == n).unwrap()];
+        assert_eq!((r.rank, c("STDIO_WRITES"), c("STDIO_BYTES_WRITTEN")), (-1, 8, 80));
+        assert_eq!((c("STDIO_FASTEST_RANK"), c("STDIO_FASTEST_RANK_BYTES")), (1, 50));
+        assert_eq!((c("STDIO_SLOWEST_RANK"), c("STDIO_SLOWEST_RANK_BYTES")), (0, 30));
+        let f = |n: &str| r.fcounters[FCOUNTERS.iter().position(|x| *x == n).unwrap()];
+        assert_eq!((f("STDIO_F_WRITE_TIME"), f("STDIO_F_VARIANCE_RANK_BYTES")), (0.75, 100.0));
+    }
+
     #[test]
     fn logs_of_different_jobs_are_refused() {
         let (a, mut b) = (node_log(1, 0), node_log(1, 0));
