@@ -73,7 +73,7 @@ enum Command {
     /// system, and its MPIIO counters per file and rank for MPI jobs.
     #[command(after_help = REPORT_HELP)]
     Report {
-        /// The report: `io`.
+        /// The report: `io`, or `merge` (one job log of its nodes' Darshan logs).
         kind: String,
         /// Run options (-c, -p, --duration, --format table|json …).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -386,6 +386,7 @@ fn main() -> ExitCode {
             compile(sql, file, &output, &RunArgs { views, ..cli.run })
         }
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
+        Some(Command::Report { kind, rest }) if kind == "merge" => report::merge(&rest),
         Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
             .and_then(|options| run_args(&rest).map(|args| (options, args)))
             .and_then(|(options, args)| report(&kind, options, args)),
@@ -429,14 +430,22 @@ them), not pipes, sockets or anonymous inodes (counted in one line), not the rep
 Run options: -c CMD, -p PID, --duration S, --format table|json, --cgroup PATH, --system-wide,
 and the others of `ebq --help` (-o is refused: the report goes to stdout).
 
+Merging the logs of one job's nodes (same --job-id): one job log, Darshan's shared-file reduction
+(a file of several nodes is one record of rank -1):
+  ebq report merge -o JOB.darshan NODE1.darshan NODE2.darshan …
+
 Examples:
   ebq report io -c 'mpirun -n 4 ./app' --format json
-  ebq report io -p 1234 --duration 30 --top 10 --html report.html";
+  ebq report io -p 1234 --duration 30 --top 10 --html report.html
+  ebq report io -p 1234 --mpi libmpich --job-id 42 --darshan-log node1.darshan";
 
 /// `ebq report io`: runs the report's query with the report as its sink.
 fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result<ExitCode, String> {
     if kind != "io" {
-        return Err(format!("error: unknown report `{kind}`; the report is `io` (ebq report io -c CMD)"));
+        return Err(format!(
+            "error: unknown report `{kind}`; the reports are `io` (ebq report io -c CMD) and `merge` \
+             (ebq report merge -o JOB.darshan LOG…)"
+        ));
     }
     if args.sql.is_some() || args.file.is_some() {
         return Err("error: `ebq report io` runs its own query; give no other query".into());

@@ -8,6 +8,8 @@ pub use ebq_report::*;
 use ebq::runtime::Output;
 use ebq::sink::Sink;
 use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
 /// `--darshan-config FILE`, `--job-id N` and `--stdio` out of the run options.
@@ -108,4 +110,62 @@ fn darshan_job(options: &Options) -> darshan_log::Job {
         exe: options.command.clone().unwrap_or_default(),
         ..darshan_log::Job::default()
     }
+}
+
+/// `ebq report merge -o OUT LOG…`: the Darshan logs of one job's nodes as
+/// one job log ([`merge::merge`]), written to OUT; a line on stderr says
+/// what was joined.
+pub fn merge(args: &[String]) -> Result<ExitCode, String> {
+    let (output, inputs) = merge_args(args)?;
+    let mut logs = vec![];
+    for path in &inputs {
+        let bytes = std::fs::read(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
+        let read = darshan_read::read(&bytes).map_err(|e| format!("error: {}: {e}", path.display()))?;
+        for id in read.skipped {
+            eprintln!(
+                "ebq: {}: module {} left out (merge reads POSIX, MPI-IO, STDIO, DXT_POSIX and DXT_MPIIO)",
+                path.display(),
+                darshan_read::module_name(id)
+            );
+        }
+        logs.push(read.log);
+    }
+    let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    let merged = merge::merge(&logs, &names).map_err(|e| format!("error: {e}"))?;
+    merged.write(&output).map_err(|e| format!("error: -o {}: {e}", output.display()))?;
+    let shared =
+        [&merged.posix, &merged.mpiio, &merged.stdio].iter().flat_map(|m| m.iter()).filter(|r| r.rank == -1).count();
+    eprintln!(
+        "ebq: merged {} logs of job {} ({} processes, {} files): {} records of rank -1 (shared), written to {}",
+        logs.len(),
+        merged.job.jobid,
+        merged.job.nprocs,
+        merged.names.len(),
+        shared,
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `-o FILE` (or `--output FILE`, `--output=FILE`) and the logs.
+fn merge_args(args: &[String]) -> Result<(PathBuf, Vec<PathBuf>), String> {
+    const USAGE: &str = "usage: ebq report merge -o JOB.darshan NODE1.darshan NODE2.darshan …";
+    let (mut output, mut inputs) = (None, vec![]);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" | "--output" => {
+                let v = it.next().ok_or_else(|| format!("error: {a} needs a file; {USAGE}"))?;
+                output = Some(PathBuf::from(v));
+            }
+            _ if a.starts_with("--output=") => output = Some(PathBuf::from(&a["--output=".len()..])),
+            _ if a.starts_with('-') => return Err(format!("error: unknown option `{a}` of ebq report merge; {USAGE}")),
+            _ => inputs.push(PathBuf::from(a)),
+        }
+    }
+    let output = output.ok_or_else(|| format!("error: ebq report merge needs -o FILE (the job log); {USAGE}"))?;
+    if inputs.is_empty() {
+        return Err(format!("error: ebq report merge needs the nodes' logs; {USAGE}"));
+    }
+    Ok((output, inputs))
 }

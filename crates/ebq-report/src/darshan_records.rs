@@ -1,8 +1,11 @@
 //! A [`Report`]'s records as a Darshan log ([`darshan_log::Log`]): the same
 //! numbers its JSON document holds, laid out in Darshan's counter order.
 //!
-//! - POSIX: one record per file, rank 0 (ebq folds a file's processes
-//!   together, as Darshan's non-MPI mode does), named by the name ebq knows
+//! - POSIX: one record per file (ebq folds a file's processes together, as
+//!   Darshan's non-MPI mode does), rank 0, or the MPI rank of its processes
+//!   when all its operations came from one rank (one node's rank of a job
+//!   traced with `-p`: `ebq report merge` reduces it with the other
+//!   nodes'), named by the name ebq knows
 //!   (the file's last path component: the kernel events carry the dentry).
 //! - MPI-IO: a file's job record (rank −1) when more than one rank opened
 //!   it, else its one rank's record.
@@ -52,11 +55,13 @@ impl Report {
 
         let (posix, mpiio) = (darshan_log::posix_counters(), darshan_log::mpiio_counters());
         let mut ids = BTreeMap::new();
+        let ranks = one_rank(&self.ops);
         for (key, r) in &self.fold.files {
             let id = log.name_id(&unique_name(&r.name, &self.fold.files, key));
             ids.insert(*key, id);
             let v = record_json(r, self.job.origin_ns);
-            log.posix.push(record(id, 0, &v, &posix, &darshan_log::POSIX_FCOUNTERS));
+            let rank = ranks.get(key).copied().flatten().map_or(0, i64::from);
+            log.posix.push(record(id, rank, &v, &posix, &darshan_log::POSIX_FCOUNTERS));
         }
         if let Some(m) = &self.mpi {
             for (key, r) in &m.files {
@@ -106,6 +111,18 @@ impl Report {
         }
         out.into_values().collect()
     }
+}
+
+/// Each file's MPI rank when all its operations came from one rank (else `None`).
+fn one_rank(ops: &[super::Operation]) -> BTreeMap<super::FileKey, Option<u32>> {
+    let mut out: BTreeMap<super::FileKey, Option<u32>> = BTreeMap::new();
+    for o in ops {
+        let r = out.entry(o.file).or_insert(o.rank);
+        if *r != o.rank {
+            *r = None;
+        }
+    }
+    out
 }
 
 /// A record of `v`'s `counters` and `fcounters` (the JSON document's) in the order of `names`.

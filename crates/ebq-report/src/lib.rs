@@ -14,7 +14,9 @@
 //! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
 //! - [`html`]: `--html FILE`, one self-contained page;
 //! - [`darshan_log`]: `--darshan-log FILE`, a binary Darshan log (format
-//!   3.41) that Darshan's tools (PyDarshan, Drishti) read.
+//!   3.41) that Darshan's tools (PyDarshan, Drishti) read; [`darshan_read`]
+//!   reads one back and [`merge`] joins the logs of one job's nodes
+//!   (`ebq report merge`) with Darshan's shared-file reduction.
 //!
 //! The fold takes [`Operation`]s tagged with their path ([`Via`]): every path
 //! feeds the same Darshan counters, and ebq's own `EBQ_<PATH>_…` counters
@@ -22,6 +24,7 @@
 
 pub mod buckets;
 pub mod darshan_log;
+pub mod darshan_read;
 mod darshan_records;
 pub mod dxt;
 pub mod fold_c;
@@ -29,6 +32,7 @@ pub mod html;
 pub mod kernel_fold;
 pub mod listing;
 pub mod live;
+pub mod merge;
 pub mod mounts;
 pub mod mpi;
 pub mod posix;
@@ -258,6 +262,9 @@ pub struct SharedState {
     pub mpi_calls: Vec<mpi::Call>,
     /// pid → rank, from the processes' environments.
     pub ranks: HashMap<u32, u32>,
+    /// The MPI job's number of ranks, from the processes' environments (0:
+    /// unknown); more than the processes traced when `-p` watches one node's.
+    pub mpi_job_size: u32,
     /// MPI functions probed.
     pub mpi_functions: usize,
     pub posix_stats: Option<ebq::QueryStats>,
@@ -383,7 +390,7 @@ impl IoReport {
         };
         let mpi = (shared.mpi_functions > 0).then(|| mpi::Fold {
             type_size_calls: shared.type_size_calls,
-            ..mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks)
+            ..mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks, shared.mpi_job_size as usize)
         });
         if let Some(m) = &mpi {
             for o in &mut self.ops {

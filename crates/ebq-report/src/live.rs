@@ -14,13 +14,23 @@ use std::time::Duration;
 /// Open MPI, PMIx).
 const RANK_VARS: [&str; 3] = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"];
 
+/// The environment variables that give the job's number of ranks (MPICH's
+/// hydra, Open MPI): a process traced alone (`-p`, one node's ranks of a job
+/// on several) still knows its job's size, so a collective open is one.
+const SIZE_VARS: [&str; 2] = ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"];
+
 /// A process's MPI rank from `/proc/PID/environ`, if it is still there and has one.
 pub fn rank_of(pid: u32) -> Option<u32> {
+    env_number(pid, &RANK_VARS)
+}
+
+/// The first of `vars` set to a number in `/proc/PID/environ`.
+fn env_number(pid: u32, vars: &[&str]) -> Option<u32> {
     let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     env.split(|b| *b == 0).find_map(|kv| {
         let kv = std::str::from_utf8(kv).ok()?;
         let (k, v) = kv.split_once('=')?;
-        RANK_VARS.contains(&k).then(|| v.parse().ok()).flatten()
+        vars.contains(&k).then(|| v.parse().ok()).flatten()
     })
 }
 
@@ -32,6 +42,8 @@ pub struct MpiQueries {
     abi: Abi,
     calls: Vec<Call>,
     ranks: HashMap<u32, u32>,
+    /// The job's size its processes' environments give (0: none did).
+    job_size: u32,
     /// MPICH: the library's `PMPI_Type_size_x` calls (derived datatypes' sizes).
     type_sizes: Vec<mpi::TypeSize>,
     /// Pids whose environment was read (at a process's first MPI-IO call,
@@ -120,6 +132,7 @@ impl MpiQueries {
             abi,
             calls: vec![],
             ranks: HashMap::new(),
+            job_size: 0,
             asked: Default::default(),
         }))
     }
@@ -160,6 +173,7 @@ impl MpiQueries {
                     if let Some(rank) = rank_of(pid) {
                         self.ranks.insert(pid, rank);
                     }
+                    self.job_size = self.job_size.max(env_number(pid, &SIZE_VARS).unwrap_or(0));
                 }
                 self.calls.push(mpi::call(funcs, &self.abi, &r));
             }
@@ -217,6 +231,7 @@ impl MpiQueries {
         let mut s = shared.lock().expect("not poisoned");
         s.mpi_calls = std::mem::take(&mut self.calls);
         s.ranks = std::mem::take(&mut self.ranks);
+        s.mpi_job_size = self.job_size;
         s.mpi_stats = Some(stats);
         s.type_size_calls = self.type_sizes.len() as u64;
         s.mpi_functions = self.functions;

@@ -644,12 +644,14 @@ pub fn ranks(pids: impl Iterator<Item = u32>, known: &HashMap<u32, u32>) -> BTre
 
 /// Folds `calls` (any order) into per-rank and per-job records. `posix` (in
 /// time order) names the file each `MPI_File_open` opened; `known` is the
-/// rank of each process whose environment gave one.
-pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>) -> Fold {
+/// rank of each process whose environment gave one; `job_size` the job's
+/// ranks its environment gave (0: unknown), more than the processes seen
+/// when one node's ranks are traced (a collective open is one there too).
+pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>, job_size: usize) -> Fold {
     let mut calls: Vec<&Call> = calls.iter().collect();
     calls.sort_by_key(|c| (c.start_ns, c.end_ns));
     let pids = ranks(calls.iter().map(|c| c.pid), known);
-    let job_ranks = pids.len();
+    let job_ranks = pids.len().max(job_size);
     let mut out = Fold { pids: pids.clone(), ..Fold::default() };
     let mut names: BTreeMap<FileKey, String> = BTreeMap::new();
     let mut open: HashMap<u32, Vec<OpenFile>> = HashMap::new();
@@ -946,7 +948,7 @@ mod tests {
         second.name = Some("other.dat".into());
         let posix = [posix, vec![named(7, 43, 1105, "other.dat")]].concat();
         let write = c("MPI_File_write_at", 7, [0xfeed, 0, 0, 10, BYTE, 0], 1200, 1210);
-        let fold = fold(&[open, second, write], &posix, &[(7, 0)].into());
+        let fold = fold(&[open, second, write], &posix, &[(7, 0)].into(), 0);
         let key = |inode| FileKey { dev_major: 8, dev_minor: 1, inode };
         assert_eq!(fold.ranks[&(key(42), 0)].get("MPIIO_INDEP_WRITES"), 1, "{:?}", fold.ranks.keys());
         assert_eq!(fold.ranks[&(key(43), 0)].get("MPIIO_INDEP_WRITES"), 0);
@@ -977,6 +979,20 @@ mod tests {
         assert_eq!(got, [Some(12), None, None, Some(1)]);
     }
 
+    /// One node's rank of a two-rank job (`-p`, or a node of several): its
+    /// collective open is collective, as the job's size in its environment says.
+    #[test]
+    fn a_rank_traced_alone_opens_collectively_in_a_job_of_two() {
+        let open = c("MPI_File_open", 7, [WORLD, 0, 9, MPI_INFO_NULL as u64, 0x7ff0, 0], 1000, 1010);
+        let posix = [posix_open(7, 42, 1005)];
+        let key = FileKey { dev_major: 8, dev_minor: 1, inode: 42 };
+        for (job_size, coll, indep) in [(2, 1, 0), (0, 0, 1)] {
+            let fold = fold(std::slice::from_ref(&open), &posix, &[(7, 1)].into(), job_size);
+            let r = &fold.ranks[&(key, 1)];
+            assert_eq!((r.get("MPIIO_COLL_OPENS"), r.get("MPIIO_INDEP_OPENS")), (coll, indep), "job of {job_size}");
+        }
+    }
+
     #[test]
     fn two_ranks_fold_into_one_shared_record() {
         let mut calls = vec![];
@@ -990,7 +1006,7 @@ mod tests {
             calls.push(c("MPI_File_close", pid, [0x7ff0, 0, 0, 0, 0, 0], base + 300, base + 310));
         }
         let known: HashMap<u32, u32> = [(200, 0), (100, 1)].into();
-        let fold = fold(&calls, &posix, &known);
+        let fold = fold(&calls, &posix, &known, 0);
         assert_eq!(fold.unattributed, 0);
         let key = FileKey { dev_major: 8, dev_minor: 1, inode: 42 };
         let r0 = &fold.ranks[&(key, 0)];

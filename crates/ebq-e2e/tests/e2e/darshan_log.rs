@@ -52,7 +52,7 @@ fn pydarshan() -> PathBuf {
 }
 
 /// What PyDarshan reads in the log at `path` (its C library's errors in the panic).
-fn read_with_pydarshan(path: &Path) -> Json {
+pub(crate) fn read_with_pydarshan(path: &Path) -> Json {
     let out = Command::new(pydarshan()).args(["-c", READ]).arg(path).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "PyDarshan could not read {}: {stderr}", path.display());

@@ -23,6 +23,7 @@ mod cleanup;
 mod cli;
 mod cpu_rings;
 mod darshan_log;
+mod darshan_merge;
 mod deploy;
 mod empty_results;
 mod env_errors;

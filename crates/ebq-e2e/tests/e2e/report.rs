@@ -90,7 +90,7 @@ fn assert_counters_equal(what: &str, ebq: &Json, tally: &Json) {
 /// missed, 0 start events missed, 0 superseded, 0 pairs lost and 0 evicted. (A loss — e.g.
 /// another BPF program holding the CPU's recursion guard — makes exact counters
 /// impossible; this says so instead of failing on a counter.)
-fn assert_no_losses(stderr: &str) {
+pub(crate) fn assert_no_losses(stderr: &str) {
     if let Some((what, line)) = loss(stderr) {
         panic!("the kernel lost events ({what}): {line}");
     }
@@ -579,13 +579,19 @@ struct Mpi {
     calls: u64,
 }
 
+/// The MPI-IO job (`tests/c/mpiio_app.c`) built with `cc` (`mpicc.mpich`, `mpicc.openmpi`) in `dir`.
+pub(crate) fn build_mpiio_app(cc: &str, dir: &Path) -> PathBuf {
+    let exe = dir.join("mpiio_app");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/mpiio_app.c");
+    let out = Command::new(cc).args(["-Wall", "-Werror", "-O1", "-o"]).arg(&exe).arg(&src).output().unwrap();
+    assert!(out.status.success(), "{cc}: {}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
 fn mpiio_job_equals_its_tallies(mpi: Mpi) {
     let dir = PathBuf::from(format!("/tmp/ebq-mpiio-{}-{}", mpi.library, std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (exe, file) = (dir.join("mpiio_app"), dir.join("shared.dat"));
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/mpiio_app.c");
-    let cc = Command::new(mpi.cc).args(["-Wall", "-Werror", "-O1", "-o"]).arg(&exe).arg(&src).output().unwrap();
-    assert!(cc.status.success(), "{}: {}", mpi.cc, String::from_utf8_lossy(&cc.stderr));
+    let (exe, file) = (build_mpiio_app(mpi.cc, &dir), dir.join("shared.dat"));
     // The launcher: `-c mpirun…` turns the MPI-IO probes on by itself, in its library.
     let cmd = format!("{} {} {} {}", mpi.launcher, exe.display(), file.display(), mpi.app_args);
     let html = dir.join("report.html");
