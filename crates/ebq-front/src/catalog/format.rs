@@ -69,7 +69,11 @@ pub fn parse_format(category: &str, text: &str) -> Result<TracepointFormat, (usi
             match f.c_type.as_str() {
                 "const char *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserStr,
                 "const char *const *" if f.kind == FieldKind::Int && f.size == 8 => f.kind = FieldKind::UserArgv,
-                ty if f.kind == FieldKind::Int && f.size == 8 => f.size = declared_width(ty).unwrap_or(8),
+                ty if f.kind == FieldKind::Int && f.size == 8 => {
+                    if let Some((size, signed)) = declared_width(ty) {
+                        (f.size, f.signed) = (size, signed);
+                    }
+                }
                 _ => {}
             }
         }
@@ -77,24 +81,28 @@ pub fn parse_format(category: &str, text: &str) -> Result<TracepointFormat, (usi
     Ok(TracepointFormat { category: category.to_string(), name, id, fields })
 }
 
-/// The width in bytes of a system call argument declared `ty`, when narrower
-/// than the 8-byte slot the `syscalls` records give every argument; `None` for
-/// 8-byte and unknown types (which keep the slot's 8 bytes).
+/// The width in bytes and the signedness of a system call argument declared
+/// `ty`, when narrower than the 8-byte slot the `syscalls` records give every
+/// argument; `None` for 8-byte and unknown types (which keep the slot as the
+/// format file describes it).
 ///
 /// A slot holds the register as the caller left it, but the kernel uses only
 /// the declared type's bytes (`SYSCALL_DEFINE` casts each argument: `unsigned
 /// int fd` is the register's low 32 bits). Callers may leave anything in the
 /// upper half: a Rust `i32` fd reached `fsync` as `0x6_00000003`, which the
-/// kernel reads as fd 3. So such a field is read at its declared width, as
-/// bpftrace reads `args.fd`: the low bytes of the slot, at the slot's offset
-/// on the little-endian machines ebq runs on (x86-64, arm64).
-fn declared_width(ty: &str) -> Option<u32> {
+/// kernel reads as fd 3. So such a field is read at its declared width and
+/// signedness, as bpftrace reads `args.fd` and `args.dfd` (-100, AT_FDCWD):
+/// the low bytes of the slot, at the slot's offset on the little-endian
+/// machines ebq runs on (x86-64, arm64). The format files say `signed:0` for
+/// every argument; the declared type says better.
+fn declared_width(ty: &str) -> Option<(u32, bool)> {
     let ty = ty.strip_prefix("const ").unwrap_or(ty);
     match ty {
-        "int" | "signed int" | "signed" | "unsigned int" | "unsigned" | "pid_t" | "uid_t" | "gid_t" | "qid_t"
-        | "key_t" | "key_serial_t" | "mqd_t" | "clockid_t" | "timer_t" | "rwf_t" | "s32" | "u32" | "__s32"
-        | "__u32" | "int32_t" | "uint32_t" => Some(4),
-        "short" | "unsigned short" | "umode_t" | "s16" | "u16" | "__s16" | "__u16" => Some(2),
+        "int" | "signed int" | "signed" | "pid_t" | "key_t" | "key_serial_t" | "mqd_t" | "clockid_t" | "timer_t"
+        | "rwf_t" | "s32" | "__s32" | "int32_t" => Some((4, true)),
+        "unsigned int" | "unsigned" | "uid_t" | "gid_t" | "qid_t" | "u32" | "__u32" | "uint32_t" => Some((4, false)),
+        "short" | "s16" | "__s16" => Some((2, true)),
+        "unsigned short" | "umode_t" | "u16" | "__u16" => Some((2, false)),
         _ => None,
     }
 }

@@ -173,8 +173,8 @@ fn two_fd_calls_resolve_both_ends() {
     );
     assert_eq!(c.matches("= ebq_file_of(").count(), 2, "{c}");
     // Raw sys_enter (auto): fd_in is the first argument register, fd_out the third.
-    assert!(c.contains("struct file *fc_in_file = ebq_file_of((__u32)ebq_regs(ctx)->di);"), "{c}");
-    assert!(c.contains("struct file *fc_out_file = ebq_file_of((__u32)ebq_regs(ctx)->dx);"), "{c}");
+    assert!(c.contains("struct file *fc_in_file = ebq_file_of((__s32)ebq_regs(ctx)->di);"), "{c}");
+    assert!(c.contains("struct file *fc_out_file = ebq_file_of((__s32)ebq_regs(ctx)->dx);"), "{c}");
     assert!(c.contains("__u64 fc_in_inode = ebq_file_ino(fc_in_file);"), "{c}");
     assert!(c.contains("__u64 fc_out_inode = ebq_file_ino(fc_out_file);"), "{c}");
     let classic = generate_with(
@@ -191,8 +191,8 @@ fn two_fd_calls_resolve_both_ends() {
         ),
         "{raw}"
     );
-    assert!(raw.contains("struct file *fc_in_file = ebq_file_of((__u32)ebq_regs(ctx)->si);"), "{raw}");
-    assert!(raw.contains("struct file *fc_out_file = ebq_file_of((__u32)ebq_regs(ctx)->di);"), "{raw}");
+    assert!(raw.contains("struct file *fc_in_file = ebq_file_of((__s32)ebq_regs(ctx)->si);"), "{raw}");
+    assert!(raw.contains("struct file *fc_out_file = ebq_file_of((__s32)ebq_regs(ctx)->di);"), "{raw}");
 }
 
 /// At sys_exit_openat the fd is the return value.
