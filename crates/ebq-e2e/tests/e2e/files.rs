@@ -133,7 +133,7 @@ fn agg_schema() -> Vec<(String, String)> {
         ("window_end_ns", "uint64"),
         ("window_start", "timestamp[ns, tz=UTC]"),
         ("window_end", "timestamp[ns, tz=UTC]"),
-        ("fd", "uint64"),
+        ("fd", "uint32"),
         ("n", "uint64"),
         ("bytes", "uint64"),
     ])
@@ -207,7 +207,7 @@ fn row_query_files_hold_every_call() {
                 ("time", "uint64"),
                 ("time_wall", "timestamp[ns, tz=UTC]"),
                 ("pid", "uint32"),
-                ("fd", "uint64"),
+                ("fd", "uint32"),
                 ("count", "uint64")
             ])
         );
@@ -328,7 +328,7 @@ fn a_query_without_results_still_writes_a_valid_file() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let t = &read(format, &[file])[0];
-        assert_eq!((t.schema.clone(), t.rows), (schema(&[("pid", "uint32"), ("fd", "uint64")]), 0));
+        assert_eq!((t.schema.clone(), t.rows), (schema(&[("pid", "uint32"), ("fd", "uint32")]), 0));
     }
     let _ = std::fs::remove_dir_all(dir);
 }
