@@ -582,14 +582,13 @@ fn plain_local_name(c: &ColumnSource) -> String {
     }
 }
 
-/// Columns read by `exprs`, in first-use order, without repeats.
 /// WHERE in two steps when some of its AND-ed conditions read a string through a pointer
 /// and others do not: the others first, then the strings and their conditions. An event a
 /// cheap test rules out (`comm = 'x'`, `pid`, `fd`) never reads its strings: no probe read it
 /// does not need, and a string that could not be read is counted only for an event that got
 /// as far as needing it (glibc's `/proc/self/maps` at a workload's start was counted under
-/// `WHERE comm = 'x' AND filename NOT LIKE '/proc/%'`). `None`: one step, as written.
-fn where_steps(f: &ScalarExpr) -> Option<[Vec<&ScalarExpr>; 2]> {
+/// `WHERE comm = 'x' AND filename NOT LIKE '/proc/%'`). Otherwise one step, WHERE as written.
+fn where_steps(f: &ScalarExpr) -> Vec<Vec<&ScalarExpr>> {
     fn conjuncts<'a>(e: &'a ScalarExpr, out: &mut Vec<&'a ScalarExpr>) {
         match e {
             ScalarExpr::Binary { op: crate::bind::BinaryOp::And, left, right, .. } => {
@@ -607,9 +606,13 @@ fn where_steps(f: &ScalarExpr) -> Option<[Vec<&ScalarExpr>; 2]> {
     let mut all = vec![];
     conjuncts(f, &mut all);
     let (strings, cheap): (Vec<_>, Vec<_>) = all.into_iter().partition(|e| reads_string(e));
-    (!strings.is_empty() && !cheap.is_empty()).then_some([cheap, strings])
+    if strings.is_empty() || cheap.is_empty() {
+        return vec![vec![f]];
+    }
+    vec![cheap, strings]
 }
 
+/// Columns read by `exprs`, in first-use order, without repeats.
 pub(crate) fn columns_of<'a>(
     exprs: impl IntoIterator<Item = &'a ScalarExpr>,
     skip: &[ColumnSource],
@@ -814,29 +817,20 @@ fn program(k: &KernelPlan, function: &str, record: &str) -> String {
     let filter_cols = columns_of(k.filter.iter(), &loaded);
     if let Some(f) = &k.filter {
         c.push('\n');
-        match where_steps(f) {
-            Some(steps) => {
-                let mut done = loaded.clone();
-                for step in steps {
-                    for (col, ty) in columns_of(step.iter().copied(), &done) {
-                        c.push_str(&load(&col, ty));
-                        done.push(col);
-                    }
-                    let text = match step.as_slice() {
-                        [one] => one.to_string(),
-                        many => many.iter().map(|e| format!("({e})")).collect::<Vec<_>>().join(" AND "),
-                    };
-                    let test = step.iter().map(|e| c_expr(e)).collect::<Vec<_>>().join(" && ");
-                    let _ = write!(c, "\t/* WHERE {} */\n\tif (!({test}))\n\t\treturn 0;\n", comment_safe(&text));
-                }
+        let mut done = loaded.clone();
+        for step in where_steps(f) {
+            for (col, ty) in columns_of(step.iter().copied(), &done) {
+                c.push_str(&load(&col, ty));
+                done.push(col);
             }
-            None => {
-                for (col, ty) in &filter_cols {
-                    c.push_str(&load(col, *ty));
-                }
-                let _ =
-                    write!(c, "\t/* WHERE {} */\n\tif (!{})\n\t\treturn 0;\n", comment_safe(&f.to_string()), c_expr(f));
-            }
+            let (text, test) = match step.as_slice() {
+                [one] => (one.to_string(), c_expr(one)),
+                many => (
+                    many.iter().map(|e| format!("({e})")).collect::<Vec<_>>().join(" AND "),
+                    format!("({})", many.iter().map(|e| c_expr(e)).collect::<Vec<_>>().join(" && ")),
+                ),
+            };
+            let _ = write!(c, "\t/* WHERE {} */\n\tif (!{test})\n\t\treturn 0;\n", comment_safe(&text));
         }
     }
     c.push_str("\tstats->matched++;\n\n");

@@ -233,7 +233,7 @@ fn suffix_and_contains_patterns_call_their_functions() {
          WHERE (filename LIKE '%.so' OR comm LIKE '%sh%') AND filename NOT LIKE '%lib%' AND comm NOT LIKE '%sh%'",
     );
     // The condition on comm alone runs first; the file name is read only for events it keeps.
-    let cheap = c.find("if (!((!ebq_contains_16_sh(sys_comm))))").expect("comm's test");
+    let cheap = c.find("if (!(!ebq_contains_16_sh(sys_comm)))").expect("comm's test");
     let read = c.find("ebq_user_str_read(strings->ev_filename").expect("the file name's read");
     let strings = "if (!((ebq_ends_with_128__2eso(strings->ev_filename) || ebq_contains_16_sh(sys_comm)) \
                    && (!ebq_contains_128_lib(strings->ev_filename))))";
