@@ -107,8 +107,8 @@ fn string_programs_compile_with_clang() {
         "SELECT filename, flags FROM syscalls.sys_enter_openat WHERE filename LIKE '/etc/%' AND comm <> 'x'",
         "SELECT filename, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY filename",
         "SELECT filename, comm, COUNT(*) FROM syscalls.sys_enter_openat WHERE filename <> '/x' GROUP BY filename, comm",
-        "SELECT str(fd), str(count), str(fd, 126), str(count, 126) FROM syscalls.sys_enter_write \
-         WHERE str(fd) <> 'a' AND str(count) <> 'b' AND str(fd, 126) <> 'c' AND str(count, 126) <> 'd'",
+        "SELECT str(buf), str(count), str(buf, 126), str(count, 126) FROM syscalls.sys_enter_write \
+         WHERE str(buf) <> 'a' AND str(count) <> 'b' AND str(buf, 126) <> 'c' AND str(count, 126) <> 'd'",
         "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid \
          WHERE e.filename <> ''",
     ] {
