@@ -10,24 +10,23 @@
 //! next. The report counts, per opcode, the requests, the bytes their
 //! completions returned and the sum of their offsets, and the calls made.
 
-use super::{close_fd, emit_report, open_path, os_err, Error, Flags};
+use super::{close_fd, emit_report, open_path, os_err, Error};
+use serde_json::json;
 
-#[derive(Debug, PartialEq)]
+/// `aio --file F [--blocks N] [--batch K] [--report FILE]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct AioCfg {
+    /// F: the file, created (truncated).
+    #[arg(long)]
     file: String,
+    /// N: the 4 KiB blocks written, then read.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     blocks: u64,
+    /// K: the requests per io_submit.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
     batch: u64,
+    #[arg(long)]
     report: Option<String>,
-}
-
-pub(crate) fn parse_aio(args: &[String]) -> Result<AioCfg, Error> {
-    let f = Flags::parse(args, &["file", "blocks", "batch", "report"], &[])?;
-    Ok(AioCfg {
-        file: f.required("file")?.to_string(),
-        blocks: f.u64_or("blocks", Some(256), 1, 1 << 20)?,
-        batch: f.u64_or("batch", Some(8), 1, 64)?,
-        report: f.get("report").map(str::to_string),
-    })
 }
 
 /// `struct iocb` of `<linux/aio_abi.h>` (x86-64, little-endian).
@@ -189,19 +188,18 @@ pub(crate) fn run_aio(cfg: &AioCfg) -> Result<(), Error> {
     close_fd(fd);
     let t = |op: u16| {
         let t = aio.tallies[op as usize];
-        format!("{{\"requests\":{},\"bytes\":{},\"offsets\":{}}}", t.requests, t.bytes, t.offsets)
+        json!({"requests": t.requests, "bytes": t.bytes, "offsets": t.offsets})
     };
-    let json = format!(
-        "{{\"pid\":{},\"submits\":{},\"reaps\":{},\"pread\":{},\"preadv\":{},\"pwrite\":{},\"pwritev\":{},\"fsync\":{},\"fdsync\":{}}}",
-        std::process::id(),
-        aio.submits,
-        aio.reaps,
-        t(PREAD),
-        t(PREADV),
-        t(PWRITE),
-        t(PWRITEV),
-        t(FSYNC),
-        t(FDSYNC)
-    );
+    let json = json!({
+        "pid": std::process::id(),
+        "submits": aio.submits,
+        "reaps": aio.reaps,
+        "pread": t(PREAD),
+        "preadv": t(PREADV),
+        "pwrite": t(PWRITE),
+        "pwritev": t(PWRITEV),
+        "fsync": t(FSYNC),
+        "fdsync": t(FDSYNC),
+    });
     emit_report(cfg.report.as_deref(), &json)
 }

@@ -10,27 +10,26 @@
 //! `--write`, store one byte to every page instead (each page's first byte
 //! becomes its page number, low 8 bits), so every first touch is a write fault.
 
-use super::{close_fd, open_path, os_err, usage, Error, Flags};
+use super::{close_fd, open_path, os_err, usage, Error};
 
 /// The page size the reads and touches step by (x86-64, arm64 with 4 KiB pages).
 const PAGE: usize = 4096;
 
-#[derive(Debug, PartialEq)]
+/// `cachepass --file F [--passes P] [--drop]`, `mmaptouch --file F [--drop] [--write]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct CacheCfg {
+    /// F: an existing file.
+    #[arg(long)]
     file: String,
+    /// P: how many times cachepass reads the file.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(..=1000))]
     passes: u64,
+    /// First drop the file's pages from the page cache.
+    #[arg(long)]
     drop: bool,
+    /// mmaptouch: store a byte to every page instead of reading one.
+    #[arg(long)]
     write: bool,
-}
-
-pub(crate) fn parse_cache(args: &[String]) -> Result<CacheCfg, Error> {
-    let f = Flags::parse(args, &["file", "passes"], &["drop", "write"])?;
-    Ok(CacheCfg {
-        file: f.required("file")?.to_string(),
-        passes: f.u64_or("passes", Some(1), 0, 1000)?,
-        drop: f.has("drop"),
-        write: f.has("write"),
-    })
 }
 
 /// Opens the file (read-write for `--write`), drops its pages when asked; returns the fd and size.
@@ -106,8 +105,14 @@ pub(crate) fn run_mmaptouch(cfg: &CacheCfg) -> Result<(), Error> {
 mod tests {
     use super::*;
 
+    use crate::testing::{is_usage, parse_line};
+    use crate::Cmd;
+
     fn parse(s: &str) -> Result<CacheCfg, Error> {
-        parse_cache(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        match parse_line(&format!("cachepass {s}"))? {
+            Cmd::Cachepass(c) => Ok(c),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -116,7 +121,7 @@ mod tests {
         assert_eq!(cfg, CacheCfg { file: "f".into(), passes: 2, drop: true, write: false });
         assert_eq!(parse("--file f").unwrap(), CacheCfg { file: "f".into(), passes: 1, drop: false, write: false });
         assert!(parse("--file f --write").unwrap().write);
-        assert!(matches!(parse("--passes 2"), Err(Error::Usage(_))));
-        assert!(matches!(parse("--file f --passes x"), Err(Error::Usage(_))));
+        assert!(is_usage(parse("--passes 2")));
+        assert!(is_usage(parse("--file f --passes x")));
     }
 }

@@ -12,24 +12,23 @@
 //! deleted at the end. (Writing the report opens, writes and closes one
 //! more file: a pair with no reads.)
 
-use super::{close_fd, emit_report, open_path, os_err, wait_for_file, Error, Flags};
+use super::{close_fd, emit_report, open_path, os_err, wait_for_file, Error};
+use serde_json::json;
 
-#[derive(Debug, PartialEq)]
+/// `chain --reads R1,R2,… [--size B] [--report FILE] [--wait-file PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct ChainCfg {
+    /// R_i: the reads of file i.
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set,
+          value_parser = clap::value_parser!(u64).range(..=u64::from(u32::MAX)))]
     reads: Vec<u64>,
+    /// B: file i's reads are of (i + 1)·B bytes.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=65536))]
     size: u64,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
-}
-
-pub(crate) fn parse_chain(args: &[String]) -> Result<ChainCfg, Error> {
-    let f = Flags::parse(args, &["reads", "size", "report", "wait-file"], &[])?;
-    Ok(ChainCfg {
-        reads: super::parse_calls_list(f.required("reads")?)?,
-        size: f.u64_or("size", Some(100), 1, 65536)?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-    })
 }
 
 /// `read(fd, buf, len)`, which must return `len`.
@@ -74,17 +73,13 @@ pub(crate) fn run_chain(cfg: &ChainCfg) -> Result<(), Error> {
         }
         close_fd(fd);
         let ns = monotonic_ns() - before;
-        parts.push(format!("{{\"fd\":{fd},\"reads\":{reads},\"bytes\":{},\"ns\":{ns}}}", reads * size));
+        parts.push(json!({"fd": fd, "reads": reads, "bytes": reads * size, "ns": ns}));
     }
     read_exactly(pipe[0], &mut [0u8; 8])?;
     close_fd(pipe[0]);
     for i in 0..cfg.reads.len() {
         let _ = std::fs::remove_file(path(i));
     }
-    let json = format!(
-        "{{\"pid\":{},\"files\":[{}],\"stray_reads\":1,\"stray_closes\":1}}",
-        std::process::id(),
-        parts.join(",")
-    );
+    let json = json!({"pid": std::process::id(), "files": parts, "stray_reads": 1, "stray_closes": 1});
     emit_report(cfg.report.as_deref(), &json)
 }

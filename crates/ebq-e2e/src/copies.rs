@@ -11,24 +11,23 @@
 //! call's offset is the bytes before it), so a test compares with what the
 //! kernel saw per call.
 
-use super::{close_fd, emit_report, open_path, os_err, Error, Flags};
+use super::{close_fd, emit_report, open_path, os_err, Error};
+use serde_json::{json, Value};
 
-#[derive(Debug, PartialEq)]
+/// `copies --src S --dst D [--chunk B] [--report FILE]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct CopiesCfg {
+    /// S: the file copied.
+    #[arg(long)]
     src: String,
+    /// D: the copies are D.sendfile, D.cfr and D.splice.
+    #[arg(long)]
     dst: String,
+    /// B: the most bytes one call asks for.
+    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     chunk: u64,
+    #[arg(long)]
     report: Option<String>,
-}
-
-pub(crate) fn parse_copies(args: &[String]) -> Result<CopiesCfg, Error> {
-    let f = Flags::parse(args, &["src", "dst", "chunk", "report"], &[])?;
-    Ok(CopiesCfg {
-        src: f.required("src")?.to_string(),
-        dst: f.required("dst")?.to_string(),
-        chunk: f.u64_or("chunk", Some(65536), 1, 1 << 30)?,
-        report: f.get("report").map(str::to_string),
-    })
 }
 
 /// Calls made, bytes they returned and the sum of the offsets they started at, per kind.
@@ -51,8 +50,8 @@ impl Tally {
         Ok(ret > 0)
     }
 
-    fn json(&self) -> String {
-        format!("{{\"calls\":{},\"bytes\":{},\"offsets\":{}}}", self.calls, self.bytes, self.offsets)
+    fn json(&self) -> Value {
+        json!({"calls": self.calls, "bytes": self.bytes, "offsets": self.offsets})
     }
 }
 
@@ -113,13 +112,12 @@ pub(crate) fn run_copies(cfg: &CopiesCfg) -> Result<(), Error> {
     for fd in [src, dst, pipe[0], pipe[1]] {
         close_fd(fd);
     }
-    let json = format!(
-        "{{\"pid\":{},\"sendfile\":{},\"copy_file_range\":{},\"splice_in\":{},\"splice_out\":{}}}",
-        std::process::id(),
-        sendfile.json(),
-        cfr.json(),
-        to_pipe.json(),
-        from_pipe.json()
-    );
+    let json = json!({
+        "pid": std::process::id(),
+        "sendfile": sendfile.json(),
+        "copy_file_range": cfr.json(),
+        "splice_in": to_pipe.json(),
+        "splice_out": from_pipe.json(),
+    });
     emit_report(cfg.report.as_deref(), &json)
 }

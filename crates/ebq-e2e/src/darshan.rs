@@ -16,7 +16,8 @@
 //! timestamp, the CLOCK_MONOTONIC bracket [before, after] of the call that
 //! sets it and the user-side time sums, which bound what the kernel can see.
 
-use super::{emit_report, json_str, os_err, set_comm, Error, Flags};
+use super::{emit_report, os_err, set_comm, Error};
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 
@@ -45,23 +46,19 @@ mod buckets;
 use buckets::{bucket, BUCKETS};
 const MEM_ALIGNMENT: i64 = 8;
 
-#[derive(Debug, PartialEq)]
+/// `darshan --files P1,...,PK [--side-files Q1,...] [--comm NAME] [--report FILE]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct DarshanCfg {
+    /// The files that get every size up to 2^30 + 1 bytes.
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set)]
     files: Vec<String>,
+    /// The files that stop at 10 MiB + 1 bytes.
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set)]
     side_files: Vec<String>,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
-}
-
-pub(crate) fn parse_darshan(args: &[String]) -> Result<DarshanCfg, Error> {
-    let f = Flags::parse(args, &["files", "side-files", "comm", "report"], &[])?;
-    let list = |k: &str| f.get(k).map(|v| v.split(',').map(str::to_string).collect()).unwrap_or_default();
-    Ok(DarshanCfg {
-        files: f.required("files")?.split(',').map(str::to_string).collect(),
-        side_files: list("side-files"),
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-    })
 }
 
 fn now_ns() -> i64 {
@@ -252,11 +249,6 @@ fn counters(t: &Tally, slots: (&Slots, &Slots)) -> BTreeMap<String, i64> {
         }
     }
     c
-}
-
-fn map_json<V: std::fmt::Display>(m: impl Iterator<Item = (String, V)>) -> String {
-    let parts: Vec<String> = m.map(|(k, v)| format!("{}:{v}", json_str(&k))).collect();
-    format!("{{{}}}", parts.join(","))
 }
 
 /// The workload's calls on one file, each tallied as it returns.
@@ -462,83 +454,65 @@ pub(crate) fn run_darshan(cfg: &DarshanCfg) -> Result<(), Error> {
     emit_report(cfg.report.as_deref(), &report(&tallies))
 }
 
-fn sizes_json(sizes: &BTreeMap<&'static str, BTreeSet<i64>>) -> String {
-    map_json(sizes.iter().map(|(k, v)| {
-        let list: Vec<String> = v.iter().map(i64::to_string).collect();
-        (k.to_string(), format!("[{}]", list.join(",")))
-    }))
-}
-
-fn brackets_json(t: &Tally) -> String {
-    map_json(t.brackets.iter().map(|(k, (a, b))| (k.to_string(), format!("[{a},{b}]"))))
-}
-
-fn report(tallies: &[(String, Tally)]) -> String {
+/// The report: each file's record, then each file system's (by st_dev).
+fn report(tallies: &[(String, Tally)]) -> Value {
     let mut files = vec![];
     let mut fs: BTreeMap<(u32, u32), Vec<&(String, Tally)>> = BTreeMap::new();
     for entry in tallies {
         let (path, t) = entry;
         let (a, s) = (top4(&t.access), top4(&t.stride));
-        files.push(format!(
-            "{{\"path\":{},\"dev\":\"{}:{}\",\"inode\":{},\"calls\":{},\"counters\":{},\"sizes\":{},\"brackets\":{},\"user_ns\":{}}}",
-            json_str(path),
-            t.dev.0,
-            t.dev.1,
-            t.inode,
-            t.calls,
-            map_json(counters(t, (&a, &s)).into_iter()),
-            sizes_json(&t.sizes),
-            brackets_json(t),
-            map_json(t.user_ns.iter().map(|(k, v)| (k.to_string(), *v))),
-        ));
+        files.push(json!({
+            "path": path,
+            "dev": format!("{}:{}", t.dev.0, t.dev.1),
+            "inode": t.inode,
+            "calls": t.calls,
+            "counters": counters(t, (&a, &s)),
+            "sizes": t.sizes,
+            "brackets": t.brackets,
+            "user_ns": t.user_ns,
+        }));
         fs.entry(t.dev).or_default().push(entry);
     }
-    // Per file system: sums, except the byte maxima (largest) and the alignments (the same);
-    // common values: each file's four slots summed by value, then the top four again.
-    let mut systems = vec![];
-    for (dev, members) in fs {
-        let mut sum: BTreeMap<String, i64> = BTreeMap::new();
-        let (mut access, mut stride) = (BTreeMap::new(), BTreeMap::new());
-        let mut sizes: BTreeMap<&'static str, BTreeSet<i64>> = BTreeMap::new();
-        for (_, t) in &members {
-            for (k, v) in &t.sizes {
-                sizes.entry(k).or_default().extend(v);
+    let systems: Vec<Value> = fs.into_iter().map(|(dev, members)| filesystem(dev, &members)).collect();
+    json!({"pid": std::process::id(), "files": files, "filesystems": systems})
+}
+
+/// One file system's record: sums, except the byte maxima (largest) and the
+/// alignments (the same); common values: each file's four slots summed by
+/// value, then the top four again.
+fn filesystem(dev: (u32, u32), members: &[&(String, Tally)]) -> Value {
+    let mut sum: BTreeMap<String, i64> = BTreeMap::new();
+    let (mut access, mut stride) = (BTreeMap::new(), BTreeMap::new());
+    let mut sizes: BTreeMap<&'static str, BTreeSet<i64>> = BTreeMap::new();
+    for (_, t) in members {
+        for (k, v) in &t.sizes {
+            sizes.entry(k).or_default().extend(v);
+        }
+        let (a, s) = (top4(&t.access), top4(&t.stride));
+        for (k, v) in counters(t, (&a, &s)) {
+            if k.starts_with("POSIX_ACCESS") || k.starts_with("POSIX_STRIDE") {
+                continue;
             }
-            let (a, s) = (top4(&t.access), top4(&t.stride));
-            for (k, v) in counters(t, (&a, &s)) {
-                if k.starts_with("POSIX_ACCESS") || k.starts_with("POSIX_STRIDE") {
-                    continue;
-                }
-                let e = sum.entry(k.clone()).or_insert(0);
-                match k.as_str() {
-                    "POSIX_MAX_BYTE_READ" | "POSIX_MAX_BYTE_WRITTEN" => *e = (*e).max(v),
-                    "POSIX_FILE_ALIGNMENT" | "POSIX_MEM_ALIGNMENT" => *e = v,
-                    _ => *e += v,
-                }
-            }
-            for (v, c) in a {
-                *access.entry(v).or_insert(0) += c;
-            }
-            for (v, c) in s {
-                *stride.entry(v).or_insert(0) += c;
+            let e = sum.entry(k.clone()).or_insert(0);
+            match k.as_str() {
+                "POSIX_MAX_BYTE_READ" | "POSIX_MAX_BYTE_WRITTEN" => *e = (*e).max(v),
+                "POSIX_FILE_ALIGNMENT" | "POSIX_MEM_ALIGNMENT" => *e = v,
+                _ => *e += v,
             }
         }
-        let t = Tally { c: sum, ..Tally::default() };
-        let c = counters(&t, (&top4(&access), &top4(&stride)));
-        let paths: Vec<String> = members.iter().map(|(p, _)| json_str(p)).collect();
-        systems.push(format!(
-            "{{\"dev\":\"{}:{}\",\"paths\":[{}],\"counters\":{},\"sizes\":{}}}",
-            dev.0,
-            dev.1,
-            paths.join(","),
-            map_json(c.into_iter()),
-            sizes_json(&sizes)
-        ));
+        for (v, c) in a {
+            *access.entry(v).or_insert(0) += c;
+        }
+        for (v, c) in s {
+            *stride.entry(v).or_insert(0) += c;
+        }
     }
-    format!(
-        "{{\"pid\":{},\"files\":[{}],\"filesystems\":[{}]}}",
-        std::process::id(),
-        files.join(","),
-        systems.join(",")
-    )
+    let t = Tally { c: sum, ..Tally::default() };
+    let paths: Vec<&str> = members.iter().map(|(p, _)| p.as_str()).collect();
+    json!({
+        "dev": format!("{}:{}", dev.0, dev.1),
+        "paths": paths,
+        "counters": counters(&t, (&top4(&access), &top4(&stride))),
+        "sizes": sizes,
+    })
 }

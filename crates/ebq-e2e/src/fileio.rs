@@ -10,53 +10,53 @@
 //! table). The files are left in place; the report gives each one's fd, inode
 //! and st_dev.
 
-use super::{
-    close_fd, emit_report, get_comm, json_str, json_u64_list, open_path, os_err, parse_u64, set_comm, usage,
-    wait_for_file, Error, Flags,
-};
+use super::{close_fd, emit_report, get_comm, open_path, os_err, set_comm, usage, wait_for_file, Error};
+use serde_json::{json, Value};
 
 /// An fd beyond any fd table, for the final `fsync`.
 const BAD_FD: libc::c_int = 1 << 20;
 
-#[derive(Debug, PartialEq)]
+/// `fileio --files P1,...,PK --writes W1,...,WK --reads R1,...,RK [--size B] [--comm NAME] [--v2]
+/// [--report FILE] [--wait-file PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct FileIoCfg {
+    /// The files, created (truncated) in order.
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set)]
     files: Vec<String>,
+    /// Wi: the write calls on file i (then as many pwrite64 calls).
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set,
+          value_parser = clap::value_parser!(u64).range(..=100_000))]
     writes: Vec<u64>,
+    /// Ri ≤ Wi: the read calls on file i (then as many pread64 calls).
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set,
+          value_parser = clap::value_parser!(u64).range(..=100_000))]
     reads: Vec<u64>,
+    /// B: file i's calls move B·(i+1) bytes.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1 << 16))]
     size: u64,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
     /// `--v2`: also Wi `pwritev2` and Ri `preadv2` calls (one iovec of Si
     /// bytes at offsets j·Si, flags 0) after the pread64s.
+    #[arg(long)]
     v2: bool,
 }
 
-fn list(key: &str, v: &str) -> Result<Vec<u64>, Error> {
-    v.split(',').map(|item| parse_u64(key, item.trim(), 0, 100_000)).collect()
-}
-
-pub(crate) fn parse_fileio(args: &[String]) -> Result<FileIoCfg, Error> {
-    let f = Flags::parse(args, &["files", "writes", "reads", "size", "comm", "report", "wait-file"], &["v2"])?;
-    let files: Vec<String> = f.required("files")?.split(',').map(str::to_string).collect();
-    let writes = list("writes", f.required("writes")?)?;
-    let reads = list("reads", f.required("reads")?)?;
-    if writes.len() != files.len() || reads.len() != files.len() {
-        return usage("--writes and --reads need one count per file in --files");
+impl FileIoCfg {
+    /// One write and one read count per file, and no file read past what was written.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.writes.len() != self.files.len() || self.reads.len() != self.files.len() {
+            return usage("--writes and --reads need one count per file in --files");
+        }
+        if self.reads.iter().zip(&self.writes).any(|(r, w)| r > w) {
+            return usage("each --reads count must be at most its --writes count (reads read what was written)");
+        }
+        Ok(())
     }
-    if reads.iter().zip(&writes).any(|(r, w)| r > w) {
-        return usage("each --reads count must be at most its --writes count (reads read what was written)");
-    }
-    Ok(FileIoCfg {
-        files,
-        writes,
-        reads,
-        size: f.u64_or("size", Some(100), 1, 1 << 16)?,
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-        v2: f.has("v2"),
-    })
 }
 
 /// Checks that a read/write call moved exactly `want` bytes.
@@ -70,6 +70,91 @@ fn full(n: isize, want: usize, what: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// One file's calls after the open, in the order of the module doc: Wi
+/// writes, the lseek, Ri reads, Wi pwrite64s, Ri pread64s (and with `--v2`
+/// the pwritev2s and preadv2s), all of `b.len()` bytes; then its inode and
+/// st_dev (fstat).
+fn file_calls(fd: libc::c_int, b: &mut [u8], (w, r): (u64, u64), v2: bool) -> Result<(u64, u64), Error> {
+    let size = b.len() as u64;
+    for _ in 0..w {
+        // SAFETY: b holds `size` bytes; fd is open.
+        full(unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) }, b.len(), "write")?;
+    }
+    // SAFETY: fd is open.
+    if unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } != 0 {
+        return Err(os_err("lseek"));
+    }
+    for _ in 0..r {
+        // SAFETY: as above.
+        full(unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) }, b.len(), "read")?;
+    }
+    for j in 0..w {
+        let off = (j * size) as libc::off_t;
+        // SAFETY: as above.
+        full(unsafe { libc::pwrite(fd, b.as_ptr().cast(), b.len(), off) }, b.len(), "pwrite64")?;
+    }
+    for j in 0..r {
+        let off = (j * size) as libc::off_t;
+        // SAFETY: as above.
+        full(unsafe { libc::pread(fd, b.as_mut_ptr().cast(), b.len(), off) }, b.len(), "pread64")?;
+    }
+    if v2 {
+        vectored_calls(fd, b, (w, r))?;
+    }
+    // SAFETY: st is plain data fstat fills.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open and st is valid.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(os_err("fstat"));
+    }
+    Ok((st.st_ino, st.st_dev))
+}
+
+/// `--v2`'s calls: Wi `pwritev2` and Ri `preadv2` of one iovec over `b`, at offsets j·Si.
+fn vectored_calls(fd: libc::c_int, b: &mut [u8], (w, r): (u64, u64)) -> Result<(), Error> {
+    let size = b.len() as u64;
+    let iov = libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() };
+    for j in 0..w {
+        // SAFETY: iov describes b; fd is open.
+        let n = unsafe { libc::pwritev2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
+        full(n, b.len(), "pwritev2")?;
+    }
+    for j in 0..r {
+        // SAFETY: as above.
+        let n = unsafe { libc::preadv2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
+        full(n, b.len(), "preadv2")?;
+    }
+    Ok(())
+}
+
+/// One file's entry in the report.
+fn file_report(
+    cfg: &FileIoCfg,
+    path: &str,
+    fd: libc::c_int,
+    (size, w, r): (u64, u64, u64),
+    (ino, dev): (u64, u64),
+) -> Value {
+    let positions: Vec<u64> = (0..w).map(|j| j * size).collect();
+    json!({
+        "path": path,
+        "fd": fd,
+        "inode": ino,
+        "st_dev": dev,
+        "dev_major": libc::major(dev),
+        "dev_minor": libc::minor(dev),
+        "size": size,
+        "writes": w,
+        "reads": r,
+        "pwrites": w,
+        "preads": r,
+        "pwritev2s": if cfg.v2 { w } else { 0 },
+        "preadv2s": if cfg.v2 { r } else { 0 },
+        "write_positions": positions,
+        "read_positions": positions[..r as usize],
+    })
+}
+
 pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
     if let Some(c) = &cfg.comm {
         set_comm(c)?;
@@ -81,93 +166,30 @@ pub(crate) fn run_fileio(cfg: &FileIoCfg) -> Result<(), Error> {
         let size = cfg.size * (i as u64 + 1);
         let (w, r) = (cfg.writes[i], cfg.reads[i]);
         let fd = open_path(path, libc::O_CREAT | libc::O_TRUNC | libc::O_RDWR | libc::O_CLOEXEC, 0o644)?;
-        let b = &mut buf[..size as usize];
-        let io = || -> Result<(u64, u64), Error> {
-            for _ in 0..w {
-                // SAFETY: b holds `size` bytes; fd is open.
-                full(unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) }, b.len(), "write")?;
-            }
-            // SAFETY: fd is open.
-            if unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } != 0 {
-                return Err(os_err("lseek"));
-            }
-            for _ in 0..r {
-                // SAFETY: as above.
-                full(unsafe { libc::read(fd, b.as_ptr() as *mut _, b.len()) }, b.len(), "read")?;
-            }
-            for j in 0..w {
-                let off = (j * size) as libc::off_t;
-                // SAFETY: as above.
-                full(unsafe { libc::pwrite(fd, b.as_ptr().cast(), b.len(), off) }, b.len(), "pwrite64")?;
-            }
-            for j in 0..r {
-                let off = (j * size) as libc::off_t;
-                // SAFETY: as above.
-                full(unsafe { libc::pread(fd, b.as_ptr() as *mut _, b.len(), off) }, b.len(), "pread64")?;
-            }
-            for j in 0..if cfg.v2 { w } else { 0 } {
-                let iov = libc::iovec { iov_base: b.as_ptr() as *mut _, iov_len: b.len() };
-                // SAFETY: iov describes b; fd is open.
-                let n = unsafe { libc::pwritev2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
-                full(n, b.len(), "pwritev2")?;
-            }
-            for j in 0..if cfg.v2 { r } else { 0 } {
-                let iov = libc::iovec { iov_base: b.as_ptr() as *mut _, iov_len: b.len() };
-                // SAFETY: as above.
-                let n = unsafe { libc::preadv2(fd, &iov, 1, (j * size) as libc::off_t, 0) };
-                full(n, b.len(), "preadv2")?;
-            }
-            // SAFETY: st is plain data fstat fills.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: fd is open and st is valid.
-            if unsafe { libc::fstat(fd, &mut st) } != 0 {
-                return Err(os_err("fstat"));
-            }
-            Ok((st.st_ino, st.st_dev))
-        };
-        let result = io();
+        let result = file_calls(fd, &mut buf[..size as usize], (w, r), cfg.v2);
         close_fd(fd);
         // SAFETY: fsync on a closed fd only fails (EBADF).
         unsafe { libc::fsync(fd) };
-        let (ino, dev) = result?;
-        let positions: Vec<u64> = (0..w).map(|j| j * size).collect();
-        parts.push(format!(
-            "{{\"path\":{},\"fd\":{fd},\"inode\":{ino},\"st_dev\":{dev},\"dev_major\":{},\"dev_minor\":{},\
-             \"size\":{size},\"writes\":{w},\"reads\":{r},\"pwrites\":{w},\"preads\":{r},\"pwritev2s\":{},\"preadv2s\":{},\
-             \"write_positions\":{},\"read_positions\":{}}}",
-            json_str(path),
-            libc::major(dev),
-            libc::minor(dev),
-            if cfg.v2 { w } else { 0 },
-            if cfg.v2 { r } else { 0 },
-            json_u64_list(&positions),
-            json_u64_list(&positions[..r as usize]),
-        ));
+        parts.push(file_report(cfg, path, fd, (size, w, r), result?));
     }
     // SAFETY: as above; no process has this many fds open.
     unsafe { libc::fsync(BAD_FD) };
-    let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"bad_fd\":{BAD_FD},\"files\":[{}]}}",
-        std::process::id(),
-        json_str(&get_comm()),
-        parts.join(",")
-    );
+    let json = json!({"pid": std::process::id(), "comm": get_comm(), "bad_fd": BAD_FD, "files": parts});
     emit_report(cfg.report.as_deref(), &json)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
-    }
+    use crate::testing::{is_usage, parse_line};
+    use crate::Cmd;
 
     #[test]
     fn parses_and_checks_counts() {
-        let cfg = parse_fileio(&args("--files a,b --writes 5,7 --reads 3,7 --size 10")).unwrap();
+        let Cmd::Fileio(cfg) = parse_line("fileio --files a,b --writes 5,7 --reads 3,7 --size 10").unwrap() else {
+            panic!()
+        };
         assert_eq!((cfg.writes, cfg.reads, cfg.size), (vec![5, 7], vec![3, 7], 10));
-        assert!(matches!(parse_fileio(&args("--files a,b --writes 5 --reads 3,7")), Err(Error::Usage(_))));
-        assert!(matches!(parse_fileio(&args("--files a --writes 2 --reads 3")), Err(Error::Usage(_))));
+        assert!(is_usage(parse_line("fileio --files a,b --writes 5 --reads 3,7")));
+        assert!(is_usage(parse_line("fileio --files a --writes 2 --reads 3")));
     }
 }

@@ -12,24 +12,21 @@
 //! Every call must succeed; the report counts each kind and the bytes that
 //! write, vmsplice and tee returned.
 
-use super::{close_fd, emit_report, get_comm, json_str, open_path, os_err, set_comm, wait_for_file, Error, Flags};
+use super::{close_fd, emit_report, get_comm, open_path, os_err, set_comm, wait_for_file, Error};
+use serde_json::json;
 
-#[derive(Debug, PartialEq)]
+/// `fileops --file F [--comm NAME] [--report FILE] [--wait-file PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct FileOpsCfg {
+    /// F: the file, created (truncated).
+    #[arg(long)]
     file: String,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
-}
-
-pub(crate) fn parse_fileops(args: &[String]) -> Result<FileOpsCfg, Error> {
-    let f = Flags::parse(args, &["file", "comm", "report", "wait-file"], &[])?;
-    Ok(FileOpsCfg {
-        file: f.required("file")?.to_string(),
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-    })
 }
 
 /// Fails with the call's errno unless it returned ≥ 0; the value otherwise.
@@ -96,12 +93,20 @@ pub(crate) fn run_fileops(cfg: &FileOpsCfg) -> Result<(), Error> {
     }
     a.into_iter().chain(b).for_each(close_fd);
 
-    let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"fd\":{fd},\"fallocate\":2,\"ftruncate\":2,\"write\":{{\"calls\":1,\"bytes\":{written}}},\
-         \"sync_file_range\":3,\"syncfs\":1,\"fsync\":1,\"fdatasync\":1,\"close\":1,\
-         \"vmsplice\":{{\"calls\":1,\"bytes\":{spliced}}},\"tee\":{{\"calls\":1,\"bytes\":{teed}}}}}",
-        std::process::id(),
-        json_str(&get_comm())
-    );
+    let json = json!({
+        "pid": std::process::id(),
+        "comm": get_comm(),
+        "fd": fd,
+        "fallocate": 2,
+        "ftruncate": 2,
+        "write": {"calls": 1, "bytes": written},
+        "sync_file_range": 3,
+        "syncfs": 1,
+        "fsync": 1,
+        "fdatasync": 1,
+        "close": 1,
+        "vmsplice": {"calls": 1, "bytes": spliced},
+        "tee": {"calls": 1, "bytes": teed},
+    });
     emit_report(cfg.report.as_deref(), &json)
 }

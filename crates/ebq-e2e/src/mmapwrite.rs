@@ -12,33 +12,42 @@
 //! (fault-around maps neighbours only for read faults): N faults at N
 //! addresses in the file. The report gives N, M and the file's inode.
 
-use super::{close_fd, emit_report, open_path, os_err, set_comm, wait_for_file, Error, Flags};
+use super::{close_fd, emit_report, open_path, os_err, set_comm, usage, wait_for_file, Error};
+use serde_json::json;
 
 const PAGE: usize = 4096;
 
-#[derive(Debug, PartialEq)]
+/// `mmapwrite --file F --pages N [--skip K] [--msyncs M] [--comm NAME] [--report FILE] [--wait-file PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct MmapWriteCfg {
+    /// F: the file, created (truncated) with N pages.
+    #[arg(long)]
     file: String,
+    /// N: the file's pages.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pages: u64,
+    /// K < N: the pages before the mapping.
+    #[arg(long, default_value_t = 0)]
     skip: u64,
+    /// M: the msync(MS_SYNC) calls on the whole mapping.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(..=1000))]
     msyncs: u64,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
 }
 
-pub(crate) fn parse_mmapwrite(args: &[String]) -> Result<MmapWriteCfg, Error> {
-    let f = Flags::parse(args, &["file", "pages", "skip", "msyncs", "comm", "report", "wait-file"], &[])?;
-    let pages = f.u64_or("pages", None, 1, 1 << 20)?;
-    Ok(MmapWriteCfg {
-        file: f.required("file")?.to_string(),
-        pages,
-        skip: f.u64_or("skip", Some(0), 0, pages - 1)?,
-        msyncs: f.u64_or("msyncs", Some(1), 0, 1000)?,
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-    })
+impl MmapWriteCfg {
+    /// At least one page is mapped.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.skip >= self.pages {
+            return usage(format!("--skip: {} is out of range 0..={}", self.skip, self.pages - 1));
+        }
+        Ok(())
+    }
 }
 
 pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
@@ -78,8 +87,7 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
     // SAFETY: the mapping made above, unmapped once.
     unsafe { libc::munmap(p, size) };
     close_fd(fd);
-    let json =
-        format!(r#"{{"pages":{},"skip":{},"msyncs":{},"inode":{}}}"#, cfg.pages, cfg.skip, cfg.msyncs, st.st_ino);
+    let json = json!({"pages": cfg.pages, "skip": cfg.skip, "msyncs": cfg.msyncs, "inode": st.st_ino});
     emit_report(cfg.report.as_deref(), &json)
 }
 
@@ -87,8 +95,14 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
 mod tests {
     use super::*;
 
+    use crate::testing::{is_usage, parse_line};
+    use crate::Cmd;
+
     fn parse(s: &str) -> Result<MmapWriteCfg, Error> {
-        parse_mmapwrite(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        match parse_line(&format!("mmapwrite {s}"))? {
+            Cmd::Mmapwrite(c) => Ok(c),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -96,7 +110,9 @@ mod tests {
         let cfg = parse("--file f --pages 8").unwrap();
         assert_eq!((cfg.pages, cfg.msyncs), (8, 1));
         assert_eq!(parse("--file f --pages 8 --msyncs 3").unwrap().msyncs, 3);
-        assert!(matches!(parse("--file f"), Err(Error::Usage(_))));
-        assert!(matches!(parse("--file f --pages 0"), Err(Error::Usage(_))));
+        assert!(is_usage(parse("--file f")));
+        assert!(is_usage(parse("--file f --pages 0")));
+        assert_eq!(parse("--file f --pages 8 --skip 7").unwrap().skip, 7);
+        assert!(is_usage(parse("--file f --pages 8 --skip 8")));
     }
 }

@@ -18,36 +18,28 @@
 //! the kernel's ENOENT comes first). The report gives its
 //! return as `"bad_argv_exec"`.
 
-use super::{close_fd, emit_report, get_comm, json_str, set_comm, wait_for_file, Error, Flags};
+use super::{close_fd, emit_report, get_comm, set_comm, wait_for_file, Error};
+use serde_json::json;
 use std::ffi::CString;
 
-#[derive(Debug, PartialEq)]
+/// `opens --paths P1,...,PK [--comm NAME] [--report FILE] [--wait-file PATH] [--cold I,...] [--bad-argv PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct OpensCfg {
+    /// The paths to open, in order.
+    #[arg(long, required = true, value_delimiter = ',', action = clap::ArgAction::Set)]
     paths: Vec<String>,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
+    /// Indexes (0-based) of the paths passed from a page not resident yet.
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set)]
     cold: Vec<usize>,
+    /// After the opens, execve this path with an argv no mapping holds.
+    #[arg(long)]
     bad_argv: Option<String>,
-}
-
-pub(crate) fn parse_opens(args: &[String]) -> Result<OpensCfg, Error> {
-    let f = Flags::parse(args, &["paths", "comm", "report", "wait-file", "cold", "bad-argv"], &[])?;
-    let cold = match f.get("cold") {
-        Some(list) => list
-            .split(',')
-            .map(|i| i.parse().map_err(|_| Error::Usage(format!("--cold: {i:?} is not a path index"))))
-            .collect::<Result<_, _>>()?,
-        None => vec![],
-    };
-    Ok(OpensCfg {
-        cold,
-        paths: f.required("paths")?.split(',').map(str::to_string).collect(),
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-        bad_argv: f.get("bad-argv").map(str::to_string),
-    })
 }
 
 pub(crate) fn run_opens(cfg: &OpensCfg) -> Result<(), Error> {
@@ -67,18 +59,12 @@ pub(crate) fn run_opens(cfg: &OpensCfg) -> Result<(), Error> {
         if ret >= 0 {
             close_fd(ret as libc::c_int);
         }
-        parts.push(format!("{{\"path\":{},\"ret\":{ret},\"cold\":{cold}}}", json_str(path)));
+        parts.push(json!({"path": path, "ret": ret, "cold": cold}));
     }
-    let bad_argv = match &cfg.bad_argv {
-        Some(path) => format!(",\"bad_argv_exec\":{}", exec_bad_argv(path)?),
-        None => String::new(),
-    };
-    let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"opens\":[{}]{bad_argv}}}",
-        std::process::id(),
-        json_str(&get_comm()),
-        parts.join(",")
-    );
+    let mut json = json!({"pid": std::process::id(), "comm": get_comm(), "opens": parts});
+    if let Some(path) = &cfg.bad_argv {
+        json["bad_argv_exec"] = json!(exec_bad_argv(path)?);
+    }
     emit_report(cfg.report.as_deref(), &json)
 }
 

@@ -11,27 +11,25 @@
 //! process until the test writes that byte, and then every one. The report
 //! (stdout, or `--report`) gives the rounds.
 
-use super::{close_fd, emit_report, get_comm, json_str, os_err, pin_to_cpu, set_comm, Error, Flags};
+use super::{close_fd, emit_report, get_comm, os_err, pin_to_cpu, set_comm, Error};
+use serde_json::json;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-#[derive(Debug, PartialEq)]
+/// `pingpong --rounds R [--pairs N] [--comm NAME] [--report FILE]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct PingPongCfg {
+    /// N: the pairs of threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
     pairs: u64,
+    /// R: the round trips of each pair.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     rounds: u64,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
-}
-
-pub(crate) fn parse_pingpong(args: &[String]) -> Result<PingPongCfg, Error> {
-    let f = Flags::parse(args, &["pairs", "rounds", "comm", "report"], &[])?;
-    Ok(PingPongCfg {
-        pairs: f.u64_or("pairs", Some(2), 1, 64)?,
-        rounds: f.u64_or("rounds", None, 1, 10_000_000)?,
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-    })
 }
 
 /// A pipe's (read, write) ends.
@@ -108,12 +106,6 @@ pub(crate) fn run_pingpong(cfg: &PingPongCfg) -> Result<(), Error> {
     fds.into_iter().for_each(close_fd);
     played?;
     spun?;
-    let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"pairs\":{},\"rounds\":{}}}",
-        std::process::id(),
-        json_str(&get_comm()),
-        cfg.pairs,
-        cfg.rounds
-    );
+    let json = json!({"pid": std::process::id(), "comm": get_comm(), "pairs": cfg.pairs, "rounds": cfg.rounds});
     emit_report(cfg.report.as_deref(), &json)
 }

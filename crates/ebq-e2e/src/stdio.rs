@@ -13,33 +13,48 @@
 //! fopen, + the bytes of each read and write, the fseek target, 0 at rewind)
 //! and of each call's return value, the calls' libc makes inside go uncounted.
 
-use super::{emit_report, json_str, os_err, set_comm, Error, Flags};
+use super::{emit_report, os_err, set_comm, usage, Error};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 
-#[derive(Debug, PartialEq)]
+/// `stdio --file P [--fdopen Q] [--writes N] [--reads M] [--size B] [--comm NAME] [--report FILE]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct StdioCfg {
+    /// P: the file written and read only through stdio.
+    #[arg(long)]
     file: String,
+    /// Q: the file opened with open(2), then fdopen.
+    #[arg(long)]
     fdopen: Option<String>,
+    /// N: the fwrites of B bytes.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     writes: u64,
-    reads: u64,
+    /// M ≤ N: the freads of B bytes (default N).
+    #[arg(long)]
+    reads: Option<u64>,
+    /// B: the bytes of each fwrite and fread.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1 << 20))]
     size: u64,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
 }
 
-pub(crate) fn parse_stdio(args: &[String]) -> Result<StdioCfg, Error> {
-    let f = Flags::parse(args, &["file", "fdopen", "writes", "reads", "size", "comm", "report"], &[])?;
-    let writes = f.u64_or("writes", Some(50), 1, 1 << 20)?;
-    Ok(StdioCfg {
-        file: f.required("file")?.to_string(),
-        fdopen: f.get("fdopen").map(str::to_string),
-        writes,
-        reads: f.u64_or("reads", Some(writes), 0, writes)?,
-        size: f.u64_or("size", Some(4096), 64, 1 << 20)?,
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-    })
+impl StdioCfg {
+    /// `--reads` defaults to `--writes` and reads no more than was written.
+    pub(crate) fn check(&mut self) -> Result<(), Error> {
+        let reads = *self.reads.get_or_insert(self.writes);
+        if reads > self.writes {
+            return usage(format!("--reads: {reads} is out of range 0..={}", self.writes));
+        }
+        Ok(())
+    }
+
+    fn reads(&self) -> u64 {
+        self.reads.unwrap_or(self.writes)
+    }
 }
 
 /// One record's counters and Darshan's offset.
@@ -73,9 +88,8 @@ impl Tally {
         self.inc("STDIO_BYTES_WRITTEN", bytes);
     }
 
-    fn json(&self, path: &str) -> String {
-        let c: Vec<String> = self.counters.iter().map(|(k, v)| format!("{}:{v}", json_str(k))).collect();
-        format!("{{\"path\":{},\"counters\":{{{}}}}}", json_str(path), c.join(","))
+    fn json(&self, path: &str) -> Value {
+        json!({"path": path, "counters": self.counters})
     }
 }
 
@@ -157,7 +171,7 @@ fn stdio_file(cfg: &StdioCfg) -> Result<Tally, Error> {
 
 /// The reads of the stdio-only file: freads, fgetc, rewind, fgets, a failing fseek.
 fn read_back(cfg: &StdioCfg, fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally) -> Result<(), Error> {
-    for _ in 0..cfg.reads {
+    for _ in 0..cfg.reads() {
         // SAFETY: buf holds size bytes; fp is open.
         let n = unsafe { libc::fread(buf.as_mut_ptr().cast(), 1, buf.len(), fp) };
         if n > 0 {
@@ -222,5 +236,5 @@ pub(crate) fn run_stdio(cfg: &StdioCfg) -> Result<(), Error> {
     if let Some(q) = &cfg.fdopen {
         files.push(fdopen_file(q, cfg.size as usize)?.json(q));
     }
-    emit_report(cfg.report.as_deref(), &format!("{{\"files\":[{}]}}", files.join(",")))
+    emit_report(cfg.report.as_deref(), &json!({ "files": files }))
 }

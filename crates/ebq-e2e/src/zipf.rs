@@ -8,7 +8,8 @@
 //! The report is the workload's own tally: every key issued with its calls
 //! and bytes, heaviest in calls first (ties by key).
 
-use super::{close_fd, emit_report, get_comm, json_str, os_err, set_comm, wait_for_file, Error, Flags};
+use super::{close_fd, emit_report, get_comm, os_err, set_comm, wait_for_file, Error};
+use serde_json::json;
 use std::collections::HashMap;
 
 /// The Zipf exponent: rank r is drawn with probability ∝ r^−1.3.
@@ -16,28 +17,27 @@ const EXPONENT: f64 = 1.3;
 /// Bytes between two keys' offsets.
 const STRIDE: u64 = 4096;
 
-#[derive(Debug, PartialEq)]
+/// `zipf --calls C [--keys N] [--seed S] [--sized] [--comm NAME] [--report FILE] [--wait-file PATH]`.
+#[derive(Debug, PartialEq, clap::Args)]
 pub(crate) struct ZipfCfg {
+    /// N: the ranks keys are drawn from.
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     keys: u64,
+    /// C: the pread64 calls.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     calls: u64,
+    /// S: the seed of the draws.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Each call reads 1 to 16 bytes by its key, not 1.
+    #[arg(long)]
     sized: bool,
+    #[arg(long, value_parser = crate::comm_arg)]
     comm: Option<String>,
+    #[arg(long)]
     report: Option<String>,
+    #[arg(long)]
     wait_file: Option<String>,
-}
-
-pub(crate) fn parse_zipf(args: &[String]) -> Result<ZipfCfg, Error> {
-    let f = Flags::parse(args, &["keys", "calls", "seed", "comm", "report", "wait-file"], &["sized"])?;
-    Ok(ZipfCfg {
-        keys: f.u64_or("keys", Some(200_000), 1, 10_000_000)?,
-        calls: f.u64_or("calls", None, 1, 100_000_000)?,
-        seed: f.u64_or("seed", Some(1), 0, u64::MAX)?,
-        sized: f.has("sized"),
-        comm: f.comm()?,
-        report: f.get("report").map(str::to_string),
-        wait_file: f.get("wait-file").map(str::to_string),
-    })
 }
 
 /// Bytes a `--sized` call at `key` reads: 1 + (13 · key/4096) mod 16, so 1
@@ -115,15 +115,9 @@ pub(crate) fn run_zipf(cfg: &ZipfCfg) -> Result<(), Error> {
     close_fd(fd);
     let mut sorted: Vec<(u64, (u64, u64))> = tally.into_iter().collect();
     sorted.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-    let pairs: Vec<String> = sorted.iter().map(|(k, (n, bytes))| format!("[{k},{n},{bytes}]")).collect();
-    let json = format!(
-        "{{\"pid\":{},\"comm\":{},\"calls\":{},\"keys\":{},\"tally\":[{}]}}",
-        std::process::id(),
-        json_str(&get_comm()),
-        cfg.calls,
-        cfg.keys,
-        pairs.join(",")
-    );
+    let pairs: Vec<[u64; 3]> = sorted.iter().map(|&(k, (n, bytes))| [k, n, bytes]).collect();
+    let json =
+        json!({"pid": std::process::id(), "comm": get_comm(), "calls": cfg.calls, "keys": cfg.keys, "tally": pairs});
     emit_report(cfg.report.as_deref(), &json)
 }
 
@@ -145,7 +139,10 @@ mod tests {
     fn sized_reads_take_1_to_16_bytes_by_key() {
         assert_eq!([0, 1, 2, 3].map(|r| sized(r * STRIDE)), [1, 14, 11, 8]);
         assert!((0..1000).all(|r| (1..=16).contains(&sized(r * STRIDE))));
-        let cfg = parse_zipf(&["--calls".into(), "5".into(), "--sized".into()]).unwrap();
-        assert!(cfg.sized && !parse_zipf(&["--calls".into(), "5".into()]).unwrap().sized);
+        let parse = |s: &str| match crate::testing::parse_line(s).unwrap() {
+            crate::Cmd::Zipf(c) => c,
+            other => panic!("{other:?}"),
+        };
+        assert!(parse("zipf --calls 5 --sized").sized && !parse("zipf --calls 5").sized);
     }
 }
