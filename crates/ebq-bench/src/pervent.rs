@@ -410,16 +410,7 @@ pub(crate) fn min_timed(a: Timed, b: Timed) -> Timed {
 pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let refs = References::build(ctx)?;
     let libc = libc_path();
-    let wanted = |e: &Exp| match ctx.only.is_empty() {
-        true => !ctx.quick || QUICK.contains(&e.id),
-        false => e.id == "trigger" || ctx.only.iter().any(|o| o == e.id),
-    };
-    let unknown: Vec<&String> = ctx.only.iter().filter(|o| !EXPS.iter().any(|e| e.id == o.as_str())).collect();
-    if !unknown.is_empty() {
-        let ids: Vec<&str> = EXPS.iter().map(|e| e.id).collect();
-        return Err(format!("--only: no experiment {unknown:?} (there are {})", ids.join(", ")));
-    }
-    let selected: Vec<&Exp> = EXPS.iter().filter(|e| wanted(e)).collect();
+    let selected = selected(ctx)?;
     let input = if selected.iter().any(|e| e.file) { Some(input_file(ctx, ctx.count)?) } else { None };
     let dd_of = |n: u64, file: bool| match (&input, file) {
         (Some(path), true) => dd_argv_from(n, path),
@@ -438,28 +429,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         let n = (ctx.count / e.divisor).max(1);
         let dd = dd_of(n, e.file);
         eprintln!("ebq bench pervent: {} ({}), {n} reads", e.id, e.title);
-        let ebq_argvs: Vec<Vec<String>> = e
-            .ebq
-            .iter()
-            .map(|q| {
-                let mut a = ctx.ebq_argv(&[q]);
-                a.extend(e.ebq_opts.iter().map(|s| s.to_string()));
-                a
-            })
-            .collect();
-        let ebq = measure(ctx, &dd, &format!("{}-ebq", e.id), &ebq_argvs, "ebq: tracing");
-        let bt_prog = e.bpftrace.replace("LIBC", &libc);
-        let bt_argv = vec![ctx.bpftrace.clone(), "-e".into(), bt_prog.clone()];
-        let bt = measure(ctx, &dd, &format!("{}-bpftrace", e.id), &[bt_argv], "Attaching");
-        let reference = match e.reference {
-            Some(r) => {
-                let sink = ctx.scratch.join(format!("{}-reference.rows", e.id));
-                let v = measure(ctx, &dd, &format!("{}-reference", e.id), &[refs.argv(r, &sink)], "attached");
-                let _ = std::fs::remove_file(&sink);
-                v
-            }
-            None => Value::Null,
-        };
+        let (ebq, bt, bt_prog, reference) = measure_tools(ctx, e, &dd, &refs, &libc);
         rows.push((e, n, ebq, bt, bt_prog, reference));
     }
     for ((n, file), c) in controls.iter_mut() {
@@ -476,28 +446,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         if e.id == "trigger" {
             trigger_ns = ebq["ns"].as_f64();
         }
-        let ratio_of = |key: &'static str| {
-            move |a: &Value, b: &Value| match (a[key].as_f64(), b[key].as_f64()) {
-                (Some(x), Some(y)) if y > 0.0 => json!(x / y),
-                _ => Value::Null,
-            }
-        };
-        let ratio = ratio_of("ns");
-        exps.push(json!({
-            "id": e.id,
-            "title": e.title,
-            "reads": n,
-            "probes": e.probes,
-            "ebq_query": e.ebq.join(" ; "),
-            "ebq_options": e.ebq_opts.join(" "),
-            "bpftrace_program": bt_prog,
-            "reference_program": e.reference.map(|r| format!("bench/reference/{r}.bpf.c")),
-            "ebq": ebq.clone(),
-            "bpftrace": bt.clone(),
-            "reference": reference.clone(),
-            "ebq_over_bpftrace": ratio(&ebq, &bt),
-            "ebq_over_reference": ratio(&ebq, &reference),
-        }));
+        exps.push(experiment_json(e, n, (ebq, bt, reference), bt_prog));
     }
     // Added cost over the bare trigger, by dd's CPU time and in BPF. In BPF the
     // empty program's time per run is the statistics' own clock reads and the
@@ -519,6 +468,73 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     print!("{}", text_table(&section));
     plot_section(&ctx.out, &section)?;
     Ok(section)
+}
+
+/// The experiments `--only` (with the trigger), or `--quick`, selects; every
+/// one by default.
+fn selected(ctx: &Ctx) -> Result<Vec<&'static Exp>, String> {
+    let wanted = |e: &Exp| match ctx.only.is_empty() {
+        true => !ctx.quick || QUICK.contains(&e.id),
+        false => e.id == "trigger" || ctx.only.iter().any(|o| o == e.id),
+    };
+    let unknown: Vec<&String> = ctx.only.iter().filter(|o| !EXPS.iter().any(|e| e.id == o.as_str())).collect();
+    if !unknown.is_empty() {
+        let ids: Vec<&str> = EXPS.iter().map(|e| e.id).collect();
+        return Err(format!("--only: no experiment {unknown:?} (there are {})", ids.join(", ")));
+    }
+    Ok(EXPS.iter().filter(|e| wanted(e)).collect())
+}
+
+/// One experiment's runs of dd (`dd`) under ebq, bpftrace and the
+/// reference program (`Null` without one); with the bpftrace program run.
+fn measure_tools(ctx: &Ctx, e: &Exp, dd: &[String], refs: &References, libc: &str) -> (Value, Value, String, Value) {
+    let ebq_argvs: Vec<Vec<String>> = e
+        .ebq
+        .iter()
+        .map(|q| {
+            let mut a = ctx.ebq_argv(&[q]);
+            a.extend(e.ebq_opts.iter().map(|s| s.to_string()));
+            a
+        })
+        .collect();
+    let ebq = measure(ctx, dd, &format!("{}-ebq", e.id), &ebq_argvs, "ebq: tracing");
+    let bt_prog = e.bpftrace.replace("LIBC", libc);
+    let bt_argv = vec![ctx.bpftrace.clone(), "-e".into(), bt_prog.clone()];
+    let bt = measure(ctx, dd, &format!("{}-bpftrace", e.id), &[bt_argv], "Attaching");
+    let reference = match e.reference {
+        Some(r) => {
+            let sink = ctx.scratch.join(format!("{}-reference.rows", e.id));
+            let v = measure(ctx, dd, &format!("{}-reference", e.id), &[refs.argv(r, &sink)], "attached");
+            let _ = std::fs::remove_file(&sink);
+            v
+        }
+        None => Value::Null,
+    };
+    (ebq, bt, bt_prog, reference)
+}
+
+/// One experiment's entry of the results: what ran, each tool's cost per
+/// event, and ebq's over bpftrace's and the reference's.
+fn experiment_json(e: &Exp, n: u64, (ebq, bt, reference): (Value, Value, Value), bt_prog: String) -> Value {
+    let ratio = |a: &Value, b: &Value| match (a["ns"].as_f64(), b["ns"].as_f64()) {
+        (Some(x), Some(y)) if y > 0.0 => json!(x / y),
+        _ => Value::Null,
+    };
+    json!({
+        "id": e.id,
+        "title": e.title,
+        "reads": n,
+        "probes": e.probes,
+        "ebq_query": e.ebq.join(" ; "),
+        "ebq_options": e.ebq_opts.join(" "),
+        "bpftrace_program": bt_prog,
+        "reference_program": e.reference.map(|r| format!("bench/reference/{r}.bpf.c")),
+        "ebq_over_bpftrace": ratio(&ebq, &bt),
+        "ebq_over_reference": ratio(&ebq, &reference),
+        "ebq": ebq,
+        "bpftrace": bt,
+        "reference": reference,
+    })
 }
 
 /// Rows of the per-event table (used by the terminal and the Markdown report).

@@ -92,28 +92,7 @@ impl KafkaSpec {
         if brokers.is_empty() {
             return Err(format!("no broker at character {}; a Kafka sink is kafka://HOST:PORT/TOPIC", at(0)));
         }
-        let mut offset = 0;
-        for broker in brokers.split(',') {
-            let (host, port) = match broker.rsplit_once(':') {
-                Some((h, p)) => (h, Some((h.len() + 1, p))),
-                None => (broker, None),
-            };
-            if host.is_empty() {
-                return Err(format!(
-                    "empty broker host at character {}; a Kafka sink is kafka://HOST:PORT/TOPIC",
-                    at(offset)
-                ));
-            }
-            if let Some((i, p)) = port {
-                if p.parse::<u16>().map_or(true, |p| p == 0) {
-                    return Err(format!(
-                        "`{p}` at character {} is not a port (1 to 65535); a Kafka sink is kafka://HOST:PORT/TOPIC",
-                        at(offset + i)
-                    ));
-                }
-            }
-            offset += broker.len() + 1;
-        }
+        check_brokers(brokers, at)?;
         let Some((slash, path)) = path else {
             return Err(format!(
                 "no topic: a Kafka sink is kafka://HOST:PORT/TOPIC; add `/TOPIC` at character {}",
@@ -138,16 +117,21 @@ impl KafkaSpec {
             return Err(format!("`{topic}` is not a topic name (at most 249 characters, not `.` or `..`)"));
         }
         let mut spec = KafkaSpec { brokers: brokers.to_string(), topic: topic.to_string(), format: None, queue: None };
-        let mut param_at = topic_at + topic.len() + 1;
+        spec.parse_params(params, topic_at + topic.len() + 1)?;
+        Ok(spec)
+    }
+
+    /// The `?format=…&queue=…` parameters (`params` without the `?`, starting at character `param_at`).
+    fn parse_params(&mut self, params: Option<&str>, mut param_at: usize) -> Result<(), String> {
         for param in params.into_iter().flat_map(|p| p.split('&')) {
             match param.split_once('=') {
-                Some(("format", "json")) => spec.format = Some(KafkaFormat::Json),
-                Some(("format", "arrow")) => spec.format = Some(KafkaFormat::Arrow),
+                Some(("format", "json")) => self.format = Some(KafkaFormat::Json),
+                Some(("format", "arrow")) => self.format = Some(KafkaFormat::Arrow),
                 Some(("format", other)) => {
                     return Err(format!("format `{other}` at character {param_at}: a Kafka sink's format is json or arrow"))
                 }
                 Some(("queue", n)) => match n.parse::<u32>() {
-                    Ok(n @ 1..=KAFKA_QUEUE_MAX) => spec.queue = Some(n),
+                    Ok(n @ 1..=KAFKA_QUEUE_MAX) => self.queue = Some(n),
                     _ => {
                         return Err(format!(
                             "queue `{n}` at character {param_at}: the queue is a number of messages from 1 to {KAFKA_QUEUE_MAX}"
@@ -162,8 +146,36 @@ impl KafkaSpec {
             }
             param_at += param.len() + 1;
         }
-        Ok(spec)
+        Ok(())
     }
+}
+
+/// Each broker of a Kafka sink's comma-separated list is `HOST[:PORT]` with a
+/// host and a port in 1..=65535 (`at` turns a position in `brokers` into the spec's character).
+fn check_brokers(brokers: &str, at: impl Fn(usize) -> usize) -> Result<(), String> {
+    let mut offset = 0;
+    for broker in brokers.split(',') {
+        let (host, port) = match broker.rsplit_once(':') {
+            Some((h, p)) => (h, Some((h.len() + 1, p))),
+            None => (broker, None),
+        };
+        if host.is_empty() {
+            return Err(format!(
+                "empty broker host at character {}; a Kafka sink is kafka://HOST:PORT/TOPIC",
+                at(offset)
+            ));
+        }
+        if let Some((i, p)) = port {
+            if p.parse::<u16>().map_or(true, |p| p == 0) {
+                return Err(format!(
+                    "`{p}` at character {} is not a port (1 to 65535); a Kafka sink is kafka://HOST:PORT/TOPIC",
+                    at(offset + i)
+                ));
+            }
+        }
+        offset += broker.len() + 1;
+    }
+    Ok(())
 }
 
 impl OtlpSpec {

@@ -547,57 +547,63 @@ impl Record {
                 self.inc("MPIIO_HINTS", c.handles.info as i64);
                 self.add_time("MPIIO_F_META_TIME", dt);
             }
-            Kind::Read | Kind::Write => {
-                let read = c.func.kind == Kind::Read;
-                let count = c.args[c.func.count_arg] as u32 as i32 as i64;
-                let bytes = match c.handles.type_size {
-                    Some(size) => count * size,
-                    None => {
-                        self.inc("EBQ_UNKNOWN_TYPE_CALLS", 1);
-                        0
-                    }
-                };
-                let (dir, class) = if read { ("READ", "READS") } else { ("WRITE", "WRITES") };
-                let prefix = match c.func.class {
-                    Class::Indep => "INDEP",
-                    Class::Coll => "COLL",
-                    Class::Split => "SPLIT",
-                    Class::Nb => "NB",
-                    Class::Meta => unreachable!("reads and writes have a class"),
-                };
-                self.inc(&format!("MPIIO_{prefix}_{class}"), 1);
-                self.inc(if read { "MPIIO_BYTES_READ" } else { "MPIIO_BYTES_WRITTEN" }, bytes);
-                self.inc(&format!("MPIIO_SIZE_{dir}_AGG_{}", BUCKETS[bucket(bytes)]), 1);
-                self.access.add(bytes);
-                if self.last_io.is_some_and(|k| k != c.func.kind) {
-                    self.inc("MPIIO_RW_SWITCHES", 1);
-                }
-                self.last_io = Some(c.func.kind);
-                let (start, end, time, max, max_size) = if read {
-                    (
-                        "MPIIO_F_READ_START_TIMESTAMP",
-                        "MPIIO_F_READ_END_TIMESTAMP",
-                        "MPIIO_F_READ_TIME",
-                        "MPIIO_F_MAX_READ_TIME",
-                        "MPIIO_MAX_READ_TIME_SIZE",
-                    )
-                } else {
-                    (
-                        "MPIIO_F_WRITE_START_TIMESTAMP",
-                        "MPIIO_F_WRITE_END_TIMESTAMP",
-                        "MPIIO_F_WRITE_TIME",
-                        "MPIIO_F_MAX_WRITE_TIME",
-                        "MPIIO_MAX_WRITE_TIME_SIZE",
-                    )
-                };
-                self.first(start, t1);
-                self.last(end, t2);
-                self.add_time(time, dt);
-                if dt > self.fcounters[max] {
-                    self.fcounters.insert(max, dt);
-                    self.counters.insert(max_size.into(), bytes);
-                }
+            Kind::Read | Kind::Write => self.add_io(c, (t1, t2)),
+        }
+    }
+
+    /// A read or a write: its class's call count, bytes and size bucket,
+    /// the access size, read/write switches, and the times (first start,
+    /// last end, sum, the slowest and its size).
+    fn add_io(&mut self, c: &Call, (t1, t2): (i64, i64)) {
+        let dt = t2 - t1;
+        let read = c.func.kind == Kind::Read;
+        let count = c.args[c.func.count_arg] as u32 as i32 as i64;
+        let bytes = match c.handles.type_size {
+            Some(size) => count * size,
+            None => {
+                self.inc("EBQ_UNKNOWN_TYPE_CALLS", 1);
+                0
             }
+        };
+        let (dir, class) = if read { ("READ", "READS") } else { ("WRITE", "WRITES") };
+        let prefix = match c.func.class {
+            Class::Indep => "INDEP",
+            Class::Coll => "COLL",
+            Class::Split => "SPLIT",
+            Class::Nb => "NB",
+            Class::Meta => unreachable!("reads and writes have a class"),
+        };
+        self.inc(&format!("MPIIO_{prefix}_{class}"), 1);
+        self.inc(if read { "MPIIO_BYTES_READ" } else { "MPIIO_BYTES_WRITTEN" }, bytes);
+        self.inc(&format!("MPIIO_SIZE_{dir}_AGG_{}", BUCKETS[bucket(bytes)]), 1);
+        self.access.add(bytes);
+        if self.last_io.is_some_and(|k| k != c.func.kind) {
+            self.inc("MPIIO_RW_SWITCHES", 1);
+        }
+        self.last_io = Some(c.func.kind);
+        let (start, end, time, max, max_size) = if read {
+            (
+                "MPIIO_F_READ_START_TIMESTAMP",
+                "MPIIO_F_READ_END_TIMESTAMP",
+                "MPIIO_F_READ_TIME",
+                "MPIIO_F_MAX_READ_TIME",
+                "MPIIO_MAX_READ_TIME_SIZE",
+            )
+        } else {
+            (
+                "MPIIO_F_WRITE_START_TIMESTAMP",
+                "MPIIO_F_WRITE_END_TIMESTAMP",
+                "MPIIO_F_WRITE_TIME",
+                "MPIIO_F_MAX_WRITE_TIME",
+                "MPIIO_MAX_WRITE_TIME_SIZE",
+            )
+        };
+        self.first(start, t1);
+        self.last(end, t2);
+        self.add_time(time, dt);
+        if dt > self.fcounters[max] {
+            self.fcounters.insert(max, dt);
+            self.counters.insert(max_size.into(), bytes);
         }
     }
 }
@@ -664,31 +670,7 @@ pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>, job_
                 if c.ret != 0 {
                     continue;
                 }
-                // The library's open of the file named in the call (Open MPI's OMPIO also
-                // opens lock files, shared-memory segments and semaphores inside it), else
-                // its last open there.
-                let inside: Vec<&Operation> = posix
-                    .iter()
-                    .filter(|o| {
-                        o.op == OpKind::Open && o.pid == c.pid && o.start_ns >= c.start_ns && o.end_ns <= c.end_ns
-                    })
-                    .collect();
-                let base_name = c.name.as_deref().map(|n| n.rsplit('/').next().unwrap_or(n));
-                let posix_open =
-                    inside.iter().rev().find(|o| base_name == Some(o.path.as_str())).or(inside.last()).copied();
-                let key = match posix_open {
-                    Some(o) => {
-                        names.entry(o.file).or_insert_with(|| o.path.clone());
-                        o.file
-                    }
-                    None => {
-                        // No POSIX open seen (lost, or a file system ROMIO reaches otherwise).
-                        unknown_files += 1;
-                        let k = FileKey { dev_major: 0, dev_minor: 0, inode: unknown_files };
-                        names.insert(k, format!("(MPI file {unknown_files})"));
-                        k
-                    }
-                };
+                let key = open_key(c, posix, &mut names, &mut unknown_files);
                 files.push(OpenFile { key, fh_ptr: c.args[4], handle: c.opened });
                 key
             }
@@ -724,17 +706,7 @@ pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>, job_
         let name = names.get(&key).cloned().unwrap_or_default();
         out.ranks.entry((key, rank)).or_insert_with(|| Record::new(&name)).add(c, job_ranks);
     }
-    // A rank's own record is its own fastest and slowest rank (as Darshan's unshared records).
-    for ((_, rank), r) in out.ranks.iter_mut() {
-        let (t, b) = (r.time_ns(), r.bytes());
-        for (k, v) in [("MPIIO_FASTEST_RANK", *rank as i64), ("MPIIO_SLOWEST_RANK", *rank as i64)] {
-            r.counters.insert(k.into(), v);
-        }
-        r.counters.insert("MPIIO_FASTEST_RANK_BYTES".into(), b);
-        r.counters.insert("MPIIO_SLOWEST_RANK_BYTES".into(), b);
-        r.fcounters.insert("MPIIO_F_FASTEST_RANK_TIME", t);
-        r.fcounters.insert("MPIIO_F_SLOWEST_RANK_TIME", t);
-    }
+    own_extremes(&mut out.ranks);
     let keys: Vec<FileKey> = out.ranks.keys().map(|(k, _)| *k).collect();
     for key in keys {
         if out.files.contains_key(&key) {
@@ -745,6 +717,47 @@ pub fn fold(calls: &[Call], posix: &[Operation], known: &HashMap<u32, u32>, job_
         out.files.insert(key, reduce(&per));
     }
     out
+}
+
+/// The file an `MPI_File_open` opened, named in `names` the first time:
+/// the library's open of the file named in the call (Open MPI's OMPIO also
+/// opens lock files, shared-memory segments and semaphores inside it), else
+/// its last open there; without one, a file of its own numbered by
+/// `unknown_files`.
+fn open_key(c: &Call, posix: &[Operation], names: &mut BTreeMap<FileKey, String>, unknown_files: &mut u64) -> FileKey {
+    let inside: Vec<&Operation> = posix
+        .iter()
+        .filter(|o| o.op == OpKind::Open && o.pid == c.pid && o.start_ns >= c.start_ns && o.end_ns <= c.end_ns)
+        .collect();
+    let base_name = c.name.as_deref().map(|n| n.rsplit('/').next().unwrap_or(n));
+    let posix_open = inside.iter().rev().find(|o| base_name == Some(o.path.as_str())).or(inside.last()).copied();
+    match posix_open {
+        Some(o) => {
+            names.entry(o.file).or_insert_with(|| o.path.clone());
+            o.file
+        }
+        None => {
+            // No POSIX open seen (lost, or a file system ROMIO reaches otherwise).
+            *unknown_files += 1;
+            let k = FileKey { dev_major: 0, dev_minor: 0, inode: *unknown_files };
+            names.insert(k, format!("(MPI file {unknown_files})"));
+            k
+        }
+    }
+}
+
+/// A rank's own record is its own fastest and slowest rank (as Darshan's unshared records).
+fn own_extremes(ranks: &mut BTreeMap<(FileKey, u32), Record>) {
+    for ((_, rank), r) in ranks.iter_mut() {
+        let (t, b) = (r.time_ns(), r.bytes());
+        for (k, v) in [("MPIIO_FASTEST_RANK", *rank as i64), ("MPIIO_SLOWEST_RANK", *rank as i64)] {
+            r.counters.insert(k.into(), v);
+        }
+        r.counters.insert("MPIIO_FASTEST_RANK_BYTES".into(), b);
+        r.counters.insert("MPIIO_SLOWEST_RANK_BYTES".into(), b);
+        r.fcounters.insert("MPIIO_F_FASTEST_RANK_TIME", t);
+        r.fcounters.insert("MPIIO_F_SLOWEST_RANK_TIME", t);
+    }
 }
 
 /// Darshan's shared-file reduction: counters summed, maxima and extreme

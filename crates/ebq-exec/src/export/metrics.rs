@@ -613,27 +613,31 @@ impl MetricSchema {
     /// each, labelled by the row's GROUP BY columns.
     pub fn families(&self, out: &Output) -> (Temporality, Vec<MetricFamily>) {
         let temporality = if out.partial { Temporality::Cumulative } else { Temporality::Delta };
-        let batch = &out.batch;
+        let mut families = self.declared_families();
+        for row in 0..out.batch.num_rows() {
+            self.row_samples(&mut families, out, row);
+        }
+        self.exponential_samples(&mut families, out);
+        (temporality, families)
+    }
+
+    /// Every family with no sample yet, in column order (so exporters can
+    /// describe them even for an empty window), then the exponential ones.
+    fn declared_families(&self) -> Vec<MetricFamily> {
         let mut families: Vec<MetricFamily> = vec![];
-        let family_index = |families: &mut Vec<MetricFamily>, name: &str, kind, unit, integer, help: String| -> usize {
-            match families.iter().position(|f| f.name == name) {
-                Some(i) => i,
-                None => {
-                    let name = name.to_string();
-                    families.push(MetricFamily { name, help, unit, kind, integer, samples: vec![] });
-                    families.len() - 1
-                }
+        let mut declare = |name: &str, kind, unit, integer, help: String| {
+            if !families.iter().any(|f| f.name == name) {
+                let name = name.to_string();
+                families.push(MetricFamily { name, help, unit, kind, integer, samples: vec![] });
             }
         };
-        // Families in column order, even for an empty window (so exporters can describe them).
         for (i, role) in self.roles.iter().enumerate() {
             match role {
                 ColumnRole::Metric { name, kind, unit, integer, .. } => {
-                    family_index(&mut families, name, *kind, *unit, *integer, self.help(i, *kind));
+                    declare(name, *kind, *unit, *integer, self.help(i, *kind));
                 }
                 ColumnRole::Quantile { name, unit, .. } => {
-                    let help = self.help(i, MetricKind::Summary);
-                    family_index(&mut families, name, MetricKind::Summary, *unit, false, help);
+                    declare(name, MetricKind::Summary, *unit, false, self.help(i, MetricKind::Summary));
                 }
                 ColumnRole::Label { .. } => {}
             }
@@ -646,64 +650,61 @@ impl MetricSchema {
                     self.query, self.columns[e.column]
                 ),
             };
-            family_index(&mut families, &e.name, MetricKind::Exponential, e.unit, false, help);
+            declare(&e.name, MetricKind::Exponential, e.unit, false, help);
         }
-        for row in 0..batch.num_rows() {
-            let extras: &[Value] = out.extras.get(row).map_or(&[], Vec::as_slice);
-            let values: Vec<Value> = batch.columns().iter().map(|c| cell(c, row)).collect();
-            let labels: Vec<(String, String)> = self
-                .roles
-                .iter()
-                .zip(&values)
-                .filter_map(|(r, v)| match r {
-                    ColumnRole::Label { name } => Some((name.clone(), text(v))),
-                    _ => None,
-                })
-                .collect();
-            for (role, v) in self.roles.iter().zip(&values) {
-                match role {
-                    ColumnRole::Label { .. } => {}
-                    ColumnRole::Metric { name, kind, scale, layout, sum_extra, .. } => {
-                        let value = match (kind, v) {
-                            (MetricKind::Histogram, Value::Hist(b)) => {
-                                let sum = sum_extra.and_then(|at| extras.get(at)).map(|v| scaled(number(v), *scale));
-                                histogram(b, layout.as_ref(), *scale, sum)
-                            }
-                            (_, v) => SampleValue::Number(scaled(number(v), *scale)),
-                        };
-                        let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
-                        f.samples.push(Sample { labels: labels.clone(), value });
-                    }
-                    ColumnRole::Quantile { name, scale, q, count_column, sum_column, sketch_extra, .. } => {
-                        let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
-                        let point = (*q, scaled(number(v), *scale));
-                        // A row's quantiles are consecutive columns: its sample, if any, is the last one.
-                        match f.samples.last_mut().filter(|s| s.labels == labels) {
-                            Some(Sample { value: SampleValue::Summary { quantiles, .. }, .. }) => {
-                                quantiles.push(point);
-                                quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
-                            }
-                            _ => {
-                                // The sketch's own count and exact sum, else the selected COUNT(*) and SUM.
-                                let (count, sum) = match sketch(extras, *sketch_extra) {
-                                    Some((buckets, sum)) => {
-                                        (Some(buckets.iter().map(|b| b.count).sum()), Some(scaled(number(sum), *scale)))
-                                    }
-                                    None => (
-                                        count_column.map(|c| number(&values[c]) as u64),
-                                        sum_column.map(|c| scaled(number(&values[c]), *scale)),
-                                    ),
-                                };
-                                f.samples.push(Sample {
-                                    labels: labels.clone(),
-                                    value: SampleValue::Summary { quantiles: vec![point], count, sum },
-                                })
-                            }
+        families
+    }
+
+    /// Row `row`'s sample in each counter, gauge, histogram and summary family.
+    fn row_samples(&self, families: &mut [MetricFamily], out: &Output, row: usize) {
+        let extras: &[Value] = out.extras.get(row).map_or(&[], Vec::as_slice);
+        let values: Vec<Value> = out.batch.columns().iter().map(|c| cell(c, row)).collect();
+        let labels: Vec<(String, String)> = self
+            .roles
+            .iter()
+            .zip(&values)
+            .filter_map(|(r, v)| match r {
+                ColumnRole::Label { name } => Some((name.clone(), text(v))),
+                _ => None,
+            })
+            .collect();
+        for (role, v) in self.roles.iter().zip(&values) {
+            match role {
+                ColumnRole::Label { .. } => {}
+                ColumnRole::Metric { name, kind, scale, layout, sum_extra, .. } => {
+                    let value = match (kind, v) {
+                        (MetricKind::Histogram, Value::Hist(b)) => {
+                            let sum = sum_extra.and_then(|at| extras.get(at)).map(|v| scaled(number(v), *scale));
+                            histogram(b, layout.as_ref(), *scale, sum)
                         }
-                    }
+                        (_, v) => SampleValue::Number(scaled(number(v), *scale)),
+                    };
+                    let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
+                    f.samples.push(Sample { labels: labels.clone(), value });
+                }
+                ColumnRole::Quantile { name, scale, q, count_column, sum_column, sketch_extra, .. } => {
+                    let f = families.iter_mut().find(|f| f.name == *name).expect("declared above");
+                    let point = (*q, scaled(number(v), *scale));
+                    // The sketch's own count and exact sum, else the selected COUNT(*) and SUM.
+                    let count_sum = || match sketch(extras, *sketch_extra) {
+                        Some((buckets, sum)) => {
+                            (Some(buckets.iter().map(|b| b.count).sum()), Some(scaled(number(sum), *scale)))
+                        }
+                        None => (
+                            count_column.map(|c| number(&values[c]) as u64),
+                            sum_column.map(|c| scaled(number(&values[c]), *scale)),
+                        ),
+                    };
+                    push_quantile(f, &labels, point, count_sum);
                 }
             }
         }
+    }
+
+    /// Each row's sample in each exponential family (a row without its
+    /// sketch or its histogram's sum has none).
+    fn exponential_samples(&self, families: &mut [MetricFamily], out: &Output) {
+        let batch = &out.batch;
         for row in 0..batch.num_rows().min(out.extras.len()) {
             let labels = self.labels(batch, row);
             for e in &self.exponentials {
@@ -722,7 +723,6 @@ impl MetricSchema {
                 f.samples.push(Sample { labels: labels.clone(), value: SampleValue::Exponential(value) });
             }
         }
-        (temporality, families)
     }
 
     /// The labels of row `row`: its GROUP BY columns.
@@ -766,6 +766,30 @@ impl MetricSchema {
             MetricKind::Exponential => "exponential histogram, scale 6",
         };
         format!("ebq query {}: column {} ({what})", self.query, self.columns[column])
+    }
+}
+
+/// One quantile column's `point` in its row's summary sample: a row's
+/// quantiles are consecutive columns, so its sample, if any, is the family's
+/// last one; else a new sample with the row's count and sum.
+fn push_quantile(
+    f: &mut MetricFamily,
+    labels: &[(String, String)],
+    point: (f64, f64),
+    count_sum: impl FnOnce() -> (Option<u64>, Option<f64>),
+) {
+    match f.samples.last_mut().filter(|s| s.labels == labels) {
+        Some(Sample { value: SampleValue::Summary { quantiles, .. }, .. }) => {
+            quantiles.push(point);
+            quantiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        _ => {
+            let (count, sum) = count_sum();
+            f.samples.push(Sample {
+                labels: labels.to_vec(),
+                value: SampleValue::Summary { quantiles: vec![point], count, sum },
+            })
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::catalog::file_columns::{
     FdEnd, FAULT_EVENT, FINISH_EVENT, MAP_PAGES_EVENT, WHICH_EVENTS,
 };
 use crate::catalog::{FileColumn, TracepointFormat};
-use crate::error::{Error, QueryError, Stage};
+use crate::error::{Error, QueryError, Span, Stage};
 use crate::host::KernelInfo;
 use crate::parse::Expr;
 
@@ -33,93 +33,115 @@ pub(super) fn file_column_names(format: &TracepointFormat) -> Vec<&'static str> 
     fd_fields(format).into_iter().flat_map(|(end, _)| columns.iter().map(move |c| c.name_at(end))).collect()
 }
 
+/// The events a file column is resolved at: each one's format and its name as written.
+type Events<'a> = [(&'a TracepointFormat, String)];
+
 /// Why the file column `name` is not available at any of `events` (format,
 /// name as written); `None` if `name` is not a file column, or one event has it.
-pub(super) fn file_column_error(
-    kernel: &dyn KernelInfo,
-    name: &str,
-    e: &Expr,
-    events: &[(&TracepointFormat, String)],
-) -> Option<Error> {
+pub(super) fn file_column_error(kernel: &dyn KernelInfo, name: &str, e: &Expr, events: &Events<'_>) -> Option<Error> {
     let (column, end) = FileColumn::parse(name)?;
     let span = super::expr::span_of(e);
-    let with_fd = events.iter().any(|(f, _)| fd_at(f, end).is_some());
-    let mapped = events.iter().find(|(f, _)| address_field(f).is_some());
-    if let (FileColumn::FilePos, Some((format, event))) = (column, mapped) {
+    let error = no_position(name, column, events, span)
+        .or_else(|| not_this_kind(name, column, events, span))
+        .or_else(|| no_fd(kernel, name, (column, end), events, span))?;
+    Some(Error::Query(error))
+}
+
+/// The events' names, joined with "or", for messages.
+fn event_names(events: &Events<'_>) -> String {
+    events.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(" or ")
+}
+
+/// `file_pos` where the file is not an fd's: a mapped address's or an io_uring request's.
+fn no_position(name: &str, column: FileColumn, events: &Events<'_>, span: Option<Span>) -> Option<QueryError> {
+    if column != FileColumn::FilePos {
+        return None;
+    }
+    if let Some((format, event)) = events.iter().find(|(f, _)| address_field(f).is_some()) {
         let address = address_field(format).expect("checked");
-        return Some(Error::Query(QueryError::new(
+        return Some(QueryError::new(
             Stage::Bind,
             format!(
                 "`{name}` is an fd's position; at {event} the file is the one mapped at `{address}`, which has none"
             ),
             span,
-        )));
+        ));
     }
-    if let (FileColumn::FilePos, Some((_, event))) = (column, events.iter().find(|(f, _)| request_field(f).is_some())) {
-        return Some(Error::Query(QueryError::new(
-            Stage::Bind,
-            format!(
-                "`{name}` is an fd's position; at {event} the file is the io_uring request's, and the request \
-                 carries its own offset"
-            ),
-            span,
-        )));
-    }
+    let (_, event) = events.iter().find(|(f, _)| request_field(f).is_some())?;
+    Some(QueryError::new(
+        Stage::Bind,
+        format!(
+            "`{name}` is an fd's position; at {event} the file is the io_uring request's, and the request \
+             carries its own offset"
+        ),
+        span,
+    ))
+}
+
+/// A column only some kinds of event have (io_uring requests, filemap faults,
+/// fault-arounds and fault finishes, mapped addresses), at events of none of them.
+fn not_this_kind(name: &str, column: FileColumn, events: &Events<'_>, span: Option<Span>) -> Option<QueryError> {
+    let names = event_names(events);
     if FileColumn::REQUEST.contains(&column) && !events.iter().any(|(f, _)| request_field(f).is_some()) {
-        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
-        return Some(Error::Query(
+        return Some(
             QueryError::new(
                 Stage::Bind,
-                format!("`{name}` is an io_uring request's, and {} has no request", names.join(" or ")),
+                format!("`{name}` is an io_uring request's, and {names} has no request"),
                 span,
             )
             .with_help(
                 "request columns exist at io_uring events with a `req` (io_uring_submit_req, io_uring_complete, …)",
             ),
-        ));
+        );
     }
     if FileColumn::FAULT.contains(&column) && !events.iter().any(|(f, _)| is_fault_event(f)) {
-        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
         let (category, event) = FAULT_EVENT;
-        return Some(Error::Query(QueryError::new(
+        return Some(QueryError::new(
             Stage::Bind,
-            format!("`{name}` is a filemap fault's (at {category}.{event}), and {} is not one", names.join(" or ")),
+            format!("`{name}` is a filemap fault's (at {category}.{event}), and {names} is not one"),
             span,
-        )));
+        ));
     }
     let around = FileColumn::MAP_PAGES.contains(&column) && events.iter().any(|(f, _)| is_map_pages_event(f));
     if (FileColumn::MAP_PAGES.contains(&column) || FileColumn::FINISH.contains(&column))
         && !around
         && !events.iter().any(|(f, _)| is_finish_event(f))
     {
-        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
         let (category, event) = MAP_PAGES_EVENT;
         let (fc, fe) = FINISH_EVENT;
         let finish = format!("a filemap fault's finish ({fc}.{fe})");
         let message = if FileColumn::MAP_PAGES.contains(&column) {
-            format!(
-                "`{name}` is known at a fault-around ({category}.{event}) or {finish}, and {} is neither",
-                names.join(" or ")
-            )
+            format!("`{name}` is known at a fault-around ({category}.{event}) or {finish}, and {names} is neither")
         } else {
-            format!("`{name}` is known at {finish}, and {} is not one", names.join(" or "))
+            format!("`{name}` is known at {finish}, and {names} is not one")
         };
-        return Some(Error::Query(QueryError::new(Stage::Bind, message, span)));
+        return Some(QueryError::new(Stage::Bind, message, span));
     }
-    if FileColumn::MAPPED.contains(&column) && mapped.is_none() {
-        let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
-        return Some(Error::Query(QueryError::new(
+    if FileColumn::MAPPED.contains(&column) && !events.iter().any(|(f, _)| address_field(f).is_some()) {
+        return Some(QueryError::new(
             Stage::Bind,
             format!(
                 "`{name}` is the file offset a user address maps (at syscalls.sys_enter_msync and \
-                 exceptions.page_fault_user), and {} has no such address",
-                names.join(" or ")
+                 exceptions.page_fault_user), and {names} has no such address"
             ),
             span,
-        )));
+        ));
     }
+    None
+}
+
+/// No event has the fd the column is resolved from (or, at a two-fd call,
+/// the column does not say which end), or the kernel has no BTF to resolve it.
+fn no_fd(
+    kernel: &dyn KernelInfo,
+    name: &str,
+    (column, end): (FileColumn, FdEnd),
+    events: &Events<'_>,
+    span: Option<Span>,
+) -> Option<QueryError> {
+    let with_fd = events.iter().any(|(f, _)| fd_at(f, end).is_some());
     let two_fds = events.iter().find(|(f, _)| end == FdEnd::Only && fd_at(f, FdEnd::In).is_some());
-    let error = match (with_fd, kernel.btf_problem()) {
+    Some(match (with_fd, kernel.btf_problem()) {
         (false, _) if two_fds.is_some() => {
             let (_, event) = two_fds.expect("checked");
             QueryError::new(
@@ -133,20 +155,16 @@ pub(super) fn file_column_error(
             )
             .with_help(WHICH_EVENTS)
         }
-        (false, _) => {
-            let names: Vec<&str> = events.iter().map(|(_, n)| n.as_str()).collect();
-            QueryError::new(
-                Stage::Bind,
-                format!("`{name}` is a file column, and {} has no fd argument to resolve", names.join(" or ")),
-                span,
-            )
-            .with_help(WHICH_EVENTS)
-        }
+        (false, _) => QueryError::new(
+            Stage::Bind,
+            format!("`{name}` is a file column, and {} has no fd argument to resolve", event_names(events)),
+            span,
+        )
+        .with_help(WHICH_EVENTS),
         (true, Some(problem)) => QueryError::new(Stage::Bind, format!("`{name}`: {problem}"), span)
             .with_help("use a kernel with BTF (/sys/kernel/btf/vmlinux), or point EBQ_KERNEL_BTF at its BTF file"),
         (true, None) => return None,
-    };
-    Some(Error::Query(error))
+    })
 }
 
 #[cfg(test)]

@@ -127,17 +127,7 @@ fn bind_sides(
     chain: Option<&chain::Chain>,
 ) -> Result<LogicalPlan> {
     let from = bind_event(&query.from, catalog)?;
-    let joined = match query.joins.as_slice() {
-        [] => None,
-        [j] => Some((bind_event(&j.event, catalog)?, j)),
-        [_, extra, ..] => {
-            return Err(Error::query(
-                Stage::Bind,
-                "a query pairs at most two events: one JOIN (start event JOIN end event)",
-                Some(extra.span),
-            ))
-        }
-    };
+    let joined = bind_end(query, catalog)?;
     let sides = match &joined {
         None => vec![Side { event: &from, alias: query.from.alias.clone(), carried: false }],
         Some((end, j)) => vec![
@@ -162,24 +152,10 @@ fn bind_sides(
         }
         None => None,
     };
-    let is_aggregate = !query.group_by.is_empty()
-        || query.projection.iter().any(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => expr::contains_aggregate(e),
-            _ => false,
-        });
+    let is_aggregate = is_aggregate_query(query);
     let limit = query.limit.as_ref().map(post::limit_value).transpose()?;
     let (body, order_by) = if is_aggregate { binder.aggregate_body(query)? } else { binder.row_body(query)? };
-    let window = match query.window {
-        Some(w) if !is_aggregate => {
-            return Err(Error::query(
-                Stage::Bind,
-                "WINDOW groups aggregates; a query without aggregates streams every event as it happens",
-                Some(w.span),
-            ))
-        }
-        Some(w) => Some(Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) }),
-        None => None,
-    };
+    let window = query_window(query, is_aggregate)?;
     let select_span = query.projection.iter().filter_map(|item| Span::from_sql(item.span())).reduce(Span::union);
     let mut tp_btf = match binder.tp_btf_sides() {
         Err(_) if raw.is_empty() && binder.raw_readers().contains(&true) => {
@@ -212,6 +188,41 @@ fn bind_sides(
         stream_join: None,
         union: vec![],
     })
+}
+
+/// The end event of a JOIN, bound, with its JOIN clause; `None` without JOIN.
+fn bind_end<'q>(query: &'q Query, catalog: &Catalog) -> Result<Option<(BoundEvent, &'q crate::parse::Join)>> {
+    match query.joins.as_slice() {
+        [] => Ok(None),
+        [j] => Ok(Some((bind_event(&j.event, catalog)?, j))),
+        [_, extra, ..] => Err(Error::query(
+            Stage::Bind,
+            "a query pairs at most two events: one JOIN (start event JOIN end event)",
+            Some(extra.span),
+        )),
+    }
+}
+
+/// Whether the query aggregates: GROUP BY, or an aggregate in the SELECT list.
+fn is_aggregate_query(query: &Query) -> bool {
+    !query.group_by.is_empty()
+        || query.projection.iter().any(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => expr::contains_aggregate(e),
+            _ => false,
+        })
+}
+
+/// The query's WINDOW, which only an aggregating query may have.
+fn query_window(query: &Query, is_aggregate: bool) -> Result<Option<Window>> {
+    match query.window {
+        Some(w) if !is_aggregate => Err(Error::query(
+            Stage::Bind,
+            "WINDOW groups aggregates; a query without aggregates streams every event as it happens",
+            Some(w.span),
+        )),
+        Some(w) => Ok(Some(Window { kind: w.kind, size: w.size, step: w.step, span: Some(w.span) })),
+        None => Ok(None),
+    }
 }
 
 /// `SELECT DISTINCT a, b …` is `SELECT a, b … GROUP BY a, b`.

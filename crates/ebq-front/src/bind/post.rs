@@ -31,6 +31,11 @@ impl Binder<'_> {
                 }
             }
         }
+        if let Expr::Function(f) = e {
+            if let Some(bound) = self.post_function(f, e, keys, aggs) {
+                return bound;
+            }
+        }
         match e {
             Expr::Nested(inner) => self.post_expr(inner, keys, aggs),
             Expr::Value(v) => match &v.value {
@@ -39,62 +44,7 @@ impl Binder<'_> {
                 }
                 _ => Err(err(e, format!("literal `{e}` cannot be used here"))),
             },
-            Expr::UnaryOp { op, expr } => {
-                let inner = self.post_expr(expr, keys, aggs)?;
-                if let DataType::Hist { .. } = inner.ty() {
-                    return Err(err(e, format!("`{op}` cannot be applied to a histogram")));
-                }
-                match op {
-                    UnaryOperator::Not if inner.ty() == DataType::Bool => Ok(PostExpr::Not(Box::new(inner))),
-                    UnaryOperator::Minus if inner.ty() != DataType::Bool => Ok(PostExpr::Neg(Box::new(inner))),
-                    UnaryOperator::Plus if inner.ty() != DataType::Bool => Ok(inner),
-                    _ => Err(err(e, format!("`{op}` cannot be applied to {}", inner.ty()))),
-                }
-            }
-            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("syscall_name") => {
-                let nr = self.number_arg(f, e, "syscall_name", "a system call number", keys, aggs)?;
-                Ok(PostExpr::SyscallName { nr, names: Arc::new(self.kernel.syscalls().clone()) })
-            }
-            Expr::Function(f) if cgroup_info(f).is_some() => {
-                let what = cgroup_info(f).expect("checked");
-                Ok(PostExpr::Cgroup(
-                    what,
-                    self.number_arg(f, e, what.name(), "a cgroup id (the `cgroup` column)", keys, aggs)?,
-                ))
-            }
-            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("req_flags") => {
-                let flags = self.number_arg(f, e, "req_flags", "a block request's cmd_flags", keys, aggs)?;
-                let names = self.kernel.btf().ok_or_else(|| "this kernel has no BTF".to_string());
-                match names.and_then(super::req_flags::ReqFlagNames::from_btf) {
-                    Ok(names) => Ok(PostExpr::ReqFlags { flags, names: Arc::new(names) }),
-                    Err(why) => Err(err(e, format!("req_flags decodes with the kernel's own enums: {why}"))),
-                }
-            }
-            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("part_name") => {
-                let usage = "part_name takes a disk's name and a partition number: \
-                             part_name(rq.q.disk.disk_name, rq.part.__bd_flags.counter & 255)";
-                let [FunctionArgExpr::Expr(disk), FunctionArgExpr::Expr(partno)] =
-                    super::expr::function_args(f).as_slice()
-                else {
-                    return Err(err(e, usage));
-                };
-                let (d, n) = (self.post_expr(disk, keys, aggs)?, self.post_expr(partno, keys, aggs)?);
-                if !matches!(d.ty(), DataType::Str { .. }) {
-                    return Err(err(disk, format!("{usage}; `{disk}` is {}", d.ty())));
-                }
-                if !n.ty().is_int() {
-                    return Err(err(partno, format!("{usage}; `{partno}` is {}", n.ty())));
-                }
-                Ok(PostExpr::PartName { disk: Box::new(d), partno: Box::new(n) })
-            }
-            Expr::Function(f) if super::LinuxName::of_function(&f.name.to_string()).is_some() => {
-                let which = super::LinuxName::of_function(&f.name.to_string()).expect("checked");
-                let number = self.number_arg(f, e, which.function(), which.argument(), keys, aggs)?;
-                Ok(PostExpr::LinuxName(which, number))
-            }
-            Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("dev_str") => {
-                Ok(PostExpr::DevStr(self.number_arg(f, e, "dev_str", "a device number", keys, aggs)?))
-            }
+            Expr::UnaryOp { op, expr } => self.post_unary(e, op, expr, keys, aggs),
             Expr::BinaryOp { left, op, right } => {
                 let Some(op) = binary_op(op) else {
                     return Err(err(e, format!("operator `{op}` is not supported")));
@@ -110,31 +60,139 @@ impl Binder<'_> {
             Expr::Function(_) if !contains_aggregate(e) && self.scalar(e).is_err() => {
                 Err(self.scalar(e).expect_err("checked"))
             }
-            _ => {
-                let q = QueryError::new(
-                    Stage::Bind,
-                    format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
-                    span_of(e),
-                );
-                // The help proposes only what binds for the expression's type.
-                // The fix is the aggregate, in place (GROUP BY is elsewhere in the text).
-                let help = match self.scalar(e) {
-                    Err(why) if !contains_aggregate(e) => return Err(why),
-                    Ok(s) if s.ty().is_int() => {
-                        Some((format!("add `GROUP BY {e}`, or use e.g. MAX({e})"), format!("MAX({e})")))
-                    }
-                    Ok(s) if matches!(s.ty(), DataType::Str { .. }) => Some((
-                        format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"),
-                        format!("COUNT(DISTINCT {e})"),
-                    )),
-                    _ => None,
-                };
-                Err(Error::Query(match help {
-                    Some((h, fix)) => q.with_help(h).with_fix(fix),
-                    None => q,
-                }))
-            }
+            _ => Err(self.not_grouped(e)),
         }
+    }
+
+    /// `NOT x`, `-x` or `+x` over a bound post-aggregation expression.
+    fn post_unary(
+        &self,
+        e: &Expr,
+        op: &UnaryOperator,
+        expr: &Expr,
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Result<GroupExpr> {
+        let inner = self.post_expr(expr, keys, aggs)?;
+        if let DataType::Hist { .. } = inner.ty() {
+            return Err(err(e, format!("`{op}` cannot be applied to a histogram")));
+        }
+        match op {
+            UnaryOperator::Not if inner.ty() == DataType::Bool => Ok(PostExpr::Not(Box::new(inner))),
+            UnaryOperator::Minus if inner.ty() != DataType::Bool => Ok(PostExpr::Neg(Box::new(inner))),
+            UnaryOperator::Plus if inner.ty() != DataType::Bool => Ok(inner),
+            _ => Err(err(e, format!("`{op}` cannot be applied to {}", inner.ty()))),
+        }
+    }
+
+    /// The functions that run in user space over keys and aggregates
+    /// (`syscall_name`, the cgroup functions, `req_flags`, `part_name`, the
+    /// Linux name functions, `dev_str`); `None` for any other function.
+    fn post_function(
+        &self,
+        f: &sqlparser::ast::Function,
+        e: &Expr,
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Option<Result<GroupExpr>> {
+        let name = f.name.to_string();
+        let is = |n: &str| name.eq_ignore_ascii_case(n);
+        if is("syscall_name") {
+            return Some(
+                self.number_arg(f, e, "syscall_name", "a system call number", keys, aggs)
+                    .map(|nr| PostExpr::SyscallName { nr, names: Arc::new(self.kernel.syscalls().clone()) }),
+            );
+        }
+        if let Some(what) = cgroup_info(f) {
+            return Some(
+                self.number_arg(f, e, what.name(), "a cgroup id (the `cgroup` column)", keys, aggs)
+                    .map(|id| PostExpr::Cgroup(what, id)),
+            );
+        }
+        if is("req_flags") {
+            return Some(self.req_flags(f, e, keys, aggs));
+        }
+        if is("part_name") {
+            return Some(self.part_name(f, e, keys, aggs));
+        }
+        if let Some(which) = super::LinuxName::of_function(&name) {
+            return Some(
+                self.number_arg(f, e, which.function(), which.argument(), keys, aggs)
+                    .map(|number| PostExpr::LinuxName(which, number)),
+            );
+        }
+        if is("dev_str") {
+            return Some(self.number_arg(f, e, "dev_str", "a device number", keys, aggs).map(PostExpr::DevStr));
+        }
+        None
+    }
+
+    /// `req_flags(cmd_flags)`: decoded with the kernel's own enums (BTF).
+    fn req_flags(
+        &self,
+        f: &sqlparser::ast::Function,
+        e: &Expr,
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Result<GroupExpr> {
+        let flags = self.number_arg(f, e, "req_flags", "a block request's cmd_flags", keys, aggs)?;
+        let names = self.kernel.btf().ok_or_else(|| "this kernel has no BTF".to_string());
+        match names.and_then(super::req_flags::ReqFlagNames::from_btf) {
+            Ok(names) => Ok(PostExpr::ReqFlags { flags, names: Arc::new(names) }),
+            Err(why) => Err(err(e, format!("req_flags decodes with the kernel's own enums: {why}"))),
+        }
+    }
+
+    /// `part_name(disk, partno)`: a partition's name from its disk's name and number.
+    fn part_name(
+        &self,
+        f: &sqlparser::ast::Function,
+        e: &Expr,
+        keys: &[ScalarExpr],
+        aggs: &mut Vec<AggCall>,
+    ) -> Result<GroupExpr> {
+        let usage = "part_name takes a disk's name and a partition number: \
+                     part_name(rq.q.disk.disk_name, rq.part.__bd_flags.counter & 255)";
+        let [FunctionArgExpr::Expr(disk), FunctionArgExpr::Expr(partno)] = super::expr::function_args(f).as_slice()
+        else {
+            return Err(err(e, usage));
+        };
+        let (d, n) = (self.post_expr(disk, keys, aggs)?, self.post_expr(partno, keys, aggs)?);
+        if !matches!(d.ty(), DataType::Str { .. }) {
+            return Err(err(disk, format!("{usage}; `{disk}` is {}", d.ty())));
+        }
+        if !n.ty().is_int() {
+            return Err(err(partno, format!("{usage}; `{partno}` is {}", n.ty())));
+        }
+        Ok(PostExpr::PartName { disk: Box::new(d), partno: Box::new(n) })
+    }
+
+    /// Why `e` cannot be used after GROUP BY: neither a key nor inside an
+    /// aggregate (with the aggregate to use in place as help), or the
+    /// reason it does not bind at all.
+    fn not_grouped(&self, e: &Expr) -> Error {
+        let q = QueryError::new(
+            Stage::Bind,
+            format!("`{e}` must appear in GROUP BY or be inside an aggregate"),
+            span_of(e),
+        );
+        // The help proposes only what binds for the expression's type.
+        // The fix is the aggregate, in place (GROUP BY is elsewhere in the text).
+        let help = match self.scalar(e) {
+            Err(why) if !contains_aggregate(e) => return why,
+            Ok(s) if s.ty().is_int() => {
+                Some((format!("add `GROUP BY {e}`, or use e.g. MAX({e})"), format!("MAX({e})")))
+            }
+            Ok(s) if matches!(s.ty(), DataType::Str { .. }) => Some((
+                format!("add `GROUP BY {e}`, or count its values with COUNT(DISTINCT {e})"),
+                format!("COUNT(DISTINCT {e})"),
+            )),
+            _ => None,
+        };
+        Error::Query(match help {
+            Some((h, fix)) => q.with_help(h).with_fix(fix),
+            None => q,
+        })
     }
 
     /// The one integer argument of a user-space function such as `syscall_name(nr)`.

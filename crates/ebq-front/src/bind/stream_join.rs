@@ -30,15 +30,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
     let window = join_window(query, at)?;
     let first = bind_event(&query.from, catalog)?;
     let other = bind_event(second, catalog)?;
-    if first.name == other.name
-        && (query.from.alias.is_none() || second.alias.is_none() || query.from.alias == second.alias)
-    {
-        return Err(Error::query(
-            Stage::Bind,
-            "joining a stream with itself needs two different aliases (FROM ev a, ev b)",
-            Some(at),
-        ));
-    }
+    check_aliases(query, second, (&first, &other))?;
     // The first stream's columns bind as carried ones, so every expression
     // tells which stream it reads (see `side_of`).
     let sides = vec![
@@ -50,14 +42,7 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
 
     let mut fields = Fields::default();
     let SplitWhere { filters, keys, residual } = split_where(&binder, query, &mut fields, &names, at)?;
-    let items: Vec<&Expr> = query
-        .projection
-        .iter()
-        .filter_map(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-            _ => None,
-        })
-        .collect();
+    let items = select_exprs(query);
     let is_aggregate = !query.group_by.is_empty() || has_aggregate(query);
     let (body, order_by) = if is_aggregate { binder.aggregate_body(query)? } else { binder.row_body(query)? };
     // Where a split error points when an expression has no place of its own.
@@ -68,21 +53,13 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
         QueryBody::Aggregate { .. } => split_aggregate(query, &body, &order_by, first_item, &mut fields)?,
     };
     let left = fields.sides[0].len();
-    let joined = |e: PostExpr| offset_second(e, left);
-    let residual = residual.into_iter().map(joined).reduce(|l, r| PostExpr::Binary {
+    let residual = residual.into_iter().map(|e| offset_second(e, left)).reduce(|l, r| PostExpr::Binary {
         op: super::BinaryOp::And,
         left: Box::new(l),
         right: Box::new(r),
         ty: DataType::Bool,
     });
-    let (aggregate, columns) = match aggregate {
-        Some(a) => {
-            let keys = a.keys.into_iter().map(joined).collect();
-            let aggs = a.aggs.into_iter().map(|(f, arg, ty)| (f, arg.map(joined), ty)).collect();
-            (Some(JoinAggregate { keys, aggs }), columns)
-        }
-        None => (None, columns.into_iter().map(|c| OutputColumn { source: joined(c.source), ..c }).collect()),
-    };
+    let (aggregate, columns) = offset_outputs(aggregate, columns, left);
     let select_span = select_span(query);
     let side_plan = |i: usize, event: &super::BoundEvent| LogicalPlan {
         event: event.clone(),
@@ -120,6 +97,54 @@ pub(super) fn bind_stream_join(query: &Query, second: &EventRef, catalog: &Catal
             order_by: join_order_by,
         })),
     })
+}
+
+/// A stream joined with itself needs an alias per side, and different ones.
+fn check_aliases(
+    query: &Query,
+    second: &EventRef,
+    (first, other): (&super::BoundEvent, &super::BoundEvent),
+) -> Result<()> {
+    if first.name == other.name
+        && (query.from.alias.is_none() || second.alias.is_none() || query.from.alias == second.alias)
+    {
+        return Err(Error::query(
+            Stage::Bind,
+            "joining a stream with itself needs two different aliases (FROM ev a, ev b)",
+            Some(second.span),
+        ));
+    }
+    Ok(())
+}
+
+/// The SELECT list's expressions (aliased or not).
+fn select_exprs(query: &Query) -> Vec<&Expr> {
+    query
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The outputs over the joined row, whose second stream's fields come after
+/// the `left` fields of the first: its references moved by `left`.
+fn offset_outputs(
+    aggregate: Option<JoinAggregate>,
+    columns: Vec<OutputColumn<PostExpr>>,
+    left: usize,
+) -> (Option<JoinAggregate>, Vec<OutputColumn<PostExpr>>) {
+    let joined = |e: PostExpr| offset_second(e, left);
+    match aggregate {
+        Some(a) => {
+            let keys = a.keys.into_iter().map(joined).collect();
+            let aggs = a.aggs.into_iter().map(|(f, arg, ty)| (f, arg.map(joined), ty)).collect();
+            (Some(JoinAggregate { keys, aggs }), columns)
+        }
+        None => (None, columns.into_iter().map(|c| OutputColumn { source: joined(c.source), ..c }).collect()),
+    }
 }
 
 /// The join's window: WINDOW(time, …) only (count windows of two streams do

@@ -216,39 +216,45 @@ impl<'a> QueryParser<'a> {
             }
             seen.push(clause);
             self.parser.next_token();
-            match clause {
-                Clause::From if self.parser.peek_token().token == Token::LParen => {
-                    (q.from, q.union) = self.union_from()?;
-                }
-                Clause::From => {
-                    q.from = self.event_ref()?;
-                    if self.parser.consume_token(&Token::Comma) {
-                        q.stream = Some(self.event_ref()?);
-                        let next = self.parser.peek_token();
-                        if next.token == Token::Comma {
-                            return Err(self.error_at(&next, "a join reads two event streams: FROM ev1 a, ev2 b"));
-                        }
-                    }
-                }
-                Clause::Where => q.selection = Some(self.wrap(|p| p.parse_expr())?),
-                Clause::GroupBy => {
-                    self.expect_keyword(Keyword::BY, "expected BY after GROUP")?;
-                    q.group_by = self.wrap(|p| p.parse_comma_separated(Parser::parse_expr))?;
-                }
-                Clause::Having => q.having = Some(self.wrap(|p| p.parse_expr())?),
-                Clause::OrderBy => {
-                    self.expect_keyword(Keyword::BY, "expected BY after ORDER")?;
-                    q.order_by = self.wrap(|p| p.parse_comma_separated(Parser::parse_order_by_expr))?;
-                }
-                Clause::Limit => q.limit = Some(self.wrap(|p| p.parse_expr())?),
-                Clause::Window => q.window = Some(self.window(span.unwrap_or_default())?),
-            }
+            self.clause(clause, span, &mut q)?;
         }
         if !seen.contains(&Clause::From) {
             let end = self.parser.peek_token();
             return Err(self.error_at(&end, "missing FROM: name the event to query, e.g. FROM syscalls.sys_enter_read"));
         }
         Ok(q)
+    }
+
+    /// The body of `clause` (its keyword just consumed) into `q`.
+    fn clause(&mut self, clause: Clause, span: Option<Span>, q: &mut Query) -> Result<()> {
+        match clause {
+            Clause::From if self.parser.peek_token().token == Token::LParen => {
+                (q.from, q.union) = self.union_from()?;
+            }
+            Clause::From => {
+                q.from = self.event_ref()?;
+                if self.parser.consume_token(&Token::Comma) {
+                    q.stream = Some(self.event_ref()?);
+                    let next = self.parser.peek_token();
+                    if next.token == Token::Comma {
+                        return Err(self.error_at(&next, "a join reads two event streams: FROM ev1 a, ev2 b"));
+                    }
+                }
+            }
+            Clause::Where => q.selection = Some(self.wrap(|p| p.parse_expr())?),
+            Clause::GroupBy => {
+                self.expect_keyword(Keyword::BY, "expected BY after GROUP")?;
+                q.group_by = self.wrap(|p| p.parse_comma_separated(Parser::parse_expr))?;
+            }
+            Clause::Having => q.having = Some(self.wrap(|p| p.parse_expr())?),
+            Clause::OrderBy => {
+                self.expect_keyword(Keyword::BY, "expected BY after ORDER")?;
+                q.order_by = self.wrap(|p| p.parse_comma_separated(Parser::parse_order_by_expr))?;
+            }
+            Clause::Limit => q.limit = Some(self.wrap(|p| p.parse_expr())?),
+            Clause::Window => q.window = Some(self.window(span.unwrap_or_default())?),
+        }
+        Ok(())
     }
 
     fn join(&mut self) -> Result<Join> {

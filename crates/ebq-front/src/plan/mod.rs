@@ -964,8 +964,7 @@ fn aggregate_plan(
     windowed: bool,
     options: &PlanOptions,
 ) -> Result<(KernelOutput, UserPlan)> {
-    let AggregateBody { keys, aggs, columns, having } = *body;
-    let (order_by, limit) = (&logical.order_by, logical.limit);
+    let AggregateBody { keys, aggs, .. } = *body;
     let (kernel_keys, hidden_keys) = kernel_keys(keys, aggs)?;
     let window_field = windowed || kernel_keys.is_empty();
     let mut key_named = if window_field { vec![("window".to_string(), DataType::U64)] } else { vec![] };
@@ -996,24 +995,7 @@ fn aggregate_plan(
         AggInput::Direct(source) => source,
         AggInput::Slot(j, input) => input(value_pos[j + 1]),
     }));
-    let nkeys = keys.len();
-    let to_inputs = |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
-    let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    input_names.extend(aggs.iter().map(|a| a.to_string()));
-    let user = UserPlan {
-        combine: Combine::Single,
-        inputs,
-        input_names,
-        having: having.cloned().map(to_inputs),
-        columns: columns
-            .iter()
-            .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: to_inputs(c.source.clone()) })
-            .collect(),
-        order_by: order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
-        limit,
-        window_panes: 1,
-        distributions: distributions(&dists, &value_pos),
-    };
+    let user = aggregate_user_plan(logical, body, inputs, distributions(&dists, &value_pos));
     let key_fields: Vec<(ScalarExpr, usize)> =
         kernel_keys.iter().enumerate().map(|(i, k)| (k.clone(), key_pos[first_key + i])).collect();
     let mut key = key;
@@ -1042,6 +1024,36 @@ fn aggregate_plan(
         },
         user,
     ))
+}
+
+/// The user plan over an aggregate's `inputs` (every key, then every
+/// aggregate): HAVING, the columns and ORDER BY with their references
+/// turned into input indexes.
+fn aggregate_user_plan(
+    logical: &LogicalPlan,
+    body: &AggregateBody,
+    inputs: Vec<UserSource>,
+    distributions: Vec<Distribution>,
+) -> UserPlan {
+    let AggregateBody { keys, aggs, columns, having } = *body;
+    let nkeys = keys.len();
+    let to_inputs = |e: GroupExpr| e.map_refs(&|r| r.input(nkeys));
+    let mut input_names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    input_names.extend(aggs.iter().map(|a| a.to_string()));
+    UserPlan {
+        combine: Combine::Single,
+        inputs,
+        input_names,
+        having: having.cloned().map(to_inputs),
+        columns: columns
+            .iter()
+            .map(|c| UserColumn { name: c.name.clone(), ty: c.ty, expr: to_inputs(c.source.clone()) })
+            .collect(),
+        order_by: logical.order_by.iter().map(|k| SortKey { expr: to_inputs(k.expr.clone()), desc: k.desc }).collect(),
+        limit: logical.limit,
+        window_panes: 1,
+        distributions,
+    }
 }
 
 /// The kernel's group key: the GROUP BY keys, and COUNT(DISTINCT x)'s `x`
