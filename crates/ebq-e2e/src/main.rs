@@ -79,6 +79,8 @@ struct Cli {
 
 #[derive(Debug, clap::Subcommand)]
 enum Cmd {
+    /// pread64 calls of known sizes on K temp files.
+    ///
     /// Creates K temp files of 1 MiB in /tmp, then issues Ci pread64 calls on
     /// fd i with count = B * ((j % 5) + 1) for j in 0..Ci (B defaults to 64),
     /// offset 0. --sizes S1,...,SN makes count = S[j % N] instead (each 0..5 MiB).
@@ -87,27 +89,41 @@ enum Cmd {
     /// files' fds to N, N+1, ... (fcntl F_DUPFD) so they cannot share numbers with
     /// fds used before main (the loader's fd 3).
     Pread(pread::PreadCfg),
+    /// N children that each issue C pread64 calls.
+    ///
     /// Forks N children that each issue C pread64 calls of 1 byte on /dev/zero.
     /// The children start their calls together once all N exist (so all N are
     /// alive at once); with --sequential each child is waited for before the next
     /// is forked.
     Fork(fork::ForkCfg),
+    /// N read(2) calls on /dev/zero.
+    ///
     /// Issues N read(2) calls of B bytes (default 1) on /dev/zero.
     Readzero(readzero::ReadZeroCfg),
+    /// A busy process that prints its pid.
+    ///
     /// Prints its pid, then calls getppid() in a busy loop for S seconds.
     Spin(readzero::SpinCfg),
+    /// Writes, reads, pwrite64s and pread64s on given files.
+    ///
     /// Per file Pi: openat(O_CREAT|O_TRUNC|O_RDWR), Wi write() calls of B*(i+1)
     /// bytes (B defaults to 100), lseek to 0, Ri read() calls, Wi pwrite64 and Ri
     /// pread64 calls at offsets j*B*(i+1), close, fsync the closed fd. Ri <= Wi.
     /// Last, fsync(1048576) (both fsyncs fail: EBADF).
     Fileio(fileio::FileIoCfg),
+    /// Page-sized reads of a file, from a dropped or warm page cache.
+    ///
     /// With --drop, fsync F and drop it from the page cache (posix_fadvise
     /// DONTNEED); then read it P times (default 1) in page-sized pread64 calls at
     /// page-aligned offsets.
     Cachepass(cache::CacheCfg),
+    /// One load (or store) per page of a mapped file.
+    ///
     /// The same --drop, then mmap F (MAP_SHARED) and read one byte of every page
     /// in order; --write stores one instead (a write fault each).
     Mmaptouch(cache::CacheCfg),
+    /// One openat per path; the report gives each return value.
+    ///
     /// openat(AT_FDCWD, Pi, O_RDONLY) for each path in order, closing each fd;
     /// the report gives each ret (the fd, or -errno: -2 for a missing path).
     /// --cold I,...: those paths (0-based) from a fresh memfd mapping, a page not
@@ -115,48 +131,66 @@ enum Cmd {
     /// then execve(PATH) with an argv no mapping holds (EFAULT for an existing
     /// PATH, no exec); the report's bad_argv_exec is its ret.
     Opens(opens::OpensCfg),
+    /// Known POSIX calls tallied under Darshan's rules.
+    ///
     /// Per file: open, read/write/pread/pwrite of every Darshan size-bucket
     /// boundary (0, 1, 100, 101, ... 2^30, 2^30+1 bytes; side files stop at 10
     /// MiB + 1), lseek, fsync, fdatasync, two failing calls (EINVAL), a short and
     /// an empty read at EOF, close, reopen, write, pread, close; the report is its
     /// own tally under Darshan's POSIX rules.
     Darshan(darshan::DarshanCfg),
+    /// Known stdio calls tallied under Darshan's STDIO rules.
+    ///
     /// On P only through libc's stdio: fopen, N fwrites of B bytes (default 50 of
     /// 4096), fprintf, fputs, fputc, fflush, ftell, fseek, M freads, fgetc,
     /// rewind, fgets, a failing fseek, fclose; on Q open(2), fdopen, fwrite,
     /// fclose; the report is its own tally under Darshan's STDIO rules.
     Stdio(stdio::StdioCfg),
+    /// sendfile, copy_file_range and splice copies of a file.
+    ///
     /// Copies S to D.sendfile (sendfile), D.cfr (copy_file_range) and D.splice
     /// (splice S -> pipe -> D), at most B bytes a call (default 65536); the
     /// report counts each kind's calls and returned bytes.
     Copies(copies::CopiesCfg),
+    /// Linux AIO writes and reads of a file.
+    ///
     /// Creates F and writes its N blocks of 4 KiB (default 256) with Linux AIO, K
     /// requests per io_submit (default 8; every fourth block a PWRITEV of two
     /// halves), then one FDSYNC + FSYNC submit, then reads them back
     /// (PREAD/PREADV); each batch reaped with io_getevents. The report counts each
     /// opcode's requests, returned bytes and offsets, and the calls.
     Aio(aio::AioCfg),
+    /// Space, size and sync calls on a file; vmsplice and tee.
+    ///
     /// On F (created): fallocate x2, ftruncate x2, one 4096-byte write,
     /// sync_file_range x3, syncfs, fsync, fdatasync, close; then vmsplice 3000
     /// bytes into a pipe and tee them into a second one (both drained). The
     /// report counts each call and the bytes write, vmsplice and tee returned.
     Fileops(fileops::FileOpsCfg),
+    /// Write faults through a shared file mapping, and msync.
+    ///
     /// Creates F with N pages, maps its pages K.. (default 0) shared read-write,
     /// stores one byte in every mapped page (N - K write faults on F),
     /// msync(MS_SYNC) of the mapping M times (default 1); the report gives N, K,
     /// M and F's inode.
     Mmapwrite(mmapwrite::MmapWriteCfg),
+    /// Pairs of pinned threads passing a byte, beside spinners.
+    ///
     /// Prints `ready`, blocks until a byte arrives on stdin (no polling: no
     /// scheduler events), then N pairs of threads (default 2), each pair pinned
     /// to CPUs 0 and 1, pass one byte back and forth over two pipes R times,
     /// while a spinner thread on each CPU runs until they are done (runqlat,
     /// cpudist).
     Pingpong(pingpong::PingPongCfg),
+    /// Per file an open, reads and a close (a chained JOIN).
+    ///
     /// Per file i (one per entry of --reads): open, R_i reads of (i + 1) * B
     /// bytes (default 100), close, each file timed around the three; then one
     /// read and the close of an fd opened before --wait-file (a chained JOIN's
     /// truth: openat → read → close per fd).
     Chain(chain::ChainCfg),
+    /// Zipf-distributed pread64 offsets (heavy hitters).
+    ///
     /// C pread64 calls of 1 byte on /dev/zero at offset 4096 * (r - 1), rank r
     /// drawn from Zipf(exponent 1.3) over N ranks (default 200000) with seed S
     /// (default 1); --sized reads 1 + (13 * (r - 1)) mod 16 bytes instead of 1;
