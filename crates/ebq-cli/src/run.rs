@@ -177,9 +177,12 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A cgroup's id and level (`--cgroup`).
+type Cgroup = (u64, u32);
+
 /// What the scope is made of before the query starts: `--cgroup`'s id and
 /// level, and `-c`'s child, forked and held until the query runs.
-fn cgroup_and_child(args: &RunArgs) -> Result<(Option<(u64, u32)>, Option<crate::child::Held>), String> {
+fn cgroup_and_child(args: &RunArgs) -> Result<(Option<Cgroup>, Option<crate::child::Held>), String> {
     let cgroup = match &args.cgroup {
         Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
         None => None,
