@@ -3,6 +3,7 @@
 mod analyze;
 mod child;
 mod flamegraph;
+mod hook;
 #[cfg(feature = "kafka")]
 mod kafka;
 mod otlp;
@@ -297,9 +298,9 @@ pub struct RunArgs {
     /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
     #[arg(long, hide = true, value_name = "STAGE")]
     pub bench_stage: Option<String>,
-    /// Fold the rows into the I/O report (`ebq report io`), with its options.
+    /// What a subcommand adds to the run (`ebq report io`: its report).
     #[arg(skip)]
-    pub report: Option<report::Options>,
+    pub hook: Option<Box<dyn hook::Hook>>,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -340,7 +341,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         // A pinned group map's readers decode the kernel key: names in it, not identities.
         late_names: args.pin.is_none() && !args.names_in_key,
         // `ebq report io` folds Darshan's records in the kernel unless it needs every operation.
-        row_fold: args.report.as_ref().and_then(|o| o.kernel_fold(args.command.as_deref())),
+        row_fold: args.hook.as_ref().and_then(|h| h.row_fold()),
     };
     let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     for v in &args.views {
@@ -458,7 +459,7 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
     options.command = args.command.clone().or_else(|| args.pid.map(|p| format!("pid {p}")));
-    args.report = Some(options);
+    args.hook = Some(Box::new(report::IoHook { options, command: args.command.clone() }));
     run::run(&args)
 }
 

@@ -5,11 +5,16 @@
 
 pub use ebq_report::*;
 
+use crate::hook::{self, Companion, Hook};
+use crate::RunArgs;
 use ebq::runtime::Output;
 use ebq::sink::Sink;
-use std::io::{self, Write};
-use std::path::PathBuf;
+use ebq::{Engine, Scope};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
 /// `--darshan-config FILE`, `--job-id N` and `--stdio` out of the run options.
@@ -64,6 +69,52 @@ pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
     Ok(o)
 }
 
+/// `ebq report io`'s additions to the run: the kernel fold, the report as
+/// its sink, the MPI-IO and STDIO queries beside it ([`ReportRun`]).
+#[derive(Debug)]
+pub struct IoHook {
+    pub options: Options,
+    /// The `-c` command line (an MPI launcher's picks the MPI library).
+    pub command: Option<String>,
+}
+
+impl Hook for IoHook {
+    fn row_fold(&self) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
+        self.options.kernel_fold(self.command.as_deref())
+    }
+
+    fn sink(&self, args: &RunArgs) -> Result<Box<dyn Sink>, String> {
+        if args.output.is_some() {
+            return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
+        }
+        Ok(Box::new(ReportSink(IoReport::new(self.options.clone()))))
+    }
+
+    fn start(&self, args: &RunArgs, engine: &Engine, scope: &Scope) -> Result<Box<dyn Companion>, String> {
+        let run = ReportRun::start(engine, &self.options, self.command.as_deref(), args.pid, scope)?;
+        Ok(Box::new(run))
+    }
+}
+
+impl Companion for ReportRun {
+    fn announce(&self) -> Vec<String> {
+        ReportRun::announce(self)
+    }
+
+    fn poll_wait(&self) -> Option<Duration> {
+        ReportRun::poll_wait(self)
+    }
+
+    fn poll(&mut self) -> Result<(), String> {
+        ReportRun::poll(self)
+    }
+
+    fn finish(self: Box<Self>, end: hook::Ended<'_>) -> Result<(), String> {
+        let hook::Ended { query, prepared, sql, stats, released_ns, end_ns } = end;
+        ReportRun::finish(*self, Ended { query, prepared, sql, stats, released_ns, end_ns })
+    }
+}
+
 /// The report as the run loop's sink: collects the rows, then writes the
 /// files asked for and prints the report on stdout.
 pub struct ReportSink(pub IoReport);
@@ -78,21 +129,32 @@ impl Sink for ReportSink {
         let report = self.0.finish();
         let options = self.0.options();
         if let Some(path) = &options.trace {
-            report.write_trace(path).map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
+            let file = File::create(path).map_err(|e| e.to_string());
+            file.and_then(|f| report.write_trace(BufWriter::new(f)))
+                .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
         }
         if let Some(path) = &options.html {
-            std::fs::write(path, report.to_html())
-                .map_err(|e| io::Error::other(format!("--html {}: {e}", path.display())))?;
+            write_file("--html", path, |out| report.write_html(out))?;
         }
         if let Some(path) = &options.darshan_log {
-            report
-                .darshan_log(darshan_job(options))
-                .write(path)
-                .map_err(|e| io::Error::other(format!("--darshan-log {}: {e}", path.display())))?;
+            write_file("--darshan-log", path, |out| report.write_darshan_log(out, darshan_job(options)))?;
         }
-        let text = if options.json { report.to_json() } else { report.to_text(options.top) };
-        io::stdout().lock().write_all(text.as_bytes())
+        let mut out = BufWriter::new(io::stdout().lock());
+        match options.json {
+            true => report.write_json(&mut out)?,
+            false => report.write_text(&mut out, options.top)?,
+        }
+        out.flush()
     }
+}
+
+/// Writes one of the report's files (`--html`, `--darshan-log`); an error names the flag and the file.
+fn write_file(flag: &str, path: &Path, write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
+    let written = File::create(path).map(BufWriter::new).and_then(|mut out| {
+        write(&mut out)?;
+        out.flush()
+    });
+    written.map_err(|e| io::Error::other(format!("{flag} {}: {e}", path.display())))
 }
 
 /// What the Darshan log's job record takes from the environment: the user,
