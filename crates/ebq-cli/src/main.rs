@@ -388,9 +388,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) if kind == "merge" => report::merge(&rest),
-        Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
-            .and_then(|options| run_args(&rest).map(|args| (options, args)))
-            .and_then(|(options, args)| report(&kind, options, args)),
+        Some(Command::Report { kind, rest }) => {
+            report::parse(&rest).and_then(|(options, args)| report(&kind, options, args))
+        }
         Some(Command::Serve { config, check }) => serve::main(&config, check),
         Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
@@ -407,8 +407,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The report's own options, listed by `ebq report io --help` (they are
-/// taken out of the run options before clap sees those).
+/// The report's own options, listed by `ebq report io --help` (clap parses
+/// them beside the run options: [`report::IoArgs`]).
 const REPORT_HELP: &str = "Report options:
   --top N               the N busiest files (bytes, then time) in the text report
   --trace FILE.parquet  one row per operation (Darshan's DXT): rank, pid, file, op, offset, length, start, end

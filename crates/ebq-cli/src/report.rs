@@ -16,57 +16,80 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
-/// `--darshan-config FILE`, `--job-id N` and `--stdio` out of the run options.
-pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut i = 0;
-    while i < rest.len() {
-        let (flag, inline) = match rest[i].split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (rest[i].clone(), None),
-        };
-        if flag == "--stdio" && inline.is_none() {
-            rest.remove(i);
-            o.stdio = true;
-            continue;
-        }
-        if !matches!(
-            flag.as_str(),
-            "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--darshan-config" | "--job-id"
-        ) {
-            // `-c CMD` takes the rest of its value verbatim: skip it.
-            i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
-            continue;
-        }
-        rest.remove(i);
-        let value = match inline {
-            Some(v) => v,
-            None if i < rest.len() => rest.remove(i),
-            None => return Err(format!("error: {flag} needs a value")),
-        };
-        match flag.as_str() {
-            "--top" => {
-                o.top =
-                    Some(
-                        value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            format!("error: --top takes a number of files (at least 1), not `{value}`")
-                        })?,
-                    )
-            }
-            "--trace" => o.trace = Some(value.into()),
-            "--mpi" => o.mpi = Some(value),
-            "--darshan-log" => o.darshan_log = Some(value.into()),
-            "--darshan-config" => {
-                o.darshan_config = listing::DarshanConfig::read(value.as_ref()).map_err(|e| format!("error: {e}"))?
-            }
-            "--job-id" => {
-                o.job_id = Some(value.parse().map_err(|_| format!("error: --job-id takes a number, not `{value}`"))?)
-            }
-            _ => o.html = Some(value.into()),
-        }
-    }
-    Ok(o)
+/// `ebq report io`'s command line: the run options and the report's own
+/// flags (which `ebq report io --help` lists, [`crate::REPORT_HELP`]).
+#[derive(clap::Parser, Debug)]
+#[command(name = "ebq report io")]
+pub struct IoArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub flags: Flags,
+}
+
+/// The report's own flags.
+#[derive(clap::Args, Debug)]
+pub struct Flags {
+    /// The N busiest files (bytes, then time) in the text report.
+    #[arg(long, value_name = "N", value_parser = top)]
+    top: Option<usize>,
+    /// One row per operation (Darshan's DXT) in a Parquet file.
+    #[arg(long, value_name = "FILE.parquet")]
+    trace: Option<PathBuf>,
+    /// One self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Probe MPI-IO in LIB (`none`: no MPI-IO).
+    #[arg(long, value_name = "LIB|none")]
+    mpi: Option<String>,
+    /// Probe libc's stdio calls (Darshan's STDIO module).
+    #[arg(long)]
+    stdio: bool,
+    /// A binary Darshan log (format 3.41).
+    #[arg(long = "darshan-log", value_name = "FILE")]
+    darshan_log: Option<PathBuf>,
+    /// The Darshan log's job id.
+    #[arg(long = "job-id", value_name = "N", value_parser = job_id)]
+    job_id: Option<i64>,
+    /// A Darshan config file: its NAME_EXCLUDE and NAME_INCLUDE rules for POSIX.
+    #[arg(long = "darshan-config", value_name = "FILE")]
+    darshan_config: Option<PathBuf>,
+}
+
+/// `--top N`: at least one file.
+fn top(value: &str) -> Result<usize, String> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("--top takes a number of files (at least 1), not `{value}`"))
+}
+
+/// `--job-id N`.
+fn job_id(value: &str) -> Result<i64, String> {
+    value.parse().map_err(|_| format!("--job-id takes a number, not `{value}`"))
+}
+
+/// Parses `ebq report io`'s arguments (after `io`): the report's options and the run's.
+pub fn parse(rest: &[String]) -> Result<(Options, RunArgs), String> {
+    let argv = std::iter::once("ebq report io".to_string()).chain(rest.iter().cloned());
+    let IoArgs { run, flags } = clap::Parser::try_parse_from(argv).map_err(|e: clap::Error| e.to_string())?;
+    let darshan_config = match &flags.darshan_config {
+        Some(path) => listing::DarshanConfig::read(path).map_err(|e| format!("error: {e}"))?,
+        None => listing::DarshanConfig::default(),
+    };
+    let options = Options {
+        top: flags.top,
+        trace: flags.trace,
+        html: flags.html,
+        mpi: flags.mpi,
+        stdio: flags.stdio,
+        darshan_log: flags.darshan_log,
+        job_id: flags.job_id,
+        darshan_config,
+        ..Options::default()
+    };
+    Ok((options, run))
 }
 
 /// `ebq report io`'s additions to the run: the kernel fold, the report as
