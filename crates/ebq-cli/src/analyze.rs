@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 /// The plan followed by measured costs (BPF statistics were on during the run).
-pub fn report(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramStats], elapsed: Duration) -> String {
+pub fn render(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramStats], elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64().max(1e-9);
     let mut s = format!(
         "Plan:\n{}\nMeasured over {secs:.3} s:\n",

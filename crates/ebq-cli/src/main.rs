@@ -3,6 +3,7 @@
 mod analyze;
 mod child;
 mod flamegraph;
+mod hook;
 #[cfg(feature = "kafka")]
 mod kafka;
 mod otlp;
@@ -297,9 +298,9 @@ pub struct RunArgs {
     /// (trigger, filter, reserve, build, commit; at commit nothing reads the rows).
     #[arg(long, hide = true, value_name = "STAGE")]
     pub bench_stage: Option<String>,
-    /// Fold the rows into the I/O report (`ebq report io`), with its options.
+    /// What a subcommand adds to the run (`ebq report io`: its report).
     #[arg(skip)]
-    pub report: Option<report::Options>,
+    pub hook: Option<Box<dyn hook::Hook>>,
     /// Run this bundle instead of SQL (`ebq run FILE.ebq`).
     #[arg(skip)]
     pub bundle: Option<std::path::PathBuf>,
@@ -340,7 +341,7 @@ fn engine(args: &RunArgs) -> Result<Engine, String> {
         // A pinned group map's readers decode the kernel key: names in it, not identities.
         late_names: args.pin.is_none() && !args.names_in_key,
         // `ebq report io` folds Darshan's records in the kernel unless it needs every operation.
-        row_fold: args.report.as_ref().and_then(|o| o.kernel_fold(args.command.as_deref())),
+        row_fold: args.hook.as_ref().and_then(|h| h.row_fold()),
     };
     let mut catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     for v in &args.views {
@@ -387,9 +388,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Run { target, rest }) => run_args(&rest).and_then(|args| run_target(&target, args)),
         Some(Command::Report { kind, rest }) if kind == "merge" => report::merge(&rest),
-        Some(Command::Report { kind, mut rest }) => report::take_options(&mut rest)
-            .and_then(|options| run_args(&rest).map(|args| (options, args)))
-            .and_then(|(options, args)| report(&kind, options, args)),
+        Some(Command::Report { kind, rest }) => {
+            report::parse(&rest).and_then(|(options, args)| report(&kind, options, args))
+        }
         Some(Command::Serve { config, check }) => serve::main(&config, check),
         Some(Command::Bench(args)) => ebq_bench::run(args),
         Some(Command::Queries { name }) => shipped::list(name.as_deref()).and_then(|s| emit(&s)),
@@ -406,8 +407,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The report's own options, listed by `ebq report io --help` (they are
-/// taken out of the run options before clap sees those).
+/// The report's own options, listed by `ebq report io --help` (clap parses
+/// them beside the run options: [`report::IoArgs`]).
 const REPORT_HELP: &str = "Report options:
   --top N               the N busiest files (bytes, then time) in the text report
   --trace FILE.parquet  one row per operation (Darshan's DXT): rank, pid, file, op, offset, length, start, end
@@ -458,7 +459,7 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
     options.command = args.command.clone().or_else(|| args.pid.map(|p| format!("pid {p}")));
-    args.report = Some(options);
+    args.hook = Some(Box::new(report::IoHook { options, command: args.command.clone() }));
     run::run(&args)
 }
 

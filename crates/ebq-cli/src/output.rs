@@ -11,11 +11,8 @@ use ebq::{PreparedQuery, WindowBounds};
 
 /// The sink for `args`; files are created here, before the query starts.
 pub fn make_sink(args: &RunArgs, prepared: &PreparedQuery) -> Result<Box<dyn Sink>, String> {
-    if let Some(options) = &args.report {
-        if args.output.is_some() {
-            return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
-        }
-        return Ok(Box::new(crate::report::ReportSink(crate::report::IoReport::new(options.clone()))));
+    if let Some(hook) = &args.hook {
+        return hook.sink(args);
     }
     let rotation = Rotation { windows: args.rotate_windows, bytes: args.rotate_bytes };
     if rotation.windows == Some(0) || rotation.bytes == Some(0) {

@@ -5,63 +5,137 @@
 
 pub use ebq_report::*;
 
+use crate::hook::{self, Companion, Hook};
+use crate::RunArgs;
 use ebq::runtime::Output;
 use ebq::sink::Sink;
-use std::io::{self, Write};
-use std::path::PathBuf;
+use ebq::{Engine, Scope};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-/// Takes `--top N`, `--trace FILE`, `--html FILE`, `--mpi LIB`, `--darshan-log FILE`,
-/// `--darshan-config FILE`, `--job-id N` and `--stdio` out of the run options.
-pub fn take_options(rest: &mut Vec<String>) -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut i = 0;
-    while i < rest.len() {
-        let (flag, inline) = match rest[i].split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (rest[i].clone(), None),
-        };
-        if flag == "--stdio" && inline.is_none() {
-            rest.remove(i);
-            o.stdio = true;
-            continue;
-        }
-        if !matches!(
-            flag.as_str(),
-            "--top" | "--trace" | "--html" | "--mpi" | "--darshan-log" | "--darshan-config" | "--job-id"
-        ) {
-            // `-c CMD` takes the rest of its value verbatim: skip it.
-            i += if matches!(flag.as_str(), "-c" | "--command") && inline.is_none() { 2 } else { 1 };
-            continue;
-        }
-        rest.remove(i);
-        let value = match inline {
-            Some(v) => v,
-            None if i < rest.len() => rest.remove(i),
-            None => return Err(format!("error: {flag} needs a value")),
-        };
-        match flag.as_str() {
-            "--top" => {
-                o.top =
-                    Some(
-                        value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            format!("error: --top takes a number of files (at least 1), not `{value}`")
-                        })?,
-                    )
-            }
-            "--trace" => o.trace = Some(value.into()),
-            "--mpi" => o.mpi = Some(value),
-            "--darshan-log" => o.darshan_log = Some(value.into()),
-            "--darshan-config" => {
-                o.darshan_config = listing::DarshanConfig::read(value.as_ref()).map_err(|e| format!("error: {e}"))?
-            }
-            "--job-id" => {
-                o.job_id = Some(value.parse().map_err(|_| format!("error: --job-id takes a number, not `{value}`"))?)
-            }
-            _ => o.html = Some(value.into()),
-        }
+/// `ebq report io`'s command line: the run options and the report's own
+/// flags (which `ebq report io --help` lists, [`crate::REPORT_HELP`]).
+#[derive(clap::Parser, Debug)]
+#[command(name = "ebq report io")]
+pub struct IoArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub flags: Flags,
+}
+
+/// The report's own flags.
+#[derive(clap::Args, Debug)]
+pub struct Flags {
+    /// The N busiest files (bytes, then time) in the text report.
+    #[arg(long, value_name = "N", value_parser = top)]
+    top: Option<usize>,
+    /// One row per operation (Darshan's DXT) in a Parquet file.
+    #[arg(long, value_name = "FILE.parquet")]
+    trace: Option<PathBuf>,
+    /// One self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Probe MPI-IO in LIB (`none`: no MPI-IO).
+    #[arg(long, value_name = "LIB|none")]
+    mpi: Option<String>,
+    /// Probe libc's stdio calls (Darshan's STDIO module).
+    #[arg(long)]
+    stdio: bool,
+    /// A binary Darshan log (format 3.41).
+    #[arg(long = "darshan-log", value_name = "FILE")]
+    darshan_log: Option<PathBuf>,
+    /// The Darshan log's job id.
+    #[arg(long = "job-id", value_name = "N", value_parser = job_id)]
+    job_id: Option<i64>,
+    /// A Darshan config file: its NAME_EXCLUDE and NAME_INCLUDE rules for POSIX.
+    #[arg(long = "darshan-config", value_name = "FILE")]
+    darshan_config: Option<PathBuf>,
+}
+
+/// `--top N`: at least one file.
+fn top(value: &str) -> Result<usize, String> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("--top takes a number of files (at least 1), not `{value}`"))
+}
+
+/// `--job-id N`.
+fn job_id(value: &str) -> Result<i64, String> {
+    value.parse().map_err(|_| format!("--job-id takes a number, not `{value}`"))
+}
+
+/// Parses `ebq report io`'s arguments (after `io`): the report's options and the run's.
+pub fn parse(rest: &[String]) -> Result<(Options, RunArgs), String> {
+    let argv = std::iter::once("ebq report io".to_string()).chain(rest.iter().cloned());
+    let IoArgs { run, flags } = clap::Parser::try_parse_from(argv).map_err(|e: clap::Error| e.to_string())?;
+    let darshan_config = match &flags.darshan_config {
+        Some(path) => listing::DarshanConfig::read(path).map_err(|e| format!("error: {e}"))?,
+        None => listing::DarshanConfig::default(),
+    };
+    let options = Options {
+        top: flags.top,
+        trace: flags.trace,
+        html: flags.html,
+        mpi: flags.mpi,
+        stdio: flags.stdio,
+        darshan_log: flags.darshan_log,
+        job_id: flags.job_id,
+        darshan_config,
+        ..Options::default()
+    };
+    Ok((options, run))
+}
+
+/// `ebq report io`'s additions to the run: the kernel fold, the report as
+/// its sink, the MPI-IO and STDIO queries beside it ([`ReportRun`]).
+#[derive(Debug)]
+pub struct IoHook {
+    pub options: Options,
+    /// The `-c` command line (an MPI launcher's picks the MPI library).
+    pub command: Option<String>,
+}
+
+impl Hook for IoHook {
+    fn row_fold(&self) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
+        self.options.kernel_fold(self.command.as_deref())
     }
-    Ok(o)
+
+    fn sink(&self, args: &RunArgs) -> Result<Box<dyn Sink>, String> {
+        if args.output.is_some() {
+            return Err("error: `ebq report io` writes to stdout; redirect it instead of -o".into());
+        }
+        Ok(Box::new(ReportSink(IoReport::new(self.options.clone()))))
+    }
+
+    fn start(&self, args: &RunArgs, engine: &Engine, scope: &Scope) -> Result<Box<dyn Companion>, String> {
+        let run = ReportRun::start(engine, &self.options, self.command.as_deref(), args.pid, scope)?;
+        Ok(Box::new(run))
+    }
+}
+
+impl Companion for ReportRun {
+    fn announce(&self) -> Vec<String> {
+        ReportRun::announce(self)
+    }
+
+    fn poll_wait(&self) -> Option<Duration> {
+        ReportRun::poll_wait(self)
+    }
+
+    fn poll(&mut self) -> Result<(), String> {
+        ReportRun::poll(self)
+    }
+
+    fn finish(self: Box<Self>, end: hook::Ended<'_>) -> Result<(), String> {
+        let hook::Ended { query, prepared, sql, stats, released_ns, end_ns } = end;
+        ReportRun::finish(*self, Ended { query, prepared, sql, stats, released_ns, end_ns })
+    }
 }
 
 /// The report as the run loop's sink: collects the rows, then writes the
@@ -78,21 +152,32 @@ impl Sink for ReportSink {
         let report = self.0.finish();
         let options = self.0.options();
         if let Some(path) = &options.trace {
-            report.write_trace(path).map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
+            let file = File::create(path).map_err(|e| e.to_string());
+            file.and_then(|f| report.write_trace(BufWriter::new(f)))
+                .map_err(|e| io::Error::other(format!("--trace {}: {e}", path.display())))?;
         }
         if let Some(path) = &options.html {
-            std::fs::write(path, report.to_html())
-                .map_err(|e| io::Error::other(format!("--html {}: {e}", path.display())))?;
+            write_file("--html", path, |out| report.write_html(out))?;
         }
         if let Some(path) = &options.darshan_log {
-            report
-                .darshan_log(darshan_job(options))
-                .write(path)
-                .map_err(|e| io::Error::other(format!("--darshan-log {}: {e}", path.display())))?;
+            write_file("--darshan-log", path, |out| report.write_darshan_log(out, darshan_job(options)))?;
         }
-        let text = if options.json { report.to_json() } else { report.to_text(options.top) };
-        io::stdout().lock().write_all(text.as_bytes())
+        let mut out = BufWriter::new(io::stdout().lock());
+        match options.json {
+            true => report.write_json(&mut out)?,
+            false => report.write_text(&mut out, options.top)?,
+        }
+        out.flush()
     }
+}
+
+/// Writes one of the report's files (`--html`, `--darshan-log`); an error names the flag and the file.
+fn write_file(flag: &str, path: &Path, write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
+    let written = File::create(path).map(BufWriter::new).and_then(|mut out| {
+        write(&mut out)?;
+        out.flush()
+    });
+    written.map_err(|e| io::Error::other(format!("{flag} {}: {e}", path.display())))
 }
 
 /// What the Darshan log's job record takes from the environment: the user,

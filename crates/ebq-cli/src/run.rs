@@ -1,6 +1,7 @@
 //! Running a query: scope, the poll loop (stopped through [`crate::signals`]), the final window and stats.
 
 use crate::child::spawn_held;
+use crate::hook::{Companion, Ended};
 use crate::output::make_sink;
 use crate::signals::{self, OnHangup};
 use crate::{engine, read_sql, RunArgs};
@@ -18,8 +19,8 @@ fn process_alive(pid: u32) -> bool {
 /// Runs the query described by `args`; returns the exit code. The steps:
 /// check the arguments and prepare the query with its outputs
 /// ([`Setup::new`]), then trace: start it in its scope, poll until the
-/// command exits, Ctrl-C or the deadline, then the final window, the
-/// report's maps and the stats lines.
+/// command exits, Ctrl-C or the deadline, then the companion's end (a
+/// subcommand's, [`crate::hook`]), the final window and the stats lines.
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let setup = Setup::new(args)?;
     trace(args, setup)
@@ -97,8 +98,8 @@ impl Setup {
 }
 
 /// Traces the prepared query: the child or process scope, the query and
-/// its MPI-IO companions started ([`start_query`]), the poll loop
-/// ([`Polling::run`]), then the final results, the report and the stats.
+/// its companion started ([`start_query`]), the poll loop
+/// ([`Polling::run`]), then the companion's end, the final results and the stats.
 fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     let Setup { bundle, sql, engine, prepared, windowless_aggregate, mut sink, mut otlp } = setup;
     signals::install(OnHangup::Stop);
@@ -118,17 +119,13 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     if !(args.max_pair_age > 0.0 && args.max_pair_age < 1e9) {
         return Err(format!("error: --max-pair-age must be a positive duration, not {}", args.max_pair_age));
     }
-    let (mut query, mut companions) = start_query(args, &engine, &prepared, bundle.as_ref(), scope, &sql)?;
+    let (mut query, mut companion) = start_query(args, &engine, &prepared, bundle.as_ref(), scope, &sql)?;
     // Rows handed to the sink: with LIMIT, fewer than delivered (the stats line says both).
     let printed = std::cell::Cell::new(0u64);
 
-    announce(args, held.as_ref(), &prepared, &companions);
-    // The traced command's start: the held child's exec follows its release; a -p process's own start.
-    let command_start = match (held.as_ref(), args.pid) {
-        (Some(_), _) => Some(ebq::exec::monotonic_ns()),
-        (None, Some(pid)) => crate::report::process_start_ns(pid),
-        (None, None) => None,
-    };
+    announce(args, held.as_ref(), &prepared, companion.as_deref());
+    // The traced command's start: the held child's exec follows its release.
+    let released_ns = held.as_ref().map(|_| ebq::exec::monotonic_ns());
     if let Some(h) = held.as_mut() {
         signals::wake_on_child_exit();
         h.release();
@@ -151,16 +148,15 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
         unread: crate::bench_stage(args)? == Some(ebq::plan::StageLimit::Commit),
         printed: &printed,
     };
-    let child_status = polling.run(&mut query, &mut held, &mut companions, &mut otlp, &mut sink)?;
-    let command_end = ebq::exec::monotonic_ns();
+    let child_status = polling.run(&mut query, &mut held, &mut companion, &mut otlp, &mut sink)?;
+    let end_ns = ebq::exec::monotonic_ns();
     mark("loop ended (command exited, Ctrl-C or deadline)");
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     mark("final results read");
     let stats = query.stats().map_err(|e| e.render(&sql))?;
     let programs = query.program_stats();
-    if let Some(o) = &args.report {
-        o.shared.lock().expect("not poisoned").command_ns = command_start.map(|start| (start, command_end));
-        hand_to_report(o, &query, &prepared, stats, std::mem::take(&mut companions), &sql)?;
+    if let Some(c) = companion {
+        c.finish(Ended { query: &query, prepared: &prepared, sql: &sql, stats, released_ns, end_ns })?;
     }
     if let Some(p) = otlp.as_mut() {
         p.push(&outs, &stats);
@@ -182,7 +178,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     mark("object closed");
     print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
     if args.analyze {
-        print!("{}", crate::analyze::report(&prepared, &stats, &programs, elapsed));
+        print!("{}", crate::analyze::render(&prepared, &stats, &programs, elapsed));
         let (cached, compiled) = ebq::runtime::object_cache::counts();
         println!("objects: {cached} from the cache, {compiled} compiled by clang");
     }
@@ -195,9 +191,8 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts the MPI-IO and STDIO queries of `ebq report io` (with the same
-/// scope, before the child runs) and the query (from its bundle's object, if any), with
-/// its limits and pins.
+/// Starts the companion, if any (with the same scope, before the child
+/// runs), and the query (from its bundle's object, if any), with its limits and pins.
 fn start_query(
     args: &RunArgs,
     engine: &ebq::Engine,
@@ -205,21 +200,8 @@ fn start_query(
     bundle: Option<&ebq::bundle::Bundle>,
     scope: Scope,
     sql: &str,
-) -> Result<(RunningQuery, crate::report::live::Companions), String> {
-    // `ebq report io`: the MPI-IO queries start with the same scope, before the child runs.
-    let mpi = match args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())) {
-        Some(lib) => crate::report::live::MpiQueries::start(
-            engine,
-            lib,
-            &scope,
-            args.report.as_ref().is_some_and(|o| o.mpi.is_some()),
-        )?,
-        None => None,
-    };
-    let stdio = match args.report.as_ref().filter(|o| o.stdio) {
-        Some(_) => Some(crate::report::live::StdioQuery::start(engine, &scope)?),
-        None => None,
-    };
+) -> Result<(RunningQuery, Option<Box<dyn Companion>>), String> {
+    let companion = args.hook.as_ref().map(|h| h.start(args, engine, &scope)).transpose()?;
     let mut query = match bundle {
         Some(b) => RunningQuery::start_object(&prepared.physical, &b.object, scope),
         None => RunningQuery::start(prepared, scope),
@@ -234,7 +216,7 @@ fn start_query(
         let header = query.pin_maps(&options).map_err(|e| e.render(sql))?;
         eprintln!("ebq: pinned the maps under {} (layout: {})", dir.display(), header.display());
     }
-    Ok((query, crate::report::live::Companions { mpi, stdio }))
+    Ok((query, companion))
 }
 
 /// The final results out, then the sink finished (its writer thread may
@@ -285,12 +267,12 @@ fn scope_of(args: &RunArgs, held: Option<&crate::child::Held>, cgroup: Option<(u
 }
 
 /// The "ebq: tracing" line (what, in whom), the branches with -v, notes on
-/// what the kernel cannot do, and the MPI-IO functions of a report.
+/// what the kernel cannot do, and the companion's lines.
 fn announce(
     args: &RunArgs,
     held: Option<&crate::child::Held>,
     prepared: &ebq::PreparedQuery,
-    companions: &crate::report::live::Companions,
+    companion: Option<&dyn Companion>,
 ) {
     let who = match (held, args.pid, args.system_wide) {
         _ if args.cgroup.is_some() => format!("cgroup {}", args.cgroup.as_deref().unwrap_or("")),
@@ -309,17 +291,8 @@ fn announce(
     for note in prepared.physical.programs.iter().flat_map(|k| &k.unsupported) {
         eprintln!("ebq: note: {note}");
     }
-    if let (Some(m), Some(lib)) =
-        (&companions.mpi, args.report.as_ref().and_then(|o| o.mpi_library(args.command.as_deref())))
-    {
-        eprintln!("ebq: and {} MPI-IO functions of {lib} ({})", m.len(), m.how());
-    }
-    if companions.stdio.is_some() {
-        eprintln!(
-            "ebq: and {} stdio functions of {} (uprobe JOIN uretprobe over the list)",
-            crate::report::stdio::FUNCS.len(),
-            crate::report::stdio::LIBRARY
-        );
+    for line in companion.map(|c| c.announce()).unwrap_or_default() {
+        eprintln!("{line}");
     }
 }
 
@@ -363,7 +336,7 @@ impl Polling<'_> {
         &self,
         query: &mut RunningQuery,
         held: &mut Option<crate::child::Held>,
-        companions: &mut crate::report::live::Companions,
+        companion: &mut Option<Box<dyn Companion>>,
         otlp: &mut Option<crate::otlp::Pusher>,
         sink: &mut Box<dyn Sink>,
     ) -> Result<Option<i32>, String> {
@@ -388,16 +361,14 @@ impl Polling<'_> {
             {
                 break;
             }
-            // MPI-IO rows are looked at within 10 ms: a rank's environment (its rank) and, with Open
-            // MPI, its memory are read from /proc at its first call, while the process still runs.
-            let wait = Duration::from_millis(if companions.mpi.is_some() { 10 } else { 100 });
+            let wait = companion.as_ref().and_then(|c| c.poll_wait()).unwrap_or(Duration::from_millis(100));
             if self.unread {
                 std::thread::sleep(wait);
                 continue;
             }
             let outs = query.poll(wait).map_err(|e| e.render(self.sql))?;
-            if companions.any() {
-                companions.poll()?;
+            if let Some(c) = companion.as_mut() {
+                c.poll()?;
             }
             if let Some(p) = otlp.as_mut().filter(|_| !outs.is_empty()) {
                 p.push(&outs, &query.stats().map_err(|e| e.render(self.sql))?);
@@ -426,33 +397,6 @@ impl Polling<'_> {
         }
         Ok(None)
     }
-}
-
-/// A kernel fold's maps and the query's stats to the report (its sink
-/// reads them when it finishes), and the MPI-IO and STDIO queries' end.
-fn hand_to_report(
-    o: &crate::report::Options,
-    query: &RunningQuery,
-    prepared: &ebq::PreparedQuery,
-    stats: ebq::QueryStats,
-    companions: crate::report::live::Companions,
-    sql: &str,
-) -> Result<(), String> {
-    let fold_maps = match &prepared.physical.programs[0].output {
-        ebq::plan::KernelOutput::Rows { fold: Some(_), .. } => {
-            let read = |name: &str| query.fold_map(name).map_err(|e| e.render(sql));
-            Some(crate::report::FoldMaps {
-                files: read(crate::report::kernel_fold::FILES_MAP)?,
-                totals: read(crate::report::kernel_fold::TOTALS_MAP)?,
-            })
-        }
-        _ => None,
-    };
-    let mut shared = o.shared.lock().expect("not poisoned");
-    shared.fold_maps = fold_maps;
-    shared.posix_stats = Some(stats);
-    drop(shared);
-    companions.finish(&o.shared)
 }
 
 /// The stats line (seen, matched, delivered, dropped, missed, and what JOINs,

@@ -203,7 +203,13 @@ impl Log {
 
     /// Writes the log to `path`.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        std::fs::write(path, self.to_bytes())
+        self.write_to(std::fs::File::create(path)?)
+    }
+
+    /// Writes the log to `out` (a file, a socket, memory).
+    pub fn write_to(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.to_bytes())?;
+        out.flush()
     }
 
     /// The job struct, the executable, the mount table: at most 4,096 bytes

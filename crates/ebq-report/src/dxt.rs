@@ -15,11 +15,11 @@ use super::{OpKind, Operation};
 use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
-use std::path::Path;
+use std::io::Write;
 use std::sync::Arc;
 
-/// Writes one row per operation (in start order) to `path`.
-pub fn write(path: &Path, ops: &[Operation], origin_ns: u64) -> Result<(), String> {
+/// Writes the Parquet file of one row per operation (in start order) to `out`.
+pub fn write_to(out: impl Write + Send, ops: &[Operation], origin_ns: u64) -> Result<(), String> {
     let rw = |o: &Operation| matches!(o.op, OpKind::Read | OpKind::Write | OpKind::Map);
     let secs = |ns: u64| (ns as i64 - origin_ns as i64) as f64 / 1e9;
     let fields = vec![
@@ -60,8 +60,7 @@ pub fn write(path: &Path, ops: &[Operation], origin_ns: u64) -> Result<(), Strin
     ];
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
-    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
-    let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| e.to_string())?;
+    let mut w = ArrowWriter::try_new(out, schema, None).map_err(|e| e.to_string())?;
     w.write(&batch).map_err(|e| e.to_string())?;
     w.close().map_err(|e| e.to_string())?;
     Ok(())

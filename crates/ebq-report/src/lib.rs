@@ -9,7 +9,9 @@
 //!   never leave it), its maps read back into the same records;
 //! - [`mpi`]: Darshan's MPIIO counters from one uprobe JOIN per `MPI_File_*`
 //!   function, per rank and per job (pure); [`live`] runs those queries next
-//!   to the POSIX one;
+//!   to the POSIX one, and [`run`] ([`ReportRun`]) is the report's part of a
+//!   run loop: it starts them, polls them and hands the report what the loop
+//!   knows at its end;
 //! - [`terminal`]: the text and JSON reports;
 //! - [`dxt`]: `--trace FILE.parquet`, one row per operation (Darshan's DXT);
 //! - [`html`]: `--html FILE`, one self-contained page;
@@ -37,6 +39,7 @@ pub mod mounts;
 pub mod mpi;
 pub mod posix;
 pub mod query;
+pub mod run;
 pub mod stdio;
 pub mod terminal;
 
@@ -45,10 +48,12 @@ use ebq::host::SyscallTable;
 use ebq::runtime::Output;
 use ebq::sink::rows;
 use std::collections::HashMap;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub use query::sql;
+pub use run::{Ended, ReportRun};
 
 /// What an operation did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -191,7 +196,7 @@ pub struct Options {
     pub mpi: Option<String>,
     /// `--stdio`: probe libc's stdio calls for Darshan's STDIO module ([`stdio`]).
     pub stdio: bool,
-    /// What the run loop hands the report besides the POSIX rows.
+    /// What [`ReportRun`] hands the report besides the POSIX rows.
     pub shared: Shared,
     /// The traced kernel's system call numbers (its catalog's `KernelInfo`):
     /// the query picks calls by number, the fold and the decoder name them.
@@ -255,7 +260,7 @@ pub fn launcher_library(argv0: &str) -> Option<&'static str> {
     })
 }
 
-/// Filled by the run loop before the report is written: the MPI-IO calls and
+/// Filled by [`ReportRun`] before the report is written: the MPI-IO calls and
 /// ranks, and each query's event accounting.
 #[derive(Debug, Default)]
 pub struct SharedState {
@@ -323,9 +328,11 @@ fn block_size(mount_point: &str) -> i64 {
 
 /// Collects the query's rows ([`IoReport::push`]) and folds them into a
 /// [`Report`] when the run ends ([`IoReport::finish`]). The run loop (the
-/// CLI's, or a program's own) starts the query with [`sql`] and fills
-/// [`Options::shared`] with what it alone knows (the kernel fold's maps, the
-/// MPI-IO calls, the event accounting) before calling `finish`.
+/// CLI's, or a program's own) starts the query with [`sql`] beside a
+/// [`ReportRun`], which fills [`Options::shared`] with what only the loop
+/// knows (the kernel fold's maps, the MPI-IO calls, the event accounting)
+/// before `finish` is called. The [`Report`] then writes itself to any
+/// [`Write`]: text, JSON, HTML, the DXT trace, the Darshan log.
 pub struct IoReport {
     ops: Vec<Operation>,
     /// AIO requests `io_submit` calls submitted ([`query::Decoder::submitted`]).
@@ -450,30 +457,34 @@ pub struct Report {
 
 impl Report {
     /// The JSON document (`ebq report io --format json`).
-    pub fn to_json(&self) -> String {
-        let mut out = vec![];
+    pub fn write_json(&self, mut out: impl Write) -> io::Result<()> {
         terminal::json(&mut out, &self.job, &self.fold, self.mpi.as_ref(), self.stdio.as_ref())
-            .expect("writing to memory");
-        String::from_utf8(out).expect("the report is UTF-8")
     }
 
     /// The text report, the `top` busiest files only when given.
-    pub fn to_text(&self, top: Option<usize>) -> String {
-        let mut out = vec![];
-        terminal::text(&mut out, &self.job, &self.fold, self.mpi.as_ref(), top).expect("writing to memory");
-        String::from_utf8(out).expect("the report is UTF-8")
+    pub fn write_text(&self, mut out: impl Write, top: Option<usize>) -> io::Result<()> {
+        terminal::text(&mut out, &self.job, &self.fold, self.mpi.as_ref(), top)
     }
 
     /// The self-contained HTML page (`--html`).
-    pub fn to_html(&self) -> String {
-        html::render(&self.job, &self.fold, self.mpi.as_ref(), &self.ops)
+    pub fn write_html(&self, mut out: impl Write) -> io::Result<()> {
+        out.write_all(html::render(&self.job, &self.fold, self.mpi.as_ref(), &self.ops).as_bytes())
     }
 
-    /// Writes the DXT-style trace, one Parquet row per operation (`--trace`).
-    pub fn write_trace(&self, path: &std::path::Path) -> Result<(), String> {
-        dxt::write(path, &self.ops, self.job.origin_ns)
+    /// The DXT-style trace, one Parquet row per operation (`--trace`).
+    pub fn write_trace(&self, out: impl Write + Send) -> Result<(), String> {
+        dxt::write_to(out, &self.ops, self.job.origin_ns)
+    }
+
+    /// The binary Darshan log (`--darshan-log`); `job` gives what the caller
+    /// knows of the job ([`Report::darshan_log`]).
+    pub fn write_darshan_log(&self, out: impl Write, job: darshan_log::Job) -> io::Result<()> {
+        self.darshan_log(job).write_to(out)
     }
 }
+
+#[cfg(test)]
+mod render_tests;
 
 #[cfg(test)]
 mod tests {
