@@ -104,15 +104,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     let Setup { bundle, sql, engine, prepared, windowless_aggregate, mut sink, mut otlp } = setup;
     signals::install(OnHangup::Stop);
 
-    let cgroup = match &args.cgroup {
-        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
-        None => None,
-    };
-    let mut held = match &args.command {
-        Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
-        None => None,
-    };
-    mark("child forked, held");
+    let (cgroup, mut held) = cgroup_and_child(args)?;
     let scope = scope_of(args, held.as_ref(), cgroup);
     let stats_on =
         if args.analyze { Some(ebq::runtime::enable_bpf_stats().map_err(|e| format!("error: {e}"))?) } else { None };
@@ -126,11 +118,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     announce(args, held.as_ref(), &prepared, companion.as_deref());
     // The traced command's start: the held child's exec follows its release.
     let released_ns = held.as_ref().map(|_| ebq::exec::monotonic_ns());
-    if let Some(h) = held.as_mut() {
-        signals::wake_on_child_exit();
-        h.release();
-        mark("child released");
-    }
+    release(held.as_mut());
     let started = query.started_at();
     let deadline = args.duration.map(|s| started + Duration::from_secs_f64(s));
     if let Some(d) = deadline {
@@ -178,9 +166,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     mark("object closed");
     print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
     if args.analyze {
-        print!("{}", crate::analyze::render(&prepared, &stats, &programs, elapsed));
-        let (cached, compiled) = ebq::runtime::object_cache::counts();
-        println!("objects: {cached} from the cache, {compiled} compiled by clang");
+        print_analyze(&prepared, &stats, &programs, elapsed);
     }
     mark("stats printed");
     if let Some(mut h) = held {
@@ -189,6 +175,45 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(code as u8));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A cgroup's id and level (`--cgroup`).
+type Cgroup = (u64, u32);
+
+/// What the scope is made of before the query starts: `--cgroup`'s id and
+/// level, and `-c`'s child, forked and held until the query runs.
+fn cgroup_and_child(args: &RunArgs) -> Result<(Option<Cgroup>, Option<crate::child::Held>), String> {
+    let cgroup = match &args.cgroup {
+        Some(path) => Some(ebq::host::cgroups::cgroup_of(path).map_err(|e| format!("error: --cgroup: {e}"))?),
+        None => None,
+    };
+    let held = match &args.command {
+        Some(cmd) => Some(spawn_held(cmd).map_err(|e| format!("error: cannot run `{cmd}`: {e}"))?),
+        None => None,
+    };
+    mark("child forked, held");
+    Ok((cgroup, held))
+}
+
+/// Lets `-c`'s held child run (its exit wakes the poll loop).
+fn release(held: Option<&mut crate::child::Held>) {
+    if let Some(h) = held {
+        signals::wake_on_child_exit();
+        h.release();
+        mark("child released");
+    }
+}
+
+/// `--analyze`: the per-program report, and where the objects came from.
+fn print_analyze(
+    prepared: &ebq::PreparedQuery,
+    stats: &ebq::QueryStats,
+    programs: &[ebq::runtime::ProgramStats],
+    elapsed: Duration,
+) {
+    print!("{}", crate::analyze::render(prepared, stats, programs, elapsed));
+    let (cached, compiled) = ebq::runtime::object_cache::counts();
+    println!("objects: {cached} from the cache, {compiled} compiled by clang");
 }
 
 /// Starts the companion, if any (with the same scope, before the child
