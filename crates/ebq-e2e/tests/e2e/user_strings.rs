@@ -202,9 +202,9 @@ fn str_at_exit_reads_every_file_name_at_the_exit() {
 #[test]
 fn str_at_exit_is_a_group_key_read_at_the_exit() {
     let out = around_cold_opens(
-        "ebq-coldexitgroup",
+        "ebq-coldexitgrp",
         "SELECT str_at_exit(filename) AS name, COUNT(*) AS n FROM syscalls.sys_enter_openat \
-         WHERE comm = 'ebq-coldexitgroup' AND str_at_exit(filename) NOT LIKE '/proc/%' GROUP BY 1 ORDER BY 1",
+         WHERE comm = 'ebq-coldexitgrp' AND str_at_exit(filename) NOT LIKE '/proc/%' GROUP BY 1 ORDER BY 1",
     );
     let (rows, _) = split(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
