@@ -503,7 +503,7 @@ fn unreadable_strings(n: u64) -> String {
         0 => String::new(),
         n => format!(
             "; {n} strings could not be read, shown as NULL (a user page not resident at entry, a bad or NULL \
-             pointer; the JOIN form reads file names at exit, see docs: Strings in user memory)"
+             pointer; str_at_exit(filename) or the JOIN form reads names at the exit, see docs: Strings in user memory)"
         ),
     }
 }

@@ -111,6 +111,11 @@ fn string_programs_compile_with_clang() {
          WHERE str(buf) <> 'a' AND str(count) <> 'b' AND str(buf, 126) <> 'c' AND str(count, 126) <> 'd'",
         "SELECT e.filename, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid \
          WHERE e.filename <> ''",
+        // str_at_exit(): the pointer carried, read at the exit (in WHERE too), beside the entry's own read.
+        "SELECT time, comm, filename, str_at_exit(filename) AS name FROM \
+         syscalls.sys_enter_openat WHERE comm = 'ls' AND str_at_exit(filename) NOT LIKE '/proc/%'",
+        "SELECT str_at_exit(filename, 32) AS name, COUNT(*) FROM syscalls.sys_enter_openat GROUP BY 1",
+        "SELECT fd, str_at_exit(buf, 16) FROM syscalls.sys_enter_read WHERE fd > 2",
     ] {
         compiles(sql);
     }

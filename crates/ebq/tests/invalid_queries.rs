@@ -36,7 +36,7 @@ const CHAIN: &str = "FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_rea
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
 starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), \
-print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: \
+print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: \
 syscall_name(nr), errno_name(ret), signal_name(sig), dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), \
 cgroup_path(cgroup), container_id(cgroup)";
 
@@ -60,6 +60,62 @@ fn cases() -> Vec<Bad> {
             "SELECT str(rq.q) FROM block.block_rq_complete",
             "1:12-1:16",
             "`rq.q` is a kernel `struct request_queue *`, not a `char *`; str(ptr[, len]) reads the string at a pointer: an 8-byte field of a tracepoint record (`buf`, `args[1]`), a probe's argument (`arg1`) or a kernel `char *` reached through BTF (`bprm.filename`), with an optional length 1..127",
+            None,
+        ),
+        // --- str_at_exit(): a system call's entry, read at its exit ---
+        bad(
+            "SELECT str_at_exit(args[1]) FROM raw_syscalls.sys_enter",
+            "1:8-1:19",
+            "str_at_exit() reads a string when a system call returns: FROM must be a system call's entry (syscalls.sys_enter_NAME), and `raw_syscalls.sys_enter` is not one",
+            Some("str() reads it at the event: str(args[1])"),
+        ),
+        bad(
+            "SELECT str_at_exit(filename) FROM syscalls.sys_exit_openat",
+            "1:8-1:19",
+            "str_at_exit() reads a string when a system call returns: FROM must be a system call's entry (syscalls.sys_enter_NAME), and `syscalls.sys_exit_openat` is not one",
+            None,
+        ),
+        bad(
+            "SELECT comm, str_at_exit(filename) FROM syscalls.sys_enter_execve",
+            "1:14-1:25",
+            "str_at_exit() cannot read at execve's exit: a successful execve replaces the process's memory, so the pointer means nothing when it returns",
+            None,
+        ),
+        bad(
+            "SELECT str_at_exit(flags) FROM syscalls.sys_enter_openat",
+            "1:20-1:25",
+            "`flags` is declared `int`, not a pointer; str_at_exit(ptr[, len]) reads the string at a pointer argument of the system call (`filename`, `buf`) when the call returns, with an optional length 1..127",
+            None,
+        ),
+        bad(
+            format!("SELECT str_at_exit(count, 8) FROM {READ}"),
+            "1:20-1:25",
+            "`count` is declared `size_t`, not a pointer; str_at_exit(ptr[, len]) reads the string at a pointer argument of the system call (`filename`, `buf`) when the call returns, with an optional length 1..127",
+            None,
+        ),
+        bad(
+            "SELECT str_at_exit(comm) FROM syscalls.sys_enter_openat",
+            "1:20-1:24",
+            "`comm` (string(16)) is not a pointer argument of the system call; str_at_exit(ptr[, len]) reads the string at a pointer argument of the system call (`filename`, `buf`) when the call returns, with an optional length 1..127",
+            None,
+        ),
+        bad(
+            "SELECT str_at_exit(filename, 200) FROM syscalls.sys_enter_openat",
+            "1:30-1:33",
+            "str_at_exit()'s length must be 1..127; `200` is not",
+            None,
+        ),
+        bad(
+            "SELECT str_at_exit(e.filename), x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid",
+            "1:8-1:19",
+            "str_at_exit() pairs a system call's entry with its exit itself; a JOIN that pairs them on `tid` reads the start's user strings at the end event already",
+            Some("read it as the JOIN does: str(e.filename)"),
+        ),
+        bad(
+            "SELECT name FROM (SELECT str_at_exit(filename) AS name FROM syscalls.sys_enter_openat \
+             UNION ALL SELECT filename AS name FROM syscalls.sys_enter_open) u",
+            "1:26-1:46",
+            "str_at_exit() works in a query over one syscalls.sys_enter_* event, not in a UNION ALL or a join of two streams",
             None,
         ),
         bad(format!("SELECT user_u64(comm) FROM {READ}"), "1:17-1:21", "user_u64() reads at an integer address; `comm` is string(16)", None),

@@ -172,6 +172,77 @@ fn the_join_form_reads_the_file_name_at_the_exit() {
     );
 }
 
+/// Issue 40 item 6: `str_at_exit(filename)` in a row query over openat's
+/// entry reads each name at the call's exit (the entry paired with its exit
+/// on the thread, as the JOIN form): every name is read, cold or not, in the
+/// workload's order, nothing is counted unreadable, and every call returned
+/// (no pair left open). `time` is the entry's: one per open, increasing.
+#[test]
+fn str_at_exit_reads_every_file_name_at_the_exit() {
+    let out = around_cold_opens(
+        "ebq-coldexit",
+        "SELECT time, comm, str_at_exit(filename) AS name FROM syscalls.sys_enter_openat WHERE comm = 'ebq-coldexit'",
+    );
+    let (rows, report) = split(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got: Vec<&Json> = rows.iter().map(|r| &r["name"]).collect();
+    let want: Vec<Json> = report["opens"].as_array().unwrap().iter().map(|o| o["path"].clone()).collect();
+    assert_eq!(want, COLD_PATHS.map(Json::from), "{report}");
+    assert_eq!(got, want.iter().collect::<Vec<_>>(), "{stderr}");
+    assert!(rows.iter().all(|r| r["comm"] == "ebq-coldexit"), "{rows:?}");
+    let times: Vec<u64> = rows.iter().map(|r| r["time"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    assert_eq!(stats_value(&stderr, UNREADABLE).unwrap_or(0), 0, "{stderr}");
+    assert_eq!(stats_value(&stderr, " pairs left open"), Some(0), "{stderr}");
+    assert_eq!(stats_value(&stderr, " delivered"), Some(COLD_PATHS.len() as u64), "{stderr}");
+}
+
+/// The same as a group key, and in WHERE (checked at the exit, the name read
+/// there): cold names are counted under their names, none is NULL.
+#[test]
+fn str_at_exit_is_a_group_key_read_at_the_exit() {
+    let out = around_cold_opens(
+        "ebq-coldexitgrp",
+        "SELECT str_at_exit(filename) AS name, COUNT(*) AS n FROM syscalls.sys_enter_openat \
+         WHERE comm = 'ebq-coldexitgrp' AND str_at_exit(filename) NOT LIKE '/proc/%' GROUP BY 1 ORDER BY 1",
+    );
+    let (rows, _) = split(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got: Vec<(Json, u64)> = rows.iter().map(|r| (r["name"].clone(), r["n"].as_u64().unwrap())).collect();
+    assert_eq!(got, [(Json::from(""), 1), (Json::from("/etc/hostname"), 3), (Json::from("/nonexistent/ebq-cold"), 1)]);
+    assert_eq!(stats_value(&stderr, UNREADABLE).unwrap_or(0), 0, "{stderr}");
+}
+
+/// A call that has not returned when the query stops is never silently
+/// lost: its entry is a pair left open on the stats line. The workload
+/// opens a file, then a FIFO no writer opens until after ebq's `--duration`.
+#[test]
+fn str_at_exit_counts_a_call_still_in_progress_as_left_open() {
+    let fifo = std::env::temp_dir().join(format!("ebq-atexit-fifo-{}", std::process::id()));
+    let fifo = fifo.display().to_string();
+    let cmd = format!(
+        "rm -f {fifo}; mkfifo {fifo} && (sleep 6; echo > {fifo}) & sleep 0.2; exec {} opens --comm ebq-exitfifo \
+         --paths /etc/hostname,{fifo}",
+        workload_bin().display()
+    );
+    let out = ebq(&[
+        "-c",
+        &cmd,
+        "--duration",
+        "3",
+        "--format",
+        "json",
+        "SELECT str_at_exit(filename) AS name FROM syscalls.sys_enter_openat WHERE comm = 'ebq-exitfifo'",
+    ]);
+    let _ = std::fs::remove_file(&fifo);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (rows, report) = split(&out);
+    assert_eq!(report["opens"].as_array().map(Vec::len), Some(2), "{report}");
+    let got: Vec<&Json> = rows.iter().map(|r| &r["name"]).collect();
+    assert_eq!(got, [&Json::from("/etc/hostname")], "{stderr}");
+    assert_eq!(stats_value(&stderr, " pairs left open"), Some(1), "{stderr}");
+}
+
 #[test]
 fn str_reads_the_string_at_any_pointer_column() {
     let paths = ["/etc/hostname", "/nonexistent/ebq-e"];

@@ -127,6 +127,7 @@ const FUNCTIONS: &[&str] = &[
     "io_uring_op",
     "print_flag",
     "str",
+    "str_at_exit",
     "user_i8",
     "user_u8",
     "user_i16",
@@ -158,7 +159,7 @@ pub(super) fn unknown_function(f: &Function) -> Error {
     let help = if close.is_empty() {
         "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), \
          syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), \
-         str(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
+         str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
          dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), cgroup_path(cgroup), container_id(cgroup)"
             .to_string()
     } else {
@@ -581,6 +582,7 @@ impl Binder<'_> {
             ("io_uring_op", _) => Err(err(e, "io_uring_op('NAME') needs a string literal (READ, WRITE_FIXED, …)")),
             ("print_flag", args) => self.print_flag(e, args),
             ("str", args) => self.user_string(e, args),
+            (super::at_exit::NAME, args) => self.string_at_exit(e, args),
             (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
                 let ty = user_int_type(name).expect("checked");
                 let [FunctionArgExpr::Expr(a)] = args else {

@@ -61,6 +61,7 @@ pub(super) fn bind_join(
         start_filter: start_only,
         also: vec![],
         middle: None,
+        str_at_exit: None,
         span: join.span,
     };
     Ok((bound, and_all(rest)))

@@ -1240,6 +1240,14 @@ pub struct BoundJoin {
     pub also: Vec<StartBranch>,
     /// A chained JOIN's middle event (`FROM a JOIN b ON … JOIN c ON …`).
     pub middle: Option<BoundMiddle>,
+    /// `Some` when this pairing is a row of one `sys_enter_*` event whose
+    /// `str_at_exit()` calls read at the call's exit (`super::at_exit`): the
+    /// carried strings those calls read (their [`ColumnSource::Start`]
+    /// sources), the only ones read at the end event; the query's other
+    /// strings are the entry's. `None` for a JOIN as written, which reads
+    /// every carried user string at the end when it can
+    /// ([`crate::plan::Pairing::strings_at_end`]).
+    pub str_at_exit: Option<Vec<ColumnSource>>,
     /// The JOIN clause, for plan errors.
     pub span: Span,
 }

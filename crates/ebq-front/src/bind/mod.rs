@@ -5,6 +5,7 @@
 //! here are the user-facing ones, the planner adds BPF resource limits.
 
 mod aliases;
+mod at_exit;
 mod btf_args;
 mod cgroup_columns;
 mod chain;
@@ -74,6 +75,12 @@ pub const ARGV_STARTS_BYTES: u32 = ARGV_MAX_ARGS;
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     let query = &*desugar(query)?;
+    if let (Some(call), true) = (at_exit::first_call(query), query.stream.is_some() || !query.union.is_empty()) {
+        return Err(expr::err(
+            &call,
+            "str_at_exit() works in a query over one syscalls.sys_enter_* event, not in a UNION ALL or a join of two streams",
+        ));
+    }
     if let Some(second) = &query.stream {
         return stream_join::bind_stream_join(query, second, catalog);
     }
@@ -126,10 +133,14 @@ fn bind_sides(
     raw: &[bool],
     chain: Option<&chain::Chain>,
 ) -> Result<LogicalPlan> {
+    let exit = match query.joins.is_empty() && query.union.is_empty() {
+        true => at_exit::exit_event(query, catalog)?,
+        false => None,
+    };
     let from = bind_event(&query.from, catalog)?;
     let joined = bind_end(query, catalog)?;
     let sides = match &joined {
-        None => vec![Side { event: &from, alias: query.from.alias.clone(), carried: false }],
+        None => vec![Side { event: &from, alias: query.from.alias.clone(), carried: exit.is_some() }],
         Some((end, j)) => vec![
             Side { event: &from, alias: query.from.alias.clone(), carried: true },
             Side { event: end, alias: j.event.alias.clone(), carried: false },
@@ -139,6 +150,7 @@ fn bind_sides(
     binder.union = union.to_vec();
     binder.start_columns = union::start_columns(query);
     binder.middle = chain.map(|c| c.placeholders.clone()).unwrap_or_default();
+    binder.at_exit = exit.as_ref().map(|_| Default::default());
     let mut filter = match &query.selection {
         Some(e) => Some(binder.condition(&*binder.with_aliases(e, query, aliases::Clause::Where)?, "WHERE")?),
         None => None,
@@ -168,11 +180,16 @@ fn bind_sides(
     if let (Some(join), false) = (join.as_mut(), query.union.is_empty()) {
         tp_btf[0] = union::bind_starts(&binder, query, catalog, join)?;
     }
+    if let Some((exit, span)) = &exit {
+        let (paired, rest) = binder.at_exit_join(exit, filter.take(), *span);
+        (join, filter) = (Some(paired), rest);
+    }
     drop(binder);
-    let (event, join) = match (joined, join) {
-        (Some((end, _)), Some(mut join)) => {
+    let end = exit.map(|(exit, _)| exit).or(joined.map(|(end, _)| end));
+    let (event, join) = match (end, join) {
+        (Some(end), Some(mut join)) => {
             join.start = btf_args::attach_as(join.start, tp_btf[0]);
-            (btf_args::attach_as(end, tp_btf[1]), Some(join))
+            (btf_args::attach_as(end, tp_btf.get(1).copied().unwrap_or(false)), Some(join))
         }
         (_, join) => (btf_args::attach_as(from, tp_btf[0]), join),
     };
@@ -350,6 +367,9 @@ struct Binder<'a> {
     /// A chained JOIN's middle aggregates: each placeholder identifier the
     /// rewritten SELECT names one by, and the carried column it binds as.
     middle: Vec<(String, ScalarExpr)>,
+    /// A query over one `sys_enter_*` event that calls `str_at_exit()`
+    /// ([`at_exit`]): the strings those calls read, so far. `None` elsewhere.
+    at_exit: Option<std::cell::RefCell<Vec<ColumnSource>>>,
 }
 
 impl<'a> Binder<'a> {
@@ -365,6 +385,7 @@ impl<'a> Binder<'a> {
             union: vec![],
             start_columns: vec![],
             middle: vec![],
+            at_exit: None,
         }
     }
 

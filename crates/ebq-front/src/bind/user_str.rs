@@ -21,24 +21,8 @@ const USAGE: &str = "str(ptr[, len]) reads the string at a pointer: an 8-byte fi
 impl Binder<'_> {
     /// Binds `str(…)` with arguments `args` (`e` is the whole call, for errors).
     pub(super) fn user_string(&self, e: &Expr, args: &[&FunctionArgExpr]) -> Result<ScalarExpr> {
-        let (arg, len) = match args {
-            [FunctionArgExpr::Expr(a)] => (a, None),
-            [FunctionArgExpr::Expr(a), FunctionArgExpr::Expr(l)] => (a, Some(l)),
-            _ => return Err(err(e, USAGE)),
-        };
-        let cap = match len {
-            None => USER_STRING_CAP,
-            Some(l @ Expr::Value(v)) => match &v.value {
-                Value::Number(n, _) => match n.parse::<u16>() {
-                    Ok(n) if (1..USER_STRING_CAP).contains(&n) => n + 1,
-                    _ => {
-                        return Err(err(l, format!("str()'s length must be 1..{}; `{n}` is not", USER_STRING_CAP - 1)))
-                    }
-                },
-                _ => return Err(err(l, USAGE)),
-            },
-            Some(l) => return Err(err(l, USAGE)),
-        };
+        let (arg, cap) = str_args(e, args, USAGE, "str")?;
+        let len = args.get(1);
         // A probe's argument columns have no record header before them: arg0 is at slot 0.
         let probe = |s: &EventSource| {
             matches!(
@@ -61,6 +45,29 @@ impl Binder<'_> {
             _ => Err(err(arg, USAGE)),
         }
     }
+}
+
+/// The pointer argument of `name(ptr[, len])` (`str`, `str_at_exit`) and
+/// the capacity its length asks for (bytes with the NUL; [`USER_STRING_CAP`]
+/// without a length); `usage` is the error otherwise.
+pub(super) fn str_args<'e>(e: &Expr, args: &[&'e FunctionArgExpr], usage: &str, name: &str) -> Result<(&'e Expr, u16)> {
+    let (arg, len) = match args {
+        [FunctionArgExpr::Expr(a)] => (a, None),
+        [FunctionArgExpr::Expr(a), FunctionArgExpr::Expr(l)] => (a, Some(l)),
+        _ => return Err(err(e, usage)),
+    };
+    let cap = match len {
+        None => USER_STRING_CAP,
+        Some(l @ Expr::Value(v)) => match &v.value {
+            Value::Number(n, _) => match n.parse::<u16>() {
+                Ok(n) if (1..USER_STRING_CAP).contains(&n) => n + 1,
+                _ => return Err(err(l, format!("{name}()'s length must be 1..{}; `{n}` is not", USER_STRING_CAP - 1))),
+            },
+            _ => return Err(err(l, usage)),
+        },
+        Some(l) => return Err(err(l, usage)),
+    };
+    Ok((arg, cap))
 }
 
 /// Why `str()` does not read column `c` of type `ty`: what it is, then what

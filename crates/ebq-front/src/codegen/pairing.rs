@@ -351,7 +351,14 @@ pub fn end_lookup(p: &Pairing, format: &BoundEvent) -> String {
     c.push_str(&fill_key(p, false));
     let n = PairNames::of(p);
     if p.per_thread {
-        let same: Vec<String> = p.key.fields.iter().map(|f| format!(" && tp->key.{0} == pk.{0}", f.name)).collect();
+        // Padding is an array: `==` would compare its address (never equal); it is zero on both sides.
+        let same: Vec<String> = p
+            .key
+            .fields
+            .iter()
+            .filter(|f| !f.name.starts_with("__pad"))
+            .map(|f| format!(" && tp->key.{0} == pk.{0}", f.name))
+            .collect();
         let _ = writeln!(
             c,
             "\tstruct {} *tp = bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, 0);\n\

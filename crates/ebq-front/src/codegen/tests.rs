@@ -129,6 +129,28 @@ fn a_join_reads_the_start_user_string_at_the_end() {
     assert!(!c.contains("read at the end event") && c.contains("bpf_probe_read_user_str(strings->"), "{c}");
 }
 
+/// `str_at_exit()` (issue 40 item 6): a row of one `sys_enter_*` event is
+/// the entry paired with its exit on the thread; the string it reads is the
+/// pointer kept at the entry and read at the exit, while a plain `filename`
+/// beside it is read at the entry, and its WHERE on the entry's columns runs
+/// before a pair opens.
+#[test]
+fn str_at_exit_reads_its_string_at_the_exit_and_the_rest_at_the_entry() {
+    let c = generate_for(
+        "SELECT comm, filename, str_at_exit(filename) AS name FROM syscalls.sys_enter_openat \
+         WHERE comm = 'ls' AND str_at_exit(filename) <> ''",
+    );
+    assert!(c.contains("/* str_at_exit(filename): its pointer, read at the end event */"), "{c}");
+    assert!(c.contains("/* str_at_exit(filename): read now, from the pointer the start kept"), "{c}");
+    // Two reads: the plain filename at the entry, the str_at_exit one at the exit.
+    assert_eq!(c.matches("bpf_probe_read_user_str(").count(), 2, "{c}");
+    let start = c.find("ebq_pair_start(").expect("a start program");
+    let entry_read = c.find("bpf_probe_read_user_str(strings->ev_filename").expect("the entry's read");
+    let comm = c.find("/* WHERE sys_enter_openat.comm = 'ls' */").or_else(|| c.find("/* WHERE comm = 'ls' */"));
+    assert!(comm.is_some_and(|w| w > start) && entry_read > start, "{c}");
+    assert!(c.contains("str_at_exit(filename) <> ''"), "{c}");
+}
+
 /// The generated C for the eBQL example, compared with a checked-in snapshot.
 /// Set EBQ_UPDATE_SNAPSHOTS=1 to rewrite it after an intended change.
 #[test]

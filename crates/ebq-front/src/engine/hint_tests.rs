@@ -101,3 +101,20 @@ fn a_fix_that_would_not_bind_is_not_shown() {
     assert!(q.message.starts_with("unknown column `cout`"), "{q:?}");
     assert_eq!((q.help, q.fix), (None, None));
 }
+
+/// Issue 40 item 6: where `str_at_exit()` cannot pair an entry with its
+/// exit, the help proposes what reads the string there, and it binds.
+#[test]
+fn str_at_exit_where_it_cannot_pair_proposes_what_reads_the_string() {
+    fix_binds(
+        "SELECT str_at_exit(args[1]) FROM raw_syscalls.sys_enter WHERE id = 257",
+        "str() reads it at the event: str(args[1])",
+        "SELECT str(args[1]) FROM raw_syscalls.sys_enter WHERE id = 257",
+    );
+    let join = |name: &str| {
+        format!(
+            "SELECT {name}, x.ret FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid"
+        )
+    };
+    fix_binds(&join("str_at_exit(e.filename)"), "read it as the JOIN does: str(e.filename)", &join("str(e.filename)"));
+}

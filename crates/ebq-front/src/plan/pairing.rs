@@ -47,6 +47,9 @@ pub struct Pairing {
     /// the caller's still, and the call has faulted its page in by its exit
     /// (at the entry a page not resident yet cannot be read: NULL).
     pub strings_at_end: bool,
+    /// A row of one `sys_enter_*` event read by `str_at_exit()`: only these
+    /// carried strings are read at the end ([`BoundJoin::str_at_exit`]).
+    pub str_at_exit: Option<Vec<ColumnSource>>,
     /// A chained JOIN's middle event: its program adds to the open pair's
     /// accumulators ([`Pairing::middle_field`]) in place.
     pub middle: Option<BoundMiddle>,
@@ -115,6 +118,7 @@ impl Pairing {
             // A chain's pairs are found by key from a third program: in a HASH.
             per_thread: options.thread_pairs && per_thread(join, end) && join.middle.is_none(),
             strings_at_end: per_thread(join, end),
+            str_at_exit: join.str_at_exit.clone(),
             middle: join.middle.clone(),
         })
     }
@@ -191,9 +195,12 @@ impl Pairing {
     }
 
     /// Is carried column `c` (its start-side source) a user string this
-    /// pairing reads at its end event ([`Pairing::strings_at_end`])?
+    /// pairing reads at its end event ([`Pairing::strings_at_end`]; with
+    /// `str_at_exit()`, only the strings it reads)?
     pub fn reads_at_end(&self, c: &ColumnSource) -> bool {
-        self.strings_at_end && matches!(c.read_at_start(), ColumnSource::Field { kind: FieldKind::UserStr, .. })
+        self.strings_at_end
+            && matches!(c.read_at_start(), ColumnSource::Field { kind: FieldKind::UserStr, .. })
+            && self.str_at_exit.as_ref().is_none_or(|only| only.contains(c))
     }
 
     /// The stash field holding middle accumulator `index` (None when the
