@@ -393,3 +393,24 @@ fn like_suffix_and_contains_count_exactly_the_matching_opens() {
     let got: Vec<(&str, u64)> = want.iter().map(|(k, _)| (*k, rows[0][k].as_u64().unwrap_or(u64::MAX))).collect();
     assert_eq!(got, want, "{rows:?}");
 }
+
+/// execveat's `argv` and `envp` (192 bytes each with their read slack) beside
+/// an expression: on the stack they took clang past 512 bytes, a query that
+/// bound and planned and then failed to compile (a props seed in the
+/// fresh-clone series). They are read into the per-CPU string scratch: the
+/// program loads, and `/bin/sh -c` running a command execs it.
+#[test]
+fn execveat_argv_and_envp_beside_an_expression_load() {
+    let out = ebq(&[
+        "-c",
+        "/bin/true",
+        "--format",
+        "json",
+        "SELECT NOT (__syscall_nr + __syscall_nr = __syscall_nr AND comm != 'aaaaaaa'), \
+         4294967295 * __syscall_nr / (fd & -18446744073709551615), * FROM syscalls.sys_enter_execveat \
+         WHERE NOT filename = 'rcu_sched'",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stats_value(&stderr, " missed"), Some(0), "{stderr}");
+}

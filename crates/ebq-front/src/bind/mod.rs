@@ -72,6 +72,10 @@ pub const ARGV_MAX_ARGS: u32 = 8;
 /// quote each entry; the joined text ends before them.
 pub const ARGV_STARTS_BYTES: u32 = ARGV_MAX_ARGS;
 
+/// Bytes past an `argv`'s capacity its reader keeps so that each entry is
+/// read with a constant size (`codegen::user_str::argv`).
+pub const ARGV_SLACK_BYTES: u16 = 64;
+
 /// Binds a parsed query against the catalog.
 pub fn bind(query: &Query, catalog: &Catalog) -> Result<LogicalPlan> {
     let query = &*desugar(query)?;

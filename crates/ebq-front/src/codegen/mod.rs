@@ -649,6 +649,9 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
     if let Some(arg) = probe::column_expr(event, c.name()).filter(|_| matches!(c, ColumnSource::Field { .. })) {
         return format!("\t{} {local} = {arg};\n", ty.c_type());
     }
+    if let ColumnSource::Field { name, kind: FieldKind::UserArgv, .. } = c {
+        return user_str::argv(&local, name, ty.byte_size());
+    }
     if crate::plan::in_string_scratch(c) {
         // Not zeroed: comparisons stop at the NUL, and copies out of the scratch stop there too.
         return string_read(c, event, &local).expect("scratch strings are read in one call");
@@ -704,8 +707,7 @@ pub(crate) fn load_column(c: &ColumnSource, ty: DataType, event: &crate::bind::B
                 "\t{} {local} = 0;\n\tbpf_probe_read_kernel(&{local}, {size}, (void *)ctx + {offset});\t/* {name} */\n",
                 ty.c_type()
             ),
-            FieldKind::UserArgv => user_str::argv(&local, name, ty.byte_size()),
-            FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr => {
+            FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr | FieldKind::UserArgv => {
                 unreachable!("string_read reads strings")
             }
             FieldKind::IntArray { .. } | FieldKind::Unsupported => {
@@ -1008,6 +1010,11 @@ pub(crate) fn assign(target: &str, field: &str, e: &ScalarExpr) -> String {
             let local = local_name(source);
             let copy = format!("\tbpf_probe_read_kernel_str({target}{field}, sizeof({target}{field}), {local});\n");
             match source {
+                // An argv is zeroed whole when it is read, and its last bytes (where its entries start)
+                // and NULL marker come after its NUL: copied whole.
+                ColumnSource::Field { kind: FieldKind::UserArgv, .. } => {
+                    format!("\tbpf_probe_read_kernel({target}{field}, sizeof({target}{field}), {local});\n")
+                }
                 // The copy stops at the NUL: an empty user string takes its NULL marker (byte 1) along.
                 ColumnSource::Field { kind: FieldKind::UserStr, .. } => {
                     format!("{copy}\tif (!{target}{field}[0])\n\t\t{target}{field}[1] = {local}[1];\n")

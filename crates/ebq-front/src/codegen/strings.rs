@@ -56,7 +56,7 @@ pub fn declarations(k: &KernelPlan) -> Option<(String, u32)> {
         if !in_string_scratch(c) {
             return;
         }
-        let (name, cap) = (super::plain_local_name(c), c.string_cap().unwrap_or(1));
+        let (name, cap) = (super::plain_local_name(c), crate::plan::scratch_bytes(c));
         match fields.iter_mut().find(|(n, _)| *n == name) {
             Some((_, size)) => *size = (*size).max(cap),
             None => fields.push((name, cap)),

@@ -1,7 +1,7 @@
 //! Strings in user memory as C: `execve`'s `argv` joined into one string.
 
 /// The loop, with `LOCAL`, `NAME`, `CAP`, `MAX`, `LAST`, `STARTS` and `MASK` to fill in.
-const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for the last entry's read */
+const ARGV: &str = r#"	__builtin_memset(LOCAL, 0, CAP + SLACK);	/* CAP used; SLACK of slack for the last entry's read */
 	{	/* NAME: the first MAX entries joined by spaces, then where entries 1.. start */
 		const char *const *av = (const char *const *)ctx->NAME;
 		__u64 starts = 0;	/* byte i-1: where entry i starts */
@@ -47,7 +47,8 @@ const ARGV: &str = r#"	char LOCAL[CAP + 64] = {};	/* CAP used; 64 of slack for t
 /// constant size (64) at a masked offset into a buffer with 64 bytes of
 /// slack: a read of the remaining length would be a variable size at a
 /// variable offset, which the verifier cannot bound. The stack budget counts
-/// the `cap` bytes; the slack comes out of the 112 bytes the budget keeps free.
+/// nothing: `local` is the column's field in the per-CPU string scratch, not
+/// the stack (`plan::scratch_bytes`), `cap` bytes and the slack.
 /// A read that fails (the array or an entry in a page not resident at the
 /// entry, a bad pointer: execve then fails with EFAULT) makes the whole
 /// `argv` NULL and is counted (`ebq_user_str_read`): the entries before it
@@ -59,6 +60,7 @@ pub fn argv(local: &str, name: &str, cap: u32) -> String {
     ARGV.replace("LOCAL", local)
         .replace("NAME", name)
         .replace("CAP", &cap.to_string())
+        .replace("SLACK", &crate::bind::ARGV_SLACK_BYTES.to_string())
         .replace("MAX", &crate::bind::ARGV_MAX_ARGS.to_string())
         .replace("LAST", &(starts - 1).to_string())
         .replace("STARTS", &starts.to_string())

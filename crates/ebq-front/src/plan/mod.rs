@@ -23,7 +23,7 @@ pub use pairing::{Pairing, OPENED};
 pub use row_fold::RowFold;
 pub use stages::StageLimit;
 pub use stream_join::{WindowJoin, JOIN_GRACE_MS};
-pub use string_buffers::{in_string_scratch, may_be_unreadable, slot_string_reads};
+pub use string_buffers::{in_string_scratch, may_be_unreadable, scratch_bytes, slot_string_reads};
 pub use syscall_attach::SyscallAttach;
 
 use crate::bind::{

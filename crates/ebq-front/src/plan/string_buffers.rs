@@ -59,14 +59,28 @@ pub(super) fn is_argv(e: &ScalarExpr) -> bool {
 pub fn in_string_scratch(c: &ColumnSource) -> bool {
     matches!(
         c,
-        ColumnSource::Field { kind: FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr, .. }
+        ColumnSource::Field {
+            kind: FieldKind::CharArray { .. } | FieldKind::DataLocStr | FieldKind::UserStr | FieldKind::UserArgv,
+            ..
+        }
     )
+}
+
+/// Bytes `c` takes in the string scratch: its capacity, and for an `argv`
+/// the 64 bytes of slack its entry reads need (`codegen::user_str::argv`).
+/// On the stack, execveat's `argv` and `envp` took 2 × 192 bytes and a
+/// `SELECT *, <expression>` over it failed in clang (a props seed in the
+/// fresh-clone series), though the budget had counted 2 × 128.
+pub fn scratch_bytes(c: &ColumnSource) -> u16 {
+    let argv = matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
+    c.string_cap().unwrap_or(1) + if argv { crate::bind::ARGV_SLACK_BYTES } else { 0 }
 }
 
 /// Is `c` a string one helper call reads into a char array of its size
 /// (`codegen::string_read`)?
 fn read_in_one_call(c: &ColumnSource) -> bool {
-    in_string_scratch(c) || *c == ColumnSource::System(SystemColumn::Comm)
+    let argv = matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
+    (in_string_scratch(c) && !argv) || *c == ColumnSource::System(SystemColumn::Comm)
 }
 
 /// The output slots whose string column is read straight into them: for a
