@@ -143,12 +143,13 @@ fn unique_name(name: &str, files: &BTreeMap<super::FileKey, super::posix::Record
     }
 }
 
-/// CLOCK_REALTIME (seconds, ns) of a CLOCK_MONOTONIC instant in the past.
+/// CLOCK_REALTIME (seconds, ns) of a CLOCK_MONOTONIC instant, through the
+/// process's one bracketed clock offset ([`ebq::exec::sink::wall_clock`]):
+/// two single reads a preemption apart would shift the log's start, and with
+/// it every DXT segment's absolute time, by that preemption.
 fn wall(monotonic_ns: u64) -> (i64, i64) {
-    let now = ebq::exec::clock::clock_ns;
-    let (mono, real) = (now(libc::CLOCK_MONOTONIC), now(libc::CLOCK_REALTIME));
-    let at = real - (mono - monotonic_ns as i128);
-    ((at / 1_000_000_000) as i64, (at % 1_000_000_000) as i64)
+    let at = ebq::exec::sink::wall_clock().wall_ns(monotonic_ns);
+    (at.div_euclid(1_000_000_000), at.rem_euclid(1_000_000_000))
 }
 
 fn hostname() -> String {

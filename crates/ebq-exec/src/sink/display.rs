@@ -32,10 +32,10 @@ impl TimeDisplay {
         TimeDisplay::Relative { origin_ns: clock_ns(libc::CLOCK_MONOTONIC) as u64 }
     }
 
-    /// Wall-clock time, with the clock offset taken now.
+    /// Wall-clock time, with the process's one clock offset ([`super::wall_clock`]),
+    /// so the terminal and the files place an event at the same instant.
     pub fn wall_from_now() -> TimeDisplay {
-        let mono = clock_ns(libc::CLOCK_MONOTONIC);
-        TimeDisplay::Wall { offset_ns: clock_ns(libc::CLOCK_REALTIME) - mono }
+        TimeDisplay::Wall { offset_ns: i128::from(super::wall_clock().offset_ns) }
     }
 
     /// A monotonic ns timestamp as text.
