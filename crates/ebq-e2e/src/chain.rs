@@ -41,13 +41,6 @@ fn read_exactly(fd: libc::c_int, buf: &mut [u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: t is a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 pub(crate) fn run_chain(cfg: &ChainCfg) -> Result<(), Error> {
     let dir = std::env::temp_dir();
     let path = |i: usize| format!("{}/ebq-chain-{}-{i}", dir.display(), std::process::id());
@@ -66,13 +59,13 @@ pub(crate) fn run_chain(cfg: &ChainCfg) -> Result<(), Error> {
     let mut parts = vec![];
     for (i, (reads, size)) in cfg.reads.iter().zip(&sizes).enumerate() {
         let mut buf = vec![0u8; *size as usize];
-        let before = monotonic_ns();
+        let before = crate::monotonic_ns();
         let fd = open_path(&path(i), libc::O_RDONLY, 0)?;
         for _ in 0..*reads {
             read_exactly(fd, &mut buf)?;
         }
         close_fd(fd);
-        let ns = monotonic_ns() - before;
+        let ns = crate::monotonic_ns() - before;
         parts.push(json!({"fd": fd, "reads": reads, "bytes": reads * size, "ns": ns}));
     }
     read_exactly(pipe[0], &mut [0u8; 8])?;

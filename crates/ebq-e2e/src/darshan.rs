@@ -61,13 +61,6 @@ pub(crate) struct DarshanCfg {
     report: Option<String>,
 }
 
-fn now_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime fills the timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
-
 #[derive(Clone, Copy, PartialEq)]
 enum Io {
     Read,
@@ -266,9 +259,9 @@ fn ret_of(r: isize) -> i64 {
 
 impl Run {
     fn timed<T>(f: impl FnOnce() -> T) -> (T, (i64, i64)) {
-        let t1 = now_ns();
+        let t1 = crate::monotonic_ns() as i64;
         let r = f();
-        (r, (t1, now_ns()))
+        (r, (t1, crate::monotonic_ns() as i64))
     }
 
     /// The buffer at the mapping's start, or one byte past it (misaligned).

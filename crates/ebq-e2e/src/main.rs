@@ -388,6 +388,15 @@ fn main() {
     }
 }
 
+/// CLOCK_MONOTONIC in ns: the clock of the kernel's event times, so the
+/// workloads' own timings compare with ebq's.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: t is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Test helpers: a command line as one string, and its parse.
 #[cfg(test)]
 mod testing {

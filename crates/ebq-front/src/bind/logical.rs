@@ -67,6 +67,12 @@ pub enum ColumnSource {
 }
 
 impl ColumnSource {
+    /// Is this execve's `argv` or `envp` (a `const char *const *` field)? Its
+    /// read joins the strings and keeps where each entry starts after them.
+    pub fn is_argv(&self) -> bool {
+        matches!(self, ColumnSource::Field { kind: FieldKind::UserArgv, .. })
+    }
+
     /// The column's name.
     pub fn name(&self) -> &str {
         match self {

@@ -51,8 +51,7 @@ pub fn may_be_unreadable(e: &ScalarExpr) -> bool {
 /// Is `e` execve's `argv` (or a JOIN start's), joined with where its entries
 /// start (`codegen::user_str::argv`)?
 pub(super) fn is_argv(e: &ScalarExpr) -> bool {
-    let argv = |c: &ColumnSource| matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
-    matches!(e, ScalarExpr::Column { source, .. } if argv(source.read_at_start()))
+    matches!(e, ScalarExpr::Column { source, .. } if source.read_at_start().is_argv())
 }
 
 /// Is `c` read into the per-CPU string scratch rather than the stack?
@@ -72,15 +71,13 @@ pub fn in_string_scratch(c: &ColumnSource) -> bool {
 /// `SELECT *, <expression>` over it failed in clang (a props seed in the
 /// fresh-clone series), though the budget had counted 2 × 128.
 pub fn scratch_bytes(c: &ColumnSource) -> u16 {
-    let argv = matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
-    c.string_cap().unwrap_or(1) + if argv { crate::bind::ARGV_SLACK_BYTES } else { 0 }
+    c.string_cap().unwrap_or(1) + if c.is_argv() { crate::bind::ARGV_SLACK_BYTES } else { 0 }
 }
 
 /// Is `c` a string one helper call reads into a char array of its size
 /// (`codegen::string_read`)?
 fn read_in_one_call(c: &ColumnSource) -> bool {
-    let argv = matches!(c, ColumnSource::Field { kind: FieldKind::UserArgv, .. });
-    (in_string_scratch(c) && !argv) || *c == ColumnSource::System(SystemColumn::Comm)
+    (in_string_scratch(c) && !c.is_argv()) || *c == ColumnSource::System(SystemColumn::Comm)
 }
 
 /// The output slots whose string column is read straight into them: for a
