@@ -11,7 +11,8 @@
 //! program's own POSIX call), fdopen, one fwrite, fclose (whose write and
 //! close are libc's, not the program's). On `--std-out F`: stdout and
 //! stderr (descriptors 1 and 2) go to F, then printf and putc on stdout,
-//! fflush(stdout), fputs on stderr (Darshan's `<STDOUT>` and `<STDERR>`).
+//! fflush(stdout), fputs of a short line and of a 201-byte one on stderr
+//! (Darshan's `<STDOUT>` and `<STDERR>`).
 //!
 //! The tally is this program's own bookkeeping of Darshan's offset (0 at
 //! fopen, + the bytes of each read and write, `ftell` after each seek, 0 at
@@ -286,6 +287,9 @@ extern "C" {
     static stderr: *mut libc::FILE;
 }
 
+/// The bytes of the line `--std-out` writes to stderr last, newline included.
+pub(crate) const LONG_LINE: usize = 201;
+
 /// Darshan's `<STDOUT>` and `<STDERR>` records (opened at the process's
 /// first stdio call), with descriptors 1 and 2 sent to `path` first.
 fn std_streams(path: &str) -> Result<[Value; 2], Error> {
@@ -321,6 +325,12 @@ fn std_streams(path: &str) -> Result<[Value; 2], Error> {
     // SAFETY: a NUL-terminated string; stderr is unbuffered, written inside the call.
     if unsafe { libc::fputs(line.as_ptr(), stderr) } > 0 {
         err.write(line.as_bytes().len() as i64, false);
+    }
+    // A line longer than the 127 bytes ebq's probe reads of a string: Darshan counts all of it.
+    let long = cstr(&format!("{}\n", "e".repeat(LONG_LINE - 1)))?;
+    // SAFETY: a NUL-terminated string; stderr is libc's stream.
+    if unsafe { libc::fputs(long.as_ptr(), stderr) } > 0 {
+        err.write(LONG_LINE as i64, false);
     }
     Ok([out.json("<STDOUT>"), err.json("<STDERR>")])
 }
