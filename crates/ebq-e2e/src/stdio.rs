@@ -3,15 +3,21 @@
 //! `ebq report io --stdio` to be compared against.
 //!
 //! On `--file P`, only through stdio: fopen("w+"); `--writes N` fwrites of
-//! `--size B` bytes; fprintf, fputs, fputc; fflush; ftell; fseek to 0;
-//! `--reads M` freads of B bytes; fgetc; rewind; fgets of at most 63
-//! bytes; a failing fseek (whence 99); fclose. On `--fdopen Q`: open(2)
-//! (the program's own POSIX call), fdopen, one fwrite, fclose (whose write
-//! and close are libc's, not the program's).
+//! `--size B` bytes; fprintf, fputs, fputc; fflush; ftell; fseek 100 bytes
+//! past the end (`SEEK_END`) and putc there; fseek to 0; `--reads M`
+//! freads of B bytes; fgetc; rewind; fgets of at most 63 bytes; fseeko to
+//! 10 bytes before the end, fgetpos, an fread of 5, fsetpos back, fgetc; a
+//! failing fseek (whence 99); fclose. On `--fdopen Q`: open(2) (the
+//! program's own POSIX call), fdopen, one fwrite, fclose (whose write and
+//! close are libc's, not the program's). On `--std-out F`: stdout and
+//! stderr (descriptors 1 and 2) go to F, then printf and putc on stdout,
+//! fflush(stdout), fputs of a short line and of a 201-byte one on stderr
+//! (Darshan's `<STDOUT>` and `<STDERR>`).
 //!
 //! The tally is this program's own bookkeeping of Darshan's offset (0 at
-//! fopen, + the bytes of each read and write, the fseek target, 0 at rewind)
-//! and of each call's return value, the calls' libc makes inside go uncounted.
+//! fopen, + the bytes of each read and write, `ftell` after each seek, 0 at
+//! rewind) and of each call's return value, the calls' libc makes inside go
+//! uncounted.
 
 use super::{emit_report, os_err, set_comm, usage, Error};
 use serde_json::{json, Value};
@@ -27,6 +33,9 @@ pub(crate) struct StdioCfg {
     /// Q: the file opened with open(2), then fdopen.
     #[arg(long)]
     fdopen: Option<String>,
+    /// F: where stdout and stderr go (their records are tallied).
+    #[arg(long)]
+    std_out: Option<String>,
     /// N: the fwrites of B bytes.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     writes: u64,
@@ -86,6 +95,13 @@ impl Tally {
         self.offset += bytes;
         self.inc(if flush { "STDIO_FLUSHES" } else { "STDIO_WRITES" }, 1);
         self.inc("STDIO_BYTES_WRITTEN", bytes);
+    }
+
+    /// A successful seek: Darshan's offset is `ftell` after it.
+    fn seeked(&mut self, fp: *mut libc::FILE) {
+        // SAFETY: fp is open.
+        self.offset = unsafe { libc::ftell(fp) } as i64;
+        self.inc("STDIO_SEEKS", 1);
     }
 
     fn json(&self, path: &str) -> Value {
@@ -158,10 +174,17 @@ fn stdio_file(cfg: &StdioCfg) -> Result<Tally, Error> {
     }
     // SAFETY: fp is open; ftell counts nothing in Darshan.
     unsafe { libc::ftell(fp) };
+    // SAFETY: fp is open; 100 bytes past the end, then one byte there (a hole before it).
+    if unsafe { libc::fseek(fp, 100, libc::SEEK_END) } >= 0 {
+        t.seeked(fp);
+    }
+    // SAFETY: fp is open.
+    if unsafe { putc(b'y' as libc::c_int, fp) } != libc::EOF {
+        t.write(1, false);
+    }
     // SAFETY: fp is open.
     if unsafe { libc::fseek(fp, 0, libc::SEEK_SET) } >= 0 {
-        t.offset = 0;
-        t.inc("STDIO_SEEKS", 1);
+        t.seeked(fp);
     }
     read_back(cfg, fp, &mut buf, &mut t)?;
     // SAFETY: fp is open; closed once.
@@ -193,9 +216,38 @@ fn read_back(cfg: &StdioCfg, fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally)
         let len = line.iter().position(|b| *b == 0).unwrap_or(line.len());
         t.read(len as i64);
     }
+    seek_back(fp, buf, t)?;
     // SAFETY: fp is open; whence 99 fails with EINVAL, which Darshan does not count.
     if unsafe { libc::fseek(fp, 0, 99) } >= 0 {
         return Err(Error::Runtime("fseek with whence 99 succeeded".into()));
+    }
+    Ok(())
+}
+
+/// fseeko to 10 bytes before the end, fgetpos, fread 5, fsetpos back, fgetc.
+fn seek_back(fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally) -> Result<(), Error> {
+    // SAFETY: fp is open.
+    if unsafe { libc::fseeko(fp, -10, libc::SEEK_END) } >= 0 {
+        t.seeked(fp);
+    }
+    // SAFETY: an all-zero fpos_t is a valid value to overwrite.
+    let mut pos: libc::fpos_t = unsafe { std::mem::zeroed() };
+    // SAFETY: fp is open; pos is writable. fgetpos counts nothing in Darshan.
+    if unsafe { libc::fgetpos(fp, &mut pos) } != 0 {
+        return Err(os_err("fgetpos"));
+    }
+    // SAFETY: buf holds at least 64 bytes; fp is open.
+    let n = unsafe { libc::fread(buf.as_mut_ptr().cast(), 1, 5, fp) };
+    if n > 0 {
+        t.read(n as i64);
+    }
+    // SAFETY: fp is open; pos came from fgetpos on it.
+    if unsafe { libc::fsetpos(fp, &pos) } == 0 {
+        t.seeked(fp);
+    }
+    // SAFETY: fp is open.
+    if unsafe { libc::fgetc(fp) } != libc::EOF {
+        t.read(1);
     }
     Ok(())
 }
@@ -228,11 +280,70 @@ fn fdopen_file(path: &str, size: usize) -> Result<Tally, Error> {
     Ok(t)
 }
 
+extern "C" {
+    /// glibc's `putc` (`_IO_putc`), which the libc crate does not declare.
+    fn putc(c: libc::c_int, fp: *mut libc::FILE) -> libc::c_int;
+    static stdout: *mut libc::FILE;
+    static stderr: *mut libc::FILE;
+}
+
+/// The bytes of the line `--std-out` writes to stderr last, newline included.
+pub(crate) const LONG_LINE: usize = 201;
+
+/// Darshan's `<STDOUT>` and `<STDERR>` records (opened at the process's
+/// first stdio call), with descriptors 1 and 2 sent to `path` first.
+fn std_streams(path: &str) -> Result<[Value; 2], Error> {
+    let p = cstr(path)?;
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(p.as_ptr(), libc::O_CREAT | libc::O_TRUNC | libc::O_WRONLY, 0o644) };
+    // SAFETY: fd is open; 1 and 2 become copies of it.
+    if fd < 0 || unsafe { libc::dup2(fd, 1) } < 0 || unsafe { libc::dup2(fd, 2) } < 0 {
+        return Err(os_err("open and dup2 of --std-out"));
+    }
+    // SAFETY: fd is open and no longer needed.
+    unsafe { libc::close(fd) };
+    let (mut out, mut err) = (zeroed(), zeroed());
+    for t in [&mut out, &mut err] {
+        t.inc("STDIO_OPENS", 1);
+    }
+    let fmt = cstr("stdio %s %d\n")?;
+    let word = cstr("workload")?;
+    // SAFETY: a format of one string and one int, both given; stdout is libc's.
+    let n = unsafe { libc::printf(fmt.as_ptr(), word.as_ptr(), 7 as libc::c_int) };
+    if n > 0 {
+        out.write(i64::from(n), false);
+    }
+    // SAFETY: stdout is libc's stream.
+    if unsafe { putc(b'!' as libc::c_int, stdout) } != libc::EOF {
+        out.write(1, false);
+    }
+    // SAFETY: stdout is libc's stream; its write(2) happens inside this fflush.
+    if unsafe { libc::fflush(stdout) } >= 0 {
+        out.write(0, true);
+    }
+    let line = cstr("to stderr\n")?;
+    // SAFETY: a NUL-terminated string; stderr is unbuffered, written inside the call.
+    if unsafe { libc::fputs(line.as_ptr(), stderr) } > 0 {
+        err.write(line.as_bytes().len() as i64, false);
+    }
+    // A line longer than the 127 bytes ebq's probe reads of a string: Darshan counts all of it.
+    let long = cstr(&format!("{}\n", "e".repeat(LONG_LINE - 1)))?;
+    // SAFETY: a NUL-terminated string; stderr is libc's stream.
+    if unsafe { libc::fputs(long.as_ptr(), stderr) } > 0 {
+        err.write(LONG_LINE as i64, false);
+    }
+    Ok([out.json("<STDOUT>"), err.json("<STDERR>")])
+}
+
 pub(crate) fn run_stdio(cfg: &StdioCfg) -> Result<(), Error> {
     if let Some(c) = &cfg.comm {
         set_comm(c)?;
     }
-    let mut files = vec![stdio_file(cfg)?.json(&cfg.file)];
+    let mut files = vec![];
+    if let Some(f) = &cfg.std_out {
+        files.extend(std_streams(f)?);
+    }
+    files.push(stdio_file(cfg)?.json(&cfg.file));
     if let Some(q) = &cfg.fdopen {
         files.push(fdopen_file(q, cfg.size as usize)?.json(q));
     }

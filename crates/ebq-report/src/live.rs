@@ -246,6 +246,8 @@ pub struct StdioQuery {
     sql: String,
     query: RunningQuery,
     calls: Vec<super::stdio::Call>,
+    /// Where libc's standard streams are, from its file.
+    layout: super::stdio::Layout,
 }
 
 impl StdioQuery {
@@ -257,12 +259,18 @@ impl StdioQuery {
             .prepare(&sql)
             .and_then(|p| RunningQuery::start(&p, scope.clone()))
             .map_err(|e| format!("error: --stdio: {}", e.render(&sql)))?;
-        Ok(StdioQuery { sql, query, calls: vec![] })
+        let layout = stdio_layout(engine);
+        if layout.std.is_none() {
+            eprintln!(
+                "ebq: STDIO: libc's standard streams were not found: calls on stdin, stdout and stderr count nowhere"
+            );
+        }
+        Ok(StdioQuery { sql, query, calls: vec![], layout })
     }
 
     fn take(&mut self, outs: Vec<ebq::Output>) {
         for o in outs {
-            self.calls.extend(rows(&o.batch).filter_map(|r| super::stdio::call(&r)));
+            self.calls.extend(rows(&o.batch).filter_map(|r| super::stdio::call(&r, &self.layout)));
         }
     }
 
@@ -283,6 +291,20 @@ impl StdioQuery {
         s.stdio_stats = Some(stats);
         Ok(())
     }
+}
+
+/// libc's probed functions and standard streams in its file ([`super::stdio::Layout`]).
+fn stdio_layout(engine: &Engine) -> super::stdio::Layout {
+    use super::stdio::{Layout, FUNCS, LIBRARY, STD_STREAMS};
+    let kernel = engine.catalog().kernel();
+    let Ok(path) = kernel.resolve_binary(LIBRARY) else { return Layout::default() };
+    let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
+    let funcs = kernel.find_symbols(&path, &names).into_iter().map(|s| s.ok().map(|s| s.address)).collect();
+    let std = match kernel.data_symbols(&path, &STD_STREAMS).unwrap_or_default()[..] {
+        [Some(ref i), Some(ref o), Some(ref e)] => Some([i.address, o.address, e.address]),
+        _ => None,
+    };
+    Layout { funcs, std }
 }
 
 /// The queries that run next to the report's POSIX query: MPI-IO's and STDIO's.

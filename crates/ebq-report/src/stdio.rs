@@ -10,19 +10,30 @@
 //!   the POSIX record of its descriptor (the file the process's last open
 //!   returning that fd opened; `STDIO_OPENS` and `STDIO_FDOPENS` both count
 //!   it). A stream (`FILE *`, the open's return value) belongs to its record
-//!   until `fclose`; a call on a stream no open was seen for (stdin, stdout,
-//!   a stream opened before the trace) counts nowhere.
+//!   until `fclose`; a call on a stream no open was seen for (a stream
+//!   opened before the trace) counts nowhere. `stdin`, `stdout`
+//!   and `stderr` are Darshan's `<STDIN>`, `<STDOUT>` and `<STDERR>`
+//!   records: Darshan opens them (at time 0) at a process's first stdio
+//!   call and drops those that were neither read nor written; ebq does the
+//!   same, the streams being libc's `_IO_2_1_stdin_`… in the calling process
+//!   (the uprobe's `ip` less the function's file address is where libc is
+//!   loaded: [`Layout`]). `printf`/`vprintf` write to `stdout` (libc's own,
+//!   even if the program assigned `stdout` another stream).
 //! - **the offset** is Darshan's own: 0 at `fopen`/`freopen` (not at
-//!   `fdopen`), + the bytes of each read or write, the target of an `fseek`
-//!   (`SEEK_SET`: its offset; `SEEK_CUR`: the offset plus it; `SEEK_END`: the
-//!   file's size is not seen, the offset stays), 0 at `rewind`.
-//! - **bytes**: `fread`/`fwrite` size × items returned, `fprintf`/`vfprintf`
-//!   the count returned, `fgetc`/`fputc` 1 (unless EOF), `fgets`/`fputs` the
-//!   string's length (read by the probe: at most 127 bytes are read, a longer
-//!   line counts 127). `fflush` counts in `STDIO_FLUSHES` and as a write of 0
+//!   `fdopen`), + the bytes of each read or write, `ftell` after a
+//!   successful `fseek`/`fseeko`/`fsetpos` (whatever the whence, `SEEK_END`
+//!   too), 0 at `rewind`. ebq reads `ftell`'s inputs from the stream at the
+//!   seek's return ([`FILE_FIELDS`]): not the seek's own `lseek`, which
+//!   glibc skips for a target inside its buffer and rounds down to a block.
+//! - **bytes**: `fread`/`fwrite` size × items returned, `fprintf`/`vfprintf`/
+//!   `printf`/`vprintf` the count returned, `fgetc`/`fputc`/`putc` 1 (unless
+//!   EOF), `fgets`/`fputs` the string's length (read by the probe: at most
+//!   [`STRING_CAP`] bytes are read; a longer string counts that many and is
+//!   counted in [`Fold::strings_at_cap`], the report's
+//!   `strings_at_read_cap`). `fflush` counts in `STDIO_FLUSHES` and as a write of 0
 //!   bytes (its times and `STDIO_MAX_BYTE_WRITTEN`, as Darshan's
-//!   `STDIO_RECORD_WRITE(fp, 0, …, 1)`). `ftell` counts nothing: it is
-//!   probed for the system calls it makes.
+//!   `STDIO_RECORD_WRITE(fp, 0, …, 1)`). `ftell`, `ftello` and `fgetpos`
+//!   count nothing: they are probed for the system calls they make.
 //! - failed calls count nothing (a NULL stream, 0 items, EOF, a negative
 //!   `fseek`), as in Darshan; `fclose` counts whatever it returns.
 //!
@@ -36,10 +47,12 @@
 //! through stdio then has no POSIX record, as in Darshan.
 //!
 //! Not done: the kernel fold's own mark (the report folds in user space when
-//! `--stdio` is given); Darshan's `<STDIN>`/`<STDOUT>`/`<STDERR>` records,
-//! `printf`/`vprintf`, `fscanf`, `getc`/`putc` aliases (`_IO_getc`), `getw`/
-//! `putw`, `fseeko`/`fsetpos`; ranks (every record is rank 0, as Darshan's
-//! non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the variances 0).
+//! `--stdio` is given); `fscanf`/`vfscanf`/`__isoc99_fscanf` (Darshan
+//! counts `ftell` after less `ftell` before: the position at the entry is
+//! not read), `getw`/`putw`; exact lengths of `fgets`/`fputs` strings over
+//! [`STRING_CAP`] bytes (counted, see above); ranks (every record is rank
+//! 0, as Darshan's non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the
+//! variances 0).
 
 use super::posix::timer_no_overlap;
 use super::{OpKind, Operation, Via};
@@ -49,7 +62,7 @@ use std::collections::{BTreeMap, HashMap};
 /// What a probed function does.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
-    /// `fopen(path, mode)`, `freopen(path, mode, stream)`.
+    /// `fopen(path, mode)`, `freopen(path, mode, stream)`, `freopen64`.
     Open,
     /// `fdopen(fd, mode)`.
     Fdopen,
@@ -59,19 +72,22 @@ pub enum Kind {
     Fwrite,
     /// `fprintf(stream, …)`, `vfprintf(stream, fmt, ap)`: returns the bytes.
     Printf,
-    /// `fgetc(stream)`.
+    /// `printf(fmt, …)`, `vprintf(fmt, ap)`: [`Kind::Printf`] on `stdout`.
+    Print,
+    /// `fgetc(stream)` (`getc` and `_IO_getc` are its aliases).
     Fgetc,
-    /// `fputc(c, stream)`.
+    /// `fputc(c, stream)`, `putc(c, stream)` (`_IO_putc`).
     Fputc,
     /// `fgets(s, size, stream)`: the string it filled.
     Fgets,
     /// `fputs(s, stream)`.
     Fputs,
-    /// `fseek(stream, offset, whence)`.
+    /// `fseek(stream, offset, whence)`, `fseeko` (`fseeko64`), `fsetpos`
+    /// (`fsetpos64`): the stream's position at the return is the offset.
     Fseek,
     /// `rewind(stream)`.
     Rewind,
-    /// `ftell(stream)`: counts nothing.
+    /// `ftell(stream)`, `ftello`, `fgetpos`: count nothing.
     Ftell,
     /// `fflush(stream)`.
     Fflush,
@@ -80,22 +96,31 @@ pub enum Kind {
 }
 
 /// Every probed libc function. Aliases of one address (`fopen64`,
-/// `_IO_fwrite`, …) are one probe already: listing both would count twice.
-pub const FUNCS: [(&str, Kind); 16] = [
+/// `_IO_fwrite`, `getc`, `fseeko64`, `fsetpos64`, …) are one probe already:
+/// listing both would count twice.
+pub const FUNCS: [(&str, Kind); 24] = [
     ("fopen", Kind::Open),
     ("freopen", Kind::Open),
+    ("freopen64", Kind::Open),
     ("fdopen", Kind::Fdopen),
     ("fread", Kind::Fread),
     ("fwrite", Kind::Fwrite),
     ("fprintf", Kind::Printf),
     ("vfprintf", Kind::Printf),
+    ("printf", Kind::Print),
+    ("vprintf", Kind::Print),
     ("fgetc", Kind::Fgetc),
     ("fputc", Kind::Fputc),
+    ("putc", Kind::Fputc),
     ("fgets", Kind::Fgets),
     ("fputs", Kind::Fputs),
     ("fseek", Kind::Fseek),
+    ("fseeko", Kind::Fseek),
+    ("fsetpos", Kind::Fseek),
     ("rewind", Kind::Rewind),
     ("ftell", Kind::Ftell),
+    ("ftello", Kind::Ftell),
+    ("fgetpos", Kind::Ftell),
     ("fflush", Kind::Fflush),
     ("fclose", Kind::Fclose),
 ];
@@ -109,15 +134,71 @@ pub const LIBRARY: &str = "libc";
 /// at the return value, which is fgets's line (its buffer is empty at
 /// entry). The binder takes no string CASE, so `line` is read at every
 /// return: the returns that are no pointer (counts, 0, EOF) count in the
-/// query's `unreadable_strings`. Column order is what [`call`] reads.
+/// query's `unreadable_strings`. `ip` is the function's address in the
+/// process (where libc is loaded: [`Layout`]). At a seek's return,
+/// `file_offset`, `read_ptr` and `read_end` are its stream's `_offset`,
+/// `_IO_read_ptr` and `_IO_read_end` (glibc's `struct _IO_FILE`, x86-64:
+/// [`FILE_FIELDS`]), from which `ftell` computes the position (a JOIN
+/// computes an expression over the entry's columns at the return). Column
+/// order is what [`call`] reads.
 pub fn sql() -> String {
     let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
     let list = format!("{{{}}}", names.join(","));
+    let seeks: String = FUNCS
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, k))| *k == Kind::Fseek)
+        .map(|(i, _)| format!("e.func = {i}"))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let field = |at: u64, name: &str| format!("CASE WHEN {seeks} THEN user_u64(e.arg0 + {at}) ELSE 0 END AS {name}");
+    let [offset, ptr, end] = FILE_FIELDS;
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, x.tid, e.arg0, e.arg1, e.arg2, e.arg3, x.retval, \
-         e.func AS func, str(e.arg0) AS text, str(x.retval) AS line \
-         FROM uprobe:{LIBRARY}:{list} e JOIN uretprobe:{LIBRARY}:{list} x ON e.tid = x.tid AND e.func = x.func"
+         e.func AS func, str(e.arg0) AS text, str(x.retval) AS line, e.ip AS ip, {}, {}, {} \
+         FROM uprobe:{LIBRARY}:{list} e JOIN uretprobe:{LIBRARY}:{list} x ON e.tid = x.tid AND e.func = x.func",
+        field(offset, "file_offset"),
+        field(ptr, "read_ptr"),
+        field(end, "read_end")
     )
+}
+
+/// Where glibc's `struct _IO_FILE` (x86-64, its public ABI) holds `_offset`
+/// (the descriptor's offset, −1 when not known), `_IO_read_ptr` and
+/// `_IO_read_end`. After a seek no write is pending, so `ftell` is
+/// `_offset − (_IO_read_end − _IO_read_ptr)`.
+pub const FILE_FIELDS: [u64; 3] = [144, 8, 16];
+
+/// The bytes `str()` reads of a string at most (without its NUL): a longer
+/// `fgets` line or `fputs` string counts this many, and is counted in
+/// [`Fold::strings_at_cap`].
+pub const STRING_CAP: usize = 127;
+
+/// libc's three standard streams as the process sees them: the file
+/// addresses of the probed functions and of `_IO_2_1_stdin_`,
+/// `_IO_2_1_stdout_` and `_IO_2_1_stderr_` (the `FILE`s `stdin`, `stdout`
+/// and `stderr` point at). A call's `ip` less its function's file address is
+/// where libc is loaded in that process.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Layout {
+    /// Each [`FUNCS`] entry's address in the file (`None`: not found).
+    pub funcs: Vec<Option<u64>>,
+    /// The three streams' addresses in the file (`None`: not found).
+    pub std: Option<[u64; 3]>,
+}
+
+/// The data objects [`Layout::std`] names, in order.
+pub const STD_STREAMS: [&str; 3] = ["_IO_2_1_stdin_", "_IO_2_1_stdout_", "_IO_2_1_stderr_"];
+
+/// Darshan's names of the standard streams' records, in [`STD_STREAMS`]' order.
+pub const STD_NAMES: [&str; 3] = ["<STDIN>", "<STDOUT>", "<STDERR>"];
+
+impl Layout {
+    /// The standard streams in the process of a call of function `func` whose address there is `ip`.
+    fn streams(&self, func: usize, ip: u64) -> Option<[u64; 3]> {
+        let bias = ip.wrapping_sub(self.funcs.get(func).copied().flatten()?);
+        Some(self.std?.map(|a| bias.wrapping_add(a)))
+    }
 }
 
 /// One completed stdio call.
@@ -134,10 +215,15 @@ pub struct Call {
     /// CLOCK_MONOTONIC ns at entry and return.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// `stdin`, `stdout` and `stderr` in the calling process (`None`: libc's layout not known).
+    pub std_streams: Option<[u64; 3]>,
+    /// A seek's stream position at its return, as `ftell` computes it
+    /// (`None`: another call, or the descriptor's offset not known).
+    pub position: Option<i64>,
 }
 
 /// A row of [`sql`] as a call; `None` for a function index not in [`FUNCS`].
-pub fn call(r: &[Value]) -> Option<Call> {
+pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
     let n = |i: usize| match r.get(i) {
         Some(Value::U(x)) => *x,
         Some(Value::I(x)) => *x as u64,
@@ -147,8 +233,11 @@ pub fn call(r: &[Value]) -> Option<Call> {
         Some(Value::S(s)) => s.clone(),
         _ => String::new(),
     };
-    let kind = FUNCS.get(n(9) as usize)?.1;
+    let func = n(9) as usize;
+    let kind = FUNCS.get(func)?.1;
     let text = s(if kind == Kind::Fgets { 11 } else { 10 });
+    let (offset, ptr, end) = (n(13) as i64, n(14), n(15));
+    let position = (kind == Kind::Fseek && offset >= 0).then(|| offset - end.wrapping_sub(ptr) as i64);
     Some(Call {
         kind,
         pid: n(2) as u32,
@@ -158,6 +247,8 @@ pub fn call(r: &[Value]) -> Option<Call> {
         text,
         start_ns: n(0),
         end_ns: n(0) + n(1),
+        std_streams: layout.streams(func, n(12)),
+        position,
     })
 }
 
@@ -344,7 +435,8 @@ impl Record {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fold {
     pub files: BTreeMap<String, Record>,
-    /// Calls on a stream no open was seen for (stdin, stdout, streams opened before the trace).
+    /// Calls on a stream no open was seen for (streams opened before the
+    /// trace; the standard streams when libc's layout is not known).
     pub unattributed: u64,
     /// Calls on a stream whose fopen was seen but whose path could not be
     /// read at the call's entry (the string's page not resident, as with
@@ -352,82 +444,126 @@ pub struct Fold {
     pub unnamed: u64,
     /// System calls left out of POSIX because libc made them inside a stdio call.
     pub inside_calls: u64,
+    /// `fgets` lines and `fputs` strings read at [`STRING_CAP`] bytes: each
+    /// counted that many, which is short if the string was longer.
+    pub strings_at_cap: u64,
+}
+
+/// The streams the fold knows, per process.
+#[derive(Default)]
+struct Streams {
+    /// (pid, FILE *) → record name.
+    named: HashMap<(u32, u64), String>,
+    /// Streams opened with a path that could not be read.
+    unnamed: std::collections::HashSet<(u32, u64)>,
+    /// Processes whose standard streams were registered.
+    seeded: std::collections::HashSet<u32>,
+}
+
+impl Streams {
+    /// Darshan registers `<STDIN>`, `<STDOUT>` and `<STDERR>` (an open at
+    /// time 0, offset 0) when a process makes its first stdio call.
+    fn seed(&mut self, c: &Call, files: &mut BTreeMap<String, Record>) {
+        let Some(std) = c.std_streams else { return };
+        if !self.seeded.insert(c.pid) {
+            return;
+        }
+        for (fp, name) in std.iter().zip(STD_NAMES) {
+            self.named.insert((c.pid, *fp), name.to_string());
+            files.entry(name.to_string()).or_insert_with(Record::new).open(true, false, 0, 0);
+        }
+    }
+
+    /// An open's stream: named by `name`, or unnamed (`None`) when it succeeded.
+    fn open(&mut self, c: &Call, name: Option<&String>) {
+        let key = (c.pid, c.ret);
+        if let Some(name) = name {
+            self.unnamed.remove(&key);
+            self.named.insert(key, name.clone());
+        } else if c.ret != 0 {
+            self.named.remove(&key);
+            self.unnamed.insert(key);
+        }
+    }
 }
 
 /// Folds the calls (in time order) into records; `posix` (every operation,
 /// in time order) names an `fdopen`'s descriptor.
 pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
     let mut out = Fold::default();
-    // (pid, FILE *) → record name.
-    let mut streams: HashMap<(u32, u64), String> = HashMap::new();
-    // Streams opened with a path that could not be read.
-    let mut unnamed: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
+    let mut streams = Streams::default();
     for c in calls {
         let (t1, t2) = (c.start_ns as i64, c.end_ns as i64);
-        let stream_arg = match c.kind {
+        streams.seed(c, &mut out.files);
+        let stream = match c.kind {
             Kind::Open | Kind::Fdopen => {
-                if let Some(name) = open_name(c, posix) {
-                    unnamed.remove(&(c.pid, c.ret));
-                    streams.insert((c.pid, c.ret), name.clone());
+                let name = open_name(c, posix);
+                streams.open(c, name.as_ref());
+                if let Some(name) = name {
                     let r = out.files.entry(name).or_insert_with(Record::new);
                     r.open(c.kind == Kind::Open, c.kind == Kind::Fdopen, t1, t2);
-                } else if c.ret != 0 {
-                    streams.remove(&(c.pid, c.ret));
-                    unnamed.insert((c.pid, c.ret));
                 }
                 continue;
             }
-            Kind::Fread | Kind::Fwrite => 3,
-            Kind::Fputc | Kind::Fputs => 1,
-            Kind::Fgets => 2,
-            Kind::Printf | Kind::Fgetc | Kind::Fseek | Kind::Rewind | Kind::Ftell | Kind::Fflush | Kind::Fclose => 0,
+            Kind::Print => c.std_streams.map_or(0, |s| s[1]),
+            Kind::Fread | Kind::Fwrite => c.args[3],
+            Kind::Fputc | Kind::Fputs => c.args[1],
+            Kind::Fgets => c.args[2],
+            Kind::Printf | Kind::Fgetc | Kind::Fseek | Kind::Rewind | Kind::Ftell | Kind::Fflush | Kind::Fclose => {
+                c.args[0]
+            }
         };
-        let key = (c.pid, c.args[stream_arg]);
-        if unnamed.contains(&key) {
+        let key = (c.pid, stream);
+        if streams.unnamed.contains(&key) {
             out.unnamed += 1;
             if c.kind == Kind::Fclose {
-                unnamed.remove(&key);
+                streams.unnamed.remove(&key);
             }
             continue;
         }
-        let Some(r) = streams.get(&key).and_then(|n| out.files.get_mut(n)) else {
+        let Some(r) = streams.named.get(&key).and_then(|n| out.files.get_mut(n)) else {
             out.unattributed += u64::from(c.kind != Kind::Ftell);
             continue;
         };
-        apply(r, c, t1, t2);
+        if apply(r, c, t1, t2) && c.text.len() >= STRING_CAP {
+            out.strings_at_cap += 1;
+        }
         if c.kind == Kind::Fclose {
-            streams.remove(&key);
+            streams.named.remove(&key);
         }
     }
+    // Darshan drops a standard stream's record that was neither read nor written.
+    out.files.retain(|name, r| !STD_NAMES.contains(&name.as_str()) || r.get("STDIO_READS") + r.get("STDIO_WRITES") > 0);
     out
 }
 
-/// What a call on a known stream does to its record.
-fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) {
+/// What a call on a known stream does to its record; whether it counted a
+/// string's length (`fgets`, `fputs`).
+fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> bool {
     let int = c.ret as u32 as i32;
     let eof = int == -1;
     match c.kind {
         Kind::Fread if c.ret > 0 => r.read((c.args[1] * c.ret) as i64, t1, t2),
         Kind::Fwrite if c.ret > 0 => r.write((c.args[1] * c.ret) as i64, false, t1, t2),
-        Kind::Printf if int > 0 => r.write(i64::from(int), false, t1, t2),
+        Kind::Printf | Kind::Print if int > 0 => r.write(i64::from(int), false, t1, t2),
         Kind::Fgetc if !eof => r.read(1, t1, t2),
         Kind::Fputc if !eof => r.write(1, false, t1, t2),
-        Kind::Fgets if c.ret != 0 => r.read(c.text.len() as i64, t1, t2),
-        Kind::Fputs if !eof && int > 0 => r.write(c.text.len() as i64, false, t1, t2),
-        Kind::Fflush if int >= 0 => r.write(0, true, t1, t2),
-        Kind::Fseek if int >= 0 => {
-            let off = c.args[1] as i64;
-            let to = match c.args[2] as u32 {
-                0 => Some(off),
-                1 => Some(r.offset + off),
-                _ => None,
-            };
-            r.seek(to, t1, t2)
+        Kind::Fgets if c.ret != 0 => {
+            r.read(c.text.len() as i64, t1, t2);
+            return true;
         }
+        Kind::Fputs if !eof && int > 0 => {
+            r.write(c.text.len() as i64, false, t1, t2);
+            return true;
+        }
+        Kind::Fflush if int >= 0 => r.write(0, true, t1, t2),
+        // Darshan's offset is `ftell` after the seek: the stream's position at its return.
+        Kind::Fseek if int >= 0 => r.seek(c.position, t1, t2),
         Kind::Rewind => r.seek(Some(0), t1, t2),
         Kind::Fclose => r.close(t1, t2),
         _ => {}
     }
+    false
 }
 
 /// The record an open names: fopen's and freopen's path, fdopen's
@@ -453,7 +589,18 @@ mod tests {
     use super::*;
 
     fn c(kind: Kind, args: [u64; 4], ret: u64, text: &str, t: u64) -> Call {
-        Call { kind, pid: 7, tid: 7, args, ret, text: text.into(), start_ns: t, end_ns: t + 10 }
+        Call {
+            kind,
+            pid: 7,
+            tid: 7,
+            args,
+            ret,
+            text: text.into(),
+            start_ns: t,
+            end_ns: t + 10,
+            std_streams: None,
+            position: None,
+        }
     }
 
     const FP: u64 = 0x5555_0000;
@@ -479,7 +626,7 @@ mod tests {
             c(Kind::Fwrite, [0, 4096, 3, FP], 0, "", 300), // failed: nothing
             c(Kind::Printf, [FP, 0, 0, 0], 11, "", 400),
             c(Kind::Fflush, [FP, 0, 0, 0], 0, "", 500),
-            c(Kind::Fseek, [FP, 100, 0, 0], 0, "", 600),
+            Call { position: Some(100), ..c(Kind::Fseek, [FP, 100, 0, 0], 0, "", 600) },
             c(Kind::Fread, [0, 10, 5, FP], 5, "", 700),
             c(Kind::Fgetc, [FP, 0, 0, 0], u64::from(u32::MAX), "", 800), // EOF
             c(Kind::Ftell, [FP, 0, 0, 0], 150, "", 900),
@@ -517,5 +664,56 @@ mod tests {
         assert!(calls.inside(7, 100) && calls.inside(7, 150) && calls.inside(7, 200));
         assert!(!calls.inside(7, 99) && !calls.inside(7, 201) && !calls.inside(7, 305) && !calls.inside(9, 150));
         assert!(calls.inside(8, 305));
+    }
+
+    #[test]
+    fn a_seek_takes_the_streams_position_at_its_return_and_long_strings_are_counted_at_the_cap() {
+        let long = "a".repeat(STRING_CAP);
+        let calls = vec![
+            c(Kind::Open, [0; 4], FP, "/tmp/e.dat", 100),
+            c(Kind::Fputs, [0, FP, 0, 0], 1, &long, 200),
+            // fseek(fp, 10, SEEK_END) on 127 bytes: ftell gives 137.
+            Call { position: Some(137), ..c(Kind::Fseek, [FP, 10, 2, 0], 0, "", 300) },
+            c(Kind::Fputc, [b'y'.into(), FP, 0, 0], 121, "", 400),
+            // A seek whose descriptor offset was not known: the offset stays.
+            c(Kind::Fseek, [FP, 0, 2, 0], 0, "", 500),
+            c(Kind::Fputc, [b'z'.into(), FP, 0, 0], 122, "", 600),
+            c(Kind::Fgets, [0, 8, FP, 0], 0x7000, "short\n", 700),
+        ];
+        let f = fold(&calls, &[]);
+        let r = &f.files["/tmp/e.dat"];
+        assert_eq!(
+            (r.get("STDIO_SEEKS"), r.get("STDIO_MAX_BYTE_WRITTEN"), r.get("STDIO_BYTES_WRITTEN")),
+            (2, 138, 129)
+        );
+        assert_eq!((r.get("STDIO_BYTES_READ"), r.get("STDIO_MAX_BYTE_READ")), (6, 144));
+        assert_eq!(f.strings_at_cap, 1);
+    }
+
+    #[test]
+    fn the_standard_streams_are_darshans_records_when_read_or_written() {
+        let (stdin, stdout, stderr) = (0x7f00_1000, 0x7f00_2000, 0x7f00_3000);
+        let std = |mut c: Call| {
+            c.std_streams = Some([stdin, stdout, stderr]);
+            c
+        };
+        let calls = vec![
+            std(c(Kind::Print, [0; 4], 12, "", 100)),
+            std(c(Kind::Fputs, [0, stdout, 0, 0], 1, "four", 200)),
+            std(c(Kind::Fflush, [stdout, 0, 0, 0], 0, "", 300)),
+            std(c(Kind::Fflush, [stderr, 0, 0, 0], 0, "", 400)), // only flushed: no record
+            std(c(Kind::Fgetc, [stdin, 0, 0, 0], u64::from(b'q'), "", 500)),
+            Call { pid: 8, ..std(c(Kind::Print, [0; 4], 3, "", 600)) },
+        ];
+        let f = fold(&calls, &[]);
+        assert_eq!(f.files.keys().collect::<Vec<_>>(), ["<STDIN>", "<STDOUT>"]);
+        let out = &f.files["<STDOUT>"];
+        let got: Vec<i64> = ["STDIO_OPENS", "STDIO_WRITES", "STDIO_FLUSHES", "STDIO_BYTES_WRITTEN"]
+            .iter()
+            .map(|k| out.get(k))
+            .collect();
+        assert_eq!(got, [2, 3, 1, 19]);
+        assert_eq!(out.fcounters["STDIO_F_OPEN_START_TIMESTAMP"], 0);
+        assert_eq!((f.files["<STDIN>"].get("STDIO_READS"), f.unattributed), (1, 0));
     }
 }

@@ -236,7 +236,8 @@ pub fn stdio_json(s: &stdio::Fold, origin_ns: u64) -> Json {
         "files": files,
         "unattributed_calls": s.unattributed,
         "unnamed_stream_calls": s.unnamed,
-        "system_calls_inside": s.inside_calls
+        "system_calls_inside": s.inside_calls,
+        "strings_at_read_cap": s.strings_at_cap
     })
 }
 
