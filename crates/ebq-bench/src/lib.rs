@@ -7,6 +7,7 @@
 //! - `fidelity`: events issued vs delivered vs reported dropped; a pread64
 //!   burst through every output format at ebq's defaults.
 //! - `startup`: query text → attached (object cache hit, and `--no-cache`), bundle → attached, bpftrace → attached.
+//! - `sinks`: each sink's encoding cost per row on synthetic batches (no root).
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
 //! draws SVG plots into OUT, and regenerates the Markdown report.
@@ -26,6 +27,7 @@ mod proc;
 mod reader;
 mod reference;
 mod report;
+mod sinks;
 mod stages;
 mod startup;
 mod stats;
@@ -50,6 +52,9 @@ pub enum Study {
     Fidelity,
     /// Time to attached: query text (cache hit, --no-cache), AOT bundle, bpftrace.
     Startup,
+    /// Each sink's encoding CPU per row (terminal, Parquet, CSV, Kafka's
+    /// arrow and JSON) on synthetic batches; needs no root.
+    Sinks,
     /// All of the above, then the report.
     All,
     /// Only regenerate the Markdown report and the plots from OUT/results.json.
@@ -69,6 +74,7 @@ pub struct BenchArgs {
     #[arg(value_enum)]
     study: Study,
     /// pervent: read(2) calls per dd run (default 1000000; --quick 20000).
+    /// sinks: rows (default 200000; --quick 20000).
     #[arg(long)]
     count: Option<u64>,
     /// Timed runs per measurement; the fastest counts (default 3; --quick 1).
@@ -148,7 +154,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         return write_report(&args.out, &md).map(|_| ExitCode::SUCCESS);
     }
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if args.study != Study::Sinks && unsafe { libc::geteuid() } != 0 {
         return Err("error: ebq bench loads BPF programs: run it as root".into());
     }
     let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -172,7 +178,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         only: args.only.clone(),
     };
     let studies: &[Study] = match args.study {
-        Study::All => &[Study::Pervent, Study::Stages, Study::Fidelity, Study::Startup],
+        Study::All => &[Study::Pervent, Study::Stages, Study::Fidelity, Study::Startup, Study::Sinks],
         ref s => std::slice::from_ref(s),
     };
     for &s in studies {
@@ -186,6 +192,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             Study::Stages => stages::run(&ctx)?,
             Study::Fidelity => fidelity::run(&ctx)?,
             Study::Startup => startup::run(&ctx)?,
+            Study::Sinks => {
+                sinks::run(&ctx, args.count.map_or(if ctx.quick { 20_000 } else { 200_000 }, |c| c as usize))?
+            }
             _ => unreachable!(),
         };
         section["run"] = json!({
@@ -214,6 +223,7 @@ fn name(s: Study) -> &'static str {
         Study::Stages => "stages",
         Study::Fidelity => "fidelity",
         Study::Startup => "startup",
+        Study::Sinks => "sinks",
         Study::All => "all",
         Study::Report => "report",
         Study::Reader => "reader",

@@ -1,7 +1,7 @@
 //! The machine description and the Markdown report (`RESULTS.md`) generated
 //! from `results.json`.
 
-use super::{attach, fidelity, pervent, stages, startup, stats, table};
+use super::{attach, fidelity, pervent, sinks, stages, startup, stats, table};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -232,6 +232,10 @@ pub fn markdown(all: &Value) -> String {
     if su.is_object() {
         s += &startup_section(su);
     }
+    let sk = &all["sinks"];
+    if sk.is_object() {
+        s += &sinks_section(sk);
+    }
     let t = targets(all);
     if !t.is_empty() {
         s += "\n## Targets\n\n";
@@ -240,7 +244,7 @@ pub fn markdown(all: &Value) -> String {
     }
     s += "\n## Reproducing\n\n```\ncargo build --release --workspace\nsudo target/release/ebq bench all --out bench/results --md bench/RESULTS.md\n```\n\n\
           Single studies: `ebq bench pervent [--count N] [--runs R] [--cpu C]`, `ebq bench stages`, `ebq bench fidelity`, \
-          `ebq bench startup`; `ebq bench report` rewrites this file from `results.json`.\n";
+          `ebq bench startup`, `ebq bench sinks` (no root); `ebq bench report` rewrites this file from `results.json`.\n";
     s
 }
 
@@ -373,5 +377,24 @@ fn startup_section(su: &Value) -> String {
         su["query"].as_str().unwrap_or("")
     );
     s += &table::markdown(startup::HEADER, &startup::table_rows(su));
+    s
+}
+
+/// `ebq bench sinks`: each sink's encoding cost per row.
+fn sinks_section(sk: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## Sinks (`ebq bench sinks`)\n\n";
+    s += &run_line(sk);
+    s += &format!(
+        "{} synthetic rows of `{}` in batches of {} (as a busy ring hands them over), through each sink as \
+         `--sink` builds it; the terminal table into `io::sink()`, Parquet and CSV into files in the \
+         temporary directory, Kafka's formats up to librdkafka's produce. ns/row = the writing thread's CPU \
+         time (user + system) / rows, best and worst of {} runs.\n\n",
+        sk["rows"],
+        sk["query"].as_str().unwrap_or(""),
+        sk["batch_rows"],
+        sk["runs"],
+    );
+    s += &table::markdown(sinks::HEADER, &sinks::table_rows(sk));
     s
 }

@@ -92,7 +92,8 @@ enum Command {
     },
     /// Benchmarks side by side with bpftrace: pervent (Gregg's per-event cost),
     /// stages (six-stage overhead dissection with fio), fidelity (issued vs
-    /// delivered vs dropped), startup, all; results to --out (default bench/results).
+    /// delivered vs dropped), startup, sinks (encoding per row, no root), all;
+    /// results to --out (default bench/results).
     Bench(ebq_bench::BenchArgs),
     /// List the shipped queries; with a NAME, print it and its parameters.
     Queries {

@@ -106,6 +106,14 @@ fn bench_all_quick_writes_every_study() {
     assert_eq!(st.len(), 4);
     assert!(st.iter().all(|r| r["seconds"].is_f64()), "{st:?}");
 
+    // Sinks: every sink's encoding cost per row and its bytes.
+    let sinks = all["sinks"]["sinks"].as_array().expect("sinks");
+    assert_eq!(sinks.len(), 5, "{sinks:?}");
+    for r in sinks {
+        assert!(r["ns_per_row"].as_f64().is_some_and(|n| n > 0.0), "{r}");
+        assert!(r["bytes_per_row"].as_f64().is_some_and(|b| b > 1.0), "{r}");
+    }
+
     for svg in ["pervent.svg", "stages.svg", "stages-cpu.svg", "stages-aggregate.svg", "fidelity.svg", "startup.svg"] {
         let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
         assert!(s.starts_with("<svg") && s.contains("</svg>"), "{svg}");
@@ -118,6 +126,7 @@ fn bench_all_quick_writes_every_study() {
         "**CPU per I/O.**",
         "## Fidelity",
         "## Startup",
+        "## Sinks",
         "## Targets",
     ] {
         assert!(report.contains(h), "report lacks {h}");

@@ -12,16 +12,17 @@
 //! Both formats end with a footer, written by [`Sink::finish`]; a file whose
 //! sink was not finished is not readable.
 
-use super::{time_column, wall_clock, wall_type, window_columns, Sink, TIME_WALL};
+use super::{time_column, wall_clock, wall_type, window_columns, Sink, TIME, TIME_WALL};
 use crate::Output;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{ArrayRef, RecordBatch, TimestampNanosecondArray, UInt64Array};
-use arrow_ipc::writer::FileWriter;
+use arrow_ipc::writer::{FileWriter, StreamWriter};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -63,6 +64,18 @@ pub fn with_window_columns(o: &Output, schema: &SchemaRef) -> io::Result<RecordB
     })
 }
 
+/// `o` with its window columns as one Arrow IPC stream (schema, batch, end of
+/// stream), a message that decodes alone: what `--kafka-format arrow` sends
+/// per batch (and `ebq bench sinks` times).
+pub fn ipc_stream(o: &Output) -> io::Result<Vec<u8>> {
+    let schema = file_schema(o);
+    let batch = with_window_columns(o, &schema)?;
+    let mut w = StreamWriter::try_new(Vec::new(), &schema).map_err(io::Error::other)?;
+    w.write(&batch).map_err(io::Error::other)?;
+    w.finish().map_err(io::Error::other)?;
+    w.into_inner().map_err(io::Error::other)
+}
+
 /// An Arrow-level file writer: opened with the schema, fed batches, finished.
 trait BatchWriter<W>: Sized {
     fn open(out: W, schema: &SchemaRef) -> io::Result<Self>;
@@ -72,11 +85,23 @@ trait BatchWriter<W>: Sized {
 
 impl<W: Write + Send> BatchWriter<W> for ArrowWriter<W> {
     fn open(out: W, schema: &SchemaRef) -> io::Result<Self> {
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_created_by(concat!("ebq ", env!("CARGO_PKG_VERSION")).into())
-            .build();
-        ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io::Error::other)
+            .set_created_by(concat!("ebq ", env!("CARGO_PKG_VERSION")).into());
+        // Event times are all but unique and rise: a dictionary only filled up
+        // (1 MiB of distinct values, 131,072 rows) to be dropped, at a hash per
+        // row; their deltas take a byte or two (issue 38, `ebq bench sinks`).
+        let times = schema.fields().iter().filter(|f| {
+            (f.name() == TIME || f.name() == TIME_WALL)
+                && matches!(f.data_type(), DataType::UInt64 | DataType::Int64 | DataType::Timestamp(..))
+        });
+        for f in times {
+            let column = ColumnPath::from(f.name().as_str());
+            props = props
+                .set_column_dictionary_enabled(column.clone(), false)
+                .set_column_encoding(column, Encoding::DELTA_BINARY_PACKED);
+        }
+        ArrowWriter::try_new(out, schema.clone(), Some(props.build())).map_err(io::Error::other)
     }
     fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
         ArrowWriter::write(self, batch).map_err(io::Error::other)
@@ -139,7 +164,9 @@ impl<W, X: BatchWriter<W>> Columnar<W, X> {
 }
 
 /// Writes a Parquet file (Snappy-compressed); [`finish`](Sink::finish) writes
-/// the footer. Rows are buffered into row groups of up to 1 Mi rows.
+/// the footer. Rows are buffered into row groups of up to 1 Mi rows. `time`
+/// and `time_wall` are delta-encoded (`DELTA_BINARY_PACKED`), the other
+/// columns dictionary-encoded while their distinct values fit in 1 MiB.
 ///
 /// If no batch arrives before `finish`, nothing is written: write an empty
 /// batch of the query's schema first to get a valid file with no rows.

@@ -40,15 +40,25 @@ impl TimeDisplay {
 
     /// A monotonic ns timestamp as text.
     pub fn show(&self, ns: u64) -> String {
+        let mut s = String::new();
+        self.push(&mut s, ns);
+        s
+    }
+
+    /// [`show`](Self::show) appended to `out`.
+    pub fn push(&self, out: &mut String, ns: u64) {
+        use std::fmt::Write;
         match *self {
             TimeDisplay::Relative { origin_ns } => {
                 let d = i128::from(ns) - i128::from(origin_ns);
                 let sign = if d < 0 { "-" } else { "" };
                 let d = d.unsigned_abs();
-                format!("{sign}{}.{:06}", d / 1_000_000_000, d % 1_000_000_000 / 1000)
+                let _ = write!(out, "{sign}{}.{:06}", d / 1_000_000_000, d % 1_000_000_000 / 1000);
             }
-            TimeDisplay::Wall { offset_ns } => iso_utc(i128::from(ns) + offset_ns),
-            TimeDisplay::Raw => ns.to_string(),
+            TimeDisplay::Wall { offset_ns } => out.push_str(&iso_utc(i128::from(ns) + offset_ns)),
+            TimeDisplay::Raw => {
+                let _ = write!(out, "{ns}");
+            }
         }
     }
 }
@@ -79,10 +89,32 @@ fn is_stack(name: &str) -> bool {
 /// The terminal text of the cell `v` of column `name`; may span several lines
 /// (a stack: one frame per line).
 pub fn terminal_text(name: &str, v: &Value, time: &TimeDisplay) -> String {
+    let mut s = String::new();
+    push_terminal_text(&mut s, name, v, time);
+    s
+}
+
+/// [`terminal_text`] appended to `out` (the table writes a batch's cells into one string).
+pub(crate) fn push_terminal_text(out: &mut String, name: &str, v: &Value, time: &TimeDisplay) {
+    use std::fmt::Write;
     match v {
-        Value::U(ns) if is_time(name) => time.show(*ns),
-        Value::S(s) if is_stack(name) => s.split("; ").collect::<Vec<_>>().join("\n"),
-        v => super::text(v),
+        Value::U(ns) if is_time(name) => time.push(out, *ns),
+        Value::U(u) => {
+            let _ = write!(out, "{u}");
+        }
+        Value::I(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::S(s) if is_stack(name) => {
+            for (i, frame) in s.split("; ").enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(frame);
+            }
+        }
+        Value::S(s) => out.push_str(s),
+        v => out.push_str(&super::text(v)),
     }
 }
 

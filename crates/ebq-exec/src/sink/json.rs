@@ -24,25 +24,48 @@ impl<W: Write> JsonSink<W> {
 impl<W: Write> Sink for JsonSink<W> {
     fn write(&mut self, o: &Output) -> io::Result<()> {
         let (names, rows) = line_table(o);
+        // Written key by key (serde_json's map would sort the keys): each key
+        // with its `{`/`,` before and `:` after, escaped once per batch.
+        let keys: Vec<Vec<u8>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let mut k = vec![if i == 0 { b'{' } else { b',' }];
+                serde_json::to_writer(&mut k, name).map(|()| k.push(b':')).map(|()| k)
+            })
+            .collect::<Result<_, _>>()?;
+        // A batch's lines go out in one write (a line each was a write each).
+        let mut line = Vec::with_capacity(64 * rows.len().min(8192));
         for row in rows {
-            // Written key by key: serde_json's map would sort the keys.
-            let mut sep = b"{";
-            for (name, v) in names.iter().zip(row) {
-                self.out.write_all(sep)?;
-                serde_json::to_writer(&mut self.out, name)?;
-                self.out.write_all(b":")?;
-                serde_json::to_writer(&mut self.out, &json_value(v))?;
-                sep = b",";
+            for (key, v) in keys.iter().zip(row) {
+                line.extend_from_slice(key);
+                push_json(&mut line, v)?;
             }
             if o.partial {
-                self.out.write_all(sep)?;
-                self.out.write_all(b"\"partial\":true")?;
+                line.extend_from_slice(if names.is_empty() { b"{" } else { b"," });
+                line.extend_from_slice(b"\"partial\":true");
             } else if names.is_empty() {
-                self.out.write_all(b"{")?;
+                line.push(b'{');
             }
-            self.out.write_all(b"}\n")?;
+            line.extend_from_slice(b"}\n");
+            if line.len() >= 1 << 16 {
+                self.out.write_all(&line)?;
+                line.clear();
+            }
         }
+        self.out.write_all(&line)?;
         self.out.flush()
+    }
+}
+
+/// `v` as JSON, as serde_json writes it ([`json_value`]), without a
+/// `serde_json::Value` for the common kinds.
+fn push_json(out: &mut Vec<u8>, v: Value) -> io::Result<()> {
+    match v {
+        Value::U(u) => write!(out, "{u}"),
+        Value::I(i) => write!(out, "{i}"),
+        Value::S(s) => Ok(serde_json::to_writer(out, &s)?),
+        v => Ok(serde_json::to_writer(out, &json_value(v))?),
     }
 }
 

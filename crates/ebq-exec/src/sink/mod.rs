@@ -12,7 +12,7 @@ mod queued;
 mod table;
 mod wall;
 
-pub use self::columnar::{file_schema, with_window_columns, ArrowSink, ParquetSink};
+pub use self::columnar::{file_schema, ipc_stream, with_window_columns, ArrowSink, ParquetSink};
 pub use self::csv::CsvSink;
 pub use self::display::{iso_utc, TimeDisplay};
 pub use self::fanout::FanOut;
@@ -170,6 +170,9 @@ pub fn line_table(o: &Output) -> (Vec<String>, Vec<Vec<Value>>) {
     let window = window_columns(&o.window);
     let lead: Vec<Value> =
         window.iter().map(|c| if c.wall { Value::S(clock.iso(c.value)) } else { Value::U(c.value) }).collect();
+    if lead.is_empty() {
+        return (names, rows);
+    }
     let mut all_names: Vec<String> = window.iter().map(|c| c.name.to_string()).collect();
     all_names.append(&mut names);
     let rows = rows.into_iter().map(|r| lead.iter().cloned().chain(r).collect()).collect();
