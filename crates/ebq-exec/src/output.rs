@@ -43,7 +43,10 @@ pub struct QueryStats {
     /// whatever their process or WHERE. With no `-p`/`-c` scope,
     /// `seen + missed` is every event the kernel offered while attached; for a
     /// JOIN (the query program is the end event's) `seen + unmatched + missed`
-    /// is. A missed JOIN end leaves its pair open: that pair is lost.
+    /// is. A missed JOIN end leaves its pair open: that pair is lost. A
+    /// periodic timer (`interval:`) counts no misses in the kernel: once the
+    /// query has finished, its skipped firings (periods passed less runs) are
+    /// added here (`ebq_runtime`'s `TimerClock`).
     pub missed: u64,
     /// JOIN: start events the kernel did not run the start program for. Each
     /// is a pair never seen; its end event, if run, is counted `unmatched`.

@@ -106,13 +106,51 @@ pub struct Links {
     pub counting: Vec<Link>,
     /// The fork and exit followers of a `-c` scope.
     pub tracking: Vec<Link>,
+    /// The periodic timers' perf events (`interval:`), to count their periods.
+    pub timers: Vec<TimerClock>,
+}
+
+/// A periodic timer's perf event, held beside its link: the time it ran
+/// says how many periods passed, each one a firing the kernel owed the program.
+///
+/// The kernel runs a perf-event program only when no other BPF program of
+/// the tracing kinds (classic tracepoints, kprobes, perf events) runs on
+/// the CPU (`bpf_prog_active`), and unlike a tracepoint it counts no
+/// `recursion_misses` when it skips one; a timer interrupt delayed past a
+/// whole period skips that firing too. So the periods passed, less the
+/// program's runs, are the firings lost: [`TimerClock::stop_and_count_periods`].
+pub struct TimerClock {
+    fd: std::os::fd::OwnedFd,
+    period_ns: u64,
+    /// CLOCK_MONOTONIC just after libbpf enabled the event: its timer's
+    /// periods are on that clock (an hrtimer), not on the event's own count
+    /// (`sched_clock`, which drifts from it by tens of ppm here).
+    enabled_ns: u64,
+}
+
+impl TimerClock {
+    /// Stops the timer (no firing after this) and returns the firings it
+    /// owed the program: the periods that ended at least 2 ms (or half a
+    /// period, if less) before the stop. The interrupt of a period that
+    /// ended just before it may still have been on its way (tens of µs in
+    /// this VM), and the firing then never came: not owed.
+    pub fn stop_and_count_periods(&self) -> u64 {
+        use std::os::fd::AsRawFd;
+        // `_IO('$', 1)` in linux/perf_event.h (neither libc nor libbpf-sys exports it).
+        const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+        // SAFETY: PERF_EVENT_IOC_DISABLE takes no argument; fd is our perf event.
+        unsafe { libc::ioctl(self.fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0) };
+        let ran = ebq_exec::monotonic_ns().saturating_sub(self.enabled_ns);
+        let period = self.period_ns.max(1);
+        ran.saturating_sub((period / 2).min(2_000_000)) / period
+    }
 }
 
 /// Attaches the programs of `object` in the contract's order; the
 /// process-tracking ones only when `scope` tracks processes.
 pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<Links> {
     let follow = matches!(scope, Scope::Tracked(_));
-    let mut links = Links { counting: vec![], tracking: vec![] };
+    let mut links = Links { counting: vec![], tracking: vec![], timers: vec![] };
     for info in &program.progs {
         let event = match &info.attach {
             AttachPoint::ProcessTracking(_) if !follow => continue,
@@ -124,7 +162,7 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<L
             source: std::io::Error::other("not in the object"),
         })?;
         let attached = match event {
-            Some(e) => attach_query(&prog, e, scope),
+            Some(e) => attach_query(&prog, e, scope, &mut links.timers),
             None => prog.attach().map(|l| vec![l]),
         };
         let attached = attached.map_err(|e| Error::Load {
@@ -149,7 +187,13 @@ pub fn attach_all(object: &Object, program: &Program, scope: &Scope) -> Result<L
 /// site, its semaphore as the uprobe's reference counter (the kernel
 /// increments it in every process the uprobe is placed in, and decrements it
 /// at detach) and its spec index as the cookie; everything else by its section.
-pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) -> libbpf_rs::Result<Vec<Link>> {
+/// A periodic timer's perf events are kept in `timers` too ([`TimerClock`]).
+pub fn attach_query(
+    prog: &ProgramMut<'_>,
+    event: &BoundEvent,
+    scope: &Scope,
+    timers: &mut Vec<TimerClock>,
+) -> libbpf_rs::Result<Vec<Link>> {
     let pid = match scope {
         Scope::Process(p) => *p as i32,
         _ => -1, // every process; -c scoping is done by the program's pid check
@@ -186,8 +230,22 @@ pub fn attach_query(prog: &ProgramMut<'_>, event: &BoundEvent, scope: &Scope) ->
             cpus.into_iter()
                 .map(|cpu| {
                     let fd = cpu_clock_event(cpu, *hz, *period_ns).map_err(libbpf_rs::Error::from)?;
+                    // A sampling frequency (`profile:hz`) moves the period: only a fixed one counts.
+                    let dup = (*hz == 0).then(|| {
+                        // SAFETY: fd is the perf event just opened; the duplicate is ours to own.
+                        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+                        use std::os::fd::FromRawFd;
+                        // SAFETY: dup, when not -1, is a new descriptor nothing else owns.
+                        (dup >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(dup) })
+                    });
                     // The link owns the perf event: destroying it closes the fd.
-                    prog.attach_perf_event(fd)
+                    let link = prog.attach_perf_event(fd)?;
+                    if let Some(fd) = dup.flatten() {
+                        // libbpf enabled the event just now (a few µs ago).
+                        let enabled_ns = ebq_exec::monotonic_ns();
+                        timers.push(TimerClock { fd, period_ns: *period_ns, enabled_ns });
+                    }
+                    Ok(link)
                 })
                 .collect()
         }
@@ -218,6 +276,9 @@ fn cpu_clock_event(cpu: u32, hz: u64, period_ns: u64) -> std::io::Result<i32> {
         config: sys::PERF_COUNT_SW_CPU_CLOCK as u64,
         ..Default::default()
     };
+    // Opened stopped: libbpf enables it once the program is attached, so
+    // every period counted ([`TimerClock`]) fired with the program there.
+    attr.set_disabled(1);
     if hz > 0 {
         attr.__bindgen_anon_1.sample_freq = hz;
         attr.set_freq(1);

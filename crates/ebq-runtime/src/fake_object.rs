@@ -52,6 +52,8 @@ pub(super) struct FakeKernel {
     /// Records committed to the ring buffer and not yet read.
     pub records: RefCell<VecDeque<Vec<u8>>>,
     pub programs: Vec<ProgramStats>,
+    /// A periodic timer's periods, as the object reads them once detached.
+    pub timer_periods: Option<u64>,
 }
 
 impl FakeKernel {
@@ -159,6 +161,9 @@ impl KernelObject for FakeObject {
     }
     fn program_stats(&self) -> Vec<ProgramStats> {
         self.kernel.programs.clone()
+    }
+    fn timer_periods(&self) -> Option<u64> {
+        self.kernel.timer_periods
     }
     fn pending(&self) -> Vec<&dyn super::object::PairMap> {
         vec![]

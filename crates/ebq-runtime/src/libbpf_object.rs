@@ -31,6 +31,9 @@ pub(crate) struct LibbpfObject {
     links: Vec<Link>,
     /// The `-c` fork and exit followers: left attached by `detach`, closed on drop.
     _tracking: Vec<Link>,
+    /// Periodic timers' clocks, stopped and read by `detach` into `timer_periods`.
+    timers: Vec<attach::TimerClock>,
+    timer_periods: Option<u64>,
     groups: Option<PerCpuHandle>,
     sketch: Option<PerCpuHandle>,
     names: Option<PerCpuHandle>,
@@ -101,6 +104,8 @@ impl LibbpfObject {
             _rings: rings,
             links: vec![],
             _tracking: vec![],
+            timers: vec![],
+            timer_periods: None,
             groups: maps.optional(MapRole::Groups)?.map(PerCpuHandle),
             sketch: maps.optional(MapRole::Sketch)?.map(PerCpuHandle),
             names: maps.optional(MapRole::Names)?.map(PerCpuHandle),
@@ -120,7 +125,7 @@ impl LibbpfObject {
         };
         let links = attach::attach_all(&built.object, program, scope)?;
         super::startup_trace::mark("attached");
-        Ok(LibbpfObject { links: links.counting, _tracking: links.tracking, ..built })
+        Ok(LibbpfObject { links: links.counting, _tracking: links.tracking, timers: links.timers, ..built })
     }
 
     fn bss(&self) -> &MapHandle {
@@ -247,6 +252,10 @@ impl KernelObject for LibbpfObject {
         // the time from a command's end to its results. On parallel threads the
         // waits overlap: all links are gone after about one. (tp_btf links close
         // at once; the process-tracking perf events stay until drop.)
+        // Timers first: stopped, no firing comes between their count and the links' close.
+        if !self.timers.is_empty() {
+            self.timer_periods = Some(self.timers.iter().map(attach::TimerClock::stop_and_count_periods).sum());
+        }
         let links = std::mem::take(&mut self.links);
         std::thread::scope(|s| {
             for link in links {
@@ -273,6 +282,10 @@ impl KernelObject for LibbpfObject {
 
     fn program_stats(&self) -> Vec<ProgramStats> {
         selfstats::program_stats(&self.object)
+    }
+
+    fn timer_periods(&self) -> Option<u64> {
+        self.timer_periods
     }
 
     fn pending(&self) -> Vec<&dyn PairMap> {

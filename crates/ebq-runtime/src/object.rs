@@ -91,6 +91,13 @@ pub(crate) trait KernelObject {
     /// on) and the runs the kernel skipped (`recursion_misses`).
     fn program_stats(&self) -> Vec<ProgramStats>;
 
+    /// Periodic timers (`interval:`), once detached: the whole periods their
+    /// CPU clocks ran, each a firing owed to the query's program
+    /// (`attach::TimerClock`). `None` while running, and without such timers.
+    fn timer_periods(&self) -> Option<u64> {
+        None
+    }
+
     /// JOIN: the pairing maps ([`MapRole::Pending`]), one per pairing in the
     /// contract's order (a top-level union's branches may each pair); empty
     /// when the program pairs nothing.

@@ -411,6 +411,12 @@ impl SingleQuery {
                 AttachPoint::ProcessTracking(_) => s.missed_tracking += p.recursion_misses,
             }
         }
+        // A perf-event program skipped (another BPF program ran on the CPU, or the
+        // timer interrupt came a period late) moves no counter: the periods its
+        // clock ran, less the runs, are the firings the kernel owed and did not run.
+        if let Some(periods) = self.object.timer_periods() {
+            s.missed += periods.saturating_sub(s.seen + s.out_of_scope);
+        }
         // Detached: no end can close them any more (while running, most are in flight).
         if self.finished {
             let in_maps: u64 = self.object.pending().iter().map(|p| p.pair_keys().len() as u64).sum();

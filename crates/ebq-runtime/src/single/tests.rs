@@ -192,6 +192,19 @@ fn aggregate_stats_add_up_the_cpus_and_deliver_what_was_not_dropped() {
     assert_eq!(q.program_stats(), programs());
 }
 
+#[test]
+fn a_timers_periods_not_run_are_missed_the_kernel_counts_none() {
+    // 12 periods of the timer, 7 runs, and the 5 misses programs() says the kernel counted.
+    let kernel = Rc::new(FakeKernel { programs: programs(), timer_periods: Some(12), ..FakeKernel::default() });
+    *kernel.stats.borrow_mut() = vec![stats_bytes([7, 7, 0, 0, 0, 0])];
+    let s = query(PER_FD, &kernel).stats().unwrap();
+    assert_eq!((s.seen, s.missed), (7, 5 + 5), "12 − 7 periods not run, plus programs()' 5");
+    // More runs than periods (a union with another event): nothing is invented.
+    let kernel = Rc::new(FakeKernel { timer_periods: Some(3), ..FakeKernel::default() });
+    *kernel.stats.borrow_mut() = vec![stats_bytes([7, 7, 0, 0, 0, 0])];
+    assert_eq!(query(PER_FD, &kernel).stats().unwrap().missed, 0);
+}
+
 /// A ring-buffer record of a one-column (`fd`) row plan.
 fn fd_record(p: &PhysicalPlan, fd: u64) -> Vec<u8> {
     let KernelOutput::Rows { record, .. } = &p.programs[0].output else { panic!("a row plan") };
