@@ -105,14 +105,10 @@ pub(crate) fn run_mmaptouch(cfg: &CacheCfg) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    use crate::testing::{is_usage, parse_line};
-    use crate::Cmd;
+    use crate::testing::{is_usage, parse_as};
 
     fn parse(s: &str) -> Result<CacheCfg, Error> {
-        match parse_line(&format!("cachepass {s}"))? {
-            Cmd::Cachepass(c) => Ok(c),
-            other => panic!("{other:?}"),
-        }
+        parse_as!(Cachepass, format!("cachepass {s}"))
     }
 
     #[test]

@@ -407,6 +407,18 @@ mod testing {
         super::parse(&line.split_whitespace().map(str::to_string).collect::<Vec<_>>())
     }
 
+    /// `parse_as!(Variant, line)`: [`parse_line`] of `line`, the config of
+    /// `Cmd::Variant` taken out (`?` on a parse error); another command panics.
+    macro_rules! parse_as {
+        ($variant:ident, $line:expr) => {
+            match crate::testing::parse_line(&$line)? {
+                crate::Cmd::$variant(c) => Ok(c),
+                other => panic!("{other:?}"),
+            }
+        };
+    }
+    pub(crate) use parse_as;
+
     /// Whether `r` is a bad-arguments error (exit status 2).
     pub(crate) fn is_usage<T: std::fmt::Debug>(r: Result<T, Error>) -> bool {
         match r {

@@ -95,14 +95,10 @@ pub(crate) fn run_mmapwrite(cfg: &MmapWriteCfg) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    use crate::testing::{is_usage, parse_line};
-    use crate::Cmd;
+    use crate::testing::{is_usage, parse_as};
 
     fn parse(s: &str) -> Result<MmapWriteCfg, Error> {
-        match parse_line(&format!("mmapwrite {s}"))? {
-            Cmd::Mmapwrite(c) => Ok(c),
-            other => panic!("{other:?}"),
-        }
+        parse_as!(Mmapwrite, format!("mmapwrite {s}"))
     }
 
     #[test]

@@ -289,14 +289,10 @@ fn pread_report(pid: u32, comm: &str, cfg: &PreadCfg, fds: &[libc::c_int], parts
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{is_usage, parse_line};
-    use crate::Cmd;
+    use crate::testing::{is_usage, parse_as};
 
     fn parse_pread(s: &str) -> Result<PreadCfg, Error> {
-        match parse_line(&format!("pread {s}"))? {
-            Cmd::Pread(c) => Ok(c),
-            other => panic!("{other:?}"),
-        }
+        parse_as!(Pread, format!("pread {s}"))
     }
 
     #[test]

@@ -95,21 +95,14 @@ pub(crate) fn run_spin(cfg: &SpinCfg) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{is_usage, parse_line};
-    use crate::Cmd;
+    use crate::testing::{is_usage, parse_as};
 
     fn parse_readzero(s: &str) -> Result<ReadZeroCfg, Error> {
-        match parse_line(&format!("readzero {s}"))? {
-            Cmd::Readzero(c) => Ok(c),
-            other => panic!("{other:?}"),
-        }
+        parse_as!(Readzero, format!("readzero {s}"))
     }
 
     fn parse_spin(s: &str) -> Result<SpinCfg, Error> {
-        match parse_line(&format!("spin {s}"))? {
-            Cmd::Spin(c) => Ok(c),
-            other => panic!("{other:?}"),
-        }
+        parse_as!(Spin, format!("spin {s}"))
     }
 
     #[test]
