@@ -31,7 +31,7 @@ pub(crate) struct LibbpfObject {
     links: Vec<Link>,
     /// The `-c` fork and exit followers: left attached by `detach`, closed on drop.
     _tracking: Vec<Link>,
-    /// Periodic timers' clocks, stopped and read by `detach` into `timer_periods`.
+    /// Periodic timers' clocks, stopped, read into `timer_periods` and closed by `detach`.
     timers: Vec<attach::TimerClock>,
     timer_periods: Option<u64>,
     groups: Option<PerCpuHandle>,
@@ -247,15 +247,17 @@ impl KernelObject for LibbpfObject {
     }
 
     fn detach(&mut self) {
+        // Timers first: stopped, no firing comes between their count and the links'
+        // close; their duplicate fds close here.
+        let timers = std::mem::take(&mut self.timers);
+        if !timers.is_empty() {
+            self.timer_periods = Some(timers.iter().map(attach::TimerClock::stop_and_count_periods).sum());
+        }
         // Closing a classic tracepoint's perf event waits in the kernel for RCU
         // grace periods (~80 ms each here); one after another that was most of
         // the time from a command's end to its results. On parallel threads the
         // waits overlap: all links are gone after about one. (tp_btf links close
         // at once; the process-tracking perf events stay until drop.)
-        // Timers first: stopped, no firing comes between their count and the links' close.
-        if !self.timers.is_empty() {
-            self.timer_periods = Some(self.timers.iter().map(attach::TimerClock::stop_and_count_periods).sum());
-        }
         let links = std::mem::take(&mut self.links);
         std::thread::scope(|s| {
             for link in links {
