@@ -4,11 +4,18 @@
 //!
 //! Two workloads run under `profile:hz:999` beside bpftrace's own profile probe:
 //! `ebq-spin` (tests/c/profile/spin.c) spins in user code, `ebq-sysloop`
-//! (tests/c/profile/sysloop.c) writes /dev/null a byte at a time, so its
-//! samples fall in user and kernel code. Each tool's timer fires on its own
-//! phase, so a process's sample counts agree to within a few samples, not
-//! exactly: within 5 %, as the issue sets. 999 Hz rather than 99 so that a few
-//! samples are a small share even when the workloads share the CPUs with others.
+//! (tests/c/profile/sysloop.c) reads 1 MiB of /dev/zero and sums it, over and
+//! over, so its samples fall in user and kernel code. Each tool's timer fires
+//! on its own phase, so a process's sample counts agree to within a few
+//! samples, not exactly: within 5 %, as the issue sets. 999 Hz rather than 99
+//! so that a few samples are a small share even when the workloads share the
+//! CPUs with others.
+//!
+//! Beside other tracers, both tools also lose samples nobody counts: the kernel
+//! skips a perf-event program while a classic tracepoint program runs on the
+//! CPU. The syscall loop makes few, long system calls so that those programs
+//! (syscount's, a `raw_syscalls` one-liner's) hold a few percent of its time,
+//! not the third they held with one-byte writes (ebq 379 against bpftrace's 308).
 
 use crate::common;
 use crate::profile::{assert_drawn_in_chromium, build_profile_program, build_spin, last_cpu};
@@ -70,14 +77,14 @@ fn empty_kernel_stacks_are_keys_and_samples_per_process_match_bpftrace() {
     let bpftrace = Bpftrace::start(&["ebq-spin", "ebq-sysloop"]);
     let cpu = last_cpu();
     let mut spinner = Command::new(&spin).arg(cpu.to_string()).arg("2").stdout(Stdio::null()).spawn().unwrap();
-    let mut copier = Command::new(&sysloop).arg("2000000").spawn().unwrap();
+    let mut syscall_loop = Command::new(&sysloop).arg("30000").spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut outs = vec![];
-    while spinner.try_wait().unwrap().is_none() || copier.try_wait().unwrap().is_none() {
+    while spinner.try_wait().unwrap().is_none() || syscall_loop.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "workloads did not finish");
         outs.extend(q.poll(Duration::from_millis(50)).unwrap());
     }
-    assert!(spinner.wait().unwrap().success() && copier.wait().unwrap().success());
+    assert!(spinner.wait().unwrap().success() && syscall_loop.wait().unwrap().success());
     let theirs = bpftrace.counts();
     outs.extend(q.finish().unwrap());
     let stats = q.stats().unwrap();
@@ -111,7 +118,7 @@ fn empty_kernel_stacks_are_keys_and_samples_per_process_match_bpftrace() {
     let spin_total = ours["ebq-spin"];
     assert!(user_mode("ebq-spin") * 10 >= spin_total * 9, "{rows:#?}");
     assert!(rows.iter().any(|r| s(r, "kstack") == "[user]" && s(r, "ustack").contains("spin_hot")), "{rows:#?}");
-    // The writer's samples fall in both halves: some in user code, some in system calls.
+    // The loop's samples fall in both halves: some in user code, some in its reads.
     assert!(user_mode("ebq-sysloop") > 0, "{rows:#?}");
     assert!(
         rows.iter().any(|r| s(r, "comm") == "ebq-sysloop" && s(r, "kstack").contains("do_syscall_64")),
@@ -126,7 +133,7 @@ fn flamegraph_of_user_and_kernel_stacks_draws_both_halves() {
     let (dir, sysloop) = build_profile_program("halves", "sysloop");
     let svg = dir.join("halves.svg");
     let folded = dir.join("halves.folded");
-    let command = format!("{sysloop} 1000000");
+    let command = format!("{sysloop} 15000");
     // 999 Hz: some hundred samples, so both halves are drawn whatever the load.
     let sql = "SELECT ustack, kstack, COUNT(*) FROM profile:hz:999 GROUP BY ustack, kstack";
     let mut stats = vec![];
