@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Full check: setup (packages, mounts, release build through clippy-driver),
 # rustfmt check, clippy's and rustc's warnings as errors, the library's unit tests with the host hidden
-# (scripts/test-pure.sh), then the test suite run serially (tests load real
-# BPF programs). Extra arguments are passed to the test binaries, e.g.
-# `scripts/test.sh some_test_name`.
+# (scripts/test-pure.sh), then the test suite (tests load real BPF programs):
+# every binary but the end-to-end suite one test at a time, the end-to-end
+# suite in shards of modules run side by side (scripts/e2e-shards.sh), and a
+# 60 s soak. Extra arguments are passed to every test binary instead, one test
+# at a time and without the soak, e.g. `scripts/test.sh some_test_name`.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,14 +47,28 @@ fi
 phase "pure unit tests (tracefs, BTF, kallsyms and asm headers hidden)"
 bash scripts/test-pure.sh
 
-phase "cargo test"
 # Older kernels charge BPF maps against RLIMIT_MEMLOCK; lift it when allowed.
 ulimit -l unlimited 2>/dev/null || true
-# --no-fail-fast: a red binary does not hide the others' results.
-cargo test --release --workspace --no-fail-fast -- --test-threads=1 "$@"
-
-if [[ $# -eq 0 ]]; then
-    phase "soak (60 s)"
-    SOAK_SECONDS=60 bash scripts/soak.sh
+if [[ $# -gt 0 ]]; then
+    phase "cargo test $*"
+    # A filter: every test binary, one test at a time.
+    cargo test --release --workspace --no-fail-fast -- --test-threads=1 "$@"
+    phase "done"
+    exit 0
 fi
+
+phase "cargo test (every binary but the end-to-end suite)"
+# --no-fail-fast: a red binary does not hide the others' results; nor does it
+# hide the end-to-end suite's.
+status=0
+cargo test --release --workspace --no-fail-fast --exclude ebq-e2e -- --test-threads=1 || status=$?
+# The workload binary's own unit tests (with --workspace, as the build resolved features).
+cargo test --release --workspace --bin ebq-workload -- --test-threads=1 || status=$?
+
+phase "end-to-end suite (${EBQ_E2E_SHARDS:-3} shards at once, each one test at a time)"
+bash scripts/e2e-shards.sh || status=$?
+[[ $status == 0 ]] || exit "$status"
+
+phase "soak (60 s)"
+SOAK_SECONDS=60 bash scripts/soak.sh
 phase "done"

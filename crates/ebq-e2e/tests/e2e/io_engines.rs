@@ -28,6 +28,7 @@
 use crate::common;
 
 use common::{ebq_bin, workload_bin};
+use ebq::QueryStats;
 use serde_json::Value as Json;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -93,8 +94,15 @@ fn ebq_rows(cmd: &str, sql: &str, options: &[&str]) -> (Vec<Json>, String) {
 }
 
 /// One fio run of `engine` doing `rw` under `sql` (FILE_INO and FILE_DEV replaced):
-/// ebq's rows and fio's totals for the direction.
-fn run(tag: &str, engine: &str, extra: &str, rw: &str, sql: &str, options: &[&str]) -> (Vec<Json>, (u64, u64)) {
+/// ebq's rows, fio's totals for the direction and ebq's stats line.
+fn run(
+    tag: &str,
+    engine: &str,
+    extra: &str,
+    rw: &str,
+    sql: &str,
+    options: &[&str],
+) -> (Vec<Json>, (u64, u64), QueryStats) {
     let data = DataFile::new(tag);
     let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ebq-io-{tag}-{}.json", std::process::id()));
     let (dev, ino) = dev_ino(&data.0);
@@ -103,8 +111,17 @@ fn run(tag: &str, engine: &str, extra: &str, rw: &str, sql: &str, options: &[&st
     let dir = if rw.contains("read") { "read" } else { "write" };
     let totals = fio_totals(&json, dir);
     let _ = std::fs::remove_file(&json);
-    assert!(stderr.contains(" 0 missed"), "{stderr}");
-    (rows, totals)
+    (rows, totals, common::cli_stats(&stderr))
+}
+
+/// Exact or accounted (GROUND-TRUTH.md): `counted` of fio's `ios` requests, any
+/// shortfall reported in the stats. Beside other tests' programs a pair can be
+/// superseded (three e2e shards at once: 8, then 56, of 1,024 libaio requests,
+/// each one reported). True when nothing was lost: the caller then checks the
+/// bytes and offsets exactly too.
+fn requests_exact_or_accounted(counted: Option<u64>, ios: u64, stats: &QueryStats, what: &str) -> bool {
+    common::assert_exact_or_accounted(counted.unwrap_or(0), ios, stats, what);
+    common::lost(stats) == 0
 }
 
 /// The system call each synchronous engine reads and writes with.
@@ -130,15 +147,14 @@ fn system_call_engines_count_what_fio_did() {
                  FROM syscalls.sys_enter_{call} e JOIN syscalls.sys_exit_{call} x ON e.tid = x.tid \
                  WHERE e.inode = FILE_INO AND e.dev = FILE_DEV GROUP BY e.fs_type"
             );
-            let (rows, (ios, bytes)) = run(&format!("{engine}-{rw}"), engine, "", rw, &sql, &["--attach", "raw"]);
+            let (rows, (ios, bytes), stats) =
+                run(&format!("{engine}-{rw}"), engine, "", rw, &sql, &["--attach", "raw"]);
             assert_eq!(rows.len(), 1, "{engine} {rw}: {rows:?}");
             assert_eq!(rows[0]["fs"], "ext4", "{engine} {rw}");
             assert_eq!((ios, bytes), (SIZE / BS, SIZE), "{engine} {rw}: fio did the whole file");
-            assert_eq!(
-                (rows[0]["ops"].as_u64(), rows[0]["bytes"].as_u64()),
-                (Some(ios), Some(bytes)),
-                "{engine} {rw} ({call}): {rows:?}"
-            );
+            if requests_exact_or_accounted(rows[0]["ops"].as_u64(), ios, &stats, &format!("{engine} {rw} ({call})")) {
+                assert_eq!(rows[0]["bytes"].as_u64(), Some(bytes), "{engine} {rw} ({call}): {rows:?}");
+            }
         }
     }
 }
@@ -164,7 +180,7 @@ fn io_uring_completions_count_what_fio_did_for_fds_registered_files_and_sqpoll()
     {
         for rw in ["randread", "randwrite"] {
             let tag = format!("uring-{}-{rw}", extra.len());
-            let (rows, (ios, bytes)) = run(&tag, "io_uring", extra, rw, sql, &[]);
+            let (rows, (ios, bytes), stats) = run(&tag, "io_uring", extra, rw, sql, &[]);
             let op = match (extra.contains("fixedbufs"), rw) {
                 (true, "randread") => IORING_OP_READ_FIXED,
                 (true, _) => IORING_OP_WRITE_FIXED,
@@ -174,11 +190,10 @@ fn io_uring_completions_count_what_fio_did_for_fds_registered_files_and_sqpoll()
             assert_eq!((ios, bytes), (SIZE / BS, SIZE), "io_uring {extra} {rw}: fio did the whole file");
             assert_eq!(rows.len(), 1, "io_uring {extra} {rw}: {rows:?}");
             let row = &rows[0];
-            assert_eq!(
-                (row["op"].as_u64(), row["ops"].as_u64(), row["bytes"].as_u64()),
-                (Some(op), Some(ios), Some(bytes)),
-                "io_uring {extra} {rw}: {rows:?}"
-            );
+            assert_eq!(row["op"].as_u64(), Some(op), "io_uring {extra} {rw}: {rows:?}");
+            if requests_exact_or_accounted(row["ops"].as_u64(), ios, &stats, &format!("io_uring {extra} {rw}")) {
+                assert_eq!(row["bytes"].as_u64(), Some(bytes), "io_uring {extra} {rw}: {rows:?}");
+            }
             // With SQPOLL the ring's owner is the fio job process whose poller thread runs the requests.
             let owner = if sqpoll { row["pid"].as_u64() } else { Some(0) };
             assert_eq!(row["owner"].as_u64(), owner, "io_uring {extra} {rw}: {rows:?}");
@@ -249,12 +264,16 @@ fn libaio_direct_io_submissions_count_what_fio_did() {
              WHERE iocb.ki_filp.f_inode.i_ino = FILE_INO AND iocb.ki_filp.f_inode.i_sb.s_dev = FILE_DEV \
              GROUP BY iocb.ki_flags & {IOCB_AIO_RW}, iocb.ki_flags & {IOCB_WRITE}"
         );
-        let (rows, (ios, bytes)) = run(&format!("libaio-{rw}"), "libaio", "--direct=1 --iodepth=8", rw, &submit, &[]);
+        let (rows, (ios, bytes), stats) =
+            run(&format!("libaio-{rw}"), "libaio", "--direct=1 --iodepth=8", rw, &submit, &[]);
         assert_eq!((ios, bytes), (SIZE / BS, SIZE), "libaio {rw}: fio did the whole file");
         assert_eq!(rows.len(), 1, "libaio {rw}: {rows:?}");
         let write = if rw == "randread" { 0 } else { IOCB_WRITE };
-        let got: Vec<Option<u64>> = ["aio", "write", "ops", "bytes"].iter().map(|c| rows[0][c].as_u64()).collect();
-        assert_eq!(got, [Some(IOCB_AIO_RW), Some(write), Some(ios), Some(bytes)], "libaio {rw}: {rows:?}");
+        let got: Vec<Option<u64>> = ["aio", "write"].iter().map(|c| rows[0][c].as_u64()).collect();
+        assert_eq!(got, [Some(IOCB_AIO_RW), Some(write)], "libaio {rw}: {rows:?}");
+        if requests_exact_or_accounted(rows[0]["ops"].as_u64(), ios, &stats, &format!("libaio {rw}")) {
+            assert_eq!(rows[0]["bytes"].as_u64(), Some(bytes), "libaio {rw}: {rows:?}");
+        }
     }
     // Completions, system-wide (an interrupt's current task is anyone's).
     let data = DataFile::new("libaio-complete");
@@ -555,7 +574,7 @@ fn io_ops_counts_the_system_call_aio_and_io_uring_paths_as_fio_did() {
         ("io_uring", "--sqthread_poll=1", "io_uring"),
     ] {
         for (rw, op) in [("randread", "read"), ("randwrite", "write")] {
-            let (rows, (ios, bytes)) = run("ioops", engine, extra, rw, &sql, &[]);
+            let (rows, (ios, bytes), stats) = run("ioops", engine, extra, rw, &sql, &[]);
             assert_eq!((ios, bytes), (SIZE / BS, SIZE), "{engine} {extra} {rw}: fio did the whole file");
             let got: Vec<Json> = rows
                 .iter()
@@ -564,32 +583,45 @@ fn io_ops_counts_the_system_call_aio_and_io_uring_paths_as_fio_did() {
                 })
                 .collect();
             let want = serde_json::json!({"path": path, "op": op, "ops": ios, "bytes": bytes, "offsets": offsets});
-            assert_eq!(got, [want], "{engine} {extra} {rw}");
+            assert_eq!(rows.len(), 1, "{engine} {extra} {rw}: {rows:?}");
+            let what = format!("{engine} {extra} {rw}");
+            if requests_exact_or_accounted(rows[0]["ops"].as_u64(), ios, &stats, &what) {
+                assert_eq!(got, [want], "{what}");
+            }
         }
     }
     // fio's mmap engine copies each request into or out of its mapping of the file: every page
     // it touches is brought in by one filemap fault (a write fault reads the page first, so
     // both are `read` rows of path 'mmap'); a major fault's retry (`retry`) is not a row.
     for rw in ["randread", "randwrite"] {
-        let (rows, (ios, bytes)) = run("ioops", "mmap", "", rw, &sql, &[]);
+        let (rows, (ios, bytes), stats) = run("ioops", "mmap", "", rw, &sql, &[]);
         assert_eq!((ios, bytes), (SIZE / BS, SIZE), "mmap {rw}: fio did the whole file");
         let got: Vec<Json> = rows
             .iter()
             .map(|r| ["path", "op", "ops", "bytes", "offsets"].iter().map(|c| (c.to_string(), r[c].clone())).collect())
             .collect();
         let want = serde_json::json!({"path": "mmap", "op": "read", "ops": ios, "bytes": bytes, "offsets": offsets});
-        assert_eq!(got, [want], "mmap {rw}");
+        assert_eq!(rows.len(), 1, "mmap {rw}: {rows:?}");
+        if requests_exact_or_accounted(rows[0]["ops"].as_u64(), ios, &stats, &format!("mmap {rw}")) {
+            assert_eq!(got, [want], "mmap {rw}");
+        }
     }
     // Cached (`--invalidate=0`; the file was just written, in large folios): fault-around maps
     // a read's neighbours and a write fault's finish maps its whole folio, several pages a row.
     for rw in ["randread", "randwrite"] {
-        let (rows, (ios, bytes)) = run("ioops", "mmap", "--invalidate=0", rw, &sql, &[]);
+        let (rows, (ios, bytes), stats) = run("ioops", "mmap", "--invalidate=0", rw, &sql, &[]);
         assert_eq!((ios, bytes), (SIZE / BS, SIZE), "cached mmap {rw}: fio did the whole file");
         let got: Vec<Json> = rows
             .iter()
             .map(|r| ["path", "op", "bytes"].iter().map(|c| (c.to_string(), r[c].clone())).collect())
             .collect();
-        assert_eq!(got, [serde_json::json!({"path": "mmap", "op": "read", "bytes": bytes})], "cached mmap {rw}");
+        // A row is several pages here, so a lost event is an unknown number of bytes:
+        // exact when nothing was lost, never more than fio's otherwise.
+        if common::lost(&stats) == 0 {
+            assert_eq!(got, [serde_json::json!({"path": "mmap", "op": "read", "bytes": bytes})], "cached mmap {rw}");
+        } else {
+            assert!(rows[0]["bytes"].as_u64() <= Some(bytes), "cached mmap {rw}: {rows:?}; {stats:?}");
+        }
         assert!(rows[0]["ops"].as_u64() < Some(ios), "cached mmap {rw}: several pages a row: {rows:?}");
     }
 }

@@ -34,7 +34,11 @@ struct SdtFire {
 impl SdtFire {
     fn build() -> SdtFire {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/sdt");
-        let dir = std::env::temp_dir().join(format!("ebq-sdt-{}", std::process::id()));
+        // One directory per build: two tests building at once (`--test-threads` > 1)
+        // must not overwrite each other's binary while a uprobe is on it.
+        static BUILDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ebq-sdt-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cc = |args: &[&str]| {
             let out = Command::new("cc").args(args).current_dir(&dir).output().expect("cc must be installed");
