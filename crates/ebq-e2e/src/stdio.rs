@@ -3,9 +3,11 @@
 //! `ebq report io --stdio` to be compared against.
 //!
 //! On `--file P`, only through stdio: fopen("w+"); `--writes N` fwrites of
-//! `--size B` bytes; fprintf, fputs, fputc; fflush; ftell; fseek 100 bytes
+//! `--size B` bytes; fprintf, fputs of a short line and of a 5000-byte one,
+//! fputc; fflush; ftell; fseek 100 bytes
 //! past the end (`SEEK_END`) and putc there; fseek to 0; `--reads M`
-//! freads of B bytes; fgetc; rewind; fgets of at most 63 bytes; fseeko to
+//! freads of B bytes; fgetc; rewind; fgets of at most 63 bytes, then of at
+//! most 8191 (the `a`s have no newline: it reads 8191); fseeko to
 //! 10 bytes before the end, fgetpos, an fread of 5, fsetpos back, fgetc; a
 //! failing fseek (whence 99); fclose. On `--fdopen Q`: open(2) (the
 //! program's own POSIX call), fdopen, one fwrite, fclose (whose write and
@@ -159,10 +161,13 @@ fn stdio_file(cfg: &StdioCfg) -> Result<Tally, Error> {
     if n > 0 {
         t.write(i64::from(n), false);
     }
-    let line = cstr("a line\n")?;
-    // SAFETY: a NUL-terminated string; fp is open.
-    if unsafe { libc::fputs(line.as_ptr(), fp) } > 0 {
-        t.write(line.as_bytes().len() as i64, false);
+    // A short line, and one longer than a page (user_strlen() reads 4 KiB a time).
+    for line in ["a line\n".to_string(), format!("{}\n", "l".repeat(LONG_PUT - 1))] {
+        let line = cstr(&line)?;
+        // SAFETY: a NUL-terminated string; fp is open.
+        if unsafe { libc::fputs(line.as_ptr(), fp) } > 0 {
+            t.write(line.as_bytes().len() as i64, false);
+        }
     }
     // SAFETY: fp is open.
     if unsafe { libc::fputc(b'x' as libc::c_int, fp) } != libc::EOF {
@@ -209,12 +214,15 @@ fn read_back(cfg: &StdioCfg, fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally)
     unsafe { libc::rewind(fp) };
     t.offset = 0;
     t.inc("STDIO_SEEKS", 1);
-    let mut line = [0u8; 64];
-    // SAFETY: line holds 64 bytes; fp is open.
-    let got = unsafe { libc::fgets(line.as_mut_ptr().cast(), line.len() as libc::c_int, fp) };
-    if !got.is_null() {
-        let len = line.iter().position(|b| *b == 0).unwrap_or(line.len());
-        t.read(len as i64);
+    // 63 bytes, then the next 8191 (the file has no newline before the fprintf's).
+    for size in [64, LONG_GET] {
+        let mut line = vec![0u8; size];
+        // SAFETY: line holds size bytes; fp is open.
+        let got = unsafe { libc::fgets(line.as_mut_ptr().cast(), size as libc::c_int, fp) };
+        if !got.is_null() {
+            let len = line.iter().position(|b| *b == 0).unwrap_or(line.len());
+            t.read(len as i64);
+        }
     }
     seek_back(fp, buf, t)?;
     // SAFETY: fp is open; whence 99 fails with EINVAL, which Darshan does not count.
@@ -290,6 +298,12 @@ extern "C" {
 /// The bytes of the line `--std-out` writes to stderr last, newline included.
 pub(crate) const LONG_LINE: usize = 201;
 
+/// The bytes of the second line fputs writes to `--file`, newline included.
+const LONG_PUT: usize = 5000;
+
+/// The buffer of the second fgets on `--file`: it reads 8191 bytes of a line longer than that.
+const LONG_GET: usize = 8192;
+
 /// Darshan's `<STDOUT>` and `<STDERR>` records (opened at the process's
 /// first stdio call), with descriptors 1 and 2 sent to `path` first.
 fn std_streams(path: &str) -> Result<[Value; 2], Error> {
@@ -326,7 +340,7 @@ fn std_streams(path: &str) -> Result<[Value; 2], Error> {
     if unsafe { libc::fputs(line.as_ptr(), stderr) } > 0 {
         err.write(line.as_bytes().len() as i64, false);
     }
-    // A line longer than the 127 bytes ebq's probe reads of a string: Darshan counts all of it.
+    // A line longer than a string column's 127 bytes: Darshan counts all of it.
     let long = cstr(&format!("{}\n", "e".repeat(LONG_LINE - 1)))?;
     // SAFETY: a NUL-terminated string; stderr is libc's stream.
     if unsafe { libc::fputs(long.as_ptr(), stderr) } > 0 {

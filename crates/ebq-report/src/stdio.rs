@@ -27,10 +27,11 @@
 //!   glibc skips for a target inside its buffer and rounds down to a block.
 //! - **bytes**: `fread`/`fwrite` size × items returned, `fprintf`/`vfprintf`/
 //!   `printf`/`vprintf` the count returned, `fgetc`/`fputc`/`putc` 1 (unless
-//!   EOF), `fgets`/`fputs` the string's length (read by the probe: at most
-//!   [`STRING_CAP`] bytes are read; a longer string counts that many and is
-//!   counted in [`Fold::strings_at_cap`], the report's
-//!   `strings_at_read_cap`). `fflush` counts in `STDIO_FLUSHES` and as a write of 0
+//!   EOF), `fgets`/`fputs` the string's length (Darshan's `strlen`),
+//!   measured in the kernel by `user_strlen()` at the call's return (fgets's
+//!   line, fputs's string): exact up to [`STRING_CAP`] bytes (64 KiB less
+//!   16); a string that long or longer counts [`STRING_CAP`] and is counted
+//!   in [`Fold::strings_at_cap`], the report's `strings_at_read_cap`). `fflush` counts in `STDIO_FLUSHES` and as a write of 0
 //!   bytes (its times and `STDIO_MAX_BYTE_WRITTEN`, as Darshan's
 //!   `STDIO_RECORD_WRITE(fp, 0, …, 1)`). `ftell`, `ftello` and `fgetpos`
 //!   count nothing: they are probed for the system calls they make.
@@ -49,8 +50,8 @@
 //! Not done: the kernel fold's own mark (the report folds in user space when
 //! `--stdio` is given); `fscanf`/`vfscanf`/`__isoc99_fscanf` (Darshan
 //! counts `ftell` after less `ftell` before: the position at the entry is
-//! not read), `getw`/`putw`; exact lengths of `fgets`/`fputs` strings over
-//! [`STRING_CAP`] bytes (counted, see above); ranks (every record is rank
+//! not read), `getw`/`putw`; exact lengths of `fgets`/`fputs` strings of
+//! [`STRING_CAP`] bytes or more (counted, see above); ranks (every record is rank
 //! 0, as Darshan's non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the
 //! variances 0).
 
@@ -130,11 +131,10 @@ pub const LIBRARY: &str = "libc";
 
 /// The query: each call's entry joined with its return on the thread and the
 /// function (`func`, its index in [`FUNCS`]). `text` is the string at
-/// argument 0 at entry (fopen's path, fputs's string), `line` the string
-/// at the return value, which is fgets's line (its buffer is empty at
-/// entry). The binder takes no string CASE, so `line` is read at every
-/// return: the returns that are no pointer (counts, 0, EOF) count in the
-/// query's `unreadable_strings`. `ip` is the function's address in the
+/// argument 0 at entry (fopen's path). `length` is, at the return, the
+/// length of fputs's string (argument 0) or of the line a successful fgets
+/// returns (its buffer is empty at entry), by `user_strlen()`; 0 for every
+/// other call, which reads no string for it. `ip` is the function's address in the
 /// process (where libc is loaded: [`Layout`]). At a seek's return,
 /// `file_offset`, `read_ptr` and `read_end` are its stream's `_offset`,
 /// `_IO_read_ptr` and `_IO_read_end` (glibc's `struct _IO_FILE`, x86-64:
@@ -153,9 +153,16 @@ pub fn sql() -> String {
         .join(" OR ");
     let field = |at: u64, name: &str| format!("CASE WHEN {seeks} THEN user_u64(e.arg0 + {at}) ELSE 0 END AS {name}");
     let [offset, ptr, end] = FILE_FIELDS;
+    let index = |kind: Kind| FUNCS.iter().position(|(_, k)| *k == kind).expect("probed");
+    let length = format!(
+        "CASE WHEN e.func = {} AND x.retval != 0 THEN user_strlen(x.retval) WHEN e.func = {} THEN user_strlen(e.arg0) \
+         ELSE 0 END AS length",
+        index(Kind::Fgets),
+        index(Kind::Fputs)
+    );
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, x.tid, e.arg0, e.arg1, e.arg2, e.arg3, x.retval, \
-         e.func AS func, str(e.arg0) AS text, str(x.retval) AS line, e.ip AS ip, {}, {}, {} \
+         e.func AS func, str(e.arg0) AS text, {length}, e.ip AS ip, {}, {}, {} \
          FROM uprobe:{LIBRARY}:{list} e JOIN uretprobe:{LIBRARY}:{list} x ON e.tid = x.tid AND e.func = x.func",
         field(offset, "file_offset"),
         field(ptr, "read_ptr"),
@@ -169,10 +176,10 @@ pub fn sql() -> String {
 /// `_offset − (_IO_read_end − _IO_read_ptr)`.
 pub const FILE_FIELDS: [u64; 3] = [144, 8, 16];
 
-/// The bytes `str()` reads of a string at most (without its NUL): a longer
-/// `fgets` line or `fputs` string counts this many, and is counted in
+/// The longest `fgets` line or `fputs` string `user_strlen()` measures
+/// exactly: one this long or longer counts this many, and is counted in
 /// [`Fold::strings_at_cap`].
-pub const STRING_CAP: usize = 127;
+pub const STRING_CAP: u64 = ebq::bind::USER_STRLEN_CAP;
 
 /// libc's three standard streams as the process sees them: the file
 /// addresses of the probed functions and of `_IO_2_1_stdin_`,
@@ -210,8 +217,10 @@ pub struct Call {
     /// The integer arguments at entry.
     pub args: [u64; 4],
     pub ret: u64,
-    /// The string at argument 0, fgets's line (see [`sql`]).
+    /// The string at argument 0 (fopen's path, see [`sql`]).
     pub text: String,
+    /// The length of fputs's string or fgets's line (0 for other calls).
+    pub length: u64,
     /// CLOCK_MONOTONIC ns at entry and return.
     pub start_ns: u64,
     pub end_ns: u64,
@@ -235,7 +244,7 @@ pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
     };
     let func = n(9) as usize;
     let kind = FUNCS.get(func)?.1;
-    let text = s(if kind == Kind::Fgets { 11 } else { 10 });
+    let text = s(10);
     let (offset, ptr, end) = (n(13) as i64, n(14), n(15));
     let position = (kind == Kind::Fseek && offset >= 0).then(|| offset - end.wrapping_sub(ptr) as i64);
     Some(Call {
@@ -245,6 +254,7 @@ pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
         args: [n(4), n(5), n(6), n(7)],
         ret: n(8),
         text,
+        length: n(11),
         start_ns: n(0),
         end_ns: n(0) + n(1),
         std_streams: layout.streams(func, n(12)),
@@ -525,7 +535,7 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
             out.unattributed += u64::from(c.kind != Kind::Ftell);
             continue;
         };
-        if apply(r, c, t1, t2) && c.text.len() >= STRING_CAP {
+        if apply(r, c, t1, t2) && c.length >= STRING_CAP {
             out.strings_at_cap += 1;
         }
         if c.kind == Kind::Fclose {
@@ -549,11 +559,11 @@ fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> bool {
         Kind::Fgetc if !eof => r.read(1, t1, t2),
         Kind::Fputc if !eof => r.write(1, false, t1, t2),
         Kind::Fgets if c.ret != 0 => {
-            r.read(c.text.len() as i64, t1, t2);
+            r.read(c.length as i64, t1, t2);
             return true;
         }
         Kind::Fputs if !eof && int > 0 => {
-            r.write(c.text.len() as i64, false, t1, t2);
+            r.write(c.length as i64, false, t1, t2);
             return true;
         }
         Kind::Fflush if int >= 0 => r.write(0, true, t1, t2),
@@ -596,6 +606,8 @@ mod tests {
             args,
             ret,
             text: text.into(),
+            // fputs's string, fgets's line: the length user_strlen() measured.
+            length: text.len() as u64,
             start_ns: t,
             end_ns: t + 10,
             std_streams: None,
@@ -668,12 +680,13 @@ mod tests {
 
     #[test]
     fn a_seek_takes_the_streams_position_at_its_return_and_long_strings_are_counted_at_the_cap() {
-        let long = "a".repeat(STRING_CAP);
+        let cap = STRING_CAP as i64;
         let calls = vec![
             c(Kind::Open, [0; 4], FP, "/tmp/e.dat", 100),
-            c(Kind::Fputs, [0, FP, 0, 0], 1, &long, 200),
-            // fseek(fp, 10, SEEK_END) on 127 bytes: ftell gives 137.
-            Call { position: Some(137), ..c(Kind::Fseek, [FP, 10, 2, 0], 0, "", 300) },
+            // A string of the cap or longer: user_strlen() gives the cap.
+            Call { length: STRING_CAP, ..c(Kind::Fputs, [0, FP, 0, 0], 1, "", 200) },
+            // fseek(fp, 10, SEEK_END) after the cap's bytes: ftell gives cap + 10.
+            Call { position: Some(cap + 10), ..c(Kind::Fseek, [FP, 10, 2, 0], 0, "", 300) },
             c(Kind::Fputc, [b'y'.into(), FP, 0, 0], 121, "", 400),
             // A seek whose descriptor offset was not known: the offset stays.
             c(Kind::Fseek, [FP, 0, 2, 0], 0, "", 500),
@@ -684,9 +697,9 @@ mod tests {
         let r = &f.files["/tmp/e.dat"];
         assert_eq!(
             (r.get("STDIO_SEEKS"), r.get("STDIO_MAX_BYTE_WRITTEN"), r.get("STDIO_BYTES_WRITTEN")),
-            (2, 138, 129)
+            (2, cap + 11, cap + 2)
         );
-        assert_eq!((r.get("STDIO_BYTES_READ"), r.get("STDIO_MAX_BYTE_READ")), (6, 144));
+        assert_eq!((r.get("STDIO_BYTES_READ"), r.get("STDIO_MAX_BYTE_READ")), (6, cap + 17));
         assert_eq!(f.strings_at_cap, 1);
     }
 

@@ -36,7 +36,7 @@ const CHAIN: &str = "FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_rea
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
 starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), \
-print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: \
+print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr); per group: \
 syscall_name(nr), errno_name(ret), signal_name(sig), dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), \
 cgroup_path(cgroup), container_id(cgroup)";
 

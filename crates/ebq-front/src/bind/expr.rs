@@ -136,6 +136,7 @@ const FUNCTIONS: &[&str] = &[
     "user_u32",
     "user_i64",
     "user_u64",
+    "user_strlen",
     "syscall_name",
     "dev_str",
     "req_flags",
@@ -159,7 +160,7 @@ pub(super) fn unknown_function(f: &Function) -> Error {
     let help = if close.is_empty() {
         "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), \
          syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), \
-         str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
+         str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
          dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), cgroup_path(cgroup), container_id(cgroup)"
             .to_string()
     } else {
@@ -583,6 +584,16 @@ impl Binder<'_> {
             ("print_flag", args) => self.print_flag(e, args),
             ("str", args) => self.user_string(e, args),
             (super::at_exit::NAME, args) => self.string_at_exit(e, args),
+            ("user_strlen", args) => {
+                let [FunctionArgExpr::Expr(a)] = args else {
+                    return Err(err(e, "user_strlen(ptr) takes one address"));
+                };
+                let addr = self.scalar(a)?;
+                if !addr.ty().is_int() {
+                    return Err(err(a, format!("user_strlen() reads at an integer address; `{a}` is {}", addr.ty())));
+                }
+                Ok(ScalarExpr::UserStrlen(Box::new(addr)))
+            }
             (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
                 let ty = user_int_type(name).expect("checked");
                 let [FunctionArgExpr::Expr(a)] = args else {

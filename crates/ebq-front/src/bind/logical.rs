@@ -246,6 +246,16 @@ pub enum ScalarExpr {
         /// The integer type read (its width is the read's).
         ty: DataType,
     },
+    /// `user_strlen(addr)`: the length of the NUL-terminated string in the
+    /// traced process's memory at `addr` (u64), read as `user_u64` is (at the
+    /// event; in a `JOIN … ON`, at the end event). It is measured by
+    /// `bpf_probe_read_user_str` into a per-CPU scratch of
+    /// [`USER_STRLEN_CHUNK`] bytes, chunk after chunk: exact up to
+    /// [`USER_STRLEN_CAP`] bytes, and a longer string gives the cap itself
+    /// (so a caller can count it). An address that cannot be read gives the
+    /// bytes read before it (0 for a bad or NULL pointer) and is counted in
+    /// `unreadable_strings`.
+    UserStrlen(Box<ScalarExpr>),
     /// `CASE WHEN cond THEN a ELSE b END` over integers (nested for more WHENs).
     Cond {
         /// The condition.
@@ -329,6 +339,7 @@ impl ScalarExpr {
             | ScalarExpr::Cast { ty, .. }
             | ScalarExpr::UserRead { ty, .. }
             | ScalarExpr::Cond { ty, .. } => *ty,
+            ScalarExpr::UserStrlen(_) => DataType::U64,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Str { cap, .. } => DataType::Str { cap: *cap },
             ScalarExpr::Neg(_) => DataType::I64,
@@ -347,7 +358,8 @@ impl ScalarExpr {
             ScalarExpr::Not(e)
             | ScalarExpr::Neg(e)
             | ScalarExpr::Cast { expr: e, .. }
-            | ScalarExpr::UserRead { addr: e, .. } => e.visit(f),
+            | ScalarExpr::UserRead { addr: e, .. }
+            | ScalarExpr::UserStrlen(e) => e.visit(f),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.visit(f);
                 then.visit(f);
@@ -497,7 +509,8 @@ impl ScalarExpr {
             ScalarExpr::Not(x)
             | ScalarExpr::Neg(x)
             | ScalarExpr::Cast { expr: x, .. }
-            | ScalarExpr::UserRead { addr: x, .. } => x.typed_columns(out),
+            | ScalarExpr::UserRead { addr: x, .. }
+            | ScalarExpr::UserStrlen(x) => x.typed_columns(out),
             ScalarExpr::Cond { cond, then, otherwise, .. } => {
                 cond.typed_columns(out);
                 then.typed_columns(out);
@@ -549,6 +562,7 @@ impl ScalarExpr {
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.substitute(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.substitute(f)), ty },
             ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.substitute(f)), ty },
+            ScalarExpr::UserStrlen(addr) => ScalarExpr::UserStrlen(Box::new(addr.substitute(f))),
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
@@ -577,6 +591,7 @@ impl ScalarExpr {
             ScalarExpr::Neg(x) => ScalarExpr::Neg(Box::new(x.map_columns(f))),
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.map_columns(f)), ty },
             ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.map_columns(f)), ty },
+            ScalarExpr::UserStrlen(addr) => ScalarExpr::UserStrlen(Box::new(addr.map_columns(f))),
             leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
         }
     }
@@ -634,6 +649,7 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Neg(e) => write!(f, "-{}", Operand(&**e)),
             ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
             ScalarExpr::UserRead { addr, ty } => write!(f, "user_{ty}({addr})"),
+            ScalarExpr::UserStrlen(addr) => write!(f, "user_strlen({addr})"),
             ScalarExpr::StrMatch { column, value, pattern, negated, .. } => {
                 let op = match (pattern, negated) {
                     (StrPattern::Exact, false) => "=",
@@ -1421,3 +1437,13 @@ impl LogicalPlan {
         }
     }
 }
+
+/// The bytes of `user_strlen()`'s per-CPU scratch: each `bpf_probe_read_user_str`
+/// measures up to this many bytes less the NUL.
+pub const USER_STRLEN_CHUNK: u64 = 4096;
+
+/// The chunks `user_strlen()` reads at most.
+pub const USER_STRLEN_CHUNKS: u64 = 16;
+
+/// `user_strlen()`'s cap: a string this long or longer gives this (65,520 bytes).
+pub const USER_STRLEN_CAP: u64 = USER_STRLEN_CHUNKS * (USER_STRLEN_CHUNK - 1);

@@ -389,7 +389,7 @@ impl Fields {
             ScalarExpr::Cast { .. } => {
                 return Err(err(at, "CAST over columns of both streams is not supported; cast one stream's column"))
             }
-            ScalarExpr::UserRead { .. } => {
+            ScalarExpr::UserRead { .. } | ScalarExpr::UserStrlen(_) => {
                 return Err(err(at, "a user_…() read is made at one event: its address must come from one stream"))
             }
             _ => {

@@ -145,6 +145,8 @@ pub enum MapRole {
     AroundDepth,
     /// String columns: per-CPU scratch instead of the stack (`codegen::strings`).
     StringScratch,
+    /// `user_strlen()`: per-CPU scratch the string is read into to be measured (`codegen::user_strlen`).
+    StrlenScratch,
     /// Names late: (kind, identity) → name, per CPU (`plan::late_names`).
     Names,
     /// Expanding events: the per-CPU record of the element being run (`codegen::expand`).

@@ -30,6 +30,7 @@ mod strings;
 mod structs;
 mod usdt;
 mod user_str;
+mod user_strlen;
 
 use crate::bind::{AggFunc, ColumnSource, ScalarExpr};
 use crate::catalog::file_columns::RawFile;
@@ -382,6 +383,7 @@ fn programs(
         c.push_str(PPID);
     }
     c.push_str(&like::functions(k));
+    c.push_str(&user_strlen::functions(k, maps));
     if k.reads_stacks() {
         c.push_str(&stacks::map());
         maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));

@@ -170,6 +170,28 @@ mod tests {
     }
 
     #[test]
+    fn a_strings_length_is_measured_in_a_scratch_only_where_asked() {
+        let sql = "SELECT user_strlen(e.arg0) AS n, x.retval FROM uprobe:libc:pread64 e JOIN uretprobe:libc:pread64 x \
+                   ON e.tid = x.tid";
+        let c = generate_for(sql);
+        // At the end event, from the pointer the start kept; the scratch and the function once.
+        assert!(c.contains("ebq_user_strlen((__u64)"), "{c}");
+        assert_eq!(c.matches("} ebq_strlen_scratch SEC(\".maps\");").count(), 1, "{c}");
+        assert!(c.contains("bpf_probe_read_user_str(buf, 4096, (const void *)(addr + len))"), "{c}");
+        let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
+        let names: Vec<String> = p.logical.schema().iter().map(|(name, ty)| format!("{name} {ty}")).collect();
+        assert_eq!(names, ["n u64", "retval u64"]);
+        assert!(p.programs[0].map(crate::codegen::MapRole::StrlenScratch).is_some());
+        let c = generate_for("SELECT user_u64(e.arg0) AS n FROM uprobe:libc:pread64 e");
+        assert!(!c.contains("ebq_strlen_scratch") && !c.contains("ebq_user_strlen"), "{c}");
+        let e = crate::Engine::with_catalog(crate::catalog::Catalog::fixture())
+            .prepare("SELECT user_strlen(comm) FROM uprobe:libc:pread64")
+            .unwrap_err()
+            .render("");
+        assert!(e.contains("user_strlen() reads at an integer address"), "{e}");
+    }
+
+    #[test]
     fn timers_are_perf_event_programs() {
         let c = generate_for("SELECT ustack, COUNT(*) FROM profile:hz:99 WHERE comm = 'x' GROUP BY ustack");
         assert!(c.contains("SEC(\"perf_event\")\nint ebq_query(struct bpf_perf_event_data *ctx)"), "{c}");
