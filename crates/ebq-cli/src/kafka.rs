@@ -105,7 +105,9 @@ impl TopicHandle {
         let name = std::ffi::CString::new(topic).map_err(|_| format!("topic `{topic}` holds a NUL"))?;
         // SAFETY: the client pointer is live (the producer outlives the handle,
         // see KafkaSink's field order); a null configuration takes the defaults.
-        let t = unsafe { rdkafka::bindings::rd_kafka_topic_new(producer.client().native_ptr(), name.as_ptr(), std::ptr::null_mut()) };
+        let t = unsafe {
+            rdkafka::bindings::rd_kafka_topic_new(producer.client().native_ptr(), name.as_ptr(), std::ptr::null_mut())
+        };
         if t.is_null() {
             return Err(format!("librdkafka refused topic `{topic}`"));
         }

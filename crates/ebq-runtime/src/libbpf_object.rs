@@ -174,7 +174,10 @@ fn wake_on_signal_only(ring: &RingBuffer<'_>, readers: &[&MapHandle]) -> Result<
         let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLET) as u32, u64: i as u64 };
         // SAFETY: both fds are live (the ring buffer's epoll and a ring map it watches); `ev` outlives the call.
         if unsafe { libc::epoll_ctl(ring.epoll_fd(), libc::EPOLL_CTL_MOD, r.as_fd().as_raw_fd(), &mut ev) } != 0 {
-            return Err(Error::Io { what: "set up the ring buffer (epoll)".into(), source: std::io::Error::last_os_error() });
+            return Err(Error::Io {
+                what: "set up the ring buffer (epoll)".into(),
+                source: std::io::Error::last_os_error(),
+            });
         }
     }
     Ok(())
