@@ -70,13 +70,14 @@ fn batches(rows: usize, per: usize) -> Vec<Output> {
         .collect()
 }
 
-/// Kafka `--kafka-format arrow`: one IPC stream per batch; counts its bytes.
-struct IpcMessages(Bytes);
+/// Kafka `--kafka-format arrow`: one IPC stream per batch into a reused
+/// buffer, as the Kafka sink makes its messages; counts their bytes.
+struct IpcMessages(Vec<u8>, Bytes);
 
 impl Sink for IpcMessages {
     fn write(&mut self, o: &Output) -> io::Result<()> {
-        let n = ipc_stream(o)?.len() as u64;
-        self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        ipc_stream(o, &mut self.0)?;
+        self.1.fetch_add(self.0.len() as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 }
@@ -133,7 +134,7 @@ fn cases(dir: &Path) -> Vec<(&'static str, Make, Option<PathBuf>)> {
         let t = TableSink::new(Counted(n.clone())).with_time(TimeDisplay::Relative { origin_ns });
         Ok(Box::new(t) as Box<dyn Sink>)
     });
-    let arrow: Make = Box::new(|n: &Bytes| Ok(Box::new(IpcMessages(n.clone())) as Box<dyn Sink>));
+    let arrow: Make = Box::new(|n: &Bytes| Ok(Box::new(IpcMessages(vec![], n.clone())) as Box<dyn Sink>));
     let json: Make = Box::new(|n: &Bytes| Ok(Box::new(JsonMessages(vec![], n.clone())) as Box<dyn Sink>));
     vec![
         ("terminal table (`-`)", terminal, None),

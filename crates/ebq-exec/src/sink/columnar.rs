@@ -65,15 +65,19 @@ pub fn with_window_columns(o: &Output, schema: &SchemaRef) -> io::Result<RecordB
 }
 
 /// `o` with its window columns as one Arrow IPC stream (schema, batch, end of
-/// stream), a message that decodes alone: what `--kafka-format arrow` sends
-/// per batch (and `ebq bench sinks` times).
-pub fn ipc_stream(o: &Output) -> io::Result<Vec<u8>> {
+/// stream), a message that decodes alone, in `out` (cleared first): what
+/// `--kafka-format arrow` sends per batch (and `ebq bench sinks` times).
+///
+/// The caller keeps `out` from batch to batch: a new buffer for each (a
+/// batch of 8,192 rows is about 230 KB) came from fresh pages, and the page
+/// faults were most of the Kafka writer's system time (issue 38).
+pub fn ipc_stream(o: &Output, out: &mut Vec<u8>) -> io::Result<()> {
     let schema = file_schema(o);
     let batch = with_window_columns(o, &schema)?;
-    let mut w = StreamWriter::try_new(Vec::new(), &schema).map_err(io::Error::other)?;
+    out.clear();
+    let mut w = StreamWriter::try_new(out, &schema).map_err(io::Error::other)?;
     w.write(&batch).map_err(io::Error::other)?;
-    w.finish().map_err(io::Error::other)?;
-    w.into_inner().map_err(io::Error::other)
+    w.finish().map_err(io::Error::other)
 }
 
 /// An Arrow-level file writer: opened with the schema, fed batches, finished.
