@@ -144,21 +144,20 @@ pub const LIBRARY: &str = "libc";
 pub fn sql() -> String {
     let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
     let list = format!("{{{}}}", names.join(","));
-    let seeks: String = FUNCS
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, k))| *k == Kind::Fseek)
-        .map(|(i, _)| format!("e.func = {i}"))
-        .collect::<Vec<_>>()
-        .join(" OR ");
+    // The calls of one kind: `e.func = i OR …`, one term for each probed function of it.
+    let of_kind = |kind: Kind| {
+        let terms: Vec<String> =
+            FUNCS.iter().enumerate().filter(|(_, (_, k))| *k == kind).map(|(i, _)| format!("e.func = {i}")).collect();
+        terms.join(" OR ")
+    };
+    let seeks = of_kind(Kind::Fseek);
     let field = |at: u64, name: &str| format!("CASE WHEN {seeks} THEN user_u64(e.arg0 + {at}) ELSE 0 END AS {name}");
     let [offset, ptr, end] = FILE_FIELDS;
-    let index = |kind: Kind| FUNCS.iter().position(|(_, k)| *k == kind).expect("probed");
     let length = format!(
-        "CASE WHEN e.func = {} AND x.retval != 0 THEN user_strlen(x.retval) WHEN e.func = {} THEN user_strlen(e.arg0) \
+        "CASE WHEN ({}) AND x.retval != 0 THEN user_strlen(x.retval) WHEN {} THEN user_strlen(e.arg0) \
          ELSE 0 END AS length",
-        index(Kind::Fgets),
-        index(Kind::Fputs)
+        of_kind(Kind::Fgets),
+        of_kind(Kind::Fputs)
     );
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, x.tid, e.arg0, e.arg1, e.arg2, e.arg3, x.retval, \

@@ -585,28 +585,27 @@ impl Binder<'_> {
             ("str", args) => self.user_string(e, args),
             (super::at_exit::NAME, args) => self.string_at_exit(e, args),
             ("user_strlen", args) => {
-                let [FunctionArgExpr::Expr(a)] = args else {
-                    return Err(err(e, "user_strlen(ptr) takes one address"));
-                };
-                let addr = self.scalar(a)?;
-                if !addr.ty().is_int() {
-                    return Err(err(a, format!("user_strlen() reads at an integer address; `{a}` is {}", addr.ty())));
-                }
-                Ok(ScalarExpr::UserStrlen(Box::new(addr)))
+                Ok(ScalarExpr::UserStrlen(Box::new(self.user_address(e, "user_strlen", "ptr", args)?)))
             }
             (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
                 let ty = user_int_type(name).expect("checked");
-                let [FunctionArgExpr::Expr(a)] = args else {
-                    return Err(err(e, format!("{name}(addr) takes one address")));
-                };
-                let addr = self.scalar(a)?;
-                if !addr.ty().is_int() {
-                    return Err(err(a, format!("{name}() reads at an integer address; `{a}` is {}", addr.ty())));
-                }
-                Ok(ScalarExpr::UserRead { addr: Box::new(addr), ty })
+                Ok(ScalarExpr::UserRead { addr: Box::new(self.user_address(e, name, "addr", args)?), ty })
             }
             _ => Err(unknown_function(f)),
         }
+    }
+
+    /// The one argument of `user_u64(addr)` … and `user_strlen(ptr)`: an
+    /// integer, the address in the traced process the read is made at.
+    fn user_address(&self, e: &Expr, name: &str, param: &str, args: &[&FunctionArgExpr]) -> Result<ScalarExpr> {
+        let [FunctionArgExpr::Expr(a)] = args else {
+            return Err(err(e, format!("{name}({param}) takes one address")));
+        };
+        let addr = self.scalar(a)?;
+        if !addr.ty().is_int() {
+            return Err(err(a, format!("{name}() reads at an integer address; `{a}` is {}", addr.ty())));
+        }
+        Ok(addr)
     }
 
     /// `print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW')`: the value

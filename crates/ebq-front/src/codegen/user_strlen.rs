@@ -40,7 +40,6 @@ static __always_inline __u64 ebq_user_strlen(__u64 addr)
 {{
 	__u32 zero = 0;
 	char *buf = bpf_map_lookup_elem(&{SCRATCH}, &zero);
-	struct ebq_stats *stats;
 	__u64 len = 0;
 
 	if (!buf)
@@ -49,9 +48,7 @@ static __always_inline __u64 ebq_user_strlen(__u64 addr)
 		long n = bpf_probe_read_user_str(buf, {chunk}, (const void *)(addr + len));
 
 		if (n < 0) {{
-			stats = bpf_map_lookup_elem(&ebq_stats, &zero);
-			if (stats)
-				stats->unreadable_strings++;
+			ebq_user_str_read(buf, n);	/* counts it in unreadable_strings */
 			return len;
 		}}
 		if (n < {chunk})
