@@ -353,22 +353,15 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 	}
 	/* The first row that names the mount names the file's: by its strings, or (system calls) its id. */
 	if (!f->fs_type[0] && !f->mount_id) {
-		if (open && r->EBQ_ROW_open_fs_type[0]) {
-			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_open_fs_type);
-			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_open_mount_point);
-		} else if (!open && r->EBQ_ROW_fs_type[0]) {
+		if (r->EBQ_ROW_fs_type[0]) {
 			EBQ_FOLD_COPY(f->fs_type, r->EBQ_ROW_fs_type);
 			EBQ_FOLD_COPY(f->mount_point, r->EBQ_ROW_mount_point);
-		} else if (!open && r->EBQ_ROW_mount_id) {
+		} else if (r->EBQ_ROW_mount_id) {
 			f->mount_id = r->EBQ_ROW_mount_id;
 		}
 	}
-	if (!f->name[0]) {
-		if (open && r->EBQ_ROW_open_file_name[0])
-			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_open_file_name);
-		else if (!open && r->EBQ_ROW_file_name[0])
-			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
-	}
+	if (!f->name[0] && r->EBQ_ROW_file_name[0])
+		EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
 	/* posix.rs Open::add: Darshan sees libc's calls only; a request (io_uring, AIO) or a mapping's
 	 * pages count in ebq's per-path counters alone. */
 	if (via != EBQ_FOLD_VIA_SYSCALL) {
@@ -436,7 +429,7 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	__u64 path = r->EBQ_ROW_path;
 	__s64 id = (__s64)r->EBQ_ROW_id;
 	__u32 via = EBQ_FOLD_VIA_SYSCALL;
-	int kind = EBQ_FOLD_NONE, open, positioned = 1, mem = 0;
+	int kind = EBQ_FOLD_NONE, positioned = 1, mem = 0;
 
 	tot = bpf_map_lookup_elem(&ebq_fold_totals, &zero);
 	if (!tot)
@@ -471,10 +464,9 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 		tot->no_file++;
 		return 0;
 	}
-	/* Opens name the file by the fd they return (the exit's columns); inode 0 is no file. */
-	open = kind == EBQ_FOLD_OPEN;
-	key.inode = open ? (__u64)r->EBQ_ROW_open_inode : (__u64)r->EBQ_ROW_inode;
-	key.dev = open ? (__u32)r->EBQ_ROW_open_dev : (__u32)r->EBQ_ROW_dev;
+	/* The row's file (an open's is the fd it returned: its branch's exit columns); inode 0 is no file. */
+	key.inode = (__u64)r->EBQ_ROW_inode;
+	key.dev = (__u32)r->EBQ_ROW_dev;
 	if (key.inode == 0) {
 		tot->no_file++;
 		return 0;
@@ -495,14 +487,11 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	if (!ebq_fold_lock(f))
 		return 1;
 	/* posix.rs fold: a row with a mount point (a failed one too) gives the file its block size. */
-	if (open ? r->EBQ_ROW_open_mount_point[0] : r->EBQ_ROW_mount_point[0]) {
+	if (r->EBQ_ROW_mount_point[0]) {
 		f->align_known = 1;
 		f->align_mount_id = 0;
-		if (open)
-			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_open_mount_point);
-		else
-			EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_mount_point);
-	} else if (!open && r->EBQ_ROW_mount_id) {
+		EBQ_FOLD_COPY(f->align_mount, r->EBQ_ROW_mount_point);
+	} else if (r->EBQ_ROW_mount_id) {
 		/* A system call's mount, by id: user space names it (report/mounts.rs). */
 		f->align_known = 1;
 		f->align_mount_id = r->EBQ_ROW_mount_id;

@@ -430,7 +430,51 @@ impl ScalarExpr {
                 Some(false) => otherwise.const_truth(),
                 None => then.const_truth().filter(|t| otherwise.const_truth() == Some(*t)),
             },
+            // Two integer constants (a view's `call` in a branch that fills it with one).
+            ScalarExpr::Binary { op: op @ (BinaryOp::Eq | BinaryOp::Ne), left, right, .. } => {
+                let (l, r) = (left.const_int()?, right.const_int()?);
+                Some((l == r) == (*op == BinaryOp::Eq))
+            }
             _ => None,
+        }
+    }
+
+    /// The bits of an integer constant (cast or not), or `None`.
+    fn const_int(&self) -> Option<u64> {
+        match self {
+            ScalarExpr::Int { value, .. } => Some(*value),
+            ScalarExpr::Cast { expr, ty } if ty.is_int() => expr.const_int(),
+            _ => None,
+        }
+    }
+
+    /// The expression with every CASE whose condition its constants decide
+    /// replaced by the branch taken (cast to the CASE's type): a union
+    /// branch's columns, once a view's constant columns (`path`) stand in
+    /// them, read only what that branch's rows need.
+    pub fn without_constant_cases(self) -> ScalarExpr {
+        let f = |e: Box<ScalarExpr>| Box::new(e.without_constant_cases());
+        match self {
+            ScalarExpr::Cond { cond, then, otherwise, ty } => match cond.const_truth() {
+                Some(taken) => {
+                    let e = if taken { &then } else { &otherwise }.as_ref().clone().without_constant_cases();
+                    match (e.ty(), ty) {
+                        (t, want) if t == want => e,
+                        (DataType::Str { .. }, DataType::Str { cap }) if e.is_const_str() => e.with_str_cap(cap),
+                        (t, want) if t.is_int() && want.is_int() => ScalarExpr::Cast { expr: Box::new(e), ty },
+                        _ => ScalarExpr::Cond { cond, then, otherwise, ty },
+                    }
+                }
+                None => ScalarExpr::Cond { cond: f(cond), then: f(then), otherwise: f(otherwise), ty },
+            },
+            ScalarExpr::Binary { op, left, right, ty, operand_ty } => {
+                ScalarExpr::Binary { op, left: f(left), right: f(right), ty, operand_ty }
+            }
+            ScalarExpr::Not(x) => ScalarExpr::Not(f(x)),
+            ScalarExpr::Neg(x) => ScalarExpr::Neg(f(x)),
+            ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: f(expr), ty },
+            ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: f(addr), ty },
+            leaf => leaf,
         }
     }
 

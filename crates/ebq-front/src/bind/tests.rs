@@ -279,6 +279,41 @@ fn constant_parts_of_a_condition_are_taken_out() {
     assert_eq!(fd.clone().without_constants(), Some(fd));
 }
 
+/// Two integer constants compare now (a view's `call` where a branch fills it
+/// with one), and a CASE on a constant condition is the branch it takes, cast
+/// to the CASE's type, so that branch reads no other column.
+#[test]
+fn integer_constants_compare_and_constant_cases_are_decided() {
+    use super::{BinaryOp, ScalarExpr};
+    use crate::types::DataType;
+    let int = |value: u64| ScalarExpr::Int { value, ty: DataType::U64 };
+    let cmp = |op, l, r| ScalarExpr::Binary {
+        op,
+        left: Box::new(l),
+        right: Box::new(r),
+        ty: DataType::Bool,
+        operand_ty: DataType::U64,
+    };
+    assert_eq!(cmp(BinaryOp::Eq, int(3), int(3)).const_truth(), Some(true));
+    assert_eq!(cmp(BinaryOp::Eq, int(3), int(4)).const_truth(), Some(false));
+    assert_eq!(cmp(BinaryOp::Ne, int(3), int(4)).const_truth(), Some(true));
+    let fd = bind("SELECT fd FROM syscalls.sys_enter_write").unwrap();
+    let super::QueryBody::Rows { columns, .. } = &fd.body else { panic!("rows") };
+    let fd = columns[0].source.clone();
+    assert_eq!(cmp(BinaryOp::Eq, fd.clone(), int(3)).const_truth(), None);
+    let case = |cond| ScalarExpr::Cond {
+        cond: Box::new(cond),
+        then: Box::new(fd.clone()),
+        otherwise: Box::new(int(0)),
+        ty: DataType::U64,
+    };
+    let taken = case(ScalarExpr::Bool(true)).without_constant_cases();
+    assert_eq!(taken, ScalarExpr::Cast { expr: Box::new(fd.clone()), ty: DataType::U64 });
+    assert_eq!(case(ScalarExpr::Bool(false)).without_constant_cases(), int(0));
+    let open = case(cmp(BinaryOp::Eq, fd.clone(), int(3)));
+    assert_eq!(open.clone().without_constant_cases(), open);
+}
+
 /// The WHERE of `sql`, bound, as text and as the pattern of its string match.
 fn like_filter(sql: &str) -> (String, Option<super::StrPattern>) {
     let f = bind(sql).unwrap_or_else(|e| panic!("{}", e.render(sql))).filter.expect("a WHERE");

@@ -47,7 +47,10 @@ fn io_ops_parses_with_its_columns() {
             "ret",
             "start",
             "end",
-            "latency"
+            "latency",
+            "call",
+            "buf",
+            "mount_id"
         ]
     );
 }
@@ -150,7 +153,7 @@ fn describe_types_every_io_ops_column() {
         shown.join(", "),
         "path string(9), op string(6), pid u32, tid u32, comm string(16), cgroup u64, fs_type string(16), \
          mount_point string(64), file_name string(64), inode u64, dev u32, offset i64, bytes i64, ret i64, \
-         start u64, end u64, latency u64"
+         start u64, end u64, latency u64, call i64, buf u64, mount_id u32"
     );
 }
 

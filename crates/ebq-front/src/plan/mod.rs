@@ -821,6 +821,30 @@ fn check_program(k: &KernelPlan, logical: &LogicalPlan, catalog: &Catalog) -> Re
 /// holding the others. Each branch goes through the system-call attachment
 /// decision and the stack budget on its own; a branch that pairs two events
 /// gets its own pairing (map, start program), tagged with its index.
+/// Each union branch's WHERE (its own and the query's over its columns), and
+/// the branches that some event can pass. A branch no event can pass
+/// (`path != 'mmap'` over a view's mmap branch, whose path is a constant)
+/// attaches nothing; when every branch is so, the first stands, so a plan has
+/// a program. A JOIN branch's conditions on its start columns are its join's.
+fn possible_branches(base: &KernelPlan, logical: &LogicalPlan) -> (Vec<Option<ScalarExpr>>, Vec<usize>) {
+    let filters: Vec<Option<ScalarExpr>> = logical
+        .union
+        .iter()
+        .map(|u| {
+            crate::bind::and_all(u.filter.iter().cloned().chain(base.filter.iter().map(|f| u.rewrite(f))).collect())
+        })
+        .collect();
+    let possible = |i: &usize| {
+        let start = logical.union[*i].join.as_ref().and_then(|j| j.start_filter.as_ref());
+        [filters[*i].as_ref(), start].into_iter().flatten().all(|f| f.const_truth() != Some(false))
+    };
+    let mut planned: Vec<usize> = (0..filters.len()).filter(possible).collect();
+    if planned.is_empty() {
+        planned.push(0);
+    }
+    (filters, planned)
+}
+
 fn union_programs(
     base: &KernelPlan,
     logical: &LogicalPlan,
@@ -829,21 +853,7 @@ fn union_programs(
 ) -> Result<KernelPlan> {
     let mut programs: Vec<KernelPlan> = vec![];
     let (mut left_out, mut unsupported) = (vec![], vec![]);
-    let filters: Vec<Option<ScalarExpr>> = logical
-        .union
-        .iter()
-        .map(|u| {
-            crate::bind::and_all(u.filter.iter().cloned().chain(base.filter.iter().map(|f| u.rewrite(f))).collect())
-        })
-        .collect();
-    // A branch no event can pass (`path != 'mmap'` over a view's mmap branch, whose path is
-    // a constant) attaches nothing; when every branch is so, the first stands, so a plan has
-    // a program.
-    let possible = |f: &Option<ScalarExpr>| f.as_ref().and_then(ScalarExpr::const_truth) != Some(false);
-    let mut planned: Vec<usize> = (0..filters.len()).filter(|i| possible(&filters[*i])).collect();
-    if planned.is_empty() {
-        planned.push(0);
-    }
+    let (filters, planned) = possible_branches(base, logical);
     for (i, u) in logical.union.iter().enumerate() {
         if !planned.contains(&i) {
             left_out.push(format!(
@@ -859,15 +869,16 @@ fn union_programs(
             event: u.event.clone(),
             union_branch: i,
             filter,
-            output: base.output.clone().map_exprs(&|e| u.rewrite(e)),
+            output: base.output.clone().map_exprs(&|e| u.rewrite(e).without_constant_cases()),
             ..base.clone()
         };
         if let Some(join) = &u.join {
             // The query's conditions on start columns alone are checked before a pair opens.
             let (start_only, rest) = crate::bind::split_start_only(k.filter.take());
             k.filter = rest;
+            let start_filter = crate::bind::and_all(join.start_filter.iter().cloned().chain(start_only).collect());
             let join = &crate::bind::BoundJoin {
-                start_filter: crate::bind::and_all(join.start_filter.iter().cloned().chain(start_only).collect()),
+                start_filter: start_filter.and_then(ScalarExpr::without_constants),
                 ..join.clone()
             };
             let mut p = Pairing::new(join, &k.event, k.filter.iter().chain(k.output.exprs()), options)?;
@@ -885,6 +896,12 @@ fn union_programs(
         let checked = LogicalPlan { filter: k.filter.clone(), join: u.join.clone(), ..logical.clone() };
         check_stack(&checked, &k.output, k.pairing.as_ref())?;
         programs.push(k);
+    }
+    if programs.len() > crate::bind::MAX_UNION_BRANCHES {
+        let most = crate::bind::MAX_UNION_BRANCHES;
+        let why =
+            format!("a union runs at most {most} branches; {} remain after those its WHERE rules out", programs.len());
+        return Err(Error::query(Stage::Plan, why, None));
     }
     let every_call = programs.iter().any(syscall_attach::on_every_call);
     for k in &mut programs {

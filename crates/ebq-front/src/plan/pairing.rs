@@ -173,6 +173,22 @@ impl Pairing {
             "ebq_pending_13",
             "ebq_pending_14",
             "ebq_pending_15",
+            "ebq_pending_16",
+            "ebq_pending_17",
+            "ebq_pending_18",
+            "ebq_pending_19",
+            "ebq_pending_20",
+            "ebq_pending_21",
+            "ebq_pending_22",
+            "ebq_pending_23",
+            "ebq_pending_24",
+            "ebq_pending_25",
+            "ebq_pending_26",
+            "ebq_pending_27",
+            "ebq_pending_28",
+            "ebq_pending_29",
+            "ebq_pending_30",
+            "ebq_pending_31",
         ];
         NAMES[self.branch]
     }

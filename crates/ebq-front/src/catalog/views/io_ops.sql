@@ -1,4 +1,5 @@
-SELECT path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency
+SELECT path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency,
+  call, buf, mount_id
 FROM (
   SELECT 'syscall' AS path,
     CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 'read'
@@ -8,7 +9,7 @@ FROM (
          WHEN e.id = syscall_nr('close') THEN 'close'
          WHEN e.id = syscall_nr('lseek') THEN 'seek'
          ELSE 'meta' END AS op,
-    e.pid AS pid, e.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    x.pid AS pid, x.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
     e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
     e.inode AS inode, e.dev AS dev,
     CASE WHEN e.id IN (syscall_nr('pread64'), syscall_nr('pwrite64'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN args[3]
@@ -18,7 +19,12 @@ FROM (
     CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('write'), syscall_nr('pread64'), syscall_nr('pwrite64')) THEN args[2]
          WHEN e.id IN (syscall_nr('readv'), syscall_nr('writev'), syscall_nr('preadv'), syscall_nr('pwritev'), syscall_nr('preadv2'), syscall_nr('pwritev2')) THEN x.ret
          ELSE 0 END AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    e.id AS call,
+    CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
+      syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN args[1]
+         ELSE 0 END AS buf,
+    e.mount_id AS mount_id
   FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id
   WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
     syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
@@ -41,7 +47,8 @@ FROM (
            THEN s.req_len
          WHEN s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV')) THEN c.res
          ELSE 0 END AS bytes,
-    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
+    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency,
+    CAST(s.opcode AS BIGINT) AS call, 0 AS buf, c.mount_id AS mount_id
   FROM io_uring.io_uring_submit_req s JOIN io_uring.io_uring_complete c ON s.req = c.req
   WHERE s.opcode IN (io_uring_op('READV'), io_uring_op('WRITEV'), io_uring_op('FSYNC'), io_uring_op('READ_FIXED'),
     io_uring_op('WRITE_FIXED'), io_uring_op('SYNC_FILE_RANGE'), io_uring_op('FALLOCATE'), io_uring_op('OPENAT'),
@@ -53,7 +60,9 @@ FROM (
     b.fs_type AS fs_type, b.mount_point AS mount_point, b.file_name AS file_name,
     b.inode AS inode, b.dev AS dev,
     b.iocb.ki_pos AS offset, b.iter.count AS bytes,
-    c.ret AS ret, b.time AS start, c.time AS end, c.time - b.time AS latency
+    c.ret AS ret, b.time AS start, c.time AS end, c.time - b.time AS latency,
+    CASE WHEN b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'WRITE') != 0 THEN 1 ELSE 0 END AS call,
+    0 AS buf, c.mount_id AS mount_id
   FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb
   WHERE b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', 'AIO_RW') != 0
   UNION ALL
@@ -64,7 +73,8 @@ FROM (
     s.inode AS inode, s.dev AS dev,
     s.offset AS offset,
     CASE WHEN s.opcode IN (0, 1) THEN s.nbytes WHEN s.opcode IN (7, 8) THEN c.res ELSE 0 END AS bytes,
-    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency
+    c.res AS ret, s.time AS start, c.time AS end, c.time - s.time AS latency,
+    CAST(s.opcode AS BIGINT) AS call, 0 AS buf, s.mount_id AS mount_id
   FROM aio.submit s JOIN aio.complete c ON s.pid = c.pid AND s.iocb = c.iocb
   WHERE s.opcode IN (2, 3) OR (s.opcode IN (0, 1, 7, 8) AND s.file_flags & 16384 = 0)
   UNION ALL
@@ -72,7 +82,8 @@ FROM (
     f.pid AS pid, f.tid AS tid, f.comm AS comm, f.cgroup AS cgroup,
     f.fs_type AS fs_type, f.mount_point AS mount_point, f.file_name AS file_name,
     f.inode AS inode, f.dev AS dev,
-    f.index * 4096 AS offset, 4096 AS bytes, 4096 AS ret, f.time AS start, f.time AS end, 0 AS latency
+    f.index * 4096 AS offset, 4096 AS bytes, 4096 AS ret, f.time AS start, f.time AS end, 0 AS latency,
+    0 AS call, 0 AS buf, f.mount_id AS mount_id
   FROM filemap.mm_filemap_fault f
   WHERE f.retry = 0
   UNION ALL
@@ -81,7 +92,7 @@ FROM (
     m.fs_type AS fs_type, m.mount_point AS mount_point, m.file_name AS file_name,
     m.inode AS inode, m.dev AS dev,
     m.index * 4096 AS offset, m.pages_mapped * 4096 AS bytes, m.pages_mapped * 4096 AS ret,
-    m.time AS start, m.time AS end, 0 AS latency
+    m.time AS start, m.time AS end, 0 AS latency, 0 AS call, 0 AS buf, m.mount_id AS mount_id
   FROM filemap.mm_filemap_map_pages m
   WHERE m.pages_mapped > 0
   UNION ALL
@@ -90,7 +101,7 @@ FROM (
     r.fs_type AS fs_type, r.mount_point AS mount_point, r.file_name AS file_name,
     r.inode AS inode, r.dev AS dev,
     r.fault_index * 4096 AS offset, r.pages_mapped * 4096 AS bytes, r.pages_mapped * 4096 AS ret,
-    r.time AS start, r.time AS end, 0 AS latency
+    r.time AS start, r.time AS end, 0 AS latency, 0 AS call, 0 AS buf, r.mount_id AS mount_id
   FROM kmem.rss_stat r
   WHERE r.pages_mapped > 0
   UNION ALL
@@ -100,7 +111,8 @@ FROM (
     e.in_inode AS inode, e.in_dev AS dev,
     CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT)
          ELSE user_i64(e.off_in) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('copy_file_range') AS call, 0 AS buf, e.in_mount_id AS mount_id
   FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
   UNION ALL
   SELECT 'syscall' AS path, 'write' AS op,
@@ -109,7 +121,8 @@ FROM (
     e.out_inode AS inode, e.out_dev AS dev,
     CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT)
          ELSE user_i64(e.off_out) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('copy_file_range') AS call, 0 AS buf, e.out_mount_id AS mount_id
   FROM syscalls.sys_enter_copy_file_range e JOIN syscalls.sys_exit_copy_file_range x ON e.tid = x.tid
   UNION ALL
   SELECT 'syscall' AS path, 'read' AS op,
@@ -118,7 +131,8 @@ FROM (
     e.in_inode AS inode, e.in_dev AS dev,
     CASE WHEN e.offset = 0 THEN CAST(e.in_file_pos AS BIGINT)
          ELSE user_i64(e.offset) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.count AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('sendfile') AS call, 0 AS buf, e.in_mount_id AS mount_id
   FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
   UNION ALL
   SELECT 'syscall' AS path, 'write' AS op,
@@ -126,7 +140,8 @@ FROM (
     e.out_fs_type AS fs_type, e.out_mount_point AS mount_point, e.out_file_name AS file_name,
     e.out_inode AS inode, e.out_dev AS dev,
     CAST(e.out_file_pos AS BIGINT) AS offset, e.count AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('sendfile') AS call, 0 AS buf, e.out_mount_id AS mount_id
   FROM syscalls.sys_enter_sendfile64 e JOIN syscalls.sys_exit_sendfile64 x ON e.tid = x.tid
   UNION ALL
   SELECT 'syscall' AS path, 'read' AS op,
@@ -135,7 +150,8 @@ FROM (
     e.in_inode AS inode, e.in_dev AS dev,
     CASE WHEN e.off_in = 0 THEN CAST(e.in_file_pos AS BIGINT)
          ELSE user_i64(e.off_in) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('splice') AS call, 0 AS buf, e.in_mount_id AS mount_id
   FROM syscalls.sys_enter_splice e JOIN syscalls.sys_exit_splice x ON e.tid = x.tid
   WHERE e.in_fs_type != 'pipefs'
   UNION ALL
@@ -145,7 +161,8 @@ FROM (
     e.out_inode AS inode, e.out_dev AS dev,
     CASE WHEN e.off_out = 0 THEN CAST(e.out_file_pos AS BIGINT)
          ELSE user_i64(e.off_out) - CASE WHEN x.ret > 0 THEN x.ret ELSE 0 END END AS offset, e.len AS bytes,
-    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('splice') AS call, 0 AS buf, e.out_mount_id AS mount_id
   FROM syscalls.sys_enter_splice e JOIN syscalls.sys_exit_splice x ON e.tid = x.tid
   WHERE e.out_fs_type != 'pipefs'
   UNION ALL
@@ -155,7 +172,8 @@ FROM (
     e.inode AS inode, e.dev AS dev,
     CAST(e.off AS BIGINT) AS offset, e.len AS bytes,
     CASE WHEN x.ret < 0 THEN x.ret ELSE CAST(e.len AS BIGINT) END AS ret,
-    e.time AS start, x.time AS end, x.time - e.time AS latency
+    e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('mmap') AS call, 0 AS buf, e.mount_id AS mount_id
   FROM syscalls.sys_enter_mmap e JOIN syscalls.sys_exit_mmap x ON e.tid = x.tid
   WHERE e.flags & 32 = 0
   UNION ALL
@@ -164,7 +182,8 @@ FROM (
     e.fs_type AS fs_type, e.mount_point AS mount_point, e.file_name AS file_name,
     e.inode AS inode, e.dev AS dev,
     CAST(e.map_offset AS BIGINT) AS offset, 0 AS bytes, x.ret AS ret,
-    e.time AS start, x.time AS end, x.time - e.time AS latency
+    e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('msync') AS call, 0 AS buf, e.mount_id AS mount_id
   FROM syscalls.sys_enter_msync e JOIN syscalls.sys_exit_msync x ON e.tid = x.tid
   WHERE e.inode != 0
 ) u
