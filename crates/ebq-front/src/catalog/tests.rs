@@ -72,7 +72,7 @@ fn header_and_field_order() {
 fn list_and_glob() {
     let cat = fixtures();
     let all = cat.list(None).unwrap();
-    assert_eq!(all.len(), 50);
+    assert_eq!(all.len(), 51);
     assert_eq!(all[0], ("block".to_string(), "block_rq_complete".to_string()));
     assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
     let names =
@@ -106,6 +106,7 @@ fn list_and_glob() {
             "syscalls:sys_exit_copy_file_range",
             "syscalls:sys_exit_creat",
             "syscalls:sys_exit_io_getevents",
+            "syscalls:sys_exit_io_submit",
             "syscalls:sys_exit_mmap",
             "syscalls:sys_exit_msync",
             "syscalls:sys_exit_open",

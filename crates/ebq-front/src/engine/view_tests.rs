@@ -86,7 +86,7 @@ fn a_query_over_io_ops_binds_and_carries_only_what_it_reads() {
 #[test]
 fn unknown_view_column_is_positioned_and_lists_the_columns() {
     let q = err(&engine(), "SELECT fs_type, SUM(bytez) FROM io.ops GROUP BY fs_type");
-    assert_eq!(q.message, "view io.ops has no column bytez; its columns are path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency");
+    assert_eq!(q.message, "view io.ops has no column bytez; its columns are path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency, call, buf, mount_id");
     let span = q.span.unwrap();
     assert_eq!((span.start, span.end), (at(1, 21), at(1, 26)));
 }
