@@ -415,6 +415,8 @@ impl ScalarExpr {
                 match (left.const_truth(), right.const_truth()) {
                     (Some(false), _) | (_, Some(false)) => Some(false),
                     (Some(true), Some(true)) => Some(true),
+                    // `e.id IN (…) AND e.id IN (…)` with no value in both.
+                    _ if self.has_disjoint_int_sets() => Some(false),
                     _ => None,
                 }
             }
@@ -440,7 +442,7 @@ impl ScalarExpr {
     }
 
     /// The bits of an integer constant (cast or not), or `None`.
-    fn const_int(&self) -> Option<u64> {
+    pub(super) fn const_int(&self) -> Option<u64> {
         match self {
             ScalarExpr::Int { value, .. } => Some(*value),
             ScalarExpr::Cast { expr, ty } if ty.is_int() => expr.const_int(),
@@ -483,6 +485,12 @@ impl ScalarExpr {
     /// `None` when it holds for every event (no filter). A view's constant
     /// columns (`io.ops`' `path`) leave such parts in each branch's WHERE.
     pub fn without_constants(self) -> Option<ScalarExpr> {
+        let this = self.with_int_sets_intersected();
+        this.without_decided_parts()
+    }
+
+    /// [`Self::without_constants`] once IN lists over one expression are one.
+    fn without_decided_parts(self) -> Option<ScalarExpr> {
         if self.const_truth() == Some(true) {
             return None;
         }

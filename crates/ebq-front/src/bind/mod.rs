@@ -15,6 +15,7 @@ mod expand;
 mod expr;
 mod file;
 mod hist;
+mod int_sets;
 mod join;
 mod linux_names;
 mod logical;

@@ -386,3 +386,21 @@ fn like_refuses_underscores_and_inner_percent_signs_at_the_wildcard() {
         )
     );
 }
+
+/// IN lists ANDed over one expression are one list, the values both allow,
+/// where the first stood; lists that share no value make the condition false
+/// (a view's branch whose calls the query's `call IN (…)` leaves out).
+#[test]
+fn in_lists_over_one_expression_are_intersected() {
+    let filter = |w: &str| {
+        let sql = format!("SELECT fd FROM syscalls.sys_enter_write WHERE {w}");
+        bind(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql))).filter.expect("a WHERE")
+    };
+    let both = filter("fd IN (0, 1, 2) AND count > 5 AND fd IN (3, 2, 1)");
+    assert_eq!(both.const_truth(), None);
+    assert_eq!(both.without_constants().unwrap().to_string(), "((fd == 1) || (fd == 2)) && (count > 5)");
+    let none = filter("fd IN (0, 1) AND count > 5 AND fd IN (2, 3)");
+    assert_eq!(none.const_truth(), Some(false));
+    let other_exprs = filter("fd IN (0, 1) AND count IN (2, 3)");
+    assert_eq!(other_exprs.clone().without_constants(), Some(other_exprs));
+}

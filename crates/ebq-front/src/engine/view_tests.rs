@@ -59,11 +59,11 @@ fn io_ops_parses_with_its_columns() {
 fn inlines_columns_where_and_group_by() {
     let q = parse_query("SELECT op, COUNT(*), SUM(bytes) FROM io.ops WHERE pid = 7 GROUP BY op").unwrap();
     let out = inline(q, Catalog::fixture().views()).unwrap();
-    assert_eq!(out.union.len(), 15, "FROM became the view's union");
+    assert_eq!(out.union.len(), 18, "FROM became the view's union");
     let joins: Vec<bool> = out.union.iter().map(|b| b.join.is_some()).collect();
     assert_eq!(
         joins,
-        [true, true, true, true, false, false, false, true, true, true, true, true, true, true, true],
+        [true, true, true, true, false, false, false, true, true, true, true, true, true, true, true, true, true, true],
         "the mmap faults and fault-arounds are one event each, the rest pairs"
     );
     assert_eq!(out.from.alias.as_deref(), Some("u"));
@@ -174,7 +174,7 @@ fn a_union_branch_reading_io_ops_becomes_one_branch_per_source() {
     let sql = "SELECT path, COUNT(*) FROM (SELECT path, bytes AS n FROM io.ops WHERE path = 'aio' \
                UNION ALL SELECT 'read' AS path, ret AS n FROM syscalls.sys_exit_read) u GROUP BY path";
     let out = inline(parse_query(sql).unwrap(), Catalog::fixture().views()).unwrap();
-    assert_eq!(out.union.len(), 16, "io.ops' 15 sources and the plain branch");
+    assert_eq!(out.union.len(), 19, "io.ops' 18 sources and the plain branch");
     assert_eq!(out.from.alias.as_deref(), Some("u"), "the union keeps the user's alias");
     let names: Vec<&str> = out.union[2].columns.iter().map(|c| c.value.as_str()).collect();
     assert_eq!(names, ["path", "n"], "every branch keeps the user's columns");
@@ -183,7 +183,7 @@ fn a_union_branch_reading_io_ops_becomes_one_branch_per_source() {
     assert!(own.ends_with("AND ((('aio')) = 'aio')"), "the source's WHERE and the branch's: {own}");
     let p = engine().prepare(sql).unwrap();
     let plan = p.physical.explain();
-    assert!(plan.contains("Union      3 of 16 branches"), "only the aio sources and the read: {plan}");
+    assert!(plan.contains("Union      3 of 19 branches"), "only the aio sources and the read: {plan}");
 }
 
 #[test]

@@ -834,9 +834,12 @@ fn possible_branches(base: &KernelPlan, logical: &LogicalPlan) -> (Vec<Option<Sc
             crate::bind::and_all(u.filter.iter().cloned().chain(base.filter.iter().map(|f| u.rewrite(f))).collect())
         })
         .collect();
+    // The branch's WHERE and its JOIN's start filter together: the view's IN list
+    // of calls and the query's may share no call.
     let possible = |i: &usize| {
-        let start = logical.union[*i].join.as_ref().and_then(|j| j.start_filter.as_ref());
-        [filters[*i].as_ref(), start].into_iter().flatten().all(|f| f.const_truth() != Some(false))
+        let start = logical.union[*i].join.as_ref().and_then(|j| j.start_filter.clone());
+        let both = crate::bind::and_all(filters[*i].iter().cloned().chain(start).collect());
+        both.is_none_or(|f| f.const_truth() != Some(false))
     };
     let mut planned: Vec<usize> = (0..filters.len()).filter(possible).collect();
     if planned.is_empty() {

@@ -5,7 +5,6 @@ FROM (
     CASE WHEN e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2')) THEN 'read'
          WHEN e.id IN (syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2')) THEN 'write'
          WHEN e.id IN (syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('syncfs'), syscall_nr('sync_file_range')) THEN 'sync'
-         WHEN e.id IN (syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat')) THEN 'open'
          WHEN e.id = syscall_nr('close') THEN 'close'
          WHEN e.id = syscall_nr('lseek') THEN 'seek'
          ELSE 'meta' END AS op,
@@ -28,7 +27,7 @@ FROM (
   FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id
   WHERE e.id IN (syscall_nr('read'), syscall_nr('pread64'), syscall_nr('readv'), syscall_nr('preadv'), syscall_nr('preadv2'),
     syscall_nr('write'), syscall_nr('pwrite64'), syscall_nr('writev'), syscall_nr('pwritev'), syscall_nr('pwritev2'),
-    syscall_nr('fsync'), syscall_nr('fdatasync'), syscall_nr('open'), syscall_nr('openat'), syscall_nr('creat'),
+    syscall_nr('fsync'), syscall_nr('fdatasync'),
     syscall_nr('close'), syscall_nr('lseek'),
     syscall_nr('syncfs'), syscall_nr('sync_file_range'), syscall_nr('ftruncate'), syscall_nr('fallocate'))
   UNION ALL
@@ -186,4 +185,28 @@ FROM (
     syscall_nr('msync') AS call, 0 AS buf, e.mount_id AS mount_id
   FROM syscalls.sys_enter_msync e JOIN syscalls.sys_exit_msync x ON e.tid = x.tid
   WHERE e.inode != 0
+  UNION ALL
+  SELECT 'syscall' AS path, 'open' AS op,
+    x.pid AS pid, x.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    x.fs_type AS fs_type, x.mount_point AS mount_point, x.file_name AS file_name,
+    x.inode AS inode, x.dev AS dev, 0 AS offset, 0 AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('open') AS call, 0 AS buf, x.mount_id AS mount_id
+  FROM syscalls.sys_enter_open e JOIN syscalls.sys_exit_open x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'open' AS op,
+    x.pid AS pid, x.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    x.fs_type AS fs_type, x.mount_point AS mount_point, x.file_name AS file_name,
+    x.inode AS inode, x.dev AS dev, 0 AS offset, 0 AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('openat') AS call, 0 AS buf, x.mount_id AS mount_id
+  FROM syscalls.sys_enter_openat e JOIN syscalls.sys_exit_openat x ON e.tid = x.tid
+  UNION ALL
+  SELECT 'syscall' AS path, 'open' AS op,
+    x.pid AS pid, x.tid AS tid, e.comm AS comm, e.cgroup AS cgroup,
+    x.fs_type AS fs_type, x.mount_point AS mount_point, x.file_name AS file_name,
+    x.inode AS inode, x.dev AS dev, 0 AS offset, 0 AS bytes,
+    x.ret AS ret, e.time AS start, x.time AS end, x.time - e.time AS latency,
+    syscall_nr('creat') AS call, 0 AS buf, x.mount_id AS mount_id
+  FROM syscalls.sys_enter_creat e JOIN syscalls.sys_exit_creat x ON e.tid = x.tid
 ) u
