@@ -11,38 +11,22 @@
 use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
 use super::posix::PER_PATH;
-use super::query::REQUEST_KINDS;
+use super::query::{FILE_CALLS, OPEN_CALLS, REQUEST_KINDS};
 use super::Via;
 use std::fmt::Write;
 
-/// The system calls the C names (`EBQ_NR_<call>`).
-pub const SYSCALLS: [&str; 18] = [
-    "read",
-    "pread64",
-    "readv",
-    "preadv",
-    "preadv2",
-    "write",
-    "pwrite64",
-    "writev",
-    "pwritev",
-    "pwritev2",
-    "open",
-    "openat",
-    "creat",
-    "close",
-    "lseek",
-    "fsync",
-    "fdatasync",
-    "io_submit",
-];
+/// The system calls the C names (`EBQ_NR_<call>`): those the report's query
+/// reads ([`FILE_CALLS`], [`OPEN_CALLS`] and `io_submit`).
+fn syscalls() -> impl Iterator<Item = &'static str> {
+    FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(["io_submit"])
+}
 
 /// The `#define`s and the bucket function `fold.bpf.c` is appended to; `nr`
 /// gives a system call's number on this machine (a call it lacks is -1,
 /// which no row's call number is).
 pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>) -> String {
     let mut c = "/* Generated from Rust (report/fold_c.rs): system call numbers, -1 for none. */\n".to_string();
-    for name in SYSCALLS {
+    for name in syscalls() {
         let _ = writeln!(c, "#define EBQ_NR_{name} ({})", nr(name).unwrap_or(-1));
     }
     c.push_str("\n/* The `path` column (Via::code) and the index of per_path (Via::ALL order). */\n");
