@@ -144,6 +144,7 @@ fn file_report(
         "dev_major": libc::major(dev),
         "dev_minor": libc::minor(dev),
         "size": size,
+        "opens": 1,
         "writes": w,
         "reads": r,
         "pwrites": w,

@@ -97,6 +97,7 @@ pub(crate) fn run_fileops(cfg: &FileOpsCfg) -> Result<(), Error> {
         "pid": std::process::id(),
         "comm": get_comm(),
         "fd": fd,
+        "opens": 1,
         "fallocate": 2,
         "ftruncate": 2,
         "write": {"calls": 1, "bytes": written},

@@ -20,6 +20,7 @@ use std::path::Path;
 const READ: &str = "read";
 const WRITE: &str = "write";
 const SYNC: &str = "sync";
+const OPEN: &str = "open";
 const CLOSE: &str = "close";
 const SEEK: &str = "seek";
 const META: &str = "meta";
@@ -53,6 +54,8 @@ fn check(v2: bool) {
         let want: BTreeMap<(String, String), (u64, u64)> = [
             ((READ.to_string(), name.clone()), (reads, reads * size)),
             ((WRITE.to_string(), name.clone()), (writes, writes * size)),
+            // An open's row names the file of the fd it returned.
+            ((OPEN.to_string(), name.clone()), (f["opens"].as_u64().unwrap(), 0)),
             ((CLOSE.to_string(), name.clone()), (1, 0)),
             ((SEEK.to_string(), name.clone()), (1, 0)),
         ]
@@ -150,6 +153,8 @@ fn io_ops_counts_space_size_and_sync_calls_as_meta_and_sync() {
         // The file position after the write, or sync_file_range's offset (0).
         (SYNC, (syncs, 0, written)),
         (CLOSE, (n("close"), 0, written)),
+        // The open's file is the fd it returned; it moves no byte, at offset 0.
+        (OPEN, (n("opens"), 0, 0)),
         // fallocate's offset argument: the second one starts at 1 MiB.
         (META, (n("fallocate") + n("ftruncate"), 0, 1 << 20)),
     ]

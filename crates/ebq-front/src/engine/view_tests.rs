@@ -139,9 +139,9 @@ fn a_view_with_an_aggregate_or_group_by_is_refused() {
 }
 
 #[test]
-fn a_view_cannot_be_joined() {
+fn a_view_of_a_union_cannot_be_joined() {
     let q = err(&engine(), "SELECT COUNT(*) FROM io.ops o JOIN raw_syscalls.sys_exit x ON o.tid = x.tid");
-    assert_eq!(q.message, "view io.ops cannot be joined; query it alone");
+    assert_eq!(q.message, "view io.ops reads a union; a JOIN side reads a view of one event");
 }
 
 #[test]
@@ -212,4 +212,35 @@ fn an_unknown_column_of_a_view_in_a_union_branch_points_into_the_branch() {
     let sql = "SELECT COUNT(*) FROM (SELECT pid FROM io.ops o JOIN raw_syscalls.sys_exit x ON o.tid = x.tid \
                UNION ALL SELECT pid FROM syscalls.sys_exit_write) u";
     assert_eq!(err(&engine(), sql).message, "view io.ops cannot be joined; read it alone in its branch");
+}
+
+/// A JOIN side may read a view of one event: the side is the view's event
+/// under the side's alias, `r.col` its column's definition, and the view's
+/// WHERE a condition on that side (a start side's checked before a pair opens).
+#[test]
+fn a_join_side_reads_a_view_of_one_event() {
+    let cat = Catalog::fixture()
+        .with_view("my.reads", "SELECT fd AS fd, count AS asked, tid AS tid FROM syscalls.sys_enter_read WHERE fd > 2")
+        .unwrap()
+        .with_view("my.done", "SELECT x.ret AS got, x.tid AS tid FROM syscalls.sys_exit_read x")
+        .unwrap();
+    let e = Engine::with_catalog(cat);
+    let sql = "SELECT r.fd, SUM(r.asked), SUM(d.got) FROM my.reads r JOIN my.done d ON r.tid = d.tid GROUP BY r.fd";
+    let p = e.prepare(sql).unwrap_or_else(|e| panic!("{}", e.render(sql)));
+    let plan = p.physical.explain();
+    assert!(plan.contains("Attach     tracepoint:syscalls:sys_enter_read"), "{plan}");
+    assert!(plan.contains("Filter     r.fd > 2 (before a pair opens)"), "{plan}");
+    assert!(plan.contains("Pair       on [r.tid = d.tid]"), "{plan}");
+    let plain = "SELECT r.fd, SUM(r.count), SUM(d.ret) FROM syscalls.sys_enter_read r \
+                 JOIN syscalls.sys_exit_read d ON r.tid = d.tid WHERE r.fd > 2 GROUP BY r.fd";
+    let kernel = |plan: &str| plan.lines().filter(|l| l.starts_with("[kernel]")).collect::<Vec<_>>().join("\n");
+    let plain = e.prepare(plain).unwrap().physical.explain();
+    assert_eq!(kernel(&plan), kernel(&plain), "the view is its definition");
+    // A name the view does not have, and a view that pairs events itself.
+    let q = err(&e, "SELECT r.pid FROM my.reads r JOIN my.done d ON r.tid = d.tid");
+    assert!(q.message.starts_with("view my.reads has no column pid; its columns are fd, asked, tid"), "{}", q.message);
+    assert_eq!(q.span.map(|s| s.start), Some(at(1, 10)));
+    let q = err(&engine(), "SELECT a.bytes FROM io.ops a JOIN syscalls.sys_exit_read x ON a.tid = x.tid");
+    assert_eq!(q.message, "view io.ops reads a union; a JOIN side reads a view of one event");
+    assert_eq!(q.span.map(|s| (s.start, s.end)), Some((at(1, 21), at(1, 27))));
 }

@@ -24,6 +24,8 @@
 //! user's FROM, so a later error (an unknown event, a stack budget) still
 //! points into the user's text.
 
+mod join_sides;
+
 use super::{parse_query, EventRef, Join, Query, UnionBranch};
 use crate::error::{Error, Result, Span, Stage};
 use sqlparser::ast::{visit_expressions_mut, Expr, Ident, ObjectNamePart, SelectItem, Spanned};
@@ -137,6 +139,7 @@ fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
 /// `views`; returns it unchanged otherwise.
 pub fn inline(q: Query, views: &[View]) -> Result<Query> {
     let q = if q.union.is_empty() { q } else { inline_branches(q, views)? };
+    let q = if q.joins.is_empty() { q } else { join_sides::inline_join_sides(q, views)? };
     inline_from(q, views)
 }
 
