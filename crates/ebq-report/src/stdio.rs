@@ -57,6 +57,11 @@
 //! uprobe's and the tracepoints' times are the same clock. A file used only
 //! through stdio then has no POSIX record, as in Darshan.
 //!
+//! **Nor do stdio calls inside a stdio call count**: glibc's `putw` calls
+//! `fwrite`, `getw` `fread` and `fscanf` `vfscanf` at the probed addresses,
+//! which Darshan's `LD_PRELOAD` wrappers never see. A call inside another
+//! of the same thread ([`nested`]) is left out ([`Fold::nested_calls`]).
+//!
 //! Not done: the kernel fold's own mark (the report folds in user space when
 //! `--stdio` is given); exact lengths of `fgets`/`fputs` strings of
 //! [`STRING_CAP`] bytes or more (counted, see above); the bytes of an
