@@ -8,8 +8,11 @@
 //! past the end (`SEEK_END`) and putc there; fseek to 0; `--reads M`
 //! freads of B bytes; fgetc; rewind; fgets of at most 63 bytes, then of at
 //! most 8191 (the `a`s have no newline: it reads 8191); fseeko to
-//! 10 bytes before the end, fgetpos, an fread of 5, fsetpos back, fgetc; a
-//! failing fseek (whence 99); fclose. On `--fdopen Q`: open(2) (the
+//! 10 bytes before the end, fgetpos, an fread of 5, fsetpos back, fgetc;
+//! fseek to the end, putw twice, fseek 8 before it, getw three times (the
+//! last at the end); fseek to the fprintf's line, `fscanf` of its word,
+//! `__isoc99_fscanf` of its number and of one where none is (returning 0);
+//! a failing fseek (whence 99); fclose. On `--fdopen Q`: open(2) (the
 //! program's own POSIX call), fdopen, one fwrite, fclose (whose write and
 //! close are libc's, not the program's). On `--std-out F`: stdout and
 //! stderr (descriptors 1 and 2) go to F, then printf and putc on stdout,
@@ -225,6 +228,8 @@ fn read_back(cfg: &StdioCfg, fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally)
         }
     }
     seek_back(fp, buf, t)?;
+    words(fp, t)?;
+    scans(cfg, fp, t)?;
     // SAFETY: fp is open; whence 99 fails with EINVAL, which Darshan does not count.
     if unsafe { libc::fseek(fp, 0, 99) } >= 0 {
         return Err(Error::Runtime("fseek with whence 99 succeeded".into()));
@@ -260,6 +265,71 @@ fn seek_back(fp: *mut libc::FILE, buf: &mut [u8], t: &mut Tally) -> Result<(), E
     Ok(())
 }
 
+/// putw of two ints at the end (one of them -1, EOF's value), then getw
+/// of both and once more at the end of the file.
+fn words(fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error> {
+    // SAFETY: fp is open.
+    if unsafe { libc::fseek(fp, 0, libc::SEEK_END) } >= 0 {
+        t.seeked(fp);
+    }
+    for w in [0x1234_5678, -1] {
+        // SAFETY: fp is open.
+        if unsafe { putw(w, fp) } != libc::EOF {
+            t.write(4, false);
+        }
+    }
+    // SAFETY: fp is open.
+    if unsafe { libc::fseek(fp, -8, libc::SEEK_END) } < 0 {
+        return Err(os_err("fseek"));
+    }
+    t.seeked(fp);
+    for _ in 0..3 {
+        // SAFETY: fp is open.
+        let w = unsafe { getw(fp) };
+        // Darshan's rule: the -1 read and the EOF (no error) count 4 bytes each too.
+        // SAFETY: fp is open.
+        if w != libc::EOF || unsafe { libc::ferror(fp) } == 0 {
+            t.read(4);
+        }
+    }
+    Ok(())
+}
+
+/// At the fprintf's line (`ebq 42`, after the fwrites): fscanf of the word,
+/// `__isoc99_fscanf` (the libc crate's `fscanf`) of the number, and one
+/// that matches nothing (0: Darshan counts none). Darshan counts `ftell`
+/// after less `ftell` before.
+fn scans(cfg: &StdioCfg, fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error> {
+    // SAFETY: fp is open.
+    if unsafe { libc::fseek(fp, (cfg.writes * cfg.size) as libc::c_long, libc::SEEK_SET) } < 0 {
+        return Err(os_err("fseek"));
+    }
+    t.seeked(fp);
+    let (word_fmt, int_fmt) = (cstr("%15s")?, cstr("%d")?);
+    let mut word = [0u8; 16];
+    let mut n: libc::c_int = 0;
+    for i in 0..3 {
+        // SAFETY: fp is open.
+        let before = unsafe { libc::ftell(fp) };
+        // SAFETY: each format has one conversion, given a buffer of 16 bytes or an int.
+        let ret = unsafe {
+            match i {
+                0 => plain_fscanf(fp, word_fmt.as_ptr(), word.as_mut_ptr()),
+                _ => libc::fscanf(fp, int_fmt.as_ptr(), &mut n as *mut libc::c_int),
+            }
+        };
+        // SAFETY: fp is open.
+        let after = unsafe { libc::ftell(fp) };
+        if ret != 0 {
+            t.read((after - before) as i64);
+        }
+    }
+    if &word[..4] != b"ebq\0" || n != 42 {
+        return Err(Error::Runtime(format!("fscanf read {word:?} and {n}")));
+    }
+    Ok(())
+}
+
 /// The fdopen'ed file: the program's open(2), then fdopen, one fwrite and fclose.
 fn fdopen_file(path: &str, size: usize) -> Result<Tally, Error> {
     let mut t = zeroed();
@@ -291,6 +361,11 @@ fn fdopen_file(path: &str, size: usize) -> Result<Tally, Error> {
 extern "C" {
     /// glibc's `putc` (`_IO_putc`), which the libc crate does not declare.
     fn putc(c: libc::c_int, fp: *mut libc::FILE) -> libc::c_int;
+    fn getw(fp: *mut libc::FILE) -> libc::c_int;
+    fn putw(w: libc::c_int, fp: *mut libc::FILE) -> libc::c_int;
+    /// glibc's own `fscanf` (the libc crate's is `__isoc99_fscanf`).
+    #[link_name = "fscanf"]
+    fn plain_fscanf(fp: *mut libc::FILE, format: *const libc::c_char, ...) -> libc::c_int;
     static stdout: *mut libc::FILE;
     static stderr: *mut libc::FILE;
 }

@@ -198,23 +198,7 @@ impl MpiQueries {
         let mut got = vec![];
         for (funcs, sql, q) in &mut self.queries {
             got.push((funcs.clone(), q.finish().map_err(|e| e.render(sql))?));
-            let s = q.stats().map_err(|e| e.render(sql))?;
-            stats.seen += s.seen;
-            stats.matched += s.matched;
-            stats.delivered += s.delivered;
-            stats.dropped += s.dropped;
-            stats.missed += s.missed;
-            stats.missed_starts += s.missed_starts;
-            stats.open_pairs += s.open_pairs;
-            stats.unmatched += s.unmatched;
-            stats.pending_full += s.pending_full;
-            stats.superseded += s.superseded;
-            stats.evicted += s.evicted;
-            stats.missed_tracking += s.missed_tracking;
-            stats.untracked += s.untracked;
-            stats.out_of_scope += s.out_of_scope;
-            stats.unreadable_strings += s.unreadable_strings;
-            stats.middle_unmatched += s.middle_unmatched;
+            add_stats(&mut stats, &q.stats().map_err(|e| e.render(sql))?);
         }
         for (f, outs) in got {
             self.take(&f, outs);
@@ -239,13 +223,37 @@ impl MpiQueries {
     }
 }
 
+/// Adds one query's accounting to a sum over several.
+fn add_stats(stats: &mut ebq::runtime::QueryStats, s: &ebq::runtime::QueryStats) {
+    stats.seen += s.seen;
+    stats.matched += s.matched;
+    stats.delivered += s.delivered;
+    stats.dropped += s.dropped;
+    stats.missed += s.missed;
+    stats.missed_starts += s.missed_starts;
+    stats.open_pairs += s.open_pairs;
+    stats.unmatched += s.unmatched;
+    stats.pending_full += s.pending_full;
+    stats.superseded += s.superseded;
+    stats.evicted += s.evicted;
+    stats.missed_tracking += s.missed_tracking;
+    stats.untracked += s.untracked;
+    stats.out_of_scope += s.out_of_scope;
+    stats.unreadable_strings += s.unreadable_strings;
+    stats.middle_unmatched += s.middle_unmatched;
+}
+
 /// The STDIO query (`--stdio`): libc's stdio calls ([`super::stdio::sql`]),
 /// started with the POSIX query's scope before the child is released and
 /// polled in the same loop.
 pub struct StdioQuery {
     sql: String,
     query: RunningQuery,
+    /// The `fscanf` family's entries ([`super::stdio::entry_sql`]).
+    entries_sql: String,
+    entries_query: RunningQuery,
     calls: Vec<super::stdio::Call>,
+    entries: Vec<super::stdio::Entry>,
     /// Where libc's standard streams are, from its file.
     layout: super::stdio::Layout,
 }
@@ -254,38 +262,54 @@ impl StdioQuery {
     /// Starts the query; an error (with the binder's words) when libc's
     /// stdio functions cannot be probed.
     pub fn start(engine: &Engine, scope: &Scope) -> Result<StdioQuery, String> {
-        let sql = super::stdio::sql();
-        let query = engine
-            .prepare(&sql)
-            .and_then(|p| RunningQuery::start(&p, scope.clone()))
-            .map_err(|e| format!("error: --stdio: {}", e.render(&sql)))?;
+        let start = |sql: &str| {
+            engine
+                .prepare(sql)
+                .and_then(|p| RunningQuery::start(&p, scope.clone()))
+                .map_err(|e| format!("error: --stdio: {}", e.render(sql)))
+        };
+        let (sql, entries_sql) = (super::stdio::sql(), super::stdio::entry_sql());
+        let (query, entries_query) = (start(&sql)?, start(&entries_sql)?);
         let layout = stdio_layout(engine);
         if layout.std.is_none() {
             eprintln!(
                 "ebq: STDIO: libc's standard streams were not found: calls on stdin, stdout and stderr count nowhere"
             );
         }
-        Ok(StdioQuery { sql, query, calls: vec![], layout })
+        let (calls, entries) = (vec![], vec![]);
+        Ok(StdioQuery { sql, query, entries_sql, entries_query, calls, entries, layout })
     }
 
-    fn take(&mut self, outs: Vec<ebq::Output>) {
+    fn take(&mut self, outs: Vec<ebq::Output>, entries: Vec<ebq::Output>) {
         for o in outs {
             self.calls.extend(rows(&o.batch).filter_map(|r| super::stdio::call(&r, &self.layout)));
         }
+        for o in entries {
+            self.entries.extend(rows(&o.batch).map(|r| super::stdio::Entry::of(&r)));
+        }
     }
 
-    /// Takes what the query has without waiting.
+    /// Takes what the queries have without waiting.
     pub fn poll(&mut self) -> Result<(), String> {
         let outs = self.query.poll(Duration::ZERO).map_err(|e| e.render(&self.sql))?;
-        self.take(outs);
+        let entries = self.entries_query.poll(Duration::ZERO).map_err(|e| e.render(&self.entries_sql))?;
+        self.take(outs, entries);
         Ok(())
     }
 
-    /// Stops the query and hands its calls and accounting to the report.
+    /// Stops the queries and hands the calls (each `fscanf` with its
+    /// position at entry) and their summed accounting to the report.
     pub fn finish(mut self, shared: &Shared) -> Result<(), String> {
         let outs = self.query.finish().map_err(|e| e.render(&self.sql))?;
-        self.take(outs);
-        let stats = self.query.stats().map_err(|e| e.render(&self.sql))?;
+        let entries = self.entries_query.finish().map_err(|e| e.render(&self.entries_sql))?;
+        self.take(outs, entries);
+        let mut stats = self.query.stats().map_err(|e| e.render(&self.sql))?;
+        let entries = self.entries_query.stats().map_err(|e| e.render(&self.entries_sql))?;
+        add_stats(&mut stats, &entries);
+        stats.bpf_run_cnt += entries.bpf_run_cnt;
+        stats.bpf_run_time_ns += entries.bpf_run_time_ns;
+        self.calls.sort_by_key(|c| (c.start_ns, c.end_ns));
+        super::stdio::positions_at_entry(&mut self.calls, &self.entries);
         let mut s = shared.lock().expect("not poisoned");
         s.stdio_calls = Some(std::mem::take(&mut self.calls));
         s.stdio_stats = Some(stats);

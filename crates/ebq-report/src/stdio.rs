@@ -35,6 +35,16 @@
 //!   bytes (its times and `STDIO_MAX_BYTE_WRITTEN`, as Darshan's
 //!   `STDIO_RECORD_WRITE(fp, 0, …, 1)`). `ftell`, `ftello` and `fgetpos`
 //!   count nothing: they are probed for the system calls they make.
+//!   `fscanf`/`vfscanf`/`__isoc99_fscanf`/`__isoc99_vfscanf` read `ftell`
+//!   after less `ftell` before when they return nonzero (EOF too): the
+//!   stream's position at the return from the JOIN's [`FILE_FIELDS`], at
+//!   the entry from a plain uprobe query on the same functions
+//!   ([`entry_sql`], matched by thread and time: [`positions_at_entry`]); a
+//!   stream whose descriptor offset glibc does not know yet (−1 until its
+//!   first seek or `ftell`) counts the read with 0 bytes, and in
+//!   [`Fold::scanf_unmeasured`]. `getw` reads 4 bytes unless it returns
+//!   EOF with `ferror` set (Darshan's `ret != EOF || ferror(stream) == 0`:
+//!   EOF without an error counts too), `putw` writes 4 unless it returns EOF.
 //! - failed calls count nothing (a NULL stream, 0 items, EOF, a negative
 //!   `fseek`), as in Darshan; `fclose` counts whatever it returns.
 //!
@@ -47,11 +57,16 @@
 //! uprobe's and the tracepoints' times are the same clock. A file used only
 //! through stdio then has no POSIX record, as in Darshan.
 //!
+//! **Nor do stdio calls inside a stdio call count**: glibc's `putw` calls
+//! `fwrite`, `getw` `fread` and `fscanf` `vfscanf` at the probed addresses,
+//! which Darshan's `LD_PRELOAD` wrappers never see. A call inside another
+//! of the same thread ([`nested`]) is left out ([`Fold::nested_calls`]).
+//!
 //! Not done: the kernel fold's own mark (the report folds in user space when
-//! `--stdio` is given); `fscanf`/`vfscanf`/`__isoc99_fscanf` (Darshan
-//! counts `ftell` after less `ftell` before: the position at the entry is
-//! not read), `getw`/`putw`; exact lengths of `fgets`/`fputs` strings of
-//! [`STRING_CAP`] bytes or more (counted, see above); ranks (every record is rank
+//! `--stdio` is given); exact lengths of `fgets`/`fputs` strings of
+//! [`STRING_CAP`] bytes or more (counted, see above); the bytes of an
+//! `fscanf` on a stream whose offset glibc does not know yet (counted, see
+//! above); ranks (every record is rank
 //! 0, as Darshan's non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the
 //! variances 0).
 
@@ -92,6 +107,13 @@ pub enum Kind {
     Ftell,
     /// `fflush(stream)`.
     Fflush,
+    /// `fscanf(stream, …)`, `vfscanf`, `__isoc99_fscanf`, `__isoc99_vfscanf`:
+    /// Darshan counts `ftell` after less `ftell` before.
+    Fscanf,
+    /// `getw(stream)`: a 4-byte int.
+    Getw,
+    /// `putw(w, stream)`: a 4-byte int.
+    Putw,
     /// `fclose(stream)`.
     Fclose,
 }
@@ -99,7 +121,7 @@ pub enum Kind {
 /// Every probed libc function. Aliases of one address (`fopen64`,
 /// `_IO_fwrite`, `getc`, `fseeko64`, `fsetpos64`, …) are one probe already:
 /// listing both would count twice.
-pub const FUNCS: [(&str, Kind); 24] = [
+pub const FUNCS: [(&str, Kind); 30] = [
     ("fopen", Kind::Open),
     ("freopen", Kind::Open),
     ("freopen64", Kind::Open),
@@ -124,6 +146,12 @@ pub const FUNCS: [(&str, Kind); 24] = [
     ("fgetpos", Kind::Ftell),
     ("fflush", Kind::Fflush),
     ("fclose", Kind::Fclose),
+    ("fscanf", Kind::Fscanf),
+    ("vfscanf", Kind::Fscanf),
+    ("__isoc99_fscanf", Kind::Fscanf),
+    ("__isoc99_vfscanf", Kind::Fscanf),
+    ("getw", Kind::Getw),
+    ("putw", Kind::Putw),
 ];
 
 /// The library probed: the C library every dynamically linked program loads.
@@ -150,7 +178,9 @@ pub fn sql() -> String {
             FUNCS.iter().enumerate().filter(|(_, (_, k))| *k == kind).map(|(i, _)| format!("e.func = {i}")).collect();
         terms.join(" OR ")
     };
-    let seeks = of_kind(Kind::Fseek);
+    // The FILE fields are read at the return of a seek and of a scanf (its bytes are ftell after
+    // less ftell before).
+    let seeks = format!("{} OR {}", of_kind(Kind::Fseek), of_kind(Kind::Fscanf));
     let field = |at: u64, name: &str| format!("CASE WHEN {seeks} THEN user_u64(e.arg0 + {at}) ELSE 0 END AS {name}");
     let [offset, ptr, end] = FILE_FIELDS;
     let length = format!(
@@ -161,12 +191,105 @@ pub fn sql() -> String {
     );
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, x.tid, e.arg0, e.arg1, e.arg2, e.arg3, x.retval, \
-         e.func AS func, str(e.arg0) AS text, {length}, e.ip AS ip, {}, {}, {} \
+         e.func AS func, str(e.arg0) AS text, {length}, e.ip AS ip, {}, {}, {}, \
+         CASE WHEN {} THEN user_u32(e.arg0) ELSE 0 END AS file_flags \
          FROM uprobe:{LIBRARY}:{list} e JOIN uretprobe:{LIBRARY}:{list} x ON e.tid = x.tid AND e.func = x.func",
         field(offset, "file_offset"),
         field(ptr, "read_ptr"),
-        field(end, "read_end")
+        field(end, "read_end"),
+        of_kind(Kind::Getw)
     )
+}
+
+/// The query of the stream's position at the entry of the `fscanf` family
+/// ([`Kind::Fscanf`]), which Darshan's `ftell` before the call is: the
+/// JOIN's `user_u64()` reads are made at the return, so a plain uprobe on
+/// the same functions reads [`FILE_FIELDS`] at the entry, each row matched
+/// to its call by thread and time ([`positions_at_entry`]).
+pub fn entry_sql() -> String {
+    let names: Vec<&str> = FUNCS.iter().filter(|(_, k)| *k == Kind::Fscanf).map(|(n, _)| *n).collect();
+    let [offset, ptr, end] = FILE_FIELDS;
+    format!(
+        "SELECT time, tid, user_u64(arg0 + {offset}) AS file_offset, user_u64(arg0 + {ptr}) AS read_ptr, \
+         user_u64(arg0 + {end}) AS read_end FROM uprobe:{LIBRARY}:{{{}}}",
+        names.join(",")
+    )
+}
+
+/// `ftell`'s answer from a stream's [`FILE_FIELDS`] (no write pending, as
+/// after a seek or in a read): `None` when the descriptor's offset is not
+/// known (−1: glibc learns it at the first seek or `ftell`).
+fn ftell(offset: u64, ptr: u64, end: u64) -> Option<i64> {
+    let offset = offset as i64;
+    (offset >= 0).then(|| offset - end.wrapping_sub(ptr) as i64)
+}
+
+/// One row of [`entry_sql`]: a thread's stream position at an `fscanf`'s entry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry {
+    pub tid: u32,
+    pub time_ns: u64,
+    pub position: Option<i64>,
+}
+
+impl Entry {
+    /// A row of [`entry_sql`].
+    pub fn of(r: &[Value]) -> Entry {
+        let n = |i: usize| match r.get(i) {
+            Some(Value::U(x)) => *x,
+            Some(Value::I(x)) => *x as u64,
+            _ => 0,
+        };
+        Entry { tid: n(1) as u32, time_ns: n(0), position: ftell(n(2), n(3), n(4)) }
+    }
+}
+
+/// Gives each `fscanf` call (`calls` in time order) the position its
+/// thread's entry row read: the first of that thread after its previous
+/// `fscanf`'s return, if it is at or before the call's return (both uprobes
+/// run at the same entry, in either order; a thread's calls follow each
+/// other). Calls made inside another ([`nested`]) are skipped. A call whose
+/// row is missing keeps `None` ([`Fold::scanf_unmeasured`]).
+pub fn positions_at_entry(calls: &mut [Call], entries: &[Entry]) {
+    let mut by_tid: HashMap<u32, Vec<&Entry>> = HashMap::new();
+    for e in entries {
+        by_tid.entry(e.tid).or_default().push(e);
+    }
+    for v in by_tid.values_mut() {
+        v.sort_by_key(|e| e.time_ns);
+    }
+    let inner = nested(calls);
+    let mut previous: HashMap<u32, u64> = HashMap::new();
+    for (c, _) in calls.iter_mut().zip(inner).filter(|(c, inner)| c.kind == Kind::Fscanf && !inner) {
+        let after = previous.insert(c.tid, c.end_ns).unwrap_or(0);
+        let Some(v) = by_tid.get(&c.tid) else { continue };
+        // The first row after the previous scan's return: the call's own entry (a nested
+        // `vfscanf`'s row, at the same position, comes after it).
+        let i = v.partition_point(|e| e.time_ns <= after);
+        c.position_before = v.get(i).filter(|e| e.time_ns <= c.end_ns).and_then(|e| e.position);
+    }
+}
+
+/// Which of `calls` (any order) libc made inside another probed stdio call
+/// of the same thread: glibc's `putw` calls `fwrite`, `getw` `fread` and
+/// `fscanf` `vfscanf`, at the addresses ebq probes. Darshan wraps the
+/// program's calls (`LD_PRELOAD`), so libc's own never count: the fold
+/// leaves these out ([`Fold::nested_calls`]).
+pub fn nested(calls: &[Call]) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..calls.len()).collect();
+    // By thread, then entry; of two calls entered at once the longer first (it holds the other).
+    order.sort_by_key(|&i| (calls[i].tid, calls[i].start_ns, std::cmp::Reverse(calls[i].end_ns)));
+    let mut inner = vec![false; calls.len()];
+    let mut open: Option<(u32, u64)> = None; // (tid, the latest return of the calls before)
+    for i in order {
+        let c = &calls[i];
+        match open {
+            Some((tid, end)) if tid == c.tid && c.end_ns <= end => inner[i] = true,
+            Some((tid, end)) if tid == c.tid => open = Some((tid, end.max(c.end_ns))),
+            _ => open = Some((c.tid, c.end_ns)),
+        }
+    }
+    inner
 }
 
 /// Where glibc's `struct _IO_FILE` (x86-64, its public ABI) holds `_offset`
@@ -225,10 +348,17 @@ pub struct Call {
     pub end_ns: u64,
     /// `stdin`, `stdout` and `stderr` in the calling process (`None`: libc's layout not known).
     pub std_streams: Option<[u64; 3]>,
-    /// A seek's stream position at its return, as `ftell` computes it
-    /// (`None`: another call, or the descriptor's offset not known).
+    /// A seek's or an `fscanf`'s stream position at its return, as `ftell`
+    /// computes it (`None`: another call, or the descriptor's offset not known).
     pub position: Option<i64>,
+    /// An `fscanf`'s stream position at its entry ([`positions_at_entry`]).
+    pub position_before: Option<i64>,
+    /// `getw`'s stream's `_flags` at its return (`_IO_ERR_SEEN` is `ferror`).
+    pub flags: u32,
 }
+
+/// glibc's `_IO_ERR_SEEN` in `_flags`: what `ferror` tests.
+const IO_ERR_SEEN: u32 = 0x20;
 
 /// A row of [`sql`] as a call; `None` for a function index not in [`FUNCS`].
 pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
@@ -244,8 +374,8 @@ pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
     let func = n(9) as usize;
     let kind = FUNCS.get(func)?.1;
     let text = s(10);
-    let (offset, ptr, end) = (n(13) as i64, n(14), n(15));
-    let position = (kind == Kind::Fseek && offset >= 0).then(|| offset - end.wrapping_sub(ptr) as i64);
+    let (offset, ptr, end) = (n(13), n(14), n(15));
+    let position = matches!(kind, Kind::Fseek | Kind::Fscanf).then(|| ftell(offset, ptr, end)).flatten();
     Some(Call {
         kind,
         pid: n(2) as u32,
@@ -258,6 +388,8 @@ pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
         end_ns: n(0) + n(1),
         std_streams: layout.streams(func, n(12)),
         position,
+        position_before: None,
+        flags: n(16) as u32,
     })
 }
 
@@ -456,6 +588,13 @@ pub struct Fold {
     /// `fgets` lines and `fputs` strings read at [`STRING_CAP`] bytes: each
     /// counted that many, which is short if the string was longer.
     pub strings_at_cap: u64,
+    /// `fscanf` calls counted as reads of 0 bytes: the stream's position
+    /// before or after was not known (its descriptor's offset not yet
+    /// known to glibc, or the entry's row missing).
+    pub scanf_unmeasured: u64,
+    /// Stdio calls libc made inside another probed stdio call ([`nested`]):
+    /// not counted, as Darshan's wrappers never see them.
+    pub nested_calls: u64,
 }
 
 /// The streams the fold knows, per process.
@@ -501,7 +640,9 @@ impl Streams {
 pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
     let mut out = Fold::default();
     let mut streams = Streams::default();
-    for c in calls {
+    let inner = nested(calls);
+    out.nested_calls = inner.iter().filter(|i| **i).count() as u64;
+    for (c, _) in calls.iter().zip(inner).filter(|(_, inner)| !inner) {
         let (t1, t2) = (c.start_ns as i64, c.end_ns as i64);
         streams.seed(c, &mut out.files);
         let stream = match c.kind {
@@ -516,11 +657,17 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
             }
             Kind::Print => c.std_streams.map_or(0, |s| s[1]),
             Kind::Fread | Kind::Fwrite => c.args[3],
-            Kind::Fputc | Kind::Fputs => c.args[1],
+            Kind::Fputc | Kind::Fputs | Kind::Putw => c.args[1],
             Kind::Fgets => c.args[2],
-            Kind::Printf | Kind::Fgetc | Kind::Fseek | Kind::Rewind | Kind::Ftell | Kind::Fflush | Kind::Fclose => {
-                c.args[0]
-            }
+            Kind::Printf
+            | Kind::Fgetc
+            | Kind::Fseek
+            | Kind::Rewind
+            | Kind::Ftell
+            | Kind::Fflush
+            | Kind::Fclose
+            | Kind::Fscanf
+            | Kind::Getw => c.args[0],
         };
         let key = (c.pid, stream);
         if streams.unnamed.contains(&key) {
@@ -534,8 +681,10 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
             out.unattributed += u64::from(c.kind != Kind::Ftell);
             continue;
         };
-        if apply(r, c, t1, t2) && c.length >= STRING_CAP {
-            out.strings_at_cap += 1;
+        match apply(r, c, t1, t2) {
+            Counted::String if c.length >= STRING_CAP => out.strings_at_cap += 1,
+            Counted::Unmeasured => out.scanf_unmeasured += 1,
+            _ => {}
         }
         if c.kind == Kind::Fclose {
             streams.named.remove(&key);
@@ -546,12 +695,32 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
     out
 }
 
-/// What a call on a known stream does to its record; whether it counted a
-/// string's length (`fgets`, `fputs`).
-fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> bool {
+/// What [`apply`] counted that the fold accounts for.
+#[derive(PartialEq)]
+enum Counted {
+    Other,
+    /// A string's length (`fgets`, `fputs`).
+    String,
+    /// An `fscanf` read whose bytes are not known (0 counted).
+    Unmeasured,
+}
+
+/// What a call on a known stream does to its record.
+fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> Counted {
     let int = c.ret as u32 as i32;
     let eof = int == -1;
     match c.kind {
+        // Darshan: `ret != 0` (EOF too), ftell after less ftell before.
+        Kind::Fscanf if int != 0 => {
+            let bytes = c.position.zip(c.position_before).map(|(after, before)| after - before);
+            r.read(bytes.unwrap_or(0), t1, t2);
+            if bytes.is_none() {
+                return Counted::Unmeasured;
+            }
+        }
+        // Darshan: `ret != EOF || ferror(stream) == 0` (so EOF without an error counts 4 too).
+        Kind::Getw if !eof || c.flags & IO_ERR_SEEN == 0 => r.read(4, t1, t2),
+        Kind::Putw if !eof => r.write(4, false, t1, t2),
         Kind::Fread if c.ret > 0 => r.read((c.args[1] * c.ret) as i64, t1, t2),
         Kind::Fwrite if c.ret > 0 => r.write((c.args[1] * c.ret) as i64, false, t1, t2),
         Kind::Printf | Kind::Print if int > 0 => r.write(i64::from(int), false, t1, t2),
@@ -559,11 +728,11 @@ fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> bool {
         Kind::Fputc if !eof => r.write(1, false, t1, t2),
         Kind::Fgets if c.ret != 0 => {
             r.read(c.length as i64, t1, t2);
-            return true;
+            return Counted::String;
         }
         Kind::Fputs if !eof && int > 0 => {
             r.write(c.length as i64, false, t1, t2);
-            return true;
+            return Counted::String;
         }
         Kind::Fflush if int >= 0 => r.write(0, true, t1, t2),
         // Darshan's offset is `ftell` after the seek: the stream's position at its return.
@@ -572,7 +741,7 @@ fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> bool {
         Kind::Fclose => r.close(t1, t2),
         _ => {}
     }
-    false
+    Counted::Other
 }
 
 /// The record an open names: fopen's and freopen's path, fdopen's
@@ -611,6 +780,8 @@ mod tests {
             end_ns: t + 10,
             std_streams: None,
             position: None,
+            position_before: None,
+            flags: 0,
         }
     }
 
@@ -700,6 +871,74 @@ mod tests {
         );
         assert_eq!((r.get("STDIO_BYTES_READ"), r.get("STDIO_MAX_BYTE_READ")), (6, cap + 17));
         assert_eq!(f.strings_at_cap, 1);
+    }
+
+    #[test]
+    fn scans_count_the_position_moved_and_words_four_bytes() {
+        let at =
+            |c: Call, before: Option<i64>, after: Option<i64>| Call { position_before: before, position: after, ..c };
+        let calls = vec![
+            c(Kind::Open, [0; 4], FP, "/tmp/w.dat", 100),
+            at(c(Kind::Fscanf, [FP, 0, 0, 0], 2, "", 200), Some(10), Some(16)),
+            // A match failure (0) counts nothing; EOF (-1) counts what moved.
+            at(c(Kind::Fscanf, [FP, 0, 0, 0], 0, "", 300), Some(16), Some(17)),
+            at(c(Kind::Fscanf, [FP, 0, 0, 0], u64::from(u32::MAX), "", 400), Some(17), Some(19)),
+            // The offset not known: a read of 0 bytes, accounted.
+            at(c(Kind::Fscanf, [FP, 0, 0, 0], 1, "", 500), None, Some(30)),
+            c(Kind::Putw, [7, FP, 0, 0], 0, "", 600),
+            c(Kind::Putw, [7, FP, 0, 0], u64::from(u32::MAX), "", 700), // failed
+            c(Kind::Getw, [FP, 0, 0, 0], u64::from(u32::MAX), "", 800), // EOF, no error: 4
+            Call { flags: IO_ERR_SEEN, ..c(Kind::Getw, [FP, 0, 0, 0], u64::from(u32::MAX), "", 900) },
+        ];
+        let f = fold(&calls, &[]);
+        let r = &f.files["/tmp/w.dat"];
+        assert_eq!((r.get("STDIO_READS"), r.get("STDIO_BYTES_READ")), (4, 6 + 2 + 4));
+        assert_eq!((r.get("STDIO_WRITES"), r.get("STDIO_BYTES_WRITTEN")), (1, 4));
+        assert_eq!(f.scanf_unmeasured, 1);
+    }
+
+    #[test]
+    fn a_scan_takes_its_threads_entry_row_between_its_previous_scan_and_its_return() {
+        let scan = |tid: u32, t: u64| Call { tid, ..c(Kind::Fscanf, [FP, 0, 0, 0], 1, "", t) };
+        let mut calls = vec![scan(7, 100), scan(8, 105), scan(7, 200), scan(7, 300)];
+        let e = |tid: u32, time_ns: u64, p: i64| Entry { tid, time_ns, position: Some(p) };
+        // Thread 7's second scan has no row (lost): it must not take the first's.
+        let entries = [e(7, 99, 1), e(8, 106, 50), e(7, 301, 3)];
+        positions_at_entry(&mut calls, &entries);
+        let got: Vec<Option<i64>> = calls.iter().map(|c| c.position_before).collect();
+        assert_eq!(got, [Some(1), Some(50), None, Some(3)]);
+    }
+
+    #[test]
+    fn calls_libc_makes_inside_a_stdio_call_count_once_as_darshans_wrappers_see_them() {
+        let within = |c: Call, start_ns: u64, end_ns: u64| Call { start_ns, end_ns, ..c };
+        let mut calls = vec![
+            c(Kind::Open, [0; 4], FP, "/tmp/n.dat", 100),
+            // putw → fwrite(&w, 4, 1, fp), getw → fread(&w, 4, 1, fp): glibc's own calls.
+            within(c(Kind::Putw, [7, FP, 0, 0], 0, "", 0), 200, 290),
+            within(c(Kind::Fwrite, [0, 4, 1, FP], 1, "", 0), 210, 280),
+            within(c(Kind::Getw, [FP, 0, 0, 0], 7, "", 0), 300, 390),
+            within(c(Kind::Fread, [0, 4, 1, FP], 1, "", 0), 310, 380),
+            // fscanf → vfscanf (both probed as scans), then a scan of its own.
+            within(c(Kind::Fscanf, [FP, 0, 0, 0], 1, "", 0), 400, 490),
+            within(c(Kind::Fscanf, [FP, 0, 0, 0], 1, "", 0), 410, 480),
+            within(c(Kind::Fscanf, [FP, 0, 0, 0], 1, "", 0), 500, 590),
+            // Another thread's call inside this one's interval is no nested call.
+            Call { tid: 8, ..within(c(Kind::Fwrite, [0, 4, 1, FP], 1, "", 0), 505, 506) },
+        ];
+        let inner: Vec<usize> = nested(&calls).iter().enumerate().filter(|(_, n)| **n).map(|(i, _)| i).collect();
+        assert_eq!(inner, [2, 4, 6]);
+        // Entry rows: fscanf's own at 401, vfscanf's at 411 (same position), the second scan's at 501.
+        let e = |time_ns: u64, p: i64| Entry { tid: 7, time_ns, position: Some(p) };
+        positions_at_entry(&mut calls, &[e(401, 8), e(411, 8), e(501, 20)]);
+        for (i, after) in [(5, 20), (7, 26)] {
+            calls[i].position = Some(after);
+        }
+        let f = fold(&calls, &[]);
+        let r = &f.files["/tmp/n.dat"];
+        assert_eq!((r.get("STDIO_WRITES"), r.get("STDIO_BYTES_WRITTEN")), (2, 8));
+        assert_eq!((r.get("STDIO_READS"), r.get("STDIO_BYTES_READ")), (3, 4 + 12 + 6));
+        assert_eq!((f.nested_calls, f.scanf_unmeasured), (3, 0));
     }
 
     #[test]

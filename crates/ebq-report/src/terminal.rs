@@ -237,7 +237,9 @@ pub fn stdio_json(s: &stdio::Fold, origin_ns: u64) -> Json {
         "unattributed_calls": s.unattributed,
         "unnamed_stream_calls": s.unnamed,
         "system_calls_inside": s.inside_calls,
-        "strings_at_read_cap": s.strings_at_cap
+        "strings_at_read_cap": s.strings_at_cap,
+        "scanf_unmeasured": s.scanf_unmeasured,
+        "stdio_calls_nested": s.nested_calls
     })
 }
 

@@ -935,6 +935,14 @@ fn stdio_counters_equal_the_workloads_tally_and_libcs_system_calls_leave_posix()
     assert_eq!(doc["ebq_stats"]["stdio"]["missed_starts"], 0);
     // fputs of 201 bytes (stderr) and 5000 (s.dat), fgets of 8191 (s.dat): measured exactly, none at the cap.
     assert_eq!(stdio["strings_at_read_cap"], 0, "{stdio}");
+    // Every fscanf's position was known at its entry and return (each after an fseek).
+    assert_eq!(stdio["scanf_unmeasured"], 0, "{stdio}");
+    // glibc's putw calls fwrite and getw fread (2 + 3 calls), and 2.36's fscanf calls vfscanf, each
+    // at the address ebq probes: inside another stdio call, so left out as Darshan's wrappers never
+    // see them (the workload's tally holds each once). Another glibc's fscanf may call its internal
+    // vfscanf instead: 5 or 6.
+    let nested = stdio["stdio_calls_nested"].as_u64().unwrap();
+    assert!((5..=6).contains(&nested), "{stdio}");
     let records = stdio["files"].as_array().unwrap();
     let names: Vec<&str> = records.iter().map(|r| r["file_name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 4, "{names:?}");
@@ -959,11 +967,12 @@ fn stdio_counters_equal_the_workloads_tally_and_libcs_system_calls_leave_posix()
         assert!(f("STDIO_F_WRITE_END_TIMESTAMP") <= f("STDIO_F_CLOSE_START_TIMESTAMP"), "{e}");
         assert!(f("STDIO_F_WRITE_TIME") > 0.0 && f("STDIO_F_META_TIME") > 0.0, "{e}");
     }
-    let s = records.iter().find(|r| r["file_name"].as_str().unwrap().ends_with("/s.dat")).unwrap();
-    assert!(
-        s["fcounters"]["STDIO_F_WRITE_END_TIMESTAMP"].as_f64()
-            <= s["fcounters"]["STDIO_F_READ_START_TIMESTAMP"].as_f64()
-    );
+    // s.dat: the fwrites come before the first fread, the putws after it (between the freads and the getws).
+    let s = &records.iter().find(|r| r["file_name"].as_str().unwrap().ends_with("/s.dat")).unwrap()["fcounters"];
+    let f = |k: &str| s[k].as_f64().unwrap();
+    assert!(f("STDIO_F_WRITE_START_TIMESTAMP") < f("STDIO_F_READ_START_TIMESTAMP"), "{s}");
+    assert!(f("STDIO_F_READ_START_TIMESTAMP") < f("STDIO_F_WRITE_END_TIMESTAMP"), "{s}");
+    assert!(f("STDIO_F_WRITE_END_TIMESTAMP") < f("STDIO_F_READ_END_TIMESTAMP"), "{s}");
     assert!(stdio["system_calls_inside"].as_u64().unwrap() > 0, "{stdio}");
     // No POSIX record for the stdio-only file; the fdopen'ed one has the program's open alone.
     assert!(posix_record(&doc, "s.dat").is_none(), "{}", doc["files"]);
