@@ -8,6 +8,9 @@
 //!   burst through every output format at ebq's defaults.
 //! - `startup`: query text → attached (object cache hit, and `--no-cache`), bundle → attached, bpftrace → attached.
 //! - `sinks`: each sink's encoding cost per row on synthetic batches (no root).
+//! - `report`: `ebq report io` against bare fio, its hand-written floor and
+//!   Darshan, in interleaved rounds.
+//! - `render`: only regenerates the report and the plots from `results.json`.
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
 //! draws SVG plots into OUT, and regenerates the Markdown report.
@@ -21,6 +24,7 @@ mod attach;
 mod fidelity;
 mod fio;
 mod inbpf;
+mod ioreport;
 mod pervent;
 mod plot;
 mod proc;
@@ -55,10 +59,14 @@ pub enum Study {
     /// Each sink's encoding CPU per row (terminal, Parquet, CSV, Kafka's
     /// arrow and JSON) on synthetic batches; needs no root.
     Sinks,
-    /// All of the above, then the report.
+    /// `ebq report io` vs bare fio, its hand-written floor (the kernel
+    /// fold's minimum) and Darshan (with DARSHAN_PREFIX), in interleaved
+    /// rounds (--runs) at 4 KiB and 64 KiB, psync and io_uring.
+    Report,
+    /// pervent, stages, fidelity, startup and sinks, then the report.
     All,
     /// Only regenerate the Markdown report and the plots from OUT/results.json.
-    Report,
+    Render,
     /// The paced read workload of `fidelity` (internal).
     #[value(hide = true)]
     Reader,
@@ -78,6 +86,7 @@ pub struct BenchArgs {
     #[arg(long)]
     count: Option<u64>,
     /// Timed runs per measurement; the fastest counts (default 3; --quick 1).
+    /// report: interleaved rounds (default 3; --quick 1).
     #[arg(long)]
     runs: Option<usize>,
     /// Much smaller sizes (a smoke test of the outputs, not a measurement).
@@ -150,7 +159,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("error: cannot create {}: {e}", args.out.display()))?;
     let md = args.md.clone().unwrap_or_else(|| args.out.join("RESULTS.md"));
-    if args.study == Study::Report {
+    if args.study == Study::Render {
         return write_report(&args.out, &md).map(|_| ExitCode::SUCCESS);
     }
     // SAFETY: geteuid has no preconditions.
@@ -192,6 +201,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             Study::Stages => stages::run(&ctx)?,
             Study::Fidelity => fidelity::run(&ctx)?,
             Study::Startup => startup::run(&ctx)?,
+            Study::Report => ioreport::run(&ctx)?,
             Study::Sinks => {
                 sinks::run(&ctx, args.count.map_or(if ctx.quick { 20_000 } else { 200_000 }, |c| c as usize))?
             }
@@ -224,8 +234,9 @@ fn name(s: Study) -> &'static str {
         Study::Fidelity => "fidelity",
         Study::Startup => "startup",
         Study::Sinks => "sinks",
-        Study::All => "all",
         Study::Report => "report",
+        Study::All => "all",
+        Study::Render => "render",
         Study::Reader => "reader",
         Study::Burst => "burst",
     }
@@ -258,11 +269,12 @@ type Draw = fn(&Path, &Value) -> Result<(), String>;
 
 /// Redraws every study's plot present in `all` (a results.json) into `out`.
 fn draw_plots(out: &Path, all: &Value) -> Result<(), String> {
-    let draws: [(&str, Draw); 4] = [
+    let draws: [(&str, Draw); 5] = [
         ("pervent", pervent::plot_section),
         ("stages", stages::plot_section),
         ("fidelity", fidelity::plot_section),
         ("startup", startup::plot_section),
+        ("report", ioreport::plot_section),
     ];
     for (study, draw) in draws {
         if all.get(study).is_some_and(|s| !s.is_null()) {
