@@ -81,11 +81,18 @@ struct Run {
     loss: Option<u64>,
     /// Calls the floor counted (its "map events total").
     calls: Option<u64>,
+    /// fio's reads completed.
+    ios: f64,
+    /// The report's reads of fio's files (POSIX_READS + EBQ_IO_URING_READS).
+    counted: Option<u64>,
 }
 
 impl Run {
     fn to_json(&self) -> Value {
-        let mut v = json!({ "iops": self.iops, "wall_s": self.wall_s });
+        let mut v = json!({ "iops": self.iops, "wall_s": self.wall_s, "ios": self.ios });
+        if let Some(c) = self.counted {
+            v["counted"] = json!(c);
+        }
         if let Some(l) = self.loss {
             v["loss"] = json!(l);
         }
@@ -96,13 +103,14 @@ impl Run {
     }
 }
 
-/// fio's read + write IOPS from its JSON output file.
-fn fio_iops(path: &Path) -> Result<f64, String> {
+/// fio's read + write IOPS and I/Os from its JSON output file.
+fn fio_iops(path: &Path) -> Result<(f64, f64), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
     let start = text.find('{').ok_or("error: fio printed no JSON")?;
     let j: Value = serde_json::from_str(&text[start..]).map_err(|e| format!("error: fio JSON: {e}"))?;
     let job = &j["jobs"][0];
-    Ok(job["read"]["iops"].as_f64().unwrap_or(0.0) + job["write"]["iops"].as_f64().unwrap_or(0.0))
+    let f = |side: &str, k: &str| job[side][k].as_f64().unwrap_or(0.0);
+    Ok((f("read", "iops") + f("write", "iops"), f("read", "total_ios") + f("write", "total_ios")))
 }
 
 /// ebq's loss from its stderr: the `N dropped` and `M missed` of every stats
@@ -127,14 +135,29 @@ fn floor_calls(stderr: &str) -> Option<u64> {
     stderr.lines().find_map(|l| l.strip_prefix("map events total ")).and_then(|n| n.trim().parse().ok())
 }
 
-/// Runs `argv` to the end (extra `env`); its wall time and stderr.
-fn timed(argv: &[String], env: &[(&str, String)]) -> Result<(f64, String), String> {
+/// The report's reads of fio's job files (`ebqbench.*`), from its JSON.
+fn report_reads(path: &Path) -> Option<u64> {
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let files =
+        j["files"].as_array()?.iter().filter(|f| f["file_name"].as_str().is_some_and(|n| n.starts_with("ebqbench.")));
+    let reads = |f: &Value| {
+        ["POSIX_READS", "EBQ_IO_URING_READS"].iter().filter_map(|k| f["counters"][*k].as_u64()).sum::<u64>()
+    };
+    Some(files.map(reads).sum())
+}
+
+/// Runs `argv` to the end (extra `env`, stdout to `stdout` or nowhere); its wall time and stderr.
+fn timed(argv: &[String], env: &[(&str, String)], stdout: Option<&Path>) -> Result<(f64, String), String> {
     let t0 = Instant::now();
+    let sink = match stdout {
+        Some(p) => Stdio::from(std::fs::File::create(p).map_err(|e| format!("error: {}: {e}", p.display()))?),
+        None => Stdio::null(),
+    };
     let out = Command::new(&argv[0])
         .args(&argv[1..])
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(sink)
         .stderr(Stdio::piped())
         .output()
         .map_err(|e| format!("error: cannot run {}: {e}", argv[0]))?;
@@ -145,6 +168,10 @@ fn timed(argv: &[String], env: &[(&str, String)]) -> Result<(f64, String), Strin
     }
     Ok((wall, stderr))
 }
+
+/// fio's files are on /dev/shm, under /dev/, which Darshan (and the report,
+/// as Darshan does) leaves out by default: both are told to list them.
+const INCLUDE_DEV: (&str, &str) = ("DARSHAN_EXCLUDE_DIRS", "none");
 
 /// Where the tools come from: the floor's build, Darshan's library.
 struct Tools {
@@ -159,31 +186,34 @@ fn run_one(ctx: &Ctx, tools: &Tools, dir: &Path, w: &Workload, tool: &str) -> Re
     let fio = fio_argv(ctx, dir, w, &json_out);
     let mut run = Run::default();
     match tool {
-        "bare" => run.wall_s = timed(&fio, &[])?.0,
+        "bare" => run.wall_s = timed(&fio, &[], None)?.0,
         "report" => {
             let argv = ctx.ebq_argv(&["report", "io", "--format", "json", "-c", &fio.join(" ")]);
-            let (wall, stderr) = timed(&argv, &[])?;
+            let report = ctx.scratch.join("report.json");
+            let (wall, stderr) = timed(&argv, &[(INCLUDE_DEV.0, INCLUDE_DEV.1.to_string())], Some(&report))?;
             run.wall_s = wall;
+            run.counted = report_reads(&report);
             run.loss = Some(loss(&stderr).ok_or_else(|| format!("error: ebq report io printed no stats: {stderr}"))?);
         }
         "floor" => {
             let argv = tools.refs.argv("report_floor", Path::new("/dev/null"));
             let settle = Duration::from_millis(20);
             let floor = Tracer::start_settled(&ctx.scratch, "floor", ctx.tracer_cpu, &argv, &[], "attached", settle)?;
-            run.wall_s = timed(&fio, &[])?.0;
+            run.wall_s = timed(&fio, &[], None)?.0;
             run.calls = floor_calls(&floor.stop()?.stderr);
         }
         _ => {
             let lib = tools.darshan.as_ref().expect("Darshan runs only when found");
             let env = [
+                (INCLUDE_DEV.0, INCLUDE_DEV.1.to_string()),
                 ("LD_PRELOAD", lib.display().to_string()),
                 ("DARSHAN_ENABLE_NONMPI", "1".to_string()),
                 ("DARSHAN_LOGFILE", ctx.scratch.join("darshan.log").display().to_string()),
             ];
-            run.wall_s = timed(&fio, &env)?.0;
+            run.wall_s = timed(&fio, &env, None)?.0;
         }
     }
-    run.iops = fio_iops(&json_out)?;
+    (run.iops, run.ios) = fio_iops(&json_out)?;
     Ok(run)
 }
 
@@ -220,7 +250,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
         ),
         "rounds": ctx.runs,
         "tools": names,
-        "report_command": "ebq report io --format json -c 'fio …' (the report to /dev/null)",
+        "report_command": "ebq report io --format json -c 'fio …'",
         "floor_program": "bench/reference/report_floor.bpf.c",
         "darshan": tools.darshan.as_ref().map(|p| p.display().to_string()),
         "workloads": result?,

@@ -426,10 +426,12 @@ fn report_section(rp: &Value) -> String {
     s += &run_line(rp);
     s += &format!(
         "Workload: {}. Tools: {} (report: `{}`; floor: `{}`, raw sys_enter/sys_exit paired per thread in task \
-         storage for the report's system calls, counted per file, loaded before fio starts; Darshan: {}). {} \
+         storage for the report's system calls, counted per file, loaded before fio starts; Darshan: {}; the report and Darshan with `DARSHAN_EXCLUDE_DIRS=none`, since \
+         both leave /dev/ out by default). {} \
          interleaved round(s) per workload, forward and backward in turn. Per round: fio's own IOPS per tool, the \
          wall time of the report's whole run (ebq's start-up and report included) and of fio under the floor, and \
-         the report's loss (dropped + missed from its stats line). Ratios are of IOPS within a round, median over \
+         the report's loss (dropped + missed from its stats line); results.json also holds fio's I/Os and the reads \
+         the report counted on fio's files per round. Ratios are of IOPS within a round, median over \
          rounds ± half-width of its interval; \"cost report/floor\" = (1 − report/bare) / (1 − floor/bare), the \
          IOPS the report loses over those the floor loses.\n\n",
         rp["fio"].as_str().unwrap_or(""),
