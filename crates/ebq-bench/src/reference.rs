@@ -19,6 +19,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("file_common.h", include_str!("../../../bench/reference/file_common.h")),
     ("file_inode.bpf.c", include_str!("../../../bench/reference/file_inode.bpf.c")),
     ("file_fs_name.bpf.c", include_str!("../../../bench/reference/file_fs_name.bpf.c")),
+    ("report_floor.bpf.c", include_str!("../../../bench/reference/report_floor.bpf.c")),
 ];
 
 /// Built reference programs.

@@ -1,7 +1,7 @@
 //! The machine description and the Markdown report (`RESULTS.md`) generated
 //! from `results.json`.
 
-use super::{attach, fidelity, pervent, sinks, stages, startup, stats, table};
+use super::{attach, fidelity, ioreport, pervent, sinks, stages, startup, stats, table};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -138,7 +138,22 @@ pub fn targets(all: &Value) -> Vec<String> {
             if exact { "met" } else { "not met" }
         ));
     }
+    out.extend(report_targets(&all["report"]));
     out
+}
+
+/// `ebq bench report`: the report's cost at most 1.15× the floor's (issue 39 item 1).
+fn report_targets(rp: &Value) -> Vec<String> {
+    let ws = rp["workloads"].as_array().into_iter().flatten();
+    ws.filter_map(|w| {
+        let c = w["ratios"]["cost report/floor"]["median"].as_f64()?;
+        Some(format!(
+            "- report io, {}: IOPS lost to the report {c:.2}× those lost to the hand-written floor (target ≤ 1.15×): **{}**",
+            w["workload"].as_str().unwrap_or(""),
+            if c <= 1.15 { "met" } else { "not met" }
+        ))
+    })
+    .collect()
 }
 
 /// How the stage table was measured (rounds, medians, intervals), or the
@@ -236,6 +251,10 @@ pub fn markdown(all: &Value) -> String {
     if sk.is_object() {
         s += &sinks_section(sk);
     }
+    let rp = &all["report"];
+    if rp.is_object() {
+        s += &report_section(rp);
+    }
     let t = targets(all);
     if !t.is_empty() {
         s += "\n## Targets\n\n";
@@ -244,7 +263,8 @@ pub fn markdown(all: &Value) -> String {
     }
     s += "\n## Reproducing\n\n```\ncargo build --release --workspace\nsudo target/release/ebq bench all --out bench/results --md bench/RESULTS.md\n```\n\n\
           Single studies: `ebq bench pervent [--count N] [--runs R] [--cpu C]`, `ebq bench stages`, `ebq bench fidelity`, \
-          `ebq bench startup`, `ebq bench sinks` (no root); `ebq bench report` rewrites this file from `results.json`.\n";
+          `ebq bench startup`, `ebq bench sinks` (no root), `ebq bench report [--runs R]` (`ebq report io` against \
+          its floor and Darshan; not part of `all`); `ebq bench render` rewrites this file from `results.json`.\n";
     s
 }
 
@@ -396,5 +416,33 @@ fn sinks_section(sk: &Value) -> String {
         sk["runs"],
     );
     s += &table::markdown(sinks::HEADER, &sinks::table_rows(sk));
+    s
+}
+
+/// `ebq bench report`: the report against bare fio, its floor and Darshan.
+fn report_section(rp: &Value) -> String {
+    let mut s = String::new();
+    s += "\n## `ebq report io` against its floor and Darshan (`ebq bench report`)\n\n";
+    s += &run_line(rp);
+    s += &format!(
+        "Workload: {}. Tools: {} (report: `{}`; floor: `{}`, raw sys_enter/sys_exit paired per thread in task \
+         storage for the report's system calls, counted per file, loaded before fio starts; Darshan: {}; the report and Darshan with `DARSHAN_EXCLUDE_DIRS=none`, since \
+         both leave /dev/ out by default). {} \
+         interleaved round(s) per workload, forward and backward in turn. Per round: fio's own IOPS per tool, the \
+         wall time of the report's whole run (ebq's start-up and report included) and of fio under the floor, and \
+         the report's loss (dropped + missed from its stats line); results.json also holds fio's I/Os and the reads \
+         the report counted on fio's files per round. Ratios are of IOPS within a round, median over \
+         rounds ± half-width of its interval; \"cost report/floor\" = (1 − report/bare) / (1 − floor/bare), the \
+         IOPS the report loses over those the floor loses.\n\n",
+        rp["fio"].as_str().unwrap_or(""),
+        rp["tools"].as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
+        rp["report_command"].as_str().unwrap_or(""),
+        rp["floor_program"].as_str().unwrap_or(""),
+        rp["darshan"].as_str().map_or("not run (DARSHAN_PREFIX unset)".to_string(), |d| format!("`LD_PRELOAD={d}`")),
+        rp["rounds"],
+    );
+    s += &table::markdown(ioreport::round_header(), &ioreport::round_rows(rp));
+    s += "\n";
+    s += &table::markdown(ioreport::ratio_header(), &ioreport::ratio_rows(rp));
     s
 }

@@ -375,7 +375,7 @@ fn workloads(section: &Value) -> impl Iterator<Item = &Value> {
     section["workloads"].as_array().into_iter().flatten()
 }
 
-/// Draws the stage plots into `out` (also from a saved results.json: `ebq bench report`).
+/// Draws the stage plots into `out` (also from a saved results.json: `ebq bench render`).
 pub(crate) fn plot_section(out: &Path, section: &Value) -> Result<(), String> {
     let ws: Vec<&Value> = workloads(section).collect();
     let cats: Vec<String> = ws.iter().map(|w| w["workload"].as_str().unwrap_or("").to_string()).collect();

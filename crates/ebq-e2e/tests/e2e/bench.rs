@@ -134,3 +134,60 @@ fn bench_all_quick_writes_every_study() {
     assert!(!out.join("scratch").exists(), "the scratch directory is removed");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `ebq bench report --quick`: every workload's round has fio's IOPS under
+/// each tool, the report counted fio's reads exactly or accounted for the
+/// rest as its loss, and the tables and the plot are written.
+#[test]
+fn bench_report_quick_counts_fio_reads_and_writes_its_table_and_plot() {
+    let out = std::env::temp_dir().join(format!("ebq-bench-report-test.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let status = Command::new(ebq_bin())
+        .args(["bench", "report", "--quick", "--out"])
+        .arg(&out)
+        .env_remove("DARSHAN_PREFIX")
+        .status()
+        .expect("ebq runs");
+    assert!(status.success(), "ebq bench report --quick failed");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let rp = &all["report"];
+    assert_eq!(rp["tools"], serde_json::json!(["bare", "report", "floor"]), "no Darshan without DARSHAN_PREFIX");
+    let ws = rp["workloads"].as_array().expect("workloads");
+    let ids: Vec<&str> = ws.iter().map(|w| w["workload"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["4k psync", "4k io_uring", "64k psync", "64k io_uring"]);
+    for w in ws {
+        let rounds = w["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 1, "{w}");
+        for r in rounds {
+            for tool in ["bare", "report", "floor"] {
+                assert!(r[tool]["iops"].as_f64().is_some_and(|x| x > 0.0), "{tool}: {r}");
+            }
+            // Exact or accounted: the report's reads of fio's files plus its
+            // loss (dropped + missed) cover fio's own count.
+            let rep = &r["report"];
+            let (ios, counted, loss) =
+                (rep["ios"].as_f64().unwrap() as u64, rep["counted"].as_u64().unwrap(), rep["loss"].as_u64().unwrap());
+            assert!(counted <= ios && ios <= counted + loss, "{}: {rep}", w["workload"]);
+            if loss == 0 {
+                assert_eq!(counted, ios, "{}: {rep}", w["workload"]);
+            }
+            // The floor pairs every process's calls: at least fio's psync reads.
+            if w["engine"] == "psync" {
+                assert!(r["floor"]["calls"].as_f64().unwrap() >= r["floor"]["ios"].as_f64().unwrap(), "{r}");
+            }
+        }
+        for k in ["report/floor", "report/bare", "floor/bare"] {
+            assert!(w["ratios"][k]["median"].as_f64().is_some_and(|x| x > 0.0), "{k}: {w}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+    for h in ["against its floor and Darshan (`ebq bench report`)", "| report loss |", "| report/floor |"] {
+        assert!(md.contains(h), "RESULTS.md lacks {h}");
+    }
+    let svg = std::fs::read_to_string(out.join("report.svg")).unwrap();
+    for label in ["report (IOPS", "floor (IOPS", "4k psync", "64k io_uring"] {
+        assert!(svg.contains(label), "report.svg lacks {label}");
+    }
+    assert!(!out.join("scratch").exists(), "the scratch directory is removed");
+    let _ = std::fs::remove_dir_all(&out);
+}

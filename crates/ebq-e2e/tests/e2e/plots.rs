@@ -1,4 +1,4 @@
-//! The bench plots read at 1200 px (issue 39 item 3): `ebq bench report`
+//! The bench plots read at 1200 px (issue 39 item 3): `ebq bench render`
 //! redraws every plot from the committed `bench/results/results.json`, and
 //! headless Chromium lays each one out in a 1200-px window. A script in the
 //! page reports every drawn element's box, and the test checks on those
@@ -173,8 +173,8 @@ fn redraw() -> (PathBuf, Value) {
     std::fs::create_dir_all(&out).unwrap();
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results/results.json");
     std::fs::copy(&results, out.join("results.json")).unwrap();
-    let status = Command::new(ebq_bin()).args(["bench", "report", "--out"]).arg(&out).status().expect("ebq runs");
-    assert!(status.success(), "ebq bench report failed");
+    let status = Command::new(ebq_bin()).args(["bench", "render", "--out"]).arg(&out).status().expect("ebq runs");
+    assert!(status.success(), "ebq bench render failed");
     let all: Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
     (out, all)
 }
