@@ -123,18 +123,36 @@ impl MpiQueries {
             }
             Err(e) => return Err(e),
         };
-        // The MPI_File_* functions (PMPI_Type_size_x, probed beside them, is no file operation).
-        let functions = found.iter().filter(|f| f.kind != mpi::Kind::TypeSize).count();
-        Ok(Some(MpiQueries {
+        Ok(Some(MpiQueries::new(queries, &found, abi, scope)))
+    }
+
+    /// The running `queries` over `found`; a process named by -p runs now, so
+    /// its rank is read before it can exit (its rows are read at a poll, which
+    /// may come after a short rank's exit: seen under load).
+    fn new(queries: Vec<(Vec<Func>, String, RunningQuery)>, found: &[Func], abi: Abi, scope: &Scope) -> MpiQueries {
+        let mut mpi = MpiQueries {
             queries,
-            functions,
+            // The MPI_File_* functions (PMPI_Type_size_x, probed beside them, is no file operation).
+            functions: found.iter().filter(|f| f.kind != mpi::Kind::TypeSize).count(),
             type_sizes: vec![],
             abi,
             calls: vec![],
             ranks: HashMap::new(),
             job_size: 0,
             asked: Default::default(),
-        }))
+        };
+        if let Scope::Process(pid) = scope {
+            mpi.read_environment(*pid);
+        }
+        mpi
+    }
+
+    /// Reads process `pid`'s rank and the job's size from its environment.
+    fn read_environment(&mut self, pid: u32) {
+        if let Some(rank) = rank_of(pid) {
+            self.ranks.insert(pid, rank);
+        }
+        self.job_size = self.job_size.max(env_number(pid, &SIZE_VARS).unwrap_or(0));
     }
 
     /// Functions probed.
@@ -169,11 +187,8 @@ impl MpiQueries {
                 }
                 // Read the rank while the process is alive: its first MPI-IO call.
                 let pid = mpi::pid(&r);
-                if self.asked.insert(pid) {
-                    if let Some(rank) = rank_of(pid) {
-                        self.ranks.insert(pid, rank);
-                    }
-                    self.job_size = self.job_size.max(env_number(pid, &SIZE_VARS).unwrap_or(0));
+                if self.asked.insert(pid) && !self.ranks.contains_key(&pid) {
+                    self.read_environment(pid);
                 }
                 self.calls.push(mpi::call(funcs, &self.abi, &r));
             }

@@ -118,9 +118,13 @@ fn folded_stacks_put_the_hot_function_on_top() {
     let frames: Vec<&str> = top.split(';').collect();
     assert!(frames.last().unwrap().starts_with("spin_hot+0x"), "{top}");
     assert!(frames.iter().any(|f| f.starts_with("main+0x")), "{top}");
-    // Samples of the spinner: at most one per 1/99 s of its CPU time, plus the first.
-    let cpu_s = report["cpu_ns"].as_u64().unwrap() as f64 / 1e9;
-    assert!(total > 0 && (total as f64) <= cpu_s * 99.0 * 1.10 + 2.0, "{total} samples for {cpu_s} s of CPU");
+    // Samples of the spinner: at most one per 1/99 s of its life on its CPU, plus the first. Not
+    // per 1/99 s of its CPU time: on this shared machine the spinner shares its CPU, and which
+    // task a period's end finds running is not in proportion to CPU time (a run of 1.29 s of CPU
+    // took 143 samples, 12 % over 1.29 × 99, while other tests ran on the CPU).
+    let ns = |k: &str| report[k].as_u64().unwrap() as f64;
+    let life_s = (ns("end_ns") - ns("start_ns")) / 1e9;
+    assert!(total > 0 && (total as f64) <= life_s * 99.0 * 1.10 + 2.0, "{total} samples in {life_s} s");
     let _ = std::fs::remove_dir_all(dir);
 }
 
