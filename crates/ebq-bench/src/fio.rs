@@ -76,7 +76,7 @@ pub fn run(w: &Workload, runtime_ms: u64, size: &str, cpus: usize) -> Result<Fio
 }
 
 /// fio's JSON output (after any notes it prints first) → the figures.
-fn parse(text: &str) -> Result<FioRun, String> {
+pub(crate) fn parse(text: &str) -> Result<FioRun, String> {
     let start = text.find('{').ok_or("error: fio printed no JSON")?;
     let j: Value = serde_json::from_str(&text[start..]).map_err(|e| format!("error: fio JSON: {e}"))?;
     let job = &j["jobs"][0];

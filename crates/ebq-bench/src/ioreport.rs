@@ -17,7 +17,7 @@
 use super::proc::Tracer;
 use super::reference::References;
 use super::stats::{self, estimate};
-use super::{plot, table, Ctx};
+use super::{fio, plot, table, Ctx};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -103,14 +103,12 @@ impl Run {
     }
 }
 
-/// fio's read + write IOPS and I/Os from its JSON output file.
+/// fio's read + write IOPS and I/Os from its JSON output file (read as
+/// [`fio::parse`] reads fio's stdout).
 fn fio_iops(path: &Path) -> Result<(f64, f64), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    let start = text.find('{').ok_or("error: fio printed no JSON")?;
-    let j: Value = serde_json::from_str(&text[start..]).map_err(|e| format!("error: fio JSON: {e}"))?;
-    let job = &j["jobs"][0];
-    let f = |side: &str, k: &str| job[side][k].as_f64().unwrap_or(0.0);
-    Ok((f("read", "iops") + f("write", "iops"), f("read", "total_ios") + f("write", "total_ios")))
+    let r = fio::parse(&text)?;
+    Ok((r.ops, r.ios))
 }
 
 /// ebq's loss from its stderr: the `N dropped` and `M missed` of every stats
