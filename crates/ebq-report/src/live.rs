@@ -10,14 +10,7 @@ use ebq::{Engine, RunningQuery, Scope};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// The environment variables that give a process's MPI rank (MPICH's hydra,
-/// Open MPI, PMIx).
-const RANK_VARS: [&str; 3] = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"];
-
-/// The environment variables that give the job's number of ranks (MPICH's
-/// hydra, Open MPI): a process traced alone (`-p`, one node's ranks of a job
-/// on several) still knows its job's size, so a collective open is one.
-const SIZE_VARS: [&str; 2] = ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"];
+use super::mpi::{RANK_VARS, SIZE_VARS};
 
 /// A process's MPI rank from `/proc/PID/environ`, if it is still there and has one.
 pub fn rank_of(pid: u32) -> Option<u32> {
@@ -185,8 +178,14 @@ impl MpiQueries {
                     self.type_sizes.push(t);
                     continue;
                 }
-                // Read the rank while the process is alive: its first MPI-IO call.
+                // The rank the kernel read at an open; else read it now, at the
+                // process's first MPI-IO call, if the process is still there.
                 let pid = mpi::pid(&r);
+                let (rank, size) = mpi::rank_and_size(&r);
+                if let Some(rank) = rank {
+                    self.ranks.insert(pid, rank);
+                }
+                self.job_size = self.job_size.max(size.unwrap_or(0));
                 if self.asked.insert(pid) && !self.ranks.contains_key(&pid) {
                     self.read_environment(pid);
                 }

@@ -44,9 +44,11 @@
 //!   call, where the uprobe's `ip` gives the library's load address
 //!   ([`OpenMpiLayout::handle_columns`]); `MPI_INFO_NULL` likewise.
 //! - **rank**: from the process's environment (`PMI_RANK` from MPICH's hydra,
-//!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in user space when the pid is
-//!   first seen; processes whose environment was unreadable are numbered
-//!   after the known ranks in pid order.
+//!   `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`), read in the kernel at the
+//!   process's opens (`env_int()`), so a rank that exits before its rows are
+//!   read keeps its number; a process with no open is read in user space
+//!   when its pid is first seen. Processes without one are numbered after
+//!   the known ranks in pid order.
 //!
 //! Failed calls (return value ≠ `MPI_SUCCESS`) are left out of Darshan's
 //! counters, as Darshan does, and counted in `EBQ_ERRORS`.
@@ -256,6 +258,15 @@ pub struct Handles {
     pub info: bool,
 }
 
+/// The environment variables that give a process's MPI rank (MPICH's hydra,
+/// Open MPI, PMIx).
+pub const RANK_VARS: [&str; 3] = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"];
+
+/// The environment variables that give the job's number of ranks (MPICH's
+/// hydra, Open MPI): a process traced alone (`-p`, one node's ranks of a job
+/// on several) still knows its job's size, so a collective open is one.
+pub const SIZE_VARS: [&str; 2] = ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"];
+
 /// MPICH's `PMPI_Type_size_x`, probed with the `MPI_File_*` functions.
 pub const TYPE_SIZE: Func = f("PMPI_Type_size_x", Kind::TypeSize, Class::Meta, 0);
 
@@ -296,10 +307,27 @@ pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
         }
         Abi::Mpich => String::new(),
     };
+    // The rank and the job's size, read from the process's environment in the kernel at
+    // its opens (a process opens before it reads or writes), so a rank that exits before
+    // user space reads its row still has its number.
+    let opens: Vec<String> =
+        funcs.iter().enumerate().filter(|(_, f)| f.kind == Kind::Open).map(|(i, _)| i.to_string()).collect();
+    let env = |vars: &[&str]| {
+        let names: Vec<String> = vars.iter().map(|v| format!("'{v}'")).collect();
+        match opens.is_empty() {
+            true => "-1".to_string(),
+            false => {
+                format!("CASE WHEN {func} IN ({}) THEN env_int({}) ELSE -1 END", opens.join(", "), names.join(", "))
+            }
+        }
+    };
     format!(
         "SELECT e.time, x.time - e.time AS latency, x.pid, e.arg0, e.arg1, e.arg2, e.arg3, e.arg4, e.arg5, x.retval, \
-         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle, x.tid, user_i64(e.arg1) AS size_out{sizes} \
-         FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}"
+         {func} AS func, str(e.arg1) AS name, user_u64(e.arg4) AS handle, x.tid, user_i64(e.arg1) AS size_out, \
+         {} AS rank, {} AS job_size{sizes} \
+         FROM uprobe:{lib}:{symbol} e JOIN uretprobe:{lib}:{symbol} x ON e.tid = x.tid{on}",
+        env(&RANK_VARS),
+        env(&SIZE_VARS),
     )
 }
 
@@ -338,7 +366,7 @@ pub fn call(funcs: &[Func], abi: &Abi, r: &[ebq::runtime::Value]) -> Call {
         func,
         pid: n(2) as u32,
         args,
-        handles: abi.handles(&func, &args, [n(15), n(16)], [n(17), n(18)]),
+        handles: abi.handles(&func, &args, [n(17), n(18)], [n(19), n(20)]),
         opened: (func.kind == Kind::Open && n(12) != 0).then(|| n(12)),
         tid: n(13) as u32,
         name: match (func.kind, r.get(11)) {
@@ -390,6 +418,17 @@ pub fn resolve_type_sizes(calls: &mut [Call], sizes: &[TypeSize]) {
             .find(|s| s.tid == c.tid && s.datatype == datatype && (c.start_ns..=c.end_ns).contains(&s.time_ns))
             .map(|s| s.size);
     }
+}
+
+/// The MPI rank and the job's size a row of [`sql`] read from its process's
+/// environment (at opens; `None` where it read none).
+pub fn rank_and_size(r: &[ebq::runtime::Value]) -> (Option<u32>, Option<u32>) {
+    let n = |i: usize| match r.get(i) {
+        Some(ebq::runtime::Value::I(x)) => u32::try_from(*x).ok(),
+        Some(ebq::runtime::Value::U(x)) => u32::try_from(*x).ok(),
+        _ => None,
+    };
+    (n(15), n(16))
 }
 
 /// The pid of a row of [`sql`] (to look its process up before [`call`]).

@@ -36,7 +36,7 @@ const CHAIN: &str = "FROM syscalls.sys_exit_openat o JOIN syscalls.sys_enter_rea
 /// The help of an unknown function.
 const FUNCTIONS: &str = "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, \
 starts_with(column, 'prefix'), syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), \
-print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr); per group: \
+print_flag('category.event', 'field', 'NAME'), str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr), env_int('NAME'[, 'NAME2', …]); per group: \
 syscall_name(nr), errno_name(ret), signal_name(sig), dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), \
 cgroup_path(cgroup), container_id(cgroup)";
 
@@ -116,6 +116,18 @@ fn cases() -> Vec<Bad> {
              UNION ALL SELECT filename AS name FROM syscalls.sys_enter_open) u",
             "1:26-1:46",
             "str_at_exit() works in a query over one syscalls.sys_enter_* event, not in a UNION ALL or a join of two streams",
+            None,
+        ),
+        bad(
+            format!("SELECT env_int('PMI-RANK') FROM {READ}"),
+            "1:16-1:26",
+            "`PMI-RANK` is no environment variable's name env_int() reads (letters, digits and _, under 100 bytes)",
+            None,
+        ),
+        bad(
+            format!("SELECT env_int(fd) FROM {READ}"),
+            "1:16-1:18",
+            "env_int('NAME'[, 'NAME2', …]) needs environment variables' names as string literals",
             None,
         ),
         bad(format!("SELECT user_u64(comm) FROM {READ}"), "1:17-1:21", "user_u64() reads at an integer address; `comm` is string(16)", None),

@@ -414,3 +414,34 @@ fn execveat_argv_and_envp_beside_an_expression_load() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stats_value(&stderr, " missed"), Some(0), "{stderr}");
 }
+
+/// `env_int()` reads the process's environment in the kernel, at the event:
+/// the rows of `true`'s exit are read after it is gone, and still carry the
+/// numbers its environment held. The first name that is set wins, in the
+/// order the query gives them. A variable longer than one read whose tail
+/// looks like `EBQ_B=9` at the read's boundary is not taken for `EBQ_B`,
+/// and a value that is no number is -1.
+#[test]
+fn env_int_reads_a_gone_processs_environment_at_its_event() {
+    let pad = format!("EBQ_PAD={}EBQ_B=9", "x".repeat(127 - "EBQ_PAD=".len()));
+    let out = ebq(&[
+        "-c",
+        &format!("env -i {pad} EBQ_A=17 EBQ_B=42 EBQ_WORD=abc /bin/true"),
+        "--format",
+        "json",
+        "SELECT pid, env_int('EBQ_MISSING', 'EBQ_B', 'EBQ_A') AS b, env_int('EBQ_A') AS a, \
+         env_int('EBQ_WORD') AS word, env_int('EBQ_MISSING') AS missing \
+         FROM syscalls.sys_enter_exit_group WHERE comm = 'true'",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows: Vec<Json> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str::<Json>(l).unwrap()).collect();
+    // Exact or accounted: `true` exits once.
+    let lost = stats_value(&stderr, "missed").unwrap_or(0) + stats_value(&stderr, "dropped").unwrap_or(0);
+    assert_eq!(rows.len() as u64 + lost, 1, "one exit of `true`: {rows:?}\n{stderr}");
+    for r in &rows {
+        let v = |k: &str| r[k].as_i64().unwrap();
+        assert_eq!([v("b"), v("a"), v("word"), v("missing")], [42, 17, -1, -1], "{rows:?}");
+    }
+}

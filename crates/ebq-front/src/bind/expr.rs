@@ -137,6 +137,7 @@ const FUNCTIONS: &[&str] = &[
     "user_i64",
     "user_u64",
     "user_strlen",
+    "env_int",
     "syscall_name",
     "dev_str",
     "req_flags",
@@ -160,7 +161,7 @@ pub(super) fn unknown_function(f: &Function) -> Error {
     let help = if close.is_empty() {
         "functions: COUNT, SUM, MIN, MAX, AVG, HIST, LHIST, QUANTILE, P50, P90, P99, P999, starts_with(column, 'prefix'), \
          syscall_nr('name'), enum_value('enum', 'ENUMERATOR'), io_uring_op('READ'), print_flag('category.event', 'field', 'NAME'), \
-         str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
+         str(ptr[, len]), str_at_exit(ptr[, len]), user_u64(addr) (user_i8 … user_u64), user_strlen(ptr), env_int('NAME'[, 'NAME2', …]); per group: syscall_name(nr), errno_name(ret), signal_name(sig), \
          dev_str(dev), req_flags(cmd_flags), part_name(disk, partno), cgroup_path(cgroup), container_id(cgroup)"
             .to_string()
     } else {
@@ -587,6 +588,7 @@ impl Binder<'_> {
             ("user_strlen", args) => {
                 Ok(ScalarExpr::UserStrlen(Box::new(self.user_address(e, "user_strlen", "ptr", args)?)))
             }
+            ("env_int", args) => env_int(e, args),
             (name, args) if name.starts_with("user_") && user_int_type(name).is_some() => {
                 let ty = user_int_type(name).expect("checked");
                 Ok(ScalarExpr::UserRead { addr: Box::new(self.user_address(e, name, "addr", args)?), ty })
@@ -1115,4 +1117,29 @@ fn string_case(
         otherwise: Box::new(acc),
         ty: DataType::Str { cap },
     }))
+}
+
+/// `env_int('PMI_RANK', 'OMPI_COMM_WORLD_RANK')`: names as string literals,
+/// each a variable's name (letters, digits, `_`) short enough that
+/// `NAME=` and a number fit one read of [`super::ENV_INT_CHUNK`] bytes.
+fn env_int(e: &Expr, args: &[&FunctionArgExpr]) -> Result<ScalarExpr> {
+    let usage = "env_int('NAME'[, 'NAME2', …]) needs environment variables' names as string literals";
+    let mut names = vec![];
+    for a in args {
+        let FunctionArgExpr::Expr(x) = *a else { return Err(err(e, usage)) };
+        let Expr::Value(v) = x else { return Err(err(x, usage)) };
+        let Value::SingleQuotedString(name) = &v.value else { return Err(err(x, usage)) };
+        let fits = name.len() + 22 < super::ENV_INT_CHUNK as usize;
+        if name.is_empty() || !fits || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(err(
+                x,
+                format!("`{name}` is no environment variable's name env_int() reads (letters, digits and _, under 100 bytes)"),
+            ));
+        }
+        names.push(name.clone());
+    }
+    if names.is_empty() {
+        return Err(err(e, usage));
+    }
+    Ok(ScalarExpr::EnvInt(names))
 }

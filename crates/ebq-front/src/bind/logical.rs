@@ -256,6 +256,14 @@ pub enum ScalarExpr {
     /// bytes read before it (0 for a bad or NULL pointer) and is counted in
     /// `unreadable_strings`.
     UserStrlen(Box<ScalarExpr>),
+    /// `env_int('PMI_RANK'[, 'OMPI_COMM_WORLD_RANK', …])`: the decimal number
+    /// the first of these variables set in the current process's environment
+    /// holds (i64; -1 when none is set to a number), read from the process's
+    /// memory by the program that computes it, at the event. An MPI rank read
+    /// this way is known even for a process that exits before user space
+    /// could read `/proc/PID/environ`. The environment is walked one variable
+    /// at a time ([`ENV_INT_VARS`] at most, [`ENV_INT_CHUNK`] bytes a read).
+    EnvInt(Vec<String>),
     /// `CASE WHEN cond THEN a ELSE b END` over integers (nested for more WHENs).
     Cond {
         /// The condition.
@@ -342,7 +350,7 @@ impl ScalarExpr {
             ScalarExpr::UserStrlen(_) => DataType::U64,
             ScalarExpr::Bool(_) | ScalarExpr::Not(_) | ScalarExpr::StrMatch { .. } => DataType::Bool,
             ScalarExpr::Str { cap, .. } => DataType::Str { cap: *cap },
-            ScalarExpr::Neg(_) => DataType::I64,
+            ScalarExpr::Neg(_) | ScalarExpr::EnvInt(_) => DataType::I64,
         }
     }
 
@@ -369,6 +377,7 @@ impl ScalarExpr {
             | ScalarExpr::Int { .. }
             | ScalarExpr::Bool(_)
             | ScalarExpr::Str { .. }
+            | ScalarExpr::EnvInt(_)
             | ScalarExpr::StrMatch { .. } => {}
         }
     }
@@ -568,7 +577,7 @@ impl ScalarExpr {
                 then.typed_columns(out);
                 otherwise.typed_columns(out);
             }
-            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } => {}
+            ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } | ScalarExpr::EnvInt(_) => {}
         }
     }
 
@@ -615,7 +624,9 @@ impl ScalarExpr {
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.substitute(f)), ty },
             ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.substitute(f)), ty },
             ScalarExpr::UserStrlen(addr) => ScalarExpr::UserStrlen(Box::new(addr.substitute(f))),
-            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } | ScalarExpr::EnvInt(_)) => {
+                leaf
+            }
         }
     }
 
@@ -644,7 +655,9 @@ impl ScalarExpr {
             ScalarExpr::Cast { expr, ty } => ScalarExpr::Cast { expr: Box::new(expr.map_columns(f)), ty },
             ScalarExpr::UserRead { addr, ty } => ScalarExpr::UserRead { addr: Box::new(addr.map_columns(f)), ty },
             ScalarExpr::UserStrlen(addr) => ScalarExpr::UserStrlen(Box::new(addr.map_columns(f))),
-            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. }) => leaf,
+            leaf @ (ScalarExpr::Int { .. } | ScalarExpr::Bool(_) | ScalarExpr::Str { .. } | ScalarExpr::EnvInt(_)) => {
+                leaf
+            }
         }
     }
 }
@@ -702,6 +715,10 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Cast { expr, ty } => write!(f, "CAST({expr} AS {ty})"),
             ScalarExpr::UserRead { addr, ty } => write!(f, "user_{ty}({addr})"),
             ScalarExpr::UserStrlen(addr) => write!(f, "user_strlen({addr})"),
+            ScalarExpr::EnvInt(names) => {
+                let names: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+                write!(f, "env_int({})", names.join(", "))
+            }
             ScalarExpr::StrMatch { column, value, pattern, negated, .. } => {
                 let op = match (pattern, negated) {
                     (StrPattern::Exact, false) => "=",
@@ -1499,3 +1516,12 @@ pub const USER_STRLEN_CHUNKS: u64 = 16;
 
 /// `user_strlen()`'s cap: a string this long or longer gives this (65,520 bytes).
 pub const USER_STRLEN_CAP: u64 = USER_STRLEN_CHUNKS * (USER_STRLEN_CHUNK - 1);
+
+/// The bytes each of `env_int()`'s reads copies of one environment variable:
+/// the names it looks for and their numbers fit, and a longer variable
+/// (`PATH`, `LS_COLORS`) costs one read a chunk.
+pub const ENV_INT_CHUNK: u64 = 128;
+
+/// The reads `env_int()` makes at most: an environment of more variables (or
+/// long ones) than this gives -1 for a name after them.
+pub const ENV_INT_VARS: u64 = 512;

@@ -147,6 +147,8 @@ pub enum MapRole {
     StringScratch,
     /// `user_strlen()`: per-CPU scratch the string is read into to be measured (`codegen::user_strlen`).
     StrlenScratch,
+    /// `env_int()`: per-CPU scratch each environment variable's head is read into (`codegen::env_int`).
+    EnvScratch,
     /// Names late: (kind, identity) → name, per CPU (`plan::late_names`).
     Names,
     /// Expanding events: the per-CPU record of the element being run (`codegen::expand`).

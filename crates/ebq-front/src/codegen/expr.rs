@@ -29,8 +29,9 @@ pub fn c_expr(e: &ScalarExpr) -> String {
             c_expr(addr),
             t = ty.c_type()
         ),
-        // The function is in the object's prelude when a program uses it (`codegen::user_strlen`).
+        // Functions in the object's prelude when a program uses them (`codegen::user_strlen`, `codegen::env_int`).
         ScalarExpr::UserStrlen(addr) => format!("ebq_user_strlen((__u64){})", c_expr(addr)),
+        ScalarExpr::EnvInt(names) => format!("{}()", super::env_int::function_name(names)),
         ScalarExpr::Str { .. } => unreachable!("string constants are written by codegen::strings::constant"),
         ScalarExpr::Binary { op, left, right, operand_ty, .. } => {
             let (l, r) = (c_expr(left), c_expr(right));

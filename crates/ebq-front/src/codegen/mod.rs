@@ -25,6 +25,7 @@ mod shared;
 mod single_slot;
 mod stacks;
 pub use stacks::EMPTY_STACK_ID;
+mod env_int;
 mod stages;
 mod strings;
 mod structs;
@@ -416,6 +417,7 @@ fn programs(
     }
     c.push_str(&like::functions(k));
     c.push_str(&user_strlen::functions(k, maps));
+    c.push_str(&env_int::functions(k, maps));
     if k.reads_stacks() {
         c.push_str(&stacks::map());
         maps.push(map_info("ebq_stacks", MapRole::Stacks, Layout::U32, Layout::Frames(stacks::MAX_DEPTH)));
@@ -474,6 +476,15 @@ fn prelude() -> String {
          * for a JOIN also end events with no open pair, and starts lost to a full pairing map. */\n{}{STATS_MAP}",
         ConfigLayout.c_declaration(),
         StatsLayout.c_struct()
+    )
+}
+
+/// A per-CPU array of one slot of C type `value`, named `name`: the scratch a
+/// helper reads into when the value is too big for the 512-byte stack.
+pub(crate) fn one_slot_per_cpu(name: &str, value: &str) -> String {
+    format!(
+        "struct {{\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\
+         \t__type(value, {value});\n}} {name} SEC(\".maps\");\n"
     )
 }
 

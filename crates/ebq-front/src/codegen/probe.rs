@@ -191,6 +191,35 @@ mod tests {
         assert!(e.contains("user_strlen() reads at an integer address"), "{e}");
     }
 
+    /// `env_int()`: one walk per list of names, the names compared in the
+    /// order given, the scratch once; names that are no variable's are refused.
+    #[test]
+    fn env_int_walks_the_environment_once_per_list_of_names() {
+        let sql = "SELECT env_int('PMI_RANK', 'PMIX_RANK') AS rank, env_int('PMI_RANK', 'PMIX_RANK') + 1 AS next, \
+                   env_int('PMI_SIZE') AS size FROM uprobe:libc:pread64";
+        let c = generate_for(sql);
+        assert_eq!(c.matches("} ebq_env_scratch SEC(\".maps\");").count(), 1, "{c}");
+        assert_eq!(c.matches("static __always_inline __s64 ebq_env_int__PMI_RANK__PMIX_RANK(void)").count(), 1, "{c}");
+        assert!(c.contains("bpf_loop(512, ebq_env_int__PMI_SIZE_step, &w, 0);"), "{c}");
+        assert!(c.contains("if (!w->found[1] && !((s[0] ^ 'P') | (s[1] ^ 'M') | (s[2] ^ 'I') | (s[3] ^ 'X')"), "{c}");
+        let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
+        let names: Vec<String> = p.logical.schema().iter().map(|(name, ty)| format!("{name} {ty}")).collect();
+        assert_eq!(names, ["rank i64", "next i64", "size i64"]);
+        assert!(p.programs[0].map(crate::codegen::MapRole::EnvScratch).is_some());
+        assert!(!generate_for("SELECT user_u64(arg0) AS n FROM uprobe:libc:pread64").contains("ebq_env"));
+        for (bad, says) in [
+            ("env_int('PMI-RANK')", "`PMI-RANK` is no environment variable's name"),
+            ("env_int(arg0)", "needs environment variables' names as string literals"),
+            ("env_int()", "needs environment variables' names as string literals"),
+        ] {
+            let e = crate::Engine::with_catalog(crate::catalog::Catalog::fixture())
+                .prepare(&format!("SELECT {bad} FROM uprobe:libc:pread64"))
+                .unwrap_err()
+                .render("");
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn timers_are_perf_event_programs() {
         let c = generate_for("SELECT ustack, COUNT(*) FROM profile:hz:99 WHERE comm = 'x' GROUP BY ustack");

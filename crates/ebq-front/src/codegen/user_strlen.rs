@@ -29,13 +29,7 @@ pub fn functions(k: &KernelPlan, maps: &mut Vec<MapInfo>) -> String {
         r#"/* user_strlen(): a string's length, one bpf_probe_read_user_str per {chunk}-byte chunk into a
  * per-CPU scratch that is never read; {chunks} chunks at most, so a string of {cap} bytes or more
  * gives {cap}. A fault gives the length before it and counts as an unreadable string. */
-struct {{
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, char[{chunk}]);
-}} {SCRATCH} SEC(".maps");
-
+{scratch}
 static __always_inline __u64 ebq_user_strlen(__u64 addr)
 {{
 	__u32 zero = 0;
@@ -62,5 +56,6 @@ static __always_inline __u64 ebq_user_strlen(__u64 addr)
         chunk = USER_STRLEN_CHUNK,
         chunks = USER_STRLEN_CHUNKS,
         cap = crate::bind::USER_STRLEN_CAP,
+        scratch = super::one_slot_per_cpu(SCRATCH, &format!("char[{USER_STRLEN_CHUNK}]")),
     )
 }
