@@ -26,12 +26,13 @@ fn lines(text: &str, pred: impl Fn(&str) -> bool) -> u64 {
     text.lines().filter(|l| pred(l)).count() as u64
 }
 
-/// The number after `word` in the first line containing `pat` (e.g. "Lost 12 events").
+/// The numbers before `word` (`,` or `;` after it ignored: "0 missed; JOIN: …"), summed
+/// over the lines (e.g. "Lost 12 events").
 fn number_before(text: &str, word: &str) -> u64 {
     text.lines()
         .filter_map(|l| {
             let toks: Vec<&str> = l.split_whitespace().collect();
-            toks.windows(2).find(|w| w[1].trim_end_matches(',') == word).and_then(|w| w[0].parse::<u64>().ok())
+            toks.windows(2).find(|w| w[1].trim_end_matches([',', ';']) == word).and_then(|w| w[0].parse::<u64>().ok())
         })
         .sum()
 }

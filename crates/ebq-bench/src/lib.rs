@@ -10,6 +10,9 @@
 //! - `sinks`: each sink's encoding cost per row on synthetic batches (no root).
 //! - `report`: `ebq report io` against bare fio, its hand-written floor and
 //!   Darshan, in interleaved rounds.
+//! - `always-on`: the shipped `deploy/ebq.toml` under `ebq serve` for 10
+//!   minutes beside fio and a `dd bs=1` loop: their loss, ebq's CPU and RSS,
+//!   each query's in-BPF time from `/metrics`.
 //! - `render`: only regenerates the report and the plots from `results.json`.
 //!
 //! Every study merges its section into `OUT/results.json`, prints a table,
@@ -20,6 +23,7 @@
 //! run ebq as a separate process (this same executable, `current_exe`), as a
 //! user would, so their costs include ebq's own startup and reader.
 
+mod alwayson;
 mod attach;
 mod fidelity;
 mod fio;
@@ -63,6 +67,12 @@ pub enum Study {
     /// fold's minimum) and Darshan (with DARSHAN_PREFIX), in interleaved
     /// rounds (--runs) at 4 KiB and 64 KiB, psync and io_uring.
     Report,
+    /// The shipped deploy/ebq.toml under `ebq serve` for 10 minutes (--quick:
+    /// 12 s) beside fio 4 KiB psync randread and a `dd bs=1` loop: the
+    /// workloads' loss against bare runs before and after, ebq's CPU and RSS,
+    /// each query's in-BPF time from its /metrics.
+    #[value(name = "always-on")]
+    AlwaysOn,
     /// pervent, stages, fidelity, startup and sinks, then the report.
     All,
     /// Only regenerate the Markdown report and the plots from OUT/results.json.
@@ -202,6 +212,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             Study::Fidelity => fidelity::run(&ctx)?,
             Study::Startup => startup::run(&ctx)?,
             Study::Report => ioreport::run(&ctx)?,
+            Study::AlwaysOn => alwayson::run(&ctx)?,
             Study::Sinks => {
                 sinks::run(&ctx, args.count.map_or(if ctx.quick { 20_000 } else { 200_000 }, |c| c as usize))?
             }
@@ -235,6 +246,7 @@ fn name(s: Study) -> &'static str {
         Study::Startup => "startup",
         Study::Sinks => "sinks",
         Study::Report => "report",
+        Study::AlwaysOn => "always_on",
         Study::All => "all",
         Study::Render => "render",
         Study::Reader => "reader",

@@ -1,7 +1,7 @@
 //! The machine description and the Markdown report (`RESULTS.md`) generated
 //! from `results.json`.
 
-use super::{attach, fidelity, ioreport, pervent, sinks, stages, startup, stats, table};
+use super::{alwayson, attach, fidelity, ioreport, pervent, sinks, stages, startup, stats, table};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -254,6 +254,10 @@ pub fn markdown(all: &Value) -> String {
     let rp = &all["report"];
     if rp.is_object() {
         s += &report_section(rp);
+    }
+    let ao = &all["always_on"];
+    if ao.is_object() {
+        s += &alwayson::markdown(ao, &run_line(ao));
     }
     let t = targets(all);
     if !t.is_empty() {

@@ -100,3 +100,52 @@ pub struct QueryStats {
     /// ignored, not losses, like ends without a start.
     pub middle_unmatched: u64,
 }
+
+impl QueryStats {
+    /// Adds another program's event accounting to this one (the two streams
+    /// of a user-space JOIN, the report's queries): every event count and the
+    /// kernel's run counts summed. `user_cpu_ns` and `late` are not: the CPU
+    /// time is the process's, and lateness the caller's to say.
+    pub fn add_events(&mut self, s: &QueryStats) {
+        let QueryStats {
+            seen,
+            out_of_scope,
+            matched,
+            delivered,
+            dropped,
+            missed,
+            missed_starts,
+            open_pairs,
+            missed_tracking,
+            unmatched,
+            pending_full,
+            untracked,
+            superseded,
+            evicted,
+            bpf_run_cnt,
+            bpf_run_time_ns,
+            user_cpu_ns: _,
+            late: _,
+            unreadable_strings,
+            middle_unmatched,
+        } = *s;
+        self.seen += seen;
+        self.out_of_scope += out_of_scope;
+        self.matched += matched;
+        self.delivered += delivered;
+        self.dropped += dropped;
+        self.missed += missed;
+        self.missed_starts += missed_starts;
+        self.open_pairs += open_pairs;
+        self.missed_tracking += missed_tracking;
+        self.unmatched += unmatched;
+        self.pending_full += pending_full;
+        self.untracked += untracked;
+        self.superseded += superseded;
+        self.evicted += evicted;
+        self.bpf_run_cnt += bpf_run_cnt;
+        self.bpf_run_time_ns += bpf_run_time_ns;
+        self.unreadable_strings += unreadable_strings;
+        self.middle_unmatched += middle_unmatched;
+    }
+}

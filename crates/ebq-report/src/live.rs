@@ -212,7 +212,7 @@ impl MpiQueries {
         let mut got = vec![];
         for (funcs, sql, q) in &mut self.queries {
             got.push((funcs.clone(), q.finish().map_err(|e| e.render(sql))?));
-            add_stats(&mut stats, &q.stats().map_err(|e| e.render(sql))?);
+            stats.add_events(&q.stats().map_err(|e| e.render(sql))?);
         }
         for (f, outs) in got {
             self.take(&f, outs);
@@ -235,26 +235,6 @@ impl MpiQueries {
         s.mpi_functions = self.functions;
         Ok(())
     }
-}
-
-/// Adds one query's accounting to a sum over several.
-fn add_stats(stats: &mut ebq::runtime::QueryStats, s: &ebq::runtime::QueryStats) {
-    stats.seen += s.seen;
-    stats.matched += s.matched;
-    stats.delivered += s.delivered;
-    stats.dropped += s.dropped;
-    stats.missed += s.missed;
-    stats.missed_starts += s.missed_starts;
-    stats.open_pairs += s.open_pairs;
-    stats.unmatched += s.unmatched;
-    stats.pending_full += s.pending_full;
-    stats.superseded += s.superseded;
-    stats.evicted += s.evicted;
-    stats.missed_tracking += s.missed_tracking;
-    stats.untracked += s.untracked;
-    stats.out_of_scope += s.out_of_scope;
-    stats.unreadable_strings += s.unreadable_strings;
-    stats.middle_unmatched += s.middle_unmatched;
 }
 
 /// The STDIO query (`--stdio`): libc's stdio calls ([`super::stdio::sql`]),
@@ -319,9 +299,7 @@ impl StdioQuery {
         self.take(outs, entries);
         let mut stats = self.query.stats().map_err(|e| e.render(&self.sql))?;
         let entries = self.entries_query.stats().map_err(|e| e.render(&self.entries_sql))?;
-        add_stats(&mut stats, &entries);
-        stats.bpf_run_cnt += entries.bpf_run_cnt;
-        stats.bpf_run_time_ns += entries.bpf_run_time_ns;
+        stats.add_events(&entries);
         self.calls.sort_by_key(|c| (c.start_ns, c.end_ns));
         super::stdio::positions_at_entry(&mut self.calls, &self.entries);
         let mut s = shared.lock().expect("not poisoned");

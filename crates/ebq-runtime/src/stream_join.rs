@@ -98,24 +98,11 @@ impl JoinQuery {
     /// Both streams' accounting added up, plus the late rows.
     pub(super) fn stats(&self) -> Result<QueryStats> {
         let [a, b] = [self.sides[0].stats()?, self.sides[1].stats()?];
-        Ok(QueryStats {
-            seen: a.seen + b.seen,
-            out_of_scope: a.out_of_scope + b.out_of_scope,
-            matched: a.matched + b.matched,
-            delivered: a.delivered + b.delivered,
-            dropped: a.dropped + b.dropped,
-            missed: a.missed + b.missed,
-            missed_tracking: a.missed_tracking + b.missed_tracking,
-            untracked: a.untracked + b.untracked,
-            unreadable_strings: a.unreadable_strings + b.unreadable_strings,
-            middle_unmatched: a.middle_unmatched + b.middle_unmatched,
-            bpf_run_cnt: a.bpf_run_cnt + b.bpf_run_cnt,
-            bpf_run_time_ns: a.bpf_run_time_ns + b.bpf_run_time_ns,
-            // Process CPU time, counted from the first stream's start.
-            user_cpu_ns: a.user_cpu_ns,
-            late: self.panes.late(),
-            ..QueryStats::default()
-        })
+        // Process CPU time, counted from the first stream's start.
+        let mut sum = QueryStats { late: self.panes.late(), user_cpu_ns: a.user_cpu_ns, ..QueryStats::default() };
+        sum.add_events(&a);
+        sum.add_events(&b);
+        Ok(sum)
     }
 
     /// Reads both ring buffers and returns the windows that closed.

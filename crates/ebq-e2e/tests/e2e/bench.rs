@@ -191,3 +191,44 @@ fn bench_report_quick_counts_fio_reads_and_writes_its_table_and_plot() {
     assert!(!out.join("scratch").exists(), "the scratch directory is removed");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `ebq bench always-on --quick`: the shipped configuration served beside fio
+/// and `dd bs=1`: both workloads ran in every phase, every configured query
+/// reported its in-BPF time on /metrics, the read-counting ones ran at least
+/// once per read the workloads made while served (each read enters the
+/// kernel once; a run skipped by another program's recursion guard could
+/// lower it, not by half), and ebq's CPU and RSS were sampled.
+#[test]
+fn bench_always_on_quick_measures_the_shipped_config_beside_its_workloads() {
+    let out = std::env::temp_dir().join(format!("ebq-bench-alwayson-test.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let status =
+        Command::new(ebq_bin()).args(["bench", "always-on", "--quick", "--out"]).arg(&out).status().expect("ebq runs");
+    assert!(status.success(), "ebq bench always-on --quick failed");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let s = &all["always_on"];
+    for phase in ["bare_before", "served", "bare_after"] {
+        for k in ["fio_iops", "dd_reads_per_s"] {
+            assert!(s[phase][k].as_f64().is_some_and(|x| x > 0.0), "{phase} {k}: {s}");
+        }
+    }
+    let queries = s["queries"].as_array().expect("queries");
+    let names: Vec<&str> = queries.iter().filter_map(|q| q["query"].as_str()).collect();
+    for want in ["biolatency", "biolatency_disk", "vfsstat", "filetop", "fs", "syscount"] {
+        assert!(names.contains(&want), "{want} not on /metrics: {names:?}");
+    }
+    let reads = s["served"]["fio_ios"].as_f64().unwrap() + s["served"]["dd_reads"].as_f64().unwrap();
+    for q in queries.iter().filter(|q| ["vfsstat", "syscount"].contains(&q["query"].as_str().unwrap())) {
+        assert!(q["bpf_runs"].as_f64().unwrap() >= reads / 2.0, "{q} for {reads} reads");
+        assert!(q["ns_per_run"].as_f64().is_some_and(|x| x > 0.0), "{q}");
+    }
+    let e = &s["ebq"];
+    assert!(e["samples"].as_array().is_some_and(|v| v.len() >= 4), "{e}");
+    assert!(
+        e["rss_kb_max"].as_u64().is_some_and(|x| x > 1000) && e["cpu_pct"].as_f64().is_some_and(|x| x > 0.0),
+        "{e}"
+    );
+    let md = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+    assert!(md.contains("## Always-on cost of the shipped configuration"), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+}
