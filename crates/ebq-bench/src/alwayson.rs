@@ -167,14 +167,6 @@ fn per_query(page: &str, metric: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// RSS of a live process, KiB.
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Starts `ebq serve` on the shipped configuration and waits until every query is attached.
 fn start_serve(ctx: &Ctx, port: u16) -> Result<(Killed, std::path::PathBuf), String> {
     let (text, queries) = config(port);
@@ -214,7 +206,7 @@ pub fn run(ctx: &Ctx) -> Result<Value, String> {
     let cpu0 = proc::threads_cpu_ns(pid);
     let mut samples: Vec<Sample> = vec![];
     let served = workloads(ctx, secs, every, &mut |t| {
-        samples.push((t, (proc::threads_cpu_ns(pid) - cpu0) as f64 / 1e9, rss_kb(pid)));
+        samples.push((t, proc::threads_cpu_ns(pid).saturating_sub(cpu0) as f64 / 1e9, proc::status_kb(pid, "VmRSS:")));
     })?;
     let page = scrape(port)?;
     // SAFETY: our own child: SIGINT stops serve as a node's shutdown does.

@@ -149,12 +149,13 @@ pub fn threads_cpu_ns(pid: u32) -> u64 {
         .sum()
 }
 
-fn vm_hwm_kb(pid: u32) -> u64 {
+/// A live process's `/proc/PID/status` line `field` (`VmHWM:`, `VmRSS:`), in KiB; 0 when gone.
+pub fn status_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         })
         .unwrap_or(0)
@@ -261,7 +262,7 @@ impl Tracer {
     pub fn stop(mut self) -> Result<Stopped, String> {
         let pid = self.child.id();
         let cpu_ns = proc_cpu_ns(pid).saturating_sub(self.cpu_at_ready);
-        let peak_rss_kb = vm_hwm_kb(pid);
+        let peak_rss_kb = status_kb(pid, "VmHWM:");
         // SAFETY: our own child.
         unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
         let t0 = Instant::now();

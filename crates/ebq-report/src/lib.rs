@@ -298,6 +298,17 @@ pub struct FoldMaps {
     pub totals: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
 }
 
+/// Column `i` of a row the report's queries return, as an integer's 64 bits
+/// (a signed value's two's complement: -1 is `u64::MAX`); `None` where the
+/// row has no integer there.
+pub(crate) fn int_at(r: &[ebq::runtime::Value], i: usize) -> Option<u64> {
+    match r.get(i) {
+        Some(ebq::runtime::Value::U(x)) => Some(*x),
+        Some(ebq::runtime::Value::I(x)) => Some(*x as u64),
+        _ => None,
+    }
+}
+
 /// When process `pid` started, in CLOCK_MONOTONIC ns: `/proc/PID/stat`'s
 /// start time (clock ticks since boot, CLOCK_BOOTTIME) less the time the
 /// machine spent suspended (BOOTTIME − MONOTONIC now). `None` if it is gone.

@@ -314,11 +314,10 @@ pub fn sql(lib: &str, funcs: &[Func], abi: &Abi) -> String {
         funcs.iter().enumerate().filter(|(_, f)| f.kind == Kind::Open).map(|(i, _)| i.to_string()).collect();
     let env = |vars: &[&str]| {
         let names: Vec<String> = vars.iter().map(|v| format!("'{v}'")).collect();
-        match opens.is_empty() {
-            true => "-1".to_string(),
-            false => {
-                format!("CASE WHEN {func} IN ({}) THEN env_int({}) ELSE -1 END", opens.join(", "), names.join(", "))
-            }
+        if opens.is_empty() {
+            "-1".to_string()
+        } else {
+            format!("CASE WHEN {func} IN ({}) THEN env_int({}) ELSE -1 END", opens.join(", "), names.join(", "))
         }
     };
     format!(
@@ -354,11 +353,7 @@ pub struct Call {
 
 /// One row of [`sql`] over `funcs` in a library of `abi`.
 pub fn call(funcs: &[Func], abi: &Abi, r: &[ebq::runtime::Value]) -> Call {
-    let n = |i: usize| match r.get(i) {
-        Some(ebq::runtime::Value::U(x)) => *x,
-        Some(ebq::runtime::Value::I(x)) => *x as u64,
-        _ => 0,
-    };
+    let n = |i: usize| super::int_at(r, i).unwrap_or(0);
     let start = n(0);
     let func = funcs[n(10) as usize];
     let args = [n(3), n(4), n(5), n(6), n(7), n(8)];
@@ -390,11 +385,7 @@ pub struct TypeSize {
 
 /// A row of [`sql`] over `funcs` that is a [`TYPE_SIZE`] call, as one.
 pub fn type_size(funcs: &[Func], r: &[ebq::runtime::Value]) -> Option<TypeSize> {
-    let n = |i: usize| match r.get(i) {
-        Some(ebq::runtime::Value::U(x)) => *x,
-        Some(ebq::runtime::Value::I(x)) => *x as u64,
-        _ => 0,
-    };
+    let n = |i: usize| super::int_at(r, i).unwrap_or(0);
     (funcs.get(n(10) as usize)?.kind == Kind::TypeSize).then(|| TypeSize {
         tid: n(13) as u32,
         time_ns: n(0),
@@ -423,21 +414,14 @@ pub fn resolve_type_sizes(calls: &mut [Call], sizes: &[TypeSize]) {
 /// The MPI rank and the job's size a row of [`sql`] read from its process's
 /// environment (at opens; `None` where it read none).
 pub fn rank_and_size(r: &[ebq::runtime::Value]) -> (Option<u32>, Option<u32>) {
-    let n = |i: usize| match r.get(i) {
-        Some(ebq::runtime::Value::I(x)) => u32::try_from(*x).ok(),
-        Some(ebq::runtime::Value::U(x)) => u32::try_from(*x).ok(),
-        _ => None,
-    };
+    // -1 (none read) is u64::MAX here, no u32.
+    let n = |i: usize| super::int_at(r, i).and_then(|x| u32::try_from(x).ok());
     (n(15), n(16))
 }
 
 /// The pid of a row of [`sql`] (to look its process up before [`call`]).
 pub fn pid(r: &[ebq::runtime::Value]) -> u32 {
-    match r.get(2) {
-        Some(ebq::runtime::Value::U(x)) => *x as u32,
-        Some(ebq::runtime::Value::I(x)) => *x as u32,
-        _ => 0,
-    }
+    super::int_at(r, 2).unwrap_or(0) as u32
 }
 
 /// MPICH's `MPI_COMM_SELF` and `MPI_INFO_NULL` handles.

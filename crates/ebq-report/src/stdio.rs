@@ -235,11 +235,7 @@ pub struct Entry {
 impl Entry {
     /// A row of [`entry_sql`].
     pub fn of(r: &[Value]) -> Entry {
-        let n = |i: usize| match r.get(i) {
-            Some(Value::U(x)) => *x,
-            Some(Value::I(x)) => *x as u64,
-            _ => 0,
-        };
+        let n = |i: usize| super::int_at(r, i).unwrap_or(0);
         Entry { tid: n(1) as u32, time_ns: n(0), position: ftell(n(2), n(3), n(4)) }
     }
 }
@@ -362,11 +358,7 @@ const IO_ERR_SEEN: u32 = 0x20;
 
 /// A row of [`sql`] as a call; `None` for a function index not in [`FUNCS`].
 pub fn call(r: &[Value], layout: &Layout) -> Option<Call> {
-    let n = |i: usize| match r.get(i) {
-        Some(Value::U(x)) => *x,
-        Some(Value::I(x)) => *x as u64,
-        _ => 0,
-    };
+    let n = |i: usize| super::int_at(r, i).unwrap_or(0);
     let s = |i: usize| match r.get(i) {
         Some(Value::S(s)) => s.clone(),
         _ => String::new(),
