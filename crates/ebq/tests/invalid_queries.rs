@@ -121,7 +121,7 @@ fn cases() -> Vec<Bad> {
         bad(
             format!("SELECT env_int('PMI-RANK') FROM {READ}"),
             "1:16-1:26",
-            "`PMI-RANK` is no environment variable's name env_int() reads (letters, digits and _, under 100 bytes)",
+            "`PMI-RANK` is no environment variable's name env_int() reads (letters, digits and _, at most 105 bytes)",
             None,
         ),
         bad(

@@ -1129,11 +1129,14 @@ fn env_int(e: &Expr, args: &[&FunctionArgExpr]) -> Result<ScalarExpr> {
         let FunctionArgExpr::Expr(x) = *a else { return Err(err(e, usage)) };
         let Expr::Value(v) = x else { return Err(err(x, usage)) };
         let Value::SingleQuotedString(name) = &v.value else { return Err(err(x, usage)) };
-        let fits = name.len() + 22 < super::ENV_INT_CHUNK as usize;
-        if name.is_empty() || !fits || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        // `NAME=`, a 20-digit number and the NUL within one read: 105 bytes.
+        let longest = super::ENV_INT_CHUNK as usize - 23;
+        if name.is_empty() || name.len() > longest || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(err(
                 x,
-                format!("`{name}` is no environment variable's name env_int() reads (letters, digits and _, under 100 bytes)"),
+                format!(
+                    "`{name}` is no environment variable's name env_int() reads (letters, digits and _, at most {longest} bytes)"
+                ),
             ));
         }
         names.push(name.clone());

@@ -218,6 +218,11 @@ mod tests {
                 .render("");
             assert!(e.contains(says), "{bad}: {e}");
         }
+        // The longest name: 105 bytes (`NAME=`, 20 digits and the NUL in one 128-byte read).
+        let engine = crate::Engine::with_catalog(crate::catalog::Catalog::fixture());
+        let named = |n: usize| format!("SELECT env_int('{}') FROM uprobe:libc:pread64", "A".repeat(n));
+        assert!(engine.prepare(&named(105)).is_ok());
+        assert!(engine.prepare(&named(106)).unwrap_err().render("").contains("at most 105 bytes"));
     }
 
     #[test]
