@@ -406,7 +406,7 @@ fn names_late_answer_as_names_in_the_key_do() {
         let plan = engine.prepare(sql).unwrap_or_else(|e| panic!("{}", e.render(sql))).explain();
         assert_eq!(
             plan.contains(
-                "[kernel] Names      late: fs_type by fs_type_id, mount_point by mount_id, file_name by dentry_id"
+                "[kernel] Names      late: fs_type by fs_type_id, mount_point by vfsmount_id, file_name by dentry_id"
             ),
             late_names,
             "{plan}"

@@ -142,6 +142,10 @@ pub enum FileColumn {
     /// Not a user column: the identity `file_name` is named by late (the
     /// file's `struct dentry *`).
     DentryId,
+    /// Not a user column: the identity `mount_point` is named by late (the
+    /// file's `struct vfsmount *`, `f_path.mnt`): one load from the file where
+    /// `mount_id` takes two (the mount's `mnt_id` behind it), on every event.
+    VfsMountId,
     /// Not a user column: the `struct file *` every other column is read from,
     /// looked up once per event.
     Handle,
@@ -187,7 +191,7 @@ impl FileColumn {
     /// The column's name in queries for the fd at `end` (`in_inode`).
     pub fn name_at(self, end: FdEnd) -> &'static str {
         /// Names in the order of the enum's variants (`Handle` last).
-        const IN: [&str; 19] = [
+        const IN: [&str; 20] = [
             "in_inode",
             "in_dev",
             "in_dev_major",
@@ -206,9 +210,10 @@ impl FileColumn {
             "in_map_offset",
             "in_fs_type_id",
             "in_dentry_id",
+            "in_vfsmount_id",
             "in_file",
         ];
-        const OUT: [&str; 19] = [
+        const OUT: [&str; 20] = [
             "out_inode",
             "out_dev",
             "out_dev_major",
@@ -227,6 +232,7 @@ impl FileColumn {
             "out_map_offset",
             "out_fs_type_id",
             "out_dentry_id",
+            "out_vfsmount_id",
             "out_file",
         ];
         match end {
@@ -269,6 +275,7 @@ impl FileColumn {
             FileColumn::MapOffset => "map_offset",
             FileColumn::FsTypeId => "fs_type_id",
             FileColumn::DentryId => "dentry_id",
+            FileColumn::VfsMountId => "vfsmount_id",
             FileColumn::Handle => "file",
         }
     }
@@ -294,7 +301,8 @@ impl FileColumn {
             | FileColumn::PagesMapped
             | FileColumn::FaultIndex
             | FileColumn::FsTypeId
-            | FileColumn::DentryId => DataType::U64,
+            | FileColumn::DentryId
+            | FileColumn::VfsMountId => DataType::U64,
             FileColumn::Dev
             | FileColumn::DevMajor
             | FileColumn::DevMinor
@@ -335,6 +343,7 @@ impl FileColumn {
             FileColumn::MapOffset => "the file offset the address maps (0 when no file is mapped there)",
             FileColumn::FsTypeId => "the file system type's struct file_system_type (a name's identity)",
             FileColumn::DentryId => "the file's struct dentry (a name's identity)",
+            FileColumn::VfsMountId => "the file's struct vfsmount (a name's identity)",
             FileColumn::Handle => "the fd's struct file",
         }
     }

@@ -101,6 +101,7 @@ static __always_inline __u64 ebq_file_pos(struct file *file) { return file->f_po
 static __always_inline __u32 ebq_file_flags(struct file *file) { return file->f_flags; }
 static __always_inline __u64 ebq_file_fs_id(struct file *file) { return (__u64)file->f_inode->i_sb->s_type; }
 static __always_inline __u64 ebq_file_dentry_id(struct file *file) { return (__u64)file->f_path.dentry; }
+static __always_inline __u64 ebq_file_vfsmount_id(struct file *file) { return (__u64)file->f_path.mnt; }
 static __always_inline __u32 ebq_file_mount_id(struct file *file) { return file ? ebq_mount_of(file)->mnt_id : 0; }
 static __always_inline void ebq_file_fs_type(struct file *file, char out[16])
 {
@@ -160,6 +161,7 @@ static __always_inline __u64 ebq_file_pos(struct file *file) { return BPF_CORE_R
 static __always_inline __u32 ebq_file_flags(struct file *file) { return BPF_CORE_READ(file, f_flags); }
 static __always_inline __u64 ebq_file_fs_id(struct file *file) { return (__u64)BPF_CORE_READ(file, f_inode, i_sb, s_type); }
 static __always_inline __u64 ebq_file_dentry_id(struct file *file) { return (__u64)BPF_CORE_READ(file, f_path.dentry); }
+static __always_inline __u64 ebq_file_vfsmount_id(struct file *file) { return (__u64)BPF_CORE_READ(file, f_path.mnt); }
 static __always_inline __u32 ebq_file_mount_id(struct file *file)
 {
 	return file ? BPF_CORE_READ(ebq_mount_of(file), mnt_id) : 0;
@@ -516,6 +518,7 @@ pub fn load(column: FileColumn, fd: &str, local: &str, file: &str) -> String {
         FileColumn::Flags => format!("\t__u32 {local} = ebq_file_flags({file});\n"),
         FileColumn::FsTypeId => format!("\t__u64 {local} = ebq_file_fs_id({file});\n"),
         FileColumn::DentryId => format!("\t__u64 {local} = ebq_file_dentry_id({file});\n"),
+        FileColumn::VfsMountId => format!("\t__u64 {local} = ebq_file_vfsmount_id({file});\n"),
         FileColumn::FsType => {
             format!("\tchar {local}[{}] = {{}};\n\tebq_file_fs_type({file}, {local});\n", FileColumn::FS_TYPE_CAP)
         }

@@ -15,7 +15,7 @@ pub fn declarations(late: &LateNames, max_groups: u32) -> String {
     let entries = max_groups.saturating_mul(late.names.len() as u32);
     format!(
         "/* Names of the identities the group key holds (fs_type, mount_point, file_name grouped by their\n \
-         * struct file_system_type, mount id and dentry): written when an event creates a group; user space\n \
+         * struct file_system_type, vfsmount and dentry): written when an event creates a group; user space\n \
          * puts them back into the key and merges groups whose names are the same. Per CPU: a writer fills\n \
          * its own CPU's copy. */\nstruct ebq_name_key {{\n\t__u32 kind;\t/* 1 fs_type, 2 mount_point, 3 file_name */\n\
          \t__u32 __pad;\n\t__u64 id;\n}};\n\nstruct ebq_name {{\n\tchar s[{NAME_BYTES}];\n}};\n\nstruct {{\n\
@@ -78,7 +78,7 @@ mod tests {
         let p = typed("SELECT mount_point, fs_type, file_name, COUNT(*) FROM syscalls.sys_enter_read GROUP BY mount_point, fs_type, file_name");
         let c = &p.source;
         for want in [
-            "\tkey.c0_mount_point = fc_mount_id;\n",
+            "\tkey.c0_mount_point = fc_vfsmount_id;\n",
             "\tkey.c1_fs_type = fc_fs_type_id;\n",
             "\tkey.c2_file_name = fc_dentry_id;\n",
             "struct ebq_name *name = ebq_name_slot(2, key.c0_mount_point);\n\n\t\t\tif (name)\n\t\t\t\tebq_mount_point(fc_file, name->s);",

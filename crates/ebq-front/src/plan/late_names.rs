@@ -4,7 +4,7 @@
 //! `GROUP BY fs_type, file_name` would read two strings on every event and
 //! hash an 80-byte key. The name is a function of a pointer the program holds
 //! anyway: `file_name` of the file's `struct dentry *`, `fs_type` of its
-//! `struct file_system_type *`, `mount_point` of its mount (`mount_id`). So
+//! `struct file_system_type *`, `mount_point` of its mount's `struct vfsmount *`. So
 //! the kernel key holds those integers, and only when an event creates a
 //! group (the map lookup misses) does the program read the names, into the
 //! per-CPU hash `ebq_names` keyed by (kind, identity). User space reads the
@@ -33,7 +33,7 @@ use crate::types::DataType;
 pub enum NameKind {
     /// `fs_type`, by the file system type.
     FsType = 1,
-    /// `mount_point`, by the mount id.
+    /// `mount_point`, by the mount's `struct vfsmount *`.
     MountPoint = 2,
     /// `file_name`, by the dentry.
     FileName = 3,
@@ -54,7 +54,7 @@ impl NameKind {
     pub fn identity(self) -> FileColumn {
         match self {
             NameKind::FsType => FileColumn::FsTypeId,
-            NameKind::MountPoint => FileColumn::MountId,
+            NameKind::MountPoint => FileColumn::VfsMountId,
             NameKind::FileName => FileColumn::DentryId,
         }
     }
