@@ -225,8 +225,8 @@ fn open_exits_resolve_ret() {
     assert!(c.contains("__u64 fc_inode = ebq_file_ino(fc_file);"), "{c}");
 }
 
-/// On a kernel with `bpf_rdonly_cast` the same columns are typed loads: one
-/// helper call for the fd slot, none per hop.
+/// On a kernel with `bpf_rdonly_cast` the same columns are typed loads, the
+/// fd slot's too: no helper call.
 #[test]
 fn typed_files_load_through_btf_pointers() {
     let sql = "SELECT inode, fs_type, COUNT(*) FROM syscalls.sys_enter_pread64 GROUP BY inode, fs_type";
@@ -238,7 +238,9 @@ fn typed_files_load_through_btf_pointers() {
     p.programs[0].typed_files = true;
     assert!(p.explain().contains("[kernel] Files      typed loads"), "{}", p.explain());
     let c = super::generate(&p).remove(0).source;
-    assert!(c.contains("return bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));"), "{c}");
+    assert!(c.contains("bpf_core_type_id_kernel(struct kiocb));\n\treturn slot->ki_filp;"), "{c}");
+    let file_of = &c[c.find("ebq_file_of(__u32 fd)").unwrap()..];
+    assert!(!file_of[..file_of.find("\n}\n").unwrap()].contains("bpf_probe_read"), "{c}");
     assert!(c.contains("return file->f_inode->i_ino;"), "{c}");
     assert!(!c.contains("BPF_CORE_READ("), "no probe read per hop: {c}");
     assert!(c.contains("__u64 fc_inode = ebq_file_ino(fc_file);"), "{c}");

@@ -111,7 +111,7 @@ impl KernelPlan {
         let k = self;
         if k.reads_files() {
             let how = if k.typed_files {
-                "typed loads from the task's BTF pointer (one bpf_probe_read_kernel for the fd slot, bpf_rdonly_cast)"
+                "typed loads from the task's BTF pointer (the fd slot too, through bpf_rdonly_cast; no helper call)"
             } else {
                 "bpf_probe_read_kernel per hop (the kernel's BTF has no bpf_rdonly_cast)"
             };
