@@ -5,8 +5,16 @@ use ebq::{PreparedQuery, QueryStats};
 use std::fmt::Write;
 use std::time::Duration;
 
-/// The plan followed by measured costs (BPF statistics were on during the run).
-pub fn render(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramStats], elapsed: Duration) -> String {
+/// The plan followed by measured costs (BPF statistics were on during the run):
+/// rates over `elapsed` (the query's run), ebq's CPU as a share of `to_exit`
+/// (the run, the sinks' last writes and the close: the CPU counts them too).
+pub fn render(
+    prepared: &PreparedQuery,
+    stats: &QueryStats,
+    programs: &[ProgramStats],
+    elapsed: Duration,
+    to_exit: Duration,
+) -> String {
     let secs = elapsed.as_secs_f64().max(1e-9);
     let mut s = format!(
         "Plan:\n{}\nMeasured over {secs:.3} s:\n",
@@ -65,7 +73,7 @@ pub fn render(prepared: &PreparedQuery, stats: &QueryStats, programs: &[ProgramS
         s,
         "  [user] ebq process      {:.3} ms CPU ({:.2}% of one CPU){}",
         stats.user_cpu_ns as f64 / 1e6,
-        stats.user_cpu_ns as f64 / 1e9 / secs * 100.0,
+        stats.user_cpu_ns as f64 / 1e9 / to_exit.as_secs_f64().max(secs) * 100.0,
         if matches!(prepared.physical.programs[0].output, ebq::plan::KernelOutput::Rows { .. }) {
             format!(", {} rows delivered ({:.0}/s)", stats.delivered, per_s(stats.delivered))
         } else {

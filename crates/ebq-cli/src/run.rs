@@ -166,12 +166,15 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     drop(stats_on);
     mark("object closed");
     // The CPU the sinks spent after the stats were read (a Parquet footer, Kafka's flush and
-    // delivery reports, the last rows' encoding) and the close count too: the stats line and
-    // --analyze give the whole process's CPU.
+    // delivery reports, the last rows' encoding) and the close count too: --analyze gives the
+    // whole process's CPU, as a share of the time until now.
     stats.user_cpu_ns += process_cpu_ns().saturating_sub(cpu_at_stats);
+    let to_exit = started.elapsed();
     print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
     if args.analyze {
-        print_analyze(&prepared, &stats, &programs, elapsed);
+        print!("{}", crate::analyze::render(&prepared, &stats, &programs, elapsed, to_exit));
+        let (cached, compiled) = ebq::runtime::object_cache::counts();
+        println!("objects: {cached} from the cache, {compiled} compiled by clang");
     }
     mark("stats printed");
     if let Some(mut h) = held {
@@ -212,18 +215,6 @@ fn release(held: Option<&mut crate::child::Held>) {
         h.release();
         mark("child released");
     }
-}
-
-/// `--analyze`: the per-program report, and where the objects came from.
-fn print_analyze(
-    prepared: &ebq::PreparedQuery,
-    stats: &ebq::QueryStats,
-    programs: &[ebq::runtime::ProgramStats],
-    elapsed: Duration,
-) {
-    print!("{}", crate::analyze::render(prepared, stats, programs, elapsed));
-    let (cached, compiled) = ebq::runtime::object_cache::counts();
-    println!("objects: {cached} from the cache, {compiled} compiled by clang");
 }
 
 /// Starts the companion, if any (with the same scope, before the child

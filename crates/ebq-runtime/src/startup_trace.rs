@@ -1,10 +1,12 @@
 //! `EBQ_TRACE_STARTUP=1`: where a one-shot query's time goes.
 //!
 //! Each [`mark`] prints, on stderr, the milliseconds since the first mark
-//! (ebq's `main`) and since the previous one, and what just finished:
+//! (ebq's `main`) and since the previous one, the CPU every thread of the
+//! process has used since the first mark (a sink's or librdkafka's threads
+//! too), and what just finished:
 //!
 //! ```text
-//! ebq: startup    12.3 ms  (+  4.1)  object read from the cache
+//! ebq: startup    12.3 ms  (+  4.1)  cpu    10.9 ms  object read from the cache
 //! ```
 //!
 //! Off (one relaxed load per mark) unless the variable is set, so the marks
@@ -17,8 +19,8 @@ use std::time::Instant;
 /// The variable that turns the marks on.
 pub const ENV: &str = "EBQ_TRACE_STARTUP";
 
-/// (first mark, previous mark), once on.
-static MARKS: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+/// (first mark, previous mark, process CPU ns at the first mark), once on.
+static MARKS: Mutex<Option<(Instant, Instant, u64)>> = Mutex::new(None);
 
 fn enabled() -> bool {
     static ON: OnceLock<AtomicBool> = OnceLock::new();
@@ -32,9 +34,15 @@ pub fn mark(phase: &str) {
         return;
     }
     let now = Instant::now();
+    let cpu = super::selfstats::process_cpu_ns();
     let Ok(mut marks) = MARKS.lock() else { return };
-    let (first, previous) = marks.get_or_insert((now, now));
+    let (first, previous, cpu_first) = marks.get_or_insert((now, now, cpu));
     let (total, delta) = (now - *first, now - *previous);
     *previous = now;
-    eprintln!("ebq: startup {:8.1} ms  (+{:6.1})  {phase}", total.as_secs_f64() * 1e3, delta.as_secs_f64() * 1e3);
+    eprintln!(
+        "ebq: startup {:8.1} ms  (+{:6.1})  cpu {:7.1} ms  {phase}",
+        total.as_secs_f64() * 1e3,
+        delta.as_secs_f64() * 1e3,
+        cpu.saturating_sub(*cpu_first) as f64 / 1e6
+    );
 }
