@@ -35,9 +35,11 @@ transaction.state.log.min.isr=1
 PROPS
 printf 'status = error\nappender.out.type = Console\nappender.out.name = out\nappender.out.layout.type = PatternLayout\nappender.out.layout.pattern = %%m%%n\nrootLogger.level = warn\nrootLogger.appenderRef.out.ref = out\n' >"$dir/log4j2.properties"
 java_ kafka.tools.StorageTool format -t "$(java_ kafka.tools.StorageTool random-uuid | tail -1)" -c "$dir/server.properties" >/dev/null
-java_ kafka.Kafka "$dir/server.properties" >"$dir/broker.log" 2>&1 &
+# Not through java_: $! must be java's own pid, which the trap stops.
+java -Xmx512m -Dlog4j2.configurationFile="$dir/log4j2.properties" -cp "$jars/*" kafka.Kafka "$dir/server.properties" \
+    >"$dir/broker.log" 2>&1 &
 broker=$!
-trap 'kill $broker 2>/dev/null; wait $broker 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $broker 2>/dev/null; wait $broker 2>/dev/null || true; rm -rf "$dir"' EXIT
 for _ in $(seq 120); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 1; done
 for t in arrow json; do
     java_ org.apache.kafka.tools.TopicCommand --bootstrap-server 127.0.0.1:$port --create --topic "sinks-$t" \
