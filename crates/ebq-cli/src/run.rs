@@ -165,16 +165,11 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     drop(query);
     drop(stats_on);
     mark("object closed");
-    // The CPU the sinks spent after the stats were read (a Parquet footer, Kafka's flush and
-    // delivery reports, the last rows' encoding) and the close count too: --analyze gives the
-    // whole process's CPU, as a share of the time until now.
+    // The sinks' last writes (a Parquet footer, Kafka's flush) and the close count too.
     stats.user_cpu_ns += process_cpu_ns().saturating_sub(cpu_at_stats);
-    let to_exit = started.elapsed();
     print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
     if args.analyze {
-        print!("{}", crate::analyze::render(&prepared, &stats, &programs, elapsed, to_exit));
-        let (cached, compiled) = ebq::runtime::object_cache::counts();
-        println!("objects: {cached} from the cache, {compiled} compiled by clang");
+        print_analyze(&prepared, &stats, &programs, elapsed, started.elapsed());
     }
     mark("stats printed");
     if let Some(mut h) = held {
@@ -183,6 +178,20 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
         return Ok(ExitCode::from(code as u8));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--analyze`: the per-program report (rates over `elapsed`, ebq's CPU as a
+/// share of `to_exit`), and where the objects came from.
+fn print_analyze(
+    prepared: &ebq::PreparedQuery,
+    stats: &ebq::QueryStats,
+    programs: &[ebq::runtime::ProgramStats],
+    elapsed: Duration,
+    to_exit: Duration,
+) {
+    print!("{}", crate::analyze::render(prepared, stats, programs, elapsed, to_exit));
+    let (cached, compiled) = ebq::runtime::object_cache::counts();
+    println!("objects: {cached} from the cache, {compiled} compiled by clang");
 }
 
 /// CPU time of every thread of this process so far.
