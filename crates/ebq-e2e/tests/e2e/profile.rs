@@ -71,18 +71,26 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
     let during: Vec<_> = rows.iter().filter(|r| (start..end).contains(&u(r, "time"))).collect();
     let expected = (end - start) as f64 * 99.0 / 1e9;
     eprintln!(
-        "samples on CPU {cpu} in {:.3} s: {} (expected {expected:.1}); of the spinner: {}; its CPU time {} ns; dropped {}",
+        "samples on CPU {cpu} in {:.3} s: {} (expected {expected:.1}); of the spinner: {}; its CPU time {} ns; \
+         dropped {}, missed {}",
         (end - start) as f64 / 1e9,
         during.len(),
         during.iter().filter(|r| u(r, "pid") == pid).count(),
         report["cpu_ns"],
-        stats.dropped
+        stats.dropped,
+        stats.missed
     );
     assert_eq!(stats.dropped, 0);
+    // Exact or accounted, within the timer's 10 %: a perf-event program shares the per-CPU
+    // recursion guard with every classic tracepoint program on the machine (syscount's,
+    // bpftrace's), and a tick that comes while one runs is skipped, counted in `missed` (the
+    // clock's periods less the runs, over the whole query, so an upper bound for this window).
+    let n = during.len() as f64;
     assert!(
-        ((during.len() as f64) - expected).abs() <= expected * 0.10,
-        "{} samples, expected {expected:.1}",
-        during.len()
+        n <= expected * 1.10 && n + stats.missed as f64 >= expected * 0.90,
+        "{} samples + {} missed, expected {expected:.1}",
+        during.len(),
+        stats.missed
     );
     // The spinner ran there, and only samples of CPU `cpu` came back.
     assert!(during.iter().any(|r| u(r, "pid") == pid && s(r, "comm") == "ebq-spin"));
