@@ -142,7 +142,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     let outs = query.finish().map_err(|e| e.render(&sql))?;
     mark("final results read");
     let mut stats = query.stats().map_err(|e| e.render(&sql))?;
-    let cpu_at_stats = process_cpu_ns();
+    let cpu_at_stats = ebq::runtime::process_cpu_ns();
     let programs = query.program_stats();
     if let Some(c) = companion {
         c.finish(Ended { query: &query, prepared: &prepared, sql: &sql, stats, released_ns, end_ns })?;
@@ -166,7 +166,7 @@ fn trace(args: &RunArgs, setup: Setup) -> Result<ExitCode, String> {
     drop(stats_on);
     mark("object closed");
     // The sinks' last writes (a Parquet footer, Kafka's flush) and the close count too.
-    stats.user_cpu_ns += process_cpu_ns().saturating_sub(cpu_at_stats);
+    stats.user_cpu_ns += ebq::runtime::process_cpu_ns().saturating_sub(cpu_at_stats);
     print_stats(args, &prepared, &stats, sink.as_ref(), printed.get());
     if args.analyze {
         print_analyze(&prepared, &stats, &programs, elapsed, started.elapsed());
@@ -192,11 +192,6 @@ fn print_analyze(
     print!("{}", crate::analyze::render(prepared, stats, programs, elapsed, to_exit));
     let (cached, compiled) = ebq::runtime::object_cache::counts();
     println!("objects: {cached} from the cache, {compiled} compiled by clang");
-}
-
-/// CPU time of every thread of this process so far.
-fn process_cpu_ns() -> u64 {
-    ebq::exec::clock::clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID) as u64
 }
 
 /// A cgroup's id and level (`--cgroup`).

@@ -49,7 +49,7 @@ pub use load::Scope;
 pub use pair_age::DEFAULT_MAX_PAIR_AGE;
 pub use pin::{PinOptions, Pins};
 pub use running::RunningQuery;
-pub use selfstats::{enable_bpf_stats, ProgramStats, StatsGuard};
+pub use selfstats::{enable_bpf_stats, process_cpu_ns, ProgramStats, StatsGuard};
 // What a running query hands out, defined by the executor its sinks share.
 pub use ebq_exec::scope_note::{scope_note, MOSTLY};
 pub use ebq_exec::{
