@@ -106,7 +106,7 @@ pub struct Links {
     pub counting: Vec<Link>,
     /// The fork and exit followers of a `-c` scope.
     pub tracking: Vec<Link>,
-    /// The periodic timers' perf events (`interval:`), to count their periods.
+    /// The periodic timers' perf events (`interval:`, `profile:hz`), to count their periods.
     pub timers: Vec<TimerClock>,
 }
 
@@ -227,22 +227,22 @@ pub fn attach_query(
             .collect(),
         EventSource::Timer { hz, period_ns, all_cpus } => {
             let cpus = if *all_cpus { online_cpus() } else { vec![0] };
+            // `profile:hz:N` is a fixed period of 1/N s, not perf's frequency mode: the kernel
+            // moves a frequency's period, and only a fixed one says how many firings were owed.
+            let period_ns = if *hz > 0 { (1_000_000_000 + hz / 2) / hz } else { *period_ns };
             cpus.into_iter()
                 .map(|cpu| {
-                    let fd = cpu_clock_event(cpu, *hz, *period_ns).map_err(libbpf_rs::Error::from)?;
-                    // A sampling frequency (`profile:hz`) moves the period: only a fixed one counts.
-                    let dup = (*hz == 0).then(|| {
-                        // SAFETY: fd is the perf event just opened; the duplicate is ours to own.
-                        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-                        use std::os::fd::FromRawFd;
-                        // SAFETY: dup, when not -1, is a new descriptor nothing else owns.
-                        (dup >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(dup) })
-                    });
+                    let fd = cpu_clock_event(cpu, period_ns).map_err(libbpf_rs::Error::from)?;
+                    // SAFETY: fd is the perf event just opened; the duplicate is ours to own.
+                    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
                     // The link owns the perf event: destroying it closes the fd.
                     let link = prog.attach_perf_event(fd)?;
-                    if let Some(fd) = dup.flatten() {
+                    if dup >= 0 {
+                        use std::os::fd::FromRawFd;
+                        // SAFETY: dup is a new descriptor nothing else owns.
+                        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(dup) };
                         let enabled_ns = enabled_at(&fd);
-                        timers.push(TimerClock { fd, period_ns: *period_ns, enabled_ns });
+                        timers.push(TimerClock { fd, period_ns, enabled_ns });
                     }
                     Ok(link)
                 })
@@ -296,9 +296,9 @@ fn enabled_at(fd: &std::os::fd::OwnedFd) -> u64 {
     best.map_or_else(ebq_exec::monotonic_ns, |(_, at)| at)
 }
 
-/// Opens a perf software cpu-clock event on `cpu` for every task: `hz`
-/// samples a second (perf's frequency mode) or one every `period_ns` of CPU clock.
-fn cpu_clock_event(cpu: u32, hz: u64, period_ns: u64) -> std::io::Result<i32> {
+/// Opens a perf software cpu-clock event on `cpu` for every task: one
+/// sample every `period_ns` of CPU clock.
+fn cpu_clock_event(cpu: u32, period_ns: u64) -> std::io::Result<i32> {
     use libbpf_sys as sys;
     let mut attr = sys::perf_event_attr {
         type_: sys::PERF_TYPE_SOFTWARE,
@@ -311,12 +311,7 @@ fn cpu_clock_event(cpu: u32, hz: u64, period_ns: u64) -> std::io::Result<i32> {
     attr.set_disabled(1);
     // The time it has been enabled, read once at the start ([`enabled_at`]).
     attr.read_format = sys::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
-    if hz > 0 {
-        attr.__bindgen_anon_1.sample_freq = hz;
-        attr.set_freq(1);
-    } else {
-        attr.__bindgen_anon_1.sample_period = period_ns;
-    }
+    attr.__bindgen_anon_1.sample_period = period_ns;
     // SAFETY: attr is a valid, fully initialized perf_event_attr of the size it declares.
     let fd = unsafe {
         libc::syscall(

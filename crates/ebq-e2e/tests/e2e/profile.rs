@@ -49,10 +49,10 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
     let cpu = last_cpu();
     let sql = format!("SELECT time, comm, pid FROM profile:hz:99 WHERE cpu = {cpu}");
     let engine = common::engine();
-    let mut q = engine
-        .prepare(&sql)
-        .and_then(|p| RunningQuery::start(&p, Scope::All))
-        .unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let before_start = monotonic_ns();
+    let mut q = RunningQuery::start(&prepared, Scope::All).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+    let after_start = monotonic_ns();
     let mut child = Command::new(&bin).arg(cpu.to_string()).arg("2").stdout(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut outs = vec![];
@@ -63,7 +63,9 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
     let pid = child.id() as u64;
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
+    let before_finish = monotonic_ns();
     outs.extend(q.finish().unwrap());
+    let after_finish = monotonic_ns();
     let stats = q.stats().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let (start, end) = (report["start_ns"].as_u64().unwrap(), report["end_ns"].as_u64().unwrap());
@@ -81,10 +83,25 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
         stats.missed
     );
     assert_eq!(stats.dropped, 0);
-    // Exact or accounted, within the timer's 10 %: a perf-event program shares the per-CPU
-    // recursion guard with every classic tracepoint program on the machine (syscount's,
-    // bpftrace's), and a tick that comes while one runs is skipped, counted in `missed` (the
-    // clock's periods less the runs, over the whole query, so an upper bound for this window).
+    // Every period of every CPU's clock is a run or a miss: a perf-event program shares the
+    // per-CPU recursion guard with every classic tracepoint program on the machine (syscount's,
+    // bpftrace's), and a tick that comes while one runs is skipped and moves no kernel counter;
+    // ebq counts it in `missed` from the periods its clocks ran (1/99 s each, on every CPU).
+    let ncpu = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let ncpu = ncpu
+        .trim()
+        .split(',')
+        .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1))
+        .sum::<u64>();
+    const PERIOD: u64 = 10_101_010; // (1e9 + 99 / 2) / 99 ns
+    let (inner, outer) = ((before_finish - after_start) / PERIOD, (after_finish - before_start) / PERIOD);
+    let owed = stats.seen + stats.out_of_scope + stats.missed;
+    assert!(
+        ((inner.saturating_sub(1)) * ncpu..=outer * ncpu).contains(&owed),
+        "runs + missed = {owed}, periods {inner}..={outer} on each of {ncpu} CPUs: {stats:?}"
+    );
+    // Exact or accounted in the spinner's window, within the timer's 10 % (`missed` is over
+    // the whole query and every CPU: an upper bound for this window's).
     let n = during.len() as f64;
     assert!(
         n <= expected * 1.10 && n + stats.missed as f64 >= expected * 0.90,
