@@ -114,44 +114,63 @@ if ! is_mounted /sys/fs/bpf; then
         log "warning: could not mount bpffs at /sys/fs/bpf"
 fi
 
-# --- Apache Kafka for the kafka:: tests (Maven Central, in target/kafka-jars) --
-# The broker, its tools and log4j (crates/ebq-e2e/kafka/pom.xml: 92 jars,
-# 54 MB); the tests fetch them the same way when the directory is missing.
-if [[ ! -f target/kafka-jars/kafka_2.13-4.4.0.jar ]]; then
-    log "mvn dependency:copy-dependencies -> target/kafka-jars"
-    rm -rf target/kafka-jars.partial
-    if mvn -q -f crates/ebq-e2e/kafka/pom.xml dependency:copy-dependencies \
-        -DoutputDirectory="$PWD/target/kafka-jars.partial" >/dev/null; then
-        rm -rf target/kafka-jars && mv target/kafka-jars.partial target/kafka-jars
-    else
-        log "warning: could not fetch Kafka's jars; the kafka:: tests will fetch them again"
+# The test packages (Maven's Kafka jars, the Python decoders) are fetched while
+# cargo builds: both wait on the network more than on the CPUs, and the cold
+# build is most of a fresh machine's test run (issue 35 item 5).
+fetch_test_packages() {
+    # --- Apache Kafka for the kafka:: tests (Maven Central, in target/kafka-jars) --
+    # The broker, its tools and log4j (crates/ebq-e2e/kafka/pom.xml: 92 jars,
+    # 54 MB); the tests fetch them the same way when the directory is missing.
+    if [[ ! -f target/kafka-jars/kafka_2.13-4.4.0.jar ]]; then
+        log "mvn dependency:copy-dependencies -> target/kafka-jars"
+        rm -rf target/kafka-jars.partial
+        if mvn -q -f crates/ebq-e2e/kafka/pom.xml dependency:copy-dependencies \
+            -DoutputDirectory="$PWD/target/kafka-jars.partial" >/dev/null; then
+            rm -rf target/kafka-jars && mv target/kafka-jars.partial target/kafka-jars
+        else
+            log "warning: could not fetch Kafka's jars; the kafka:: tests will fetch them again"
+        fi
     fi
-fi
 
-# --- Python decoders the tests use (PyPI, in target/pyenv) ------------------
-# opentelemetry-proto decodes ebq's OTLP pushes independently of ebq's own
-# protobuf code (tests/otlp.rs). Other test packages (pyarrow, duckdb,
-# prometheus-client) are installed by the tests on first use.
-PYENV=target/pyenv
-if [[ ! -x $PYENV/bin/python ]]; then
-    log "python3 -m venv $PYENV"
-    python3 -m venv "$PYENV" || log "warning: could not create $PYENV; the Python-checked tests will fail"
-fi
-if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c 'import opentelemetry.proto' 2>/dev/null; then
-    log "pip install opentelemetry-proto"
-    "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check opentelemetry-proto ||
-        log "warning: pip install opentelemetry-proto failed; tests/otlp.rs will fail"
-fi
-# PyDarshan 3.5.0 (darshan-util's C reader, `python -m darshan summary`) and
-# Drishti read the Darshan logs `ebq report io --darshan-log` writes
-# (crates/ebq-e2e/tests/e2e/darshan_log.rs).
-for pkg in darshan==3.5.0:darshan drishti-io:drishti; do
-    if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c "import ${pkg#*:}" 2>/dev/null; then
-        log "pip install ${pkg%%:*}"
-        "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check "${pkg%%:*}" ||
-            log "warning: pip install ${pkg%%:*} failed; the darshan_log:: tests will fail"
+    # --- Python decoders the tests use (PyPI, in target/pyenv) ------------------
+    # opentelemetry-proto decodes ebq's OTLP pushes independently of ebq's own
+    # protobuf code (tests/otlp.rs). Other test packages (pyarrow, duckdb,
+    # prometheus-client) are installed by the tests on first use.
+    PYENV=target/pyenv
+    if [[ ! -x $PYENV/bin/python ]]; then
+        log "python3 -m venv $PYENV"
+        python3 -m venv "$PYENV" || log "warning: could not create $PYENV; the Python-checked tests will fail"
     fi
-done
+    if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c 'import opentelemetry.proto' 2>/dev/null; then
+        log "pip install opentelemetry-proto"
+        "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check opentelemetry-proto ||
+            log "warning: pip install opentelemetry-proto failed; tests/otlp.rs will fail"
+    fi
+    # PyDarshan 3.5.0 (darshan-util's C reader, `python -m darshan summary`) and
+    # Drishti read the Darshan logs `ebq report io --darshan-log` writes
+    # (crates/ebq-e2e/tests/e2e/darshan_log.rs).
+    for pkg in darshan==3.5.0:darshan drishti-io:drishti; do
+        if [[ -x $PYENV/bin/python ]] && ! "$PYENV/bin/python" -c "import ${pkg#*:}" 2>/dev/null; then
+            log "pip install ${pkg%%:*}"
+            "$PYENV/bin/python" -m pip install --quiet --disable-pip-version-check "${pkg%%:*}" ||
+                log "warning: pip install ${pkg%%:*} failed; the darshan_log:: tests will fail"
+        fi
+    done
+
+    # The deploy test validates deploy/kubernetes/*.yaml with kubernetes-validate (PyPI:
+    # the Kubernetes OpenAPI schemas, bundled, checked offline) in the tests' venv,
+    # target/pyenv (crates/ebq-e2e/tests/common: python_with).
+    if ! target/pyenv/bin/python -c 'import kubernetes_validate' >/dev/null 2>&1; then
+        log "pip install kubernetes-validate (target/pyenv)"
+        [[ -x target/pyenv/bin/python ]] || python3 -m venv target/pyenv || die "python3 -m venv target/pyenv failed"
+        target/pyenv/bin/python -m pip install --quiet --disable-pip-version-check kubernetes-validate ||
+            { log "error: pip install kubernetes-validate failed"; return 1; }
+    fi
+}
+fetch_log=target/setup-fetch.log
+mkdir -p target
+fetch_test_packages >"$fetch_log" 2>&1 &
+fetch_pid=$!
 
 # --- Build ------------------------------------------------------------------
 log "cargo build --release (at ${SECONDS} s of setup)"
@@ -169,15 +188,10 @@ else
     cargo build --quiet --release --workspace "${timings[@]}"
 fi
 
-# The deploy test validates deploy/kubernetes/*.yaml with kubernetes-validate (PyPI:
-# the Kubernetes OpenAPI schemas, bundled, checked offline) in the tests' venv,
-# target/pyenv (crates/ebq-e2e/tests/common: python_with).
-if ! target/pyenv/bin/python -c 'import kubernetes_validate' >/dev/null 2>&1; then
-    log "pip install kubernetes-validate (target/pyenv)"
-    [[ -x target/pyenv/bin/python ]] || python3 -m venv target/pyenv || die "python3 -m venv target/pyenv failed"
-    target/pyenv/bin/python -m pip install --quiet --disable-pip-version-check kubernetes-validate ||
-        die "pip install kubernetes-validate failed"
-fi
+fetch_status=0
+wait "$fetch_pid" || fetch_status=$?
+cat "$fetch_log" >&2
+[[ $fetch_status == 0 ]] || die "fetching the test packages failed (above)"
 
 # Readers that consume all their input: `head` could leave the writer to die of
 # SIGPIPE, which pipefail and set -e would turn into setup's exit status (141).
