@@ -11,7 +11,9 @@
 //! 10 bytes before the end, fgetpos, an fread of 5, fsetpos back, fgetc;
 //! fseek to the end, putw twice, fseek 8 before it, getw three times (the
 //! last at the end); fseek to the fprintf's line, `fscanf` of its word,
-//! `__isoc99_fscanf` of its number and of one where none is (returning 0);
+//! `__isoc99_vfscanf` called directly (a `va_list` of our own on x86-64;
+//! `__isoc99_fscanf` elsewhere) of its number, `__isoc99_fscanf` of one
+//! where none is (returning 0);
 //! a failing fseek (whence 99); fclose. On `--fdopen Q`: open(2) (the
 //! program's own POSIX call), fdopen, one fwrite, fclose (whose write and
 //! close are libc's, not the program's). On `--std-out F`: stdout and
@@ -296,9 +298,10 @@ fn words(fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error> {
 }
 
 /// At the fprintf's line (`ebq 42`, after the fwrites): fscanf of the word,
-/// `__isoc99_fscanf` (the libc crate's `fscanf`) of the number, and one
-/// that matches nothing (0: Darshan counts none). Darshan counts `ftell`
-/// after less `ftell` before.
+/// `__isoc99_vfscanf` called by the program itself of the number ([`vscan_int`]),
+/// and `__isoc99_fscanf` (the libc crate's `fscanf`) of one that matches
+/// nothing (0: Darshan counts none). Darshan counts `ftell` after less
+/// `ftell` before.
 fn scans(cfg: &StdioCfg, fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error> {
     // SAFETY: fp is open.
     if unsafe { libc::fseek(fp, (cfg.writes * cfg.size) as libc::c_long, libc::SEEK_SET) } < 0 {
@@ -315,6 +318,7 @@ fn scans(cfg: &StdioCfg, fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error
         let ret = unsafe {
             match i {
                 0 => plain_fscanf(fp, word_fmt.as_ptr(), word.as_mut_ptr()),
+                1 => vscan_int(fp, int_fmt.as_ptr(), &mut n),
                 _ => libc::fscanf(fp, int_fmt.as_ptr(), &mut n as *mut libc::c_int),
             }
         };
@@ -328,6 +332,49 @@ fn scans(cfg: &StdioCfg, fp: *mut libc::FILE, t: &mut Tally) -> Result<(), Error
         return Err(Error::Runtime(format!("fscanf read {word:?} and {n}")));
     }
     Ok(())
+}
+
+/// `__isoc99_vfscanf(fp, format, ap)` called directly, `ap` holding `n`'s
+/// address: a `va_list` built by hand, as the x86-64 System V ABI lays it out
+/// (stable Rust cannot make one), with every register slot marked used so that
+/// `va_arg` reads from `overflow_arg_area`. A program calling `vfscanf` itself
+/// (not through `fscanf`) is a top-level STDIO read, which Darshan wraps too.
+///
+/// # Safety
+/// `fp` is open and `format` has exactly one `%d` conversion.
+#[cfg(target_arch = "x86_64")]
+unsafe fn vscan_int(fp: *mut libc::FILE, format: *const libc::c_char, n: &mut libc::c_int) -> libc::c_int {
+    /// One `__va_list_tag`: a `va_list` is an array of one.
+    #[repr(C)]
+    struct VaListTag {
+        gp_offset: u32,
+        fp_offset: u32,
+        overflow_arg_area: *mut u64,
+        reg_save_area: *mut u8,
+    }
+    extern "C" {
+        fn __isoc99_vfscanf(fp: *mut libc::FILE, format: *const libc::c_char, ap: *mut VaListTag) -> libc::c_int;
+    }
+    let mut args = [n as *mut libc::c_int as u64];
+    // 6 general registers × 8 bytes and 8 vector ones × 16 past the save area: all used.
+    let mut ap = VaListTag {
+        gp_offset: 48,
+        fp_offset: 304,
+        overflow_arg_area: args.as_mut_ptr(),
+        reg_save_area: std::ptr::null_mut(),
+    };
+    // SAFETY: the caller's contract; ap's one argument is n's address, alive for the call.
+    unsafe { __isoc99_vfscanf(fp, format, &mut ap) }
+}
+
+/// Elsewhere, `__isoc99_fscanf` (no hand-made `va_list` for other ABIs).
+///
+/// # Safety
+/// `fp` is open and `format` has exactly one `%d` conversion.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn vscan_int(fp: *mut libc::FILE, format: *const libc::c_char, n: &mut libc::c_int) -> libc::c_int {
+    // SAFETY: the caller's contract.
+    unsafe { libc::fscanf(fp, format, n as *mut libc::c_int) }
 }
 
 /// The fdopen'ed file: the program's open(2), then fdopen, one fwrite and fclose.
