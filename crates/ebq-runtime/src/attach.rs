@@ -232,15 +232,16 @@ pub fn attach_query(
             let period_ns = if *hz > 0 { (1_000_000_000 + hz / 2) / hz } else { *period_ns };
             cpus.into_iter()
                 .map(|cpu| {
+                    use std::os::fd::FromRawFd;
                     let fd = cpu_clock_event(cpu, period_ns).map_err(libbpf_rs::Error::from)?;
                     // SAFETY: fd is the perf event just opened; the duplicate is ours to own.
                     let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+                    // SAFETY: dup, when not -1, is a new descriptor nothing else owns (owned
+                    // before the attach, so a failed attach closes it).
+                    let dup = (dup >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(dup) });
                     // The link owns the perf event: destroying it closes the fd.
                     let link = prog.attach_perf_event(fd)?;
-                    if dup >= 0 {
-                        use std::os::fd::FromRawFd;
-                        // SAFETY: dup is a new descriptor nothing else owns.
-                        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(dup) };
+                    if let Some(fd) = dup {
                         let enabled_ns = enabled_at(&fd);
                         timers.push(TimerClock { fd, period_ns, enabled_ns });
                     }
