@@ -6,8 +6,11 @@
 # clang-variant.sh (EBQ_CLANG wraps clang; a fresh EBQ_CACHE_DIR forces the
 # compile): `full` as shipped, `noname` without the file name read at entry,
 # stashed and copied into the row, `noname-noscope` without the `-c` scope
-# lookup at entry too. The variants are measurements, not reports (their
-# records have no names). The floor is bench/reference/report_floor.bpf.c
+# lookup at entry too. VARIANTS picks others (default "full noname
+# noname-noscope"): `nolock` without the fold's per-file lock, `nocommon`
+# without its common access and stride tables, `nofold` with the fold
+# returning at once (the row is still built). The variants are measurements,
+# not reports (their records lack what was taken out). The floor is bench/reference/report_floor.bpf.c
 # under bench's loader: build both once with `ebq bench report --quick --out DIR`
 # and pass DIR/reference.
 #
@@ -60,8 +63,8 @@ floor() {
 bash "$work/fio.sh" layout >/dev/null # lays the files out once
 for r in $(seq 1 "$rounds"); do
     echo "round $r"
-    report full "$r"
-    report noname "$r"
-    report noname-noscope "$r"
+    for v in ${VARIANTS:-full noname noname-noscope}; do
+        report "$v" "$r"
+    done
     floor "$r"
 done
