@@ -1,6 +1,6 @@
 #!/bin/bash
 # Used by report_parts.sh: edits ebq's generated C (the file clang is given) by $VARIANT
-# (each part named in it taken out: noname, noscope, nolock, nocommon, nofold), then
+# (each part named in it taken out: noname, noscope, nolock, nocommon, noaccess, nofold), then
 # runs clang. See report_parts.sh.
 for a in "$@"; do case "$a" in *.bpf.c)
   if [[ $VARIANT == *noname* ]]; then
@@ -15,6 +15,9 @@ for a in "$@"; do case "$a" in *.bpf.c)
   fi
   if [[ $VARIANT == *nocommon* ]]; then
     perl -0pi -e 's/\tebq_fold_common\(f->access, &f->access_used, ret\);\n\tebq_fold_common\(f->stride, \tebq_fold_common\(f->stride, &f->stride_used, stride\);\n// or die "clang-variant: no common-value tablesf->stride_used, stride\);\n/\t(void)stride;\n/ or die "clang-variant: no common-value tables to take out\n"' "$a"
+  fi
+  if [[ $VARIANT == *noaccess* ]]; then
+    perl -0pi -e 's/(static __always_inline void ebq_fold_access\([^)]*\)\n\{\n)/$1\tif (r->EBQ_ROW_time != 1)\n\t\treturn;\n/ or die "clang-variant: no read and write branch to take out\n"' "$a"
   fi
   if [[ $VARIANT == *nofold* ]]; then
     perl -0pi -e 's/(static __always_inline int ebq_fold\(struct ebq_row \*r\)\n\{\n)/$1\tif (r->EBQ_ROW_time != 1)\n\t\treturn 0;\n/ or die "clang-variant: no fold to take out\n"' "$a"
