@@ -37,10 +37,22 @@ pub(crate) fn build_profile_program(tag: &str, name: &str) -> (std::path::PathBu
     (dir, bin.display().to_string())
 }
 
+/// The online CPUs (`/sys/devices/system/cpu/online`: `0-3,6`).
+fn online_cpus() -> Vec<u32> {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    online
+        .trim()
+        .split(',')
+        .flat_map(|r| {
+            let (a, b) = r.split_once('-').unwrap_or((r, r));
+            a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()
+        })
+        .collect()
+}
+
 /// The last online CPU (the spinner's).
 pub(crate) fn last_cpu() -> u32 {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    online.trim().rsplit([',', '-']).next().unwrap().parse().unwrap()
+    *online_cpus().last().unwrap()
 }
 
 #[test]
@@ -87,12 +99,7 @@ fn profile_99hz_samples_the_spinners_cpu_198_times_in_2_seconds() {
     // per-CPU recursion guard with every classic tracepoint program on the machine (syscount's,
     // bpftrace's), and a tick that comes while one runs is skipped and moves no kernel counter;
     // ebq counts it in `missed` from the periods its clocks ran (1/99 s each, on every CPU).
-    let ncpu = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let ncpu = ncpu
-        .trim()
-        .split(',')
-        .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1))
-        .sum::<u64>();
+    let ncpu = online_cpus().len() as u64;
     const PERIOD: u64 = 10_101_010; // (1e9 + 99 / 2) / 99 ns
     let (inner, outer) = ((before_finish - after_start) / PERIOD, (after_finish - before_start) / PERIOD);
     let owed = stats.seen + stats.out_of_scope + stats.missed;
