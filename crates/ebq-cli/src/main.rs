@@ -417,8 +417,8 @@ const REPORT_HELP: &str = "Report options:
   --mpi LIB|none        probe MPI-IO in LIB (`libmpich`, a path); default: libmpich when -c runs
                         mpirun, mpiexec or srun, else none
   --stdio               probe libc's stdio calls (fopen, fwrite, fprintf, …): Darshan's STDIO
-                        module; the system calls libc makes inside them leave POSIX (folded in
-                        user space)
+                        module; the system calls libc makes inside them leave POSIX (a
+                        per-thread mark kept in the kernel fold)
   --darshan-log FILE    a binary Darshan log (format 3.41) that PyDarshan, `python -m darshan
                         summary` and Drishti read; with --trace, DXT_POSIX too; with --stdio, STDIO
   --job-id N            the log's job id (default: SLURM_JOB_ID, else PBS_JOBID, else 0)
@@ -457,9 +457,9 @@ fn report(kind: &str, mut options: report::Options, mut args: RunArgs) -> Result
     }
     let catalog = ebq::catalog::Catalog::open().map_err(|e| tracefs_error(&e.into()))?;
     options.syscalls = catalog.kernel().syscalls().clone();
-    args.sql = Some(report::sql(&options.syscalls));
     options.json = args.format == Format::Json;
     options.command = args.command.clone().or_else(|| args.pid.map(|p| format!("pid {p}")));
+    args.sql = Some(options.sql(args.command.as_deref()));
     args.hook = Some(Box::new(report::IoHook { options, command: args.command.clone() }));
     run::run(&args)
 }

@@ -125,6 +125,7 @@ struct ebq_fold_totals {
 	__u64 aio_submitted;	/* Σ Decoder::submitted: io_submit's results, negatives as 0 */
 	__u64 aio_counted;	/* operations via AIO */
 	__u64 no_file;		/* rows of no file's operation (not io_submit's) */
+	__u64 inside_stdio;	/* system calls of a file libc made inside a stdio call (the stdio mark) */
 };
 
 /*
@@ -153,6 +154,90 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ebq_fold_totals);
 } ebq_fold_totals SEC(".maps");
+
+/*
+ * The key of an fdopen's file (the stdio mark's ebq_fold_fdopens), looked up
+ * at the call's entry in the thread's descriptor table: the STDIO record of
+ * an fdopen'ed stream is named by its descriptor's POSIX record, and user
+ * space matches this to the STDIO query's fdopen by thread, descriptor and
+ * time (report/kernel_fold.rs fdopens).
+ */
+struct ebq_fold_fdopen {
+	__u32 tid;
+	__s32 fd;
+	__u64 time;
+};
+
+#ifdef EBQ_FOLD_STDIO_MARK
+/*
+ * The stdio mark (`ebq report io --stdio`): the query's stdio branches make a
+ * row at every entry and return of a probed libc stdio function, and each
+ * thread keeps its depth of stdio calls in task storage. A system call made
+ * while it is above 0 is libc's, inside fwrite or fclose, not the program's:
+ * Darshan's POSIX module, which wraps the program's calls, never sees it, so
+ * it is counted in `inside_stdio` and not folded. The depth is read when the
+ * call's row is folded, at its exit: a thread runs one thing at a time, so it
+ * is in the same stdio call then as at the entry.
+ */
+struct ebq_fold_stdio {
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ebq_fold_stdio);
+} ebq_fold_stdio SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ebq_fold_fdopen);
+	__type(value, struct ebq_fold_key);
+} ebq_fold_fdopens SEC(".maps");
+
+/* A stdio mark row: a return lowers the thread's depth, an entry raises it. 1: not kept (counted dropped). */
+static __always_inline int ebq_fold_stdio_row(struct ebq_row *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ebq_fold_stdio *m;
+	__u64 id = r->EBQ_ROW_id;
+
+	if (id == EBQ_FOLD_MARK_RETURN) {
+		/* A return whose entry came before the query attached finds no depth to lower. */
+		m = bpf_task_storage_get(&ebq_fold_stdio, task, 0, 0);
+		if (m && m->depth > 0)
+			m->depth--;
+		return 0;
+	}
+	m = bpf_task_storage_get(&ebq_fold_stdio, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!m)
+		return 1;
+	m->depth++;
+	if (id == EBQ_FOLD_MARK_FDOPEN) {
+		__u32 fd = (__u32)r->EBQ_ROW_offset;
+		struct ebq_fold_fdopen k = { .tid = (__u32)r->EBQ_ROW_tid, .fd = (__s32)fd, .time = r->EBQ_ROW_time };
+		struct file *file = ebq_file_of(fd);
+		struct ebq_fold_key v = { .dev = ebq_file_dev(file), .inode = ebq_file_ino(file) };
+
+		/* A descriptor that is not open: fdopen fails, and names nothing. */
+		if (v.inode && bpf_map_update_elem(&ebq_fold_fdopens, &k, &v, BPF_ANY))
+			return 1;
+	}
+	return 0;
+}
+
+/* The current thread is inside a probed stdio call. */
+static __always_inline int ebq_fold_in_stdio(void)
+{
+	struct ebq_fold_stdio *m = bpf_task_storage_get(&ebq_fold_stdio, bpf_get_current_task_btf(), 0, 0);
+
+	return m && m->depth > 0;
+}
+#endif
 
 /* The spin's state, on the caller's stack. */
 struct ebq_fold_spin {
@@ -434,6 +519,10 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	tot = bpf_map_lookup_elem(&ebq_fold_totals, &zero);
 	if (!tot)
 		return 0;
+#ifdef EBQ_FOLD_STDIO_MARK
+	if (path == EBQ_FOLD_PATH_STDIO_MARK)
+		return ebq_fold_stdio_row(r);
+#endif
 
 	/* Decoder::submitted: io_submit's row counts AIO requests, no file's operation. */
 	if (path == EBQ_FOLD_PATH_SYSCALL && EBQ_FOLD_IS(id, EBQ_NR_io_submit)) {
@@ -471,6 +560,13 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 		tot->no_file++;
 		return 0;
 	}
+#ifdef EBQ_FOLD_STDIO_MARK
+	/* libc's call inside a stdio call (posix.rs's rows of stdio::Calls::exclude): no POSIX call. */
+	if (via == EBQ_FOLD_VIA_SYSCALL && ebq_fold_in_stdio()) {
+		tot->inside_stdio++;
+		return 0;
+	}
+#endif
 
 	f = bpf_map_lookup_elem(&ebq_fold_files, &key);
 	if (!f) {

@@ -11,7 +11,7 @@
 use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
 use super::posix::PER_PATH;
-use super::query::{FILE_CALLS, OPEN_CALLS, REQUEST_KINDS};
+use super::query::{FILE_CALLS, OPEN_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH};
 use super::Via;
 use std::fmt::Write;
 
@@ -24,8 +24,13 @@ fn syscalls() -> impl Iterator<Item = &'static str> {
 /// The `#define`s and the bucket function `fold.bpf.c` is appended to; `nr`
 /// gives a system call's number on this machine (a call it lacks is -1,
 /// which no row's call number is).
-pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>) -> String {
+/// `stdio_mark` defines `EBQ_FOLD_STDIO_MARK`: the query has the stdio
+/// mark's branches ([`query::sql_marking_stdio`](super::query::sql_marking_stdio)).
+pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> String {
     let mut c = "/* Generated from Rust (report/fold_c.rs): system call numbers, -1 for none. */\n".to_string();
+    if stdio_mark {
+        c.push_str("#define EBQ_FOLD_STDIO_MARK 1\n");
+    }
     for name in syscalls() {
         let _ = writeln!(c, "#define EBQ_NR_{name} ({})", nr(name).unwrap_or(-1));
     }
@@ -37,6 +42,13 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>) -> String {
     c.push_str("\n/* A request row's `id` (query.rs REQUEST_KINDS). */\n");
     for (i, kind) in REQUEST_KINDS.iter().enumerate() {
         let _ = writeln!(c, "#define EBQ_FOLD_REQUEST_{} {i}", kind.name().to_ascii_uppercase());
+    }
+    let _ = writeln!(
+        c,
+        "\n/* The stdio mark's rows (query.rs STDIO_MARK_PATH, STDIO_MARK_IDS). */\n#define EBQ_FOLD_PATH_STDIO_MARK {STDIO_MARK_PATH}"
+    );
+    for (i, name) in STDIO_MARK_IDS.iter().enumerate() {
+        let _ = writeln!(c, "#define EBQ_FOLD_MARK_{name} {i}");
     }
     c.push_str("\n/* counters[] (kernel_fold.rs COUNTER_NAMES). */\n");
     indices(&mut c, "EBQ_FOLD_C_", COUNTER_NAMES.iter().map(|n| short(n)), "EBQ_FOLD_COUNTERS");
@@ -97,6 +109,10 @@ pub fn layout_asserts() -> String {
         assert(format!("__builtin_offsetof(struct ebq_fold_file, {field})"), offset);
     }
     assert("sizeof(struct ebq_fold_file)".into(), layout::VALUE_SIZE);
+    assert("sizeof(struct ebq_fold_fdopen)".into(), layout::FDOPEN_KEY_SIZE);
+    for (field, offset) in [("tid", 0), ("fd", 4), ("time", 8)] {
+        assert(format!("__builtin_offsetof(struct ebq_fold_fdopen, {field})"), offset);
+    }
     for (i, field) in TOTALS.iter().enumerate() {
         assert(format!("__builtin_offsetof(struct ebq_fold_totals, {field})"), 8 * i);
     }
@@ -110,15 +126,18 @@ mod tests {
 
     #[test]
     fn every_call_number_is_defined() {
-        let c = header(&mut |name| (name != "open").then_some(7));
+        let c = header(&mut |name| (name != "open").then_some(7), false);
+        assert!(!c.contains("EBQ_FOLD_STDIO_MARK 1"));
         assert!(c.contains("#define EBQ_NR_open (-1)\n"));
         assert!(c.contains("#define EBQ_NR_io_submit (7)\n"));
     }
 
     #[test]
     fn indices_follow_the_rust_order() {
-        let c = header(&mut |_| None);
+        let c = header(&mut |_| None, true);
         for needle in [
+            "#define EBQ_FOLD_STDIO_MARK 1\n",
+            "#define EBQ_FOLD_PATH_STDIO_MARK 5\n#define EBQ_FOLD_MARK_ENTER 0\n#define EBQ_FOLD_MARK_RETURN 1\n",
             "#define EBQ_FOLD_PATH_IO_URING 2\n#define EBQ_FOLD_VIA_IO_URING 1\n",
             "#define EBQ_FOLD_REQUEST_FSYNC 2\n",
             "#define EBQ_FOLD_C_OPENS 0\n",

@@ -34,8 +34,8 @@ const BODY: &str = include_str!("fold.bpf.c");
 
 /// The fold's C (`ebq_fold` and its maps) for this machine: a call it lacks
 /// (`open` on arm64) is -1, which no row's call number is.
-pub fn source(syscalls: &SyscallTable) -> String {
-    format!("{}\n{BODY}{}", fold_c::header(&mut |name| syscalls.nr(name)), fold_c::layout_asserts())
+pub fn source(syscalls: &SyscallTable, stdio_mark: bool) -> String {
+    format!("{}\n{BODY}{}", fold_c::header(&mut |name| syscalls.nr(name), stdio_mark), fold_c::layout_asserts())
 }
 
 /// What the rows were, over the whole run.
@@ -49,10 +49,13 @@ pub struct Totals {
     pub aio_counted: u64,
     /// Rows of no file's operation (a failed open, a bad fd, …).
     pub no_file: u64,
+    /// System calls of a file left out of POSIX: libc made them inside a
+    /// stdio call (the stdio mark, `EBQ_FOLD_STDIO_MARK`; 0 without it).
+    pub inside_stdio: u64,
 }
 
 /// `struct ebq_fold_totals`'s `__u64` fields, in order ([`Totals`]' fields).
-pub(super) const TOTALS: [&str; 4] = ["operations", "aio_submitted", "aio_counted", "no_file"];
+pub(super) const TOTALS: [&str; 5] = ["operations", "aio_submitted", "aio_counted", "no_file", "inside_stdio"];
 const TOTALS_SIZE: usize = 8 * TOTALS.len();
 
 /// Sums [`TOTALS_MAP`]'s one slot over the CPUs: `per_cpu_values` holds one
@@ -65,14 +68,51 @@ pub fn totals(per_cpu_values: &[Vec<u8>]) -> Totals {
         t.aio_submitted += total("aio_submitted");
         t.aio_counted += total("aio_counted");
         t.no_file += total("no_file");
+        t.inside_stdio += total("inside_stdio");
     }
     t
+}
+
+/// The `fdopen` calls' files, kept by the stdio mark: `struct
+/// ebq_fold_fdopen` → `struct ebq_fold_key`.
+pub const FDOPENS_MAP: &str = "ebq_fold_fdopens";
+
+/// One `fdopen`'s descriptor as the kernel found it at the call's entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fdopen {
+    pub tid: u32,
+    pub fd: i32,
+    /// When the mark's row was made (CLOCK_MONOTONIC ns): within the call.
+    pub time_ns: u64,
+    /// The file open at `fd` then.
+    pub file: FileKey,
+}
+
+/// [`FDOPENS_MAP`]'s entries (key and value bytes, native endian); entries
+/// of another size than the C's are skipped.
+pub fn fdopens(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<Fdopen> {
+    let key = |k: &[u8], v: &[u8]| {
+        let dev = u32_at(v, 0);
+        Fdopen {
+            tid: u32_at(k, 0),
+            fd: u32_at(k, 4) as i32,
+            time_ns: u64_at(k, 8),
+            file: FileKey { dev_major: dev >> 20, dev_minor: dev & 0xf_ffff, inode: u64_at(v, layout::KEY_INODE) },
+        }
+    };
+    entries
+        .iter()
+        .filter(|(k, v)| k.len() == layout::FDOPEN_KEY_SIZE && v.len() == layout::KEY_SIZE)
+        .map(|(k, v)| key(k, v))
+        .collect()
 }
 
 /// `struct ebq_fold_key` and `struct ebq_fold_file`: the C asserts these
 /// offsets (`fold_c::layout_asserts`), so the two cannot disagree and compile.
 pub(super) mod layout {
     pub const KEY_SIZE: usize = 16;
+    /// `struct ebq_fold_fdopen`: tid, fd, time.
+    pub const FDOPEN_KEY_SIZE: usize = 16;
     pub const KEY_INODE: usize = 8;
     pub const LAST_IO: usize = 4;
     pub const OFFSET_KNOWN: usize = 8;
@@ -475,8 +515,19 @@ mod tests {
 
     #[test]
     fn totals_sum_over_cpus() {
-        let cpu = |a: u64, b: u64, c: u64, d: u64| [a, b, c, d].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        let t = totals(&[cpu(1, 2, 3, 4), cpu(10, 20, 30, 40)]);
-        assert_eq!(t, Totals { operations: 11, aio_submitted: 22, aio_counted: 33, no_file: 44 });
+        let cpu =
+            |a: u64, b: u64, c: u64, d: u64, e: u64| [a, b, c, d, e].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let t = totals(&[cpu(1, 2, 3, 4, 5), cpu(10, 20, 30, 40, 50)]);
+        assert_eq!(t, Totals { operations: 11, aio_submitted: 22, aio_counted: 33, no_file: 44, inside_stdio: 55 });
+    }
+
+    #[test]
+    fn an_fdopen_entry_is_its_thread_descriptor_time_and_file() {
+        let k: Vec<u8> =
+            [7u32.to_ne_bytes(), (-1i32).to_ne_bytes()].concat().into_iter().chain(99u64.to_ne_bytes()).collect();
+        let v = key(8, 1, 12);
+        let got = fdopens(&[(k.clone(), v), (k, vec![0; 3])]);
+        let file = FileKey { dev_major: 8, dev_minor: 1, inode: 12 };
+        assert_eq!(got, [Fdopen { tid: 7, fd: -1, time_ns: 99, file }], "the short value is skipped");
     }
 }

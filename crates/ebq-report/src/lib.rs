@@ -45,7 +45,7 @@ pub mod terminal;
 
 use ebq::exec::monotonic_ns;
 use ebq::host::SyscallTable;
-use ebq::runtime::Output;
+use ebq::runtime::{FoldEntries, Output};
 use ebq::sink::rows;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -219,19 +219,34 @@ impl Options {
 
     /// The report folds its operations into Darshan's records in the kernel
     /// ([`kernel_fold`]) unless something needs each operation in user space:
-    /// the trace and the HTML page (one row, one dot per operation), the
-    /// MPI-IO fold (which attributes POSIX operations to MPI calls) and the
-    /// STDIO module (which leaves out of POSIX the system calls libc makes
-    /// inside a stdio call, by thread and time: [`stdio::Calls`]).
+    /// the trace and the HTML page (one row, one dot per operation) and the
+    /// MPI-IO fold (which attributes POSIX operations to MPI calls). With
+    /// `--stdio`, the kernel fold keeps the stdio mark (a per-thread depth of
+    /// stdio calls, [`query::sql_marking_stdio`]); when the operations are
+    /// streamed, user space leaves out the calls inside stdio calls by thread
+    /// and time instead ([`stdio::Calls`]).
     pub fn kernel_fold(&self, command: Option<&str>) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
-        let streamed = self.trace.is_some() || self.html.is_some() || self.stdio;
+        let streamed = self.trace.is_some() || self.html.is_some();
         (!streamed && self.mpi_library(command).is_none()).then(|| {
+            let mut maps = vec![kernel_fold::FILES_MAP.into(), kernel_fold::TOTALS_MAP.into()];
+            if self.stdio {
+                maps.push(kernel_fold::FDOPENS_MAP.into());
+            }
             std::sync::Arc::new(ebq::plan::RowFold {
                 name: "Darshan's POSIX records per file".into(),
-                source: kernel_fold::source(&self.syscalls),
-                maps: vec![kernel_fold::FILES_MAP.into(), kernel_fold::TOTALS_MAP.into()],
+                source: kernel_fold::source(&self.syscalls, self.stdio),
+                maps,
             })
         })
+    }
+
+    /// The report's query ([`query::sql`]): with the stdio mark's branches
+    /// when it probes stdio and folds in the kernel ([`Options::kernel_fold`]).
+    pub fn sql(&self, command: Option<&str>) -> String {
+        match self.stdio && self.kernel_fold(command).is_some() {
+            true => query::sql_marking_stdio(&self.syscalls),
+            false => query::sql(&self.syscalls),
+        }
     }
 }
 
@@ -294,8 +309,10 @@ pub struct SharedState {
 /// What the kernel fold left: `ebq_fold_files` and `ebq_fold_totals`.
 #[derive(Debug, Default)]
 pub struct FoldMaps {
-    pub files: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
-    pub totals: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    pub files: FoldEntries,
+    pub totals: FoldEntries,
+    /// `ebq_fold_fdopens`, with the stdio mark (`--stdio`).
+    pub fdopens: Option<FoldEntries>,
 }
 
 /// Column `i` of a row the report's queries return, as an integer's 64 bits
@@ -386,13 +403,25 @@ impl IoReport {
         if let Some((start, end)) = shared.command_ns {
             (self.origin_ns, end_ns) = (start, end);
         }
-        let stdio = shared.stdio_calls.take().map(|calls| stdio_fold(calls, &mut self.ops));
+        let mut stdio_calls = shared.stdio_calls.take();
+        if let Some(calls) = stdio_calls.as_mut() {
+            calls.sort_by_key(|c| (c.start_ns, c.end_ns));
+        }
+        let maps = shared.fold_maps.take();
+        // Streamed: the system calls libc made inside stdio calls leave POSIX before its fold (the
+        // kernel fold's stdio mark left them out there).
+        let mut inside_stdio = match (&stdio_calls, &maps) {
+            (Some(calls), None) => stdio::Calls::new(calls).exclude(&mut self.ops) as u64,
+            _ => 0,
+        };
+        let (in_kernel, mut fdopens) = (maps.is_some(), vec![]);
         // Folded in the kernel: the records and the counts come from its maps, no operation was streamed.
-        let (fold, operations, aio) = match shared.fold_maps.take() {
+        let (fold, operations, aio) = match maps {
             Some(maps) => {
-                let files: Vec<(Vec<u8>, Vec<u8>)> =
-                    maps.files.into_iter().filter_map(|(k, mut v)| Some((k, v.drain(..).next()?))).collect();
+                let files = single_values(maps.files);
                 let totals = kernel_fold::totals(&maps.totals.into_iter().flat_map(|(_, v)| v).collect::<Vec<_>>());
+                inside_stdio = totals.inside_stdio;
+                fdopens = kernel_fold::fdopens(&single_values(maps.fdopens.unwrap_or_default()));
                 let aio = terminal::AioCount { submitted: totals.aio_submitted, counted: totals.aio_counted };
                 (kernel_fold::records(&files, self.decoder.mounts(), &mut block_size), totals.operations as usize, aio)
             }
@@ -406,6 +435,13 @@ impl IoReport {
                 (posix::fold(&self.ops, &mut block_size), calls, aio)
             }
         };
+        let stdio = stdio_calls.map(|calls| {
+            let descriptors = match in_kernel {
+                true => stdio::Descriptors::Kernel { fdopens: &fdopens, records: &fold.files },
+                false => stdio::Descriptors::Operations(&self.ops),
+            };
+            stdio::Fold { inside_calls: inside_stdio, ..stdio::fold(&calls, &descriptors) }
+        });
         let mpi = (shared.mpi_functions > 0).then(|| mpi::Fold {
             type_size_calls: shared.type_size_calls,
             ..mpi::fold(&shared.mpi_calls, &self.ops, &shared.ranks, shared.mpi_job_size as usize)
@@ -443,13 +479,10 @@ impl IoReport {
     }
 }
 
-/// The STDIO records of `calls`, after leaving out of `ops` (in time order)
-/// the system calls libc made inside them: they are no POSIX calls (the
-/// operations were streamed: `--stdio` turns the kernel fold off).
-fn stdio_fold(mut calls: Vec<stdio::Call>, ops: &mut Vec<Operation>) -> stdio::Fold {
-    calls.sort_by_key(|c| (c.start_ns, c.end_ns));
-    let inside = stdio::Calls::new(&calls).exclude(ops);
-    stdio::Fold { inside_calls: inside as u64, ..stdio::fold(&calls, ops) }
+/// A hash map's entries as `RunningQuery::fold_map` reads them (one value
+/// per key, not per CPU) as (key, value).
+fn single_values(entries: FoldEntries) -> Vec<(Vec<u8>, Vec<u8>)> {
+    entries.into_iter().filter_map(|(k, mut v)| Some((k, v.drain(..).next()?))).collect()
 }
 
 /// A finished I/O report: Darshan's records and the run they came from.

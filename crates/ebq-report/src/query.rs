@@ -4,6 +4,7 @@
 //! trace, the HTML) sees operations tagged with their [`Via`] only.
 
 use super::mounts::Mounts;
+use super::stdio;
 use super::{FileKey, OpKind, Operation, Via};
 use ebq::host::SyscallTable;
 use ebq::runtime::Value;
@@ -36,14 +37,64 @@ use std::collections::HashMap;
 /// the AIO requests it submitted, no file's operation
 /// ([`Decoder::submitted`]), at its own tracepoints.
 pub fn sql(syscalls: &SyscallTable) -> String {
+    union(syscalls, &[])
+}
+
+/// [`sql`] and the stdio mark's branches ([`stdio_mark_branches`]): the
+/// report's query when it folds in the kernel and probes stdio (`--stdio`).
+pub fn sql_marking_stdio(syscalls: &SyscallTable) -> String {
+    union(syscalls, &stdio_mark_branches())
+}
+
+/// The report's branches, then `more`, as one UNION ALL in [`COLUMNS`].
+fn union(syscalls: &SyscallTable, more: &[String]) -> String {
     let opens: Vec<&str> = OPEN_CALLS.into_iter().filter(|c| syscalls.nr(c).is_some()).collect();
+    let branches = [io_ops_calls(), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)];
     format!(
-        "SELECT {COLUMNS} FROM ({} UNION ALL {} UNION ALL {} UNION ALL {}) u",
-        io_ops_calls(),
-        io_ops_requests(),
-        io_submit_branch(),
-        io_ops_opens(&opens)
+        "SELECT {COLUMNS} FROM ({}) u",
+        branches.iter().chain(more).cloned().collect::<Vec<_>>().join(" UNION ALL ")
     )
+}
+
+/// The `path` of the stdio mark's rows: no operation's ([`Via::of_code`]
+/// knows no such code, so [`Decoder::operation`] makes none of them), and
+/// the fold's C compares it (`EBQ_FOLD_PATH_STDIO_MARK`).
+pub const STDIO_MARK_PATH: u64 = 5;
+
+/// The stdio mark rows' `id`s, by position (`EBQ_FOLD_MARK_<name>` in the
+/// fold's C): a probed stdio function's entry, its return, and `fdopen`'s
+/// entry, whose descriptor (the `offset` column) the fold looks up.
+pub const STDIO_MARK_IDS: [&str; 3] = ["ENTER", "RETURN", "FDOPEN"];
+
+/// Two branches over libc's probed stdio functions ([`stdio::FUNCS`]): a
+/// row at each entry and each return, which the kernel fold turns into a
+/// per-thread "inside stdio" depth, so the system calls libc makes inside
+/// them are left out of POSIX in the kernel (`fold.bpf.c`). `fdopen`'s
+/// entry carries its descriptor in `offset`. The STDIO counters are the
+/// STDIO query's ([`stdio::sql`]); these rows only mark.
+fn stdio_mark_branches() -> Vec<String> {
+    let list = stdio::probe_list();
+    let fdopen = stdio::FUNCS.iter().position(|(_, k)| *k == stdio::Kind::Fdopen).expect("fdopen is probed");
+    let id = |name: &str| STDIO_MARK_IDS.iter().position(|n| *n == name).expect("a mark id");
+    let [enter, ret, fdopen_id] = ["ENTER", "RETURN", "FDOPEN"].map(id);
+    let row = |id: String, offset: &str| {
+        format!(
+            "SELECT time, {STDIO_MARK_PATH} AS path, {id} AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
+'' AS mount_point, '' AS file_name, 0 AS size, {offset} AS offset, 0 AS ret, 0 AS latency, pid, 0 AS buf, \
+0 AS mount_id, tid"
+        )
+    };
+    vec![
+        format!(
+            "{} FROM uprobe:{}:{list}",
+            row(
+                format!("CASE WHEN func = {fdopen} THEN {fdopen_id} ELSE {enter} END"),
+                &format!("CASE WHEN func = {fdopen} THEN arg0 ELSE 0 END")
+            ),
+            stdio::LIBRARY
+        ),
+        format!("{} FROM uretprobe:{}:{list}", row(ret.to_string(), "0"), stdio::LIBRARY),
+    ]
 }
 
 /// The report's columns, in the order [`Decoder`] and `fold.bpf.c` read them.

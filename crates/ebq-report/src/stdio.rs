@@ -49,29 +49,34 @@
 //!   `fseek`), as in Darshan; `fclose` counts whatever it returns.
 //!
 //! **System calls inside a stdio call are not POSIX calls** (Darshan's POSIX
-//! module wraps the application's calls; libc's own go around it). The
-//! report folds in user space when STDIO is probed: a system call of the
-//! same thread (tid) whose entry falls inside a stdio call's [entry, return]
-//! interval is that call's ([`Calls::inside`]) and is left out of POSIX. A
-//! thread runs one thing at a time, so the interval decides exactly; the
-//! uprobe's and the tracepoints' times are the same clock. A file used only
-//! through stdio then has no POSIX record, as in Darshan.
+//! module wraps the application's calls; libc's own go around it). A thread
+//! runs one thing at a time, so a system call made while its thread is in a
+//! stdio call is that call's, and is left out of POSIX. The kernel fold keeps
+//! a per-thread depth of stdio calls for it (the report's query gains the
+//! mark's branches, `query::sql_marking_stdio`, and `fold.bpf.c` keeps the
+//! depth in task storage); when the operations are streamed (`--trace`,
+//! `--html`, MPI-IO), user space leaves out a system call of the same thread
+//! whose entry falls inside a stdio call's [entry, return] interval
+//! ([`Calls::inside`]; the uprobe's and the tracepoints' times are the same
+//! clock). A file used only through stdio then has no POSIX record, as in
+//! Darshan. An `fdopen` is named by its descriptor's POSIX record
+//! ([`Descriptors`]).
 //!
 //! **Nor do stdio calls inside a stdio call count**: glibc's `putw` calls
 //! `fwrite`, `getw` `fread` and `fscanf` `vfscanf` at the probed addresses,
 //! which Darshan's `LD_PRELOAD` wrappers never see. A call inside another
 //! of the same thread ([`nested`]) is left out ([`Fold::nested_calls`]).
 //!
-//! Not done: the kernel fold's own mark (the report folds in user space when
-//! `--stdio` is given); exact lengths of `fgets`/`fputs` strings of
+//! Not done: exact lengths of `fgets`/`fputs` strings of
 //! [`STRING_CAP`] bytes or more (counted, see above); the bytes of an
 //! `fscanf` on a stream whose offset glibc does not know yet (counted, see
 //! above); ranks (every record is rank
 //! 0, as Darshan's non-MPI mode writes them: `STDIO_FASTEST_RANK`… and the
 //! variances 0).
 
-use super::posix::timer_no_overlap;
-use super::{OpKind, Operation, Via};
+use super::kernel_fold::Fdopen;
+use super::posix::{self, timer_no_overlap};
+use super::{FileKey, OpKind, Operation, Via};
 use ebq::runtime::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -157,6 +162,13 @@ pub const FUNCS: [(&str, Kind); 30] = [
 /// The library probed: the C library every dynamically linked program loads.
 pub const LIBRARY: &str = "libc";
 
+/// Every probed function as one uprobe's list: `{fopen,freopen,…}` (`func`
+/// is a function's index in [`FUNCS`]).
+pub fn probe_list() -> String {
+    let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
+    format!("{{{}}}", names.join(","))
+}
+
 /// The query: each call's entry joined with its return on the thread and the
 /// function (`func`, its index in [`FUNCS`]). `text` is the string at
 /// argument 0 at entry (fopen's path). `length` is, at the return, the
@@ -170,8 +182,7 @@ pub const LIBRARY: &str = "libc";
 /// computes an expression over the entry's columns at the return). Column
 /// order is what [`call`] reads.
 pub fn sql() -> String {
-    let names: Vec<&str> = FUNCS.iter().map(|(n, _)| *n).collect();
-    let list = format!("{{{}}}", names.join(","));
+    let list = probe_list();
     // The calls of one kind: `e.func = i OR …`, one term for each probed function of it.
     let of_kind = |kind: Kind| {
         let terms: Vec<String> =
@@ -627,9 +638,9 @@ impl Streams {
     }
 }
 
-/// Folds the calls (in time order) into records; `posix` (every operation,
-/// in time order) names an `fdopen`'s descriptor.
-pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
+/// Folds the calls (in time order) into records; `descriptors` names an
+/// `fdopen`'s descriptor.
+pub fn fold(calls: &[Call], descriptors: &Descriptors) -> Fold {
     let mut out = Fold::default();
     let mut streams = Streams::default();
     let inner = nested(calls);
@@ -639,7 +650,7 @@ pub fn fold(calls: &[Call], posix: &[Operation]) -> Fold {
         streams.seed(c, &mut out.files);
         let stream = match c.kind {
             Kind::Open | Kind::Fdopen => {
-                let name = open_name(c, posix);
+                let name = open_name(c, descriptors);
                 streams.open(c, name.as_ref());
                 if let Some(name) = name {
                     let r = out.files.entry(name).or_insert_with(Record::new);
@@ -739,18 +750,46 @@ fn apply(r: &mut Record, c: &Call, t1: i64, t2: i64) -> Counted {
 /// The record an open names: fopen's and freopen's path, fdopen's
 /// descriptor's POSIX record (the last open of that fd by the process
 /// before the call); `None` for a failed open or an unknown descriptor.
-fn open_name(c: &Call, posix: &[Operation]) -> Option<String> {
+fn open_name(c: &Call, descriptors: &Descriptors) -> Option<String> {
     if c.ret == 0 {
         return None;
     }
     match c.kind {
         Kind::Open => Some(c.text.clone()).filter(|p| !p.is_empty()),
-        _ => posix
-            .iter()
-            .rev()
-            .filter(|o| o.op == OpKind::Open && o.pid == c.pid && o.start_ns <= c.start_ns)
-            .find(|o| o.result == c.args[0] as i64)
-            .map(|o| o.path.clone()),
+        _ => descriptors.name(c),
+    }
+}
+
+/// Where an `fdopen`'s descriptor is named from: the POSIX record of the file
+/// it was open on, as the report's POSIX side knows it.
+pub enum Descriptors<'a> {
+    /// Streamed operations (in time order): the process's last open that
+    /// returned the descriptor before the call.
+    Operations(&'a [Operation]),
+    /// The kernel fold: the file the stdio mark found at the descriptor at
+    /// the call's entry ([`Fdopen`]: the one of the call's thread and
+    /// descriptor nearest its start), named by that file's record.
+    Kernel { fdopens: &'a [Fdopen], records: &'a BTreeMap<FileKey, posix::Record> },
+}
+
+impl Descriptors<'_> {
+    /// The name of `fdopen` call `c`'s descriptor, if a POSIX record has it.
+    fn name(&self, c: &Call) -> Option<String> {
+        let fd = c.args[0] as i64;
+        match self {
+            Descriptors::Operations(posix) => posix
+                .iter()
+                .rev()
+                .filter(|o| o.op == OpKind::Open && o.pid == c.pid && o.start_ns <= c.start_ns)
+                .find(|o| o.result == fd)
+                .map(|o| o.path.clone()),
+            Descriptors::Kernel { fdopens, records } => fdopens
+                .iter()
+                .filter(|f| f.tid == c.tid && i64::from(f.fd) == fd as i32 as i64)
+                .min_by_key(|f| f.time_ns.abs_diff(c.start_ns))
+                .and_then(|f| records.get(&f.file))
+                .map(|r| r.name.clone()),
+        }
     }
 }
 
@@ -787,9 +826,35 @@ mod tests {
             c(Kind::Fclose, [FP, 0, 0, 0], 0, "", 300),
             c(Kind::Fgetc, [FP, 0, 0, 0], 1, "", 400), // after close: unattributed
         ];
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         assert!(f.files.is_empty());
         assert_eq!((f.unnamed, f.unattributed), (2, 1));
+    }
+
+    #[test]
+    fn an_fdopen_in_the_kernel_fold_is_named_by_the_record_of_the_file_its_mark_found() {
+        let file = |inode| FileKey { dev_major: 8, dev_minor: 1, inode };
+        let records: BTreeMap<FileKey, posix::Record> = [
+            (file(12), posix::Record::new("q.dat", "ext4", "/")),
+            (file(13), posix::Record::new("r.dat", "ext4", "/")),
+        ]
+        .into_iter()
+        .collect();
+        // fd 3 on thread 7 was fdopen'ed twice (q.dat, then r.dat after a close and an open); thread 8's is another.
+        let mark = |tid, time_ns, inode| Fdopen { tid, fd: 3, time_ns, file: file(inode) };
+        let fdopens = [mark(7, 101, 12), mark(7, 501, 13), mark(8, 100, 13)];
+        let calls = vec![
+            c(Kind::Fdopen, [3, 0, 0, 0], FP, "", 100),
+            c(Kind::Fwrite, [0, 10, 1, FP], 1, "", 200),
+            c(Kind::Fclose, [FP, 0, 0, 0], 0, "", 300),
+            c(Kind::Fdopen, [3, 0, 0, 0], FP, "", 500),
+            c(Kind::Fputc, [b'x'.into(), FP, 0, 0], 1, "", 600),
+            c(Kind::Fdopen, [4, 0, 0, 0], FP + 1, "", 700), // no mark for fd 4: not named
+        ];
+        let f = fold(&calls, &Descriptors::Kernel { fdopens: &fdopens, records: &records });
+        assert_eq!(f.files.keys().collect::<Vec<_>>(), ["q.dat", "r.dat"]);
+        assert_eq!((f.files["q.dat"].get("STDIO_BYTES_WRITTEN"), f.files["r.dat"].get("STDIO_BYTES_WRITTEN")), (10, 1));
+        assert_eq!(f.files["q.dat"].get("STDIO_FDOPENS"), 1);
     }
 
     #[test]
@@ -807,7 +872,7 @@ mod tests {
             c(Kind::Fclose, [FP, 0, 0, 0], 0, "", 1000),
             c(Kind::Fwrite, [0, 1, 1, FP], 1, "", 1100), // after close: unattributed
         ];
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         let r = &f.files["/tmp/s.dat"];
         let want = [
             ("STDIO_OPENS", 1),
@@ -855,7 +920,7 @@ mod tests {
             c(Kind::Fputc, [b'z'.into(), FP, 0, 0], 122, "", 600),
             c(Kind::Fgets, [0, 8, FP, 0], 0x7000, "short\n", 700),
         ];
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         let r = &f.files["/tmp/e.dat"];
         assert_eq!(
             (r.get("STDIO_SEEKS"), r.get("STDIO_MAX_BYTE_WRITTEN"), r.get("STDIO_BYTES_WRITTEN")),
@@ -882,7 +947,7 @@ mod tests {
             c(Kind::Getw, [FP, 0, 0, 0], u64::from(u32::MAX), "", 800), // EOF, no error: 4
             Call { flags: IO_ERR_SEEN, ..c(Kind::Getw, [FP, 0, 0, 0], u64::from(u32::MAX), "", 900) },
         ];
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         let r = &f.files["/tmp/w.dat"];
         assert_eq!((r.get("STDIO_READS"), r.get("STDIO_BYTES_READ")), (4, 6 + 2 + 4));
         assert_eq!((r.get("STDIO_WRITES"), r.get("STDIO_BYTES_WRITTEN")), (1, 4));
@@ -926,7 +991,7 @@ mod tests {
         for (i, after) in [(5, 20), (7, 26)] {
             calls[i].position = Some(after);
         }
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         let r = &f.files["/tmp/n.dat"];
         assert_eq!((r.get("STDIO_WRITES"), r.get("STDIO_BYTES_WRITTEN")), (2, 8));
         assert_eq!((r.get("STDIO_READS"), r.get("STDIO_BYTES_READ")), (3, 4 + 12 + 6));
@@ -948,7 +1013,7 @@ mod tests {
             std(c(Kind::Fgetc, [stdin, 0, 0, 0], u64::from(b'q'), "", 500)),
             Call { pid: 8, ..std(c(Kind::Print, [0; 4], 3, "", 600)) },
         ];
-        let f = fold(&calls, &[]);
+        let f = fold(&calls, &Descriptors::Operations(&[]));
         assert_eq!(f.files.keys().collect::<Vec<_>>(), ["<STDIN>", "<STDOUT>"]);
         let out = &f.files["<STDOUT>"];
         let got: Vec<i64> = ["STDIO_OPENS", "STDIO_WRITES", "STDIO_FLUSHES", "STDIO_BYTES_WRITTEN"]

@@ -3,8 +3,8 @@
 //! so they are integration tests, run with the host visible, not unit tests,
 //! which `scripts/test-pure.sh` runs with it hidden.
 
-use ebq_report::kernel_fold::{source, FILES_MAP, TOTALS_MAP};
-use ebq_report::query::{sql, OPEN_CALLS};
+use ebq_report::kernel_fold::{source, FDOPENS_MAP, FILES_MAP, TOTALS_MAP};
+use ebq_report::query::{sql, sql_marking_stdio, OPEN_CALLS};
 
 /// The query binds and plans on this machine's catalog, one branch per open call it has.
 #[test]
@@ -21,21 +21,32 @@ fn the_report_query_plans_with_an_open_branch_per_open_call() {
 
 /// The fold compiles with clang as `ebq report io` loads it: the report's
 /// query prepared with the fold against the fixture kernel, so the generated
-/// layout assertions are checked (nothing is loaded).
+/// layout assertions are checked (nothing is loaded); and with `--stdio`'s
+/// mark, whose uprobe branches read registers beside the file columns'
+/// `vmlinux.h`, against this host (the fixture's libc has no stdio symbols).
 #[test]
 fn the_fold_compiles_with_clang() {
-    let kernel = ebq::host::FixtureKernel::checked_in();
-    let syscalls = ebq::host::KernelInfo::syscalls(&*kernel).clone();
-    let fold = std::sync::Arc::new(ebq::plan::RowFold {
-        name: "test".into(),
-        source: source(&syscalls),
-        maps: vec![FILES_MAP.into(), TOTALS_MAP.into()],
-    });
-    let options = ebq::plan::PlanOptions { row_fold: Some(fold), ..Default::default() };
-    let sql = sql(&syscalls);
-    let engine = ebq::Engine::with_kernel(kernel).with_options(options);
-    let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
-    if let Err(e) = ebq::runtime::compile(prepared.source()) {
-        panic!("{e}");
+    for stdio_mark in [false, true] {
+        let kernel: std::sync::Arc<dyn ebq::host::KernelInfo> = match stdio_mark {
+            false => ebq::host::FixtureKernel::checked_in(),
+            true => ebq::Engine::new().expect("tracefs (the report runs as root)").catalog().kernel_arc(),
+        };
+        let syscalls = kernel.syscalls().clone();
+        let fold = std::sync::Arc::new(ebq::plan::RowFold {
+            name: "test".into(),
+            source: source(&syscalls, stdio_mark),
+            maps: [FILES_MAP, TOTALS_MAP]
+                .into_iter()
+                .chain(stdio_mark.then_some(FDOPENS_MAP))
+                .map(Into::into)
+                .collect(),
+        });
+        let options = ebq::plan::PlanOptions { row_fold: Some(fold), ..Default::default() };
+        let sql = if stdio_mark { sql_marking_stdio(&syscalls) } else { sql(&syscalls) };
+        let engine = ebq::Engine::with_kernel(kernel.clone()).with_options(options);
+        let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
+        if let Err(e) = ebq::runtime::compile(prepared.source()) {
+            panic!("stdio mark {stdio_mark}: {e}");
+        }
     }
 }

@@ -1,13 +1,42 @@
 //! Code for probe events: the section and context type of the program, and how
 //! each argument column is read.
 //!
-//! uprobes and kprobes get `struct pt_regs *` (the user-space layout from
-//! `<asm/ptrace.h>`, which is the kernel's on x86-64) and read arguments from
-//! the registers of the System V calling convention; fentry/fexit get the
-//! trampoline's `__u64` array of arguments, followed at fexit by the return value.
+//! uprobes and kprobes get `struct pt_regs *` and read arguments from the
+//! registers of the System V calling convention: `<asm/ptrace.h>`'s layout,
+//! which is the kernel's on x86-64 under other names (`rdi` is the kernel's
+//! `di`). A program that also reads file columns includes the kernel's
+//! `vmlinux.h`, whose `struct pt_regs` clashes with `<asm/ptrace.h>`'s, so a
+//! register is read through `EBQ_REG(ctx, user, kernel)` ([`REG_MACRO`]),
+//! which picks the name of whichever struct the program has. fentry/fexit get
+//! the trampoline's `__u64` array of arguments, followed at fexit by the
+//! return value.
 
 use crate::bind::{BoundEvent, EventSource};
 use crate::catalog::probe::{ARG_REGS, RET_REG};
+
+/// The register struct of a uprobe or kprobe program and how a register is
+/// named in it: the kernel's `struct pt_regs` when `vmlinux.h` came first (a
+/// program with file columns), else `<asm/ptrace.h>`'s. Repeated per probe
+/// event; the include is guarded and the macro's definitions are identical.
+const REG_MACRO: &str = "#ifdef __VMLINUX_H__
+    /* vmlinux.h's struct pt_regs is the kernel's: the same slots as <asm/ptrace.h>'s, named without the r (rdi is di). */
+    #define EBQ_REG(ctx, user, kernel) ((ctx)->kernel)
+    #else
+    #include <asm/ptrace.h>
+    #define EBQ_REG(ctx, user, kernel) ((ctx)->user)
+    #endif
+
+";
+
+/// The C reading user-space register `user` (`rdi`, `r8`, `rip`) of `ctx`
+/// under either struct's name ([`REG_MACRO`]).
+fn register(user: &str) -> String {
+    let kernel = match user {
+        "r8" | "r9" => user,
+        _ => user.strip_prefix('r').unwrap_or(user),
+    };
+    format!("EBQ_REG(ctx, {user}, {kernel})")
+}
 
 /// Declarations a probe program needs in place of the tracepoint record
 /// struct; `None` for tracepoints.
@@ -21,18 +50,18 @@ pub fn preamble(event: &BoundEvent) -> Option<String> {
         )),
         EventSource::Uprobe { path, functions, .. } if !functions.is_empty() => Some(format!(
             "/* {}: {} functions of {}, one uprobe_multi link; `func` (the BPF cookie) is the function's \
-             position in the list; {regs}. */\n#include <asm/ptrace.h>\n\n",
+             position in the list; {regs}. */\n{REG_MACRO}",
             event.event_description(),
             functions.len(),
             path.display()
         )),
         EventSource::Uprobe { path, offset, .. } => Some(format!(
-            "/* {}: {} at file offset {offset:#x}; {regs}. */\n#include <asm/ptrace.h>\n\n",
+            "/* {}: {} at file offset {offset:#x}; {regs}. */\n{REG_MACRO}",
             event.event_description(),
             path.display()
         )),
         EventSource::Kprobe { .. } => {
-            Some(format!("/* {}: {regs}. */\n#include <asm/ptrace.h>\n\n", event.event_description()))
+            Some(format!("/* {}: {regs}. */\n{REG_MACRO}", event.event_description()))
         }
         EventSource::Usdt { .. } => Some(super::usdt::preamble(event)),
         EventSource::Timer { .. } => Some(format!(
@@ -99,12 +128,12 @@ pub fn column_expr(event: &BoundEvent, name: &str) -> Option<String> {
         (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::FUNC_COLUMN => {
             Some("(__u32)bpf_get_attach_cookie(ctx)".into())
         }
-        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::IP_COLUMN => Some("ctx->rip".into()),
+        (EventSource::Uprobe { .. }, None) if name == crate::catalog::probe::IP_COLUMN => Some(register("rip")),
         // Only `retval` besides the arguments: `str(arg1)` is a string read, not a register.
         (_, None) if !name.starts_with("retval") => None,
         (EventSource::Fentry { arg_slots, .. }, None) => Some(format!("ctx[{arg_slots}]")),
-        (_, Some(i)) => Some(format!("ctx->{}", ARG_REGS[i])),
-        (_, None) => Some(format!("ctx->{RET_REG}")),
+        (_, Some(i)) => Some(register(ARG_REGS[i])),
+        (_, None) => Some(register(RET_REG)),
     }
 }
 
@@ -118,12 +147,13 @@ mod tests {
     fn uprobes_read_argument_registers() {
         let c = generate_for("SELECT COUNT(*), SUM(arg2) FROM uprobe:libc:pread64 WHERE arg0 > 2");
         assert!(c.contains("SEC(\"uprobe\")\nint ebq_query(struct pt_regs *ctx)"), "{c}");
-        assert!(c.contains("\t__u64 ev_arg0 = ctx->rdi;\n") && c.contains("\t__u64 ev_arg2 = ctx->rdx;\n"), "{c}");
+        assert!(c.contains("\t__u64 ev_arg0 = EBQ_REG(ctx, rdi, di);\n"), "{c}");
+        assert!(c.contains("\t__u64 ev_arg2 = EBQ_REG(ctx, rdx, dx);\n"), "{c}");
         assert!(c.contains("#include <asm/ptrace.h>") && !c.contains("struct ebq_event"), "{c}");
         let c = generate_for("SELECT time, tid, comm, retval FROM uretprobe:libc.so.6:pread64 WHERE retval > 0");
-        assert!(c.contains("SEC(\"uretprobe\")") && c.contains("ctx->rax;"), "{c}");
+        assert!(c.contains("SEC(\"uretprobe\")") && c.contains("EBQ_REG(ctx, rax, ax);"), "{c}");
         let c = generate_for("SELECT * FROM uprobe:libc:read");
-        assert!(c.contains("ctx->r9;"), "SELECT * lists arg0..arg5: {c}");
+        assert!(c.contains("EBQ_REG(ctx, r9, r9);"), "SELECT * lists arg0..arg5: {c}");
     }
 
     #[test]
@@ -159,11 +189,11 @@ mod tests {
                 && c.contains("({ __s32 v = 0; bpf_probe_read_user(&v, sizeof(v), (const void *)(__u64)"),
             "{c}"
         );
-        assert!(c.contains("(const void *)ctx->rsi));\t/* str(arg1) */"), "the string at arg1's register: {c}");
+        assert!(c.contains("(const void *)EBQ_REG(ctx, rsi, si)));\t/* str(arg1) */"), "arg1's register: {c}");
         // The function's address in the process: the instruction pointer at the probe.
         let c = generate_for("SELECT ip FROM uprobe:libc:pread64");
-        assert!(c.contains("\t__u64 ev_ip = ctx->rip;\n"), "{c}");
-        assert!(!c.contains("ctx->rax;\t/* str"), "a string is not the return register: {c}");
+        assert!(c.contains("\t__u64 ev_ip = EBQ_REG(ctx, rip, ip);\n"), "{c}");
+        assert!(!c.contains("EBQ_REG(ctx, rax, ax);\t/* str"), "a string is not the return register: {c}");
         let p = crate::Engine::with_catalog(crate::catalog::Catalog::fixture()).prepare(sql).unwrap();
         let names: Vec<String> = p.logical.schema().iter().map(|(name, ty)| format!("{name} {ty}")).collect();
         assert_eq!(names, ["size u64", "first i32", "name string(128)", "retval u64"]);
@@ -237,8 +267,12 @@ mod tests {
     #[test]
     fn kprobes_and_trampolines_read_their_arguments() {
         for (sql, section, read) in [
-            ("SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm", "kprobe/vfs_read", "ctx->rdx"),
-            ("SELECT pid, retval FROM kretprobe:vfs_read", "kretprobe/vfs_read", "ctx->rax"),
+            (
+                "SELECT comm, COUNT(*), SUM(arg2) FROM kprobe:vfs_read GROUP BY comm",
+                "kprobe/vfs_read",
+                "EBQ_REG(ctx, rdx, dx)",
+            ),
+            ("SELECT pid, retval FROM kretprobe:vfs_read", "kretprobe/vfs_read", "EBQ_REG(ctx, rax, ax)"),
             ("SELECT COUNT(*), MAX(arg2) FROM fentry:vfs_read WHERE arg2 > 1", "fentry/vfs_read", "ctx[2]"),
             // vfs_read(file, buf, count, pos): the return value follows the four arguments.
             ("SELECT retval, COUNT(*) FROM fexit:vfs_read GROUP BY retval", "fexit/vfs_read", "ctx[4]"),

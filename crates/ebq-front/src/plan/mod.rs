@@ -766,11 +766,10 @@ fn rows_plan(
 /// What a whole program (its branches included) cannot do on this kernel
 /// or in one object: stacks at an expanding event, a mapped file without
 /// bpf_rdonly_cast, pages_mapped without its tracepoints, file columns
-/// beside a uprobe or kprobe.
+/// beside a USDT probe.
 fn check_program(k: &KernelPlan, logical: &LogicalPlan, catalog: &Catalog) -> Result<()> {
     let events: Vec<&BoundEvent> = k.events().collect();
-    let register_probe =
-        events.iter().find(|e| matches!(e.source, EventSource::Uprobe { .. } | EventSource::Kprobe { .. })).cloned();
+    let usdt = events.iter().find(|e| matches!(e.source, EventSource::Usdt { .. })).cloned();
     if let Some(x) = events.iter().find(|e| matches!(e.source, EventSource::Expand { .. })).filter(|_| k.reads_stacks())
     {
         // The row code runs on ebq's copy of an element, not on the tracepoint's context,
@@ -800,9 +799,10 @@ fn check_program(k: &KernelPlan, logical: &LogicalPlan, catalog: &Catalog) -> Re
     if let Some(why) = pages_mapped_unsupported(k, catalog.kernel()) {
         return Err(Error::query(Stage::Plan, why, logical.select_span));
     }
-    if let Some(probe) = register_probe.filter(|_| k.reads_files()) {
-        // File columns compile against the kernel's own types (vmlinux.h), whose
-        // struct pt_regs names registers differently from the uprobe/kprobe code's.
+    if let Some(probe) = usdt.filter(|_| k.reads_files()) {
+        // File columns compile against the kernel's own types (vmlinux.h), whose struct
+        // pt_regs names registers differently from a USDT operand's (uprobes and kprobes
+        // read theirs under either name: codegen::probe's EBQ_REG).
         return Err(Error::query(
             Stage::Plan,
             format!(
