@@ -445,8 +445,17 @@ static __always_inline void ebq_fold_add(struct ebq_fold_file *f, struct ebq_row
 			f->mount_id = r->EBQ_ROW_mount_id;
 		}
 	}
-	if (!f->name[0] && r->EBQ_ROW_file_name[0])
-		EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
+	/* A system call's row carries its file's dentry, not its name (query.rs Names::Late): the name
+	 * is read once, for a record that has none yet, not copied at every call. */
+	if (!f->name[0]) {
+		/* Out of the CO-RE read: the row is ebq's struct, which the kernel's BTF does not relocate. */
+		struct dentry *dentry = (struct dentry *)r->EBQ_ROW_dentry_id;
+
+		if (r->EBQ_ROW_file_name[0])
+			EBQ_FOLD_COPY(f->name, r->EBQ_ROW_file_name);
+		else if (dentry)
+			bpf_probe_read_kernel_str(f->name, sizeof(f->name), BPF_CORE_READ(dentry, d_name.name));
+	}
 	/* posix.rs Open::add: Darshan sees libc's calls only; a request (io_uring, AIO) or a mapping's
 	 * pages count in ebq's per-path counters alone. */
 	if (via != EBQ_FOLD_VIA_SYSCALL) {

@@ -25,7 +25,7 @@ fn syscalls() -> impl Iterator<Item = &'static str> {
 /// gives a system call's number on this machine (a call it lacks is -1,
 /// which no row's call number is).
 /// `stdio_mark` defines `EBQ_FOLD_STDIO_MARK`: the query has the stdio
-/// mark's branches ([`query::sql_marking_stdio`](super::query::sql_marking_stdio)).
+/// mark's branches ([`query::sql_for_kernel_fold`](super::query::sql_for_kernel_fold)).
 pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> String {
     let mut c = "/* Generated from Rust (report/fold_c.rs): system call numbers, -1 for none. */\n".to_string();
     if stdio_mark {

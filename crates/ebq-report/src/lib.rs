@@ -222,7 +222,7 @@ impl Options {
     /// the trace and the HTML page (one row, one dot per operation) and the
     /// MPI-IO fold (which attributes POSIX operations to MPI calls). With
     /// `--stdio`, the kernel fold keeps the stdio mark (a per-thread depth of
-    /// stdio calls, [`query::sql_marking_stdio`]); when the operations are
+    /// stdio calls, [`query::sql_for_kernel_fold`]); when the operations are
     /// streamed, user space leaves out the calls inside stdio calls by thread
     /// and time instead ([`stdio::Calls`]).
     pub fn kernel_fold(&self, command: Option<&str>) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
@@ -240,12 +240,13 @@ impl Options {
         })
     }
 
-    /// The report's query ([`query::sql`]): with the stdio mark's branches
-    /// when it probes stdio and folds in the kernel ([`Options::kernel_fold`]).
+    /// The report's query: [`query::sql_for_kernel_fold`] when it folds in
+    /// the kernel ([`Options::kernel_fold`]; with the stdio mark's branches
+    /// under `--stdio`), else [`query::sql`], whose rows are streamed.
     pub fn sql(&self, command: Option<&str>) -> String {
-        match self.stdio && self.kernel_fold(command).is_some() {
-            true => query::sql_marking_stdio(&self.syscalls),
-            false => query::sql(&self.syscalls),
+        match self.kernel_fold(command) {
+            Some(_) => query::sql_for_kernel_fold(&self.syscalls, self.stdio),
+            None => query::sql(&self.syscalls),
         }
     }
 }

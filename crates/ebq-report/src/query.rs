@@ -22,7 +22,9 @@ use std::collections::HashMap;
 ///   (`mount_id`), named once per mount in user space ([`super::mounts`]), not
 ///   as two strings per call: `fs_type` and `mount_point` are `''` for them
 ///   (a branch of its own, [`io_ops_calls`], so the view's string columns are
-///   not read there). `buf` is the user buffer (Darshan's memory alignment).
+///   not read there); fed to the kernel fold ([`sql_for_kernel_fold`]), their
+///   `file_name` is `''` too and the fold names a new record from `dentry_id`.
+///   `buf` is the user buffer (Darshan's memory alignment).
 /// - `path` 2, io_uring requests READ, READ_FIXED, WRITE, WRITE_FIXED and
 ///   FSYNC; `path` 3, AIO (iomap's direct I/O and `aio.submit`'s other
 ///   requests); `path` 4, the pages faults bring into file mappings (Darshan
@@ -37,19 +39,32 @@ use std::collections::HashMap;
 /// the AIO requests it submitted, no file's operation
 /// ([`Decoder::submitted`]), at its own tracepoints.
 pub fn sql(syscalls: &SyscallTable) -> String {
-    union(syscalls, &[])
+    union(syscalls, Names::PerCall, &[])
 }
 
-/// [`sql`] and the stdio mark's branches ([`stdio_mark_branches`]): the
-/// report's query when it folds in the kernel and probes stdio (`--stdio`).
-pub fn sql_marking_stdio(syscalls: &SyscallTable) -> String {
-    union(syscalls, &stdio_mark_branches())
+/// The query the kernel fold is fed (`fold.bpf.c`): [`sql`] with the system
+/// calls' names left to the fold ([`Names::Late`]), and with `stdio_mark`,
+/// the stdio mark's branches ([`stdio_mark_branches`], `--stdio`).
+pub fn sql_for_kernel_fold(syscalls: &SyscallTable, stdio_mark: bool) -> String {
+    let more = if stdio_mark { stdio_mark_branches() } else { vec![] };
+    union(syscalls, Names::Late, &more)
+}
+
+/// Where a system call's file name comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// `file_name`, read at every call (the rows are streamed: each names its file).
+    PerCall,
+    /// `''`: the kernel fold reads the name from the row's `dentry_id` once,
+    /// when the file's record is new, not at every call (issue 39 item 1:
+    /// the name at every call was about 35 ns of the report's ~286 per read).
+    Late,
 }
 
 /// The report's branches, then `more`, as one UNION ALL in [`COLUMNS`].
-fn union(syscalls: &SyscallTable, more: &[String]) -> String {
+fn union(syscalls: &SyscallTable, names: Names, more: &[String]) -> String {
     let opens: Vec<&str> = OPEN_CALLS.into_iter().filter(|c| syscalls.nr(c).is_some()).collect();
-    let branches = [io_ops_calls(), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)];
+    let branches = [io_ops_calls(names), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)];
     format!(
         "SELECT {COLUMNS} FROM ({}) u",
         branches.iter().chain(more).cloned().collect::<Vec<_>>().join(" UNION ALL ")
@@ -81,7 +96,7 @@ fn stdio_mark_branches() -> Vec<String> {
         format!(
             "SELECT time, {STDIO_MARK_PATH} AS path, {id} AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, 0 AS size, {offset} AS offset, 0 AS ret, 0 AS latency, pid, 0 AS buf, \
-0 AS mount_id, tid"
+0 AS mount_id, tid, 0 AS dentry_id"
         )
     };
     vec![
@@ -99,7 +114,8 @@ fn stdio_mark_branches() -> Vec<String> {
 
 /// The report's columns, in the order [`Decoder`] and `fold.bpf.c` read them.
 const COLUMNS: &str =
-    "time, path, id, inode, dev, fs_type, mount_point, file_name, size, offset, ret, latency, pid, buf, mount_id, tid";
+    "time, path, id, inode, dev, fs_type, mount_point, file_name, size, offset, ret, latency, pid, buf, \
+mount_id, tid, dentry_id";
 
 /// The system calls whose `io.ops` rows the report folds.
 pub const FILE_CALLS: [&str; 14] = [
@@ -126,13 +142,15 @@ const REQUEST_OPCODES: [&str; 5] = ["READ", "READ_FIXED", "WRITE", "WRITE_FIXED"
 pub const OPEN_CALLS: [&str; 3] = ["open", "openat", "creat"];
 
 /// `io.ops`' system calls the report folds, in its columns: the call number
-/// is the row's `id`, the file's mount its id (no strings per call).
-fn io_ops_calls() -> String {
+/// is the row's `id`, the file's mount its id (no strings per call), its
+/// name `file_name` or, with [`Names::Late`], none (`dentry_id` names it).
+fn io_ops_calls(names: Names) -> String {
     format!(
-        "SELECT start AS time, {path} AS path, call AS id, inode, dev, '' AS fs_type, '' AS mount_point, file_name, \
-bytes AS size, offset, ret, latency, pid, buf, mount_id, tid \
+        "SELECT start AS time, {path} AS path, call AS id, inode, dev, '' AS fs_type, '' AS mount_point, \
+{name} AS file_name, bytes AS size, offset, ret, latency, pid, buf, mount_id, tid, dentry_id \
 FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
         path = Via::Syscall.code(),
+        name = if names == Names::Late { "''" } else { "file_name" },
         calls = names_in("syscall_nr", &FILE_CALLS),
     )
 }
@@ -144,8 +162,8 @@ fn io_ops_requests() -> String {
     format!(
         "SELECT start AS time, CASE WHEN path = 'io_uring' THEN {io_uring} WHEN path = 'aio' THEN {aio} ELSE {mmap} END \
 AS path, CASE WHEN op = 'write' THEN {write} WHEN op = 'sync' THEN {fsync} ELSE {read} END AS id, inode, dev, \
-fs_type, mount_point, file_name, bytes AS size, offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, 0 AS tid \
-FROM io.ops WHERE (path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')",
+fs_type, mount_point, file_name, bytes AS size, offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, 0 AS tid, \
+dentry_id FROM io.ops WHERE (path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')",
         io_uring = Via::IoUring.code(),
         aio = Via::Aio.code(),
         mmap = Via::Mmap.code(),
@@ -166,7 +184,7 @@ fn io_submit_branch() -> String {
     format!(
         "SELECT e.time AS time, {path} AS path, syscall_nr('io_submit') AS id, 0 AS inode, 0 AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, 0 AS size, 0 AS offset, x.ret AS ret, x.time - e.time AS latency, \
-x.pid AS pid, 0 AS buf, 0 AS mount_id, x.tid AS tid \
+x.pid AS pid, 0 AS buf, 0 AS mount_id, x.tid AS tid, 0 AS dentry_id \
 FROM syscalls.sys_enter_io_submit e JOIN syscalls.sys_exit_io_submit x ON e.tid = x.tid",
         path = Via::Syscall.code()
     )
@@ -177,7 +195,7 @@ FROM syscalls.sys_enter_io_submit e JOIN syscalls.sys_exit_io_submit x ON e.tid 
 fn io_ops_opens(opens: &[&str]) -> String {
     format!(
         "SELECT start AS time, {path} AS path, call AS id, inode, dev, fs_type, mount_point, file_name, \
-0 AS size, 0 AS offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, tid \
+0 AS size, 0 AS offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, tid, dentry_id \
 FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
         path = Via::Syscall.code(),
         calls = names_in("syscall_nr", opens),

@@ -53,7 +53,7 @@
 //! runs one thing at a time, so a system call made while its thread is in a
 //! stdio call is that call's, and is left out of POSIX. The kernel fold keeps
 //! a per-thread depth of stdio calls for it (the report's query gains the
-//! mark's branches, `query::sql_marking_stdio`, and `fold.bpf.c` keeps the
+//! mark's branches, `query::sql_for_kernel_fold`, and `fold.bpf.c` keeps the
 //! depth in task storage); when the operations are streamed (`--trace`,
 //! `--html`, MPI-IO), user space leaves out a system call of the same thread
 //! whose entry falls inside a stdio call's [entry, return] interval

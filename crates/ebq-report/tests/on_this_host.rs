@@ -4,7 +4,7 @@
 //! which `scripts/test-pure.sh` runs with it hidden.
 
 use ebq_report::kernel_fold::{source, FDOPENS_MAP, FILES_MAP, TOTALS_MAP};
-use ebq_report::query::{sql, sql_marking_stdio, OPEN_CALLS};
+use ebq_report::query::{sql, sql_for_kernel_fold, OPEN_CALLS};
 
 /// The query binds and plans on this machine's catalog, one branch per open call it has.
 #[test]
@@ -42,7 +42,7 @@ fn the_fold_compiles_with_clang() {
                 .collect(),
         });
         let options = ebq::plan::PlanOptions { row_fold: Some(fold), ..Default::default() };
-        let sql = if stdio_mark { sql_marking_stdio(&syscalls) } else { sql(&syscalls) };
+        let sql = sql_for_kernel_fold(&syscalls, stdio_mark);
         let engine = ebq::Engine::with_kernel(kernel.clone()).with_options(options);
         let prepared = engine.prepare(&sql).unwrap_or_else(|e| panic!("{}", e.render(&sql)));
         if let Err(e) = ebq::runtime::compile(prepared.source()) {

@@ -73,7 +73,7 @@ fn fentry_is_refused_or_runs() {
 fn explain_prints_kprobe_and_fentry_programs() {
     for (q, section, ctx) in [
         ("SELECT comm, COUNT(*) FROM kprobe:vfs_read GROUP BY comm", "SEC(\"kprobe/vfs_read\")", "struct pt_regs *ctx"),
-        ("SELECT pid, retval FROM kretprobe:vfs_read", "SEC(\"kretprobe/vfs_read\")", "ctx->rax"),
+        ("SELECT pid, retval FROM kretprobe:vfs_read", "SEC(\"kretprobe/vfs_read\")", "EBQ_REG(ctx, rax, ax)"),
         ("SELECT SUM(arg2) FROM fentry:vfs_read", "SEC(\"fentry/vfs_read\")", "ctx[2]"),
         ("SELECT MAX(retval) FROM fexit:vfs_read", "SEC(\"fexit/vfs_read\")", "ctx[4]"),
     ] {

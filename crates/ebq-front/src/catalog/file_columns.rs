@@ -139,8 +139,11 @@ pub enum FileColumn {
     /// Not a user column: the identity `fs_type` is named by late (the
     /// file system type's `struct file_system_type *`), see `plan::late_names`.
     FsTypeId,
-    /// Not a user column: the identity `file_name` is named by late (the
-    /// file's `struct dentry *`).
+    /// The file's `struct dentry *` as a number: the identity `file_name` is
+    /// named by late (`plan::late_names`), and a user column too, so a
+    /// program that keeps one record per file (`io.ops`' `dentry_id`, read by
+    /// `ebq report io`'s kernel fold) reads the name once per record rather
+    /// than at every event.
     DentryId,
     /// Not a user column: the identity `mount_point` is named by late (the
     /// file's `struct vfsmount *`, `f_path.mnt`): one load from the file where
@@ -153,7 +156,7 @@ pub enum FileColumn {
 
 impl FileColumn {
     /// The user-visible file columns, in the order `describe` lists them.
-    pub const ALL: [FileColumn; 10] = [
+    pub const ALL: [FileColumn; 11] = [
         FileColumn::Inode,
         FileColumn::Dev,
         FileColumn::DevMajor,
@@ -164,6 +167,7 @@ impl FileColumn {
         FileColumn::FileName,
         FileColumn::FilePos,
         FileColumn::Flags,
+        FileColumn::DentryId,
     ];
 
     /// The request columns of [`request_field`] events, besides the file's.

@@ -50,7 +50,8 @@ fn io_ops_parses_with_its_columns() {
             "latency",
             "call",
             "buf",
-            "mount_id"
+            "mount_id",
+            "dentry_id"
         ]
     );
 }
@@ -86,7 +87,7 @@ fn a_query_over_io_ops_binds_and_carries_only_what_it_reads() {
 #[test]
 fn unknown_view_column_is_positioned_and_lists_the_columns() {
     let q = err(&engine(), "SELECT fs_type, SUM(bytez) FROM io.ops GROUP BY fs_type");
-    assert_eq!(q.message, "view io.ops has no column bytez; its columns are path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency, call, buf, mount_id");
+    assert_eq!(q.message, "view io.ops has no column bytez; its columns are path, op, pid, tid, comm, cgroup, fs_type, mount_point, file_name, inode, dev, offset, bytes, ret, start, end, latency, call, buf, mount_id, dentry_id");
     let span = q.span.unwrap();
     assert_eq!((span.start, span.end), (at(1, 21), at(1, 26)));
 }
@@ -153,7 +154,7 @@ fn describe_types_every_io_ops_column() {
         shown.join(", "),
         "path string(9), op string(6), pid u32, tid u32, comm string(16), cgroup u64, fs_type string(16), \
          mount_point string(64), file_name string(64), inode u64, dev u32, offset i64, bytes i64, ret i64, \
-         start u64, end u64, latency u64, call i64, buf u64, mount_id u32"
+         start u64, end u64, latency u64, call i64, buf u64, mount_id u32, dentry_id u64"
     );
 }
 
