@@ -172,8 +172,9 @@ pub fn declarations(p: &Pairing) -> String {
             c,
             "/* Open pairs, one per thread, in the thread's own storage: a thread makes one system call at a\n \
              * time, so its pair is found by the task (no hash, no delete) and goes with it. The key is kept\n \
-             * to be compared at the end; opened_ns is 1 while the pair is open. */\n\
-             struct {} {{\n\tstruct {} key;\n\tstruct {} pair;\n}};\n\n\
+             * to be compared at the end; opened_ns is 1 while the pair is open. in_scope: the thread\n \
+             * was found in -c's process tree, which a process never leaves (no lookup at its next start). */\n\
+             struct {} {{\n\tstruct {} key;\n\tstruct {} pair;\n\t__u32 in_scope;\n}};\n\n\
              struct {{\n\t__uint(type, BPF_MAP_TYPE_TASK_STORAGE);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n\
              \t__type(key, int);\n\t__type(value, struct {});\n}} {} SEC(\".maps\");\n\n",
             n.thread, n.key, n.stash, n.thread, n.pending
@@ -261,9 +262,10 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
     let _ = write!(
         c,
         "/* Opens a pair at {}: keeps what the query needs until the end event. */\n{header}\n{{\n{}\
-         \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
+         \t__u64 pid_tgid = bpf_get_current_pid_tgid();\n{}",
         p.start.event_description(),
         super::probe::prologue(&p.start),
+        start_scope(p),
     );
     if super::strings::start_reads(p) {
         c.push_str(super::strings::LOOKUP);
@@ -317,6 +319,24 @@ fn start_program(p: &Pairing, slot: usize, function: &str, record: &str) -> Stri
     c
 }
 
+/// A start program's scope check. A per-thread pair's storage remembers
+/// that its thread is in `-c`'s process tree (scope 2: a process is added at
+/// its fork and never leaves while it runs), so a thread's later starts skip
+/// the `ebq_pids` hash lookup (issue 39 item 1: about 16 ns of the report's
+/// entry); `--cgroup` (a task may move) and `-p` (one compare) look every time.
+fn start_scope(p: &Pairing) -> String {
+    let check = "\tif (!ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n";
+    if !p.per_thread {
+        return check.to_string();
+    }
+    format!(
+        "\tstruct {} *tp = bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, 0);\n\n\
+         \tif (!(tp && tp->in_scope) && !ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
+        PairNames::of(p).thread,
+        PairNames::of(p).pending
+    )
+}
+
 /// `s->field = …;` for each carried column.
 fn assign_carried(p: &Pairing, c: &mut String) {
     for (col, ty, pos) in &p.carried {
@@ -345,22 +365,23 @@ fn assign_carried(p: &Pairing, c: &mut String) {
     }
 }
 
-/// A per-thread start: the thread's slot (made on its first pair), counted
+/// A per-thread start: the thread's slot (`tp`, looked up by
+/// [`start_scope`]; made on the thread's first pair), counted
 /// as open, or as `superseded` when the thread's last pair is still open
 /// (its end never came); the pair is then written in place (`s`).
 fn open_thread_pair(names: &PairNames) -> String {
     format!(
         "\t__u32 zero = 0;\n\tstruct ebq_stats *stats = bpf_map_lookup_elem(&ebq_stats, &zero);\n\n\
          \tif (!stats)\n\t\treturn 0;\n\
-         \tstruct {thread} *tp = bpf_task_storage_get(&{pending}, bpf_get_current_task_btf(), 0,\n\
-         \t\t\t\t\t\t\tBPF_LOCAL_STORAGE_GET_F_CREATE);\n\n\
+         \tif (!tp)\n\t\ttp = bpf_task_storage_get(&{pending}, bpf_get_current_task_btf(), 0,\n\
+         \t\t\t\t\t  BPF_LOCAL_STORAGE_GET_F_CREATE);\n\
          \tif (!tp) {{\n\t\tstats->pending_full++;\t/* no storage for this thread's pair: it is lost */\n\
          \t\treturn 0;\n\t}}\n\
+         \ttp->in_scope = ebq_config.scope == 2;\n\
          \tif (tp->pair.{opened})\n\t\tstats->superseded++;\t/* the thread's open pair: its end never came */\n\
          \telse\n\t\tstats->{open}++;\n\
          \ttp->key = pk;\n\tstruct {stash} *s = &tp->pair;\n\n\
          \ts->{opened} = 1;\t/* open (a thread's pair is not aged: it goes with the thread) */\n",
-        thread = names.thread,
         pending = names.pending,
         stash = names.stash,
         opened = crate::plan::OPENED,
