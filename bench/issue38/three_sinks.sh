@@ -3,8 +3,10 @@
 # 10 % of the same query with one sink", measured with `ebq explain --analyze` (in-BPF ns per
 # event, and the ebq process's CPU including the sinks' final flush), in interleaved rounds,
 # against a real Apache Kafka broker (KRaft, one node on 127.0.0.1, the jars scripts/setup.sh
-# fetched into target/kafka-jars). Each sink is also run alone, so the three-sink cost can be
-# set against its floor: one sink plus what each added sink costs by itself.
+# fetched into target/kafka-jars). Each sink is also run alone, and the terminal with each other
+# sink, so the three-sink cost can be set against its floor: the terminal plus what each added
+# sink costs beside it. An Arrow IPC file alone (no encoding, a copy of the batches) stands for
+# the query's own cost with the cheapest sink.
 #
 #   bash bench/issue38/three_sinks.sh [ROUNDS] [ROWS]      (defaults: 5 rounds, 200000 reads)
 set -euo pipefail
@@ -48,20 +50,23 @@ done
 kafka=kafka://127.0.0.1:$port
 declare -A specs=(
     [terminal]="--sink -"
+    [arrow]="--sink $dir/rows.arrow"
+    [terminal-parquet]="--sink - --sink $dir/rows.parquet"
+    [terminal-kafka-arrow]="--sink - --sink $kafka/sinks-arrow --kafka-format arrow"
     [parquet]="--sink $dir/rows.parquet"
     [kafka-arrow]="--sink $kafka/sinks-arrow --kafka-format arrow"
     [kafka-json]="--sink $kafka/sinks-json --kafka-format json"
     [three-arrow]="--sink - --sink $dir/rows.parquet --sink $kafka/sinks-arrow --kafka-format arrow"
     [three-json]="--sink - --sink $dir/rows.parquet --sink $kafka/sinks-json --kafka-format json"
 )
-order=(terminal parquet kafka-arrow kafka-json three-arrow three-json)
+order=(terminal arrow parquet kafka-arrow kafka-json terminal-parquet terminal-kafka-arrow three-arrow three-json)
 echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) load $(cut -d' ' -f1-3 /proc/loadavg); $rows reads of dd bs=1, $rounds rounds"
 printf '%s\t%s\t%s\t%s\t%s\n' round sinks ebq_cpu_ms bpf_ns_per_run rows_delivered
 for r in $(seq "$rounds"); do
     # Rotate the order each round, so no configuration always runs first after the broker's idle.
     for i in "${!order[@]}"; do
         name=${order[$(((i + r) % ${#order[@]}))]}
-        rm -f "$dir/rows.parquet"
+        rm -f "$dir/rows.parquet" "$dir/rows.arrow"
         # shellcheck disable=SC2086
         out=$("$ebq" explain --analyze ${specs[$name]} \
             -c "dd if=/dev/zero of=/dev/null bs=1 count=$rows status=none" \
