@@ -24,7 +24,7 @@ fn each_branch_is_a_start_program_with_its_own_record_and_filter() {
     assert_eq!(c.matches("/* WHERE fd > 2 */").count(), 1, "{c}");
     // Every branch is a system call's entry on the thread: each opens the thread's one pair.
     assert_eq!(
-        c.matches("bpf_get_current_task_btf(), 0,\n\t\t\t\t\t\t\tBPF_LOCAL_STORAGE_GET_F_CREATE);").count(),
+        c.matches("bpf_get_current_task_btf(), 0,\n\t\t\t\t\t  BPF_LOCAL_STORAGE_GET_F_CREATE);").count(),
         2,
         "{c}"
     );
