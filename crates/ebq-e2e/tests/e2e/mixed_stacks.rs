@@ -49,11 +49,25 @@ impl Bpftrace {
     }
 
     /// Stops bpftrace (SIGINT prints its map) and returns the samples per comm.
+    /// bpftrace 0.17 once let a SIGINT pass and ran on (a full-suite run
+    /// waited 10 minutes, until a second SIGINT by hand ended it and the
+    /// test passed): SIGINT is sent again each second, for at most 30 s.
     fn counts(mut self) -> BTreeMap<String, u64> {
-        // SAFETY: kill sends a signal to our own child; no memory is touched.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            // SAFETY: kill sends a signal to our own child; no memory is touched.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+            let wait = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < wait && self.child.try_wait().unwrap().is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "bpftrace did not end in 30 s of SIGINTs");
+        };
+        assert!(status.success(), "bpftrace: {status}");
         let text: Vec<String> = self.out.lines().map(Result::unwrap).collect();
-        assert!(self.child.wait().unwrap().success());
         let map = text
             .iter()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
