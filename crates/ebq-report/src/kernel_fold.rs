@@ -91,20 +91,16 @@ pub struct Fdopen {
 /// [`FDOPENS_MAP`]'s entries (key and value bytes, native endian); entries
 /// of another size than the C's are skipped.
 pub fn fdopens(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<Fdopen> {
-    let key = |k: &[u8], v: &[u8]| {
-        let dev = u32_at(v, 0);
-        Fdopen {
-            tid: u32_at(k, 0),
-            fd: u32_at(k, 4) as i32,
-            time_ns: u64_at(k, 8),
-            file: FileKey { dev_major: dev >> 20, dev_minor: dev & 0xf_ffff, inode: u64_at(v, layout::KEY_INODE) },
-        }
-    };
     entries
         .iter()
         .filter(|(k, v)| k.len() == layout::FDOPEN_KEY_SIZE && v.len() == layout::KEY_SIZE)
-        .map(|(k, v)| key(k, v))
+        .map(|(k, v)| Fdopen { tid: u32_at(k, 0), fd: u32_at(k, 4) as i32, time_ns: u64_at(k, 8), file: file_key(v) })
         .collect()
+}
+
+/// A `struct ebq_fold_key` (native endian) as the file it names.
+fn file_key(b: &[u8]) -> FileKey {
+    FileKey::of_kernel_dev(u32_at(b, 0), u64_at(b, layout::KEY_INODE))
 }
 
 /// `struct ebq_fold_key` and `struct ebq_fold_file`: the C asserts these
@@ -312,8 +308,7 @@ pub fn records(
         if k.len() != KEY_SIZE || v.len() != VALUE_SIZE {
             continue;
         }
-        let dev = u32_at(k, 0);
-        let key = FileKey { dev_major: dev >> 20, dev_minor: dev & 0xf_ffff, inode: u64_at(k, KEY_INODE) };
+        let key = file_key(k);
         // posix::fold: the block size of the mount point of the last row that named one.
         let bs = match u32_at(v, ALIGN_KNOWN) {
             0 => 0,

@@ -140,6 +140,13 @@ pub struct FileKey {
     pub inode: u64,
 }
 
+impl FileKey {
+    /// The file `inode` on the kernel's `dev_t` `dev` (`major << 20 | minor`).
+    pub fn of_kernel_dev(dev: u32, inode: u64) -> FileKey {
+        FileKey { dev_major: dev >> 20, dev_minor: dev & 0xf_ffff, inode }
+    }
+}
+
 /// One I/O operation on a file, whatever path it took through the kernel.
 #[derive(Clone, Debug)]
 pub struct Operation {
@@ -226,8 +233,7 @@ impl Options {
     /// streamed, user space leaves out the calls inside stdio calls by thread
     /// and time instead ([`stdio::Calls`]).
     pub fn kernel_fold(&self, command: Option<&str>) -> Option<std::sync::Arc<ebq::plan::RowFold>> {
-        let streamed = self.trace.is_some() || self.html.is_some();
-        (!streamed && self.mpi_library(command).is_none()).then(|| {
+        self.folds_in_kernel(command).then(|| {
             let mut maps = vec![kernel_fold::FILES_MAP.into(), kernel_fold::TOTALS_MAP.into()];
             if self.stdio {
                 maps.push(kernel_fold::FDOPENS_MAP.into());
@@ -244,10 +250,16 @@ impl Options {
     /// the kernel ([`Options::kernel_fold`]; with the stdio mark's branches
     /// under `--stdio`), else [`query::sql`], whose rows are streamed.
     pub fn sql(&self, command: Option<&str>) -> String {
-        match self.kernel_fold(command) {
-            Some(_) => query::sql_for_kernel_fold(&self.syscalls, self.stdio),
-            None => query::sql(&self.syscalls),
+        match self.folds_in_kernel(command) {
+            true => query::sql_for_kernel_fold(&self.syscalls, self.stdio),
+            false => query::sql(&self.syscalls),
         }
+    }
+
+    /// Whether the report folds in the kernel ([`Options::kernel_fold`]):
+    /// no trace, no HTML page, no MPI library to probe.
+    fn folds_in_kernel(&self, command: Option<&str>) -> bool {
+        self.trace.is_none() && self.html.is_none() && self.mpi_library(command).is_none()
     }
 }
 

@@ -143,14 +143,18 @@ pub const OPEN_CALLS: [&str; 3] = ["open", "openat", "creat"];
 
 /// `io.ops`' system calls the report folds, in its columns: the call number
 /// is the row's `id`, the file's mount its id (no strings per call), its
-/// name `file_name` or, with [`Names::Late`], none (`dentry_id` names it).
+/// name `file_name` or, with [`Names::Late`], none (`dentry_id` names it;
+/// the other branches carry their names and `dentry_id` 0).
 fn io_ops_calls(names: Names) -> String {
+    let (name, dentry) = match names {
+        Names::PerCall => ("file_name", "0"),
+        Names::Late => ("''", "dentry_id"),
+    };
     format!(
         "SELECT start AS time, {path} AS path, call AS id, inode, dev, '' AS fs_type, '' AS mount_point, \
-{name} AS file_name, bytes AS size, offset, ret, latency, pid, buf, mount_id, tid, dentry_id \
+{name} AS file_name, bytes AS size, offset, ret, latency, pid, buf, mount_id, tid, {dentry} AS dentry_id \
 FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
         path = Via::Syscall.code(),
-        name = if names == Names::Late { "''" } else { "file_name" },
         calls = names_in("syscall_nr", &FILE_CALLS),
     )
 }
@@ -163,7 +167,7 @@ fn io_ops_requests() -> String {
         "SELECT start AS time, CASE WHEN path = 'io_uring' THEN {io_uring} WHEN path = 'aio' THEN {aio} ELSE {mmap} END \
 AS path, CASE WHEN op = 'write' THEN {write} WHEN op = 'sync' THEN {fsync} ELSE {read} END AS id, inode, dev, \
 fs_type, mount_point, file_name, bytes AS size, offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, 0 AS tid, \
-dentry_id FROM io.ops WHERE (path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')",
+0 AS dentry_id FROM io.ops WHERE (path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')",
         io_uring = Via::IoUring.code(),
         aio = Via::Aio.code(),
         mmap = Via::Mmap.code(),
@@ -195,7 +199,7 @@ FROM syscalls.sys_enter_io_submit e JOIN syscalls.sys_exit_io_submit x ON e.tid 
 fn io_ops_opens(opens: &[&str]) -> String {
     format!(
         "SELECT start AS time, {path} AS path, call AS id, inode, dev, fs_type, mount_point, file_name, \
-0 AS size, 0 AS offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, tid, dentry_id \
+0 AS size, 0 AS offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, tid, 0 AS dentry_id \
 FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
         path = Via::Syscall.code(),
         calls = names_in("syscall_nr", opens),
@@ -329,8 +333,7 @@ impl Decoder {
             pid: num(&r[PID]) as u32,
             tid: num(&r[TID]) as u32,
             rank: None,
-            // The kernel's dev_t: major << 20 | minor.
-            file: FileKey { dev_major: (dev >> 20) as u32, dev_minor: (dev & 0xf_ffff) as u32, inode },
+            file: FileKey::of_kernel_dev(dev as u32, inode),
             fs_type,
             mount_point,
             offset: if reads_or_writes { offset } else { 0 },

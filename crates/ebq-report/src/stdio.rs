@@ -775,17 +775,16 @@ pub enum Descriptors<'a> {
 impl Descriptors<'_> {
     /// The name of `fdopen` call `c`'s descriptor, if a POSIX record has it.
     fn name(&self, c: &Call) -> Option<String> {
-        let fd = c.args[0] as i64;
         match self {
             Descriptors::Operations(posix) => posix
                 .iter()
                 .rev()
                 .filter(|o| o.op == OpKind::Open && o.pid == c.pid && o.start_ns <= c.start_ns)
-                .find(|o| o.result == fd)
+                .find(|o| o.result == c.args[0] as i64)
                 .map(|o| o.path.clone()),
             Descriptors::Kernel { fdopens, records } => fdopens
                 .iter()
-                .filter(|f| f.tid == c.tid && i64::from(f.fd) == fd as i32 as i64)
+                .filter(|f| f.tid == c.tid && f.fd == c.args[0] as i32)
                 .min_by_key(|f| f.time_ns.abs_diff(c.start_ns))
                 .and_then(|f| records.get(&f.file))
                 .map(|r| r.name.clone()),

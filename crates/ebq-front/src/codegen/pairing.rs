@@ -329,11 +329,11 @@ fn start_scope(p: &Pairing) -> String {
     if !p.per_thread {
         return check.to_string();
     }
+    let names = PairNames::of(p);
     format!(
         "\tstruct {} *tp = bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, 0);\n\n\
          \tif (!(tp && tp->in_scope) && !ebq_in_scope(pid_tgid >> 32))\n\t\treturn 0;\n",
-        PairNames::of(p).thread,
-        PairNames::of(p).pending
+        names.thread, names.pending
     )
 }
 
