@@ -22,9 +22,7 @@ use std::collections::HashMap;
 ///   (`mount_id`), named once per mount in user space ([`super::mounts`]), not
 ///   as two strings per call: `fs_type` and `mount_point` are `''` for them
 ///   (a branch of its own, [`io_ops_calls`], so the view's string columns are
-///   not read there); fed to the kernel fold ([`sql_for_kernel_fold`]), their
-///   `file_name` is `''` too and the fold names a new record from `dentry_id`.
-///   `buf` is the user buffer (Darshan's memory alignment).
+///   not read there). `buf` is the user buffer (Darshan's memory alignment).
 /// - `path` 2, io_uring requests READ, READ_FIXED, WRITE, WRITE_FIXED and
 ///   FSYNC; `path` 3, AIO (iomap's direct I/O and `aio.submit`'s other
 ///   requests); `path` 4, the pages faults bring into file mappings (Darshan
@@ -39,37 +37,67 @@ use std::collections::HashMap;
 /// the AIO requests it submitted, no file's operation
 /// ([`Decoder::submitted`]), at its own tracepoints.
 pub fn sql(syscalls: &SyscallTable) -> String {
-    union(syscalls, Names::PerCall, &[])
-}
-
-/// The query the kernel fold is fed (`fold.bpf.c`): [`sql`] with the system
-/// calls' names left to the fold ([`Names::Late`]), and with `stdio_mark`,
-/// the stdio mark's branches ([`stdio_mark_branches`], `--stdio`).
-pub fn sql_for_kernel_fold(syscalls: &SyscallTable, stdio_mark: bool) -> String {
-    let more = if stdio_mark { stdio_mark_branches() } else { vec![] };
-    union(syscalls, Names::Late, &more)
-}
-
-/// Where a system call's file name comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Names {
-    /// `file_name`, read at every call (the rows are streamed: each names its file).
-    PerCall,
-    /// `''`: the kernel fold reads the name from the row's `dentry_id` once,
-    /// when the file's record is new, not at every call (issue 39 item 1:
-    /// the name at every call was about 35 ns of the report's ~286 per read).
-    Late,
-}
-
-/// The report's branches, then `more`, as one UNION ALL in [`COLUMNS`].
-fn union(syscalls: &SyscallTable, names: Names, more: &[String]) -> String {
     let opens: Vec<&str> = OPEN_CALLS.into_iter().filter(|c| syscalls.nr(c).is_some()).collect();
-    let branches = [io_ops_calls(names), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)];
+    union(&[io_ops_calls(), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)])
+}
+
+/// The query the kernel fold is fed (`fold.bpf.c`): [`sql`]'s rows, with
+/// every system call in one branch on the raw tracepoints
+/// ([`syscalls_for_kernel_fold`]), and with `stdio_mark`, the stdio mark's
+/// branches ([`stdio_mark_branches`], `--stdio`).
+pub fn sql_for_kernel_fold(syscalls: &SyscallTable, stdio_mark: bool) -> String {
+    let mut branches = vec![syscalls_for_kernel_fold(syscalls), io_ops_requests()];
+    if stdio_mark {
+        branches.extend(stdio_mark_branches());
+    }
+    union(&branches)
+}
+
+/// `branches` as one UNION ALL in [`COLUMNS`].
+fn union(branches: &[String]) -> String {
+    format!("SELECT {COLUMNS} FROM ({}) u", branches.join(" UNION ALL "))
+}
+
+/// The kernel fold's system calls, [`FILE_CALLS`], the opens and `io_submit`,
+/// in one pair of the raw `sys_enter` and `sys_exit` (tp_btf) programs:
+/// - **No classic tracepoint.** [`sql`]'s opens and `io_submit` attach
+///   `syscalls:*`, and while any of those is on the kernel runs its perf
+///   hooks (`perf_syscall_enter`, `perf_syscall_exit`) at every system call
+///   of the machine, outside any BPF program's time.
+/// - **An open's file is its return's.** Its row carries the columns of its
+///   argument 0 (a path, or a directory's descriptor), which the fold
+///   replaces by the file of the descriptor it returned: the fold runs in the
+///   call's exit, in the calling thread (`ebq_fold_opened`).
+/// - **Names late.** `file_name` is `''`: the fold names a new record from
+///   `dentry_id`, once, not at every call (issue 39 item 1: the name at every
+///   call was about 35 ns of the report's ~286 per read). `size` is 0, as the
+///   fold reads `ret`.
+fn syscalls_for_kernel_fold(syscalls: &SyscallTable) -> String {
+    let has = |c: &&str| syscalls.nr(c).is_some();
+    let calls: Vec<&str> = FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(["io_submit"]).filter(has).collect();
+    let positioned: Vec<&str> = POSITIONED_CALLS.into_iter().filter(has).collect();
+    let buffered: Vec<&str> = BUFFER_CALLS.into_iter().filter(has).collect();
     format!(
-        "SELECT {COLUMNS} FROM ({}) u",
-        branches.iter().chain(more).cloned().collect::<Vec<_>>().join(" UNION ALL ")
+        "SELECT e.time AS time, {path} AS path, e.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
+'' AS mount_point, '' AS file_name, 0 AS size, \
+CASE WHEN e.id IN ({positioned}) THEN e.args[3] ELSE e.file_pos END AS offset, x.ret AS ret, \
+x.time - e.time AS latency, x.pid AS pid, CASE WHEN e.id IN ({buffered}) THEN e.args[1] ELSE 0 END AS buf, \
+e.mount_id AS mount_id, x.tid AS tid, e.dentry_id AS dentry_id \
+FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
+WHERE e.id IN ({calls})",
+        path = Via::Syscall.code(),
+        positioned = names_in("syscall_nr", &positioned),
+        buffered = names_in("syscall_nr", &buffered),
+        calls = names_in("syscall_nr", &calls),
     )
 }
+
+/// The calls whose offset is their argument 3 (`io.ops`' `offset`).
+const POSITIONED_CALLS: [&str; 6] = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"];
+
+/// The calls whose argument 1 is the user's buffer, or its iovec (`io.ops`' `buf`).
+const BUFFER_CALLS: [&str; 10] =
+    ["read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev", "pwritev", "pwritev2"];
 
 /// The `path` of the stdio mark's rows: no operation's ([`Via::of_code`]
 /// knows no such code, so [`Decoder::operation`] makes none of them), and
@@ -142,17 +170,11 @@ const REQUEST_OPCODES: [&str; 5] = ["READ", "READ_FIXED", "WRITE", "WRITE_FIXED"
 pub const OPEN_CALLS: [&str; 3] = ["open", "openat", "creat"];
 
 /// `io.ops`' system calls the report folds, in its columns: the call number
-/// is the row's `id`, the file's mount its id (no strings per call), its
-/// name `file_name` or, with [`Names::Late`], none (`dentry_id` names it;
-/// the other branches carry their names and `dentry_id` 0).
-fn io_ops_calls(names: Names) -> String {
-    let (name, dentry) = match names {
-        Names::PerCall => ("file_name", "0"),
-        Names::Late => ("''", "dentry_id"),
-    };
+/// is the row's `id`, the file's mount its id (no strings per call).
+fn io_ops_calls() -> String {
     format!(
         "SELECT start AS time, {path} AS path, call AS id, inode, dev, '' AS fs_type, '' AS mount_point, \
-{name} AS file_name, bytes AS size, offset, ret, latency, pid, buf, mount_id, tid, {dentry} AS dentry_id \
+file_name, bytes AS size, offset, ret, latency, pid, buf, mount_id, tid, 0 AS dentry_id \
 FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
         path = Via::Syscall.code(),
         calls = names_in("syscall_nr", &FILE_CALLS),
@@ -360,7 +382,7 @@ impl Decoder {
 
 #[cfg(test)]
 mod tests {
-    use super::sql;
+    use super::{sql, sql_for_kernel_fold, FILE_CALLS, OPEN_CALLS};
     use ebq::host::{FixtureKernel, KernelInfo};
     use ebq::Engine;
 
@@ -388,12 +410,31 @@ mod tests {
         let lines: Vec<&str> = explain.lines().collect();
         let raw = lines.iter().position(|l| l.contains("Attach     tracepoint:raw_syscalls:sys_enter")).unwrap();
         let filter = lines[raw..].iter().find(|l| l.contains("[kernel] Filter")).unwrap();
-        assert_eq!(filter.matches("e.id == ").count(), super::FILE_CALLS.len(), "{filter}");
+        assert_eq!(filter.matches("e.id == ").count(), FILE_CALLS.len(), "{filter}");
         assert!(!filter.contains("&&"), "{filter}");
         // The opens come from io.ops' own branches; its system-call branch (no open in it) is left out there.
         for open in ["sys_exit_open ", "sys_exit_openat ", "sys_exit_creat "] {
             assert!(lines.iter().any(|l| l.contains("[kernel] Attach") && l.contains(open)), "{open}:\n{explain}");
         }
         assert!(lines.iter().any(|l| l.contains("Left out") && l.contains("raw_syscalls:sys_exit")), "{explain}");
+    }
+
+    /// The kernel fold's query attaches no classic `syscalls:*` tracepoint
+    /// (while one is on, the kernel's perf hooks run at every system call of
+    /// the machine): its system calls, the opens and `io_submit` among them,
+    /// are one pair of the raw tracepoints, with one check of the call before
+    /// a pair opens.
+    #[test]
+    fn the_kernel_folds_query_attaches_no_classic_system_call_tracepoint() {
+        let kernel = FixtureKernel::checked_in();
+        let text = sql_for_kernel_fold(kernel.syscalls(), false);
+        let prepared = Engine::with_kernel(kernel).prepare(&text).expect("the kernel fold's query plans");
+        let explain = prepared.physical.explain();
+        let lines: Vec<&str> = explain.lines().collect();
+        let attached: Vec<&&str> = lines.iter().filter(|l| l.contains("[kernel] Attach")).collect();
+        assert!(attached.iter().all(|l| !l.contains(":syscalls:")), "{explain}");
+        let raw = lines.iter().position(|l| l.contains("Attach     tracepoint:raw_syscalls:sys_enter")).unwrap();
+        let filter = lines[raw..].iter().find(|l| l.contains("[kernel] Filter")).unwrap();
+        assert_eq!(filter.matches("e.id == ").count(), FILE_CALLS.len() + OPEN_CALLS.len() + 1, "{filter}");
     }
 }
