@@ -8,6 +8,11 @@
 # sink costs beside it. An Arrow IPC file alone (no encoding, a copy of the batches) stands for
 # the query's own cost with the cheapest sink.
 #
+# Then the Kafka client's own floor on the same broker: librdkafka_floor.c, a plain C producer,
+# sends the Arrow sink's batches' bytes (KAFKA_MESSAGES of KAFKA_BYTES, defaults 25 of 230,000:
+# what 200,000 rows make) configured as the sink is (`ebq`: idempotent, acks=all) and as lean as
+# librdkafka goes (`lean`: acks=1), its own CPU per run.
+#
 #   bash bench/issue38/three_sinks.sh [ROUNDS] [ROWS]      (defaults: 5 rounds, 200000 reads)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -76,5 +81,18 @@ for r in $(seq "$rounds"); do
         delivered=$(sed -n 's/.*, \([0-9]*\) rows delivered.*/\1/p' <<<"$out")
         printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$name" "$cpu" "$ns" "$delivered"
         grep -iE "dropped [1-9]|failed [1-9]|error" "$dir/stderr" >&2 || true
+    done
+done
+
+# The Kafka client's floor (librdkafka_floor.c), on a topic of its own.
+java_ org.apache.kafka.tools.TopicCommand --bootstrap-server 127.0.0.1:$port --create --topic floor \
+    --partitions 1 --replication-factor 1 >/dev/null
+cc -O2 -o "$dir/librdkafka_floor" bench/issue38/librdkafka_floor.c -lrdkafka
+"$dir/librdkafka_floor" 127.0.0.1:$port floor "${KAFKA_MESSAGES:-25}" "${KAFKA_BYTES:-230000}" ebq >/dev/null # warm-up
+printf '%s\t%s\t%s\t%s\t%s\t%s\n' round producer delivered failed produce_flush_cpu_ms process_cpu_ms
+for r in $(seq "$rounds"); do
+    for mode in ebq lean; do
+        printf '%s\t' "$r"
+        "$dir/librdkafka_floor" 127.0.0.1:$port floor "${KAFKA_MESSAGES:-25}" "${KAFKA_BYTES:-230000}" $mode
     done
 done
