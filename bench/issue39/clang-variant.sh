@@ -17,7 +17,7 @@ for a in "$@"; do case "$a" in *.bpf.c)
     perl -0pi -e 's/\tif \(!ebq_fold_lock\(f\)\)\n\t\treturn 1;\n// or die "clang-variant: no lock to take out\n"; s/\tebq_fold_unlock\(f\);\n//' "$a"
   fi
   if [[ $VARIANT == *nocommon* ]]; then
-    perl -0pi -e 's/\tebq_fold_common\(f->access, f->access_index, &f->access_used, ret\);\n\tebq_fold_common\(f->stride, f->stride_index, &f->stride_used, stride\);\n/\t(void)stride;\n/ or die "clang-variant: no common-value tables to take out\n"' "$a"
+    perl -0pi -e 's/\tebq_fold_common\(f->access, f->access_seen, &f->access_used, ret\);\n\tebq_fold_common\(f->stride, f->stride_seen, &f->stride_used, stride\);\n/\t(void)stride;\n/ or die "clang-variant: no common-value tables to take out\n"' "$a"
   fi
   if [[ $VARIANT == *relunlock* ]]; then
     perl -0pi -e 's/__sync_lock_test_and_set\(&f->lock, 0\);/asm volatile("" ::: "memory");\n\t*(volatile __u32 *)&f->lock = 0;/ or die "clang-variant: no unlock to replace\n"' "$a"

@@ -117,8 +117,8 @@ struct ebq_fold_file {
 	char align_mount[64];	/* the last mount point seen: its block size is the file's alignment */
 	__u32 mount_id;		/* a system call row's mount (user space names it: report/mounts.rs) */
 	__u32 align_mount_id;	/* the last mount seen by id rather than by name (align_mount then empty) */
-	__u8 access_index[EBQ_FOLD_COMMON_INDEX];	/* access[]'s slots by value hash (ebq_fold_common) */
-	__u8 stride_index[EBQ_FOLD_COMMON_INDEX];	/* stride[]'s */
+	__u64 access_seen[EBQ_FOLD_COMMON_SEEN];	/* access[]'s values, a bit each by hash (ebq_fold_common) */
+	__u64 stride_seen[EBQ_FOLD_COMMON_SEEN];	/* stride[]'s */
 };
 
 /* What the rows were, summed per CPU. */
@@ -132,7 +132,7 @@ struct ebq_fold_totals {
 
 /*
  * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
- * preallocated, 65536 records of 2536 bytes would pin ~166 MB for every run).
+ * preallocated, 65536 records of 2472 bytes would pin ~162 MB for every run).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -313,41 +313,42 @@ static __always_inline __u32 ebq_fold_align_slot(__s64 off)
 /*
  * posix.rs CommonValues::add: a tracked value counts once more; a new one
  * takes a slot while there are fewer than 32 (0 as well: top4 leaves it out).
- * A value's slot is found through `index`, a table of twice the slots by the
- * value's hash, each byte its slot + 1 or 0 for none; linear probing from the
- * hash stops at the value's byte or at an empty one (a value not tracked), after
- * about one probe, and at most 2.5 on average with every slot taken. A scan
- * of the slots took up to 32 compares, and a random read's strides are all new
- * (issue 39: 12–18 ns of the fold per read).
+ * `seen` is a filter of the values tracked, one bit of 256 by the value's
+ * hash: a clear bit says the value has no slot, without the scan. A random
+ * read's strides are all new, and once the 32 slots were taken every one of
+ * them cost a scan of 32 compares (issue 39: 12–18 ns of the fold per read);
+ * with at most 32 bits set, about one in eight still scans. (An open-coded
+ * hash probe cost 275 ms more of the verifier's at every load, its way out at
+ * every probe walked; in bpf_loop, its calls cost what the scan did.)
  */
-_Static_assert(EBQ_FOLD_COMMON_INDEX == 64 && EBQ_FOLD_COMMON_INDEX >= 2 * EBQ_FOLD_COMMON, "the hash's 6 bits, an index never full");
-
-static __always_inline void ebq_fold_common(struct ebq_fold_common *cv, __u8 *index, __u32 *used, __s64 v)
+static __always_inline void ebq_fold_common(struct ebq_fold_common *cv, __u64 *seen, __u32 *used, __s64 v)
 {
-	/* Fibonacci hashing: the top 6 bits of v times 2^64 / phi. */
-	__u32 h = (__u32)(((__u64)v * 0x9E3779B97F4A7C15ULL) >> 58);
-	__u32 at = h, s, n;
+	/* Fibonacci hashing: the top 8 bits of v times 2^64 / phi pick the bit. */
+	__u32 h = (__u32)(((__u64)v * 0x9E3779B97F4A7C15ULL) >> 56);
+	__u64 *word = &seen[(h >> 6) & (EBQ_FOLD_COMMON_SEEN - 1)];
+	__u64 bit = 1ULL << (h & 63);
+	__u32 n = *used;
 
-	for (__u32 i = 0; i < EBQ_FOLD_COMMON_INDEX; i++) {
-		at = (h + i) & (EBQ_FOLD_COMMON_INDEX - 1);
-		s = index[at];
-		if (s == 0)
-			break;
-		s--;
-		if (s < EBQ_FOLD_COMMON && cv[s].value == v) {
-			cv[s].count++;
-			return;
+	if (*word & bit) {
+		for (__u32 i = 0; i < EBQ_FOLD_COMMON; i++) {
+			if (i >= n)
+				break;
+			if (cv[i].value == v) {
+				cv[i].count++;
+				return;
+			}
 		}
 	}
-	/* Not tracked: `at` is the empty byte that ended the probe (the index is never full). */
-	n = *used;
+	/* Read again: the loop's bound on n must not split the verifier's states. */
+	n = *(volatile __u32 *)used;
 	if (n < EBQ_FOLD_COMMON) {
 		cv[n].value = v;
 		cv[n].count = 1;
 		*used = n + 1;
-		index[at & (EBQ_FOLD_COMMON_INDEX - 1)] = n + 1;
+		*word |= bit;
 	}
 }
+_Static_assert(EBQ_FOLD_COMMON_SEEN == 4, "256 bits: the hash's 8");
 
 /* Copies a string column into a record's field (both whole arrays, the shorter's length). */
 #define EBQ_FOLD_COPY(dst, src)                                                                  \
@@ -419,8 +420,8 @@ static __always_inline void ebq_fold_access(struct ebq_fold_file *f, struct ebq_
 	f->per_path[via * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_BYTES_READ + w] += ret;
 	f->per_path[via * EBQ_FOLD_PP_PER_VIA + EBQ_FOLD_PP_READS + w]++;
 	f->size[w * EBQ_FOLD_BUCKETS + ebq_fold_bucket(ret)]++;
-	ebq_fold_common(f->access, f->access_index, &f->access_used, ret);
-	ebq_fold_common(f->stride, f->stride_index, &f->stride_used, stride);
+	ebq_fold_common(f->access, f->access_seen, &f->access_used, ret);
+	ebq_fold_common(f->stride, f->stride_seen, &f->stride_used, stride);
 	if (mem && ((__u64)r->EBQ_ROW_buf & 7))
 		f->counters[EBQ_FOLD_C_MEM_NOT_ALIGNED]++;
 	/* posix.rs counts `off % block_size != 0` once a block size is known (a mount point seen). */

@@ -59,10 +59,10 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> Stri
     indices(&mut c, "EBQ_FOLD_F_", FCOUNTER_NAMES.iter().map(|n| short(n)), "EBQ_FOLD_FCOUNTERS");
     let _ = write!(
         c,
-        "\n/* Darshan's cap on distinct common values per file, their index's bytes; align[ctz(off)], align[64] for 0. */\n\
-         #define EBQ_FOLD_COMMON {}\n#define EBQ_FOLD_COMMON_INDEX {}\n#define EBQ_FOLD_ALIGN {}\n",
+        "\n/* Darshan's cap on distinct common values per file, their filter's words; align[ctz(off)], align[64] for 0. */\n\
+         #define EBQ_FOLD_COMMON {}\n#define EBQ_FOLD_COMMON_SEEN {}\n#define EBQ_FOLD_ALIGN {}\n",
         layout::COMMON,
-        layout::COMMON_INDEX,
+        layout::COMMON_SEEN,
         layout::ALIGN_SLOTS
     );
     let _ = write!(

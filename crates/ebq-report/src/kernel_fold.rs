@@ -131,14 +131,14 @@ pub(super) mod layout {
     pub const ALIGN_MOUNT: usize = 2336;
     pub const MOUNT_ID: usize = 2400;
     pub const ALIGN_MOUNT_ID: usize = 2404;
-    pub const ACCESS_INDEX: usize = 2408;
-    pub const STRIDE_INDEX: usize = 2472;
-    pub const VALUE_SIZE: usize = 2536;
+    pub const ACCESS_SEEN: usize = 2408;
+    pub const STRIDE_SEEN: usize = 2440;
+    pub const VALUE_SIZE: usize = 2472;
     /// Slots of `access[]` and `stride[]` (Darshan's 32), `{ __s64 value, count; }` each.
     pub const COMMON: usize = 32;
-    /// Bytes of `access_index[]` and `stride_index[]`, the kernel's hash index of the
-    /// slots (twice the slots, so a probe for a value not tracked ends at an empty byte).
-    pub const COMMON_INDEX: usize = 2 * COMMON;
+    /// Words of `access_seen[]` and `stride_seen[]`, the kernel's filter of the values
+    /// in the slots (256 bits: at most 32 set, so a value not tracked mostly skips the scan).
+    pub const COMMON_SEEN: usize = 4;
     /// `align[]`: trailing zero bits 0..=63 of a nonzero offset, then offset 0.
     pub const ALIGN_SLOTS: usize = 65;
     /// Every field of `struct ebq_fold_file` after `lock` with its offset, for the C's assertions.
@@ -164,8 +164,8 @@ pub(super) mod layout {
         ("align_mount", ALIGN_MOUNT),
         ("mount_id", MOUNT_ID),
         ("align_mount_id", ALIGN_MOUNT_ID),
-        ("access_index", ACCESS_INDEX),
-        ("stride_index", STRIDE_INDEX),
+        ("access_seen", ACCESS_SEEN),
+        ("stride_seen", STRIDE_SEEN),
     ];
 }
 use layout::*;
@@ -214,7 +214,7 @@ pub(super) const FCOUNTER_NAMES: [&str; 13] = [
 ];
 
 // The fields follow each other as the C declares them. (Darshan's running
-// state, last_io … last_end and the slots' index, is the kernel's alone: user space decodes the
+// state, last_io … last_end and the slots' filters, is the kernel's alone: user space decodes the
 // counters, but lists the whole layout.)
 const _: () = {
     assert!(OFFSET_KNOWN == LAST_IO + 4 && ALIGN_KNOWN == OFFSET_KNOWN + 4 && ACCESS_USED == ALIGN_KNOWN + 4);
@@ -227,8 +227,8 @@ const _: () = {
     assert!(ACCESS == ALIGN + 8 * ALIGN_SLOTS);
     assert!(STRIDE == ACCESS + 16 * COMMON);
     assert!(FS_TYPE == STRIDE + 16 * COMMON);
-    assert!(MOUNT_ID == ALIGN_MOUNT + 64 && ALIGN_MOUNT_ID == MOUNT_ID + 4 && ACCESS_INDEX == ALIGN_MOUNT_ID + 4);
-    assert!(STRIDE_INDEX == ACCESS_INDEX + COMMON_INDEX && VALUE_SIZE == STRIDE_INDEX + COMMON_INDEX);
+    assert!(MOUNT_ID == ALIGN_MOUNT + 64 && ALIGN_MOUNT_ID == MOUNT_ID + 4 && ACCESS_SEEN == ALIGN_MOUNT_ID + 4);
+    assert!(STRIDE_SEEN == ACCESS_SEEN + 8 * COMMON_SEEN && VALUE_SIZE == STRIDE_SEEN + 8 * COMMON_SEEN);
 };
 
 fn u32_at(b: &[u8], at: usize) -> u32 {

@@ -913,6 +913,56 @@ pub(crate) fn stdio_report(what: &str, extra: &[&std::ffi::OsStr]) -> (PathBuf, 
 }
 
 /// The POSIX record of the file named `name` in `doc`, if any.
+/// Issue 39 item 1: the kernel fold finds a file's common access sizes and
+/// strides through a filter of the values it tracks. fio's random reads make
+/// hundreds of distinct strides, so the 32 slots fill and every later stride
+/// is looked up in a full table: the kernel's four slots of each, and every
+/// other POSIX counter, equal the streamed report's (user space's fold of the
+/// same reads: fio repeats its random offsets run to run), and fio's own count.
+#[test]
+fn random_reads_common_strides_folded_in_the_kernel_equal_the_streamed_reports() {
+    let dir = PathBuf::from(format!("/dev/shm/ebq-report-strides-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("r.dat");
+    std::fs::write(&data, vec![7u8; 4 << 20]).unwrap();
+    let cmd = format!(
+        "fio --name=r --filename={} --ioengine=psync --rw=randread --bs=4k --size=4M --randrepeat=1 \
+         --output-format=json --output={}",
+        data.display(),
+        dir.join("fio.json").display()
+    );
+    let record = |extra: &[&std::ffi::OsStr]| -> serde_json::Map<String, Json> {
+        // /dev/shm is under Darshan's excluded /dev/: DARSHAN_EXCLUDE_DIRS=none lists it.
+        let out = Command::new(ebq_bin())
+            .env("DARSHAN_EXCLUDE_DIRS", "none")
+            .args(["report", "io", "--format", "json"])
+            .args(extra)
+            .args(["-c", &cmd])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_no_losses(&String::from_utf8_lossy(&out.stderr));
+        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let mut c = counters(posix_record(&doc, "r.dat").expect("r.dat's record")).clone();
+        c.retain(|k, _| k.starts_with("POSIX_") && !k.ends_with("_TIME_SIZE"));
+        c
+    };
+    let folded = record(&[]);
+    let trace = dir.join("trace.parquet");
+    let streamed = record(&["--trace".as_ref(), trace.as_os_str()]);
+    let fio: Json = serde_json::from_str(&std::fs::read_to_string(dir.join("fio.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let reads = fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(reads, 1024);
+    assert_eq!(folded["POSIX_READS"], reads);
+    assert_eq!((&folded["POSIX_ACCESS1_ACCESS"], &folded["POSIX_ACCESS1_COUNT"]), (&4096.into(), &reads.into()));
+    // Strides come from the reads that go forward past the last byte: hundreds, nearly all distinct.
+    let forward = folded["POSIX_SEQ_READS"].as_u64().unwrap() - folded["POSIX_CONSEC_READS"].as_u64().unwrap();
+    assert!(forward > 100, "{forward} strides: the table does not fill");
+    assert_ne!(folded["POSIX_STRIDE4_COUNT"], 0, "four strides tracked");
+    assert_eq!(folded, streamed);
+}
+
 fn posix_record<'a>(doc: &'a Json, name: &str) -> Option<&'a Json> {
     doc["files"].as_array().unwrap().iter().find(|f| f["file_name"] == name)
 }
