@@ -376,13 +376,6 @@ static __always_inline int ebq_fold_syscall_kind(__s64 id)
 	return EBQ_FOLD_NONE;
 }
 
-/* Decoder's `positioned`: calls that give their offset. */
-static __always_inline int ebq_fold_positioned_call(__s64 id)
-{
-	return EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || EBQ_FOLD_IS(id, EBQ_NR_preadv) ||
-	       EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_preadv2) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2);
-}
-
 /* Decoder's `vectored`: calls whose buffer is not read (no memory alignment). */
 static __always_inline int ebq_fold_vectored_call(__s64 id)
 {
@@ -578,7 +571,7 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	/* Decoder::operation: the kind, the path, `positioned` (with the offset, later) and `mem`. */
 	if (path == EBQ_FOLD_PATH_SYSCALL) {
 		kind = ebq_fold_syscall_kind(id);
-		positioned = ebq_fold_positioned_call(id);
+		positioned = EBQ_FOLD_POSITIONED(id);
 		mem = !ebq_fold_vectored_call(id);
 	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
 		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;

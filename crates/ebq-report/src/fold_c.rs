@@ -11,7 +11,7 @@
 use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
 use super::posix::PER_PATH;
-use super::query::{FILE_CALLS, OPEN_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH};
+use super::query::{FILE_CALLS, OPEN_CALLS, POSITIONED_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH};
 use super::Via;
 use std::fmt::Write;
 
@@ -34,6 +34,13 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> Stri
     for name in syscalls() {
         let _ = writeln!(c, "#define EBQ_NR_{name} ({})", nr(name).unwrap_or(-1));
     }
+    let positioned: Vec<String> = POSITIONED_CALLS.iter().map(|n| format!("EBQ_FOLD_IS(id, EBQ_NR_{n})")).collect();
+    let _ = writeln!(
+        c,
+        "\n/* Decoder's `positioned` (query.rs POSITIONED_CALLS): calls that give their offset. */\n\
+         #define EBQ_FOLD_POSITIONED(id) ({})",
+        positioned.join(" || ")
+    );
     c.push_str("\n/* The `path` column (Via::code) and the index of per_path (Via::ALL order). */\n");
     for (i, via) in Via::ALL.into_iter().enumerate() {
         let name = via.name().to_ascii_uppercase();
@@ -138,6 +145,7 @@ mod tests {
         let c = header(&mut |_| None, true);
         for needle in [
             "#define EBQ_FOLD_STDIO_MARK 1\n",
+            "#define EBQ_FOLD_POSITIONED(id) (EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || ",
             "#define EBQ_FOLD_PATH_STDIO_MARK 5\n#define EBQ_FOLD_MARK_ENTER 0\n#define EBQ_FOLD_MARK_RETURN 1\n",
             "#define EBQ_FOLD_PATH_IO_URING 2\n#define EBQ_FOLD_VIA_IO_URING 1\n",
             "#define EBQ_FOLD_REQUEST_FSYNC 2\n",

@@ -96,8 +96,9 @@ WHERE e.id IN ({calls})",
     )
 }
 
-/// The calls whose offset is their argument 3 (`io.ops`' `offset`).
-const POSITIONED_CALLS: [&str; 6] = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"];
+/// The calls whose offset is their argument 3 (`io.ops`' `offset`; the
+/// kernel fold's `EBQ_FOLD_POSITIONED`, [`super::fold_c`]).
+pub const POSITIONED_CALLS: [&str; 6] = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"];
 
 /// The calls whose argument 1 is the user's buffer, or its iovec (`io.ops`' `buf`).
 const BUFFER_CALLS: [&str; 10] =
@@ -304,7 +305,7 @@ impl Decoder {
             ("fdatasync", OpKind::Fdatasync),
         ];
         let kinds = named.into_iter().filter_map(|(n, k)| Some((syscalls.nr(n)?, k))).collect();
-        let positioned = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"].map(|n| syscalls.nr(n));
+        let positioned = POSITIONED_CALLS.map(|n| syscalls.nr(n));
         let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(|n| syscalls.nr(n));
         Decoder { kinds, positioned, vectored, io_submit: syscalls.nr("io_submit"), mounts: Mounts::read() }
     }
