@@ -10,7 +10,8 @@
 # noname-noscope"): `nolock` without the fold's per-file lock, `nocommon`
 # without its common access and stride tables, `noaccess` without its read
 # and write branch (Open::add's: every counter of a read), `nofold` with the fold
-# returning at once (the row is still built). The variants are measurements,
+# returning at once (the row is still built), and the others clang-variant.sh
+# names (`nolookup`, `nokind`, ...). The variants are measurements,
 # not reports (their records lack what was taken out). The floor is bench/reference/report_floor.bpf.c
 # under bench's loader: build both once with `ebq bench report --quick --out DIR`
 # and pass DIR/reference.

@@ -80,6 +80,10 @@ EBQ_FOLD_PAIRED(EBQ_FOLD_F_MAX_READ_TIME, EBQ_FOLD_F_MAX_WRITE_TIME);
 #define EBQ_FOLD_T_WRITE 1
 #define EBQ_FOLD_T_META 2
 
+/* The per-CPU cache of files' slots (ebq_fold_record): 2^bits entries. */
+#define EBQ_FOLD_CACHE_BITS 6
+#define EBQ_FOLD_CACHED (1 << EBQ_FOLD_CACHE_BITS)
+
 /* Tries of a held file lock before the row is given up (bpf_loop iterations). */
 #define EBQ_FOLD_SPINS (1 << 14)
 
@@ -119,6 +123,14 @@ struct ebq_fold_file {
 	__u32 align_mount_id;	/* the last mount seen by id rather than by name (align_mount then empty) */
 	__u64 access_seen[EBQ_FOLD_COMMON_SEEN];	/* access[]'s values, a bit each by hash (ebq_fold_common) */
 	__u64 stride_seen[EBQ_FOLD_COMMON_SEEN];	/* stride[]'s */
+	struct ebq_fold_key key;	/* the file, once its slot is its (0 before) */
+	/*
+	 * Never touched: the records lie end to end in the array, so the cache
+	 * line of a record's lock (written at every row) holds the end of the
+	 * record before it, which must be none of that file's hot fields when
+	 * two CPUs fold the two files (false sharing).
+	 */
+	__u8 cold_tail[EBQ_FOLD_COLD_TAIL];
 };
 
 /* What the rows were, summed per CPU. */
@@ -128,27 +140,58 @@ struct ebq_fold_totals {
 	__u64 aio_counted;	/* operations via AIO */
 	__u64 no_file;		/* rows of no file's operation (not io_submit's) */
 	__u64 inside_stdio;	/* system calls of a file libc made inside a stdio call (the stdio mark) */
+	__u64 past_files;	/* rows of files past the EBQ_FOLD_FILES records: not folded, counted dropped */
 };
 
 /*
- * Every file's record, by (dev, inode). Allocated as files appear (NO_PREALLOC:
- * preallocated, 65536 records of 2472 bytes would pin ~162 MB for every run).
+ * Every file's record, in a slot of an array: an array's lookup is inlined
+ * by the verifier, a hash's is a call into the kernel, and on this machine
+ * (AMD, SRSO's safe RET on every return) that call was 30-40 ns of the
+ * report's ~200 per read (issue 39). Slots are handed out in order
+ * (ebq_fold_next) and never given back during a run; a record names its
+ * file (`key`), 0 while the slot is free. EBQ_FOLD_FILES records are
+ * preallocated (EBQ_FOLD_FILES * 2560 B, ~10 MB): a file after the last
+ * slot is not folded, its rows counted dropped.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ebq_fold_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EBQ_FOLD_FILES);
+	__type(key, __u32);
 	__type(value, struct ebq_fold_file);
 } ebq_fold_files SEC(".maps");
 
-/* A new file's record: zeroes, never written (larger than the stack). */
+/* Each file's slot, by (dev, inode): where a file not in this CPU's cache is found. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EBQ_FOLD_FILES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ebq_fold_key);
+	__type(value, __u32);
+} ebq_fold_slots SEC(".maps");
+
+/* The next slot to hand out (may pass EBQ_FOLD_FILES by the CPUs racing for the last). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ebq_fold_file);
-} ebq_fold_zero SEC(".maps");
+	__type(value, __u32);
+} ebq_fold_next SEC(".maps");
+
+/*
+ * The slots of the files last folded on this CPU, direct-mapped by the
+ * key's hash: a guess, checked against the record's own key, so a slot
+ * written by a nested program halfway never names the wrong file.
+ */
+struct ebq_fold_cache {
+	__u32 slot[EBQ_FOLD_CACHED];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebq_fold_cache);
+} ebq_fold_cache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -354,33 +397,20 @@ _Static_assert(EBQ_FOLD_COMMON_SEEN == 4, "256 bits: the hash's 8");
 #define EBQ_FOLD_COPY(dst, src)                                                                  \
 	__builtin_memcpy(dst, src, sizeof(dst) < sizeof(src) ? sizeof(dst) : sizeof(src))
 
-/* Decoder::operation's kind of a system call row (its `kinds`). */
-static __always_inline int ebq_fold_syscall_kind(__s64 id)
-{
-	if (EBQ_FOLD_IS(id, EBQ_NR_read) || EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_readv) ||
-	    EBQ_FOLD_IS(id, EBQ_NR_preadv) || EBQ_FOLD_IS(id, EBQ_NR_preadv2))
-		return EBQ_FOLD_READ;
-	if (EBQ_FOLD_IS(id, EBQ_NR_write) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || EBQ_FOLD_IS(id, EBQ_NR_writev) ||
-	    EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2))
-		return EBQ_FOLD_WRITE;
-	if (EBQ_FOLD_IS(id, EBQ_NR_open) || EBQ_FOLD_IS(id, EBQ_NR_openat) || EBQ_FOLD_IS(id, EBQ_NR_creat))
-		return EBQ_FOLD_OPEN;
-	if (EBQ_FOLD_IS(id, EBQ_NR_close))
-		return EBQ_FOLD_CLOSE;
-	if (EBQ_FOLD_IS(id, EBQ_NR_lseek))
-		return EBQ_FOLD_SEEK;
-	if (EBQ_FOLD_IS(id, EBQ_NR_fsync))
-		return EBQ_FOLD_FSYNC;
-	if (EBQ_FOLD_IS(id, EBQ_NR_fdatasync))
-		return EBQ_FOLD_FDATASYNC;
-	return EBQ_FOLD_NONE;
-}
+/*
+ * Decoder::operation's kind of a system call row (its `kinds`) in the low bits,
+ * with its `positioned` and `vectored` (calls whose buffer is not read: no
+ * memory alignment) as flags, by call number (fold_c.rs's table; 0 is
+ * EBQ_FOLD_NONE). A load where ten to twenty compares of the number stood.
+ */
+#define EBQ_FOLD_CALL_KIND 15
+#define EBQ_FOLD_CALL_POSITIONED 16
+#define EBQ_FOLD_CALL_VECTORED 32
+static const __u8 ebq_fold_calls[EBQ_FOLD_CALL_SLOTS] = EBQ_FOLD_CALL_KINDS;
 
-/* Decoder's `vectored`: calls whose buffer is not read (no memory alignment). */
-static __always_inline int ebq_fold_vectored_call(__s64 id)
+static __always_inline __u32 ebq_fold_call(__s64 id)
 {
-	return EBQ_FOLD_IS(id, EBQ_NR_readv) || EBQ_FOLD_IS(id, EBQ_NR_writev) || EBQ_FOLD_IS(id, EBQ_NR_preadv) ||
-	       EBQ_FOLD_IS(id, EBQ_NR_pwritev) || EBQ_FOLD_IS(id, EBQ_NR_preadv2) || EBQ_FOLD_IS(id, EBQ_NR_pwritev2);
+	return id >= 0 && id < EBQ_FOLD_CALL_SLOTS ? ebq_fold_calls[id] : EBQ_FOLD_NONE;
 }
 
 /* posix.rs Open::add's read and write branch (w: 0 read, 1 write), the lock held. */
@@ -541,6 +571,58 @@ static __always_inline void ebq_fold_opened(struct ebq_row *r)
 	r->EBQ_ROW_dentry_id = ebq_file_dentry_id(file);
 }
 
+/*
+ * The record of file `key`: the slot this CPU's cache holds for it, if that
+ * record is the file's; else its slot in ebq_fold_slots (and the cache
+ * learns it); else a new slot. Two CPUs may take a slot each for one new
+ * file: the one whose slot enters ebq_fold_slots first names its record,
+ * the other slot stays nameless (user space skips a record of inode 0).
+ * NULL: the slots are all taken.
+ */
+static __always_inline struct ebq_fold_file *ebq_fold_record(struct ebq_fold_key *key)
+{
+	__u32 zero = 0, n, *slot, *next;
+	/* Fibonacci hashing of the inode and device: the top bits pick the cache's entry. */
+	__u32 h = (__u32)(((key->inode ^ key->dev) * 0x9E3779B97F4A7C15ULL) >> (64 - EBQ_FOLD_CACHE_BITS));
+	struct ebq_fold_cache *cache = bpf_map_lookup_elem(&ebq_fold_cache, &zero);
+	struct ebq_fold_file *f;
+
+	if (!cache)
+		return 0;
+	n = cache->slot[h & (EBQ_FOLD_CACHED - 1)];
+	f = bpf_map_lookup_elem(&ebq_fold_files, &n);
+	if (f && f->key.inode == key->inode && f->key.dev == key->dev)
+		return f;
+	slot = bpf_map_lookup_elem(&ebq_fold_slots, key);
+	if (slot) {
+		n = *slot;
+	} else {
+		next = bpf_map_lookup_elem(&ebq_fold_next, &zero);
+		/* Read first: past the last slot, the count is not raised (it must never wrap). */
+		if (!next || *(volatile __u32 *)next >= EBQ_FOLD_FILES)
+			return 0;
+		n = __sync_fetch_and_add(next, 1);
+		if (n >= EBQ_FOLD_FILES)
+			return 0;
+		if (bpf_map_update_elem(&ebq_fold_slots, key, &n, BPF_NOEXIST)) {
+			/* Another CPU's slot for it came first (or the directory is full). */
+			slot = bpf_map_lookup_elem(&ebq_fold_slots, key);
+			if (!slot)
+				return 0;
+			n = *slot;
+		} else {
+			f = bpf_map_lookup_elem(&ebq_fold_files, &n);
+			if (!f)
+				return 0;
+			f->key = *key;
+		}
+	}
+	f = bpf_map_lookup_elem(&ebq_fold_files, &n);
+	if (f)
+		cache->slot[h & (EBQ_FOLD_CACHED - 1)] = n;
+	return f;
+}
+
 static __always_inline int ebq_fold(struct ebq_row *r)
 {
 	struct ebq_fold_key key = {};
@@ -570,9 +652,11 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 
 	/* Decoder::operation: the kind, the path, `positioned` (with the offset, later) and `mem`. */
 	if (path == EBQ_FOLD_PATH_SYSCALL) {
-		kind = ebq_fold_syscall_kind(id);
-		positioned = EBQ_FOLD_POSITIONED(id);
-		mem = !ebq_fold_vectored_call(id);
+		__u32 call = ebq_fold_call(id);
+
+		kind = call & EBQ_FOLD_CALL_KIND;
+		positioned = (call & EBQ_FOLD_CALL_POSITIONED) != 0;
+		mem = !(call & EBQ_FOLD_CALL_VECTORED);
 	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
 		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;
 		if (id == EBQ_FOLD_REQUEST_READ)
@@ -606,17 +690,10 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	}
 #endif
 
-	f = bpf_map_lookup_elem(&ebq_fold_files, &key);
+	f = ebq_fold_record(&key);
 	if (!f) {
-		struct ebq_fold_file *fresh = bpf_map_lookup_elem(&ebq_fold_zero, &zero);
-
-		if (!fresh)
-			return 1;
-		/* Another CPU may have added it meanwhile: then NOEXIST fails and the lookup finds theirs. */
-		bpf_map_update_elem(&ebq_fold_files, &key, fresh, BPF_NOEXIST);
-		f = bpf_map_lookup_elem(&ebq_fold_files, &key);
-		if (!f)
-			return 1;	/* the map is full */
+		tot->past_files++;	/* every slot is taken */
+		return 1;
 	}
 	if (!ebq_fold_lock(f))
 		return 1;

@@ -11,7 +11,10 @@
 use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
 use super::posix::PER_PATH;
-use super::query::{FILE_CALLS, OPEN_CALLS, POSITIONED_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH};
+use super::query::{
+    FILE_CALLS, OPEN_CALLS, POSITIONED_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH, SYSCALL_KINDS,
+    VECTORED_CALLS,
+};
 use super::Via;
 use std::fmt::Write;
 
@@ -34,13 +37,7 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> Stri
     for name in syscalls() {
         let _ = writeln!(c, "#define EBQ_NR_{name} ({})", nr(name).unwrap_or(-1));
     }
-    let positioned: Vec<String> = POSITIONED_CALLS.iter().map(|n| format!("EBQ_FOLD_IS(id, EBQ_NR_{n})")).collect();
-    let _ = writeln!(
-        c,
-        "\n/* Decoder's `positioned` (query.rs POSITIONED_CALLS): calls that give their offset. */\n\
-         #define EBQ_FOLD_POSITIONED(id) ({})",
-        positioned.join(" || ")
-    );
+    calls(&mut c, nr);
     c.push_str("\n/* The `path` column (Via::code) and the index of per_path (Via::ALL order). */\n");
     for (i, via) in Via::ALL.into_iter().enumerate() {
         let name = via.name().to_ascii_uppercase();
@@ -64,6 +61,12 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> Stri
     let _ = writeln!(c, "#define EBQ_FOLD_PER_PATH {}", PER_PATH.len() * Via::ALL.len());
     c.push_str("\n/* fcounters[] (kernel_fold.rs FCOUNTER_NAMES). */\n");
     indices(&mut c, "EBQ_FOLD_F_", FCOUNTER_NAMES.iter().map(|n| short(n)), "EBQ_FOLD_FCOUNTERS");
+    let _ = writeln!(
+        c,
+        "\n/* The files' records and their cold tail's bytes (kernel_fold.rs layout::FILES, COLD_TAIL_SIZE). */\n#define EBQ_FOLD_FILES {}\n#define EBQ_FOLD_COLD_TAIL {}",
+        layout::FILES,
+        layout::COLD_TAIL_SIZE
+    );
     let _ = write!(
         c,
         "\n/* Darshan's cap on distinct common values per file, their filter's words; align[ctz(off)], align[64] for 0. */\n\
@@ -85,6 +88,35 @@ pub fn header(nr: &mut dyn FnMut(&str) -> Option<i64>, stdio_mark: bool) -> Stri
     }
     let _ = writeln!(c, "\treturn {};\n}}\n", EDGES.len());
     c
+}
+
+/// The fold's table of calls, `EBQ_FOLD_CALL_KINDS`: by call number, the
+/// Decoder's kind ([`SYSCALL_KINDS`], its `EBQ_FOLD_<KIND>`) with the
+/// flags of [`POSITIONED_CALLS`] and [`VECTORED_CALLS`], 0 for a call the
+/// report does not fold. One bounded load where ten to twenty compares
+/// of the call number stood (issue 39: 7 ns of the fold per read).
+fn calls(c: &mut String, nr: &mut dyn FnMut(&str) -> Option<i64>) {
+    let mut entries = Vec::new();
+    for (name, kind) in SYSCALL_KINDS {
+        let Some(n) = nr(name) else { continue };
+        let mut entry = format!("EBQ_FOLD_{}", kind.name().to_ascii_uppercase());
+        if POSITIONED_CALLS.contains(&name) {
+            entry.push_str(" | EBQ_FOLD_CALL_POSITIONED");
+        }
+        if VECTORED_CALLS.contains(&name) {
+            entry.push_str(" | EBQ_FOLD_CALL_VECTORED");
+        }
+        entries.push((n, entry));
+    }
+    entries.sort();
+    let slots = entries.last().map_or(1, |(n, _)| n + 1);
+    let table: Vec<String> = entries.iter().map(|(n, e)| format!("\t[{n}] = {e},")).collect();
+    let _ = writeln!(
+        c,
+        "\n/* Decoder's kind of each call (query.rs SYSCALL_KINDS) | its flags (POSITIONED_CALLS, VECTORED_CALLS), by number. */\n\
+         #define EBQ_FOLD_CALL_SLOTS {slots}\n#define EBQ_FOLD_CALL_KINDS {{ \\\n{} \\\n}}",
+        table.join(" \\\n")
+    );
 }
 
 /// A counter's C name: without Darshan's prefix (`POSIX_F_` for a float
@@ -141,11 +173,33 @@ mod tests {
     }
 
     #[test]
+    fn the_table_of_calls_holds_each_calls_kind_and_flags() {
+        let mut numbers = |name: &str| match name {
+            "read" => Some(0),
+            "pread64" => Some(17),
+            "readv" => Some(19),
+            "pwritev2" => Some(328),
+            "lseek" => Some(8),
+            _ => None,
+        };
+        let c = header(&mut numbers, false);
+        for needle in [
+            "#define EBQ_FOLD_CALL_SLOTS 329\n",
+            "\t[0] = EBQ_FOLD_READ, \\\n\t[8] = EBQ_FOLD_SEEK, \\\n\t[17] = EBQ_FOLD_READ | EBQ_FOLD_CALL_POSITIONED, \\\n",
+            "\t[19] = EBQ_FOLD_READ | EBQ_FOLD_CALL_VECTORED, \\\n",
+            "\t[328] = EBQ_FOLD_WRITE | EBQ_FOLD_CALL_POSITIONED | EBQ_FOLD_CALL_VECTORED, \\\n}\n",
+        ] {
+            assert!(c.contains(needle), "{needle:?} in\n{c}");
+        }
+        assert!(header(&mut |_| None, false)
+            .contains("#define EBQ_FOLD_CALL_SLOTS 1\n#define EBQ_FOLD_CALL_KINDS { \\\n \\\n}"));
+    }
+
+    #[test]
     fn indices_follow_the_rust_order() {
         let c = header(&mut |_| None, true);
         for needle in [
             "#define EBQ_FOLD_STDIO_MARK 1\n",
-            "#define EBQ_FOLD_POSITIONED(id) (EBQ_FOLD_IS(id, EBQ_NR_pread64) || EBQ_FOLD_IS(id, EBQ_NR_pwrite64) || ",
             "#define EBQ_FOLD_PATH_STDIO_MARK 5\n#define EBQ_FOLD_MARK_ENTER 0\n#define EBQ_FOLD_MARK_RETURN 1\n",
             "#define EBQ_FOLD_PATH_IO_URING 2\n#define EBQ_FOLD_VIA_IO_URING 1\n",
             "#define EBQ_FOLD_REQUEST_FSYNC 2\n",

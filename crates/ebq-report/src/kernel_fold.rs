@@ -22,7 +22,8 @@ use super::{FileKey, Via};
 use ebq::host::SyscallTable;
 use std::collections::BTreeMap;
 
-/// The per-file map (`struct ebq_fold_key` → `struct ebq_fold_file`).
+/// The files' records (an array of `struct ebq_fold_file`, each naming its
+/// file in its `key`; a free slot's inode is 0).
 pub const FILES_MAP: &str = "ebq_fold_files";
 /// The per-CPU totals (one `struct ebq_fold_totals`).
 pub const TOTALS_MAP: &str = "ebq_fold_totals";
@@ -52,10 +53,14 @@ pub struct Totals {
     /// System calls of a file left out of POSIX: libc made them inside a
     /// stdio call (the stdio mark, `EBQ_FOLD_STDIO_MARK`; 0 without it).
     pub inside_stdio: u64,
+    /// Rows of files that found every record taken ([`layout::FILES`]):
+    /// not folded, counted `dropped` (the streamed report has no such cap).
+    pub past_files: u64,
 }
 
 /// `struct ebq_fold_totals`'s `__u64` fields, in order ([`Totals`]' fields).
-pub(super) const TOTALS: [&str; 5] = ["operations", "aio_submitted", "aio_counted", "no_file", "inside_stdio"];
+pub(super) const TOTALS: [&str; 6] =
+    ["operations", "aio_submitted", "aio_counted", "no_file", "inside_stdio", "past_files"];
 const TOTALS_SIZE: usize = 8 * TOTALS.len();
 
 /// Sums [`TOTALS_MAP`]'s one slot over the CPUs: `per_cpu_values` holds one
@@ -69,6 +74,7 @@ pub fn totals(per_cpu_values: &[Vec<u8>]) -> Totals {
         t.aio_counted += total("aio_counted");
         t.no_file += total("no_file");
         t.inside_stdio += total("inside_stdio");
+        t.past_files += total("past_files");
     }
     t
 }
@@ -133,7 +139,14 @@ pub(super) mod layout {
     pub const ALIGN_MOUNT_ID: usize = 2404;
     pub const ACCESS_SEEN: usize = 2408;
     pub const STRIDE_SEEN: usize = 2440;
-    pub const VALUE_SIZE: usize = 2472;
+    /// The record's own `struct ebq_fold_key` (inode 0: a free slot).
+    pub const KEY: usize = 2472;
+    /// `cold_tail[]`, never touched: no two records' hot fields share a cache line.
+    pub const COLD_TAIL: usize = 2488;
+    pub const COLD_TAIL_SIZE: usize = 72;
+    pub const VALUE_SIZE: usize = 2560;
+    /// Records (`EBQ_FOLD_FILES`): the array's slots, preallocated.
+    pub const FILES: usize = 4096;
     /// Slots of `access[]` and `stride[]` (Darshan's 32), `{ __s64 value, count; }` each.
     pub const COMMON: usize = 32;
     /// Words of `access_seen[]` and `stride_seen[]`, the kernel's filter of the values
@@ -142,7 +155,7 @@ pub(super) mod layout {
     /// `align[]`: trailing zero bits 0..=63 of a nonzero offset, then offset 0.
     pub const ALIGN_SLOTS: usize = 65;
     /// Every field of `struct ebq_fold_file` after `lock` with its offset, for the C's assertions.
-    pub const FILE_FIELDS: [(&str, usize); 23] = [
+    pub const FILE_FIELDS: [(&str, usize); 25] = [
         ("last_io", LAST_IO),
         ("offset_known", OFFSET_KNOWN),
         ("align_known", ALIGN_KNOWN),
@@ -166,6 +179,8 @@ pub(super) mod layout {
         ("align_mount_id", ALIGN_MOUNT_ID),
         ("access_seen", ACCESS_SEEN),
         ("stride_seen", STRIDE_SEEN),
+        ("key", KEY),
+        ("cold_tail", COLD_TAIL),
     ];
 }
 use layout::*;
@@ -228,7 +243,10 @@ const _: () = {
     assert!(STRIDE == ACCESS + 16 * COMMON);
     assert!(FS_TYPE == STRIDE + 16 * COMMON);
     assert!(MOUNT_ID == ALIGN_MOUNT + 64 && ALIGN_MOUNT_ID == MOUNT_ID + 4 && ACCESS_SEEN == ALIGN_MOUNT_ID + 4);
-    assert!(STRIDE_SEEN == ACCESS_SEEN + 8 * COMMON_SEEN && VALUE_SIZE == STRIDE_SEEN + 8 * COMMON_SEEN);
+    assert!(STRIDE_SEEN == ACCESS_SEEN + 8 * COMMON_SEEN && KEY == STRIDE_SEEN + 8 * COMMON_SEEN);
+    assert!(COLD_TAIL == KEY + KEY_SIZE && VALUE_SIZE == COLD_TAIL + COLD_TAIL_SIZE);
+    // A whole number of cache lines, the last 64 bytes or more cold.
+    assert!(VALUE_SIZE.is_multiple_of(64) && COLD_TAIL_SIZE >= 64);
 };
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -304,7 +322,8 @@ fn record(v: &[u8], block_size: i64, mounts: &mut Mounts) -> Record {
 /// records [`posix::fold`] makes: one per file, and the files summed per
 /// file system with posix's `merge`. `block_size` gives a mount point's
 /// block size (≤ 0: unknown), asked once per mount point as posix::fold does.
-/// Entries of another size than the C's are skipped.
+/// A value names its file (its `key`); free slots (inode 0) and entries of
+/// another size than the C's are skipped.
 pub fn records(
     files: &[(Vec<u8>, Vec<u8>)],
     mounts: &mut Mounts,
@@ -312,11 +331,11 @@ pub fn records(
 ) -> posix::Fold {
     let mut sizes: BTreeMap<String, i64> = BTreeMap::new();
     let mut out: BTreeMap<FileKey, Record> = BTreeMap::new();
-    for (k, v) in files {
-        if k.len() != KEY_SIZE || v.len() != VALUE_SIZE {
+    for (_, v) in files {
+        if v.len() != VALUE_SIZE || u64_at(v, KEY + KEY_INODE) == 0 {
             continue;
         }
-        let key = file_key(k);
+        let key = file_key(&v[KEY..KEY + KEY_SIZE]);
         // posix::fold: the block size of the mount point of the last row that named one.
         let bs = match u32_at(v, ALIGN_KNOWN) {
             0 => 0,
@@ -375,6 +394,12 @@ mod tests {
         }
     }
 
+    /// An array entry: its index (unread) and the record `v` naming its file.
+    fn slot(major: u32, minor: u32, inode: u64, mut v: Value) -> (Vec<u8>, Vec<u8>) {
+        v.0[KEY..KEY + KEY_SIZE].copy_from_slice(&key(major, minor, inode));
+        (vec![0; 4], v.0)
+    }
+
     fn key(major: u32, minor: u32, inode: u64) -> Vec<u8> {
         let mut k = vec![0; KEY_SIZE];
         k[..4].copy_from_slice(&(major << 20 | minor).to_ne_bytes());
@@ -407,7 +432,7 @@ mod tests {
     #[test]
     fn a_files_value_becomes_its_record() {
         let mut asked = vec![];
-        let fold = records(&[(key(8, 1, 12), file().0)], &mut Mounts::default(), &mut |m: &str| {
+        let fold = records(&[slot(8, 1, 12, file())], &mut Mounts::default(), &mut |m: &str| {
             asked.push(m.to_string());
             4096
         });
@@ -469,7 +494,7 @@ mod tests {
         let mut v = file();
         v.u32(ALIGN_KNOWN, 0);
         let fold =
-            records(&[(key(8, 1, 12), v.0)], &mut Mounts::default(), &mut |_| panic!("no mount point to ask about"));
+            records(&[slot(8, 1, 12, v)], &mut Mounts::default(), &mut |_| panic!("no mount point to ask about"));
         let f = fold.files.values().next().unwrap();
         assert_eq!((f.get("POSIX_FILE_ALIGNMENT"), f.get("POSIX_FILE_NOT_ALIGNED")), (0, 0));
     }
@@ -483,7 +508,7 @@ mod tests {
         elsewhere.text(NAME, "h").text(FS_TYPE, "tmpfs").text(MOUNT_POINT, "/tmp");
         let mut calls = 0;
         let fold = records(
-            &[(key(8, 1, 12), file().0), (key(8, 1, 13), other.0), (key(0, 40, 5), elsewhere.0)],
+            &[slot(8, 1, 12, file()), slot(8, 1, 13, other), slot(0, 40, 5, elsewhere)],
             &mut Mounts::default(),
             &mut |_| {
                 calls += 1;
@@ -499,6 +524,14 @@ mod tests {
         assert_eq!(fold.filesystems[&("tmpfs".to_string(), "/tmp".to_string())].files, 1);
     }
 
+    /// The array's free slots (and one a CPU took for a file another CPU's slot named first) name no file.
+    #[test]
+    fn a_slot_of_inode_0_is_no_file() {
+        let fold =
+            records(&[(vec![0; 4], Value::new().0), slot(8, 1, 12, file())], &mut Mounts::default(), &mut |_| 4096);
+        assert_eq!(fold.files.keys().copied().collect::<Vec<_>>(), [FileKey::of_kernel_dev(8 << 20 | 1, 12)]);
+    }
+
     /// A system call's file: no strings in the kernel, its mount by id, named from mountinfo.
     #[test]
     fn a_file_seen_by_mount_id_is_named_from_the_mount_table() {
@@ -506,7 +539,7 @@ mod tests {
         v.text(NAME, "x.dat").u32(MOUNT_ID, 31).u32(ALIGN_KNOWN, 1).u32(ALIGN_MOUNT_ID, 31);
         let mut mounts = Mounts::parsed("31 22 0:26 / /dev/shm rw shared:4 - tmpfs tmpfs rw\n");
         let mut asked = vec![];
-        let fold = records(&[(key(0, 26, 7), v.0)], &mut mounts, &mut |m: &str| {
+        let fold = records(&[slot(0, 26, 7, v)], &mut mounts, &mut |m: &str| {
             asked.push(m.to_string());
             4096
         });
@@ -518,10 +551,17 @@ mod tests {
 
     #[test]
     fn totals_sum_over_cpus() {
-        let cpu =
-            |a: u64, b: u64, c: u64, d: u64, e: u64| [a, b, c, d, e].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        let t = totals(&[cpu(1, 2, 3, 4, 5), cpu(10, 20, 30, 40, 50)]);
-        assert_eq!(t, Totals { operations: 11, aio_submitted: 22, aio_counted: 33, no_file: 44, inside_stdio: 55 });
+        let cpu = |x: [u64; 6]| x.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let t = totals(&[cpu([1, 2, 3, 4, 5, 6]), cpu([10, 20, 30, 40, 50, 60])]);
+        let want = Totals {
+            operations: 11,
+            aio_submitted: 22,
+            aio_counted: 33,
+            no_file: 44,
+            inside_stdio: 55,
+            past_files: 66,
+        };
+        assert_eq!(t, want);
     }
 
     #[test]

@@ -429,11 +429,13 @@ impl IoReport {
         };
         let (in_kernel, mut fdopens) = (maps.is_some(), vec![]);
         // Folded in the kernel: the records and the counts come from its maps, no operation was streamed.
+        let mut past_files = 0;
         let (fold, operations, aio) = match maps {
             Some(maps) => {
                 let files = single_values(maps.files);
                 let totals = kernel_fold::totals(&maps.totals.into_iter().flat_map(|(_, v)| v).collect::<Vec<_>>());
                 inside_stdio = totals.inside_stdio;
+                past_files = totals.past_files;
                 fdopens = kernel_fold::fdopens(&single_values(maps.fdopens.unwrap_or_default()));
                 let aio = terminal::AioCount { submitted: totals.aio_submitted, counted: totals.aio_counted };
                 (kernel_fold::records(&files, self.decoder.mounts(), &mut block_size), totals.operations as usize, aio)
@@ -479,7 +481,7 @@ impl IoReport {
             s.files.retain(|path, _| !listing.path_excluded(path));
         }
         self.ops.retain(|o| fold.files.contains_key(&o.file));
-        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio, not_listed };
+        let job = terminal::Job { origin_ns: self.origin_ns, end_ns, operations, stats, aio, not_listed, past_files };
         Report { job, fold, mpi, stdio, ops: std::mem::take(&mut self.ops) }
     }
 

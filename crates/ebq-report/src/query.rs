@@ -96,9 +96,36 @@ WHERE e.id IN ({calls})",
     )
 }
 
-/// The calls whose offset is their argument 3 (`io.ops`' `offset`; the
-/// kernel fold's `EBQ_FOLD_POSITIONED`, [`super::fold_c`]).
+/// The kind of each system call the report folds ([`Decoder::operation`];
+/// the kernel fold's table of calls, `EBQ_FOLD_CALL_KINDS`, [`super::fold_c`]).
+pub const SYSCALL_KINDS: [(&str, OpKind); 17] = [
+    ("read", OpKind::Read),
+    ("pread64", OpKind::Read),
+    ("readv", OpKind::Read),
+    ("preadv", OpKind::Read),
+    ("preadv2", OpKind::Read),
+    ("write", OpKind::Write),
+    ("pwrite64", OpKind::Write),
+    ("writev", OpKind::Write),
+    ("pwritev", OpKind::Write),
+    ("pwritev2", OpKind::Write),
+    ("open", OpKind::Open),
+    ("openat", OpKind::Open),
+    ("creat", OpKind::Open),
+    ("close", OpKind::Close),
+    ("lseek", OpKind::Seek),
+    ("fsync", OpKind::Fsync),
+    ("fdatasync", OpKind::Fdatasync),
+];
+
+/// The calls whose offset is their argument 3 (`io.ops`' `offset`; a flag
+/// of the kernel fold's table of calls, [`super::fold_c`]).
 pub const POSITIONED_CALLS: [&str; 6] = ["pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2"];
+
+/// The …v calls: their size is in user memory (iovecs), not an argument,
+/// and their buffer is no buffer of the data (no memory alignment; a flag of
+/// the kernel fold's table of calls).
+pub const VECTORED_CALLS: [&str; 6] = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"];
 
 /// The calls whose argument 1 is the user's buffer, or its iovec (`io.ops`' `buf`).
 const BUFFER_CALLS: [&str; 10] =
@@ -285,28 +312,9 @@ pub struct Decoder {
 impl Decoder {
     /// A decoder for the traced kernel's system call numbers.
     pub fn new(syscalls: &SyscallTable) -> Decoder {
-        let named = [
-            ("read", OpKind::Read),
-            ("pread64", OpKind::Read),
-            ("readv", OpKind::Read),
-            ("preadv", OpKind::Read),
-            ("preadv2", OpKind::Read),
-            ("write", OpKind::Write),
-            ("pwrite64", OpKind::Write),
-            ("writev", OpKind::Write),
-            ("pwritev", OpKind::Write),
-            ("pwritev2", OpKind::Write),
-            ("open", OpKind::Open),
-            ("openat", OpKind::Open),
-            ("creat", OpKind::Open),
-            ("close", OpKind::Close),
-            ("lseek", OpKind::Seek),
-            ("fsync", OpKind::Fsync),
-            ("fdatasync", OpKind::Fdatasync),
-        ];
-        let kinds = named.into_iter().filter_map(|(n, k)| Some((syscalls.nr(n)?, k))).collect();
+        let kinds = SYSCALL_KINDS.into_iter().filter_map(|(n, k)| Some((syscalls.nr(n)?, k))).collect();
         let positioned = POSITIONED_CALLS.map(|n| syscalls.nr(n));
-        let vectored = ["readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2"].map(|n| syscalls.nr(n));
+        let vectored = VECTORED_CALLS.map(|n| syscalls.nr(n));
         Decoder { kinds, positioned, vectored, io_submit: syscalls.nr("io_submit"), mounts: Mounts::read() }
     }
 

@@ -49,6 +49,7 @@ fn report() -> Report {
         stats: vec![("posix", stats)],
         aio: terminal::AioCount::default(),
         not_listed: listing::NotListed::default(),
+        past_files: 0,
     };
     Report { job, fold, mpi: None, stdio: None, ops }
 }

@@ -22,6 +22,10 @@ pub struct Job {
     pub aio: AioCount,
     /// What was left out of the file records ([`super::listing`]).
     pub not_listed: NotListed,
+    /// Rows of files the kernel fold had no record left for (its
+    /// [`FILES`](super::kernel_fold::layout::FILES)): not folded, in the
+    /// posix query's `dropped`.
+    pub past_files: u64,
 }
 
 /// AIO requests `io_submit` submitted and those the report counted (iomap's
@@ -206,6 +210,7 @@ pub fn json(
         "ebq_stats": job.stats.iter().map(|(k, s)| (k.to_string(), stats_json(s))).collect::<Map<String, Json>>(),
         "aio": {"submitted": job.aio.submitted, "counted": job.aio.counted},
         "not_listed": not_listed_json(&job.not_listed),
+        "rows_past_kernel_records": job.past_files,
     });
     writeln!(out, "{doc}")
 }
@@ -487,6 +492,9 @@ fn file_text(out: &mut dyn Write, k: &FileKey, r: &Record) -> io::Result<()> {
 
 /// A warning for each query that lost events (its counters may be low).
 fn lost_text(out: &mut dyn Write, job: &Job) -> io::Result<()> {
+    if job.past_files > 0 {
+        writeln!(out, "\nWARNING: {}", past_files_warning(job.past_files))?;
+    }
     for (name, st) in &job.stats {
         if lost(st) > 0 {
             writeln!(
@@ -497,6 +505,15 @@ fn lost_text(out: &mut dyn Write, job: &Job) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why the kernel fold dropped rows of files it had no record left for, and what to do.
+pub fn past_files_warning(rows: u64) -> String {
+    format!(
+        "{rows} rows were of files past the {} the kernel fold keeps records for: not folded (counted dropped); \
+         `--trace FILE` folds every file in user space",
+        super::kernel_fold::layout::FILES
+    )
 }
 
 /// MPIIO per file: the job line, then one line per rank.
