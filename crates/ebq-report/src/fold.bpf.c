@@ -623,56 +623,17 @@ static __always_inline struct ebq_fold_file *ebq_fold_record(struct ebq_fold_key
 	return f;
 }
 
-static __always_inline int ebq_fold(struct ebq_row *r)
+/*
+ * Decoder::operation's operation of a row, its kind, path and flags known:
+ * its file's record takes it (posix.rs fold and Open::add). 1: not folded
+ * (counted dropped): every record taken, or the file's lock held too long.
+ */
+static __always_inline int ebq_fold_operation(struct ebq_row *r, struct ebq_fold_totals *tot, int kind, __u32 via,
+					      int positioned, int mem)
 {
 	struct ebq_fold_key key = {};
-	struct ebq_fold_totals *tot;
 	struct ebq_fold_file *f;
-	__u32 zero = 0;
-	__u64 path = r->EBQ_ROW_path;
-	__s64 id = (__s64)r->EBQ_ROW_id;
-	__u32 via = EBQ_FOLD_VIA_SYSCALL;
-	int kind = EBQ_FOLD_NONE, positioned = 1, mem = 0;
 
-	tot = bpf_map_lookup_elem(&ebq_fold_totals, &zero);
-	if (!tot)
-		return 0;
-#ifdef EBQ_FOLD_STDIO_MARK
-	if (path == EBQ_FOLD_PATH_STDIO_MARK)
-		return ebq_fold_stdio_row(r);
-#endif
-
-	/* Decoder::submitted: io_submit's row counts AIO requests, no file's operation. */
-	if (path == EBQ_FOLD_PATH_SYSCALL && EBQ_FOLD_IS(id, EBQ_NR_io_submit)) {
-		__s64 n = (__s64)r->EBQ_ROW_ret;
-
-		tot->aio_submitted += n > 0 ? (__u64)n : 0;
-		return 0;
-	}
-
-	/* Decoder::operation: the kind, the path, `positioned` (with the offset, later) and `mem`. */
-	if (path == EBQ_FOLD_PATH_SYSCALL) {
-		__u32 call = ebq_fold_call(id);
-
-		kind = call & EBQ_FOLD_CALL_KIND;
-		positioned = (call & EBQ_FOLD_CALL_POSITIONED) != 0;
-		mem = !(call & EBQ_FOLD_CALL_VECTORED);
-	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
-		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;
-		if (id == EBQ_FOLD_REQUEST_READ)
-			kind = EBQ_FOLD_READ;
-		else if (id == EBQ_FOLD_REQUEST_WRITE)
-			kind = EBQ_FOLD_WRITE;
-		else if (id == EBQ_FOLD_REQUEST_FSYNC)
-			kind = EBQ_FOLD_FSYNC;
-	} else if (path == EBQ_FOLD_PATH_MMAP) {
-		via = EBQ_FOLD_VIA_MMAP;
-		kind = EBQ_FOLD_MAP;
-	}
-	if (kind == EBQ_FOLD_NONE) {
-		tot->no_file++;
-		return 0;
-	}
 	if (kind == EBQ_FOLD_OPEN && via == EBQ_FOLD_VIA_SYSCALL)
 		ebq_fold_opened(r);
 	/* The row's file; inode 0 is no file (a failed open's, a descriptor not open). */
@@ -716,4 +677,211 @@ static __always_inline int ebq_fold(struct ebq_row *r)
 	if (via == EBQ_FOLD_VIA_AIO)
 		tot->aio_counted++;
 	return 0;
+}
+
+/*
+ * AIO's requests, read in the raw pair's io_submit and io_getevents rows
+ * (query.rs syscalls_for_kernel_fold: no classic syscalls tracepoint, whose
+ * perf hooks would run at every system call), as io.ops' aio.submit ⋈
+ * aio.complete branch reads them: a request iomap's direct I/O does not run
+ * (not O_DIRECT, or an fsync), kept from io_submit to the io_getevents that
+ * returns its event, by the process and the iocb's address.
+ *
+ * What differs: the iocbs are read at io_submit's exit (the fold runs there),
+ * those it submitted (its return), where aio.submit reads them all at its
+ * entry. A request another thread reaps before io_submit returns is not
+ * found then, and is not counted: the report's submitted-against-counted
+ * warning says so.
+ */
+struct ebq_fold_iocb_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 iocb;	/* the iocb's address in the caller (the io_event's `obj`) */
+};
+
+struct ebq_fold_iocb {
+	__u64 start;	/* io_submit's entry (aio.submit's time) */
+	__s64 offset;
+	struct ebq_fold_key file;
+	__u64 dentry_id;
+	__u32 mount_id;
+	__u32 kind;	/* EBQ_FOLD_READ, EBQ_FOLD_WRITE or EBQ_FOLD_FSYNC */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ebq_fold_iocb_key);
+	__type(value, struct ebq_fold_iocb);
+} ebq_fold_iocbs SEC(".maps");
+
+/* Of `struct iocb` (<linux/aio_abi.h>, catalog/expand.rs IOCB_FIELDS): a user ABI, it does not move. */
+struct ebq_fold_user_iocb {
+	__u64 data;
+	__u32 key;
+	__u32 rw_flags;
+	__u16 opcode;
+	__s16 reqprio;
+	__u32 fd;
+	__u64 buf;
+	__u64 nbytes;
+	__s64 offset;
+};
+
+/* `struct io_event` (catalog/expand.rs IO_EVENT_FIELDS). */
+struct ebq_fold_user_event {
+	__u64 data;
+	__u64 obj;
+	__s64 res;
+	__s64 res2;
+};
+
+/* io.ops' aio.submit branch: `file_flags & 16384` (x86's O_DIRECT) leaves a request to iomap. */
+#define EBQ_FOLD_O_DIRECT 16384
+
+/* A walk of a call's array (a bpf_loop's ctx, on the caller's stack). */
+struct ebq_fold_walk {
+	struct ebq_row *r;
+	struct ebq_fold_totals *tot;
+	__u64 array;	/* io_submit's iocb pointers, io_getevents' events */
+	__u64 time;	/* io_submit's entry, io_getevents' exit */
+	__u32 tgid;
+	__u32 dropped;	/* requests not kept or not folded */
+};
+
+/* One iocb io_submit submitted: kept until its event (iocb opcodes 0 PREAD, 7 PREADV, 1 PWRITE, 8 PWRITEV, 2 FSYNC, 3 FDSYNC). */
+static long ebq_fold_submitted(__u64 i, void *ctx)
+{
+	struct ebq_fold_walk *w = ctx;
+	struct ebq_fold_user_iocb cb;
+	struct ebq_fold_iocb v = {};
+	struct ebq_fold_iocb_key k = { .tgid = w->tgid };
+	struct file *file;
+
+	if (bpf_probe_read_user(&k.iocb, sizeof(k.iocb), (void *)(w->array + i * sizeof(__u64))) ||
+	    bpf_probe_read_user(&cb, sizeof(cb), (void *)k.iocb))
+		return 1;
+	if (cb.opcode == 0 || cb.opcode == 7)
+		v.kind = EBQ_FOLD_READ;
+	else if (cb.opcode == 1 || cb.opcode == 8)
+		v.kind = EBQ_FOLD_WRITE;
+	else if (cb.opcode == 2 || cb.opcode == 3)
+		v.kind = EBQ_FOLD_FSYNC;
+	else
+		return 0;
+	file = ebq_file_of(cb.fd);
+	if (v.kind != EBQ_FOLD_FSYNC && (ebq_file_flags(file) & EBQ_FOLD_O_DIRECT))
+		return 0;
+	v.start = w->time;
+	v.offset = cb.offset;
+	v.file.inode = ebq_file_ino(file);
+	v.file.dev = ebq_file_dev(file);
+	v.dentry_id = ebq_file_dentry_id(file);
+	v.mount_id = ebq_file_mount_id(file);
+	if (bpf_map_update_elem(&ebq_fold_iocbs, &k, &v, BPF_ANY))
+		w->dropped++;
+	return 0;
+}
+
+/* One event io_getevents returned: its request, if kept, folded as the row `w->r` (rewritten). */
+static long ebq_fold_reaped(__u64 i, void *ctx)
+{
+	struct ebq_fold_walk *w = ctx;
+	struct ebq_row *r = w->r;
+	struct ebq_fold_user_event ev;
+	struct ebq_fold_iocb_key k = { .tgid = w->tgid };
+	struct ebq_fold_iocb *v;
+	int kind;
+
+	if (!r || !w->tot || bpf_probe_read_user(&ev, sizeof(ev), (void *)(w->array + i * sizeof(ev))))
+		return 1;
+	k.iocb = ev.obj;
+	v = bpf_map_lookup_elem(&ebq_fold_iocbs, &k);
+	if (!v)
+		return 0;	/* O_DIRECT (iomap's, or no event's), or submitted before the report began */
+	kind = v->kind;
+	r->EBQ_ROW_path = EBQ_FOLD_PATH_AIO;
+	r->EBQ_ROW_inode = v->file.inode;
+	r->EBQ_ROW_dev = v->file.dev;
+	r->EBQ_ROW_mount_id = v->mount_id;
+	r->EBQ_ROW_dentry_id = v->dentry_id;
+	r->EBQ_ROW_offset = v->offset;
+	r->EBQ_ROW_ret = ev.res;
+	r->EBQ_ROW_time = v->start;
+	r->EBQ_ROW_latency = w->time - v->start;
+	bpf_map_delete_elem(&ebq_fold_iocbs, &k);
+	if (ebq_fold_operation(r, w->tot, kind, EBQ_FOLD_VIA_AIO, 1, 0))
+		w->dropped++;
+	return 0;
+}
+
+/* The AIO calls' rows: io_submit's requests counted (Decoder::submitted) and kept, io_getevents' folded. */
+static __always_inline int ebq_fold_aio_call(struct ebq_row *r, struct ebq_fold_totals *tot, __s64 id)
+{
+	__s64 n = (__s64)r->EBQ_ROW_ret;
+	struct ebq_fold_walk w = {
+		.r = r,
+		.tot = tot,
+		.array = r->EBQ_ROW_buf,
+		.time = r->EBQ_ROW_time,
+		.tgid = r->EBQ_ROW_pid,
+	};
+
+	if (n <= 0)
+		return 0;
+	if (EBQ_FOLD_IS(id, EBQ_NR_io_submit)) {
+		tot->aio_submitted += (__u64)n;
+		bpf_loop(n, ebq_fold_submitted, &w, 0);
+	} else {
+		w.time = r->EBQ_ROW_time + r->EBQ_ROW_latency;
+		bpf_loop(n, ebq_fold_reaped, &w, 0);
+	}
+	return w.dropped != 0;
+}
+
+static __always_inline int ebq_fold(struct ebq_row *r)
+{
+	struct ebq_fold_totals *tot;
+	__u32 zero = 0;
+	__u64 path = r->EBQ_ROW_path;
+	__s64 id = (__s64)r->EBQ_ROW_id;
+	__u32 via = EBQ_FOLD_VIA_SYSCALL;
+	int kind = EBQ_FOLD_NONE, positioned = 1, mem = 0;
+
+	tot = bpf_map_lookup_elem(&ebq_fold_totals, &zero);
+	if (!tot)
+		return 0;
+#ifdef EBQ_FOLD_STDIO_MARK
+	if (path == EBQ_FOLD_PATH_STDIO_MARK)
+		return ebq_fold_stdio_row(r);
+#endif
+
+	/* Decoder::submitted, and AIO's requests: io_submit's and io_getevents' rows are no file's operation. */
+	if (path == EBQ_FOLD_PATH_SYSCALL && (EBQ_FOLD_IS(id, EBQ_NR_io_submit) || EBQ_FOLD_IS(id, EBQ_NR_io_getevents)))
+		return ebq_fold_aio_call(r, tot, id);
+
+	/* Decoder::operation: the kind, the path, `positioned` (with the offset, later) and `mem`. */
+	if (path == EBQ_FOLD_PATH_SYSCALL) {
+		__u32 call = ebq_fold_call(id);
+
+		kind = call & EBQ_FOLD_CALL_KIND;
+		positioned = (call & EBQ_FOLD_CALL_POSITIONED) != 0;
+		mem = !(call & EBQ_FOLD_CALL_VECTORED);
+	} else if (path == EBQ_FOLD_PATH_IO_URING || path == EBQ_FOLD_PATH_AIO) {
+		via = path == EBQ_FOLD_PATH_IO_URING ? EBQ_FOLD_VIA_IO_URING : EBQ_FOLD_VIA_AIO;
+		if (id == EBQ_FOLD_REQUEST_READ)
+			kind = EBQ_FOLD_READ;
+		else if (id == EBQ_FOLD_REQUEST_WRITE)
+			kind = EBQ_FOLD_WRITE;
+		else if (id == EBQ_FOLD_REQUEST_FSYNC)
+			kind = EBQ_FOLD_FSYNC;
+	} else if (path == EBQ_FOLD_PATH_MMAP) {
+		via = EBQ_FOLD_VIA_MMAP;
+		kind = EBQ_FOLD_MAP;
+	}
+	if (kind == EBQ_FOLD_NONE) {
+		tot->no_file++;
+		return 0;
+	}
+	return ebq_fold_operation(r, tot, kind, via, positioned, mem);
 }

@@ -12,16 +12,16 @@ use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
 use super::posix::PER_PATH;
 use super::query::{
-    FILE_CALLS, OPEN_CALLS, POSITIONED_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH, SYSCALL_KINDS,
+    AIO_CALLS, FILE_CALLS, OPEN_CALLS, POSITIONED_CALLS, REQUEST_KINDS, STDIO_MARK_IDS, STDIO_MARK_PATH, SYSCALL_KINDS,
     VECTORED_CALLS,
 };
 use super::Via;
 use std::fmt::Write;
 
 /// The system calls the C names (`EBQ_NR_<call>`): those the report's query
-/// reads ([`FILE_CALLS`], [`OPEN_CALLS`] and `io_submit`).
+/// reads ([`FILE_CALLS`], [`OPEN_CALLS`] and [`AIO_CALLS`]).
 fn syscalls() -> impl Iterator<Item = &'static str> {
-    FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(["io_submit"])
+    FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(AIO_CALLS)
 }
 
 /// The `#define`s and the bucket function `fold.bpf.c` is appended to; `nr`

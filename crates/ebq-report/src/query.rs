@@ -38,15 +38,17 @@ use std::collections::HashMap;
 /// ([`Decoder::submitted`]), at its own tracepoints.
 pub fn sql(syscalls: &SyscallTable) -> String {
     let opens: Vec<&str> = OPEN_CALLS.into_iter().filter(|c| syscalls.nr(c).is_some()).collect();
-    union(&[io_ops_calls(), io_ops_requests(), io_submit_branch(), io_ops_opens(&opens)])
+    union(&[io_ops_calls(), io_ops_requests(REQUEST_PATHS), io_submit_branch(), io_ops_opens(&opens)])
 }
 
 /// The query the kernel fold is fed (`fold.bpf.c`): [`sql`]'s rows, with
 /// every system call in one branch on the raw tracepoints
-/// ([`syscalls_for_kernel_fold`]), and with `stdio_mark`, the stdio mark's
+/// ([`syscalls_for_kernel_fold`]), AIO's requests read from that branch's
+/// `io_submit` and `io_getevents` rows by the fold itself but for iomap's
+/// direct I/O ([`iomap_aio`]), and with `stdio_mark`, the stdio mark's
 /// branches ([`stdio_mark_branches`], `--stdio`).
 pub fn sql_for_kernel_fold(syscalls: &SyscallTable, stdio_mark: bool) -> String {
-    let mut branches = vec![syscalls_for_kernel_fold(syscalls), io_ops_requests()];
+    let mut branches = vec![syscalls_for_kernel_fold(syscalls), io_ops_requests(FOLD_REQUEST_PATHS), iomap_aio()];
     if stdio_mark {
         branches.extend(stdio_mark_branches());
     }
@@ -58,16 +60,22 @@ fn union(branches: &[String]) -> String {
     format!("SELECT {COLUMNS} FROM ({}) u", branches.join(" UNION ALL "))
 }
 
-/// The kernel fold's system calls, [`FILE_CALLS`], the opens and `io_submit`,
-/// in one pair of the raw `sys_enter` and `sys_exit` (tp_btf) programs:
+/// The kernel fold's system calls, [`FILE_CALLS`], the opens, `io_submit`
+/// and `io_getevents`, in one pair of the raw `sys_enter` and `sys_exit`
+/// (tp_btf) programs:
 /// - **One pair.** [`sql`]'s opens and `io_submit` are JOINs of their own
 ///   classic `syscalls:*` tracepoints: six programs more, each paying a perf
 ///   event's dispatch at its call. Here they ride the pair every system call
-///   already runs. (io.ops' AIO requests still read `io_submit`'s iocbs and
-///   `io_getevents`' events at those calls' classic tracepoints, `aio.submit`
-///   and `aio.complete`, so the kernel's perf hooks, `perf_syscall_enter` and
-///   `perf_syscall_exit`, still run at every system call: about 1.2 % of the
-///   CPU's samples under fio 4 KiB psync, outside any BPF program's time.)
+///   already runs.
+/// - **AIO's iocbs and events in the pair.** io.ops reads the AIO requests
+///   iomap does not see (buffered, fsync) at `io_submit`'s and
+///   `io_getevents`' classic tracepoints (`aio.submit`, `aio.complete`). A
+///   classic `syscalls:*` tracepoint turns on the kernel's perf hooks
+///   (`perf_syscall_enter`, `perf_syscall_exit`), which then run at every
+///   system call of the machine: 4–7 % of fio's 4 KiB psync IOPS beside the
+///   hand-written floor (issue 39). Here `buf` is `io_submit`'s iocb array
+///   and `io_getevents`' event array, and the fold walks them
+///   (`fold.bpf.c`'s `ebq_fold_submitted`, `ebq_fold_reaped`).
 /// - **An open's file is its return's.** Its row carries the columns of its
 ///   argument 0 (a path, or a directory's descriptor), which the fold
 ///   replaces by the file of the descriptor it returned: the fold runs in the
@@ -78,14 +86,14 @@ fn union(branches: &[String]) -> String {
 ///   fold reads `ret`.
 fn syscalls_for_kernel_fold(syscalls: &SyscallTable) -> String {
     let has = |c: &&str| syscalls.nr(c).is_some();
-    let calls: Vec<&str> = FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(["io_submit"]).filter(has).collect();
+    let calls: Vec<&str> = FILE_CALLS.into_iter().chain(OPEN_CALLS).chain(AIO_CALLS).filter(has).collect();
     let positioned: Vec<&str> = POSITIONED_CALLS.into_iter().filter(has).collect();
     let buffered: Vec<&str> = BUFFER_CALLS.into_iter().filter(has).collect();
     format!(
         "SELECT e.time AS time, {path} AS path, e.id AS id, e.inode AS inode, e.dev AS dev, '' AS fs_type, \
 '' AS mount_point, '' AS file_name, 0 AS size, \
 CASE WHEN e.id IN ({positioned}) THEN e.args[3] ELSE e.file_pos END AS offset, x.ret AS ret, \
-x.time - e.time AS latency, x.pid AS pid, CASE WHEN e.id IN ({buffered}) THEN e.args[1] ELSE 0 END AS buf, \
+x.time - e.time AS latency, x.pid AS pid, CASE WHEN e.id IN ({buffered}) THEN e.args[1]{arrays} ELSE 0 END AS buf, \
 e.mount_id AS mount_id, x.tid AS tid, e.dentry_id AS dentry_id \
 FROM raw_syscalls.sys_enter e JOIN raw_syscalls.sys_exit x ON e.tid = x.tid AND e.id = x.id \
 WHERE e.id IN ({calls})",
@@ -93,6 +101,13 @@ WHERE e.id IN ({calls})",
         positioned = names_in("syscall_nr", &positioned),
         buffered = names_in("syscall_nr", &buffered),
         calls = names_in("syscall_nr", &calls),
+        // io_submit's argument 2 is its iocb pointers, io_getevents' argument 3 its events.
+        arrays = AIO_CALLS
+            .iter()
+            .zip([2, 3])
+            .filter(|(c, _)| has(c))
+            .map(|(c, arg)| format!(" WHEN e.id = syscall_nr('{c}') THEN e.args[{arg}]"))
+            .collect::<String>(),
     )
 }
 
@@ -117,6 +132,11 @@ pub const SYSCALL_KINDS: [(&str, OpKind); 17] = [
     ("fsync", OpKind::Fsync),
     ("fdatasync", OpKind::Fdatasync),
 ];
+
+/// The AIO calls the kernel fold reads in its raw pair: `io_submit`'s
+/// return counts the requests submitted, its iocbs and `io_getevents`'
+/// events are walked by the fold (`EBQ_NR_<call>` in its C).
+pub const AIO_CALLS: [&str; 2] = ["io_submit", "io_getevents"];
 
 /// The calls whose offset is their argument 3 (`io.ops`' `offset`; a flag
 /// of the kernel fold's table of calls, [`super::fold_c`]).
@@ -213,22 +233,51 @@ FROM io.ops WHERE path = 'syscall' AND call IN ({calls})",
     )
 }
 
-/// `io.ops`' io_uring and AIO requests and mapped pages, in the report's
-/// columns: a request's `id` is its kind's index in [`REQUEST_KINDS`], its
-/// mount named by its strings.
-fn io_ops_requests() -> String {
+/// The requests [`sql`] reads from `io.ops`: io_uring's (of
+/// [`REQUEST_OPCODES`]), AIO's and mapped pages.
+const REQUEST_PATHS: &str = "(path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')";
+
+/// The requests the kernel fold reads from `io.ops`: AIO's come from its own
+/// walk and [`iomap_aio`].
+const FOLD_REQUEST_PATHS: &str = "(path = 'io_uring' AND call IN ({opcodes})) OR path = 'mmap'";
+
+/// `io.ops`' requests and mapped pages of `paths` ([`REQUEST_PATHS`] or
+/// [`FOLD_REQUEST_PATHS`]), in the report's columns: a request's `id` is its
+/// kind's index in [`REQUEST_KINDS`], its mount named by its strings.
+fn io_ops_requests(paths: &str) -> String {
     format!(
         "SELECT start AS time, CASE WHEN path = 'io_uring' THEN {io_uring} WHEN path = 'aio' THEN {aio} ELSE {mmap} END \
 AS path, CASE WHEN op = 'write' THEN {write} WHEN op = 'sync' THEN {fsync} ELSE {read} END AS id, inode, dev, \
 fs_type, mount_point, file_name, bytes AS size, offset, ret, latency, pid, 0 AS buf, 0 AS mount_id, 0 AS tid, \
-0 AS dentry_id FROM io.ops WHERE (path = 'io_uring' AND call IN ({opcodes})) OR path IN ('aio', 'mmap')",
+0 AS dentry_id FROM io.ops WHERE {paths}",
+        paths = paths.replace("{opcodes}", &names_in("io_uring_op", &REQUEST_OPCODES)),
         io_uring = Via::IoUring.code(),
         aio = Via::Aio.code(),
         mmap = Via::Mmap.code(),
         read = request_id(OpKind::Read),
         write = request_id(OpKind::Write),
         fsync = request_id(OpKind::Fsync),
-        opcodes = names_in("io_uring_op", &REQUEST_OPCODES),
+    )
+}
+
+/// `io.ops`' `aio` requests that iomap's direct I/O runs (its first `aio`
+/// branch, `catalog/views/io_ops.sql`), in the report's columns, for the
+/// kernel fold: the view's other `aio` branch reads `aio.submit` and
+/// `aio.complete`, whose classic tracepoints the fold does without
+/// ([`syscalls_for_kernel_fold`]), so it cannot take the view's path whole.
+fn iomap_aio() -> String {
+    let flag =
+        |name: &str| format!("b.iocb.ki_flags & print_flag('iomap.iomap_dio_rw_begin', 'ki_flags', '{name}') != 0");
+    format!(
+        "SELECT b.time AS time, {aio} AS path, CASE WHEN {write} THEN {write_id} ELSE {read_id} END AS id, b.inode AS inode, \
+b.dev AS dev, b.fs_type AS fs_type, b.mount_point AS mount_point, b.file_name AS file_name, b.iter.count AS size, \
+b.iocb.ki_pos AS offset, c.ret AS ret, c.time - b.time AS latency, b.pid AS pid, 0 AS buf, 0 AS mount_id, 0 AS tid, \
+0 AS dentry_id FROM iomap.iomap_dio_rw_begin b JOIN iomap.iomap_dio_complete c ON b.iocb = c.iocb WHERE {aio_rw}",
+        aio = Via::Aio.code(),
+        write = flag("WRITE"),
+        aio_rw = flag("AIO_RW"),
+        write_id = request_id(OpKind::Write),
+        read_id = request_id(OpKind::Read),
     )
 }
 
@@ -395,7 +444,7 @@ impl Decoder {
 
 #[cfg(test)]
 mod tests {
-    use super::{sql, sql_for_kernel_fold, FILE_CALLS, OPEN_CALLS};
+    use super::{sql, sql_for_kernel_fold, AIO_CALLS, FILE_CALLS, OPEN_CALLS};
     use ebq::host::{FixtureKernel, KernelInfo};
     use ebq::Engine;
 
@@ -432,14 +481,16 @@ mod tests {
         assert!(lines.iter().any(|l| l.contains("Left out") && l.contains("raw_syscalls:sys_exit")), "{explain}");
     }
 
-    /// The kernel fold's system calls, the opens and `io_submit` among them,
-    /// are one pair of the raw tracepoints, with one check of the call before
-    /// a pair opens: no `syscalls:*` tracepoint of their own (AIO's
-    /// `aio.submit` and `aio.complete` are io.ops' requests).
+    /// The kernel fold's system calls, the opens and the AIO calls among
+    /// them, are one pair of the raw tracepoints, with one check of the call
+    /// before a pair opens: no `syscalls:*` tracepoint (AIO's requests are
+    /// walked by the fold in the pair's rows, not read at `aio.submit` and
+    /// `aio.complete`), so the kernel's perf hooks stay off.
     #[test]
     fn the_kernel_folds_system_calls_are_one_raw_pair() {
         let kernel = FixtureKernel::checked_in();
         let text = sql_for_kernel_fold(kernel.syscalls(), false);
+        let aio = AIO_CALLS.iter().filter(|c| kernel.syscalls().nr(c).is_some()).count();
         let prepared = Engine::with_kernel(kernel).prepare(&text).expect("the kernel fold's query plans");
         let explain = prepared.physical.explain();
         let lines: Vec<&str> = explain.lines().collect();
@@ -447,6 +498,7 @@ mod tests {
         assert!(attached.iter().all(|l| !l.contains(":syscalls:")), "{explain}");
         let raw = lines.iter().position(|l| l.contains("Attach     tracepoint:raw_syscalls:sys_enter")).unwrap();
         let filter = lines[raw..].iter().find(|l| l.contains("[kernel] Filter")).unwrap();
-        assert_eq!(filter.matches("e.id == ").count(), FILE_CALLS.len() + OPEN_CALLS.len() + 1, "{filter}");
+        assert_eq!(filter.matches("e.id == ").count(), FILE_CALLS.len() + OPEN_CALLS.len() + aio, "{filter}");
+        assert!(attached.iter().any(|l| l.contains("iomap_dio_rw_begin")), "iomap's direct AIO: {explain}");
     }
 }

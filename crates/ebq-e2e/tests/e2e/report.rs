@@ -770,6 +770,48 @@ fn aio_requests_count_and_those_no_event_sees_are_said_not_dropped() {
         let want = format!("WARNING: io_submit submitted {ios} AIO requests and the report counted 0");
         assert_eq!(text.contains(&want), direct == 1, "direct={direct}: {text}");
     }
+    // Every kind of request, buffered: the workload's PWRITE, PWRITEV, FDSYNC, FSYNC, PREADV and
+    // PREAD iocbs, 8 per io_submit, its own tally the truth. The kernel fold walks io_submit's
+    // iocbs and io_getevents' events in its raw pair; the streamed report reads aio.submit ⋈
+    // aio.complete: the same counters.
+    let (written, tally) = (dir.join("w.dat"), dir.join("tally.json"));
+    let cmd = format!(
+        "{} aio --file {} --blocks 64 --report {}",
+        workload_bin().display(),
+        written.display(),
+        tally.display()
+    );
+    let aio_counters = |extra: &[&std::ffi::OsStr]| {
+        let out = Command::new(ebq_bin())
+            .env("DARSHAN_EXCLUDE_DIRS", "none")
+            .args(["report", "io", "--format", "json"])
+            .args(extra)
+            .args(["-c", &cmd])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_no_losses(&String::from_utf8_lossy(&out.stderr));
+        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let mut c = counters(posix_record(&doc, "w.dat").expect("w.dat's record")).clone();
+        c.retain(|k, _| k.starts_with("EBQ_AIO_"));
+        (c, doc["aio"].clone())
+    };
+    let (folded, folded_aio) = aio_counters(&[]);
+    let t: Json = serde_json::from_str(&std::fs::read_to_string(&tally).unwrap()).unwrap();
+    let n = |op: &str, what: &str| t[op][what].as_u64().unwrap();
+    let want = serde_json::json!({
+        "EBQ_AIO_READS": n("pread", "requests") + n("preadv", "requests"),
+        "EBQ_AIO_WRITES": n("pwrite", "requests") + n("pwritev", "requests"),
+        "EBQ_AIO_BYTES_READ": n("pread", "bytes") + n("preadv", "bytes"),
+        "EBQ_AIO_BYTES_WRITTEN": n("pwrite", "bytes") + n("pwritev", "bytes"),
+        "EBQ_AIO_FSYNCS": n("fsync", "requests") + n("fdsync", "requests"),
+    });
+    assert_eq!(Json::Object(folded.clone()), want, "the tally: {t}");
+    assert_eq!((want["EBQ_AIO_WRITES"].as_u64(), want["EBQ_AIO_FSYNCS"].as_u64()), (Some(64), Some(2)));
+    let trace = dir.join("trace.parquet");
+    let (streamed, streamed_aio) = aio_counters(&["--trace".as_ref(), trace.as_os_str()]);
+    assert_eq!(folded, streamed);
+    assert_eq!(folded_aio, streamed_aio);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
