@@ -29,7 +29,7 @@ for a in "$@"; do case "$a" in *.bpf.c)
     perl -0pi -e 's/\tif \(r->EBQ_ROW_mount_point\[0\]\) \{.*?\n\t\}\n(\tebq_fold_add)/$1/s or die "clang-variant: no block size to take out\n"; s/\tif \(!f->fs_type\[0\] && !f->mount_id\) \{.*?\n\t\}\n//s or die "clang-variant: no mount to take out\n"; s/\tif \(!f->name\[0\]\) \{.*?\n\t\}\n//s or die "clang-variant: no name to take out\n"' "$a"
   fi
   if [[ $VARIANT == *nolookup* ]]; then
-    perl -0pi -e 's/(static __always_inline int ebq_fold\(struct ebq_row \*r\))/struct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct ebq_fold_file);\n} ebq_fold_cpu_record SEC(".maps");\n\n$1/ or die "clang-variant: no fold\n"; s/\tf = ebq_fold_record\(&key\);\n/\tf = bpf_map_lookup_elem(&ebq_fold_cpu_record, &zero);\n/ or die "clang-variant: no record lookup to replace\n"' "$a"
+    perl -0pi -e 's/(static __always_inline int ebq_fold_operation\()/struct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n\t__type(key, __u32);\n\t__type(value, struct ebq_fold_file);\n} ebq_fold_cpu_record SEC(".maps");\n\n$1/ or die "clang-variant: no fold\n"; s/\tf = ebq_fold_record\(&key\);\n/\tf = bpf_map_lookup_elem(&ebq_fold_cpu_record, &(__u32){0});\n/ or die "clang-variant: no record lookup to replace\n"' "$a"
   fi
   if [[ $VARIANT == *nokind* ]]; then
     perl -0pi -e 's/\t\t__u32 call = ebq_fold_call\(id\);\n/\t\t__u32 call = EBQ_FOLD_READ | EBQ_FOLD_CALL_POSITIONED;\n/ or die "clang-variant: no kind to replace\n"' "$a"
