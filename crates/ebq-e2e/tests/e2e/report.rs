@@ -782,16 +782,7 @@ fn aio_requests_count_and_those_no_event_sees_are_said_not_dropped() {
         tally.display()
     );
     let aio_counters = |extra: &[&std::ffi::OsStr]| {
-        let out = Command::new(ebq_bin())
-            .env("DARSHAN_EXCLUDE_DIRS", "none")
-            .args(["report", "io", "--format", "json"])
-            .args(extra)
-            .args(["-c", &cmd])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_no_losses(&String::from_utf8_lossy(&out.stderr));
-        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = json_report_listing_all(&cmd, extra);
         let mut c = counters(posix_record(&doc, "w.dat").expect("w.dat's record")).clone();
         c.retain(|k, _| k.starts_with("EBQ_AIO_"));
         (c, doc["aio"].clone())
@@ -974,17 +965,7 @@ fn random_reads_common_strides_folded_in_the_kernel_equal_the_streamed_reports()
         dir.join("fio.json").display()
     );
     let record = |extra: &[&std::ffi::OsStr]| -> serde_json::Map<String, Json> {
-        // /dev/shm is under Darshan's excluded /dev/: DARSHAN_EXCLUDE_DIRS=none lists it.
-        let out = Command::new(ebq_bin())
-            .env("DARSHAN_EXCLUDE_DIRS", "none")
-            .args(["report", "io", "--format", "json"])
-            .args(extra)
-            .args(["-c", &cmd])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_no_losses(&String::from_utf8_lossy(&out.stderr));
-        let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = json_report_listing_all(&cmd, extra);
         let mut c = counters(posix_record(&doc, "r.dat").expect("r.dat's record")).clone();
         c.retain(|k, _| k.starts_with("POSIX_") && !k.ends_with("_TIME_SIZE"));
         c
@@ -1003,6 +984,21 @@ fn random_reads_common_strides_folded_in_the_kernel_equal_the_streamed_reports()
     assert!(forward > 100, "{forward} strides: the table does not fill");
     assert_ne!(folded["POSIX_STRIDE4_COUNT"], 0, "four strides tracked");
     assert_eq!(folded, streamed);
+}
+
+/// `ebq report io --format json EXTRA -c CMD`'s document, which lost no event. /dev/shm is
+/// under Darshan's excluded /dev/: DARSHAN_EXCLUDE_DIRS=none lists its files.
+fn json_report_listing_all(cmd: &str, extra: &[&std::ffi::OsStr]) -> Json {
+    let out = Command::new(ebq_bin())
+        .env("DARSHAN_EXCLUDE_DIRS", "none")
+        .args(["report", "io", "--format", "json"])
+        .args(extra)
+        .args(["-c", cmd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_losses(&String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn posix_record<'a>(doc: &'a Json, name: &str) -> Option<&'a Json> {
