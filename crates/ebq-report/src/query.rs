@@ -72,8 +72,8 @@ fn union(branches: &[String]) -> String {
 ///   `io_getevents`' classic tracepoints (`aio.submit`, `aio.complete`). A
 ///   classic `syscalls:*` tracepoint turns on the kernel's perf hooks
 ///   (`perf_syscall_enter`, `perf_syscall_exit`), which then run at every
-///   system call of the machine: 4–7 % of fio's 4 KiB psync IOPS beside the
-///   hand-written floor (issue 39). Here `buf` is `io_submit`'s iocb array
+///   system call of the machine: 1–8 % of fio's 4 KiB psync IOPS beside the
+///   hand-written floor (issue 39, `bench/issue39/perf_hooks.sh`). Here `buf` is `io_submit`'s iocb array
 ///   and `io_getevents`' event array, and the fold walks them
 ///   (`fold.bpf.c`'s `ebq_fold_submitted`, `ebq_fold_reaped`).
 /// - **An open's file is its return's.** Its row carries the columns of its
