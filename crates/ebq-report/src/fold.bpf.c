@@ -353,6 +353,12 @@ static __always_inline __u32 ebq_fold_align_slot(__s64 off)
 	return (__u32)((y * 0x0101010101010101ULL) >> 56);
 }
 
+/* Fibonacci hashing: the top `bits` bits of v times 2^64 / phi. */
+static __always_inline __u32 ebq_fold_hash(__u64 v, int bits)
+{
+	return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
 /*
  * posix.rs CommonValues::add: a tracked value counts once more; a new one
  * takes a slot while there are fewer than 32 (0 as well: top4 leaves it out).
@@ -366,8 +372,7 @@ static __always_inline __u32 ebq_fold_align_slot(__s64 off)
  */
 static __always_inline void ebq_fold_common(struct ebq_fold_common *cv, __u64 *seen, __u32 *used, __s64 v)
 {
-	/* Fibonacci hashing: the top 8 bits of v times 2^64 / phi pick the bit. */
-	__u32 h = (__u32)(((__u64)v * 0x9E3779B97F4A7C15ULL) >> 56);
+	__u32 h = ebq_fold_hash((__u64)v, 8);
 	__u64 *word = &seen[(h >> 6) & (EBQ_FOLD_COMMON_SEEN - 1)];
 	__u64 bit = 1ULL << (h & 63);
 	__u32 n = *used;
@@ -582,10 +587,10 @@ static __always_inline void ebq_fold_opened(struct ebq_row *r)
 static __always_inline struct ebq_fold_file *ebq_fold_record(struct ebq_fold_key *key)
 {
 	__u32 zero = 0, n, *slot, *next;
-	/* Fibonacci hashing of the inode and device: the top bits pick the cache's entry. */
-	__u32 h = (__u32)(((key->inode ^ key->dev) * 0x9E3779B97F4A7C15ULL) >> (64 - EBQ_FOLD_CACHE_BITS));
+	__u32 h = ebq_fold_hash(key->inode ^ key->dev, EBQ_FOLD_CACHE_BITS);
 	struct ebq_fold_cache *cache = bpf_map_lookup_elem(&ebq_fold_cache, &zero);
 	struct ebq_fold_file *f;
+	int named = 0;
 
 	if (!cache)
 		return 0;
@@ -611,15 +616,15 @@ static __always_inline struct ebq_fold_file *ebq_fold_record(struct ebq_fold_key
 				return 0;
 			n = *slot;
 		} else {
-			f = bpf_map_lookup_elem(&ebq_fold_files, &n);
-			if (!f)
-				return 0;
-			f->key = *key;
+			named = 1;	/* this slot is the file's: its record is named below */
 		}
 	}
 	f = bpf_map_lookup_elem(&ebq_fold_files, &n);
-	if (f)
-		cache->slot[h & (EBQ_FOLD_CACHED - 1)] = n;
+	if (!f)
+		return 0;
+	if (named)
+		f->key = *key;
+	cache->slot[h & (EBQ_FOLD_CACHED - 1)] = n;
 	return f;
 }
 
