@@ -720,7 +720,7 @@ struct {
 	__type(value, struct ebq_fold_iocb);
 } ebq_fold_iocbs SEC(".maps");
 
-/* Of `struct iocb` (<linux/aio_abi.h>, catalog/expand.rs IOCB_FIELDS): a user ABI, it does not move. */
+/* Of `struct iocb` (<linux/aio_abi.h>, catalog/expand.rs IOCB_FIELDS; fold_c.rs asserts the offsets): a user ABI, it does not move. */
 struct ebq_fold_user_iocb {
 	__u64 data;
 	__u32 key;
@@ -733,10 +733,10 @@ struct ebq_fold_user_iocb {
 	__s64 offset;
 };
 
-/* `struct io_event` (catalog/expand.rs IO_EVENT_FIELDS). */
+/* `struct io_event` (catalog/expand.rs IO_EVENT_FIELDS, which names `obj` `iocb`). */
 struct ebq_fold_user_event {
 	__u64 data;
-	__u64 obj;
+	__u64 iocb;
 	__s64 res;
 	__s64 res2;
 };
@@ -800,7 +800,7 @@ static long ebq_fold_reaped(__u64 i, void *ctx)
 
 	if (!r || !w->tot || bpf_probe_read_user(&ev, sizeof(ev), (void *)(w->array + i * sizeof(ev))))
 		return 1;
-	k.iocb = ev.obj;
+	k.iocb = ev.iocb;
 	v = bpf_map_lookup_elem(&ebq_fold_iocbs, &k);
 	if (!v)
 		return 0;	/* O_DIRECT (iomap's, or no event's), or submitted before the report began */

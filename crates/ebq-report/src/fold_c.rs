@@ -4,9 +4,11 @@
 //! per-path counters ([`Via::ALL`], [`PER_PATH`]), of the integer and float
 //! counters ([`COUNTER_NAMES`], [`FCOUNTER_NAMES`]), Darshan's size buckets
 //! ([`buckets`](super::buckets)), and `_Static_assert`s of every offset
-//! [`kernel_fold`](super::kernel_fold) decodes. A change on the Rust side
-//! changes the C with it; a change to the C's structs alone fails to
-//! compile (the compile test in `kernel_fold`), never at a user.
+//! [`kernel_fold`](super::kernel_fold) decodes and of the AIO structs the
+//! fold reads from user memory (the catalog's `IOCB_FIELDS`,
+//! `IO_EVENT_FIELDS`). A change on the Rust side changes the C with it; a
+//! change to the C's structs alone fails to compile (the compile test in
+//! `kernel_fold`), never at a user.
 
 use super::buckets::{BUCKETS, EDGES};
 use super::kernel_fold::{layout, COUNTER_NAMES, FCOUNTER_NAMES, TOTALS};
@@ -16,6 +18,7 @@ use super::query::{
     VECTORED_CALLS,
 };
 use super::Via;
+use ebq::catalog::expand::{IOCB_FIELDS, IO_EVENT_FIELDS, IO_EVENT_SIZE};
 use std::fmt::Write;
 
 /// The system calls the C names (`EBQ_NR_<call>`): those the report's query
@@ -157,6 +160,22 @@ pub fn layout_asserts() -> String {
         assert(format!("__builtin_offsetof(struct ebq_fold_totals, {field})"), 8 * i);
     }
     assert("sizeof(struct ebq_fold_totals)".into(), 8 * TOTALS.len());
+    // The user ABI's iocb and io_event as the catalog's aio.submit and aio.complete read them: the
+    // fields the fold's walk reads.
+    for (strukt, fields, read) in [
+        (
+            "ebq_fold_user_iocb",
+            &IOCB_FIELDS[..],
+            &["data", "rw_flags", "opcode", "reqprio", "fd", "buf", "nbytes", "offset"][..],
+        ),
+        ("ebq_fold_user_event", &IO_EVENT_FIELDS[..], &["data", "iocb", "res", "res2"][..]),
+    ] {
+        for (name, offset, size, _, _) in fields.iter().filter(|f| read.contains(&f.0)) {
+            assert(format!("__builtin_offsetof(struct {strukt}, {name})"), *offset as usize);
+            assert(format!("sizeof(((struct {strukt} *)0)->{name})"), *size as usize);
+        }
+    }
+    assert("sizeof(struct ebq_fold_user_event)".into(), IO_EVENT_SIZE as usize);
     c
 }
 
@@ -193,6 +212,20 @@ mod tests {
         }
         assert!(header(&mut |_| None, false)
             .contains("#define EBQ_FOLD_CALL_SLOTS 1\n#define EBQ_FOLD_CALL_KINDS { \\\n \\\n}"));
+    }
+
+    #[test]
+    fn the_aio_structs_are_asserted_against_the_catalogs_layout() {
+        let c = layout_asserts();
+        for needle in [
+            "_Static_assert(__builtin_offsetof(struct ebq_fold_user_iocb, opcode) == 16,",
+            "_Static_assert(sizeof(((struct ebq_fold_user_iocb *)0)->fd) == 4,",
+            "_Static_assert(__builtin_offsetof(struct ebq_fold_user_iocb, offset) == 40,",
+            "_Static_assert(__builtin_offsetof(struct ebq_fold_user_event, iocb) == 8,",
+            "_Static_assert(sizeof(struct ebq_fold_user_event) == 32,",
+        ] {
+            assert!(c.contains(needle), "{needle:?} in\n{c}");
+        }
     }
 
     #[test]
